@@ -1,0 +1,1 @@
+//! Annotated model code on real data.

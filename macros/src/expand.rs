@@ -1,0 +1,492 @@
+//! Code generation: a `static` spec table (plain data) and one guard call before the untouched
+//! body; with a `return` clause, the body runs in a closure (or `async` block) and its value is
+//! checked on the way out. Generated code names only `::candle_contracts::__private::…` and
+//! `::core::…` paths; its locals are `__cc_` names with mixed-site hygiene.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::Ident;
+
+use crate::ast;
+use crate::fallback;
+use crate::item::{self, ContractFn, Output};
+use crate::valid::{
+    self, Context, Failure, Plan, PlanBound, PlanClause, PlanDim, PlanIgnore, PlanOp, PlanSubject,
+};
+
+/// Everything the attribute and `check!` share: parse, validate, and either a plan or errors.
+pub(crate) fn analyze(
+    args: TokenStream,
+    cx: &Context,
+    errors: &mut Vec<syn::Error>,
+) -> Option<Plan> {
+    let clauses = ast::parse_clauses(args, errors);
+    let plan = valid::validate(&clauses, cx, errors);
+    errors.is_empty().then_some(plan)
+}
+
+pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
+    let location = args
+        .clone()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |t| t.span());
+    let item: ContractFn = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(error) => {
+            let error = syn::Error::new(
+                error.span(),
+                format!("`#[contract]` goes on a function ({error})"),
+            );
+            return fallback::emit(vec![error], input);
+        }
+    };
+    let mut errors = Vec::new();
+    if let Some(constness) = &item.sig.constness {
+        errors.push(syn::Error::new(
+            constness.span,
+            "`#[contract]` cannot go on a `const fn`: its guard reads tensors at run time",
+        ));
+    }
+    if let Some(semi) = &item.semi {
+        errors.push(syn::Error::new(
+            semi.span,
+            "`#[contract]` needs a function body: put the contract on the method in the `impl`, \
+             not on the trait's declaration",
+        ));
+    }
+    let cx = Context {
+        inline: false,
+        function: item.sig.ident.to_string(),
+        params: item::params(&item.sig),
+        has_receiver: item.sig.receiver().is_some(),
+        output: Output::of(&item.sig),
+        name_span: item::name_span(&item.sig),
+    };
+    let plan = analyze(args, &cx, &mut errors);
+    match (plan, &item.body) {
+        (Some(plan), Some(body)) if errors.is_empty() => {
+            expand_fn(&item, body, &plan, &cx, location)
+        }
+        _ => fallback::emit(errors, input),
+    }
+}
+
+pub fn check(input: TokenStream) -> TokenStream {
+    let location = input
+        .clone()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |t| t.span());
+    let cx = Context {
+        inline: true,
+        function: "check!".to_string(),
+        params: Vec::new(),
+        has_receiver: true,
+        output: Output::Unit,
+        name_span: Span::call_site(),
+    };
+    let mut errors = Vec::new();
+    match analyze(input, &cx, &mut errors) {
+        Some(plan) => expand_check(&plan, location),
+        None => fallback::emit_check(errors),
+    }
+}
+
+fn private() -> TokenStream {
+    quote!(::candle_contracts::__private)
+}
+
+fn local(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+fn int_tokens(value: i128) -> TokenStream {
+    if value >= 0 {
+        Literal::i128_suffixed(value).into_token_stream()
+    } else if value == i128::MIN {
+        quote!(::core::primitive::i128::MIN)
+    } else {
+        let magnitude = Literal::i128_suffixed(-value);
+        quote!(-#magnitude)
+    }
+}
+
+fn float_tokens(value: f64) -> TokenStream {
+    if value.is_sign_negative() {
+        let magnitude = Literal::f64_suffixed(-value);
+        quote!(-#magnitude)
+    } else {
+        Literal::f64_suffixed(value).into_token_stream()
+    }
+}
+
+fn ops_tokens(ops: &[PlanOp]) -> TokenStream {
+    let p = private();
+    let ops = ops.iter().map(|op| match *op {
+        PlanOp::Lit(v) => {
+            let v = Literal::u64_suffixed(v);
+            quote!(#p::ExprOp::Lit(#v))
+        }
+        PlanOp::Dim(id) => quote!(#p::ExprOp::Dim(#id)),
+        PlanOp::Arith(op) => {
+            let name = match op {
+                ast::ArithOp::Add => "Add",
+                ast::ArithOp::Sub => "Sub",
+                ast::ArithOp::Mul => "Mul",
+                ast::ArithOp::Div => "Div",
+                ast::ArithOp::Rem => "Rem",
+            };
+            let name = Ident::new(name, Span::call_site());
+            quote!(#p::ExprOp::#name)
+        }
+    });
+    quote!(&[#(#ops),*])
+}
+
+fn bound_tokens(bound: &PlanBound) -> TokenStream {
+    let p = private();
+    match bound {
+        PlanBound::Int(v) => {
+            let v = int_tokens(*v);
+            quote!(#p::BoundSpec::Int(#v))
+        }
+        PlanBound::Float(v) => {
+            let v = float_tokens(*v);
+            quote!(#p::BoundSpec::Float(#v))
+        }
+        PlanBound::Dim(id) => quote!(#p::BoundSpec::Dim(#id)),
+        PlanBound::Runtime(index, text) => quote!(#p::BoundSpec::Runtime(#index, #text)),
+    }
+}
+
+fn option_tokens(value: Option<TokenStream>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn clause_tokens(clause: &PlanClause) -> TokenStream {
+    let p = private();
+    let name = &clause.name;
+    let subject = match &clause.subject {
+        PlanSubject::Param(_) => quote!(#p::SubjectSpec::Argument(#name)),
+        PlanSubject::Field(_) => quote!(#p::SubjectSpec::Field(#name)),
+        PlanSubject::Output => quote!(#p::SubjectSpec::Output),
+    };
+    let dtypes = clause
+        .dtype_constants
+        .iter()
+        .map(|c| Ident::new(c, Span::call_site()))
+        .map(|c| quote!(#p::DTypeSet::#c));
+    let mut dtypes_iter = dtypes.into_iter();
+    let first = dtypes_iter
+        .next()
+        .unwrap_or_else(|| quote!(#p::DTypeSet::ANY));
+    let dtypes = quote!(#first #(.or(#dtypes_iter))*);
+    let dtypes_text = &clause.dtypes_text;
+    let shape = clause.shape.iter().map(|dim| match dim {
+        PlanDim::Fixed(v) => {
+            let v = Literal::usize_suffixed(*v as usize);
+            quote!(#p::DimSpec::Fixed(#v))
+        }
+        PlanDim::Named(id) => quote!(#p::DimSpec::Named(#id)),
+        PlanDim::Any => quote!(#p::DimSpec::Any),
+        PlanDim::Rest => quote!(#p::DimSpec::Rest),
+        PlanDim::Run(id) => quote!(#p::DimSpec::Run(#id)),
+        PlanDim::Expr { text, ops } => {
+            let ops = ops_tokens(ops);
+            quote!(#p::DimSpec::Expr(&#p::DimExprSpec { text: #text, ops: #ops }))
+        }
+    });
+    let shape_text = &clause.shape_text;
+    let values = option_tokens(clause.values.as_ref().map(|values| {
+        let ranges = values.ranges.iter().map(|range| {
+            let lo = option_tokens(range.lo.as_ref().map(bound_tokens));
+            let hi = option_tokens(range.hi.as_ref().map(bound_tokens));
+            let inclusive = range.inclusive;
+            quote!(#p::RangeSpec { lo: #lo, hi: #hi, inclusive: #inclusive })
+        });
+        let ignore = values.ignore.iter().map(|value| match value {
+            PlanIgnore::Int(v) => {
+                let v = int_tokens(*v);
+                quote!(#p::IgnoreSpec::Int(#v))
+            }
+            PlanIgnore::Float(v) => {
+                let v = float_tokens(*v);
+                quote!(#p::IgnoreSpec::Float(#v))
+            }
+            PlanIgnore::Max => quote!(#p::IgnoreSpec::Max),
+        });
+        let ranges_text = &values.ranges_text;
+        let ignore_text = &values.ignore_text;
+        let allow_all = values.allow_all;
+        let finite = values.finite;
+        quote!(&#p::ValueSpec {
+            ranges: &[#(#ranges),*],
+            ranges_text: #ranges_text,
+            ignore: &[#(#ignore),*],
+            ignore_text: #ignore_text,
+            allow_all_ignored: #allow_all,
+            finite: #finite,
+        })
+    }));
+    let contiguous = clause.contiguous;
+    let note = option_tokens(clause.note.as_ref().map(|n| quote!(#n)));
+    quote!(#p::ClauseSpec {
+        subject: #subject,
+        dtypes: #dtypes,
+        dtypes_text: #dtypes_text,
+        shape: &[#(#shape),*],
+        shape_text: #shape_text,
+        values: #values,
+        contiguous: #contiguous,
+        note: #note,
+    })
+}
+
+/// `static __CC_SPEC: ContractSpec = …;`, located at the contract for `file!()` / `line!()`.
+fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
+    let p = private();
+    let inputs = plan.inputs.iter().map(clause_tokens);
+    let output = option_tokens(plan.output.as_ref().map(|c| {
+        let c = clause_tokens(c);
+        quote!(&#c)
+    }));
+    let relations = plan.relations.iter().map(|relation| {
+        let text = &relation.text;
+        let lhs = ops_tokens(&relation.lhs);
+        let rhs = ops_tokens(&relation.rhs);
+        let op = Ident::new(
+            match relation.op {
+                ast::CmpOp::Eq => "Eq",
+                ast::CmpOp::Ne => "Ne",
+                ast::CmpOp::Lt => "Lt",
+                ast::CmpOp::Le => "Le",
+                ast::CmpOp::Gt => "Gt",
+                ast::CmpOp::Ge => "Ge",
+            },
+            Span::call_site(),
+        );
+        let after_body = relation.after_body;
+        quote!(#p::RelationSpec { text: #text, lhs: #lhs, op: #p::CmpOp::#op, rhs: #rhs, after_body: #after_body })
+    });
+    let dims = &plan.dims;
+    let runs = &plan.runs;
+    let same_device = plan.same_device;
+    let file = quote_spanned!(location=> ::core::file!());
+    let line = quote_spanned!(location=> ::core::line!());
+    let column = quote_spanned!(location=> ::core::column!());
+    quote! {
+        static __CC_SPEC: #p::ContractSpec = #p::ContractSpec {
+            function: #function,
+            file: #file,
+            line: #line,
+            column: #column,
+            dims: &[#(#dims),*],
+            runs: &[#(#runs),*],
+            inputs: &[#(#inputs),*],
+            output: #output,
+            relations: &[#(#relations),*],
+            same_device: #same_device,
+        };
+    }
+}
+
+/// The tensor each input clause names, as `Option<&Tensor>`.
+fn access_tokens(plan: &Plan) -> Vec<TokenStream> {
+    let p = private();
+    plan.inputs
+        .iter()
+        .map(|clause| {
+            let span = clause.span.first;
+            let place = match &clause.subject {
+                PlanSubject::Param(ident) => quote!(#ident),
+                PlanSubject::Field(path) => path.clone(),
+                PlanSubject::Output => quote!(()),
+            };
+            quote_spanned!(span=> #p::TensorArg::tensor_arg(&#place))
+        })
+        .collect()
+}
+
+fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
+    let p = private();
+    let count = plan.runtime_bounds.len();
+    if count == 0 {
+        return quote!([]);
+    }
+    let values = plan.runtime_bounds.iter().map(|bound| {
+        let tokens = &bound.tokens;
+        quote_spanned!(bound.span=> #p::bound(&(#tokens)))
+    });
+    quote! {
+        if #mode == #p::Mode::Full {
+            [#(#values),*]
+        } else {
+            [#p::BoundValue::Unset; #count]
+        }
+    }
+}
+
+fn doc_attrs(plan: &Plan) -> TokenStream {
+    let mut lines = vec![
+        String::new(),
+        "# Contract".to_string(),
+        String::new(),
+        "```text".to_string(),
+    ];
+    lines.extend(plan.doc.iter().cloned());
+    lines.push("```".to_string());
+    quote!(#(#[doc = #lines])*)
+}
+
+fn expand_fn(
+    item: &ContractFn,
+    body: &proc_macro2::Group,
+    plan: &Plan,
+    cx: &Context,
+    location: Span,
+) -> TokenStream {
+    let p = private();
+    let ContractFn {
+        attrs,
+        vis,
+        defaultness,
+        sig,
+        ..
+    } = item;
+    let docs = doc_attrs(plan);
+    let spec = spec_tokens(plan, &cx.function, location);
+    let mode = local("__cc_mode");
+    let state = local("__cc_state");
+    let bounds = local("__cc_bounds");
+    let error = local("__cc_error");
+    let dims_count = plan.dims.len();
+    let runs_count = plan.runs.len();
+    let bounds_value = bounds_tokens(plan, &mode);
+    let bounds_count = plan.runtime_bounds.len();
+    let accesses = access_tokens(plan);
+    let failure = match plan.on_violation {
+        Some((failure, _)) => failure,
+        None if matches!(cx.output, Output::Result(_)) => Failure::Error,
+        None => Failure::Panic,
+    };
+    let fail = match failure {
+        Failure::Error => {
+            // Spanned at the return type, so a missing `From<ContractError>` is reported there.
+            let span = match cx.output.ty() {
+                Some(ty) => ty
+                    .into_token_stream()
+                    .into_iter()
+                    .next()
+                    .map_or(cx.name_span, |t| t.span()),
+                None => cx.name_span,
+            };
+            let convert = quote_spanned!(span=> #p::into_error(#error));
+            quote!(return ::core::result::Result::Err(#convert);)
+        }
+        Failure::Panic => quote!(#p::violated(#error)),
+    };
+    let guard = quote! {
+        #spec
+        let #mode = #p::mode();
+        let mut #state = #p::CallState::<#dims_count, #runs_count>::new();
+        let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
+        if #mode != #p::Mode::Off {
+            if let ::core::result::Result::Err(#error) = #p::check_inputs(
+                &__CC_SPEC,
+                #mode,
+                &[#(#accesses),*],
+                &#bounds,
+                #state.bindings(),
+            ) {
+                #fail
+            }
+        }
+    };
+    let body_tokens = item::body_tokens(body);
+    let new_body = match &plan.output {
+        None => quote!({ #guard #body_tokens }),
+        Some(_) => {
+            let output = local("__cc_output");
+            let tensor = local("__cc_tensor");
+            let fake = match cx.output.ty() {
+                Some(ty) if !cx.output.is_opaque() => {
+                    let fake = local("__cc_fake");
+                    quote! {
+                        #[allow(unreachable_code, clippy::diverging_sub_expression)]
+                        if false {
+                            let #fake: #ty = loop {};
+                            return #fake;
+                        }
+                    }
+                }
+                _ => quote!(),
+            };
+            let run_body = if sig.asyncness.is_some() {
+                quote!(async move { #fake #body_tokens }.await)
+            } else {
+                quote!((move || { #fake #body_tokens })())
+            };
+            let extract = match cx.output {
+                Output::Result(_) => quote! {
+                    match &#output {
+                        ::core::result::Result::Ok(__cc_ok) => #p::TensorArg::tensor_arg(__cc_ok),
+                        ::core::result::Result::Err(_) => ::core::option::Option::None,
+                    }
+                },
+                _ => quote!(#p::TensorArg::tensor_arg(&#output)),
+            };
+            quote!({
+                #guard
+                let #output = #run_body;
+                if #mode != #p::Mode::Off {
+                    let #tensor = #extract;
+                    if let ::core::result::Result::Err(#error) = #p::check_output(
+                        &__CC_SPEC,
+                        #mode,
+                        #tensor,
+                        &#bounds,
+                        #state.bindings(),
+                    ) {
+                        #fail
+                    }
+                }
+                #output
+            })
+        }
+    };
+    quote! {
+        #(#attrs)*
+        #docs
+        #vis #defaultness #sig #new_body
+    }
+}
+
+fn expand_check(plan: &Plan, location: Span) -> TokenStream {
+    let p = private();
+    let spec = spec_tokens(plan, "check!", location);
+    let mode = local("__cc_mode");
+    let state = local("__cc_state");
+    let bounds = local("__cc_bounds");
+    let dims_count = plan.dims.len();
+    let runs_count = plan.runs.len();
+    let bounds_count = plan.runtime_bounds.len();
+    let bounds_value = bounds_tokens(plan, &mode);
+    let accesses = access_tokens(plan);
+    quote! {
+        {
+            #spec
+            let #mode = #p::mode();
+            if #mode == #p::Mode::Off {
+                ::core::result::Result::<(), #p::ContractError>::Ok(())
+            } else {
+                let mut #state = #p::CallState::<#dims_count, #runs_count>::new();
+                let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
+                #p::check_inputs(&__CC_SPEC, #mode, &[#(#accesses),*], &#bounds, #state.bindings())
+            }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! The function a contract stands on: attributes, visibility and signature parsed so the
+//! contract can be checked against them, the body kept as untouched tokens.
+
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use syn::parse::{Parse, ParseStream};
+use syn::{Attribute, FnArg, Ident, Pat, ReturnType, Signature, Token, Type, Visibility};
+
+pub struct ContractFn {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub defaultness: Option<Token![default]>,
+    pub sig: Signature,
+    /// `None` for a trait method declaration (`fn f(&self);`).
+    pub body: Option<Group>,
+    pub semi: Option<Token![;]>,
+}
+
+impl Parse for ContractFn {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        let defaultness: Option<Token![default]> = input.parse()?;
+        let sig: Signature = input.parse()?;
+        if input.peek(Token![;]) {
+            let semi: Token![;] = input.parse()?;
+            return Ok(Self {
+                attrs,
+                vis,
+                defaultness,
+                sig,
+                body: None,
+                semi: Some(semi),
+            });
+        }
+        let body = match input.parse::<TokenTree>()? {
+            TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => group,
+            other => return Err(syn::Error::new(other.span(), "expected the function body")),
+        };
+        if !input.is_empty() {
+            return Err(input.error("unexpected tokens after the function body"));
+        }
+        Ok(Self {
+            attrs,
+            vis,
+            defaultness,
+            sig,
+            body: Some(body),
+            semi: None,
+        })
+    }
+}
+
+/// A named parameter of the signature.
+pub struct Param {
+    pub ident: Ident,
+    pub ty: Type,
+}
+
+/// What the function returns, as far as the contract cares.
+pub enum Output {
+    /// No return type, or `()`.
+    Unit,
+    /// A type whose last path segment is `Result`: violations become `Err`.
+    Result(Type),
+    /// Anything else: violations panic.
+    Other(Type),
+}
+
+impl Output {
+    pub fn of(sig: &Signature) -> Self {
+        match &sig.output {
+            ReturnType::Default => Output::Unit,
+            ReturnType::Type(_, ty) => match &**ty {
+                Type::Tuple(tuple) if tuple.elems.is_empty() => Output::Unit,
+                Type::Path(path)
+                    if path.qself.is_none()
+                        && path
+                            .path
+                            .segments
+                            .last()
+                            .is_some_and(|s| s.ident == "Result") =>
+                {
+                    Output::Result((**ty).clone())
+                }
+                other => Output::Other(other.clone()),
+            },
+        }
+    }
+
+    pub fn ty(&self) -> Option<&Type> {
+        match self {
+            Output::Unit => None,
+            Output::Result(ty) | Output::Other(ty) => Some(ty),
+        }
+    }
+
+    /// Whether the return type mentions `impl Trait`, which a `let` cannot name.
+    pub fn is_opaque(&self) -> bool {
+        self.ty().is_some_and(|ty| {
+            quote::quote!(#ty)
+                .into_iter()
+                .any(|t| matches!(&t, TokenTree::Ident(i) if i == "impl"))
+        })
+    }
+}
+
+pub fn params(sig: &Signature) -> Vec<Param> {
+    sig.inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Typed(typed) => match &*typed.pat {
+                Pat::Ident(pat) => Some(Param {
+                    ident: pat.ident.clone(),
+                    ty: (*typed.ty).clone(),
+                }),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+/// Names a type that is certainly not a tensor (a number, a string, a collection, a device),
+/// for a spanned error before rustc's trait error.
+pub fn plainly_not_a_tensor(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Reference(reference) => plainly_not_a_tensor(&reference.elem),
+        Type::Paren(paren) => plainly_not_a_tensor(&paren.elem),
+        Type::Group(group) => plainly_not_a_tensor(&group.elem),
+        Type::Tuple(_) | Type::Array(_) | Type::Slice(_) | Type::BareFn(_) | Type::Never(_) => {
+            let ty = quote::quote!(#ty).to_string();
+            Some(ty)
+        }
+        Type::Path(path) if path.qself.is_none() => {
+            let last = path.path.segments.last()?;
+            let name = last.ident.to_string();
+            const NOT_TENSORS: &[&str] = &[
+                "bool", "char", "str", "String", "u8", "u16", "u32", "u64", "u128", "usize", "i8",
+                "i16", "i32", "i64", "i128", "isize", "f32", "f64", "Vec", "HashMap", "Device",
+                "DType", "Shape",
+            ];
+            if NOT_TENSORS.contains(&name.as_str()) && path.path.segments.len() <= 2 {
+                return Some(name);
+            }
+            if name == "Option"
+                && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+                && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+            {
+                return plainly_not_a_tensor(inner);
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The span of the signature's `fn` name, for errors about the function as a whole.
+pub fn name_span(sig: &Signature) -> Span {
+    sig.ident.span()
+}
+
+/// The body's tokens, for re-emitting untouched.
+pub fn body_tokens(body: &Group) -> TokenStream {
+    TokenStream::from(TokenTree::Group(body.clone()))
+}

@@ -1,0 +1,34 @@
+//! The procedural macros of [candle-contracts](https://docs.rs/candle-contracts): `#[contract]`
+//! and `check!`. Use them through the `candle-contracts` crate, which re-exports them and holds
+//! everything the generated code calls.
+//!
+//! Phases, one module each: `ast` (syntax with spans), `item` (the function, body untouched),
+//! `valid` (names, dims, dtypes and ranges checked; all errors at once), `expand` (a static spec
+//! table and one guard call), `fallback` (errors plus the original item).
+
+mod ast;
+mod dtype;
+mod expand;
+mod fallback;
+mod item;
+mod suggest;
+mod valid;
+
+#[cfg(test)]
+mod tests;
+
+use proc_macro::TokenStream;
+
+/// Checks a function's tensors against a contract before its body runs. See the
+/// `candle-contracts` crate for the language.
+#[proc_macro_attribute]
+pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::contract(args.into(), input.into()).into()
+}
+
+/// Checks tensors in scope against contract clauses, returning
+/// `Result<(), candle_contracts::ContractError>`. See the `candle-contracts` crate.
+#[proc_macro]
+pub fn check(input: TokenStream) -> TokenStream {
+    expand::check(input.into()).into()
+}

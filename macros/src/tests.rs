@@ -1,0 +1,1 @@
+//! Parser and validator tests on token streams, outside a compiler run.

@@ -1,0 +1,1106 @@
+//! Meaning: names resolved, dims numbered, dtypes and ranges checked against each other and the
+//! signature. Every rule is one `check_*` function; every error goes into one list, so a
+//! contract with three mistakes gives three errors in one compile.
+
+use std::collections::{BTreeMap, HashSet};
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{Ident, Member};
+
+use crate::ast::{
+    ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, IgnoreValue, OptionClause,
+    Pattern, RESERVED, Relation, SpanRange, Subject, TensorClause, TensorSpec, join,
+};
+use crate::dtype::{self, Kind};
+use crate::item::{Output, Param, plainly_not_a_tensor};
+use crate::suggest::did_you_mean;
+
+/// Where the clauses stand: on a function (`#[contract]`) or inline (`check!`).
+pub struct Context {
+    pub inline: bool,
+    pub function: String,
+    pub params: Vec<Param>,
+    pub has_receiver: bool,
+    pub output: Output,
+    /// Span for errors about the function as a whole (its name).
+    pub name_span: Span,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    Error,
+    Panic,
+}
+
+pub enum PlanSubject {
+    Param(Ident),
+    Field(TokenStream),
+    Output,
+}
+
+pub enum PlanDim {
+    Fixed(u64),
+    Named(u16),
+    Any,
+    Rest,
+    Run(u16),
+    Expr { text: String, ops: Vec<PlanOp> },
+}
+
+#[derive(Clone, Copy)]
+pub enum PlanOp {
+    Lit(u64),
+    Dim(u16),
+    Arith(ArithOp),
+}
+
+pub enum PlanBound {
+    Int(i128),
+    Float(f64),
+    Dim(u16),
+    Runtime(u16, String),
+}
+
+pub struct PlanRange {
+    pub lo: Option<PlanBound>,
+    pub hi: Option<PlanBound>,
+    pub inclusive: bool,
+}
+
+pub enum PlanIgnore {
+    Int(i128),
+    Float(f64),
+    Max,
+}
+
+pub struct PlanValues {
+    pub ranges: Vec<PlanRange>,
+    pub ranges_text: String,
+    pub ignore: Vec<PlanIgnore>,
+    pub ignore_text: String,
+    pub allow_all: bool,
+    pub finite: bool,
+}
+
+pub struct PlanClause {
+    pub subject: PlanSubject,
+    pub name: String,
+    pub span: SpanRange,
+    pub dtype_constants: Vec<&'static str>,
+    pub dtypes_text: String,
+    pub shape: Vec<PlanDim>,
+    pub shape_text: String,
+    pub values: Option<PlanValues>,
+    pub contiguous: bool,
+    pub note: Option<String>,
+}
+
+pub struct PlanRelation {
+    pub text: String,
+    pub lhs: Vec<PlanOp>,
+    pub op: CmpOp,
+    pub rhs: Vec<PlanOp>,
+    pub after_body: bool,
+}
+
+pub struct RuntimeBound {
+    pub tokens: TokenStream,
+    pub span: Span,
+}
+
+/// A contract with every name resolved, ready to expand.
+pub struct Plan {
+    pub inputs: Vec<PlanClause>,
+    pub output: Option<PlanClause>,
+    pub relations: Vec<PlanRelation>,
+    pub dims: Vec<String>,
+    pub runs: Vec<String>,
+    pub runtime_bounds: Vec<RuntimeBound>,
+    pub on_violation: Option<(Failure, Span)>,
+    pub same_device: bool,
+    /// The clauses as canonical text, for the rustdoc `# Contract` section.
+    pub doc: Vec<String>,
+}
+
+/// Collects errors; all of them are reported together.
+pub struct Ctxt<'a> {
+    errors: &'a mut Vec<syn::Error>,
+}
+
+impl Ctxt<'_> {
+    fn error(&mut self, span: SpanRange, message: impl std::fmt::Display) {
+        self.errors.push(span.error(message));
+    }
+
+    fn error_at(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new(span, message));
+    }
+}
+
+/// What a named dim is and which side of the body binds it.
+struct DimInfo {
+    index: u16,
+    bound_by_input: bool,
+}
+
+struct Dims {
+    named: BTreeMap<String, DimInfo>,
+    order: Vec<String>,
+    runs: Vec<String>,
+}
+
+impl Dims {
+    fn get(&self, name: &str) -> Option<&DimInfo> {
+        self.named.get(name)
+    }
+}
+
+pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) -> Plan {
+    let mut cx_errors = Ctxt { errors };
+    let cx_errors = &mut cx_errors;
+    let tensors: Vec<&TensorClause> = clauses
+        .iter()
+        .filter_map(|c| match c {
+            Clause::Tensor(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    let relations: Vec<&Relation> = clauses
+        .iter()
+        .filter_map(|c| match c {
+            Clause::Relation(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let options: Vec<&OptionClause> = clauses
+        .iter()
+        .filter_map(|c| match c {
+            Clause::Option(o) => Some(o),
+            _ => None,
+        })
+        .collect();
+
+    let (on_violation, same_device) = check_options(cx_errors, cx, &options);
+    if tensors.is_empty() && relations.is_empty() && options.is_empty() {
+        cx_errors.error_at(
+            Span::call_site(),
+            "empty contract: list at least one clause, e.g. `x: f32[N, D]`",
+        );
+    }
+    check_subjects(cx_errors, cx, &tensors);
+
+    // Inputs in the order written, the return clause last.
+    let ordered: Vec<&TensorClause> = tensors
+        .iter()
+        .filter(|t| !matches!(t.subject, Subject::Return(_)))
+        .chain(
+            tensors
+                .iter()
+                .filter(|t| matches!(t.subject, Subject::Return(_))),
+        )
+        .copied()
+        .collect();
+    let dims = collect_dims(cx_errors, cx, &ordered);
+
+    let mut runtime_bounds = Vec::new();
+    let mut inputs = Vec::new();
+    let mut output = None;
+    for clause in &ordered {
+        let is_output = matches!(clause.subject, Subject::Return(_));
+        let plan = plan_clause(cx_errors, cx, &dims, clause, is_output, &mut runtime_bounds);
+        if is_output {
+            output = Some(plan);
+        } else {
+            inputs.push(plan);
+        }
+    }
+    let relations = relations
+        .iter()
+        .map(|relation| plan_relation(cx_errors, &dims, relation))
+        .collect();
+    let doc = clauses.iter().map(ToString::to_string).collect();
+    Plan {
+        inputs,
+        output,
+        relations,
+        dims: dims.order,
+        runs: dims.runs,
+        runtime_bounds,
+        on_violation,
+        same_device,
+        doc,
+    }
+}
+
+fn check_options(
+    cx_errors: &mut Ctxt<'_>,
+    cx: &Context,
+    options: &[&OptionClause],
+) -> (Option<(Failure, Span)>, bool) {
+    let mut on_violation = None;
+    let mut same_device = true;
+    let mut seen: HashSet<String> = HashSet::new();
+    for option in options {
+        let name = option.name.to_string();
+        let value = option.value.to_string();
+        if !seen.insert(name.clone()) {
+            cx_errors.error_at(
+                option.name.span(),
+                format!("option `{name}` is given twice"),
+            );
+            continue;
+        }
+        match name.as_str() {
+            "on_violation" => {
+                let failure = match value.as_str() {
+                    "panic" => Failure::Panic,
+                    "error" => Failure::Error,
+                    _ => {
+                        cx_errors.error_at(
+                            option.value.span(),
+                            format!("`on_violation` is `panic` or `error`, not `{value}`"),
+                        );
+                        continue;
+                    }
+                };
+                if cx.inline {
+                    cx_errors.error_at(
+                        option.name.span(),
+                        "`check!` always returns a `Result`; `on_violation` belongs in \
+                         `#[contract]`",
+                    );
+                } else if failure == Failure::Error && !matches!(cx.output, Output::Result(_)) {
+                    let returns = match cx.output.ty() {
+                        Some(ty) => format!("returns `{}`", quote!(#ty)),
+                        None => "returns nothing".to_string(),
+                    };
+                    cx_errors.error_at(
+                        option.value.span(),
+                        format!(
+                            "`on_violation = error` needs a function that returns a `Result`, \
+                             but `{}` {returns}; use `on_violation = panic`",
+                            cx.function
+                        ),
+                    );
+                }
+                on_violation = Some((failure, option.value.span()));
+            }
+            "same_device" => match value.as_str() {
+                "true" => same_device = true,
+                "false" => same_device = false,
+                _ => cx_errors.error_at(
+                    option.value.span(),
+                    format!("`same_device` is `true` or `false`, not `{value}`"),
+                ),
+            },
+            _ => {
+                let hint = did_you_mean(&name, ["on_violation", "same_device"])
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| "the options are `on_violation` and `same_device`".into());
+                cx_errors.error_at(
+                    option.name.span(),
+                    format!("unknown option `{name}`; {hint}"),
+                );
+            }
+        }
+    }
+    (on_violation, same_device)
+}
+
+fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClause]) {
+    let mut seen: HashSet<String> = HashSet::new();
+    for clause in tensors {
+        let key = clause.subject.to_string();
+        let subject_span = match &clause.subject {
+            Subject::Param(ident) => ident.span(),
+            Subject::Field { self_span, .. } => *self_span,
+            Subject::Return(span) => *span,
+        };
+        if !seen.insert(key.clone()) {
+            cx_errors.error_at(
+                subject_span,
+                format!("duplicate clause for `{key}`: write all its rules in one clause"),
+            );
+            continue;
+        }
+        match &clause.subject {
+            Subject::Param(ident) if !cx.inline => check_param_subject(cx_errors, cx, ident),
+            Subject::Param(_) => {}
+            Subject::Field { self_span, .. } => {
+                if !cx.inline && !cx.has_receiver {
+                    cx_errors.error_at(
+                        *self_span,
+                        format!(
+                            "`{key}` needs a method with a `self` receiver, and `{}` has none",
+                            cx.function
+                        ),
+                    );
+                }
+            }
+            Subject::Return(span) => {
+                if cx.inline {
+                    cx_errors.error_at(
+                        *span,
+                        "`check!` has no return value; `return` clauses belong in `#[contract]`",
+                    );
+                } else if matches!(cx.output, Output::Unit) {
+                    cx_errors.error_at(
+                        *span,
+                        format!("`return` clause, but `{}` returns nothing", cx.function),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn check_param_subject(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
+    let name = ident.to_string();
+    match cx.params.iter().find(|p| p.ident == name) {
+        Some(param) => {
+            if let Some(ty) = plainly_not_a_tensor(&param.ty) {
+                cx_errors.error_at(
+                    ident.span(),
+                    format!(
+                        "`{name}` is a `{ty}`, not a tensor: a tensor clause names a `Tensor`, \
+                         `&Tensor` or `Option<&Tensor>` parameter; to bound values by `{name}`, \
+                         write `in 0..{name}` on a tensor's clause"
+                    ),
+                );
+            }
+        }
+        None => {
+            let names: Vec<String> = cx.params.iter().map(|p| p.ident.to_string()).collect();
+            let message = match did_you_mean(&name, names.iter().map(String::as_str)) {
+                Some(suggestion) => {
+                    format!("unknown parameter `{name}`; did you mean `{suggestion}`?")
+                }
+                None if names.is_empty() => format!(
+                    "unknown parameter `{name}`: `{}` has no named parameters",
+                    cx.function
+                ),
+                None => format!(
+                    "unknown parameter `{name}`: the parameters of `{}` are {}",
+                    cx.function,
+                    names
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            cx_errors.error_at(ident.span(), message);
+        }
+    }
+}
+
+fn check_dim_name(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
+    let name = ident.to_string();
+    if RESERVED.contains(&name.as_str()) {
+        cx_errors.error_at(
+            ident.span(),
+            format!("`{name}` is a reserved word of the contract language and cannot name a dim"),
+        );
+    } else if !cx.inline && cx.params.iter().any(|p| p.ident == name) {
+        cx_errors.error_at(
+            ident.span(),
+            format!(
+                "`{name}` is a parameter of `{}`; a dim needs a name of its own (by convention \
+                 UPPER_CASE, e.g. `N`)",
+                cx.function
+            ),
+        );
+    }
+}
+
+/// Numbers the named dims and runs in order of first appearance, and checks that every name
+/// used in an expression or relation is bound somewhere.
+fn collect_dims(cx_errors: &mut Ctxt<'_>, cx: &Context, ordered: &[&TensorClause]) -> Dims {
+    let mut dims = Dims {
+        named: BTreeMap::new(),
+        order: Vec::new(),
+        runs: Vec::new(),
+    };
+    let mut run_names: HashSet<String> = HashSet::new();
+    for clause in ordered {
+        let is_input = !matches!(clause.subject, Subject::Return(_));
+        for dim in &clause.spec.shape.dims {
+            match dim {
+                Dim::Named(ident) => {
+                    let name = ident.to_string();
+                    if let Some(info) = dims.named.get_mut(&name) {
+                        info.bound_by_input |= is_input;
+                        continue;
+                    }
+                    check_dim_name(cx_errors, cx, ident);
+                    let index = dims.order.len() as u16;
+                    dims.order.push(name.clone());
+                    dims.named.insert(
+                        name,
+                        DimInfo {
+                            index,
+                            bound_by_input: is_input,
+                        },
+                    );
+                }
+                Dim::Run { name, .. } => {
+                    if run_names.insert(name.to_string()) {
+                        check_dim_name(cx_errors, cx, name);
+                        dims.runs.push(name.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for clause in ordered {
+        for dim in &clause.spec.shape.dims {
+            if let Dim::Run { name, .. } = dim
+                && dims.named.contains_key(&name.to_string())
+            {
+                cx_errors.error_at(
+                    name.span(),
+                    format!(
+                        "`{name}` names a single dim elsewhere in this contract and a run of dims \
+                         (`*{name}`) here; give them different names"
+                    ),
+                );
+            }
+        }
+    }
+    dims
+}
+
+fn resolve_expr(
+    cx_errors: &mut Ctxt<'_>,
+    dims: &Dims,
+    expr: &DimExpr,
+    ops: &mut Vec<PlanOp>,
+    used: &mut Vec<Ident>,
+) {
+    match expr {
+        DimExpr::Lit(value) => ops.push(PlanOp::Lit(*value)),
+        DimExpr::Name(ident) => {
+            let name = ident.to_string();
+            match dims.get(&name) {
+                Some(info) => {
+                    ops.push(PlanOp::Dim(info.index));
+                    used.push(ident.clone());
+                }
+                None => {
+                    let known = dims.order.iter().map(String::as_str);
+                    let hint = did_you_mean(&name, known)
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    let message = if dims.runs.contains(&name) {
+                        format!("`{name}` is a run of dims (`*{name}`) and has no single size")
+                    } else {
+                        format!(
+                            "dim `{name}` only appears inside expressions, so nothing binds it: \
+                             write it plainly in a shape, e.g. `[{name}]`{hint}"
+                        )
+                    };
+                    cx_errors.error_at(ident.span(), message);
+                    ops.push(PlanOp::Lit(0));
+                }
+            }
+        }
+        DimExpr::Paren(inner) => resolve_expr(cx_errors, dims, inner, ops, used),
+        DimExpr::Binary {
+            lhs,
+            op,
+            op_span,
+            rhs,
+        } => {
+            resolve_expr(cx_errors, dims, lhs, ops, used);
+            resolve_expr(cx_errors, dims, rhs, ops, used);
+            if matches!(op, ArithOp::Div | ArithOp::Rem) && matches!(**rhs, DimExpr::Lit(0)) {
+                cx_errors.error_at(*op_span, format!("division by zero in `{expr}`"));
+            }
+            ops.push(PlanOp::Arith(*op));
+        }
+    }
+}
+
+fn plan_relation(cx_errors: &mut Ctxt<'_>, dims: &Dims, relation: &Relation) -> PlanRelation {
+    let mut lhs = Vec::new();
+    let mut rhs = Vec::new();
+    let mut used = Vec::new();
+    resolve_expr(cx_errors, dims, &relation.lhs, &mut lhs, &mut used);
+    resolve_expr(cx_errors, dims, &relation.rhs, &mut rhs, &mut used);
+    let after_body = used.iter().any(|ident| {
+        dims.get(&ident.to_string())
+            .is_some_and(|i| !i.bound_by_input)
+    });
+    PlanRelation {
+        text: format!("{} {} {}", relation.lhs, relation.op, relation.rhs),
+        lhs,
+        op: relation.op,
+        rhs,
+        after_body,
+    }
+}
+
+/// What the dtypes of a clause allow, for the literal checks.
+struct DTypeFacts {
+    members: Vec<&'static dtype::DType>,
+    text: String,
+}
+
+impl DTypeFacts {
+    fn all_int(&self) -> bool {
+        !self.members.is_empty() && self.members.iter().all(|d| d.kind != Kind::Float)
+    }
+    fn all_unsigned(&self) -> bool {
+        !self.members.is_empty() && self.members.iter().all(|d| d.kind == Kind::Unsigned)
+    }
+    fn all_float(&self) -> bool {
+        !self.members.is_empty() && self.members.iter().all(|d| d.kind == Kind::Float)
+    }
+}
+
+fn check_dtypes(cx_errors: &mut Ctxt<'_>, spec: &TensorSpec) -> (Vec<&'static str>, DTypeFacts) {
+    let mut constants = Vec::new();
+    let mut members: Vec<&'static dtype::DType> = Vec::new();
+    for name in &spec.dtypes {
+        match dtype::resolve(&name.name) {
+            Some((dtypes, constant)) => {
+                constants.push(constant);
+                for d in dtypes {
+                    if !members.iter().any(|m| m.name == d.name) {
+                        members.push(d);
+                    }
+                }
+            }
+            None => {
+                let hint = match did_you_mean(&name.name, dtype::names()) {
+                    Some(s) => format!("; did you mean `{s}`?"),
+                    None => format!(
+                        "; candle's dtypes are {} and the families `float`, `int`, `uint`, \
+                         `sint`, `_`",
+                        dtype::DTYPES
+                            .iter()
+                            .map(|d| format!("`{}`", d.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                cx_errors.error_at(name.span, format!("unknown dtype `{}`{hint}", name.name));
+            }
+        }
+    }
+    let text = spec
+        .dtypes
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect::<Vec<_>>()
+        .join(" | ");
+    (constants, DTypeFacts { members, text })
+}
+
+fn plan_clause(
+    cx_errors: &mut Ctxt<'_>,
+    cx: &Context,
+    dims: &Dims,
+    clause: &TensorClause,
+    is_output: bool,
+    runtime_bounds: &mut Vec<RuntimeBound>,
+) -> PlanClause {
+    let spec = &clause.spec;
+    let (dtype_constants, facts) = check_dtypes(cx_errors, spec);
+    let shape = plan_shape(cx_errors, dims, clause, is_output);
+    let mut values = PlanValues {
+        ranges: Vec::new(),
+        ranges_text: String::new(),
+        ignore: Vec::new(),
+        ignore_text: String::new(),
+        allow_all: false,
+        finite: false,
+    };
+    let mut has_values = false;
+    let mut contiguous = false;
+    let mut note = None;
+    let mut seen: Vec<&'static str> = Vec::new();
+    for constraint in &spec.constraints {
+        let kind = match constraint {
+            Constraint::In { .. } => "in",
+            Constraint::Ignore { .. } => "ignore",
+            Constraint::Finite(_) => "finite",
+            Constraint::Contiguous(_) => "contiguous",
+            Constraint::Note(_) => "note",
+        };
+        if seen.contains(&kind) {
+            let message = if kind == "note" {
+                "this clause already has a note string".to_string()
+            } else {
+                format!("`{kind}` appears twice in this clause; join the values with `|`")
+            };
+            cx_errors.error_at(constraint.span(), message);
+            continue;
+        }
+        seen.push(kind);
+        match constraint {
+            Constraint::In { patterns, .. } => {
+                has_values = true;
+                values.ranges_text = join(patterns, " | ");
+                for pattern in patterns {
+                    let range = plan_pattern(
+                        cx_errors,
+                        cx,
+                        dims,
+                        &facts,
+                        pattern,
+                        is_output,
+                        runtime_bounds,
+                    );
+                    values.ranges.push(range);
+                }
+            }
+            Constraint::Ignore {
+                values: ignored,
+                allow_all,
+                ..
+            } => {
+                has_values = true;
+                values.ignore_text = join(ignored, " | ");
+                values.allow_all = allow_all.is_some();
+                for value in ignored {
+                    values
+                        .ignore
+                        .push(check_ignore_value(cx_errors, &facts, value));
+                }
+            }
+            Constraint::Finite(span) => {
+                has_values = true;
+                values.finite = true;
+                if facts.all_int() {
+                    cx_errors.error_at(
+                        *span,
+                        format!(
+                            "`finite` on an integer clause (`{}`) always holds: integers are \
+                             never NaN or infinite",
+                            facts.text
+                        ),
+                    );
+                }
+            }
+            Constraint::Contiguous(_) => contiguous = true,
+            Constraint::Note(lit) => note = Some(lit.value()),
+        }
+    }
+    let name = clause.subject.to_string();
+    let subject = match &clause.subject {
+        Subject::Param(ident) => PlanSubject::Param(ident.clone()),
+        Subject::Return(_) => PlanSubject::Output,
+        Subject::Field { self_span, steps } => {
+            let self_token = Ident::new("self", *self_span);
+            let mut tokens = quote!(#self_token);
+            for step in steps {
+                let member = &step.member;
+                match member {
+                    Member::Named(_) | Member::Unnamed(_) => tokens.extend(quote!(.#member)),
+                }
+                if step.call {
+                    tokens.extend(quote!(()));
+                }
+            }
+            PlanSubject::Field(tokens)
+        }
+    };
+    PlanClause {
+        subject,
+        name,
+        span: clause.span,
+        dtype_constants,
+        dtypes_text: facts.text,
+        shape,
+        shape_text: spec.shape.to_string(),
+        values: has_values.then_some(values),
+        contiguous,
+        note,
+    }
+}
+
+fn plan_shape(
+    cx_errors: &mut Ctxt<'_>,
+    dims: &Dims,
+    clause: &TensorClause,
+    is_output: bool,
+) -> Vec<PlanDim> {
+    let mut variadic: Option<Span> = None;
+    let mut shape = Vec::new();
+    for dim in &clause.spec.shape.dims {
+        let span = match dim {
+            Dim::Rest(span) => Some(*span),
+            Dim::Run { star, .. } => Some(*star),
+            _ => None,
+        };
+        if let Some(span) = span {
+            if variadic.is_some() {
+                cx_errors.error_at(
+                    span,
+                    "a shape can hold only one `..` or `*name`: with two, the dims between them \
+                     are ambiguous",
+                );
+            }
+            variadic = Some(span);
+        }
+        shape.push(match dim {
+            Dim::Fixed(value) => PlanDim::Fixed(*value),
+            Dim::Named(ident) => {
+                PlanDim::Named(dims.get(&ident.to_string()).map_or(0, |i| i.index))
+            }
+            Dim::Any => PlanDim::Any,
+            Dim::Rest(_) => PlanDim::Rest,
+            Dim::Run { name, .. } => PlanDim::Run(
+                dims.runs
+                    .iter()
+                    .position(|r| *r == name.to_string())
+                    .unwrap_or(0) as u16,
+            ),
+            Dim::Expr(expr) => {
+                let mut ops = Vec::new();
+                let mut used = Vec::new();
+                resolve_expr(cx_errors, dims, expr, &mut ops, &mut used);
+                if !is_output {
+                    check_bound_by_inputs(cx_errors, dims, &used);
+                }
+                PlanDim::Expr {
+                    text: expr.to_string(),
+                    ops,
+                }
+            }
+        });
+    }
+    shape
+}
+
+/// An input's dim expression or bound cannot wait for the return value: its dims must be bound
+/// by inputs.
+fn check_bound_by_inputs(cx_errors: &mut Ctxt<'_>, dims: &Dims, used: &[Ident]) {
+    for ident in used {
+        if dims
+            .get(&ident.to_string())
+            .is_some_and(|i| !i.bound_by_input)
+        {
+            cx_errors.error_at(
+                ident.span(),
+                format!(
+                    "`{ident}` is bound only by the `return` clause, after the body runs, so an \
+                     input cannot be checked against it; bind it in an input, or write the \
+                     return clause in terms of the inputs' dims"
+                ),
+            );
+        }
+    }
+}
+
+/// A literal's value as a real number, for emptiness and dtype-range checks.
+fn literal(bound: &BoundExpr) -> Option<f64> {
+    match bound {
+        BoundExpr::Int { value, .. } => Some(*value as f64),
+        BoundExpr::Float { value, .. } => Some(*value),
+        _ => None,
+    }
+}
+
+fn plan_pattern(
+    cx_errors: &mut Ctxt<'_>,
+    cx: &Context,
+    dims: &Dims,
+    facts: &DTypeFacts,
+    pattern: &Pattern,
+    is_output: bool,
+    runtime_bounds: &mut Vec<RuntimeBound>,
+) -> PlanRange {
+    let mut resolve = |cx_errors: &mut Ctxt<'_>, bound: &BoundExpr| {
+        plan_bound(cx_errors, cx, dims, facts, bound, is_output, runtime_bounds)
+    };
+    match pattern {
+        Pattern::Single(bound) => {
+            let value = resolve(cx_errors, bound);
+            if let Some(v) = literal(bound)
+                && !facts.members.is_empty()
+                && !facts
+                    .members
+                    .iter()
+                    .any(|d| d.can_hold(Some(v), Some(v), true))
+            {
+                cx_errors.error(
+                    bound.span(),
+                    format!("`{bound}` can never occur in a `{}` tensor", facts.text),
+                );
+            }
+            let hi = plan_bound_copy(&value);
+            PlanRange {
+                lo: value,
+                hi,
+                inclusive: true,
+            }
+        }
+        Pattern::Range {
+            lo,
+            hi,
+            inclusive,
+            span,
+        } => {
+            let lo_plan = lo.as_ref().and_then(|b| resolve(cx_errors, b));
+            let hi_plan = hi.as_ref().and_then(|b| resolve(cx_errors, b));
+            let lo_value = lo.as_ref().and_then(literal);
+            let hi_value = hi.as_ref().and_then(literal);
+            let empty = match (lo, hi) {
+                (Some(BoundExpr::Int { value: a, .. }), Some(BoundExpr::Int { value: b, .. })) => {
+                    if *inclusive {
+                        a > b
+                    } else {
+                        a >= b
+                    }
+                }
+                _ => match (lo_value, hi_value) {
+                    (Some(a), Some(b)) => {
+                        if *inclusive {
+                            a > b
+                        } else {
+                            a >= b
+                        }
+                    }
+                    _ => false,
+                },
+            };
+            if empty {
+                cx_errors.error(
+                    *span,
+                    format!("empty range `{pattern}`: no value satisfies it"),
+                );
+            } else if (lo_value.is_some() || hi_value.is_some())
+                && lo.as_ref().is_none_or(|b| literal(b).is_some())
+                && hi.as_ref().is_none_or(|b| literal(b).is_some())
+                && !facts.members.is_empty()
+                && !facts
+                    .members
+                    .iter()
+                    .any(|d| d.can_hold(lo_value, hi_value, *inclusive))
+            {
+                let ranges: Vec<String> = facts
+                    .members
+                    .iter()
+                    .map(|d| format!("`{}` holds {}", d.name, d.describe_range()))
+                    .collect();
+                cx_errors.error(
+                    *span,
+                    format!(
+                        "`{pattern}` can never hold for `{}`: {}",
+                        facts.text,
+                        ranges.join(", ")
+                    ),
+                );
+            }
+            PlanRange {
+                lo: lo_plan,
+                hi: hi_plan,
+                inclusive: *inclusive,
+            }
+        }
+    }
+}
+
+fn plan_bound_copy(bound: &Option<PlanBound>) -> Option<PlanBound> {
+    bound.as_ref().map(|b| match b {
+        PlanBound::Int(v) => PlanBound::Int(*v),
+        PlanBound::Float(v) => PlanBound::Float(*v),
+        PlanBound::Dim(v) => PlanBound::Dim(*v),
+        PlanBound::Runtime(i, text) => PlanBound::Runtime(*i, text.clone()),
+    })
+}
+
+fn plan_bound(
+    cx_errors: &mut Ctxt<'_>,
+    cx: &Context,
+    dims: &Dims,
+    facts: &DTypeFacts,
+    bound: &BoundExpr,
+    is_output: bool,
+    runtime_bounds: &mut Vec<RuntimeBound>,
+) -> Option<PlanBound> {
+    match bound {
+        BoundExpr::Int { value, span } => {
+            if *value < 0 && facts.all_unsigned() {
+                cx_errors.error(
+                    *span,
+                    format!(
+                        "negative bound `{value}` on an unsigned clause (`{}`): its values are \
+                         never negative",
+                        facts.text
+                    ),
+                );
+            }
+            Some(PlanBound::Int(*value))
+        }
+        BoundExpr::Float { value, text, span } => {
+            if facts.all_int() {
+                cx_errors.error(
+                    *span,
+                    format!(
+                        "float bound `{text}` on an integer clause (`{}`): write an integer \
+                         bound",
+                        facts.text
+                    ),
+                );
+            } else if *value < 0.0 && facts.all_unsigned() {
+                cx_errors.error(
+                    *span,
+                    format!("negative bound `{text}` on an unsigned clause"),
+                );
+            }
+            Some(PlanBound::Float(*value))
+        }
+        BoundExpr::Name(ident) => {
+            let name = ident.to_string();
+            if let Some(info) = dims.get(&name) {
+                if !is_output && !info.bound_by_input {
+                    check_bound_by_inputs(cx_errors, dims, std::slice::from_ref(ident));
+                }
+                return Some(PlanBound::Dim(info.index));
+            }
+            if name == "MAX" {
+                cx_errors.error_at(
+                    ident.span(),
+                    "`MAX` stands only after `ignore` (candle's skip sentinel); in a range, \
+                     write the number",
+                );
+                return None;
+            }
+            if dims.runs.contains(&name) {
+                cx_errors.error_at(
+                    ident.span(),
+                    format!("`{name}` is a run of dims (`*{name}`) and cannot bound a range"),
+                );
+                return None;
+            }
+            if !cx.inline {
+                match cx.params.iter().find(|p| p.ident == name) {
+                    Some(param)
+                        if plainly_not_a_tensor(&param.ty).is_none()
+                            && looks_like_tensor(&param.ty) =>
+                    {
+                        cx_errors.error_at(
+                            ident.span(),
+                            format!(
+                                "`{name}` is a tensor, not a number: bound the range by one of \
+                                 its dims instead, e.g. `{name}: f32[N, C]` and `in 0..C`"
+                            ),
+                        );
+                        return None;
+                    }
+                    Some(_) => {}
+                    None => {
+                        let candidates: Vec<String> = dims
+                            .order
+                            .iter()
+                            .cloned()
+                            .chain(cx.params.iter().map(|p| p.ident.to_string()))
+                            .collect();
+                        let hint = did_you_mean(&name, candidates.iter().map(String::as_str))
+                            .map(|s| format!("; did you mean `{s}`?"))
+                            .unwrap_or_default();
+                        cx_errors.error_at(
+                            ident.span(),
+                            format!(
+                                "`{name}` in this range names neither a dim of this contract \
+                                 nor a parameter{hint}"
+                            ),
+                        );
+                        return None;
+                    }
+                }
+            }
+            let index = runtime_bounds.len() as u16;
+            runtime_bounds.push(RuntimeBound {
+                tokens: quote!(#ident),
+                span: ident.span(),
+            });
+            Some(PlanBound::Runtime(index, name))
+        }
+        BoundExpr::Block { tokens, span } => {
+            let index = runtime_bounds.len() as u16;
+            let text = format!("{{{tokens}}}");
+            runtime_bounds.push(RuntimeBound {
+                tokens: quote!({ #tokens }),
+                span: *span,
+            });
+            Some(PlanBound::Runtime(index, text))
+        }
+    }
+}
+
+/// Whether a parameter type names a tensor (to reject it as a numeric bound).
+fn looks_like_tensor(ty: &syn::Type) -> bool {
+    let text = quote!(#ty).to_string();
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|word| word == "Tensor" || word == "Var")
+}
+
+fn check_ignore_value(
+    cx_errors: &mut Ctxt<'_>,
+    facts: &DTypeFacts,
+    value: &IgnoreValue,
+) -> PlanIgnore {
+    match value {
+        IgnoreValue::Int { value: v, span } => {
+            if *v < 0 && facts.all_unsigned() {
+                cx_errors.error(
+                    *span,
+                    format!(
+                        "negative ignore value `{v}` on an unsigned clause (`{}`): it can never \
+                         occur",
+                        facts.text
+                    ),
+                );
+            } else if !facts.members.is_empty()
+                && !facts
+                    .members
+                    .iter()
+                    .any(|d| d.can_hold(Some(*v as f64), Some(*v as f64), true))
+            {
+                cx_errors.error(
+                    *span,
+                    format!(
+                        "ignore value `{v}` can never occur in a `{}` tensor",
+                        facts.text
+                    ),
+                );
+            }
+            PlanIgnore::Int(*v)
+        }
+        IgnoreValue::Float {
+            value: v,
+            text,
+            span,
+        } => {
+            if facts.all_int() {
+                cx_errors.error(
+                    *span,
+                    format!(
+                        "float ignore value `{text}` on an integer clause (`{}`)",
+                        facts.text
+                    ),
+                );
+            }
+            PlanIgnore::Float(*v)
+        }
+        IgnoreValue::Max(span) => {
+            if facts.all_float() {
+                cx_errors.error_at(
+                    *span,
+                    format!(
+                        "`MAX` is candle's integer skip sentinel; a float clause (`{}`) cannot \
+                         use it",
+                        facts.text
+                    ),
+                );
+            }
+            PlanIgnore::Max
+        }
+    }
+}

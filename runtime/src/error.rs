@@ -1,0 +1,490 @@
+//! `ContractError`: every violation of one call, structured, with the message of the language
+//! page §8 as its `Display`.
+
+use std::fmt;
+
+use candle_core::DType;
+
+use crate::spec::{ContractSpec, SubjectSpec};
+
+/// What a violation is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Subject {
+    /// A function argument, by parameter name.
+    Argument(&'static str),
+    /// A field path from `self`, such as `self.weight`.
+    Field(&'static str),
+    /// The function's return value.
+    Return,
+    /// A variable named in `check!`.
+    Variable(&'static str),
+    /// A relation between dims, such as `T <= P`.
+    Relation(&'static str),
+}
+
+impl Subject {
+    /// The name as written in the contract: `target`, `self.weight`, `return` or `T <= P`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Subject::Argument(name)
+            | Subject::Field(name)
+            | Subject::Variable(name)
+            | Subject::Relation(name) => name,
+            Subject::Return => "return",
+        }
+    }
+
+    pub(crate) fn of(spec: SubjectSpec) -> Self {
+        match spec {
+            SubjectSpec::Argument(name) => Subject::Argument(name),
+            SubjectSpec::Field(name) => Subject::Field(name),
+            SubjectSpec::Output => Subject::Return,
+            SubjectSpec::Variable(name) => Subject::Variable(name),
+        }
+    }
+}
+
+/// Which rule of the contract was broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Rule {
+    /// A `self` field was `None`.
+    Missing,
+    /// The dtype is not one the clause allows.
+    DType,
+    /// The number of dims differs.
+    Rank,
+    /// A dim differs from its literal, its bound name, its run or its expression.
+    Shape,
+    /// The tensor is not on the device of the first checked tensor.
+    Device,
+    /// The clause says `contiguous` and the layout is strided.
+    Contiguous,
+    /// A relation between dims does not hold.
+    Relation,
+    /// A dim expression cannot be evaluated (below zero, division by zero, overflow).
+    DimArithmetic,
+    /// An element is outside every `in` pattern (NaN is in none) and not ignored.
+    Range,
+    /// An element is NaN or ±inf under `finite`.
+    Finite,
+    /// Every element is an ignored value.
+    AllIgnored,
+    /// A bound of an `in` pattern could not be evaluated (a NaN bound, an unbound dim).
+    Bound,
+    /// The dtype's values cannot be read (candle's packed `f4` / `f6` formats).
+    Unreadable,
+}
+
+/// The value of one tensor element, printed as the user would write it: integers exactly
+/// (`-1`, never `18446744073709551615`) and floats in their own dtype's shortest form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// An element of an integer dtype.
+    Int(i128),
+    /// An element of a float dtype, widened exactly to `f64`.
+    Float(f64, DType),
+}
+
+impl Value {
+    /// The value as an `f64` (exact for every float dtype and for integers below 2^53).
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Value::Int(v) => v as f64,
+            Value::Float(v, _) => v,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Float(v, DType::F64) => write!(f, "{v}"),
+            Value::Float(v, DType::F16) => write!(f, "{}", half::f16::from_f64(v)),
+            Value::Float(v, DType::BF16) => write!(f, "{}", half::bf16::from_f64(v)),
+            // f32 and the 8-bit formats: f32's shortest form is exact for them.
+            Value::Float(v, _) => write!(f, "{}", v as f32),
+        }
+    }
+}
+
+/// A named dim's value and the clause that bound it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimBinding {
+    /// The dim's name, e.g. `C`.
+    pub name: &'static str,
+    /// Its size.
+    pub value: usize,
+    /// The clause whose tensor bound it, e.g. `logits`.
+    pub bound_by: &'static str,
+    /// The axis of that tensor.
+    pub axis: usize,
+}
+
+impl fmt::Display for DimBinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} = {} (bound by `{}` dim {})",
+            self.name, self.value, self.bound_by, self.axis
+        )
+    }
+}
+
+/// How many elements a value rule looked at and how many broke it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    /// Elements that break the rule.
+    pub violating: u64,
+    /// Elements in the tensor.
+    pub total: u64,
+    /// NaN elements (they break every range and `finite`).
+    pub nan: u64,
+    /// Elements equal to an ignored value.
+    pub ignored: u64,
+}
+
+/// One broken rule: which argument, which rule, what was expected and what was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    pub(crate) subject: Subject,
+    pub(crate) rule: Rule,
+    pub(crate) expected: String,
+    pub(crate) found: String,
+    pub(crate) index: Option<Vec<usize>>,
+    pub(crate) value: Option<Value>,
+    pub(crate) counts: Option<Counts>,
+    pub(crate) observed: Option<(Value, Value)>,
+    pub(crate) offending: Vec<Value>,
+    pub(crate) bound_dims: Vec<DimBinding>,
+    pub(crate) details: Vec<String>,
+    pub(crate) help: Option<String>,
+    pub(crate) note: Option<&'static str>,
+}
+
+impl Violation {
+    pub(crate) fn new(subject: Subject, rule: Rule, expected: String, found: String) -> Self {
+        Self {
+            subject,
+            rule,
+            expected,
+            found,
+            index: None,
+            value: None,
+            counts: None,
+            observed: None,
+            offending: Vec::new(),
+            bound_dims: Vec::new(),
+            details: Vec::new(),
+            help: None,
+            note: None,
+        }
+    }
+
+    /// What the violation is about.
+    pub fn subject(&self) -> Subject {
+        self.subject
+    }
+
+    /// The argument, field, `return` or relation as written in the contract.
+    pub fn argument(&self) -> &'static str {
+        self.subject.name()
+    }
+
+    /// The broken rule.
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// The rule as written in the contract, e.g. `0..C`, `[N]`, `u8 | u32 | i64`.
+    pub fn expected(&self) -> &str {
+        &self.expected
+    }
+
+    /// What was found, e.g. `4`, `[32, 1]`, `f32`.
+    pub fn found(&self) -> &str {
+        &self.found
+    }
+
+    /// The multi-dimensional index of the first offending element (value rules).
+    pub fn index(&self) -> Option<&[usize]> {
+        self.index.as_deref()
+    }
+
+    /// The first offending element (value rules).
+    pub fn value(&self) -> Option<Value> {
+        self.value
+    }
+
+    /// Element counts (value rules).
+    pub fn counts(&self) -> Option<Counts> {
+        self.counts
+    }
+
+    /// The smallest and largest element that is neither NaN nor ignored (value rules).
+    pub fn observed_range(&self) -> Option<(Value, Value)> {
+        self.observed
+    }
+
+    /// A few distinct offending values, in order of first appearance (value rules, CPU).
+    pub fn offending_values(&self) -> &[Value] {
+        &self.offending
+    }
+
+    /// The named dims the rule involves, with the clause that bound each.
+    pub fn bound_dims(&self) -> &[DimBinding] {
+        &self.bound_dims
+    }
+
+    /// Further lines, such as which dims of a shape differ.
+    pub fn details(&self) -> &[String] {
+        &self.details
+    }
+
+    /// The likely cause and fix, where the rule has a common one.
+    pub fn help(&self) -> Option<&str> {
+        self.help.as_deref()
+    }
+
+    /// The note the contract's author wrote on this clause.
+    pub fn note(&self) -> Option<&'static str> {
+        self.note
+    }
+}
+
+/// Wraps `text` at about 100 columns: each line starts on a new line, the first indented by
+/// `first`, the rest by `rest`.
+fn wrap(text: &str, first: &str, rest: &str) -> String {
+    const WIDTH: usize = 100;
+    let mut out = String::new();
+    let mut line = String::from(first);
+    for word in text.split(' ') {
+        let indent = if out.is_empty() {
+            first.len()
+        } else {
+            rest.len()
+        };
+        if line.len() > indent && line.len() + 1 + word.len() > WIDTH {
+            out.push('\n');
+            out.push_str(&line);
+            line = String::from(rest);
+        } else if line.len() > indent {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push('\n');
+    out.push_str(&line);
+    out
+}
+
+fn format_index(index: &[usize]) -> String {
+    let parts: Vec<String> = index.iter().map(ToString::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn with_dims(bindings: &[DimBinding]) -> String {
+    if bindings.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = bindings.iter().map(ToString::to_string).collect();
+    format!(" with {}", parts.join(", "))
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.argument();
+        write!(f, "  `{name}`: ")?;
+        match self.rule {
+            Rule::Missing => write!(f, "is None, expected {}", self.expected)?,
+            Rule::DType => write!(f, "dtype {}, expected {}", self.found, self.expected)?,
+            Rule::Rank | Rule::Shape => {
+                write!(f, "shape {} does not match {}", self.found, self.expected)?
+            }
+            Rule::Device => write!(f, "on {}, expected {}", self.found, self.expected)?,
+            Rule::Contiguous => write!(
+                f,
+                "not contiguous ({}), expected {}",
+                self.found, self.expected
+            )?,
+            Rule::Relation => write!(f, "does not hold: {}", self.found)?,
+            Rule::DimArithmetic => write!(f, "{}", self.found)?,
+            Rule::Bound => write!(
+                f,
+                "bound {} cannot be evaluated: {}",
+                self.expected, self.found
+            )?,
+            Rule::Unreadable => write!(f, "{}", self.found)?,
+            Rule::AllIgnored => write!(f, "{}", self.found)?,
+            Rule::Range | Rule::Finite => {
+                let what = if self.rule == Rule::Finite {
+                    "value not finite"
+                } else {
+                    "value out of range"
+                };
+                write!(f, "{what}: ")?;
+                match (&self.index, self.value) {
+                    (Some(index), Some(value)) => {
+                        write!(f, "{name}{} = {value}", format_index(index))?
+                    }
+                    _ => f.write_str(&self.found)?,
+                }
+                write!(f, ", expected {}", self.expected)?;
+            }
+        }
+        if !matches!(self.rule, Rule::Relation | Rule::Shape) || self.details.is_empty() {
+            f.write_str(&with_dims(&self.bound_dims))?;
+        }
+        for detail in &self.details {
+            write!(f, "\n    {detail}")?;
+        }
+        if let Some(counts) = self.counts
+            && matches!(self.rule, Rule::Range | Rule::Finite)
+        {
+            write!(
+                f,
+                "\n    {} of {} elements violate the rule",
+                counts.violating, counts.total
+            )?;
+            if counts.nan > 0 {
+                write!(f, " ({} NaN)", counts.nan)?;
+            }
+            if counts.ignored > 0 {
+                write!(f, "; {} ignored", counts.ignored)?;
+            }
+            if let Some((min, max)) = self.observed {
+                write!(f, "; observed range {min}..={max}")?;
+            }
+            if self.offending.len() > 1 || (self.offending.len() == 1 && counts.violating > 1) {
+                let values: Vec<String> = self.offending.iter().map(ToString::to_string).collect();
+                write!(f, "; offending values {}", values.join(", "))?;
+            }
+        }
+        if let Some(note) = self.note {
+            write!(f, "\n    note: {note}")?;
+        }
+        if let Some(help) = &self.help {
+            f.write_str(&wrap(&format!("help: {help}"), "    ", "          "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Every violation found in one guarded call (or one `check!`), with where the contract is.
+///
+/// Returned as `Err(E::from(error))` by a contracted function that returns `Result<T, E>`, and
+/// used as the panic message otherwise. Converts into `candle_core::Error` (recover it with
+/// [`ContractError::find_in`]) and, being a `std::error::Error + Send + Sync`, into `anyhow`.
+#[derive(Clone, PartialEq)]
+pub struct ContractError {
+    function: &'static str,
+    file: &'static str,
+    line: u32,
+    column: u32,
+    after_body: bool,
+    violations: Vec<Violation>,
+}
+
+impl ContractError {
+    pub(crate) fn new(spec: &ContractSpec, after_body: bool, violations: Vec<Violation>) -> Self {
+        Self {
+            function: spec.function,
+            file: spec.file,
+            line: spec.line,
+            column: spec.column,
+            after_body,
+            violations,
+        }
+    }
+
+    /// The guarded function's name (`check!` for the inline form).
+    pub fn function(&self) -> &'static str {
+        self.function
+    }
+
+    /// The source file, line and column of the contract.
+    pub fn location(&self) -> (&'static str, u32, u32) {
+        (self.file, self.line, self.column)
+    }
+
+    /// Whether the function body ran (a violation of the `return` clause) or was never entered.
+    pub fn body_ran(&self) -> bool {
+        self.after_body
+    }
+
+    /// Every violation, in the order of the contract's clauses.
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    /// The first violation concerning `argument` (a parameter, `self.field`, `return`).
+    pub fn violation_of(&self, argument: &str) -> Option<&Violation> {
+        self.violations.iter().find(|v| v.argument() == argument)
+    }
+
+    /// Finds a `ContractError` inside a `candle_core::Error`, through the backtrace, context and
+    /// path wrappers candle adds.
+    pub fn find_in(error: &candle_core::Error) -> Option<&ContractError> {
+        match error {
+            candle_core::Error::Io(io) => io.get_ref()?.downcast_ref(),
+            candle_core::Error::WrappedContext { wrapped, .. } => wrapped.downcast_ref(),
+            candle_core::Error::WithBacktrace { inner, .. }
+            | candle_core::Error::Context { inner, .. }
+            | candle_core::Error::WithPath { inner, .. } => Self::find_in(inner),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ContractError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let place = if self.function == "check!" {
+            "`check!`".to_string()
+        } else {
+            format!("`{}`", self.function)
+        };
+        write!(
+            f,
+            "contract violated in {place} ({}:{}:{})",
+            self.file, self.line, self.column
+        )?;
+        if self.after_body {
+            f.write_str(", by its return value")?;
+        }
+        for violation in &self.violations {
+            write!(f, "\n{violation}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `{:?}` prints the message (so `unwrap` reads well); `{:#?}` prints the structure.
+impl fmt::Debug for ContractError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_struct("ContractError")
+                .field("function", &self.function)
+                .field("file", &self.file)
+                .field("line", &self.line)
+                .field("column", &self.column)
+                .field("after_body", &self.after_body)
+                .field("violations", &self.violations)
+                .finish()
+        } else {
+            fmt::Display::fmt(self, f)
+        }
+    }
+}
+
+impl std::error::Error for ContractError {}
+
+/// Wraps the error as `candle_core::Error::Io` holding an `std::io::Error` of kind `Other`:
+/// of candle's variants, the one whose message is the wrapped error's own message, unchanged,
+/// and whose payload can be downcast. [`ContractError::find_in`] gets it back.
+impl From<ContractError> for candle_core::Error {
+    fn from(error: ContractError) -> Self {
+        candle_core::Error::Io(std::io::Error::other(error))
+    }
+}

@@ -1,0 +1,702 @@
+//! Checking one call against its contract: binding named dims left to right, then dtype, rank,
+//! dims, dim expressions, relations, device and `contiguous`, then the value rules.
+//!
+//! The success path allocates nothing: violations go into a `Vec` that stays empty, and dims are
+//! bound into arrays the expansion keeps on the stack.
+
+use candle_core::{Device, Tensor};
+
+use crate::error::{ContractError, DimBinding, Rule, Subject, Violation};
+use crate::help;
+use crate::mode::Mode;
+use crate::spec::{ClauseSpec, ContractSpec, DimSpec, ExprOp, SubjectSpec};
+use crate::value::{self, BoundValue};
+
+const UNBOUND: u16 = u16::MAX;
+
+/// The value of a named dim during one call, and the clause and axis that bound it.
+#[derive(Debug, Clone, Copy)]
+pub struct DimSlot {
+    value: usize,
+    clause: u16,
+    axis: u16,
+}
+
+impl DimSlot {
+    /// A dim not bound yet.
+    pub const UNBOUND: Self = Self {
+        value: 0,
+        clause: UNBOUND,
+        axis: 0,
+    };
+
+    fn get(&self) -> Option<usize> {
+        (self.clause != UNBOUND).then_some(self.value)
+    }
+}
+
+/// The sizes of a named run of dims (`*B`) during one call.
+#[derive(Debug, Clone)]
+pub struct RunSlot {
+    dims: Vec<usize>,
+    clause: u16,
+    axis: u16,
+}
+
+impl RunSlot {
+    /// A run not bound yet.
+    pub const UNBOUND: Self = Self {
+        dims: Vec::new(),
+        clause: UNBOUND,
+        axis: 0,
+    };
+}
+
+/// What one guarded call has bound so far; kept from the inputs to the return clause.
+/// Plain data (`Send`), so an `async fn`'s future stays `Send`.
+#[derive(Debug)]
+pub struct CallState<const DIMS: usize, const RUNS: usize> {
+    dims: [DimSlot; DIMS],
+    runs: [RunSlot; RUNS],
+    device: Option<Device>,
+}
+
+impl<const DIMS: usize, const RUNS: usize> CallState<DIMS, RUNS> {
+    /// Nothing bound.
+    #[inline]
+    pub const fn new() -> Self {
+        Self {
+            dims: [DimSlot::UNBOUND; DIMS],
+            runs: [const { RunSlot::UNBOUND }; RUNS],
+            device: None,
+        }
+    }
+
+    /// A view of the bindings for the guard.
+    #[inline]
+    pub fn bindings(&mut self) -> Bindings<'_> {
+        Bindings {
+            dims: &mut self.dims,
+            runs: &mut self.runs,
+            device: &mut self.device,
+        }
+    }
+}
+
+impl<const DIMS: usize, const RUNS: usize> Default for CallState<DIMS, RUNS> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Mutable access to a call's bindings, independent of their count.
+#[derive(Debug)]
+pub struct Bindings<'a> {
+    dims: &'a mut [DimSlot],
+    runs: &'a mut [RunSlot],
+    device: &'a mut Option<Device>,
+}
+
+/// Checks the arguments and fields of one call (`tensors[i]` belongs to `spec.inputs[i]`;
+/// `None` is an absent `Option` or a `None` field).
+pub fn check_inputs(
+    spec: &'static ContractSpec,
+    mode: Mode,
+    tensors: &[Option<&Tensor>],
+    bounds: &[BoundValue],
+    mut bindings: Bindings<'_>,
+) -> Result<(), ContractError> {
+    debug_assert_eq!(tensors.len(), spec.inputs.len());
+    let mut checker = Checker {
+        spec,
+        bindings: &mut bindings,
+        violations: Vec::new(),
+    };
+    for (index, (clause, tensor)) in spec.inputs.iter().zip(tensors).enumerate() {
+        if let Some(tensor) = tensor {
+            checker.bind(index, clause, tensor);
+        }
+    }
+    let mut first_device: Option<(&Device, &'static str)> = None;
+    for (clause, tensor) in spec.inputs.iter().zip(tensors) {
+        match tensor {
+            Some(tensor) => {
+                checker.check_layout(clause, tensor);
+                if spec.same_device {
+                    match first_device {
+                        None => first_device = Some((tensor.device(), clause.subject.name())),
+                        Some((device, owner)) => {
+                            checker.check_device(clause, tensor, device, owner)
+                        }
+                    }
+                }
+            }
+            None if matches!(clause.subject, SubjectSpec::Field(_)) => {
+                let mut violation = Violation::new(
+                    Subject::of(clause.subject),
+                    Rule::Missing,
+                    format!("{}{}", clause.dtypes_text, clause.shape_text),
+                    "None".to_string(),
+                );
+                violation.note = clause.note;
+                checker.violations.push(violation);
+            }
+            None => {}
+        }
+    }
+    if spec.output.is_some() && spec.same_device {
+        *checker.bindings.device = first_device.map(|(device, _)| device.clone());
+    }
+    checker.check_relations(false);
+    if mode == Mode::Full {
+        let clauses: Vec<(usize, &'static ClauseSpec, &Tensor)> = spec
+            .inputs
+            .iter()
+            .zip(tensors)
+            .enumerate()
+            .filter_map(|(index, (clause, tensor))| {
+                let tensor = (*tensor)?;
+                (clause.values.is_some() && clause.dtypes.contains(tensor.dtype()))
+                    .then_some((index, clause, tensor))
+            })
+            .collect();
+        if !clauses.is_empty() {
+            checker.check_values(&clauses, bounds);
+        }
+    }
+    checker.finish(false)
+}
+
+/// Checks the value coming out of the body against the `return` clause, with the dims the
+/// inputs bound. `None` is an `Err` returned by the body, which is passed through unchecked.
+pub fn check_output(
+    spec: &'static ContractSpec,
+    mode: Mode,
+    tensor: Option<&Tensor>,
+    bounds: &[BoundValue],
+    mut bindings: Bindings<'_>,
+) -> Result<(), ContractError> {
+    let (Some(clause), Some(tensor)) = (spec.output, tensor) else {
+        return Ok(());
+    };
+    let index = spec.inputs.len();
+    let mut checker = Checker {
+        spec,
+        bindings: &mut bindings,
+        violations: Vec::new(),
+    };
+    checker.bind(index, clause, tensor);
+    checker.check_layout(clause, tensor);
+    if spec.same_device
+        && let Some(device) = checker.bindings.device.take()
+    {
+        checker.check_device(clause, tensor, &device, "the arguments");
+    }
+    checker.check_relations(true);
+    if mode == Mode::Full && clause.values.is_some() && clause.dtypes.contains(tensor.dtype()) {
+        checker.check_values(&[(index, clause, tensor)], bounds);
+    }
+    checker.finish(true)
+}
+
+struct Checker<'b, 'c> {
+    spec: &'static ContractSpec,
+    bindings: &'b mut Bindings<'c>,
+    violations: Vec<Violation>,
+}
+
+/// Where in the actual dims each dim of a shape lands, once the rank fits.
+struct Alignment {
+    /// Index in the spec of the `..` or `*B`, if any.
+    rest: Option<usize>,
+    /// How many actual dims the `..` or `*B` covers.
+    rest_len: usize,
+}
+
+impl Alignment {
+    fn of(shape: &[DimSpec], rank: usize) -> Option<Self> {
+        let rest = shape
+            .iter()
+            .position(|d| matches!(d, DimSpec::Rest | DimSpec::Run(_)));
+        let fixed = shape.len() - usize::from(rest.is_some());
+        match rest {
+            Some(_) if rank >= fixed => Some(Self {
+                rest,
+                rest_len: rank - fixed,
+            }),
+            None if rank == fixed => Some(Self { rest, rest_len: 0 }),
+            _ => None,
+        }
+    }
+
+    /// The actual axis of spec position `position` (for positions other than the rest).
+    fn axis(&self, position: usize) -> usize {
+        match self.rest {
+            Some(rest) if position > rest => position + self.rest_len - 1,
+            _ => position,
+        }
+    }
+}
+
+impl Checker<'_, '_> {
+    fn clause_name(&self, index: u16) -> &'static str {
+        let index = usize::from(index);
+        match self.spec.inputs.get(index) {
+            Some(clause) => clause.subject.name(),
+            None => "return",
+        }
+    }
+
+    fn binding(&self, dim: u16) -> Option<DimBinding> {
+        let slot = self.bindings.dims[usize::from(dim)];
+        slot.get().map(|value| DimBinding {
+            name: self.spec.dims[usize::from(dim)],
+            value,
+            bound_by: self.clause_name(slot.clause),
+            axis: usize::from(slot.axis),
+        })
+    }
+
+    /// First pass: bind every named dim and run at its first occurrence.
+    fn bind(&mut self, index: usize, clause: &ClauseSpec, tensor: &Tensor) {
+        let dims = tensor.dims();
+        let Some(alignment) = Alignment::of(clause.shape, dims.len()) else {
+            return;
+        };
+        let clause_index = index as u16;
+        for (position, dim) in clause.shape.iter().enumerate() {
+            match *dim {
+                DimSpec::Named(id) => {
+                    let slot = &mut self.bindings.dims[usize::from(id)];
+                    if slot.clause == UNBOUND {
+                        let axis = alignment.axis(position);
+                        *slot = DimSlot {
+                            value: dims[axis],
+                            clause: clause_index,
+                            axis: axis as u16,
+                        };
+                    }
+                }
+                DimSpec::Run(id) => {
+                    let slot = &mut self.bindings.runs[usize::from(id)];
+                    if slot.clause == UNBOUND {
+                        slot.dims = dims[position..position + alignment.rest_len].to_vec();
+                        slot.clause = clause_index;
+                        slot.axis = position as u16;
+                    }
+                }
+                DimSpec::Fixed(_) | DimSpec::Any | DimSpec::Rest | DimSpec::Expr(_) => {}
+            }
+        }
+    }
+
+    /// Second pass: dtype, rank, every dim against its literal, binding or expression, and
+    /// `contiguous`.
+    fn check_layout(&mut self, clause: &'static ClauseSpec, tensor: &Tensor) {
+        let subject = Subject::of(clause.subject);
+        let dtype = tensor.dtype();
+        if !clause.dtypes.contains(dtype) {
+            let mut violation = Violation::new(
+                subject,
+                Rule::DType,
+                clause.dtypes_text.to_string(),
+                dtype.as_str().to_string(),
+            );
+            violation.help = help::for_dtype(clause, tensor);
+            violation.note = clause.note;
+            self.violations.push(violation);
+        }
+        let dims = tensor.dims();
+        match Alignment::of(clause.shape, dims.len()) {
+            None => {
+                let expected_rank = clause
+                    .shape
+                    .iter()
+                    .filter(|d| !matches!(d, DimSpec::Rest | DimSpec::Run(_)))
+                    .count();
+                let variadic = expected_rank != clause.shape.len();
+                let mut violation = Violation::new(
+                    subject,
+                    Rule::Rank,
+                    self.expected_shape(clause),
+                    format!("{dims:?}"),
+                );
+                violation.expected.push_str(&format!(
+                    " (rank {}, expected rank {}{})",
+                    dims.len(),
+                    if variadic { "at least " } else { "" },
+                    expected_rank
+                ));
+                violation.help = help::for_rank(clause, dims);
+                violation.note = clause.note;
+                self.violations.push(violation);
+            }
+            Some(alignment) => self.check_dims(clause, dims, &alignment),
+        }
+        if clause.contiguous && !tensor.is_contiguous() {
+            let mut violation = Violation::new(
+                subject,
+                Rule::Contiguous,
+                "a contiguous layout".to_string(),
+                format!("stride {:?} for shape {:?}", tensor.stride(), dims),
+            );
+            violation.help = Some(
+                "a transpose, narrow or broadcast made a strided view; call `.contiguous()?` \
+                 before passing it"
+                    .to_string(),
+            );
+            violation.note = clause.note;
+            self.violations.push(violation);
+        }
+    }
+
+    fn check_dims(&mut self, clause: &'static ClauseSpec, dims: &[usize], alignment: &Alignment) {
+        let mut details = Vec::new();
+        let mut bound_dims = Vec::new();
+        // The sizes the shape stands for, where every dim of it is known.
+        let mut expected_sizes: Option<Vec<usize>> = Some(Vec::with_capacity(dims.len()));
+        for (position, dim) in clause.shape.iter().enumerate() {
+            let axis = alignment.axis(position);
+            let expected_here: Option<Vec<usize>> = match *dim {
+                DimSpec::Fixed(n) => Some(vec![n]),
+                DimSpec::Named(id) => self.bindings.dims[usize::from(id)].get().map(|v| vec![v]),
+                DimSpec::Any => Some(vec![dims[axis]]),
+                DimSpec::Rest => Some(dims[position..position + alignment.rest_len].to_vec()),
+                DimSpec::Run(id) => Some(self.bindings.runs[usize::from(id)].dims.clone()),
+                DimSpec::Expr(expr) => match self.eval(expr.ops) {
+                    Ok(Some(v)) => Some(vec![v as usize]),
+                    _ => None,
+                },
+            };
+            match (&mut expected_sizes, expected_here) {
+                (Some(sizes), Some(here)) => sizes.extend(here),
+                (sizes, _) => *sizes = None,
+            }
+            match *dim {
+                DimSpec::Fixed(expected) => {
+                    if dims[axis] != expected {
+                        details.push(format!("dim {axis} is {}, expected {expected}", dims[axis]));
+                    }
+                }
+                DimSpec::Named(id) => {
+                    let slot = self.bindings.dims[usize::from(id)];
+                    if slot.get() != Some(dims[axis]) {
+                        let binding = self.binding(id).expect("bound in the first pass");
+                        details.push(format!("dim {axis} is {} but {binding}", dims[axis]));
+                        bound_dims.push(binding);
+                    }
+                }
+                DimSpec::Run(id) => {
+                    let actual = &dims[position..position + alignment.rest_len];
+                    let slot = &self.bindings.runs[usize::from(id)];
+                    if slot.dims != actual {
+                        let end = position + alignment.rest_len;
+                        details.push(format!(
+                            "dims {position}..{end} are {actual:?} but *{} = {:?} (bound by `{}` \
+                             dims {}..{})",
+                            self.spec.runs[usize::from(id)],
+                            slot.dims,
+                            self.clause_name(slot.clause),
+                            slot.axis,
+                            usize::from(slot.axis) + slot.dims.len(),
+                        ));
+                    }
+                }
+                DimSpec::Expr(expr) => match self.eval(expr.ops) {
+                    Ok(Some(expected)) if expected == dims[axis] as u64 => {}
+                    Ok(Some(expected)) => {
+                        let names = self.names_in(expr.ops);
+                        details.push(format!(
+                            "dim {axis} is {} but {} = {expected}{}",
+                            dims[axis],
+                            expr.text,
+                            with_names(&names)
+                        ));
+                        bound_dims.extend(names);
+                    }
+                    // A dim it names is bound only by an absent `Option`: nothing to compare.
+                    Ok(None) => {}
+                    Err(problem) => {
+                        let names = self.names_in(expr.ops);
+                        details.push(format!(
+                            "dim {axis}: {} {problem}{}",
+                            expr.text,
+                            with_names(&names)
+                        ));
+                        bound_dims.extend(names);
+                    }
+                },
+                DimSpec::Any | DimSpec::Rest => {}
+            }
+        }
+        if !details.is_empty() {
+            let mut violation = Violation::new(
+                Subject::of(clause.subject),
+                Rule::Shape,
+                self.expected_shape(clause),
+                format!("{dims:?}"),
+            );
+            violation.help = help::for_shape(clause, dims, expected_sizes.as_deref(), &bound_dims);
+            violation.details = details;
+            violation.bound_dims = bound_dims;
+            violation.note = clause.note;
+            self.violations.push(violation);
+        }
+    }
+
+    /// The shape as written, followed by its bound values when it names any:
+    /// `[B, P] = [4, 6]`.
+    fn expected_shape(&self, clause: &ClauseSpec) -> String {
+        let literal_only = clause
+            .shape
+            .iter()
+            .all(|d| matches!(d, DimSpec::Fixed(_) | DimSpec::Any | DimSpec::Rest));
+        if literal_only {
+            return clause.shape_text.to_string();
+        }
+        let mut any_bound = false;
+        let parts: Vec<String> = clause
+            .shape
+            .iter()
+            .map(|dim| match *dim {
+                DimSpec::Fixed(n) => n.to_string(),
+                DimSpec::Any => "_".to_string(),
+                DimSpec::Rest => "..".to_string(),
+                DimSpec::Named(id) => match self.bindings.dims[usize::from(id)].get() {
+                    Some(value) => {
+                        any_bound = true;
+                        value.to_string()
+                    }
+                    None => self.spec.dims[usize::from(id)].to_string(),
+                },
+                DimSpec::Run(id) => {
+                    let slot = &self.bindings.runs[usize::from(id)];
+                    if slot.clause == UNBOUND {
+                        format!("*{}", self.spec.runs[usize::from(id)])
+                    } else {
+                        any_bound = true;
+                        let sizes: Vec<String> =
+                            slot.dims.iter().map(ToString::to_string).collect();
+                        sizes.join(", ")
+                    }
+                }
+                DimSpec::Expr(expr) => match self.eval(expr.ops) {
+                    Ok(Some(value)) => {
+                        any_bound = true;
+                        value.to_string()
+                    }
+                    _ => expr.text.to_string(),
+                },
+            })
+            .filter(|part| !part.is_empty())
+            .collect();
+        if any_bound {
+            format!("{} = [{}]", clause.shape_text, parts.join(", "))
+        } else {
+            clause.shape_text.to_string()
+        }
+    }
+
+    fn check_device(
+        &mut self,
+        clause: &ClauseSpec,
+        tensor: &Tensor,
+        expected: &Device,
+        owner: &str,
+    ) {
+        if !tensor.device().same_device(expected) {
+            let mut violation = Violation::new(
+                Subject::of(clause.subject),
+                Rule::Device,
+                format!("{} like `{owner}`", device_name(expected)),
+                device_name(tensor.device()),
+            );
+            violation.help = Some(
+                "move the tensors to one device first (`.to_device(&device)?`), or state \
+                 `same_device = false` in the contract"
+                    .to_string(),
+            );
+            self.violations.push(violation);
+        }
+    }
+
+    fn check_relations(&mut self, after_body: bool) {
+        for relation in self.spec.relations {
+            if relation.after_body != after_body {
+                continue;
+            }
+            let lhs = self.eval(relation.lhs);
+            let rhs = self.eval(relation.rhs);
+            let mut names = self.names_in(relation.lhs);
+            for name in self.names_in(relation.rhs) {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            let found = match (lhs, rhs) {
+                (Ok(Some(lhs)), Ok(Some(rhs))) if relation.op.holds(lhs, rhs) => continue,
+                (Ok(Some(lhs)), Ok(Some(rhs))) => {
+                    let simple =
+                        |ops: &[ExprOp]| matches!(ops, [ExprOp::Dim(_)] | [ExprOp::Lit(_)]);
+                    if simple(relation.lhs) && simple(relation.rhs) {
+                        String::new()
+                    } else {
+                        format!("left side is {lhs}, right side is {rhs}")
+                    }
+                }
+                (Err(problem), _) | (_, Err(problem)) => format!("cannot evaluate: {problem}"),
+                // A dim bound only by an absent `Option`: the relation says nothing.
+                _ => continue,
+            };
+            let mut violation = Violation::new(
+                Subject::Relation(relation.text),
+                Rule::Relation,
+                relation.text.to_string(),
+                found,
+            );
+            violation.bound_dims = names;
+            self.violations.push(violation);
+        }
+    }
+
+    /// Evaluates a postfix dim expression: `Ok(None)` when a dim is not bound.
+    fn eval(&self, ops: &[ExprOp]) -> Result<Option<u64>, &'static str> {
+        eval_ops(ops, |id| self.bindings.dims[usize::from(id)].get())
+    }
+
+    fn names_in(&self, ops: &[ExprOp]) -> Vec<DimBinding> {
+        let mut names: Vec<DimBinding> = Vec::new();
+        for op in ops {
+            if let ExprOp::Dim(id) = *op
+                && let Some(binding) = self.binding(id)
+                && !names.contains(&binding)
+            {
+                names.push(binding);
+            }
+        }
+        names
+    }
+
+    fn check_values(
+        &mut self,
+        clauses: &[(usize, &'static ClauseSpec, &Tensor)],
+        bounds: &[BoundValue],
+    ) {
+        let dims = &*self.bindings.dims;
+        let spec = self.spec;
+        let dim_value = |id: u16| -> Option<DimBinding> {
+            let slot = dims[usize::from(id)];
+            slot.get().map(|value| DimBinding {
+                name: spec.dims[usize::from(id)],
+                value,
+                bound_by: match spec.inputs.get(usize::from(slot.clause)) {
+                    Some(clause) => clause.subject.name(),
+                    None => "return",
+                },
+                axis: usize::from(slot.axis),
+            })
+        };
+        let had_violations = !self.violations.is_empty();
+        let spec_dims = |id: u16| spec.dims[usize::from(id)];
+        let found = value::check_clauses(clauses, bounds, &dim_value, &spec_dims, had_violations);
+        self.violations.extend(found);
+    }
+
+    fn finish(self, after_body: bool) -> Result<(), ContractError> {
+        if self.violations.is_empty() {
+            Ok(())
+        } else {
+            Err(ContractError::new(self.spec, after_body, self.violations))
+        }
+    }
+}
+
+fn with_names(names: &[DimBinding]) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = names.iter().map(ToString::to_string).collect();
+    format!(" with {}", parts.join(", "))
+}
+
+/// Evaluates a postfix dim expression on non-negative integers: `/` rounds down, and going
+/// below zero, dividing by zero or overflowing is an error, never a wrap.
+pub(crate) fn eval_ops(
+    ops: &[ExprOp],
+    dim: impl Fn(u16) -> Option<usize>,
+) -> Result<Option<u64>, &'static str> {
+    let mut stack = [0u64; 16];
+    let mut depth = 0usize;
+    for op in ops {
+        let value = match *op {
+            ExprOp::Lit(value) => value,
+            ExprOp::Dim(id) => match dim(id) {
+                Some(value) => value as u64,
+                None => return Ok(None),
+            },
+            binary => {
+                if depth < 2 {
+                    return Err("is malformed");
+                }
+                let (lhs, rhs) = (stack[depth - 2], stack[depth - 1]);
+                depth -= 2;
+                match binary {
+                    ExprOp::Add => lhs.checked_add(rhs).ok_or("overflows")?,
+                    ExprOp::Sub => lhs.checked_sub(rhs).ok_or("goes below zero")?,
+                    ExprOp::Mul => lhs.checked_mul(rhs).ok_or("overflows")?,
+                    ExprOp::Div => lhs.checked_div(rhs).ok_or("divides by zero")?,
+                    ExprOp::Rem => lhs.checked_rem(rhs).ok_or("divides by zero")?,
+                    ExprOp::Lit(_) | ExprOp::Dim(_) => unreachable!("handled above"),
+                }
+            }
+        };
+        if depth == stack.len() {
+            return Err("is too deeply nested");
+        }
+        stack[depth] = value;
+        depth += 1;
+    }
+    if depth == 1 {
+        Ok(Some(stack[0]))
+    } else {
+        Err("is malformed")
+    }
+}
+
+/// `cpu`, `cuda:0`, `metal:0`.
+pub(crate) fn device_name(device: &Device) -> String {
+    match device.location() {
+        candle_core::DeviceLocation::Cpu => "cpu".to_string(),
+        candle_core::DeviceLocation::Cuda { gpu_id } => format!("cuda:{gpu_id}"),
+        candle_core::DeviceLocation::Metal { gpu_id } => format!("metal:{gpu_id}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dim_arithmetic_is_checked() {
+        let dims = [Some(5usize), Some(0), None];
+        let dim = |id: u16| dims[usize::from(id)];
+        use ExprOp::*;
+        assert_eq!(eval_ops(&[Dim(0), Lit(1), Add], dim), Ok(Some(6)));
+        assert_eq!(eval_ops(&[Dim(0), Lit(2), Div], dim), Ok(Some(2)));
+        assert_eq!(eval_ops(&[Dim(0), Lit(3), Rem], dim), Ok(Some(2)));
+        assert_eq!(eval_ops(&[Lit(2), Dim(0), Mul], dim), Ok(Some(10)));
+        assert_eq!(
+            eval_ops(&[Dim(1), Lit(1), Sub], dim),
+            Err("goes below zero")
+        );
+        assert_eq!(
+            eval_ops(&[Dim(0), Dim(1), Div], dim),
+            Err("divides by zero")
+        );
+        assert_eq!(
+            eval_ops(&[Lit(u64::MAX), Lit(2), Mul], dim),
+            Err("overflows")
+        );
+        assert_eq!(eval_ops(&[Dim(2), Lit(1), Add], dim), Ok(None));
+    }
+}

@@ -1,0 +1,263 @@
+//! Help lines: the common cause of a violation and its fix, guessed from the rule, the values
+//! found and the argument's name.
+
+use candle_core::{DType, Tensor};
+
+use crate::error::{DimBinding, Value};
+use crate::spec::{ClauseSpec, DTypeSet, DimSpec};
+use crate::value::{Details, Ignore, Num, Resolved};
+
+fn all_int(clause: &ClauseSpec) -> bool {
+    DTypeSet::INT.or(clause.dtypes) == DTypeSet::INT
+}
+
+fn all_float(clause: &ClauseSpec) -> bool {
+    DTypeSet::FLOAT.or(clause.dtypes) == DTypeSet::FLOAT
+}
+
+fn fixed_rank(clause: &ClauseSpec) -> Option<usize> {
+    clause
+        .shape
+        .iter()
+        .all(|d| !matches!(d, DimSpec::Rest | DimSpec::Run(_)))
+        .then_some(clause.shape.len())
+}
+
+/// Names that suggest token ids rather than class indices.
+fn looks_like_ids(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["id", "token", "input", "vocab", "word", "position"]
+        .iter()
+        .any(|part| name.contains(part))
+}
+
+pub(crate) fn for_dtype(clause: &ClauseSpec, tensor: &Tensor) -> Option<String> {
+    let found = tensor.dtype();
+    if all_int(clause) && found.is_float() {
+        if fixed_rank(clause).is_some_and(|rank| tensor.rank() == rank + 1) {
+            return Some(
+                "this takes class indices, not one-hot rows (or probabilities): turn one-hot \
+                 rows into class indices with `.argmax(1)?`"
+                    .to_string(),
+            );
+        }
+        return Some(format!(
+            "this takes integer indices: convert with `.to_dtype(DType::{})?` once the values \
+             are whole numbers",
+            clause_dtype_suggestion(clause)
+        ));
+    }
+    if all_float(clause) && found.is_int() {
+        return Some(
+            "this takes a float dtype: convert with `.to_dtype(DType::F32)?` (binary \
+             cross-entropy targets are probabilities in 0..=1, not class indices)"
+                .to_string(),
+        );
+    }
+    None
+}
+
+fn clause_dtype_suggestion(clause: &ClauseSpec) -> &'static str {
+    for (set, name) in [
+        (DTypeSet::U32, "U32"),
+        (DTypeSet::I64, "I64"),
+        (DTypeSet::U8, "U8"),
+        (DTypeSet::I32, "I32"),
+        (DTypeSet::I16, "I16"),
+    ] {
+        if clause.dtypes.or(set) == clause.dtypes {
+            return name;
+        }
+    }
+    "U32"
+}
+
+pub(crate) fn for_rank(clause: &ClauseSpec, dims: &[usize]) -> Option<String> {
+    let rank = fixed_rank(clause)?;
+    if dims.len() == rank + 1 && dims.last() == Some(&1) {
+        return Some(format!(
+            "a trailing dim of size 1: drop it with `.squeeze({})?`{}",
+            rank,
+            if all_int(clause) && rank == 1 {
+                " (cross-entropy takes class indices of shape [N], not a column vector)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if dims.len() == rank + 1 && all_int(clause) {
+        return Some(
+            "one dim too many: cross-entropy takes class indices of shape [N], not one-hot \
+             rows of shape [N, C] (use `.argmax(1)?`)"
+                .to_string(),
+        );
+    }
+    if dims.len() + 1 == rank {
+        return Some("one dim missing: add a batch dim with `.unsqueeze(0)?`".to_string());
+    }
+    None
+}
+
+pub(crate) fn for_shape(
+    clause: &ClauseSpec,
+    dims: &[usize],
+    expected: Option<&[usize]>,
+    bound_dims: &[DimBinding],
+) -> Option<String> {
+    let _ = clause;
+    if let Some(expected) = expected {
+        let count: usize = dims.iter().product();
+        let expected_count: usize = expected.iter().product();
+        if count == expected_count && dims != expected {
+            return Some(format!(
+                "the element counts match ({count}): a reshape, flatten or transpose went the \
+                 wrong way"
+            ));
+        }
+    }
+    if bound_dims.iter().any(|b| b.axis == 0) {
+        return Some(
+            "the batch sizes differ between arguments: a last batch smaller than the batch \
+             size, or a size taken from the config instead of the data, causes this"
+                .to_string(),
+        );
+    }
+    None
+}
+
+fn upper_dim(rule: &Resolved, bound_dims: &[DimBinding]) -> Option<(usize, &'static str)> {
+    let ranges = rule.ranges.as_ref()?;
+    ranges.iter().find_map(|range| match range.hi {
+        Some(Num::Int(hi)) if !range.inclusive => bound_dims
+            .iter()
+            .find(|b| b.value as i128 == hi)
+            .map(|b| (b.value, b.name)),
+        _ => None,
+    })
+}
+
+fn is_unit_interval(rule: &Resolved) -> bool {
+    let Some(ranges) = &rule.ranges else {
+        return false;
+    };
+    let as_f64 = |n: Option<Num>| match n {
+        Some(Num::Int(v)) => Some(v as f64),
+        Some(Num::Float(v)) => Some(v),
+        None => None,
+    };
+    ranges.len() == 1
+        && ranges[0].inclusive
+        && as_f64(ranges[0].lo) == Some(0.0)
+        && as_f64(ranges[0].hi) == Some(1.0)
+}
+
+pub(crate) fn for_values(
+    clause: &ClauseSpec,
+    rule: &Resolved,
+    dtype: DType,
+    details: &Details,
+    bound_dims: &[DimBinding],
+) -> Option<String> {
+    let name = clause.subject.name();
+    let first = details.first_value?;
+    if details.counts.nan > 0 {
+        return Some(
+            "NaN is in no range: it came from an earlier op (a log of 0, 0/0, a diverging \
+             loss or a too-high learning rate); find where it first appears"
+                .to_string(),
+        );
+    }
+    match first {
+        Value::Int(v) => {
+            if v < 0 {
+                let declared = rule
+                    .ignore
+                    .iter()
+                    .any(|i| matches!(i, Ignore::Value(Num::Int(x)) if *x == v));
+                if !declared {
+                    return Some(format!(
+                        "negative values such as {v} usually mark positions without a label: \
+                         declare them with `ignore {v}` (and use a loss that skips them, such as \
+                         `candle_contracts::nn::cross_entropy_with`), or drop them first; \
+                         candle would read {v} as a huge unsigned index"
+                    ));
+                }
+            }
+            let max = match dtype {
+                DType::U8 => u8::MAX as i128,
+                DType::U32 => u32::MAX as i128,
+                DType::I16 => i16::MAX as i128,
+                DType::I32 => i32::MAX as i128,
+                _ => i64::MAX as i128,
+            };
+            if v == max {
+                return Some(format!(
+                    "{v} is {}::MAX, candle's \"skip this index\" sentinel: write `ignore MAX` \
+                     to skip these positions on purpose, or fix the code that produced it",
+                    dtype.as_str()
+                ));
+            }
+            let shows_255 = details
+                .offending
+                .iter()
+                .any(|o| matches!(o, Value::Int(255)));
+            if shows_255 && upper_dim(rule, bound_dims).is_some_and(|(c, _)| c < 255) {
+                return Some(
+                    "255 is the usual \"void\" or mask value: map mask values to class indices \
+                     (e.g. 255 -> 1 for a binary mask) or declare `ignore 255`"
+                        .to_string(),
+                );
+            }
+            if let Some((bound, dim)) = upper_dim(rule, bound_dims)
+                && v >= bound as i128
+            {
+                if looks_like_ids(name) {
+                    return Some(format!(
+                        "ids must be < the vocab size {dim} = {bound}: tokens added to a \
+                         tokenizer without resizing the embedding table cause this"
+                    ));
+                }
+                let min = details.observed.map(|(lo, _)| lo);
+                let one_based = matches!(min, Some(Value::Int(1))) && v == bound as i128;
+                return Some(if one_based {
+                    format!(
+                        "class indices are 0-based and must be < {dim} = {bound}; these look \
+                         numbered from 1: subtract 1 from the labels"
+                    )
+                } else {
+                    format!(
+                        "class indices are 0-based and must be < {dim} = {bound}; labels \
+                         numbered from 1, or a class the model head does not have, cause this"
+                    )
+                });
+            }
+            None
+        }
+        Value::Float(v, _) => {
+            if v.is_infinite() {
+                return Some(
+                    "an overflow gave an infinity (an exp of a large logit, a division by a \
+                     tiny number, weights that blew up); clamp or normalise before this call"
+                        .to_string(),
+                );
+            }
+            if is_unit_interval(rule) {
+                let max = details.observed.map(|(_, hi)| hi.to_f64());
+                if max == Some(255.0) {
+                    return Some(
+                        "masks stored as 0/255 must be scaled to 0..1 (divide by 255) before a \
+                         binary cross-entropy"
+                            .to_string(),
+                    );
+                }
+                return Some(
+                    "probabilities must lie in 0..=1: a model head without a sigmoid gives \
+                     logits; apply `candle_nn::ops::sigmoid`, or give the logits to \
+                     `binary_cross_entropy_with_logit`"
+                        .to_string(),
+                );
+            }
+            None
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Contracts for candle tensors: state next to a function what its tensors must be, and get a
+//! clear error on the host before a bad class id, token id or probability reaches a kernel.
+//!
+//! ```
+//! use candle_contracts::contract;
+//! use candle_core::{Device, Result, Tensor};
+//!
+//! #[contract(logits: float[N, C], target: u8 | u32 | i64 [N] in 0..C)]
+//! fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+//!     candle_nn::loss::cross_entropy(logits, target)
+//! }
+//!
+//! # fn main() -> Result<()> {
+//! let logits = Tensor::zeros((3, 4), candle_core::DType::F32, &Device::Cpu)?;
+//! let target = Tensor::new(&[0u32, 2, 4], &Device::Cpu)?; // 4 is not a class of 4
+//! let error = loss(&logits, &target).unwrap_err();
+//! let violation = &candle_contracts::ContractError::find_in(&error).unwrap().violations()[0];
+//! assert_eq!(violation.argument(), "target");
+//! assert_eq!(violation.index(), Some(&[2][..]));
+//! assert!(error.to_string().contains("target[2] = 4, expected 0..C with C = 4 (bound by `logits` dim 1)"));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The contract language (`shared/design/contract-language.md`, and the book's reference
+//! chapter) has tensor clauses with dtypes and dims (`x: f32[N, ..]`), `self.field` and
+//! `return` clauses, relations (`T <= P`), value rules (`in 0..C`, `ignore -100`, `finite`,
+//! `contiguous`) and options (`on_violation = panic | error`, `same_device = false`).
+//!
+//! - [`contract`]: the attribute; the guard runs before the body, and the `return` clause on the
+//!   value coming out.
+//! - [`check!`]: the same clauses inline, returning `Result<(), ContractError>`.
+//! - [`ContractError`]: every [`Violation`] of a call, with the message of §8 as `Display`.
+//! - [`Mode`], [`set_mode`] and `CANDLE_CONTRACTS=full|shapes|off`: how much is checked.
+
+extern crate self as candle_contracts;
+
+mod error;
+mod guard;
+mod help;
+mod mode;
+
+mod scan;
+mod spec;
+mod value;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+/// Checks a function's tensors against a contract before its body runs.
+///
+/// The attribute takes comma-separated clauses (see the crate docs and the book's reference):
+///
+/// ```text
+/// #[contract(
+///     logits: float[N, C],                 // dtype family and named dims
+///     target: u8 | u32 | i64 [N] in 0..C,  // dtype union, dims bound across arguments, values
+///     self.weight: f32[V, D],              // a field of `self`
+///     return: f32[],                       // the value coming out
+///     N >= 1,                              // a relation between dims
+///     on_violation = panic,                // or `error`; by default `error` for `Result`
+/// )]
+/// ```
+///
+/// A function returning `Result<T, E>` returns `Err(E::from(ContractError))` on a violation
+/// (`E` is `candle_core::Error`, `anyhow::Error` or any type with `From<ContractError>`);
+/// other functions panic with the same message. The contract is checked at compile time:
+/// unknown names, dtypes and impossible ranges are spanned compile errors. The function's
+/// rustdoc gains a `# Contract` section.
+pub use candle_contracts_macros::contract;
+
+/// Checks tensors in scope against contract clauses, returning `Result<(), ContractError>`.
+///
+/// ```
+/// use candle_contracts::check;
+/// use candle_core::{Device, Tensor};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let x = Tensor::zeros((2, 784), candle_core::DType::F32, &Device::Cpu)?;
+/// let y = Tensor::new(&[3u8, 10], &Device::Cpu)?;
+/// let error = check!(x: f32[N, 784], y: u8[N] in 0..10).unwrap_err();
+/// assert_eq!(error.violations()[0].argument(), "y");
+/// # Ok(())
+/// # }
+/// ```
+pub use candle_contracts_macros::check;
+
+pub use error::{ContractError, Counts, DimBinding, Rule, Subject, Value, Violation};
+pub use mode::{MODE_ENV_VAR, Mode, ParseModeError, mode, set_mode};

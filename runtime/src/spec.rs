@@ -1,0 +1,357 @@
+//! The const description of a contract that `#[contract]` and `check!` emit as a `static`.
+//!
+//! Everything here is plain data: the macro resolves names to indices at compile time, and the
+//! guard in `guard.rs` interprets the table at call time. Dims and runs are numbered in the
+//! order the contract first mentions them.
+
+use candle_core::DType;
+
+/// A whole contract: the function it guards, where it was written, and its clauses.
+#[derive(Debug)]
+pub struct ContractSpec {
+    /// The guarded function's name (`check!` for the inline form).
+    pub function: &'static str,
+    /// Source file of the contract (`file!()` at the attribute).
+    pub file: &'static str,
+    /// Line of the contract.
+    pub line: u32,
+    /// Column of the contract.
+    pub column: u32,
+    /// Named dims, indexed by [`DimSpec::Named`] and [`ExprOp::Dim`].
+    pub dims: &'static [&'static str],
+    /// Named runs of dims (`*B`), indexed by [`DimSpec::Run`].
+    pub runs: &'static [&'static str],
+    /// Tensor clauses on arguments, `self` fields or variables, in the order written.
+    pub inputs: &'static [ClauseSpec],
+    /// The `return` clause, checked on the value coming out of the body.
+    pub output: Option<&'static ClauseSpec>,
+    /// Relations between dims, such as `T <= P`.
+    pub relations: &'static [RelationSpec],
+    /// Whether every checked tensor must be on one device (the default).
+    pub same_device: bool,
+}
+
+/// One tensor clause, such as `target: u8 | u32 | i64 [N] in 0..C`.
+#[derive(Debug)]
+pub struct ClauseSpec {
+    /// What the clause checks.
+    pub subject: SubjectSpec,
+    /// The dtypes allowed.
+    pub dtypes: DTypeSet,
+    /// The dtypes as written, e.g. `u8 | u32 | i64`.
+    pub dtypes_text: &'static str,
+    /// The dims, left to right.
+    pub shape: &'static [DimSpec],
+    /// The shape as written, e.g. `[N, C]`.
+    pub shape_text: &'static str,
+    /// `in`, `ignore` and `finite`, if any.
+    pub values: Option<&'static ValueSpec>,
+    /// Whether the clause says `contiguous`.
+    pub contiguous: bool,
+    /// The user's note string for this clause.
+    pub note: Option<&'static str>,
+}
+
+/// What a clause checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubjectSpec {
+    /// A function parameter; `None` in an `Option` is skipped.
+    Argument(&'static str),
+    /// A path from `self` such as `self.weight`; `None` is a violation.
+    Field(&'static str),
+    /// The function's return value (the `Ok` value of a `Result`).
+    Output,
+    /// A variable or path named in `check!`; `None` is skipped.
+    Variable(&'static str),
+}
+
+impl SubjectSpec {
+    /// The subject as written in the contract.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SubjectSpec::Argument(name)
+            | SubjectSpec::Field(name)
+            | SubjectSpec::Variable(name) => name,
+            SubjectSpec::Output => "return",
+        }
+    }
+}
+
+/// One dim of a shape.
+#[derive(Debug, Clone, Copy)]
+pub enum DimSpec {
+    /// Exactly this size.
+    Fixed(usize),
+    /// A named dim: bound by its first occurrence, equal at every later one.
+    Named(u16),
+    /// `_`: any size, not bound.
+    Any,
+    /// `..`: zero or more dims, not bound.
+    Rest,
+    /// `*B`: a named run of dims, the same sizes at every occurrence.
+    Run(u16),
+    /// An expression over named dims, checked once they are bound.
+    Expr(&'static DimExprSpec),
+}
+
+/// A dim expression such as `N + 1`, as a postfix program.
+#[derive(Debug)]
+pub struct DimExprSpec {
+    /// The expression as written.
+    pub text: &'static str,
+    /// Postfix program evaluated on a stack of `u64`.
+    pub ops: &'static [ExprOp],
+}
+
+/// One step of a postfix dim expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExprOp {
+    /// Push a literal.
+    Lit(u64),
+    /// Push the value of a named dim.
+    Dim(u16),
+    /// Pop two, push their sum.
+    Add,
+    /// Pop two, push their difference (below zero is a violation).
+    Sub,
+    /// Pop two, push their product.
+    Mul,
+    /// Pop two, push their quotient rounded down.
+    Div,
+    /// Pop two, push the remainder.
+    Rem,
+}
+
+/// A comparison in a relation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl CmpOp {
+    /// Whether `lhs op rhs` holds.
+    pub fn holds(self, lhs: u64, rhs: u64) -> bool {
+        match self {
+            CmpOp::Eq => lhs == rhs,
+            CmpOp::Ne => lhs != rhs,
+            CmpOp::Lt => lhs < rhs,
+            CmpOp::Le => lhs <= rhs,
+            CmpOp::Gt => lhs > rhs,
+            CmpOp::Ge => lhs >= rhs,
+        }
+    }
+}
+
+/// A relation between dim expressions, such as `T <= P` or `D % 8 == 0`.
+#[derive(Debug)]
+pub struct RelationSpec {
+    /// The relation as written.
+    pub text: &'static str,
+    /// Left side.
+    pub lhs: &'static [ExprOp],
+    /// Comparison.
+    pub op: CmpOp,
+    /// Right side.
+    pub rhs: &'static [ExprOp],
+    /// Whether it names a dim bound only by the return clause, so it is checked after the body.
+    pub after_body: bool,
+}
+
+/// The value rules of a clause: `in`, `ignore` and `finite`.
+#[derive(Debug)]
+pub struct ValueSpec {
+    /// Allowed ranges and single values, joined by `|` (empty: no `in`).
+    pub ranges: &'static [RangeSpec],
+    /// The `in` patterns as written, e.g. `0..C`.
+    pub ranges_text: &'static str,
+    /// Ignored values.
+    pub ignore: &'static [IgnoreSpec],
+    /// The ignored values as written, e.g. `-100 | MAX`.
+    pub ignore_text: &'static str,
+    /// `allow_all`: a tensor whose every element is ignored is not a violation.
+    pub allow_all_ignored: bool,
+    /// `finite`: NaN and ±inf are violations.
+    pub finite: bool,
+}
+
+/// One `in` pattern. A single value `v` is `v..=v`.
+#[derive(Debug)]
+pub struct RangeSpec {
+    /// Lower bound (inclusive), if any.
+    pub lo: Option<BoundSpec>,
+    /// Upper bound, if any.
+    pub hi: Option<BoundSpec>,
+    /// Whether the upper bound is inclusive (`..=`).
+    pub inclusive: bool,
+}
+
+/// Where a bound's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BoundSpec {
+    /// An integer literal.
+    Int(i128),
+    /// A float literal.
+    Float(f64),
+    /// A named dim.
+    Dim(u16),
+    /// An integer parameter or a braced expression, evaluated before the body; the index into
+    /// the bounds the expansion passes, and the text as written.
+    Runtime(u16, &'static str),
+}
+
+/// An ignored value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum IgnoreSpec {
+    /// An integer.
+    Int(i128),
+    /// A float.
+    Float(f64),
+    /// `MAX`: the dtype's maximum, candle's own "skip this index" sentinel.
+    Max,
+}
+
+/// A set of candle dtypes, built from names and families at compile time.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DTypeSet(u16);
+
+impl DTypeSet {
+    /// `u8`
+    pub const U8: Self = Self(1 << 0);
+    /// `u32`
+    pub const U32: Self = Self(1 << 1);
+    /// `i16`
+    pub const I16: Self = Self(1 << 2);
+    /// `i32`
+    pub const I32: Self = Self(1 << 3);
+    /// `i64`
+    pub const I64: Self = Self(1 << 4);
+    /// `bf16`
+    pub const BF16: Self = Self(1 << 5);
+    /// `f16`
+    pub const F16: Self = Self(1 << 6);
+    /// `f32`
+    pub const F32: Self = Self(1 << 7);
+    /// `f64`
+    pub const F64: Self = Self(1 << 8);
+    /// `f8e4m3`
+    pub const F8E4M3: Self = Self(1 << 9);
+    /// `f6e2m3`
+    pub const F6E2M3: Self = Self(1 << 10);
+    /// `f6e3m2`
+    pub const F6E3M2: Self = Self(1 << 11);
+    /// `f4`
+    pub const F4: Self = Self(1 << 12);
+    /// `f8e8m0`
+    pub const F8E8M0: Self = Self(1 << 13);
+    /// `uint`: every unsigned integer dtype.
+    pub const UINT: Self = Self(Self::U8.0 | Self::U32.0);
+    /// `sint`: every signed integer dtype.
+    pub const SINT: Self = Self(Self::I16.0 | Self::I32.0 | Self::I64.0);
+    /// `int`: every integer dtype.
+    pub const INT: Self = Self(Self::UINT.0 | Self::SINT.0);
+    /// `float`: every float dtype.
+    pub const FLOAT: Self = Self(
+        Self::BF16.0
+            | Self::F16.0
+            | Self::F32.0
+            | Self::F64.0
+            | Self::F8E4M3.0
+            | Self::F6E2M3.0
+            | Self::F6E3M2.0
+            | Self::F4.0
+            | Self::F8E8M0.0,
+    );
+    /// `_`: every dtype.
+    pub const ANY: Self = Self(Self::INT.0 | Self::FLOAT.0);
+
+    /// The union of two sets (`a | b` in a contract).
+    pub const fn or(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// The set holding just `dtype`.
+    pub const fn of(dtype: DType) -> Self {
+        match dtype {
+            DType::U8 => Self::U8,
+            DType::U32 => Self::U32,
+            DType::I16 => Self::I16,
+            DType::I32 => Self::I32,
+            DType::I64 => Self::I64,
+            DType::BF16 => Self::BF16,
+            DType::F16 => Self::F16,
+            DType::F32 => Self::F32,
+            DType::F64 => Self::F64,
+            DType::F8E4M3 => Self::F8E4M3,
+            DType::F6E2M3 => Self::F6E2M3,
+            DType::F6E3M2 => Self::F6E3M2,
+            DType::F4 => Self::F4,
+            DType::F8E8M0 => Self::F8E8M0,
+            // A dtype added by a later candle is in no set but `_`.
+            #[allow(unreachable_patterns)]
+            _ => Self(1 << 15),
+        }
+    }
+
+    /// Whether `dtype` is in the set.
+    pub const fn contains(self, dtype: DType) -> bool {
+        self.0 == Self::ANY.0 || self.0 & Self::of(dtype).0 != 0
+    }
+}
+
+impl std::fmt::Debug for DTypeSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DTypeSet({:#016b})", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_hold_their_dtypes() {
+        assert!(DTypeSet::INT.contains(DType::I16));
+        assert!(DTypeSet::UINT.contains(DType::U32));
+        assert!(!DTypeSet::UINT.contains(DType::I64));
+        assert!(DTypeSet::FLOAT.contains(DType::F8E8M0));
+        assert!(!DTypeSet::FLOAT.contains(DType::U8));
+        let union = DTypeSet::U8.or(DTypeSet::U32).or(DTypeSet::I64);
+        assert!(union.contains(DType::I64));
+        assert!(!union.contains(DType::I32));
+        for dtype in [
+            DType::U8,
+            DType::U32,
+            DType::I16,
+            DType::I32,
+            DType::I64,
+            DType::BF16,
+            DType::F16,
+            DType::F32,
+            DType::F64,
+            DType::F8E4M3,
+            DType::F6E2M3,
+            DType::F6E3M2,
+            DType::F4,
+            DType::F8E8M0,
+        ] {
+            assert!(DTypeSet::ANY.contains(dtype));
+            assert_ne!(
+                DTypeSet::INT.contains(dtype),
+                DTypeSet::FLOAT.contains(dtype),
+                "{dtype:?} is exactly one of int and float"
+            );
+            assert_eq!(DTypeSet::FLOAT.contains(dtype), dtype.is_float());
+        }
+    }
+}
