@@ -89,11 +89,9 @@ pub struct TensorClause {
 pub enum Subject {
     /// A parameter (in `#[contract]`) or a variable in scope (in `check!`).
     Param(Ident),
-    /// `self.a.b()`: a path of fields and argument-less method calls from `self`.
-    Field {
-        self_span: Span,
-        steps: Vec<FieldStep>,
-    },
+    /// `self.a.b()` or `batch.images`: a path of fields and argument-less method calls from
+    /// `self`, a parameter or (in `check!`) a variable.
+    Field { root: Ident, steps: Vec<FieldStep> },
     /// `return`: the value coming out of the function.
     Return(Span),
 }
@@ -321,7 +319,7 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
             span,
         }));
     }
-    if input.peek(Token![self]) {
+    if input.peek(Token![self]) || (input.peek(Ident) && input.peek2(Token![.])) {
         let subject = parse_field_subject(input)?;
         input.parse::<Token![:]>()?;
         let spec = parse_tensor_spec(input)?;
@@ -391,7 +389,7 @@ fn last_span(spec: &TensorSpec) -> Span {
 }
 
 fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
-    let self_token: Token![self] = input.parse()?;
+    let root = input.call(Ident::parse_any)?;
     let mut steps = Vec::new();
     while input.peek(Token![.]) {
         input.parse::<Token![.]>()?;
@@ -413,14 +411,11 @@ fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
     }
     if steps.is_empty() {
         return Err(syn::Error::new(
-            self_token.span,
+            root.span(),
             "a `self` clause names a field, e.g. `self.weight: f32[V, D]`",
         ));
     }
-    Ok(Subject::Field {
-        self_span: self_token.span,
-        steps,
-    })
+    Ok(Subject::Field { root, steps })
 }
 
 fn expect_end(input: ParseStream<'_>, context: &str) -> syn::Result<()> {
@@ -1097,8 +1092,8 @@ impl fmt::Display for Subject {
         match self {
             Subject::Param(ident) => write!(f, "{ident}"),
             Subject::Return(_) => f.write_str("return"),
-            Subject::Field { steps, .. } => {
-                f.write_str("self")?;
+            Subject::Field { root, steps } => {
+                write!(f, "{root}")?;
                 for step in steps {
                     match &step.member {
                         Member::Named(ident) => write!(f, ".{ident}")?,

@@ -6,7 +6,9 @@ pub fn did_you_mean<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(1);
+    // One- and two-letter names (dims such as `N`) are suggested only for a change of case.
+    let length = name.chars().count();
+    let limit = if length < 3 { 0 } else { (length / 3).max(1) };
     candidates
         .into_iter()
         .filter(|candidate| *candidate != name)
@@ -58,5 +60,7 @@ mod tests {
         assert_eq!(did_you_mean("weights", ["logits", "target"]), None);
         assert_eq!(did_you_mean("f23", ["f32", "f16", "u8"]), Some("f32"));
         assert_eq!(did_you_mean("flaot", ["float", "int"]), Some("float"));
+        assert_eq!(did_you_mean("H", ["N", "C"]), None);
+        assert_eq!(did_you_mean("n", ["N", "C"]), Some("N"));
     }
 }

@@ -1,1 +1,251 @@
-//! Parser and validator tests on token streams, outside a compiler run.
+//! Parser, validator and expansion tests on token streams, outside a compiler run.
+
+use std::str::FromStr;
+
+use proc_macro2::TokenStream;
+use proptest::prelude::*;
+
+use crate::expand;
+
+const ITEM: &str = "fn loss(&self, logits: &Tensor, target: Option<&Tensor>, num_classes: usize) \
+                    -> Result<Tensor> { body() }";
+
+fn tokens(text: &str) -> TokenStream {
+    TokenStream::from_str(text).expect("test input lexes")
+}
+
+/// The error messages `#[contract(args)]` gives on `ITEM`, in order.
+fn errors(args: &str) -> Vec<String> {
+    let output = expand::contract(tokens(args), tokens(ITEM)).to_string();
+    output
+        .split("compile_error !")
+        .skip(1)
+        .map(|rest| {
+            let start = rest.find('"').expect("a message") + 1;
+            let end = rest[start..].find("\" }").expect("end of message") + start;
+            rest[start..end].replace("\\\"", "\"")
+        })
+        .collect()
+}
+
+#[test]
+fn a_valid_contract_expands_to_a_guard_and_keeps_the_body() {
+    let output = expand::contract(
+        tokens(
+            "logits: float[N, C], target: u8 | u32 | i64 [N] in 0..C ignore -100, \
+             self.weight: f32[C, D], return: f32[], N >= 1",
+        ),
+        tokens(ITEM),
+    )
+    .to_string();
+    assert!(!output.contains("compile_error"), "{output}");
+    assert!(output.contains("check_inputs"));
+    assert!(output.contains("check_output"));
+    assert!(output.contains("body ()"));
+    assert!(output.contains("# Contract"));
+    assert!(output.contains("\"target: u8 | u32 | i64 [N] in 0..C ignore -100\""));
+}
+
+#[test]
+fn all_errors_of_one_attribute_come_together() {
+    let found = errors("tagret: u32[N] in 0..C, logits: f23[N, C], num_classes: u32[N]");
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert_eq!(
+        found[0],
+        "unknown parameter `tagret`; did you mean `target`?"
+    );
+    assert!(
+        found[1].starts_with("`num_classes` is a `usize`, not a tensor"),
+        "{found:?}"
+    );
+    assert_eq!(found[2], "unknown dtype `f23`; did you mean `f32`?");
+}
+
+#[test]
+fn value_rules_are_checked_against_the_dtypes() {
+    assert_eq!(
+        errors("target: u32[N] in 0..2.5"),
+        ["float bound `2.5` on an integer clause (`u32`): write an integer bound"]
+    );
+    assert_eq!(
+        errors("target: u8 | u32 [N] in -1..10"),
+        ["negative bound `-1` on an unsigned clause (`u8 | u32`): its values are never negative"]
+    );
+    assert_eq!(
+        errors("target: int[N] finite"),
+        ["`finite` on an integer clause (`int`) always holds: integers are never NaN or infinite"]
+    );
+    assert_eq!(
+        errors("target: i64[N] in 5..3"),
+        ["empty range `5..3`: no value satisfies it"]
+    );
+    assert_eq!(
+        errors("target: i64[N] in 0..0"),
+        ["empty range `0..0`: no value satisfies it"]
+    );
+    assert_eq!(
+        errors("target: u8[N] in 300.."),
+        ["`300..` can never hold for `u8`: `u8` holds 0..=255"]
+    );
+    // A union may mix signedness: a negative bound is fine when one dtype can hold it.
+    assert!(errors("target: u8 | i64 [N] in -1..10").is_empty());
+    assert!(errors("logits: f32[N, C] in 0.0..=1.0 finite").is_empty());
+}
+
+#[test]
+fn names_in_bounds_and_expressions_must_resolve() {
+    assert_eq!(
+        errors("target: i64[N] in 0..num_clases"),
+        [
+            "`num_clases` in this range names neither a dim of this contract nor a parameter; did \
+          you mean `num_classes`?"
+        ]
+    );
+    assert!(errors("target: i64[N] in 0..num_classes").is_empty());
+    assert_eq!(
+        errors("logits: f32[N, H / 2]"),
+        [
+            "dim `H` only appears inside expressions, so nothing binds it: write it plainly in a \
+          shape, e.g. `[H]`"
+        ]
+    );
+    assert_eq!(
+        errors("logits: f32[.., C, ..]"),
+        [
+            "a shape can hold only one `..` or `*name`: with two, the dims between them are ambiguous"
+        ]
+    );
+}
+
+#[test]
+fn signature_rules() {
+    let const_fn = expand::contract(
+        tokens("x: f32[N]"),
+        tokens("const fn f(x: &Tensor) -> Tensor { todo() }"),
+    )
+    .to_string();
+    assert!(const_fn.contains("cannot go on a `const fn`"), "{const_fn}");
+    let declaration =
+        expand::contract(tokens("x: f32[N]"), tokens("fn f(&self, x: &Tensor);")).to_string();
+    assert!(
+        declaration.contains("needs a function body"),
+        "{declaration}"
+    );
+    let not_result = expand::contract(
+        tokens("x: f32[N], on_violation = error"),
+        tokens("fn f(x: &Tensor) -> Tensor { todo() }"),
+    )
+    .to_string();
+    assert!(
+        not_result.contains("needs a function that returns a `Result`"),
+        "{not_result}"
+    );
+    let no_fn = expand::contract(tokens("x: f32[N]"), tokens("struct S;")).to_string();
+    assert!(no_fn.contains("goes on a function"), "{no_fn}");
+}
+
+#[test]
+fn the_original_item_survives_an_error() {
+    let output = expand::contract(tokens("x: f99[N]"), tokens(ITEM)).to_string();
+    assert!(output.contains("compile_error"));
+    assert!(output.contains("fn loss"));
+    assert!(!output.contains("check_inputs"));
+}
+
+#[test]
+fn check_rejects_function_only_clauses() {
+    let output =
+        expand::check(tokens("x: f32[N], return: f32[N], on_violation = panic")).to_string();
+    assert!(output.contains("`check!` has no return value"), "{output}");
+    assert!(
+        output.contains("`check!` always returns a `Result`"),
+        "{output}"
+    );
+}
+
+/// Tokens of the contract grammar, to build random attribute bodies from.
+fn grammar_token() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("N".to_string()),
+        Just("C".to_string()),
+        Just("logits".to_string()),
+        Just("target".to_string()),
+        Just("num_classes".to_string()),
+        Just("f32".to_string()),
+        Just("u8".to_string()),
+        Just("float".to_string()),
+        Just("_".to_string()),
+        Just("in".to_string()),
+        Just("ignore".to_string()),
+        Just("finite".to_string()),
+        Just("contiguous".to_string()),
+        Just("allow_all".to_string()),
+        Just("MAX".to_string()),
+        Just("self".to_string()),
+        Just("return".to_string()),
+        Just("on_violation".to_string()),
+        Just("panic".to_string()),
+        Just(":".to_string()),
+        Just(",".to_string()),
+        Just("|".to_string()),
+        Just("..".to_string()),
+        Just("..=".to_string()),
+        Just("*".to_string()),
+        Just("+".to_string()),
+        Just("-".to_string()),
+        Just("/".to_string()),
+        Just("%".to_string()),
+        Just("=".to_string()),
+        Just("==".to_string()),
+        Just("<=".to_string()),
+        Just(">".to_string()),
+        Just(".".to_string()),
+        Just("0".to_string()),
+        Just("3".to_string()),
+        Just("1.5".to_string()),
+        Just("340282366920938463463374607431768211457".to_string()),
+        Just("\"a note\"".to_string()),
+    ]
+}
+
+fn grammar_tokens() -> impl Strategy<Value = String> {
+    let leaf = prop::collection::vec(grammar_token(), 0..8).prop_map(|t| t.join(" "));
+    leaf.prop_recursive(3, 48, 6, |inner| {
+        prop::collection::vec(
+            prop_oneof![
+                grammar_token(),
+                inner.clone().prop_map(|s| format!("[{s}]")),
+                inner.clone().prop_map(|s| format!("{{{s}}}")),
+                inner.prop_map(|s| format!("({s})")),
+            ],
+            0..10,
+        )
+        .prop_map(|t| t.join(" "))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Whatever the tokens, the macro returns errors or an expansion; it never panics.
+    #[test]
+    fn the_macro_never_panics(body in grammar_tokens()) {
+        let args = tokens(&body);
+        let _ = expand::contract(args.clone(), tokens(ITEM));
+        let _ = expand::check(args);
+    }
+
+    /// Well-formed tensor clauses with random dims and ranges always give a plan or errors.
+    #[test]
+    fn random_well_formed_clauses_never_panic(
+        dtype in prop_oneof![Just("f32"), Just("u8"), Just("i64"), Just("int"), Just("_")],
+        dims in prop::collection::vec(prop_oneof![Just("N"), Just("C"), Just("3"), Just("_"), Just(".."), Just("*B"), Just("N + 1"), Just("C / 0")], 0..4),
+        lo in -300i64..300,
+        hi in -300i64..300,
+        inclusive in any::<bool>(),
+    ) {
+        let dots = if inclusive { "..=" } else { ".." };
+        let body = format!("logits: {dtype}[{}] in {lo}{dots}{hi}", dims.join(", "));
+        let _ = expand::contract(tokens(&body), tokens(ITEM));
+    }
+}

@@ -313,8 +313,7 @@ fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClau
     for clause in tensors {
         let key = clause.subject.to_string();
         let subject_span = match &clause.subject {
-            Subject::Param(ident) => ident.span(),
-            Subject::Field { self_span, .. } => *self_span,
+            Subject::Param(ident) | Subject::Field { root: ident, .. } => ident.span(),
             Subject::Return(span) => *span,
         };
         if !seen.insert(key.clone()) {
@@ -327,15 +326,20 @@ fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClau
         match &clause.subject {
             Subject::Param(ident) if !cx.inline => check_param_subject(cx_errors, cx, ident),
             Subject::Param(_) => {}
-            Subject::Field { self_span, .. } => {
+            Subject::Field { root, .. } if root == "self" => {
                 if !cx.inline && !cx.has_receiver {
                     cx_errors.error_at(
-                        *self_span,
+                        root.span(),
                         format!(
                             "`{key}` needs a method with a `self` receiver, and `{}` has none",
                             cx.function
                         ),
                     );
+                }
+            }
+            Subject::Field { root, .. } => {
+                if !cx.inline && !cx.params.iter().any(|p| p.ident == *root) {
+                    check_param_subject(cx_errors, cx, root);
                 }
             }
             Subject::Return(span) => {
@@ -693,9 +697,8 @@ fn plan_clause(
     let subject = match &clause.subject {
         Subject::Param(ident) => PlanSubject::Param(ident.clone()),
         Subject::Return(_) => PlanSubject::Output,
-        Subject::Field { self_span, steps } => {
-            let self_token = Ident::new("self", *self_span);
-            let mut tokens = quote!(#self_token);
+        Subject::Field { root, steps } => {
+            let mut tokens = quote!(#root);
             for step in steps {
                 let member = &step.member;
                 match member {

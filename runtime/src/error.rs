@@ -309,6 +309,7 @@ impl fmt::Display for Violation {
                 "not contiguous ({}), expected {}",
                 self.found, self.expected
             )?,
+            Rule::Relation if self.found.is_empty() => f.write_str("does not hold")?,
             Rule::Relation => write!(f, "does not hold: {}", self.found)?,
             Rule::DimArithmetic => write!(f, "{}", self.found)?,
             Rule::Bound => write!(

@@ -363,9 +363,12 @@ macro_rules! float_compare {
                             Num::Int(v) => ($up(f64_up(v)), $down(f64_down(v))),
                             Num::Float(v) => ($up(v), $down(v)),
                         };
-                        // v < hi  <=>  v <= the largest value below the smallest value >= hi.
+                        // v < hi  <=>  v <= the largest value below the smallest value >= hi
+                        // (there is none below -inf).
                         if interval.inclusive {
                             down
+                        } else if up == <$t>::NEG_INFINITY {
+                            return None;
                         } else {
                             up.next_down()
                         }
@@ -681,6 +684,16 @@ mod tests {
         assert_eq!(
             f64::interval(range(Some(Int(2)), Some(Int(1)), true), false),
             None
+        );
+        // Nothing is below -inf, not even -inf.
+        let minus_inf = Some(Float(f64::NEG_INFINITY));
+        assert_eq!(
+            f32::interval(range(minus_inf, minus_inf, false), false),
+            None
+        );
+        assert_eq!(
+            f32::interval(range(minus_inf, minus_inf, true), false),
+            Some((f32::NEG_INFINITY, f32::NEG_INFINITY))
         );
         assert_eq!(f32::exact(Float(0.1)), None);
         assert_eq!(f32::exact(Float(0.5)), Some(0.5));

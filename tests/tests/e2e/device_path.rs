@@ -1,0 +1,130 @@
+//! The device path (candle ops on the tensor's device, one transfer per call), forced on CPU
+//! tensors so it runs without a GPU: the same verdicts and messages as the in-place CPU scan,
+//! and exactly one device-to-host transfer for a passing call however many value clauses it has.
+
+use candle_contracts::__private::{device_transfers, force_device_path};
+use candle_contracts::{contract, ContractError, Violation};
+use candle_core::{DType, Device, Result, Tensor};
+
+/// Runs `f` with the device path forced on this thread.
+fn on_device_path<T>(f: impl FnOnce() -> T) -> T {
+    force_device_path(true);
+    let out = f();
+    force_device_path(false);
+    out
+}
+
+#[contract(
+    logits: f32[N, C] finite,
+    target: u32[N] in 0..C,
+    weights: f16[N] in 0.0..=1.0,
+)]
+fn three_value_clauses(logits: &Tensor, target: &Tensor, weights: &Tensor) -> Result<()> {
+    let _ = (logits, target, weights);
+    Ok(())
+}
+
+fn inputs(target: &[u32], weights: &[f32]) -> (Tensor, Tensor, Tensor) {
+    let n = target.len();
+    (
+        Tensor::ones((n, 4), DType::F32, &Device::Cpu).unwrap(),
+        Tensor::new(target, &Device::Cpu).unwrap(),
+        Tensor::new(weights, &Device::Cpu)
+            .unwrap()
+            .to_dtype(DType::F16)
+            .unwrap(),
+    )
+}
+
+#[test]
+fn one_transfer_per_call_with_three_value_clauses() {
+    let (logits, target, weights) = inputs(&[0, 3, 1], &[0.5, 1.0, 0.0]);
+    on_device_path(|| {
+        let before = device_transfers();
+        three_value_clauses(&logits, &target, &weights).unwrap();
+        assert_eq!(device_transfers() - before, 1);
+        let before = device_transfers();
+        for _ in 0..5 {
+            three_value_clauses(&logits, &target, &weights).unwrap();
+        }
+        assert_eq!(device_transfers() - before, 5);
+    });
+    // The CPU path reads in place and transfers nothing.
+    let before = device_transfers();
+    three_value_clauses(&logits, &target, &weights).unwrap();
+    assert_eq!(device_transfers(), before);
+}
+
+fn comparable(v: &Violation) -> String {
+    format!(
+        "{} {:?} {:?} {:?} {:?} {:?} {:?}",
+        v.argument(),
+        v.rule(),
+        v.index(),
+        v.value(),
+        v.counts(),
+        v.observed_range(),
+        v.bound_dims()
+    )
+}
+
+fn both_paths(f: impl Fn() -> Result<()>) -> (Vec<String>, Vec<String>) {
+    let describe = |result: Result<()>| match result {
+        Ok(()) => Vec::new(),
+        Err(error) => ContractError::find_in(&error)
+            .expect("a contract error")
+            .violations()
+            .iter()
+            .map(comparable)
+            .collect(),
+    };
+    let cpu = describe(f());
+    let device = on_device_path(|| describe(f()));
+    (cpu, device)
+}
+
+#[test]
+fn device_path_agrees_with_the_cpu_scan() {
+    let cases: Vec<(Vec<u32>, Vec<f32>)> = vec![
+        (vec![0, 3, 1], vec![0.5, 1.0, 0.0]),
+        (vec![0, 4, 9], vec![0.5, 1.0, 0.0]),
+        (vec![0, 1, 2], vec![0.5, f32::NAN, 1.5]),
+        (vec![u32::MAX, 1, 2], vec![-0.0, 0.25, 2.0]),
+    ];
+    for (target, weights) in cases {
+        let (logits, target, weights) = inputs(&target, &weights);
+        let (cpu, device) = both_paths(|| three_value_clauses(&logits, &target, &weights));
+        assert_eq!(cpu, device);
+    }
+    let (mut logits, target, weights) = inputs(&[0, 1], &[0.5, 0.5]);
+    logits = logits.affine(f64::INFINITY, 0.).unwrap();
+    let (cpu, device) = both_paths(|| three_value_clauses(&logits, &target, &weights));
+    assert_eq!(cpu.len(), 1);
+    assert_eq!(cpu, device);
+}
+
+#[contract(target: i64[B, T] in 0..C ignore -100, logits: f32[B, T, C])]
+fn ignoring(target: &Tensor, logits: &Tensor) -> Result<()> {
+    let _ = (target, logits);
+    Ok(())
+}
+
+#[test]
+fn device_path_handles_views_and_ignored_values() {
+    let logits = Tensor::zeros((2, 3, 5), DType::F32, &Device::Cpu).unwrap();
+    let base = Tensor::new(&[[1i64, -100, 7], [2, 3, -100], [4, 4, 4]], &Device::Cpu).unwrap();
+    let view = base.narrow(0, 0, 2).unwrap().t().unwrap().t().unwrap();
+    let (cpu, device) = both_paths(|| ignoring(&view, &logits));
+    assert_eq!(cpu.len(), 1);
+    assert_eq!(cpu, device);
+    let all_ignored = Tensor::full(-100i64, (2, 3), &Device::Cpu).unwrap();
+    let (cpu, device) = both_paths(|| ignoring(&all_ignored, &logits));
+    assert_eq!(cpu.len(), 1);
+    assert_eq!(cpu, device);
+    let broadcast = Tensor::new(&[9i64, 0, 1], &Device::Cpu)
+        .unwrap()
+        .broadcast_as((2, 3))
+        .unwrap();
+    let (cpu, device) = both_paths(|| ignoring(&broadcast, &logits));
+    assert_eq!(cpu, device);
+}

@@ -1,0 +1,125 @@
+//! A violation reaches the caller as the function's own error type: candle's, anyhow's, a boxed
+//! error or the user's, and the typed `ContractError` can always be recovered.
+
+use candle_contracts::{contract, ContractError};
+use candle_core::{DType, Device, Tensor};
+
+fn bad_target() -> (Tensor, Tensor) {
+    let logits = Tensor::zeros((2, 3), DType::F32, &Device::Cpu).unwrap();
+    let target = Tensor::new(&[0u32, 3], &Device::Cpu).unwrap();
+    (logits, target)
+}
+
+#[contract(logits: f32[N, C], target: u32[N] in 0..C)]
+fn with_candle(logits: &Tensor, target: &Tensor) -> candle_core::Result<Tensor> {
+    candle_nn::loss::cross_entropy(logits, target)
+}
+
+#[contract(logits: f32[N, C], target: u32[N] in 0..C)]
+fn with_anyhow(logits: &Tensor, target: &Tensor) -> anyhow::Result<Tensor> {
+    Ok(candle_nn::loss::cross_entropy(logits, target)?)
+}
+
+#[contract(logits: f32[N, C], target: u32[N] in 0..C)]
+fn with_boxed(
+    logits: &Tensor,
+    target: &Tensor,
+) -> Result<Tensor, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(candle_nn::loss::cross_entropy(logits, target)?)
+}
+
+#[derive(Debug)]
+enum TrainError {
+    Contract(ContractError),
+    Candle(candle_core::Error),
+}
+
+impl From<ContractError> for TrainError {
+    fn from(error: ContractError) -> Self {
+        TrainError::Contract(error)
+    }
+}
+
+impl From<candle_core::Error> for TrainError {
+    fn from(error: candle_core::Error) -> Self {
+        TrainError::Candle(error)
+    }
+}
+
+#[contract(logits: f32[N, C], target: u32[N] in 0..C)]
+fn with_own_error(logits: &Tensor, target: &Tensor) -> Result<Tensor, TrainError> {
+    Ok(candle_nn::loss::cross_entropy(logits, target)?)
+}
+
+#[contract(target: u32[N] in 0..10)]
+fn with_own_error_unchecked(logits: &Tensor, target: &Tensor) -> Result<Tensor, TrainError> {
+    Ok(candle_nn::loss::cross_entropy(logits, target)?)
+}
+
+#[test]
+fn candle_errors_keep_the_typed_error_through_wrappers() {
+    let (logits, target) = bad_target();
+    let error = with_candle(&logits, &target).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("contract violated in `with_candle`"),
+        "{error}"
+    );
+    assert_eq!(
+        ContractError::find_in(&error).unwrap().violations()[0].argument(),
+        "target"
+    );
+    let wrapped = error.context("in the training loop");
+    assert_eq!(
+        ContractError::find_in(&wrapped).unwrap().function(),
+        "with_candle"
+    );
+    let in_candle_op = (|| -> candle_core::Result<Tensor> {
+        let loss = with_candle(&logits, &target)?;
+        loss.exp()
+    })()
+    .unwrap_err();
+    assert!(ContractError::find_in(&in_candle_op).is_some());
+}
+
+#[test]
+fn anyhow_and_boxed_errors_downcast() {
+    let (logits, target) = bad_target();
+    let error = with_anyhow(&logits, &target).unwrap_err();
+    let contract = error
+        .downcast_ref::<ContractError>()
+        .expect("a ContractError");
+    assert_eq!(contract.violations()[0].index(), Some(&[1][..]));
+    let error = with_boxed(&logits, &target).unwrap_err();
+    assert!(error.downcast_ref::<ContractError>().is_some());
+}
+
+#[test]
+fn user_error_types_with_from() {
+    let (logits, target) = bad_target();
+    match with_own_error(&logits, &target) {
+        Err(TrainError::Contract(error)) => assert_eq!(error.violations().len(), 1),
+        other => panic!("expected a contract error, got {other:?}"),
+    }
+    let good = Tensor::new(&[0u32, 2], &Device::Cpu).unwrap();
+    match with_own_error(&logits, &good) {
+        Ok(loss) => assert!((loss.to_scalar::<f32>().unwrap() - 3f32.ln()).abs() < 1e-6),
+        Err(other) => panic!("{other:?}"),
+    }
+    // Errors of the body keep their own variant.
+    let wrong_rank_logits = Tensor::zeros((2, 3, 1), DType::F32, &Device::Cpu).unwrap();
+    match with_own_error_unchecked(&wrong_rank_logits, &good) {
+        Err(TrainError::Candle(error)) => assert!(ContractError::find_in(&error).is_none()),
+        other => panic!("expected a candle error, got {other:?}"),
+    }
+}
+
+#[test]
+fn debug_prints_the_message_and_alternate_debug_the_structure() {
+    let (logits, target) = bad_target();
+    let error = with_anyhow(&logits, &target).unwrap_err();
+    let contract = error.downcast_ref::<ContractError>().unwrap();
+    assert_eq!(format!("{contract:?}"), contract.to_string());
+    assert!(format!("{contract:#?}").starts_with("ContractError {\n    function: \"with_anyhow\""));
+}

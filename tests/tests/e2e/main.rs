@@ -1,0 +1,42 @@
+//! End-to-end tests: real candle tensors through contracted functions, asserting messages and
+//! `Ok` values. One binary, one module per topic.
+
+mod check_macro;
+mod device_path;
+mod error_types;
+mod grammar;
+mod handed;
+mod placement;
+mod properties;
+mod values;
+
+use candle_contracts::{ContractError, Violation};
+use candle_core::{DType, Device, Tensor};
+
+/// The `ContractError` inside a candle error.
+pub fn contract_error(error: &candle_core::Error) -> &ContractError {
+    ContractError::find_in(error).unwrap_or_else(|| panic!("not a contract violation: {error}"))
+}
+
+/// The only violation of a failed call.
+pub fn only_violation(error: &candle_core::Error) -> &Violation {
+    let violations = contract_error(error).violations();
+    assert_eq!(violations.len(), 1, "{error}");
+    &violations[0]
+}
+
+pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+    Tensor::zeros(shape, dtype, &Device::Cpu).unwrap()
+}
+
+/// The panic message of `f`.
+pub fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let payload = std::panic::catch_unwind(f).expect_err("expected a panic");
+    if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else if let Some(message) = payload.downcast_ref::<&str>() {
+        message.to_string()
+    } else {
+        panic!("panic payload is not a string")
+    }
+}
