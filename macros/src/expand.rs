@@ -20,6 +20,13 @@ pub(crate) fn analyze(
     cx: &Context,
     errors: &mut Vec<syn::Error>,
 ) -> Option<Plan> {
+    if args.is_empty() {
+        errors.push(syn::Error::new(
+            Span::call_site(),
+            "empty contract: list at least one clause, e.g. `x: f32[N, D]`",
+        ));
+        return None;
+    }
     let clauses = ast::parse_clauses(args, errors);
     let plan = valid::validate(&clauses, cx, errors);
     errors.is_empty().then_some(plan)
@@ -296,7 +303,6 @@ fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
 
 /// The tensor each input clause names, as `Option<&Tensor>`.
 fn access_tokens(plan: &Plan) -> Vec<TokenStream> {
-    let p = private();
     plan.inputs
         .iter()
         .map(|clause| {
@@ -306,7 +312,7 @@ fn access_tokens(plan: &Plan) -> Vec<TokenStream> {
                 PlanSubject::Field(path) => path.clone(),
                 PlanSubject::Output => quote!(()),
             };
-            quote_spanned!(span=> #p::TensorArg::tensor_arg(&#place))
+            quote_spanned!(span=> ::candle_contracts::__private::TensorArg::tensor_arg(&#place))
         })
         .collect()
 }
@@ -319,7 +325,7 @@ fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
     }
     let values = plan.runtime_bounds.iter().map(|bound| {
         let tokens = &bound.tokens;
-        quote_spanned!(bound.span=> #p::bound(&(#tokens)))
+        quote_spanned!(bound.span=> ::candle_contracts::__private::bound(&(#tokens)))
     });
     quote! {
         if #mode == #p::Mode::Full {
@@ -384,7 +390,7 @@ fn expand_fn(
                     .map_or(cx.name_span, |t| t.span()),
                 None => cx.name_span,
             };
-            let convert = quote_spanned!(span=> #p::into_error(#error));
+            let convert = quote_spanned!(span=> ::candle_contracts::__private::into_error(#error));
             quote!(return ::core::result::Result::Err(#convert);)
         }
         Failure::Panic => quote!(#p::violated(#error)),
