@@ -7,6 +7,80 @@ use proptest::prelude::*;
 
 use crate::expand;
 
+/// Expands every `#[contract]` in a source file, for the golden files in `tests/expand`.
+fn expand_file(source: &str) -> String {
+    /// Removes the `#[contract(...)]` attribute and returns its arguments.
+    fn take_contract(attrs: &mut Vec<syn::Attribute>) -> Option<TokenStream> {
+        let position = attrs.iter().position(|a| a.path().is_ident("contract"))?;
+        match attrs.remove(position).meta {
+            syn::Meta::List(list) => Some(list.tokens),
+            _ => Some(TokenStream::new()),
+        }
+    }
+    let mut file: syn::File = syn::parse_str(source).expect("a sample parses");
+    let mut items = Vec::new();
+    for item in file.items.drain(..) {
+        match item {
+            syn::Item::Fn(mut function) => {
+                let args = take_contract(&mut function.attrs);
+                match args {
+                    Some(args) => {
+                        let expanded = expand::contract(args, quote::quote!(#function));
+                        items.push(syn::parse2::<syn::Item>(expanded).expect("an item"));
+                    }
+                    None => items.push(syn::Item::Fn(function)),
+                }
+            }
+            syn::Item::Impl(mut block) => {
+                for impl_item in &mut block.items {
+                    if let syn::ImplItem::Fn(method) = impl_item
+                        && let Some(args) = take_contract(&mut method.attrs)
+                    {
+                        let expanded = expand::contract(args, quote::quote!(#method));
+                        *impl_item = syn::parse2(expanded).expect("a method");
+                    }
+                }
+                items.push(syn::Item::Impl(block));
+            }
+            other => items.push(other),
+        }
+    }
+    file.items = items;
+    prettyplease::unparse(&file)
+}
+
+/// Golden expansions: `tests/expand/X.rs` expands to `tests/expand/X.expanded.rs`. Re-bless
+/// with `BLESS_EXPANSIONS=1 cargo test -p candle-contracts-macros` and read the diff.
+#[test]
+fn expansions_match_their_golden_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expand");
+    let mut samples: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.extension().is_some_and(|e| e == "rs")
+                && !path.to_string_lossy().ends_with(".expanded.rs")
+        })
+        .collect();
+    samples.sort();
+    assert!(!samples.is_empty());
+    for sample in samples {
+        let expanded = expand_file(&std::fs::read_to_string(&sample).unwrap());
+        let golden = sample.with_extension("expanded.rs");
+        if std::env::var_os("BLESS_EXPANSIONS").is_some() {
+            std::fs::write(&golden, &expanded).unwrap();
+        }
+        let expected = std::fs::read_to_string(&golden)
+            .unwrap_or_else(|_| panic!("{} is missing: bless it", golden.display()));
+        assert_eq!(
+            expanded,
+            expected,
+            "{} changed: re-bless and read the diff",
+            golden.display()
+        );
+    }
+}
+
 const ITEM: &str = "fn loss(&self, logits: &Tensor, target: Option<&Tensor>, num_classes: usize) \
                     -> Result<Tensor> { body() }";
 

@@ -353,25 +353,8 @@ impl Checker<'_, '_> {
     fn check_dims(&mut self, clause: &'static ClauseSpec, dims: &[usize], alignment: &Alignment) {
         let mut details = Vec::new();
         let mut bound_dims = Vec::new();
-        // The sizes the shape stands for, where every dim of it is known.
-        let mut expected_sizes: Option<Vec<usize>> = Some(Vec::with_capacity(dims.len()));
         for (position, dim) in clause.shape.iter().enumerate() {
             let axis = alignment.axis(position);
-            let expected_here: Option<Vec<usize>> = match *dim {
-                DimSpec::Fixed(n) => Some(vec![n]),
-                DimSpec::Named(id) => self.bindings.dims[usize::from(id)].get().map(|v| vec![v]),
-                DimSpec::Any => Some(vec![dims[axis]]),
-                DimSpec::Rest => Some(dims[position..position + alignment.rest_len].to_vec()),
-                DimSpec::Run(id) => Some(self.bindings.runs[usize::from(id)].dims.clone()),
-                DimSpec::Expr(expr) => match self.eval(expr.ops) {
-                    Ok(Some(v)) => Some(vec![v as usize]),
-                    _ => None,
-                },
-            };
-            match (&mut expected_sizes, expected_here) {
-                (Some(sizes), Some(here)) => sizes.extend(here),
-                (sizes, _) => *sizes = None,
-            }
             match *dim {
                 DimSpec::Fixed(expected) => {
                     if dims[axis] != expected {
@@ -436,12 +419,35 @@ impl Checker<'_, '_> {
                 self.expected_shape(clause),
                 format!("{dims:?}"),
             );
+            let expected_sizes = self.expected_sizes(clause, dims, alignment);
             violation.help = help::for_shape(clause, dims, expected_sizes.as_deref(), &bound_dims);
             violation.details = details;
             violation.bound_dims = bound_dims;
             violation.note = clause.note;
             self.violations.push(violation);
         }
+    }
+
+    /// The sizes a shape stands for once its names are bound, if every dim of it is known.
+    fn expected_sizes(
+        &self,
+        clause: &ClauseSpec,
+        dims: &[usize],
+        alignment: &Alignment,
+    ) -> Option<Vec<usize>> {
+        let mut sizes = Vec::with_capacity(dims.len());
+        for (position, dim) in clause.shape.iter().enumerate() {
+            let axis = alignment.axis(position);
+            match *dim {
+                DimSpec::Fixed(n) => sizes.push(n),
+                DimSpec::Named(id) => sizes.push(self.bindings.dims[usize::from(id)].get()?),
+                DimSpec::Any => sizes.push(dims[axis]),
+                DimSpec::Rest => sizes.extend(&dims[position..position + alignment.rest_len]),
+                DimSpec::Run(id) => sizes.extend(&self.bindings.runs[usize::from(id)].dims),
+                DimSpec::Expr(expr) => sizes.push(self.eval(expr.ops).ok()?? as usize),
+            }
+        }
+        Some(sizes)
     }
 
     /// The shape as written, followed by its bound values when it names any:

@@ -1,0 +1,251 @@
+impl Embedding {
+    ///
+    ///# Contract
+    ///
+    ///```text
+    ///self.table: f32[V, D]
+    ///ids: u32[B, T] in 0..{self . vocab_size}
+    ///return: f32[B, T, D]
+    ///T <= 512
+    ///```
+    fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+            function: "forward",
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+            dims: &["V", "D", "B", "T"],
+            runs: &[],
+            inputs: &[
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::SubjectSpec::Field(
+                        "self.table",
+                    ),
+                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                    dtypes_text: "f32",
+                    shape: &[
+                        ::candle_contracts::__private::DimSpec::Named(0u16),
+                        ::candle_contracts::__private::DimSpec::Named(1u16),
+                    ],
+                    shape_text: "[V, D]",
+                    values: ::core::option::Option::None,
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                },
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::SubjectSpec::Argument("ids"),
+                    dtypes: ::candle_contracts::__private::DTypeSet::U32,
+                    dtypes_text: "u32",
+                    shape: &[
+                        ::candle_contracts::__private::DimSpec::Named(2u16),
+                        ::candle_contracts::__private::DimSpec::Named(3u16),
+                    ],
+                    shape_text: "[B, T]",
+                    values: ::core::option::Option::Some(
+                        &::candle_contracts::__private::ValueSpec {
+                            ranges: &[
+                                ::candle_contracts::__private::RangeSpec {
+                                    lo: ::core::option::Option::Some(
+                                        ::candle_contracts::__private::BoundSpec::Int(0i128),
+                                    ),
+                                    hi: ::core::option::Option::Some(
+                                        ::candle_contracts::__private::BoundSpec::Runtime(
+                                            0u16,
+                                            "{self . vocab_size}",
+                                        ),
+                                    ),
+                                    inclusive: false,
+                                },
+                            ],
+                            ranges_text: "0..{self . vocab_size}",
+                            ignore: &[],
+                            ignore_text: "",
+                            allow_all_ignored: false,
+                            finite: false,
+                        },
+                    ),
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                },
+            ],
+            output: ::core::option::Option::Some(
+                &::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::SubjectSpec::Output,
+                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                    dtypes_text: "f32",
+                    shape: &[
+                        ::candle_contracts::__private::DimSpec::Named(2u16),
+                        ::candle_contracts::__private::DimSpec::Named(3u16),
+                        ::candle_contracts::__private::DimSpec::Named(1u16),
+                    ],
+                    shape_text: "[B, T, D]",
+                    values: ::core::option::Option::None,
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                },
+            ),
+            relations: &[
+                ::candle_contracts::__private::RelationSpec {
+                    text: "T <= 512",
+                    lhs: &[::candle_contracts::__private::ExprOp::Dim(3u16)],
+                    op: ::candle_contracts::__private::CmpOp::Le,
+                    rhs: &[::candle_contracts::__private::ExprOp::Lit(512u64)],
+                    after_body: false,
+                },
+            ],
+            same_device: true,
+        };
+        let __cc_mode = ::candle_contracts::__private::mode();
+        let mut __cc_state = ::candle_contracts::__private::CallState::<
+            4usize,
+            0usize,
+        >::new();
+        let __cc_bounds: [::candle_contracts::__private::BoundValue; 1usize] = if __cc_mode
+            == ::candle_contracts::__private::Mode::Full
+        {
+            [::candle_contracts::__private::bound(&({ self.vocab_size }))]
+        } else {
+            [::candle_contracts::__private::BoundValue::Unset; 1usize]
+        };
+        if __cc_mode != ::candle_contracts::__private::Mode::Off {
+            if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
+                &__CC_SPEC,
+                __cc_mode,
+                &[
+                    ::candle_contracts::__private::TensorArg::tensor_arg(&self.table),
+                    ::candle_contracts::__private::TensorArg::tensor_arg(&ids),
+                ],
+                &__cc_bounds,
+                __cc_state.bindings(),
+            ) {
+                return ::core::result::Result::Err(
+                    ::candle_contracts::__private::into_error(__cc_error),
+                );
+            }
+        }
+        let __cc_output = (move || {
+            #[allow(unreachable_code, clippy::diverging_sub_expression)]
+            if false {
+                let __cc_fake: Result<Tensor> = loop {};
+                return __cc_fake;
+            }
+            {
+                let (b, t) = ids.dims2()?;
+                self.table.index_select(&ids.flatten_all()?, 0)?.reshape((b, t, ()))
+            }
+        })();
+        if __cc_mode != ::candle_contracts::__private::Mode::Off {
+            let __cc_tensor = match &__cc_output {
+                ::core::result::Result::Ok(__cc_ok) => {
+                    ::candle_contracts::__private::TensorArg::tensor_arg(__cc_ok)
+                }
+                ::core::result::Result::Err(_) => ::core::option::Option::None,
+            };
+            if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_output(
+                &__CC_SPEC,
+                __cc_mode,
+                __cc_tensor,
+                &__cc_bounds,
+                __cc_state.bindings(),
+            ) {
+                return ::core::result::Result::Err(
+                    ::candle_contracts::__private::into_error(__cc_error),
+                );
+            }
+        }
+        __cc_output
+    }
+}
+///
+///# Contract
+///
+///```text
+///x: f32[N] finite
+///return: f32[N]
+///```
+async fn scale(x: &Tensor) -> Tensor {
+    static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+        function: "scale",
+        file: ::core::file!(),
+        line: ::core::line!(),
+        column: ::core::column!(),
+        dims: &["N"],
+        runs: &[],
+        inputs: &[
+            ::candle_contracts::__private::ClauseSpec {
+                subject: ::candle_contracts::__private::SubjectSpec::Argument("x"),
+                dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                dtypes_text: "f32",
+                shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
+                shape_text: "[N]",
+                values: ::core::option::Option::Some(
+                    &::candle_contracts::__private::ValueSpec {
+                        ranges: &[],
+                        ranges_text: "",
+                        ignore: &[],
+                        ignore_text: "",
+                        allow_all_ignored: false,
+                        finite: true,
+                    },
+                ),
+                contiguous: false,
+                note: ::core::option::Option::None,
+            },
+        ],
+        output: ::core::option::Option::Some(
+            &::candle_contracts::__private::ClauseSpec {
+                subject: ::candle_contracts::__private::SubjectSpec::Output,
+                dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                dtypes_text: "f32",
+                shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
+                shape_text: "[N]",
+                values: ::core::option::Option::None,
+                contiguous: false,
+                note: ::core::option::Option::None,
+            },
+        ),
+        relations: &[],
+        same_device: true,
+    };
+    let __cc_mode = ::candle_contracts::__private::mode();
+    let mut __cc_state = ::candle_contracts::__private::CallState::<
+        1usize,
+        0usize,
+    >::new();
+    let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
+    if __cc_mode != ::candle_contracts::__private::Mode::Off {
+        if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
+            &__CC_SPEC,
+            __cc_mode,
+            &[::candle_contracts::__private::TensorArg::tensor_arg(&x)],
+            &__cc_bounds,
+            __cc_state.bindings(),
+        ) {
+            ::candle_contracts::__private::violated(__cc_error)
+        }
+    }
+    let __cc_output = async move {
+        #[allow(unreachable_code, clippy::diverging_sub_expression)]
+        if false {
+            let __cc_fake: Tensor = loop {};
+            return __cc_fake;
+        }
+        { x.clone() }
+    }
+        .await;
+    if __cc_mode != ::candle_contracts::__private::Mode::Off {
+        let __cc_tensor = ::candle_contracts::__private::TensorArg::tensor_arg(
+            &__cc_output,
+        );
+        if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_output(
+            &__CC_SPEC,
+            __cc_mode,
+            __cc_tensor,
+            &__cc_bounds,
+            __cc_state.bindings(),
+        ) {
+            ::candle_contracts::__private::violated(__cc_error)
+        }
+    }
+    __cc_output
+}
