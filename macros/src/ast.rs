@@ -176,11 +176,17 @@ pub enum Constraint {
     Ignore {
         keyword: Span,
         values: Vec<IgnoreValue>,
-        allow_all: Option<Span>,
+        allow_all: Option<AllowAll>,
     },
     Finite(Span),
     Contiguous(Span),
     Note(LitStr),
+}
+
+/// `allow_all`, alone or with a braced condition: `allow_all {reduction != Reduction::Mean}`.
+pub struct AllowAll {
+    pub span: Span,
+    pub condition: Option<TokenStream>,
 }
 
 pub enum Pattern {
@@ -221,6 +227,11 @@ pub enum IgnoreValue {
         span: SpanRange,
     },
     Max(Span),
+    /// A braced expression evaluated before the body, e.g. `{options.ignore_index}`.
+    Block {
+        tokens: TokenStream,
+        span: Span,
+    },
 }
 
 impl Constraint {
@@ -256,7 +267,7 @@ impl IgnoreValue {
     pub fn span(&self) -> SpanRange {
         match self {
             IgnoreValue::Int { span, .. } | IgnoreValue::Float { span, .. } => *span,
-            IgnoreValue::Max(span) => SpanRange::single(*span),
+            IgnoreValue::Max(span) | IgnoreValue::Block { span, .. } => SpanRange::single(*span),
         }
     }
 }
@@ -381,6 +392,8 @@ fn last_span(spec: &TensorSpec) -> Span {
         Some(Constraint::Ignore {
             values, allow_all, ..
         }) => allow_all
+            .as_ref()
+            .map(|a| a.span)
             .or_else(|| values.last().map(|v| v.span().last))
             .unwrap_or(spec.shape.span),
         Some(other) => other.span(),
@@ -697,7 +710,19 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
                 values.push(parse_ignore_value(input)?);
             }
             let allow_all = if input.peek(Ident) && input.fork().parse::<Ident>()? == "allow_all" {
-                Some(input.parse::<Ident>()?.span())
+                let keyword = input.parse::<Ident>()?;
+                let condition = if input.peek(syn::token::Brace) {
+                    let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
+                        unreachable!("peeked a brace group")
+                    };
+                    Some(group.stream())
+                } else {
+                    None
+                };
+                Some(AllowAll {
+                    span: keyword.span(),
+                    condition,
+                })
             } else {
                 None
             };
@@ -899,6 +924,15 @@ fn parse_ignore_value(input: ParseStream<'_>) -> syn::Result<IgnoreValue> {
             },
         });
     }
+    if !negative && input.peek(syn::token::Brace) {
+        let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
+            unreachable!("peeked a brace group")
+        };
+        return Ok(IgnoreValue::Block {
+            tokens: group.stream(),
+            span: group.span(),
+        });
+    }
     if !negative && input.peek(Ident) {
         let ident: Ident = input.fork().parse()?;
         if ident == "MAX" {
@@ -907,8 +941,9 @@ fn parse_ignore_value(input: ParseStream<'_>) -> syn::Result<IgnoreValue> {
         }
     }
     Err(input.error(
-        "expected an ignored value after `ignore`: a number such as `-100` or `MAX` (the \
-         dtype's maximum, candle's skip sentinel)",
+        "expected an ignored value after `ignore`: a number such as `-100`, `MAX` (the \
+         dtype's maximum, candle's skip sentinel) or a braced expression such as \
+         `{options.ignore_index}`",
     ))
 }
 
@@ -1040,6 +1075,7 @@ impl fmt::Display for IgnoreValue {
             IgnoreValue::Int { value, .. } => write!(f, "{value}"),
             IgnoreValue::Float { text, .. } => f.write_str(text),
             IgnoreValue::Max(_) => f.write_str("MAX"),
+            IgnoreValue::Block { tokens, .. } => write!(f, "{{{tokens}}}"),
         }
     }
 }
@@ -1060,8 +1096,13 @@ impl fmt::Display for Constraint {
                 values, allow_all, ..
             } => {
                 write!(f, "ignore {}", join(values, " | "))?;
-                if allow_all.is_some() {
-                    f.write_str(" allow_all")?;
+                match allow_all {
+                    Some(AllowAll {
+                        condition: Some(condition),
+                        ..
+                    }) => write!(f, " allow_all {{{condition}}}")?,
+                    Some(_) => f.write_str(" allow_all")?,
+                    None => {}
                 }
                 Ok(())
             }

@@ -11,7 +11,8 @@ use crate::ast;
 use crate::fallback;
 use crate::item::{self, ContractFn, Output};
 use crate::valid::{
-    self, Context, Failure, Plan, PlanBound, PlanClause, PlanDim, PlanIgnore, PlanOp, PlanSubject,
+    self, Context, Failure, Plan, PlanAllowAll, PlanBound, PlanClause, PlanDim, PlanIgnore, PlanOp,
+    PlanSubject,
 };
 
 /// Everything the attribute and `check!` share: parse, validate, and either a plan or errors.
@@ -225,10 +226,15 @@ fn clause_tokens(clause: &PlanClause) -> TokenStream {
                 quote!(#p::IgnoreSpec::Float(#v))
             }
             PlanIgnore::Max => quote!(#p::IgnoreSpec::Max),
+            PlanIgnore::Runtime(index, text) => quote!(#p::IgnoreSpec::Runtime(#index, #text)),
         });
         let ranges_text = &values.ranges_text;
         let ignore_text = &values.ignore_text;
-        let allow_all = values.allow_all;
+        let allow_all = match &values.allow_all {
+            PlanAllowAll::No => quote!(#p::AllowAll::No),
+            PlanAllowAll::Yes => quote!(#p::AllowAll::Yes),
+            PlanAllowAll::When(index, text) => quote!(#p::AllowAll::When(#index, #text)),
+        };
         let finite = values.finite;
         quote!(&#p::ValueSpec {
             ranges: &[#(#ranges),*],

@@ -9,7 +9,7 @@ use quote::quote;
 use syn::{Ident, Member};
 
 use crate::ast::{
-    ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, IgnoreValue, OptionClause,
+    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, IgnoreValue, OptionClause,
     Pattern, RESERVED, Relation, SpanRange, Subject, TensorClause, TensorSpec, join,
 };
 use crate::dtype::{self, Kind};
@@ -72,6 +72,13 @@ pub enum PlanIgnore {
     Int(i128),
     Float(f64),
     Max,
+    Runtime(u16, String),
+}
+
+pub enum PlanAllowAll {
+    No,
+    Yes,
+    When(u16, String),
 }
 
 pub struct PlanValues {
@@ -79,7 +86,7 @@ pub struct PlanValues {
     pub ranges_text: String,
     pub ignore: Vec<PlanIgnore>,
     pub ignore_text: String,
-    pub allow_all: bool,
+    pub allow_all: PlanAllowAll,
     pub finite: bool,
 }
 
@@ -420,7 +427,6 @@ fn collect_dims(cx_errors: &mut Ctxt<'_>, cx: &Context, ordered: &[&TensorClause
         order: Vec::new(),
         runs: Vec::new(),
     };
-    let mut run_names: HashSet<String> = HashSet::new();
     for clause in ordered {
         let is_input = !matches!(clause.subject, Subject::Return(_));
         for dim in &clause.spec.shape.dims {
@@ -442,11 +448,9 @@ fn collect_dims(cx_errors: &mut Ctxt<'_>, cx: &Context, ordered: &[&TensorClause
                         },
                     );
                 }
-                Dim::Run { name, .. } => {
-                    if run_names.insert(name.to_string()) {
-                        check_dim_name(cx_errors, cx, name);
-                        dims.runs.push(name.to_string());
-                    }
+                Dim::Run { name, .. } if !dims.runs.iter().any(|r| name == r) => {
+                    check_dim_name(cx_errors, cx, name);
+                    dims.runs.push(name.to_string());
                 }
                 _ => {}
             }
@@ -613,7 +617,7 @@ fn plan_clause(
         ranges_text: String::new(),
         ignore: Vec::new(),
         ignore_text: String::new(),
-        allow_all: false,
+        allow_all: PlanAllowAll::No,
         finite: false,
     };
     let mut has_values = false;
@@ -662,11 +666,30 @@ fn plan_clause(
             } => {
                 has_values = true;
                 values.ignore_text = join(ignored, " | ");
-                values.allow_all = allow_all.is_some();
+                values.allow_all = match allow_all {
+                    None => PlanAllowAll::No,
+                    Some(ast::AllowAll {
+                        condition: None, ..
+                    }) => PlanAllowAll::Yes,
+                    Some(ast::AllowAll {
+                        condition: Some(condition),
+                        span,
+                    }) => {
+                        let index = runtime_bounds.len() as u16;
+                        runtime_bounds.push(RuntimeBound {
+                            tokens: quote!({ #condition }),
+                            span: *span,
+                        });
+                        PlanAllowAll::When(index, format!("{{{condition}}}"))
+                    }
+                };
                 for value in ignored {
-                    values
-                        .ignore
-                        .push(check_ignore_value(cx_errors, &facts, value));
+                    values.ignore.push(check_ignore_value(
+                        cx_errors,
+                        &facts,
+                        value,
+                        runtime_bounds,
+                    ));
                 }
             }
             Constraint::Finite(span) => {
@@ -750,12 +773,9 @@ fn plan_shape(
             }
             Dim::Any => PlanDim::Any,
             Dim::Rest(_) => PlanDim::Rest,
-            Dim::Run { name, .. } => PlanDim::Run(
-                dims.runs
-                    .iter()
-                    .position(|r| *r == name.to_string())
-                    .unwrap_or(0) as u16,
-            ),
+            Dim::Run { name, .. } => {
+                PlanDim::Run(dims.runs.iter().position(|r| name == r).unwrap_or(0) as u16)
+            }
             Dim::Expr(expr) => {
                 let mut ops = Vec::new();
                 let mut used = Vec::new();
@@ -1042,6 +1062,7 @@ fn check_ignore_value(
     cx_errors: &mut Ctxt<'_>,
     facts: &DTypeFacts,
     value: &IgnoreValue,
+    runtime_bounds: &mut Vec<RuntimeBound>,
 ) -> PlanIgnore {
     match value {
         IgnoreValue::Int { value: v, span } => {
@@ -1085,6 +1106,14 @@ fn check_ignore_value(
                 );
             }
             PlanIgnore::Float(*v)
+        }
+        IgnoreValue::Block { tokens, span } => {
+            let index = runtime_bounds.len() as u16;
+            runtime_bounds.push(RuntimeBound {
+                tokens: quote!({ #tokens }),
+                span: *span,
+            });
+            PlanIgnore::Runtime(index, format!("{{{tokens}}}"))
         }
         IgnoreValue::Max(span) => {
             if facts.all_float() {

@@ -159,6 +159,7 @@ pub struct Violation {
     pub(crate) observed: Option<(Value, Value)>,
     pub(crate) offending: Vec<Value>,
     pub(crate) bound_dims: Vec<DimBinding>,
+    pub(crate) bound_values: Vec<(&'static str, String)>,
     pub(crate) details: Vec<String>,
     pub(crate) help: Option<String>,
     pub(crate) note: Option<&'static str>,
@@ -177,6 +178,7 @@ impl Violation {
             observed: None,
             offending: Vec::new(),
             bound_dims: Vec::new(),
+            bound_values: Vec::new(),
             details: Vec::new(),
             help: None,
             note: None,
@@ -238,6 +240,12 @@ impl Violation {
         &self.bound_dims
     }
 
+    /// The braced expressions and parameters the rule used as bounds or ignored values, as
+    /// written, with their values (e.g. `("{self.vocab_size}", "4")`).
+    pub fn bound_values(&self) -> &[(&'static str, String)] {
+        &self.bound_values
+    }
+
     /// Further lines, such as which dims of a shape differ.
     pub fn details(&self) -> &[String] {
         &self.details
@@ -285,12 +293,22 @@ fn format_index(index: &[usize]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-fn with_dims(bindings: &[DimBinding]) -> String {
-    if bindings.is_empty() {
-        return String::new();
+/// ` with C = 4 (bound by `logits` dim 1), {self.vocab} = 9`: the values a rule used.
+fn with_values(bindings: &[DimBinding], values: &[(&'static str, String)]) -> String {
+    let parts: Vec<String> = bindings
+        .iter()
+        .map(ToString::to_string)
+        .chain(
+            values
+                .iter()
+                .map(|(text, value)| format!("{text} = {value}")),
+        )
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" with {}", parts.join(", "))
     }
-    let parts: Vec<String> = bindings.iter().map(ToString::to_string).collect();
-    format!(" with {}", parts.join(", "))
 }
 
 impl fmt::Display for Violation {
@@ -336,7 +354,7 @@ impl fmt::Display for Violation {
             }
         }
         if !matches!(self.rule, Rule::Relation | Rule::Shape) || self.details.is_empty() {
-            f.write_str(&with_dims(&self.bound_dims))?;
+            f.write_str(&with_values(&self.bound_dims, &self.bound_values))?;
         }
         for detail in &self.details {
             write!(f, "\n    {detail}")?;

@@ -5,7 +5,7 @@ use candle_core::{DType, Tensor};
 
 use crate::error::{DimBinding, Value};
 use crate::spec::{ClauseSpec, DTypeSet, DimSpec};
-use crate::value::{Details, Ignore, Num, Resolved};
+use crate::value::{Details, Ignore, Num, Resolved, Used};
 
 fn all_int(clause: &ClauseSpec) -> bool {
     DTypeSet::INT.or(clause.dtypes) == DTypeSet::INT
@@ -21,6 +21,15 @@ fn fixed_rank(clause: &ClauseSpec) -> Option<usize> {
         .iter()
         .all(|d| !matches!(d, DimSpec::Rest | DimSpec::Run(_)))
         .then_some(clause.shape.len())
+}
+
+/// Names that suggest class indices.
+fn looks_like_classes(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name == "y"
+        || ["target", "label", "class", "gold", "truth"]
+            .iter()
+            .any(|part| name.contains(part))
 }
 
 /// Names that suggest token ids rather than class indices.
@@ -125,13 +134,26 @@ pub(crate) fn for_shape(
     None
 }
 
-fn upper_dim(rule: &Resolved, bound_dims: &[DimBinding]) -> Option<(usize, &'static str)> {
+/// The exclusive integer upper bound of the rule (`0..C`) and the name it was written as.
+fn upper_bound(rule: &Resolved, used: &Used) -> Option<(i128, String)> {
     let ranges = rule.ranges.as_ref()?;
     ranges.iter().find_map(|range| match range.hi {
-        Some(Num::Int(hi)) if !range.inclusive => bound_dims
-            .iter()
-            .find(|b| b.value as i128 == hi)
-            .map(|b| (b.value, b.name)),
+        Some(Num::Int(hi)) if !range.inclusive => {
+            let name = used
+                .dims
+                .iter()
+                .find(|b| b.value as i128 == hi)
+                .map(|b| b.name.to_string())
+                .or_else(|| {
+                    let shown = hi.to_string();
+                    used.values
+                        .iter()
+                        .find(|(_, value)| *value == shown)
+                        .map(|(text, _)| text.to_string())
+                })
+                .unwrap_or_else(|| hi.to_string());
+            Some((hi, name))
+        }
         _ => None,
     })
 }
@@ -156,7 +178,7 @@ pub(crate) fn for_values(
     rule: &Resolved,
     dtype: DType,
     details: &Details,
-    bound_dims: &[DimBinding],
+    used: &Used,
 ) -> Option<String> {
     let name = clause.subject.name();
     let first = details.first_value?;
@@ -201,35 +223,46 @@ pub(crate) fn for_values(
                 .offending
                 .iter()
                 .any(|o| matches!(o, Value::Int(255)));
-            if shows_255 && upper_dim(rule, bound_dims).is_some_and(|(c, _)| c < 255) {
+            if shows_255 && upper_bound(rule, used).is_some_and(|(c, _)| c < 255) {
                 return Some(
                     "255 is the usual \"void\" or mask value: map mask values to class indices \
                      (e.g. 255 -> 1 for a binary mask) or declare `ignore 255`"
                         .to_string(),
                 );
             }
-            if let Some((bound, dim)) = upper_dim(rule, bound_dims)
-                && v >= bound as i128
+            if let Some((bound, dim)) = upper_bound(rule, used)
+                && v >= bound
             {
-                if looks_like_ids(name) {
+                let limit = if dim == bound.to_string() {
+                    dim.clone()
+                } else {
+                    format!("{dim} = {bound}")
+                };
+                let named_dim = used.dims.iter().any(|b| b.name == dim);
+                if looks_like_ids(name) && named_dim {
                     return Some(format!(
-                        "ids must be < the vocab size {dim} = {bound}: tokens added to a \
-                         tokenizer without resizing the embedding table cause this"
+                        "ids must be < the vocab size {limit}: tokens added to a tokenizer \
+                         without resizing the embedding table cause this"
                     ));
                 }
-                let min = details.observed.map(|(lo, _)| lo);
-                let one_based = matches!(min, Some(Value::Int(1))) && v == bound as i128;
-                return Some(if one_based {
-                    format!(
-                        "class indices are 0-based and must be < {dim} = {bound}; these look \
-                         numbered from 1: subtract 1 from the labels"
-                    )
-                } else {
-                    format!(
-                        "class indices are 0-based and must be < {dim} = {bound}; labels \
-                         numbered from 1, or a class the model head does not have, cause this"
-                    )
-                });
+                if looks_like_classes(name) {
+                    let min = details.observed.map(|(lo, _)| lo);
+                    let one_based = matches!(min, Some(Value::Int(1))) && v == bound;
+                    return Some(if one_based {
+                        format!(
+                            "class indices are 0-based and must be < {limit}; these look \
+                             numbered from 1: subtract 1 from the labels"
+                        )
+                    } else {
+                        format!(
+                            "class indices are 0-based and must be < {limit}; labels numbered \
+                             from 1, or a class the model head does not have, cause this"
+                        )
+                    });
+                }
+                return Some(format!(
+                    "indices are 0-based and must be < {limit}, the size of the dim they index"
+                ));
             }
             None
         }

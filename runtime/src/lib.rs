@@ -32,14 +32,18 @@
 //! - [`check!`]: the same clauses inline, returning `Result<(), ContractError>`.
 //! - [`ContractError`]: every [`Violation`] of a call, with the message of §8 as `Display`.
 //! - [`Mode`], [`set_mode`] and `CANDLE_CONTRACTS=full|shapes|off`: how much is checked.
+//! - [`nn`]: candle-nn's functions that index with user data, guarded, with their edge cases
+//!   fixed: change one `use` line.
 
+// The guarded ops in `nn` use the crate's own attribute, whose expansion names
+// `::candle_contracts`.
 extern crate self as candle_contracts;
 
 mod error;
 mod guard;
 mod help;
 mod mode;
-
+pub mod nn;
 mod scan;
 mod spec;
 mod value;

@@ -9,8 +9,8 @@ pub use crate::guard::{Bindings, CallState, DimSlot, RunSlot, check_inputs, chec
 pub use crate::mode::{Mode, mode};
 pub use crate::scan::{device_transfers, force_device_path};
 pub use crate::spec::{
-    BoundSpec, ClauseSpec, CmpOp, ContractSpec, DTypeSet, DimExprSpec, DimSpec, ExprOp, IgnoreSpec,
-    RangeSpec, RelationSpec, SubjectSpec, ValueSpec,
+    AllowAll, BoundSpec, ClauseSpec, CmpOp, ContractSpec, DTypeSet, DimExprSpec, DimSpec, ExprOp,
+    IgnoreSpec, RangeSpec, RelationSpec, SubjectSpec, ValueSpec,
 };
 pub use crate::value::{BoundValue, IntoBound};
 

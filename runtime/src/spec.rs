@@ -179,10 +179,23 @@ pub struct ValueSpec {
     pub ignore: &'static [IgnoreSpec],
     /// The ignored values as written, e.g. `-100 | MAX`.
     pub ignore_text: &'static str,
-    /// `allow_all`: a tensor whose every element is ignored is not a violation.
-    pub allow_all_ignored: bool,
+    /// `allow_all`: whether a tensor with no usable element (every element ignored, or none at
+    /// all) is allowed.
+    pub allow_all_ignored: AllowAll,
     /// `finite`: NaN and ±inf are violations.
     pub finite: bool,
+}
+
+/// The opt-out of the all-ignored rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllowAll {
+    /// No `allow_all`: a clause with `ignore` needs at least one usable element.
+    No,
+    /// `allow_all`.
+    Yes,
+    /// `allow_all {condition}`: the index of the condition in the bounds the expansion passes
+    /// (a bool, as 1 or 0), and its text.
+    When(u16, &'static str),
 }
 
 /// One `in` pattern. A single value `v` is `v..=v`.
@@ -219,6 +232,9 @@ pub enum IgnoreSpec {
     Float(f64),
     /// `MAX`: the dtype's maximum, candle's own "skip this index" sentinel.
     Max,
+    /// A braced expression evaluated before the body: the index into the bounds the
+    /// expansion passes, and the text as written.
+    Runtime(u16, &'static str),
 }
 
 /// A set of candle dtypes, built from names and families at compile time.

@@ -12,7 +12,7 @@ use candle_core::{DType, Tensor};
 use crate::error::{Counts, DimBinding, Rule, Subject, Value, Violation};
 use crate::help;
 use crate::scan;
-use crate::spec::{BoundSpec, ClauseSpec, IgnoreSpec, RangeSpec, ValueSpec};
+use crate::spec::{AllowAll, BoundSpec, ClauseSpec, IgnoreSpec, RangeSpec, ValueSpec};
 
 /// A bound computed at call time from an integer parameter or a braced expression.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,9 +23,13 @@ pub enum BoundValue {
     Float(f64),
     /// Not evaluated (value checks are off).
     Unset,
+    /// `None`: an open bound, or no ignored value.
+    Absent,
 }
 
-/// Numbers that can bound an `in` range: every primitive integer and float.
+/// Numbers that can bound an `in` range or be ignored: every primitive integer and float, an
+/// `Option` of one (`None` is an open bound, or no ignored value), and `bool` for the condition
+/// of `allow_all {..}`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot bound an `in` range",
     label = "this bound must be an integer or a float",
@@ -66,6 +70,21 @@ impl IntoBound for f64 {
     }
 }
 
+impl IntoBound for bool {
+    fn to_bound(&self) -> BoundValue {
+        BoundValue::Int(i128::from(*self))
+    }
+}
+
+impl<T: IntoBound> IntoBound for Option<T> {
+    fn to_bound(&self) -> BoundValue {
+        match self {
+            Some(value) => value.to_bound(),
+            None => BoundValue::Absent,
+        }
+    }
+}
+
 impl<T: IntoBound + ?Sized> IntoBound for &T {
     fn to_bound(&self) -> BoundValue {
         (**self).to_bound()
@@ -101,6 +120,8 @@ pub(crate) struct Resolved {
     pub ranges: Option<Vec<Interval>>,
     pub ignore: Vec<Ignore>,
     pub finite: bool,
+    /// Whether a tensor with no usable element is allowed (`allow_all`).
+    pub allow_all: bool,
 }
 
 /// Why a bound could not be evaluated.
@@ -110,90 +131,120 @@ struct BoundProblem {
     unbound_dim: bool,
 }
 
-fn resolve_bound(
-    bound: BoundSpec,
-    bounds: &[BoundValue],
-    dim_value: &dyn Fn(u16) -> Option<DimBinding>,
-    dims_used: &mut Vec<DimBinding>,
-    spec_dims: &dyn Fn(u16) -> &'static str,
-) -> Result<Num, BoundProblem> {
-    match bound {
-        BoundSpec::Int(v) => Ok(Num::Int(v)),
-        BoundSpec::Float(v) => Ok(Num::Float(v)),
-        BoundSpec::Dim(id) => match dim_value(id) {
-            Some(binding) => {
-                let value = binding.value;
-                if !dims_used.contains(&binding) {
-                    dims_used.push(binding);
-                }
-                Ok(Num::Int(value as i128))
-            }
-            None => Err(BoundProblem {
-                text: spec_dims(id).to_string(),
-                reason: format!(
-                    "`{}` is not bound: the tensor that binds it is absent or has the wrong rank",
-                    spec_dims(id)
-                ),
-                unbound_dim: true,
-            }),
-        },
-        BoundSpec::Runtime(index, text) => match bounds.get(usize::from(index)) {
-            Some(BoundValue::Int(v)) => Ok(Num::Int(*v)),
-            Some(BoundValue::Float(v)) if v.is_nan() => Err(BoundProblem {
-                text: text.to_string(),
-                reason: format!("`{text}` is NaN"),
-                unbound_dim: false,
-            }),
-            Some(BoundValue::Float(v)) => Ok(Num::Float(*v)),
-            _ => Err(BoundProblem {
-                text: text.to_string(),
-                reason: format!("`{text}` was not evaluated"),
-                unbound_dim: false,
-            }),
-        },
-    }
+/// The named dims and evaluated expressions a clause's rule used, for the message.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Used {
+    pub dims: Vec<DimBinding>,
+    pub values: Vec<(&'static str, String)>,
 }
 
-fn resolve(
-    spec: &ValueSpec,
-    bounds: &[BoundValue],
-    dim_value: &dyn Fn(u16) -> Option<DimBinding>,
-    spec_dims: &dyn Fn(u16) -> &'static str,
-) -> Result<(Resolved, Vec<DimBinding>), BoundProblem> {
-    let mut dims_used = Vec::new();
-    let ranges = if spec.ranges.is_empty() {
-        None
-    } else {
-        let mut ranges = Vec::with_capacity(spec.ranges.len());
-        for range in spec.ranges {
-            let RangeSpec { lo, hi, inclusive } = *range;
-            let lo = lo
-                .map(|b| resolve_bound(b, bounds, dim_value, &mut dims_used, spec_dims))
-                .transpose()?;
-            let hi = hi
-                .map(|b| resolve_bound(b, bounds, dim_value, &mut dims_used, spec_dims))
-                .transpose()?;
-            ranges.push(Interval { lo, hi, inclusive });
+/// Resolves bounds and ignored values for one call.
+struct Resolver<'a> {
+    bounds: &'a [BoundValue],
+    dim_value: &'a dyn Fn(u16) -> Option<DimBinding>,
+    spec_dims: &'a dyn Fn(u16) -> &'static str,
+    used: Used,
+}
+
+impl Resolver<'_> {
+    /// A parameter or braced expression: `None` when it is `None`.
+    fn runtime(&mut self, index: u16, text: &'static str) -> Result<Option<Num>, BoundProblem> {
+        let problem = |reason: String| BoundProblem {
+            text: text.to_string(),
+            reason,
+            unbound_dim: false,
+        };
+        let value = match self.bounds.get(usize::from(index)) {
+            Some(BoundValue::Int(v)) => Num::Int(*v),
+            Some(BoundValue::Float(v)) if v.is_nan() => {
+                return Err(problem(format!("`{text}` is NaN")));
+            }
+            Some(BoundValue::Float(v)) => Num::Float(*v),
+            Some(BoundValue::Absent) => return Ok(None),
+            Some(BoundValue::Unset) | None => {
+                return Err(problem(format!("`{text}` was not evaluated")));
+            }
+        };
+        let shown = match value {
+            Num::Int(v) => v.to_string(),
+            Num::Float(v) => v.to_string(),
+        };
+        if !self.used.values.iter().any(|(t, _)| *t == text) {
+            self.used.values.push((text, shown));
         }
-        Some(ranges)
-    };
-    let ignore = spec
-        .ignore
-        .iter()
-        .map(|value| match *value {
-            IgnoreSpec::Int(v) => Ignore::Value(Num::Int(v)),
-            IgnoreSpec::Float(v) => Ignore::Value(Num::Float(v)),
-            IgnoreSpec::Max => Ignore::Max,
-        })
-        .collect();
-    Ok((
-        Resolved {
+        Ok(Some(value))
+    }
+
+    /// A bound's value; `None` for an absent optional bound (an open end).
+    fn bound(&mut self, bound: BoundSpec) -> Result<Option<Num>, BoundProblem> {
+        match bound {
+            BoundSpec::Int(v) => Ok(Some(Num::Int(v))),
+            BoundSpec::Float(v) => Ok(Some(Num::Float(v))),
+            BoundSpec::Dim(id) => match (self.dim_value)(id) {
+                Some(binding) => {
+                    let value = binding.value;
+                    if !self.used.dims.contains(&binding) {
+                        self.used.dims.push(binding);
+                    }
+                    Ok(Some(Num::Int(value as i128)))
+                }
+                None => {
+                    let name = (self.spec_dims)(id);
+                    Err(BoundProblem {
+                        text: name.to_string(),
+                        reason: format!(
+                            "`{name}` is not bound: the tensor that binds it is absent or has the \
+                             wrong rank"
+                        ),
+                        unbound_dim: true,
+                    })
+                }
+            },
+            BoundSpec::Runtime(index, text) => self.runtime(index, text),
+        }
+    }
+
+    fn resolve(mut self, spec: &ValueSpec) -> Result<(Resolved, Used), BoundProblem> {
+        let ranges = if spec.ranges.is_empty() {
+            None
+        } else {
+            let mut ranges = Vec::with_capacity(spec.ranges.len());
+            for range in spec.ranges {
+                let RangeSpec { lo, hi, inclusive } = *range;
+                let lo = lo.map(|b| self.bound(b)).transpose()?.flatten();
+                let hi = hi.map(|b| self.bound(b)).transpose()?.flatten();
+                ranges.push(Interval { lo, hi, inclusive });
+            }
+            Some(ranges)
+        };
+        let mut ignore = Vec::with_capacity(spec.ignore.len());
+        for value in spec.ignore {
+            match *value {
+                IgnoreSpec::Int(v) => ignore.push(Ignore::Value(Num::Int(v))),
+                IgnoreSpec::Float(v) => ignore.push(Ignore::Value(Num::Float(v))),
+                IgnoreSpec::Max => ignore.push(Ignore::Max),
+                IgnoreSpec::Runtime(index, text) => {
+                    if let Some(value) = self.runtime(index, text)? {
+                        ignore.push(Ignore::Value(value));
+                    }
+                }
+            }
+        }
+        let allow_all = match spec.allow_all_ignored {
+            AllowAll::No => false,
+            AllowAll::Yes => true,
+            AllowAll::When(index, _) => {
+                matches!(self.bounds.get(usize::from(index)), Some(BoundValue::Int(v)) if *v != 0)
+            }
+        };
+        let resolved = Resolved {
             ranges,
             ignore,
             finite: spec.finite,
-        },
-        dims_used,
-    ))
+            allow_all,
+        };
+        Ok((resolved, self.used))
+    }
 }
 
 /// A type elements are compared in: the integer dtypes themselves, `f32` or `f64`.
@@ -256,7 +307,7 @@ impl<C: Compare> TypedRule<C> {
 
     #[inline(always)]
     pub fn is_ignored(&self, v: C) -> bool {
-        self.ignore.iter().any(|&ignored| v == ignored)
+        self.ignore.contains(&v)
     }
 }
 
@@ -434,8 +485,9 @@ pub(crate) struct Summary {
 }
 
 impl Summary {
-    pub fn all_ignored(&self) -> bool {
-        self.total > 0 && self.ignored == self.total
+    /// No element is usable: all are ignored, or there are none.
+    pub fn none_usable(&self) -> bool {
+        self.ignored == self.total
     }
 }
 
@@ -444,7 +496,14 @@ pub(crate) struct Pending<'t> {
     pub clause: &'static ClauseSpec,
     pub tensor: &'t Tensor,
     pub rule: Resolved,
-    pub dims_used: Vec<DimBinding>,
+    pub used: Used,
+}
+
+impl Pending<'_> {
+    /// A clause with `ignore` and no `allow_all` needs at least one usable element.
+    pub fn needs_usable(&self) -> bool {
+        self.clause.values.is_some_and(|v| !v.ignore.is_empty()) && !self.rule.allow_all
+    }
 }
 
 /// Checks the value rules of `clauses` (each with a tensor of an allowed dtype): CPU tensors
@@ -462,7 +521,13 @@ pub(crate) fn check_clauses(
         let Some(values) = clause.values else {
             continue;
         };
-        let (rule, dims_used) = match resolve(values, bounds, dim_value, spec_dims) {
+        let resolver = Resolver {
+            bounds,
+            dim_value,
+            spec_dims,
+            used: Used::default(),
+        };
+        let (rule, used) = match resolver.resolve(values) {
             Ok(resolved) => resolved,
             Err(problem) => {
                 // An unbound dim after a shape violation is already explained by it.
@@ -479,20 +544,23 @@ pub(crate) fn check_clauses(
                 continue;
             }
         };
-        if tensor.elem_count() == 0 {
-            continue;
-        }
         let pending = Pending {
             clause,
             tensor,
             rule,
-            dims_used,
+            used,
         };
+        if tensor.elem_count() == 0 {
+            if pending.needs_usable() {
+                let empty = Summary::default();
+                violations.extend(violations_of(&pending, empty, Details::default()));
+            }
+            continue;
+        }
         if tensor.device().is_cpu() && !scan::device_path_forced() {
             match scan::cpu::summarize(tensor, &pending.rule) {
                 Some(summary) => {
-                    if summary.violating > 0 || (summary.all_ignored() && !values.allow_all_ignored)
-                    {
+                    if summary.violating > 0 || (pending.needs_usable() && summary.none_usable()) {
                         let details = scan::cpu::locate(tensor, &pending.rule);
                         violations.extend(violations_of(&pending, summary, details));
                     }
@@ -577,27 +645,28 @@ pub(crate) fn violations_of(
         violation.counts = Some(details.counts);
         violation.observed = details.observed;
         violation.offending = details.offending.clone();
-        violation.bound_dims = pending.dims_used.clone();
+        violation.bound_dims = pending.used.dims.clone();
+        violation.bound_values = pending.used.values.clone();
         violation.help = help::for_values(
             clause,
             &pending.rule,
             pending.tensor.dtype(),
             &details,
-            &pending.dims_used,
+            &pending.used,
         );
         violation.note = clause.note;
         out.push(violation);
     }
-    if summary.all_ignored() && !values.allow_all_ignored {
-        let mut violation = Violation::new(
-            subject,
-            Rule::AllIgnored,
-            expected_text(values),
+    if pending.needs_usable() && summary.none_usable() {
+        let found = if summary.total == 0 {
+            "no elements at all; a mean over them is 0/0".to_string()
+        } else {
             format!(
                 "all {} elements are ignored values ({}); a mean over them is 0/0",
                 summary.total, values.ignore_text
-            ),
-        );
+            )
+        };
+        let mut violation = Violation::new(subject, Rule::AllIgnored, expected_text(values), found);
         violation.counts = Some(Counts {
             violating: summary.total,
             total: summary.total,
@@ -705,6 +774,7 @@ mod tests {
             ranges: Some(vec![range(None, None, false)]),
             ignore: vec![],
             finite: false,
+            allow_all: false,
         };
         let typed = TypedRule::<f32>::new(&rule);
         assert!(!typed.accepts(f32::NAN));
@@ -713,6 +783,7 @@ mod tests {
             ranges: None,
             ignore: vec![],
             finite: true,
+            allow_all: false,
         };
         let typed = TypedRule::<f32>::new(&finite_only);
         assert!(!typed.accepts(f32::NAN));

@@ -408,6 +408,7 @@ mod tests {
             }]),
             ignore: vec![],
             finite: false,
+            allow_all: false,
         }
     }
 
@@ -479,6 +480,7 @@ mod tests {
             }]),
             ignore: vec![],
             finite: false,
+            allow_all: false,
         };
         assert_eq!(summarize(&t, &unit).unwrap().violating, expected);
         let matrix = t

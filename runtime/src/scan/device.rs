@@ -53,9 +53,8 @@ pub(crate) fn check(pending: &[Pending<'_>]) -> Vec<Violation> {
                     let (index, masks) = &prepared[position];
                     let item = &pending[*index];
                     let violating = stats[2 * k] != 0.0;
-                    let all_ignored = masks.has_ignore && stats[2 * k + 1] == 0.0;
-                    let allow_all = item.clause.values.is_some_and(|v| v.allow_all_ignored);
-                    if violating || (all_ignored && !allow_all) {
+                    let none_usable = stats[2 * k + 1] == 0.0;
+                    if violating || (item.needs_usable() && none_usable) {
                         match locate(item.tensor, &item.rule, masks) {
                             Ok((summary, details)) => {
                                 violations.extend(violations_of(item, summary, details))
@@ -84,7 +83,6 @@ struct Masks {
     violating: Tensor,
     /// u8, 1 where an element is ignored (zeros without `ignore`).
     ignored: Tensor,
-    has_ignore: bool,
     /// f32 scalars: sums of `violating` and of "not ignored".
     violating_sum: Tensor,
     usable_sum: Tensor,
@@ -130,7 +128,6 @@ impl Masks {
             values,
             violating,
             ignored,
-            has_ignore,
             violating_sum,
             usable_sum,
         }))
@@ -205,12 +202,14 @@ fn locate_typed<C: Compare + WithDType + Extremes>(
     let ignored = count(&masks.ignored)?;
     let not_nan = values.eq(values)?;
     let nan = total as u64 - count(&not_nan)?;
-    let mut details = Details::default();
-    details.counts = crate::error::Counts {
-        violating,
-        total: total as u64,
-        nan,
-        ignored,
+    let mut details = Details {
+        counts: crate::error::Counts {
+            violating,
+            total: total as u64,
+            nan,
+            ignored,
+        },
+        ..Details::default()
     };
     if violating > 0 {
         let positions = Tensor::arange(0u32, total as u32, device)?;

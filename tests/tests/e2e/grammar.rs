@@ -111,7 +111,8 @@ named_dtype_fn!(
 
 #[test]
 fn every_dtype_name() {
-    let checks: [(DType, fn(&Tensor) -> Result<()>); 10] = [
+    type Check = fn(&Tensor) -> Result<()>;
+    let checks: [(DType, Check); 10] = [
         (DType::U8, only_u8),
         (DType::U32, only_u32),
         (DType::I16, only_i16),
@@ -362,7 +363,14 @@ fn parameter_bounds_and_notes() {
     assert!(
         error
             .to_string()
-            .contains("target[1] = 3, expected 0..num_classes\n"),
+            .contains("target[1] = 3, expected 0..num_classes with num_classes = 3\n"),
+        "{error}"
+    );
+    assert!(
+        violation
+            .help()
+            .unwrap()
+            .contains("must be < num_classes = 3"),
         "{error}"
     );
     assert!(

@@ -136,9 +136,9 @@ fn trait_impl_method() {
 }
 
 #[contract(x: float[N], return: float[N])]
-fn generic_scale<T: Into<f64> + Copy>(x: &Tensor, factor: T) -> Result<Tensor>
+fn generic_scale<T>(x: &Tensor, factor: T) -> Result<Tensor>
 where
-    T: std::fmt::Debug,
+    T: Into<f64> + Copy + std::fmt::Debug,
 {
     x.affine(factor.into(), 0.)
 }

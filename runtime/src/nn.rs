@@ -1,0 +1,468 @@
+//! Guarded versions of candle-nn's functions that index with user data: change
+//! `use candle_nn::loss::cross_entropy` to `use candle_contracts::nn::cross_entropy` and a bad
+//! class id, token id or probability becomes a clear error on the host instead of a CUDA
+//! device-side assert, a silently wrong loss or a NaN.
+//!
+//! Each function carries a contract (shown in its docs) and fixes what candle gets wrong at
+//! the edges:
+//!
+//! | function | mirrors | fixed here |
+//! |---|---|---|
+//! | [`cross_entropy`], [`nll`] | `candle_nn::loss::{cross_entropy, nll}` | class ids checked; u8 id 255 is a class, not candle's skip sentinel; an empty batch is an error, not NaN |
+//! | [`cross_entropy_with`], [`nll_with`] | PyTorch's `ignore_index` and `reduction` | ignored rows are left out of the mean's denominator (candle has no ignore index) |
+//! | [`binary_cross_entropy`] | `torch.nn.functional.binary_cross_entropy` | candle has none; logs clamped at -100 like PyTorch |
+//! | [`binary_cross_entropy_with_logit`] | `candle_nn::loss::binary_cross_entropy_with_logit` | stable for large logits (candle's gives NaN once \|logit\| ≳ 17 in f32) |
+//! | [`embedding`], [`Embedding`] | `torch.nn.functional.embedding`, `candle_nn::Embedding` | ids checked against the table's rows |
+//! | [`index_select`], [`gather`], [`scatter_add`], [`index_add`] | candle's `Tensor` methods | indices checked against the indexed dim; empty indices launch nothing |
+//! | [`one_hot`] | `candle_nn::encoding::one_hot` | indices checked with candle's `-1` convention, before any copy |
+
+use candle_core::{D, DType, Module, Result, Tensor, WithDType};
+
+use crate::contract;
+
+/// How a per-element loss is reduced, as PyTorch's `reduction` argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reduction {
+    /// The mean over the elements that are not ignored (PyTorch's `'mean'`, the default).
+    #[default]
+    Mean,
+    /// The sum over all elements; ignored ones count 0 (`'sum'`).
+    Sum,
+    /// One loss per element, 0 for ignored ones (`'none'`).
+    None,
+}
+
+/// Options of [`cross_entropy_with`] and [`nll_with`]: PyTorch's `ignore_index` and
+/// `reduction`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LossOptions {
+    /// A target value whose rows are skipped: they add nothing to the loss and are left out of
+    /// the mean's denominator. PyTorch's default is -100; `None` ignores nothing. Any value
+    /// may be used: `Some(u32::MAX as i64)` for u32 targets, for instance. A value the target's
+    /// dtype cannot hold ignores nothing.
+    pub ignore_index: Option<i64>,
+    /// How the per-row losses are combined.
+    pub reduction: Reduction,
+}
+
+impl Default for LossOptions {
+    /// `ignore_index: Some(-100)`, `reduction: Mean`, as in PyTorch.
+    fn default() -> Self {
+        Self {
+            ignore_index: Some(-100),
+            reduction: Reduction::Mean,
+        }
+    }
+}
+
+/// Class ids as gather indices: u8 widened to u32, because candle reads u8 255 (the dtype's
+/// maximum) as "skip this index" and would give 0 for a real class 255.
+fn gather_indices(target: &Tensor) -> Result<Tensor> {
+    if target.dtype() == DType::U8 {
+        target.to_dtype(DType::U32)
+    } else {
+        Ok(target.clone())
+    }
+}
+
+/// The cross-entropy loss of `logits` against class ids, averaged over the batch.
+///
+/// - `logits`: `[N, C]`, a float dtype, raw (unnormalised) scores.
+/// - `target`: `[N]`, u8, u32 or i64 class ids in `0..C`.
+/// - returns a scalar of the logits' dtype: `-mean(log_softmax(logits)[i, target[i]])`.
+///
+/// Mirrors `candle_nn::loss::cross_entropy` (and PyTorch's `F.cross_entropy` with defaults).
+/// Differences: a class id outside `0..C` (including candle's MAX "skip" sentinel and a
+/// negative i64) is a [`ContractError`](crate::ContractError) naming the id and its index; a
+/// u8 id 255 is class 255 (candle would silently score it 0); an empty batch is an error (its
+/// mean is 0/0). For an ignore index use [`cross_entropy_with`].
+///
+/// # Errors
+///
+/// A contract violation (wrapped in `candle_core::Error`, recover it with
+/// [`ContractError::find_in`](crate::ContractError::find_in)) for a wrong dtype, rank or batch
+/// size, an id outside `0..C`, or `N = 0`; candle's errors otherwise.
+#[contract(logits: float[N, C], target: u8 | u32 | i64 [N] in 0..C, N >= 1)]
+pub fn cross_entropy(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    let log_probs = candle_nn::ops::log_softmax(logits, D::Minus1)?;
+    mean_nll(&log_probs, target)
+}
+
+/// The negative log-likelihood of log-probabilities against class ids, averaged over the batch.
+///
+/// - `log_probs`: `[N, C]`, a float dtype, log-probabilities (e.g. from `log_softmax`).
+/// - `target`: `[N]`, u8, u32 or i64 class ids in `0..C`.
+/// - returns a scalar: `-mean(log_probs[i, target[i]])`.
+///
+/// Mirrors `candle_nn::loss::nll` (PyTorch's `F.nll_loss` with defaults), with the differences
+/// listed on [`cross_entropy`].
+///
+/// # Errors
+///
+/// As [`cross_entropy`].
+#[contract(log_probs: float[N, C], target: u8 | u32 | i64 [N] in 0..C, N >= 1)]
+pub fn nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
+    mean_nll(log_probs, target)
+}
+
+fn mean_nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
+    let n = target.dim(0)?;
+    log_probs
+        .gather(&gather_indices(target)?.unsqueeze(1)?, 1)?
+        .sum_all()?
+        .affine(-1.0 / n as f64, 0.)
+}
+
+/// [`cross_entropy`] with PyTorch's `ignore_index` and `reduction`.
+///
+/// - `logits`: `[N, C]`, a float dtype.
+/// - `target`: `[N]`, u8, u32 or i64 class ids in `0..C`, or `options.ignore_index`.
+/// - returns a scalar for `Mean` and `Sum`, `[N]` for `None` (0 on ignored rows).
+///
+/// Mirrors `torch.nn.functional.cross_entropy(input, target, ignore_index=-100,
+/// reduction='mean')`. Ignored rows are excluded from the mean's denominator (a hand-written
+/// masked mean in candle usually counts them).
+///
+/// # Errors
+///
+/// As [`cross_entropy`], and for `Reduction::Mean` a batch whose every target is ignored (or
+/// an empty batch): its mean is 0/0, where PyTorch returns NaN. `Sum` and `None` accept such
+/// batches.
+#[contract(
+    logits: float[N, C],
+    target: u8 | u32 | i64 [N] in 0..C
+        ignore {options.ignore_index}
+        allow_all {options.reduction != Reduction::Mean},
+)]
+pub fn cross_entropy_with(
+    logits: &Tensor,
+    target: &Tensor,
+    options: LossOptions,
+) -> Result<Tensor> {
+    let log_probs = candle_nn::ops::log_softmax(logits, D::Minus1)?;
+    reduced_nll(&log_probs, target, options)
+}
+
+/// [`nll`] with PyTorch's `ignore_index` and `reduction`; see [`cross_entropy_with`].
+///
+/// Mirrors `torch.nn.functional.nll_loss(input, target, ignore_index=-100, reduction='mean')`.
+///
+/// # Errors
+///
+/// As [`cross_entropy_with`].
+#[contract(
+    log_probs: float[N, C],
+    target: u8 | u32 | i64 [N] in 0..C
+        ignore {options.ignore_index}
+        allow_all {options.reduction != Reduction::Mean},
+)]
+pub fn nll_with(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Result<Tensor> {
+    reduced_nll(log_probs, target, options)
+}
+
+/// Whether `value` is a value of `dtype` (an ignore index a target can hold).
+fn holds(dtype: DType, value: i64) -> bool {
+    match dtype {
+        DType::U8 => u8::try_from(value).is_ok(),
+        DType::U32 => u32::try_from(value).is_ok(),
+        DType::I16 => i16::try_from(value).is_ok(),
+        DType::I32 => i32::try_from(value).is_ok(),
+        _ => true,
+    }
+}
+
+fn reduced_nll(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Result<Tensor> {
+    let indices = gather_indices(target)?;
+    // 1 for kept rows; ignored rows gather row 0 (a safe index) and are then zeroed.
+    let kept = match options.ignore_index {
+        Some(ignore) if holds(target.dtype(), ignore) => {
+            let ignored = Tensor::new(ignore, target.device())?.to_dtype(target.dtype())?;
+            Some(target.broadcast_ne(&ignored)?)
+        }
+        _ => None,
+    };
+    let (indices, kept_f) = match &kept {
+        Some(kept) => (
+            kept.where_cond(&indices, &indices.zeros_like()?)?,
+            Some(kept.to_dtype(log_probs.dtype())?),
+        ),
+        None => (indices, None),
+    };
+    let picked = log_probs.gather(&indices.unsqueeze(1)?, 1)?.squeeze(1)?;
+    let losses = match &kept_f {
+        Some(kept_f) => picked.mul(kept_f)?.neg()?,
+        None => picked.neg()?,
+    };
+    match options.reduction {
+        Reduction::None => Ok(losses),
+        Reduction::Sum => losses.sum_all(),
+        Reduction::Mean => match &kept_f {
+            // Divided on the device: no sync; the contract already refused a 0 denominator.
+            Some(kept_f) => losses.sum_all()?.div(&kept_f.sum_all()?),
+            None => losses.mean_all(),
+        },
+    }
+}
+
+/// The binary cross-entropy of probabilities against targets, averaged over every element.
+///
+/// - `probabilities`: any shape, a float dtype, values in `0..=1` (after a sigmoid).
+/// - `target`: the same shape and a float dtype, values in `0..=1`.
+/// - returns a scalar: `-mean(t * log(p) + (1 - t) * log(1 - p))`, with each log clamped at
+///   -100 as PyTorch does, so `p = 0` or `p = 1` gives a large finite loss instead of inf.
+///
+/// Mirrors `torch.nn.functional.binary_cross_entropy`; candle-nn has no such function. Raw
+/// logits (a head without a sigmoid) are out of `0..=1` and rejected: use
+/// [`binary_cross_entropy_with_logit`] for them.
+///
+/// # Errors
+///
+/// A contract violation for a value outside `0..=1` (NaN included) in either argument, an
+/// integer target, or shapes that differ; an error for empty tensors (the mean is 0/0).
+#[contract(probabilities: float[*S] in 0.0..=1.0, target: float[*S] in 0.0..=1.0)]
+pub fn binary_cross_entropy(probabilities: &Tensor, target: &Tensor) -> Result<Tensor> {
+    if probabilities.elem_count() == 0 {
+        candle_core::bail!("binary_cross_entropy: the mean over an empty tensor is 0/0");
+    }
+    let target = target.to_dtype(probabilities.dtype())?;
+    let log_p = probabilities.log()?.maximum(-100.0)?;
+    let log_not_p = probabilities.affine(-1., 1.)?.log()?.maximum(-100.0)?;
+    let loss = (target.mul(&log_p)? + target.affine(-1., 1.)?.mul(&log_not_p)?)?;
+    loss.neg()?.mean_all()
+}
+
+/// `log(1 + y)` accurate for small `y` (Kahan's trick: the rounding of `1 + y` cancels).
+fn log1p(y: &Tensor) -> Result<Tensor> {
+    let u = y.affine(1., 1.)?;
+    let d = u.affine(1., -1.)?;
+    let exact = d.eq(0.0)?;
+    let corrected = u.log()?.mul(y)?.div(&exact.where_cond(&u, &d)?)?;
+    exact.where_cond(y, &corrected)
+}
+
+/// The binary cross-entropy of logits against targets, averaged over every element, computed
+/// stably.
+///
+/// - `logits`: any shape, a float dtype, finite raw scores.
+/// - `target`: the same shape and a float dtype, values in `0..=1`.
+/// - returns a scalar: `mean(max(x, 0) - x * t + log(1 + exp(-|x|)))`, the form PyTorch uses,
+///   finite for any finite logit.
+///
+/// Mirrors `candle_nn::loss::binary_cross_entropy_with_logit` and PyTorch's
+/// `F.binary_cross_entropy_with_logits`. candle's version applies a sigmoid and takes logs, so
+/// once `|x|` is about 17 or more in f32 the sigmoid rounds to 0 or 1 and the loss is NaN or
+/// inf for valid targets; this one is exact there (e.g. logits `[16.7, -89.0]` with targets
+/// `[1, 0]` give about 2.79e-8).
+///
+/// # Errors
+///
+/// A contract violation for a NaN or infinite logit, an integer target (a common slip: class
+/// ids in place of probabilities), a target outside `0..=1`, or shapes that differ; an error
+/// for empty tensors.
+#[contract(logits: float[*S] finite, target: float[*S] in 0.0..=1.0)]
+pub fn binary_cross_entropy_with_logit(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    if logits.elem_count() == 0 {
+        candle_core::bail!("binary_cross_entropy_with_logit: the mean over an empty tensor is 0/0");
+    }
+    let target = target.to_dtype(logits.dtype())?;
+    let softplus_of_minus_abs = log1p(&logits.abs()?.neg()?.exp()?)?;
+    let loss = (logits.relu()? - logits.mul(&target)?)?.add(&softplus_of_minus_abs)?;
+    loss.mean_all()
+}
+
+/// The rows of `table` picked by token ids: `table[ids]`.
+///
+/// - `ids`: any shape, u8, u32 or i64 token ids in `0..V`.
+/// - `table`: `[V, D]`, any float dtype: one row of `D` per token of the vocabulary.
+/// - returns `ids`' shape followed by `D`.
+///
+/// Mirrors PyTorch's `torch.nn.functional.embedding(input, weight)` and the forward of
+/// `candle_nn::Embedding`. `V` is always the table's own row count, never a config number, so
+/// a token added to a tokenizer without resizing the table is reported with its index.
+/// (candle-nn's `embedding(in_size, out_size, vb)` builds a layer; see [`Embedding`].)
+/// Empty `ids` give an empty result without launching a kernel.
+///
+/// # Errors
+///
+/// A contract violation for an id outside `0..V` (a negative i64 id included) or a wrong
+/// dtype or rank; candle's errors otherwise.
+#[contract(ids: u8 | u32 | i64 [..] in 0..V, table: float[V, D], return: float[.., D])]
+pub fn embedding(ids: &Tensor, table: &Tensor) -> Result<Tensor> {
+    let mut dims = ids.dims().to_vec();
+    dims.push(table.dim(1)?);
+    if ids.elem_count() == 0 {
+        return table.narrow(0, 0, 0)?.reshape(dims);
+    }
+    table
+        .index_select(&gather_indices(&ids.flatten_all()?)?, 0)?
+        .reshape(dims)
+}
+
+/// A token embedding layer whose forward checks the ids against its table.
+///
+/// Holds a `candle_nn::Embedding`; build it with [`Embedding::new`], from candle-nn's with
+/// `From`, or from a `VarBuilder` with [`Embedding::load`]. Its `Module::forward` is
+/// [`embedding`] with the layer's table.
+#[derive(Debug, Clone)]
+pub struct Embedding {
+    inner: candle_nn::Embedding,
+}
+
+impl Embedding {
+    /// A layer over `embeddings` (`[V, hidden_size]`), as `candle_nn::Embedding::new`.
+    pub fn new(embeddings: Tensor, hidden_size: usize) -> Self {
+        Self {
+            inner: candle_nn::Embedding::new(embeddings, hidden_size),
+        }
+    }
+
+    /// A `[in_size, out_size]` table named `weight` from a `VarBuilder`, initialised from a
+    /// standard normal when created, as `candle_nn::embedding(in_size, out_size, vb)`.
+    ///
+    /// # Errors
+    ///
+    /// The `VarBuilder`'s errors (a missing or mis-shaped `weight`).
+    pub fn load(in_size: usize, out_size: usize, vb: candle_nn::VarBuilder<'_>) -> Result<Self> {
+        Ok(Self {
+            inner: candle_nn::embedding(in_size, out_size, vb)?,
+        })
+    }
+
+    /// The table, `[V, D]`.
+    pub fn embeddings(&self) -> &Tensor {
+        self.inner.embeddings()
+    }
+
+    /// `D`, the width of a row.
+    pub fn hidden_size(&self) -> usize {
+        self.inner.hidden_size()
+    }
+}
+
+impl From<candle_nn::Embedding> for Embedding {
+    fn from(inner: candle_nn::Embedding) -> Self {
+        Self { inner }
+    }
+}
+
+impl Module for Embedding {
+    /// The rows of the table for `ids` (any shape, u8, u32 or i64, in `0..V`); see
+    /// [`embedding`].
+    fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        embedding(ids, self.embeddings())
+    }
+}
+
+/// The slices of `source` along `dim` at `ids`: candle's `Tensor::index_select`.
+///
+/// - `source`: any shape and dtype.
+/// - `ids`: `[I]`, u8, u32 or i64, in `0..source.dim(dim)`.
+/// - returns `source`'s shape with `dim` replaced by `I`.
+///
+/// Mirrors `Tensor::index_select(&source, &ids, dim)` (PyTorch's `torch.index_select`). An
+/// out-of-range id is reported with its index instead of candle's CPU error or a CUDA assert;
+/// empty `ids` give an empty view of `source` without launching a kernel.
+///
+/// # Errors
+///
+/// A contract violation for an id outside the dim or `ids` of the wrong rank or dtype;
+/// candle's error for a `dim` past `source`'s rank.
+#[contract(source: _[..], ids: u8 | u32 | i64 [I] in 0..{source.dim(dim)?})]
+pub fn index_select(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor> {
+    if ids.elem_count() == 0 {
+        return source.narrow(dim, 0, 0);
+    }
+    source.index_select(&gather_indices(ids)?, dim)
+}
+
+/// The elements of `source` along `dim` at `ids`: candle's `Tensor::gather`.
+///
+/// - `source`: any shape and dtype.
+/// - `ids`: the same rank as `source` (sizes may be smaller), u8, u32 or i64, in
+///   `0..source.dim(dim)`.
+/// - returns `ids`' shape, `source`'s dtype.
+///
+/// Mirrors `Tensor::gather(&source, &ids, dim)` (PyTorch's `torch.gather`), with out-of-range
+/// ids reported instead of asserting; empty `ids` launch nothing.
+///
+/// # Errors
+///
+/// A contract violation for an id outside the dim; candle's errors for a rank mismatch or a
+/// `dim` past the rank.
+#[contract(source: _[..], ids: u8 | u32 | i64 [..] in 0..{source.dim(dim)?})]
+pub fn gather(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor> {
+    if ids.elem_count() == 0 {
+        return Tensor::zeros(ids.shape(), source.dtype(), source.device());
+    }
+    source.gather(&gather_indices(ids)?, dim)
+}
+
+/// `base` with `source[i]` added at `ids[i]` along `dim`: candle's `Tensor::scatter_add`.
+///
+/// - `base`: any shape and dtype.
+/// - `ids`: the shape of `source`, u8, u32 or i64, in `0..base.dim(dim)`.
+/// - `source`: the dtype of `base`.
+/// - returns a new tensor of `base`'s shape; `base` is not modified.
+///
+/// Mirrors `Tensor::scatter_add(&base, &ids, &source, dim)` (PyTorch's `Tensor.scatter_add`),
+/// with out-of-range ids reported instead of asserting; empty `ids` return a copy of `base`.
+///
+/// # Errors
+///
+/// A contract violation for an id outside the dim or shapes of `ids` and `source` that
+/// differ; candle's errors otherwise.
+#[contract(base: _[..], ids: u8 | u32 | i64 [*S] in 0..{base.dim(dim)?}, source: _[*S])]
+pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Result<Tensor> {
+    if ids.elem_count() == 0 {
+        return Ok(base.copy()?);
+    }
+    base.scatter_add(&gather_indices(ids)?, source, dim)
+}
+
+/// `base` with the slices of `source` added at `ids` along `dim`: candle's
+/// `Tensor::index_add`.
+///
+/// - `base`: any shape and dtype.
+/// - `ids`: `[I]`, u8, u32 or i64, in `0..base.dim(dim)`.
+/// - `source`: `base`'s shape with `dim` of size `I`.
+/// - returns a new tensor of `base`'s shape; `base` is not modified.
+///
+/// Mirrors `Tensor::index_add(&base, &ids, &source, dim)` (PyTorch's `Tensor.index_add`),
+/// with out-of-range ids reported instead of asserting; empty `ids` return a copy of `base`.
+///
+/// # Errors
+///
+/// A contract violation for an id outside the dim or `ids` of the wrong rank; candle's errors
+/// for a mis-shaped `source`.
+#[contract(base: _[..], ids: u8 | u32 | i64 [I] in 0..{base.dim(dim)?}, source: _[..])]
+pub fn index_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Result<Tensor> {
+    if ids.elem_count() == 0 {
+        return Ok(base.copy()?);
+    }
+    base.index_add(&gather_indices(ids)?, source, dim)
+}
+
+/// One-hot rows for class ids: candle-nn's `encoding::one_hot`.
+///
+/// - `indices`: any shape, u8, u32 or i64, in `0..depth`, or `-1` for an all-`off_value` row
+///   (candle's convention, from TensorFlow).
+/// - returns `indices`' shape followed by `depth`, of `D`'s dtype, `on_value` at each index and
+///   `off_value` elsewhere.
+///
+/// Mirrors `candle_nn::encoding::one_hot(indices, depth, on_value, off_value)`. The ids are
+/// checked before candle copies them to the host; another "no label" value such as PyTorch's
+/// -100 is reported by value and index, with the advice to map it to -1 first.
+///
+/// # Errors
+///
+/// A contract violation for an id outside `0..depth` other than -1; candle's errors otherwise.
+#[contract(indices: u8 | u32 | i64 [..] in 0..depth ignore -1 allow_all
+    "candle's one_hot skips -1; map other \"no label\" values such as -100 to -1 (or mask those positions) first")]
+pub fn one_hot<V: WithDType>(
+    indices: Tensor,
+    depth: usize,
+    on_value: V,
+    off_value: V,
+) -> Result<Tensor> {
+    candle_nn::encoding::one_hot(indices, depth, on_value, off_value)
+}
