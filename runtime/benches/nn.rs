@@ -1,0 +1,53 @@
+//! Guarded ops of `candle_contracts::nn` against candle's own on realistic sizes, in one run:
+//! cross-entropy on f32 [4096, 1000] logits with u32 targets, and an embedding lookup of u32
+//! ids [32, 512] in a [50257, 768] table.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use candle_contracts::nn;
+use candle_core::{DType, Device, Module, Tensor};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+fn cross_entropy(c: &mut Criterion) {
+    let logits = Tensor::randn(0f32, 1f32, (4096, 1000), &Device::Cpu).unwrap();
+    let target = Tensor::rand(0f32, 1000f32, 4096, &Device::Cpu)
+        .unwrap()
+        .to_dtype(DType::U32)
+        .unwrap();
+    let mut group = c.benchmark_group("nn_cross_entropy_4096x1000");
+    group
+        .sample_size(40)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("candle", |b| {
+        b.iter(|| candle_nn::loss::cross_entropy(black_box(&logits), black_box(&target)).unwrap())
+    });
+    group.bench_function("guarded", |b| {
+        b.iter(|| nn::cross_entropy(black_box(&logits), black_box(&target)).unwrap())
+    });
+    group.finish();
+}
+
+fn embedding(c: &mut Criterion) {
+    let table = Tensor::randn(0f32, 1f32, (50257, 768), &Device::Cpu).unwrap();
+    let ids = Tensor::rand(0f32, 50257f32, (32, 512), &Device::Cpu)
+        .unwrap()
+        .to_dtype(DType::U32)
+        .unwrap();
+    let candle_layer = candle_nn::Embedding::new(table.clone(), 768);
+    let guarded_layer = nn::Embedding::new(table, 768);
+    let mut group = c.benchmark_group("nn_embedding_50257x768_ids_32x512");
+    group
+        .sample_size(40)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("candle", |b| {
+        b.iter(|| candle_layer.forward(black_box(&ids)).unwrap())
+    });
+    group.bench_function("guarded", |b| {
+        b.iter(|| guarded_layer.forward(black_box(&ids)).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, cross_entropy, embedding);
+criterion_main!(benches);
