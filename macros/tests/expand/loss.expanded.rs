@@ -53,7 +53,7 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
                             ::candle_contracts::__private::IgnoreSpec::Int(-100i128),
                         ],
                         ignore_text: "-100",
-                        allow_all_ignored: false,
+                        allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                         finite: false,
                     },
                 ),
