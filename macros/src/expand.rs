@@ -382,7 +382,7 @@ fn expand_fn(
     let accesses = access_tokens(plan);
     let failure = match plan.on_violation {
         Some((failure, _)) => failure,
-        None if matches!(cx.output, Output::Result(_)) => Failure::Error,
+        None if cx.output.returns_result() => Failure::Error,
         None => Failure::Panic,
     };
     let fail = match failure {
@@ -397,7 +397,19 @@ fn expand_fn(
                 None => cx.name_span,
             };
             let convert = quote_spanned!(span=> ::candle_contracts::__private::into_error(#error));
-            quote!(return ::core::result::Result::Err(#convert);)
+            match &cx.output {
+                // `#[async_trait]` made the `async fn` return a boxed future: return a ready one.
+                Output::BoxedFuture { output, .. } => {
+                    let value = local("__cc_value");
+                    quote! {
+                        return ::std::boxed::Box::pin(async move {
+                            let #value: #output = ::core::result::Result::Err(#convert);
+                            #value
+                        });
+                    }
+                }
+                _ => quote!(return ::core::result::Result::Err(#convert);),
+            }
         }
         Failure::Panic => quote!(#p::violated(#error)),
     };

@@ -62,6 +62,9 @@ pub enum Output {
     Unit,
     /// A type whose last path segment is `Result`: violations become `Err`.
     Result(Type),
+    /// `Pin<Box<dyn Future<Output = R> + ..>>`, as `#[async_trait]` leaves an `async fn`:
+    /// a violation is returned as a ready future of `Err` when `R` is a `Result`.
+    BoxedFuture { ty: Type, output: Type },
     /// Anything else: violations panic.
     Other(Type),
 }
@@ -72,17 +75,14 @@ impl Output {
             ReturnType::Default => Output::Unit,
             ReturnType::Type(_, ty) => match &**ty {
                 Type::Tuple(tuple) if tuple.elems.is_empty() => Output::Unit,
-                Type::Path(path)
-                    if path.qself.is_none()
-                        && path
-                            .path
-                            .segments
-                            .last()
-                            .is_some_and(|s| s.ident == "Result") =>
-                {
-                    Output::Result((**ty).clone())
-                }
-                other => Output::Other(other.clone()),
+                other if is_result(other) => Output::Result(other.clone()),
+                other => match boxed_future_output(other) {
+                    Some(output) => Output::BoxedFuture {
+                        ty: other.clone(),
+                        output,
+                    },
+                    None => Output::Other(other.clone()),
+                },
             },
         }
     }
@@ -90,7 +90,16 @@ impl Output {
     pub fn ty(&self) -> Option<&Type> {
         match self {
             Output::Unit => None,
-            Output::Result(ty) | Output::Other(ty) => Some(ty),
+            Output::Result(ty) | Output::Other(ty) | Output::BoxedFuture { ty, .. } => Some(ty),
+        }
+    }
+
+    /// Whether a violation can be returned as an `Err` (a `Result`, or a boxed future of one).
+    pub fn returns_result(&self) -> bool {
+        match self {
+            Output::Result(_) => true,
+            Output::BoxedFuture { output, .. } => is_result(output),
+            Output::Unit | Output::Other(_) => false,
         }
     }
 
@@ -102,6 +111,53 @@ impl Output {
                 .any(|t| matches!(&t, TokenTree::Ident(i) if i == "impl"))
         })
     }
+}
+
+fn is_result(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path) if path.qself.is_none()
+        && path.path.segments.last().is_some_and(|s| s.ident == "Result"))
+}
+
+/// The first type argument of `ty` if its last path segment is `name`: `T` of `Box<T>`.
+fn type_argument(ty: &Type, name: &str) -> Option<Type> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|arg| match arg {
+        syn::GenericArgument::Type(ty) => Some(ty.clone()),
+        _ => None,
+    })
+}
+
+/// `R` of `Pin<Box<dyn Future<Output = R> + ..>>`.
+fn boxed_future_output(ty: &Type) -> Option<Type> {
+    let boxed = type_argument(ty, "Pin")?;
+    let Type::TraitObject(object) = type_argument(&boxed, "Box")? else {
+        return None;
+    };
+    object.bounds.iter().find_map(|bound| {
+        let syn::TypeParamBound::Trait(bound) = bound else {
+            return None;
+        };
+        let last = bound.path.segments.last()?;
+        if last.ident != "Future" {
+            return None;
+        }
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return None;
+        };
+        args.args.iter().find_map(|arg| match arg {
+            syn::GenericArgument::AssocType(assoc) if assoc.ident == "Output" => {
+                Some(assoc.ty.clone())
+            }
+            _ => None,
+        })
+    })
 }
 
 pub fn params(sig: &Signature) -> Vec<Param> {

@@ -271,7 +271,7 @@ fn check_options(
                         "`check!` always returns a `Result`; `on_violation` belongs in \
                          `#[contract]`",
                     );
-                } else if failure == Failure::Error && !matches!(cx.output, Output::Result(_)) {
+                } else if failure == Failure::Error && !cx.output.returns_result() {
                     let returns = match cx.output.ty() {
                         Some(ty) => format!("returns `{}`", quote!(#ty)),
                         None => "returns nothing".to_string(),
@@ -348,6 +348,16 @@ fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClau
                     cx_errors.error_at(
                         *span,
                         "`check!` has no return value; `return` clauses belong in `#[contract]`",
+                    );
+                } else if matches!(cx.output, Output::BoxedFuture { .. }) {
+                    cx_errors.error_at(
+                        *span,
+                        format!(
+                            "`return` clause, but `{}` returns a boxed future (as \
+                             `#[async_trait]` makes of an `async fn`), whose value the guard \
+                             cannot see; check the value with `check!` where it is awaited",
+                            cx.function
+                        ),
                     );
                 } else if matches!(cx.output, Output::Unit) {
                     cx_errors.error_at(

@@ -402,3 +402,31 @@ fn return_clause_checks_the_value_coming_out() {
     );
     assert!(error.to_string().contains("), by its return value\n  `return`: value out of range: return[0, 0] = 10, expected 0.0..=1.0"), "{error}");
 }
+
+#[async_trait::async_trait]
+trait AsyncScorer {
+    async fn score(&self, logits: &Tensor) -> Result<Tensor>;
+}
+
+struct AsyncSoftmax;
+
+// `#[async_trait]` expands first and turns the method into one returning a boxed future; the
+// guard then runs when the future is created, and a violation is returned as a ready `Err`.
+#[async_trait::async_trait]
+impl AsyncScorer for AsyncSoftmax {
+    #[contract(logits: f32[N, C] finite)]
+    async fn score(&self, logits: &Tensor) -> Result<Tensor> {
+        candle_nn::ops::softmax_last_dim(logits)
+    }
+}
+
+#[test]
+fn async_trait_methods_return_the_violation_as_an_error() {
+    let logits = Tensor::new(&[[1f32, 2.]], &Device::Cpu).unwrap();
+    let out = futures_executor::block_on(AsyncSoftmax.score(&logits)).unwrap();
+    assert_eq!(out.dims(), [1, 2]);
+    let bad = Tensor::new(&[[1f32, f32::NAN]], &Device::Cpu).unwrap();
+    let future = assert_send(AsyncSoftmax.score(&bad));
+    let error = futures_executor::block_on(future).unwrap_err();
+    assert_eq!(only_violation(&error).index(), Some(&[0, 1][..]));
+}
