@@ -75,6 +75,7 @@ impl Module for Classifier {
     }
 }
 
+// ANCHOR: loss
 /// Binary cross-entropy on the model's probabilities.
 #[contract(
     probabilities: f32[N, 1] in 0.0..=1.0 "the model's output, after its sigmoid",
@@ -83,6 +84,7 @@ impl Module for Classifier {
 pub fn loss(probabilities: &Tensor, target: &Tensor) -> Result<Tensor> {
     nn::binary_cross_entropy(probabilities, target)
 }
+// ANCHOR_END: loss
 
 /// Per-feature mean and standard deviation of the training split.
 fn standardizer(train: &Dataset) -> (Vec<f32>, Vec<f32>) {

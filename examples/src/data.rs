@@ -129,6 +129,7 @@ pub struct Batch {
     pub rows: Vec<usize>,
 }
 
+// ANCHOR: loader
 impl Batch {
     /// The loader's contract: one label per row of features, and no NaN or infinity in them
     /// (a broken file or a division by a zero standard deviation shows up here, not as a NaN
@@ -142,6 +143,7 @@ impl Batch {
         })
     }
 }
+// ANCHOR_END: loader
 
 /// Mini-batches of a data set in a seeded random order, the last one smaller when the batch
 /// size does not divide the data set.

@@ -47,6 +47,7 @@ impl Default for Options {
     }
 }
 
+// ANCHOR: model
 /// Two linear layers with a ReLU: 64 pixels -> `hidden` -> 10 class scores.
 #[derive(Debug)]
 pub struct Mlp {
@@ -75,7 +76,9 @@ impl Module for Mlp {
         self.head.forward(&self.hidden.forward(xs)?.relu()?)
     }
 }
+// ANCHOR_END: model
 
+// ANCHOR: train_step
 /// One optimisation step. The labels are checked against the model's own head before any op
 /// runs on the batch: `C` is the number of rows of the head's weight, whatever a config says.
 #[contract(
@@ -89,6 +92,7 @@ pub fn train_step(model: &Mlp, optimizer: &mut AdamW, batch: &Batch) -> Result<f
     optimizer.backward_step(&loss)?;
     loss.to_scalar::<f32>()
 }
+// ANCHOR_END: train_step
 
 /// The share of `data` the model classifies right.
 pub fn accuracy(model: &Mlp, data: &Dataset, device: &Device) -> Result<f64> {

@@ -414,7 +414,7 @@ pub fn gather(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor> {
 #[contract(base: _[..], ids: u8 | u32 | i64 [*S] in 0..{base.dim(dim)?}, source: _[*S])]
 pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Result<Tensor> {
     if ids.elem_count() == 0 {
-        return Ok(base.copy()?);
+        return base.copy();
     }
     base.scatter_add(&gather_indices(ids)?, source, dim)
 }
@@ -437,7 +437,7 @@ pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> 
 #[contract(base: _[..], ids: u8 | u32 | i64 [I] in 0..{base.dim(dim)?}, source: _[..])]
 pub fn index_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Result<Tensor> {
     if ids.elem_count() == 0 {
-        return Ok(base.copy()?);
+        return base.copy();
     }
     base.index_add(&gather_indices(ids)?, source, dim)
 }
