@@ -64,7 +64,7 @@ pub enum Output {
     Result(Type),
     /// `Pin<Box<dyn Future<Output = R> + ..>>`, as `#[async_trait]` leaves an `async fn`:
     /// a violation is returned as a ready future of `Err` when `R` is a `Result`.
-    BoxedFuture { ty: Type, output: Type },
+    BoxedFuture { ty: Type, output: Box<Type> },
     /// Anything else: violations panic.
     Other(Type),
 }
@@ -79,7 +79,7 @@ impl Output {
                 other => match boxed_future_output(other) {
                     Some(output) => Output::BoxedFuture {
                         ty: other.clone(),
-                        output,
+                        output: Box::new(output),
                     },
                     None => Output::Other(other.clone()),
                 },
