@@ -9,7 +9,7 @@ use candle_nn::{AdamW, Linear, Optimizer, ParamsAdamW, VarBuilder, VarMap};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::data::{self, Batch, Dataset};
+use crate::data::{self, Dataset};
 use crate::seeded_init;
 
 /// How the labels are numbered.
@@ -79,16 +79,22 @@ impl Module for Mlp {
 // ANCHOR_END: model
 
 // ANCHOR: train_step
-/// One optimisation step. The labels are checked against the model's own head before any op
-/// runs on the batch: `C` is the number of rows of the head's weight, whatever a config says.
+/// One optimisation step on a batch's features and class indices. `target` is checked against
+/// the model's own head before any op runs: `C` is the number of rows of the head's weight,
+/// whatever a config says.
 #[contract(
-    batch.features: f32[N, 64],
-    batch.labels: u8[N] in 0..C "the digit each image shows",
+    features: f32[N, 64],
+    target: u8[N] in 0..C "the digit each image shows",
     model.head.weight(): f32[C, H],
 )]
-pub fn train_step(model: &Mlp, optimizer: &mut AdamW, batch: &Batch) -> Result<f32> {
-    let logits = model.forward(&batch.features)?;
-    let loss = nn::cross_entropy(&logits, &batch.labels)?;
+pub fn train_step(
+    model: &Mlp,
+    optimizer: &mut AdamW,
+    features: &Tensor,
+    target: &Tensor,
+) -> Result<f32> {
+    let logits = model.forward(features)?;
+    let loss = nn::cross_entropy(&logits, target)?;
     optimizer.backward_step(&loss)?;
     loss.to_scalar::<f32>()
 }
@@ -156,13 +162,15 @@ pub fn train(options: &Options, bar: &ProgressBar) -> anyhow::Result<Report> {
                 )
             };
             let batch = batch.map_err(|e| anyhow::Error::new(e).context(context()))?;
-            let loss = train_step(&model, &mut optimizer, &batch).map_err(|e| {
-                anyhow::Error::new(StoppedAt {
-                    error: e,
-                    rows: batch.rows.clone(),
-                })
-                .context(context())
-            })?;
+            let loss = train_step(&model, &mut optimizer, &batch.features, &batch.labels).map_err(
+                |e| {
+                    anyhow::Error::new(StoppedAt {
+                        error: e,
+                        rows: batch.rows.clone(),
+                    })
+                    .context(context())
+                },
+            )?;
             total += loss * batch.rows.len() as f32;
             bar.inc(1);
         }
@@ -189,17 +197,14 @@ pub struct StoppedAt {
 impl std::fmt::Display for StoppedAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.error)?;
-        let violation = candle_contracts::ContractError::find_in(&self.error).and_then(|e| {
-            e.violations()
-                .iter()
-                .find(|v| v.argument() == "batch.labels")
-        });
+        let violation = candle_contracts::ContractError::find_in(&self.error)
+            .and_then(|e| e.violations().iter().find(|v| v.argument() == "target"));
         if let Some(&[index]) = violation.and_then(|v| v.index())
             && let Some(row) = self.rows.get(index)
         {
             write!(
                 f,
-                "\nbatch.labels[{index}] is row {row} of examples/data/digits.csv.gz (0-based, \
+                "\ntarget[{index}] is row {row} of examples/data/digits.csv.gz (0-based, \
                  as loaded)"
             )?;
         }

@@ -47,7 +47,7 @@ fn digits_with_one_based_labels_stops_at_the_first_batch() {
     let violation = &contract.violations()[0];
     assert_eq!(
         (violation.argument(), violation.rule()),
-        ("batch.labels", Rule::Range)
+        ("target", Rule::Range)
     );
     assert_eq!(violation.value(), Some(Value::Int(10)));
     let c = &violation.bound_dims()[0];
@@ -62,13 +62,13 @@ fn digits_with_one_based_labels_stops_at_the_first_batch() {
     );
     assert!(
         message.contains(&format!(
-            "batch.labels[{index}] = 10, expected 0..C with C = 10 (bound by `model.head.weight()` dim 0)"
+            "target[{index}] = 10, expected 0..C with C = 10 (bound by `model.head.weight()` dim 0)"
         )),
         "{message}"
     );
     assert!(message.contains("numbered from 1"), "{message}");
     assert!(
-        message.contains(&format!("batch.labels[{index}] is row ")),
+        message.contains(&format!("target[{index}] is row ")),
         "{message}"
     );
     assert_eq!(digits::main(["digits", "--labels", "one-based"]), 1);
