@@ -3,12 +3,13 @@
 //!   candle's own `sum_all` on the same tensor (one plain memory pass), and against the naive
 //!   candle-op check (`ge`, `lt`, combine, `min_all`, `to_scalar`);
 //! - a contracted cross-entropy on f32 [4096, 1000] logits with a `u32[N] in 0..C` target
-//!   against candle's `cross_entropy` alone.
+//!   against candle's `cross_entropy` alone (`candle_again` repeats candle's op for the noise
+//!   floor, `guard_alone` times the contract's clauses by themselves).
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use candle_contracts::contract;
+use candle_contracts::{check, contract};
 use candle_core::{DType, Device, Result, Tensor};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -63,6 +64,17 @@ fn cross_entropy(c: &mut Criterion) {
     });
     group.bench_function("contracted", |b| {
         b.iter(|| guarded_cross_entropy(black_box(&logits), black_box(&target)).unwrap())
+    });
+    // Candle's op once more: the run-to-run noise, which is larger than the guard's cost.
+    group.bench_function("candle_again", |b| {
+        b.iter(|| candle_nn::loss::cross_entropy(black_box(&logits), black_box(&target)).unwrap())
+    });
+    // The guard's own cost: the same clauses, inline.
+    group.bench_function("guard_alone", |b| {
+        b.iter(|| {
+            let (logits, target) = (black_box(&logits), black_box(&target));
+            check!(logits: f32[N, C], target: u32[N] in 0..C).unwrap()
+        })
     });
     group.finish();
 }
