@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Writes book/src/compile-errors.md from the trybuild suite in tests/ui: one section per
+diagnostic, with its source as a `compile_fail` sample and rustc's output from the `.stderr`
+snapshot. tests/tests/book.rs checks that the chapter and the suite agree; rerun this script
+after re-blessing the snapshots."""
+import pathlib
+
+root = pathlib.Path(__file__).resolve().parent.parent
+ui = root / "tests" / "ui"
+
+# (file stem, title, why): in the order of the chapter.
+SECTIONS = [
+    ("unknown_dtype", "Unknown dtype", "Names are candle's dtype names in Rust spelling, or a family."),
+    ("missing_shape", "Missing shape", "A tensor clause always has a shape; `[]` is a scalar and `[..]` any shape."),
+    ("unknown_constraint", "Unknown rule after the shape", "After the shape come `in`, `ignore`, `finite`, `contiguous` or a note string."),
+    ("duplicate_constraint", "A rule given twice", "Join alternatives with `|` in one `in`."),
+    ("unknown_parameter", "Unknown parameter", "A clause names a parameter of the function (or, in `check!`, a variable)."),
+    ("not_a_tensor", "A clause on a number", "A number can bound a range, but has no dtype or shape to check."),
+    ("clause_on_non_tensor_type", "A clause on a type that is not a tensor", "When the type is not plainly a number, rustc reports it, worded by the library."),
+    ("duplicate_clause", "Two clauses for one argument", "Write all rules of an argument in one clause."),
+    ("field_without_self", "A `self` path without a receiver", "`self.field` needs a method."),
+    ("return_clause_without_return", "A `return` clause on a function returning nothing", ""),
+    ("return_clause_on_boxed_future", "A `return` clause on a boxed future", "An `#[async_trait]` method returns a boxed future; the guard cannot see its value."),
+    ("dim_only_in_expression", "A dim that nothing binds", "A name used only inside expressions never gets a value; write it plainly in some shape."),
+    ("dim_named_like_parameter", "A dim named like a parameter", "A name in a bound would be ambiguous."),
+    ("reserved_dim_name", "A reserved word as a dim", "`in`, `ignore`, `finite`, `contiguous`, `MAX`, `allow_all`, `return` and `self` are never dim names."),
+    ("two_rest_dims", "Two `..` or `*name` in one shape", "The dims between them would be ambiguous."),
+    ("division_by_zero", "Division by zero in a dim expression", ""),
+    ("bound_only_after_body", "An input checked against a dim only the return value binds", "The guard runs before the body; bind the dim in an input."),
+    ("bound_names_nothing", "A bound that names nothing", "A name in a bound is a dim of the contract or a parameter."),
+    ("tensor_as_bound", "A tensor as a bound", "Bound by one of its dims instead."),
+    ("max_in_range", "`MAX` in a range", "`MAX` is candle's skip sentinel and stands after `ignore`."),
+    ("float_bound_on_integer", "A float bound on an integer clause", ""),
+    ("negative_on_unsigned", "A negative value on an unsigned clause", "It could never occur."),
+    ("ignore_value_impossible", "An ignored value the dtype cannot hold", ""),
+    ("max_on_float", "`MAX` on a float clause", "The sentinel exists for integer indices only."),
+    ("finite_on_integer", "`finite` on an integer clause", "Integers are never NaN or infinite."),
+    ("empty_range", "An empty range", "`5..3` and `0..0` hold for no value."),
+    ("unsatisfiable_range", "A range the dtype can never satisfy", ""),
+    ("unknown_option", "Unknown option", "The options are `on_violation` and `same_device`."),
+    ("bad_option_value", "Unknown option value", ""),
+    ("on_violation_error_without_result", "`on_violation = error` without a `Result`", "Without a `Result` there is no `Err` to return."),
+    ("error_type_without_from", "An error type that cannot carry a violation", "The function's error type needs `From<ContractError>`; rustc reports it at the return type."),
+    ("const_fn", "`#[contract]` on a `const fn`", "The guard reads tensors at run time."),
+    ("trait_declaration", "`#[contract]` on a trait method without a body", "Put the contract on the method in the `impl`."),
+    ("not_a_function", "`#[contract]` on something that is not a function", ""),
+    ("empty_contract", "An empty contract", ""),
+    ("check_return_clause", "`return` and `on_violation` in `check!`", "`check!` always returns `Result<(), ContractError>`."),
+    ("all_errors_at_once", "Every error at once", "All errors of one attribute are reported in one compile."),
+]
+
+missing = {p.stem for p in ui.glob("*.rs")} - {s[0] for s in SECTIONS}
+assert not missing, f"sections missing for {missing}"
+
+out = [
+    "# Compile-time errors",
+    "",
+    "The macro checks a contract against itself and against the function's signature when the",
+    "crate compiles. Each mistake is an error pointing at the smallest token that is wrong, and",
+    "every error of an attribute comes out in one compile; the function itself is left as written,",
+    "so no error cascades into its callers. This chapter lists every diagnostic, each with a sample",
+    "that fails to compile (a doctest) and the compiler's output, which the trybuild suite in",
+    "`tests/ui` pins.",
+    "",
+]
+for stem, title, why in SECTIONS:
+    source = (ui / f"{stem}.rs").read_text().rstrip("\n")
+    stderr = (ui / f"{stem}.stderr").read_text().rstrip("\n")
+    out.append(f"## {title}")
+    out.append("")
+    if why:
+        out.append(why)
+        out.append("")
+    code = "E0277" if "error[E0277]" in stderr else None
+    out.append("```rust,compile_fail" + (f",{code}" if code else ""))
+    out.append(source)
+    out.append("```")
+    out.append("")
+    out.append("```text")
+    out.append(stderr)
+    out.append("```")
+    out.append("")
+(root / "book" / "src" / "compile-errors.md").write_text("\n".join(out))
+print(f"wrote {len(SECTIONS)} sections")
