@@ -7,7 +7,7 @@ use candle_contracts::{contract, nn};
 use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_nn::{AdamW, Linear, Optimizer, ParamsAdamW, VarBuilder, VarMap};
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 use crate::data::{self, Dataset};
 use crate::seeded_init;
@@ -218,12 +218,9 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let args = match Args::try_parse_from(args) {
+    let args: Args = match crate::parse_args(args) {
         Ok(args) => args,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() { 2 } else { 0 };
-        }
+        Err(status) => return status,
     };
     let device = match crate::device(&args.device) {
         Ok(device) => device,
@@ -239,10 +236,7 @@ where
         device,
         ..Options::default()
     };
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} batches  {msg}")
-            .expect("a valid template"),
-    );
+    let bar = crate::progress_bar();
     let result = train(&options, &bar);
     bar.finish_and_clear();
     match result {

@@ -391,12 +391,9 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let args = match Args::try_parse_from(args) {
+    let args: Args = match crate::parse_args(args) {
         Ok(args) => args,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() { 2 } else { 0 };
-        }
+        Err(status) => return status,
     };
     let rows = match run() {
         Ok(rows) => rows,

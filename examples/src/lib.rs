@@ -47,6 +47,32 @@ pub fn seeded_init(varmap: &VarMap, seed: u64) -> Result<()> {
     Ok(())
 }
 
+/// Parses an example's command line; on `--help` or bad arguments, prints clap's text and
+/// returns the exit status instead (0 for help, 2 for bad arguments).
+///
+/// # Errors
+///
+/// The exit status to return when the arguments do not describe a run.
+pub fn parse_args<A, I, T>(args: I) -> std::result::Result<A, u8>
+where
+    A: clap::Parser,
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    A::try_parse_from(args).map_err(|error| {
+        let _ = error.print();
+        if error.use_stderr() { 2 } else { 0 }
+    })
+}
+
+/// The training progress bar of the examples: batches done of all epochs' batches.
+pub fn progress_bar() -> indicatif::ProgressBar {
+    indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} batches  {msg}")
+            .expect("a valid template"),
+    )
+}
+
 /// The device named on the command line: `cpu`, or `cuda` when built with `--features cuda`.
 ///
 /// # Errors
