@@ -57,11 +57,23 @@ impl Default for LossOptions {
 
 /// Class ids as gather indices: u8 widened to u32, because candle reads u8 255 (the dtype's
 /// maximum) as "skip this index" and would give 0 for a real class 255.
+/// Contiguous, because candle's gather, index-select, scatter and index-add kernels read their
+/// ids in place and refuse a strided view (PyTorch accepts one).
 fn gather_indices(target: &Tensor) -> Result<Tensor> {
     if target.dtype() == DType::U8 {
-        target.to_dtype(DType::U32)
+        target.to_dtype(DType::U32)?.contiguous()
     } else {
-        Ok(target.clone())
+        target.contiguous()
+    }
+}
+
+/// Losses of the half-precision dtypes are computed in f32, as PyTorch accumulates them: a
+/// running sum in f16 stops growing at 2048 and one in bf16 at 256, so candle's own losses
+/// drift far from the true value on realistic batches. Other dtypes are used as they are.
+fn widened(tensor: &Tensor) -> Result<Tensor> {
+    match tensor.dtype() {
+        DType::F16 | DType::BF16 | DType::F8E4M3 => tensor.to_dtype(DType::F32),
+        _ => Ok(tensor.clone()),
     }
 }
 
@@ -75,7 +87,10 @@ fn gather_indices(target: &Tensor) -> Result<Tensor> {
 /// Differences: a class id outside `0..C` (including candle's MAX "skip" sentinel and a
 /// negative i64) is a [`ContractError`](crate::ContractError) naming the id and its index; a
 /// u8 id 255 is class 255 (candle would silently score it 0); an empty batch is an error (its
-/// mean is 0/0). For an ignore index use [`cross_entropy_with`].
+/// mean is 0/0); f16, bf16 and f8e4m3 logits are reduced in f32 and the loss returned in their
+/// dtype (candle sums in the half dtype, and a bf16 sum of ones stops at 256); a strided
+/// `target` view is accepted (candle's gather refuses it). For an ignore index use
+/// [`cross_entropy_with`].
 ///
 /// # Errors
 ///
@@ -84,8 +99,8 @@ fn gather_indices(target: &Tensor) -> Result<Tensor> {
 /// size, an id outside `0..C`, or `N = 0`; candle's errors otherwise.
 #[contract(logits: float[N, C], target: u8 | u32 | i64 [N] in 0..C, N >= 1)]
 pub fn cross_entropy(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
-    let log_probs = candle_nn::ops::log_softmax(logits, D::Minus1)?;
-    mean_nll(&log_probs, target)
+    let log_probs = candle_nn::ops::log_softmax(&widened(logits)?, D::Minus1)?;
+    mean_nll(&log_probs, target)?.to_dtype(logits.dtype())
 }
 
 /// The negative log-likelihood of log-probabilities against class ids, averaged over the batch.
@@ -102,12 +117,13 @@ pub fn cross_entropy(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
 /// As [`cross_entropy`].
 #[contract(log_probs: float[N, C], target: u8 | u32 | i64 [N] in 0..C, N >= 1)]
 pub fn nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
-    mean_nll(log_probs, target)
+    mean_nll(&widened(log_probs)?, target)?.to_dtype(log_probs.dtype())
 }
 
 fn mean_nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
     let n = target.dim(0)?;
     log_probs
+        .contiguous()?
         .gather(&gather_indices(target)?.unsqueeze(1)?, 1)?
         .sum_all()?
         .affine(-1.0 / n as f64, 0.)
@@ -121,7 +137,9 @@ fn mean_nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
 ///
 /// Mirrors `torch.nn.functional.cross_entropy(input, target, ignore_index=-100,
 /// reduction='mean')`. Ignored rows are excluded from the mean's denominator (a hand-written
-/// masked mean in candle usually counts them).
+/// masked mean in candle usually counts them) and lose 0 whatever their logits hold (a
+/// masked `-inf` included). An empty batch gives 0 for `Sum` and an empty `[0]` tensor for
+/// `None`. Half-precision dtypes are reduced in f32, as in [`cross_entropy`].
 ///
 /// # Errors
 ///
@@ -139,8 +157,14 @@ pub fn cross_entropy_with(
     target: &Tensor,
     options: LossOptions,
 ) -> Result<Tensor> {
-    let log_probs = candle_nn::ops::log_softmax(logits, D::Minus1)?;
-    reduced_nll(&log_probs, target, options)
+    let logits_wide = widened(logits)?;
+    // candle's softmax cannot reduce an empty batch; `reduced_nll` answers for one.
+    let log_probs = if logits.dim(0)? == 0 {
+        logits_wide
+    } else {
+        candle_nn::ops::log_softmax(&logits_wide, D::Minus1)?
+    };
+    reduced_nll(&log_probs, target, options)?.to_dtype(logits.dtype())
 }
 
 /// [`nll`] with PyTorch's `ignore_index` and `reduction`; see [`cross_entropy_with`].
@@ -157,7 +181,7 @@ pub fn cross_entropy_with(
         allow_all {options.reduction != Reduction::Mean},
 )]
 pub fn nll_with(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Result<Tensor> {
-    reduced_nll(log_probs, target, options)
+    reduced_nll(&widened(log_probs)?, target, options)?.to_dtype(log_probs.dtype())
 }
 
 /// Whether `value` is a value of `dtype` (an ignore index a target can hold).
@@ -172,6 +196,17 @@ fn holds(dtype: DType, value: i64) -> bool {
 }
 
 fn reduced_nll(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Result<Tensor> {
+    if target.elem_count() == 0 {
+        let (dtype, device) = (log_probs.dtype(), log_probs.device());
+        return match options.reduction {
+            Reduction::None => Tensor::zeros(0, dtype, device),
+            Reduction::Sum => Tensor::zeros((), dtype, device),
+            Reduction::Mean => candle_core::bail!(
+                "the mean loss over an empty batch is 0/0: skip the batch, or use \
+                 `Reduction::Sum` or `Reduction::None`"
+            ),
+        };
+    }
     let indices = gather_indices(target)?;
     // 1 for kept rows; ignored rows gather row 0 (a safe index) and are then zeroed.
     let kept = match options.ignore_index {
@@ -181,24 +216,28 @@ fn reduced_nll(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Res
         }
         _ => None,
     };
-    let (indices, kept_f) = match &kept {
-        Some(kept) => (
-            kept.where_cond(&indices, &indices.zeros_like()?)?,
-            Some(kept.to_dtype(log_probs.dtype())?),
-        ),
-        None => (indices, None),
+    let indices = match &kept {
+        Some(kept) => kept.where_cond(&indices, &indices.zeros_like()?)?,
+        None => indices,
     };
-    let picked = log_probs.gather(&indices.unsqueeze(1)?, 1)?.squeeze(1)?;
-    let losses = match &kept_f {
-        Some(kept_f) => picked.mul(kept_f)?.neg()?,
-        None => picked.neg()?,
+    let picked = log_probs
+        .contiguous()?
+        .gather(&indices.unsqueeze(1)?, 1)?
+        .squeeze(1)?
+        .neg()?;
+    // Selected, not multiplied by the mask: an ignored row's -inf or NaN times 0 is NaN.
+    let losses = match &kept {
+        Some(kept) => kept.where_cond(&picked, &picked.zeros_like()?)?,
+        None => picked,
     };
     match options.reduction {
         Reduction::None => Ok(losses),
         Reduction::Sum => losses.sum_all(),
-        Reduction::Mean => match &kept_f {
+        Reduction::Mean => match &kept {
             // Divided on the device: no sync; the contract already refused a 0 denominator.
-            Some(kept_f) => losses.sum_all()?.div(&kept_f.sum_all()?),
+            Some(kept) => losses
+                .sum_all()?
+                .div(&kept.to_dtype(losses.dtype())?.sum_all()?),
             None => losses.mean_all(),
         },
     }
@@ -224,11 +263,12 @@ pub fn binary_cross_entropy(probabilities: &Tensor, target: &Tensor) -> Result<T
     if probabilities.elem_count() == 0 {
         candle_core::bail!("binary_cross_entropy: the mean over an empty tensor is 0/0");
     }
-    let target = target.to_dtype(probabilities.dtype())?;
-    let log_p = probabilities.log()?.maximum(-100.0)?;
-    let log_not_p = probabilities.affine(-1., 1.)?.log()?.maximum(-100.0)?;
+    let p = widened(probabilities)?;
+    let target = target.to_dtype(p.dtype())?;
+    let log_p = p.log()?.maximum(-100.0)?;
+    let log_not_p = p.affine(-1., 1.)?.log()?.maximum(-100.0)?;
     let loss = (target.mul(&log_p)? + target.affine(-1., 1.)?.mul(&log_not_p)?)?;
-    loss.neg()?.mean_all()
+    loss.neg()?.mean_all()?.to_dtype(probabilities.dtype())
 }
 
 /// `log(1 + y)` accurate for small `y` (Kahan's trick: the rounding of `1 + y` cancels).
@@ -264,10 +304,11 @@ pub fn binary_cross_entropy_with_logit(logits: &Tensor, target: &Tensor) -> Resu
     if logits.elem_count() == 0 {
         candle_core::bail!("binary_cross_entropy_with_logit: the mean over an empty tensor is 0/0");
     }
-    let target = target.to_dtype(logits.dtype())?;
-    let softplus_of_minus_abs = log1p(&logits.abs()?.neg()?.exp()?)?;
-    let loss = (logits.relu()? - logits.mul(&target)?)?.add(&softplus_of_minus_abs)?;
-    loss.mean_all()
+    let x = widened(logits)?;
+    let target = target.to_dtype(x.dtype())?;
+    let softplus_of_minus_abs = log1p(&x.abs()?.neg()?.exp()?)?;
+    let loss = (x.relu()? - x.mul(&target)?)?.add(&softplus_of_minus_abs)?;
+    loss.mean_all()?.to_dtype(logits.dtype())
 }
 
 /// The rows of `table` picked by token ids: `table[ids]`.
@@ -294,6 +335,7 @@ pub fn embedding(ids: &Tensor, table: &Tensor) -> Result<Tensor> {
         return table.narrow(0, 0, 0)?.reshape(dims);
     }
     table
+        .contiguous()?
         .index_select(&gather_indices(&ids.flatten_all()?)?, 0)?
         .reshape(dims)
 }
@@ -372,7 +414,9 @@ pub fn index_select(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor>
     if ids.elem_count() == 0 {
         return source.narrow(dim, 0, 0);
     }
-    source.index_select(&gather_indices(ids)?, dim)
+    source
+        .contiguous()?
+        .index_select(&gather_indices(ids)?, dim)
 }
 
 /// The elements of `source` along `dim` at `ids`: candle's `Tensor::gather`.
@@ -387,14 +431,22 @@ pub fn index_select(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor>
 ///
 /// # Errors
 ///
-/// A contract violation for an id outside the dim; candle's errors for a rank mismatch or a
-/// `dim` past the rank.
+/// A contract violation for an id outside the dim; an error for `ids` of another rank than
+/// `source` (empty `ids` included); candle's errors for a `dim` past the rank.
 #[contract(source: _[..], ids: u8 | u32 | i64 [..] in 0..{source.dim(dim)?})]
 pub fn gather(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor> {
+    if ids.rank() != source.rank() {
+        candle_core::bail!(
+            "gather: `ids` has rank {} and `source` rank {}: candle's gather takes ids of the \
+             source's rank (unsqueeze the ids)",
+            ids.rank(),
+            source.rank()
+        );
+    }
     if ids.elem_count() == 0 {
         return Tensor::zeros(ids.shape(), source.dtype(), source.device());
     }
-    source.gather(&gather_indices(ids)?, dim)
+    source.contiguous()?.gather(&gather_indices(ids)?, dim)
 }
 
 /// `base` with `source[i]` added at `ids[i]` along `dim`: candle's `Tensor::scatter_add`.
@@ -416,7 +468,7 @@ pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> 
     if ids.elem_count() == 0 {
         return base.copy();
     }
-    base.scatter_add(&gather_indices(ids)?, source, dim)
+    base.scatter_add(&gather_indices(ids)?, &source.contiguous()?, dim)
 }
 
 /// `base` with the slices of `source` added at `ids` along `dim`: candle's
@@ -439,7 +491,7 @@ pub fn index_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Re
     if ids.elem_count() == 0 {
         return base.copy();
     }
-    base.index_add(&gather_indices(ids)?, source, dim)
+    base.index_add(&gather_indices(ids)?, &source.contiguous()?, dim)
 }
 
 /// One-hot rows for class ids: candle-nn's `encoding::one_hot`.

@@ -504,3 +504,154 @@ fn h14_ignore_value_passed_straight_into_one_hot() {
     );
     assert_eq!(contract_error(&error).function(), "one_hot");
 }
+
+#[test]
+fn ignored_rows_lose_zero_whatever_their_logits_hold() {
+    // A masked -inf at class 0 of an ignored row: multiplying its pick by 0 would give NaN.
+    let logits = Tensor::new(
+        &[
+            [0f32, 1., 2.],
+            [f32::NEG_INFINITY, 0., 0.],
+            [f32::NAN, 1., 1.],
+        ],
+        &cpu(),
+    )
+    .unwrap();
+    let target = Tensor::new(&[0i64, -100, -100], &cpu()).unwrap();
+    let expected = row_loss(&logits, 0, 0) as f32;
+    let mean = nn::cross_entropy_with(&logits, &target, LossOptions::default()).unwrap();
+    assert!(close(scalar(&mean), expected), "{mean}");
+    let options = LossOptions {
+        reduction: Reduction::None,
+        ..LossOptions::default()
+    };
+    let rows = nn::cross_entropy_with(&logits, &target, options)
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap();
+    assert!(
+        close(rows[0], expected) && rows[1] == 0.0 && rows[2] == 0.0,
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn empty_batches_sum_to_zero_and_give_no_rows() {
+    let logits = Tensor::zeros((0, 4), DType::F32, &cpu()).unwrap();
+    let target = Tensor::zeros(0, DType::I64, &cpu()).unwrap();
+    let sum = LossOptions {
+        reduction: Reduction::Sum,
+        ..LossOptions::default()
+    };
+    let none = LossOptions {
+        reduction: Reduction::None,
+        ..LossOptions::default()
+    };
+    assert_eq!(
+        scalar(&nn::cross_entropy_with(&logits, &target, sum).unwrap()),
+        0.0
+    );
+    assert_eq!(
+        nn::cross_entropy_with(&logits, &target, none)
+            .unwrap()
+            .dims(),
+        [0]
+    );
+    assert_eq!(scalar(&nn::nll_with(&logits, &target, sum).unwrap()), 0.0);
+    assert_eq!(nn::nll_with(&logits, &target, none).unwrap().dims(), [0]);
+    // The mean of nothing stays an error, with or without an ignore index.
+    let mean_no_ignore = LossOptions {
+        ignore_index: None,
+        reduction: Reduction::Mean,
+    };
+    let error = nn::cross_entropy_with(&logits, &target, mean_no_ignore).unwrap_err();
+    assert!(error.to_string().contains("0/0"), "{error}");
+}
+
+#[test]
+fn half_precision_losses_are_reduced_in_f32() {
+    let ln3 = 3f32.ln();
+    for dtype in [DType::F16, DType::BF16] {
+        let logits = Tensor::zeros((10_000, 3), dtype, &cpu()).unwrap();
+        for target_dtype in [DType::U32, DType::I64] {
+            let target = Tensor::zeros(10_000, target_dtype, &cpu()).unwrap();
+            let plain = nn::cross_entropy(&logits, &target).unwrap();
+            let with = nn::cross_entropy_with(&logits, &target, LossOptions::default()).unwrap();
+            for loss in [plain, with] {
+                assert_eq!(loss.dtype(), dtype);
+                let value = loss
+                    .to_dtype(DType::F32)
+                    .unwrap()
+                    .to_scalar::<f32>()
+                    .unwrap();
+                assert!(
+                    (value - ln3).abs() < 0.01,
+                    "{dtype:?} {target_dtype:?}: {value}"
+                );
+            }
+        }
+        let half = Tensor::full(0.5f32, 10_000, &cpu())
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
+        let ones = Tensor::ones(10_000, dtype, &cpu()).unwrap();
+        let bce = nn::binary_cross_entropy(&half, &ones).unwrap();
+        let bce_logits =
+            nn::binary_cross_entropy_with_logit(&half.zeros_like().unwrap(), &ones).unwrap();
+        for loss in [bce, bce_logits] {
+            let value = loss
+                .to_dtype(DType::F32)
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap();
+            assert!((value - 2f32.ln()).abs() < 0.01, "{dtype:?}: {value}");
+        }
+    }
+}
+
+#[test]
+fn strided_targets_and_tables_are_accepted() {
+    let logits = logits(4, 3);
+    // Class ids in column 0 of [N, 2] pairs: a strided view.
+    let pairs = Tensor::new(&[[2u32, 9], [0, 9], [1, 9], [2, 9]], &cpu()).unwrap();
+    let target = pairs.narrow(1, 0, 1).unwrap().squeeze(1).unwrap();
+    assert!(!target.is_contiguous());
+    let expected = candle_nn::loss::cross_entropy(&logits, &target.contiguous().unwrap()).unwrap();
+    for loss in [
+        nn::cross_entropy(&logits, &target).unwrap(),
+        nn::nll(
+            &candle_nn::ops::log_softmax(&logits, D::Minus1).unwrap(),
+            &target,
+        )
+        .unwrap(),
+    ] {
+        assert!(close(scalar(&loss), scalar(&expected)));
+    }
+    let table = Tensor::arange(0f32, 12., &cpu())
+        .unwrap()
+        .reshape((3, 4))
+        .unwrap()
+        .t()
+        .unwrap();
+    let ids = Tensor::new(&[3u32, 0], &cpu()).unwrap();
+    let rows = nn::embedding(&ids, &table)
+        .unwrap()
+        .to_vec2::<f32>()
+        .unwrap();
+    assert_eq!(rows, [[3., 7., 11.], [0., 4., 8.]]);
+}
+
+#[test]
+fn gather_refuses_ids_of_another_rank_even_when_empty() {
+    let source = Tensor::zeros((2, 3), DType::F32, &cpu()).unwrap();
+    for ids in [
+        Tensor::zeros(0, DType::U32, &cpu()).unwrap(),
+        Tensor::zeros(2, DType::U32, &cpu()).unwrap(),
+    ] {
+        let error = nn::gather(&source, &ids, 1).unwrap_err();
+        assert!(
+            error.to_string().contains("rank 1 and `source` rank 2"),
+            "{error}"
+        );
+    }
+}
