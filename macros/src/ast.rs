@@ -361,6 +361,17 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
     if input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
         let name: Ident = input.parse()?;
         input.parse::<Token![=]>()?;
+        if !input.peek(Ident::peek_any) && name != "on_violation" && name != "same_device" {
+            // `N = 3`: a relation written with one `=`, or an option that does not exist.
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "unknown option `{name}` (the options are `on_violation` and \
+                     `same_device`); to require a dim to equal a value, write a relation: \
+                     `{name} == ...`"
+                ),
+            ));
+        }
         let value = input.call(Ident::parse_any).map_err(|e| {
             syn::Error::new(
                 e.span(),
@@ -966,6 +977,14 @@ fn parse_float(lit: &LitFloat, negative: bool) -> syn::Result<(f64, String)> {
     let value = lit
         .base10_parse::<f64>()
         .map_err(|_| syn::Error::new(lit.span(), "cannot read this float"))?;
+    if !value.is_finite() {
+        // As rustc's `overflowing_literals`: the value would round to infinity.
+        return Err(syn::Error::new(
+            lit.span(),
+            "float literal out of range for f64: leave that side of the range open (`0.0..`) \
+             or write a finite bound",
+        ));
+    }
     let digits = lit.base10_digits();
     if negative {
         Ok((-value, format!("-{digits}")))

@@ -121,6 +121,15 @@ fn int_tokens(value: i128) -> TokenStream {
 }
 
 fn float_tokens(value: f64) -> TokenStream {
+    // `Literal::f64_suffixed` panics on a non-finite value; the parser refuses those, and this
+    // keeps the expansion total anyway.
+    if value.is_infinite() {
+        return if value < 0.0 {
+            quote!(::core::primitive::f64::NEG_INFINITY)
+        } else {
+            quote!(::core::primitive::f64::INFINITY)
+        };
+    }
     if value.is_sign_negative() {
         let magnitude = Literal::f64_suffixed(-value);
         quote!(-#magnitude)

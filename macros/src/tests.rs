@@ -277,6 +277,7 @@ fn grammar_token() -> impl Strategy<Value = String> {
         Just("0".to_string()),
         Just("3".to_string()),
         Just("1.5".to_string()),
+        Just("1e400".to_string()),
         Just("340282366920938463463374607431768211457".to_string()),
         Just("\"a note\"".to_string()),
     ]
