@@ -461,7 +461,7 @@ fn expand_fn(
             let run_body = if sig.asyncness.is_some() {
                 quote!(async move { #fake #body_tokens }.await)
             } else {
-                quote!((move || { #fake #body_tokens })())
+                quote!(#p::run_body(move || { #fake #body_tokens }))
             };
             let extract = match cx.output {
                 Output::Result(_) => quote! {

@@ -88,6 +88,15 @@ impl<E: From<ContractError>> FromContractError for E {
     }
 }
 
+/// Runs a function's body where its value must be checked (a `return` clause). Through an
+/// `FnOnce` bound the closure may return borrows of what it captured, as the body could
+/// (`&mut self.weight`, a `&'a mut Tensor` argument); an immediately called closure would be
+/// inferred `FnMut` and refuse them.
+#[inline(always)]
+pub fn run_body<R>(body: impl FnOnce() -> R) -> R {
+    body()
+}
+
 /// Converts a violation into the function's error type.
 #[cold]
 pub fn into_error<E: FromContractError>(error: ContractError) -> E {

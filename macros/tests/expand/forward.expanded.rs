@@ -123,7 +123,7 @@ impl Embedding {
                 );
             }
         }
-        let __cc_output = (move || {
+        let __cc_output = ::candle_contracts::__private::run_body(move || {
             #[allow(unreachable_code, clippy::diverging_sub_expression)]
             if false {
                 let __cc_fake: Result<Tensor> = loop {};
@@ -133,7 +133,7 @@ impl Embedding {
                 let (b, t) = ids.dims2()?;
                 self.table.index_select(&ids.flatten_all()?, 0)?.reshape((b, t, ()))
             }
-        })();
+        });
         if __cc_mode != ::candle_contracts::__private::Mode::Off {
             let __cc_tensor = match &__cc_output {
                 ::core::result::Result::Ok(__cc_ok) => {

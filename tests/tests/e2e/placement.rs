@@ -430,3 +430,43 @@ fn async_trait_methods_return_the_violation_as_an_error() {
     let error = futures_executor::block_on(future).unwrap_err();
     assert_eq!(only_violation(&error).index(), Some(&[0, 1][..]));
 }
+
+struct Weights {
+    w: Tensor,
+}
+
+impl Weights {
+    #[contract(return: f32[N, D])]
+    fn weight_mut(&mut self) -> &mut Tensor {
+        &mut self.w
+    }
+}
+
+#[contract(x: f32[N], return: f32[N])]
+fn pass_through<'a>(x: &'a mut Tensor) -> Result<&'a mut Tensor> {
+    Ok(x)
+}
+
+#[test]
+fn return_clauses_on_functions_returning_mutable_borrows() {
+    let mut weights = Weights {
+        w: Tensor::zeros((2, 3), DType::F32, &Device::Cpu).unwrap(),
+    };
+    *weights.weight_mut() = Tensor::ones((2, 3), DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(
+        weights.w.sum_all().unwrap().to_scalar::<f32>().unwrap(),
+        6.0
+    );
+    let mut x = Tensor::zeros(4, DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(pass_through(&mut x).unwrap().dims(), [4]);
+    weights.w = Tensor::zeros(3, DType::F32, &Device::Cpu).unwrap();
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        weights.weight_mut();
+    }))
+    .unwrap_err();
+    let message = panic.downcast_ref::<String>().unwrap();
+    assert!(
+        message.contains("`return`: shape [3] does not match [N, D] (rank 1, expected rank 2)"),
+        "{message}"
+    );
+}
