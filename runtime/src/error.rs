@@ -101,12 +101,27 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Value::Int(v) => write!(f, "{v}"),
-            Value::Float(v, DType::F64) => write!(f, "{v}"),
-            Value::Float(v, DType::F16) => write!(f, "{}", half::f16::from_f64(v)),
-            Value::Float(v, DType::BF16) => write!(f, "{}", half::bf16::from_f64(v)),
+            Value::Float(v, DType::F64) => shortest(f, v, v),
+            Value::Float(v, DType::F16) => shortest(f, half::f16::from_f64(v), v),
+            Value::Float(v, DType::BF16) => shortest(f, half::bf16::from_f64(v), v),
             // f32 and the 8-bit formats: f32's shortest form is exact for them.
-            Value::Float(v, _) => write!(f, "{}", v as f32),
+            Value::Float(v, _) => shortest(f, v as f32, v),
         }
+    }
+}
+
+/// The shortest form that reads back as the same value of its dtype, with an exponent for very
+/// small or large magnitudes (`1e-45`, not 45 zeros).
+fn shortest<T: fmt::Display + fmt::LowerExp>(
+    f: &mut fmt::Formatter<'_>,
+    value: T,
+    magnitude: f64,
+) -> fmt::Result {
+    let magnitude = magnitude.abs();
+    if magnitude != 0.0 && magnitude.is_finite() && !(1e-5..1e16).contains(&magnitude) {
+        write!(f, "{value:e}")
+    } else {
+        write!(f, "{value}")
     }
 }
 

@@ -113,7 +113,6 @@ pub(crate) fn for_shape(
     expected: Option<&[usize]>,
     bound_dims: &[DimBinding],
 ) -> Option<String> {
-    let _ = clause;
     if let Some(expected) = expected {
         let count: usize = dims.iter().product();
         let expected_count: usize = expected.iter().product();
@@ -124,7 +123,9 @@ pub(crate) fn for_shape(
             ));
         }
     }
-    if bound_dims.iter().any(|b| b.axis == 0) {
+    // Only when the batch dim came from another argument.
+    let name = clause.subject.name();
+    if bound_dims.iter().any(|b| b.axis == 0 && b.bound_by != name) {
         return Some(
             "the batch sizes differ between arguments: a last batch smaller than the batch \
              size, or a size taken from the config instead of the data, causes this"
@@ -155,6 +156,13 @@ fn upper_bound(rule: &Resolved, used: &Used) -> Option<(i128, String)> {
             Some((hi, name))
         }
         _ => None,
+    })
+}
+
+/// Whether every range of the rule starts at 0, as ranges of indices do.
+fn starts_at_zero(rule: &Resolved) -> bool {
+    rule.ranges.as_ref().is_some_and(|ranges| {
+        !ranges.is_empty() && ranges.iter().all(|r| matches!(r.lo, Some(Num::Int(0))))
     })
 }
 
@@ -191,17 +199,18 @@ pub(crate) fn for_values(
     }
     match first {
         Value::Int(v) => {
-            if v < 0 {
+            let index_like = starts_at_zero(rule);
+            if v < 0 && index_like {
                 let declared = rule
                     .ignore
                     .iter()
                     .any(|i| matches!(i, Ignore::Value(Num::Int(x)) if *x == v));
                 if !declared {
                     return Some(format!(
-                        "negative values such as {v} usually mark positions without a label: \
-                         declare them with `ignore {v}` (and use a loss that skips them, such as \
-                         `candle_contracts::nn::cross_entropy_with`), or drop them first; \
-                         candle would read {v} as a huge unsigned index"
+                        "negative values such as {v} usually mark padding or positions without \
+                         a label: drop or mask them first, or declare `ignore {v}` where the \
+                         function skips them (`candle_contracts::nn::cross_entropy_with` takes \
+                         an ignore index); candle would read {v} as a huge unsigned index"
                     ));
                 }
             }
@@ -232,6 +241,7 @@ pub(crate) fn for_values(
             }
             if let Some((bound, dim)) = upper_bound(rule, used)
                 && v >= bound
+                && index_like
             {
                 let limit = if dim == bound.to_string() {
                     dim.clone()

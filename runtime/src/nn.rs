@@ -150,7 +150,9 @@ fn mean_nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
     logits: float[N, C],
     target: u8 | u32 | i64 [N] in 0..C
         ignore {options.ignore_index}
-        allow_all {options.reduction != Reduction::Mean},
+        allow_all {options.reduction != Reduction::Mean}
+        "class ids, or `options.ignore_index` for rows to skip; `Reduction::Sum` and \
+         `Reduction::None` accept a batch whose every row is skipped",
 )]
 pub fn cross_entropy_with(
     logits: &Tensor,
@@ -178,7 +180,9 @@ pub fn cross_entropy_with(
     log_probs: float[N, C],
     target: u8 | u32 | i64 [N] in 0..C
         ignore {options.ignore_index}
-        allow_all {options.reduction != Reduction::Mean},
+        allow_all {options.reduction != Reduction::Mean}
+        "class ids, or `options.ignore_index` for rows to skip; `Reduction::Sum` and \
+         `Reduction::None` accept a batch whose every row is skipped",
 )]
 pub fn nll_with(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Result<Tensor> {
     reduced_nll(&widened(log_probs)?, target, options)?.to_dtype(log_probs.dtype())

@@ -601,6 +601,25 @@ pub(crate) fn unreadable(pending: &Pending<'_>, error: Option<&candle_core::Erro
     violation
 }
 
+/// The ignored values as written, with what they were at this call when written as
+/// expressions: `-100`, or `{options.ignore_index} = -100`.
+fn ignored_text(written: &str, resolved: &[Ignore]) -> String {
+    let values: Vec<String> = resolved
+        .iter()
+        .map(|ignore| match ignore {
+            Ignore::Value(Num::Int(v)) => v.to_string(),
+            Ignore::Value(Num::Float(v)) => v.to_string(),
+            Ignore::Max => "MAX".to_string(),
+        })
+        .collect();
+    let values = values.join(" | ");
+    if values == written {
+        values
+    } else {
+        format!("{written} = {values}")
+    }
+}
+
 /// The rule as written: `0..C`, `0..=1 and finite`, `finite values`, with ignored values.
 pub(crate) fn expected_text(values: &ValueSpec) -> String {
     let mut text = match (values.ranges.is_empty(), values.finite) {
@@ -663,7 +682,8 @@ pub(crate) fn violations_of(
         } else {
             format!(
                 "all {} elements are ignored values ({}); a mean over them is 0/0",
-                summary.total, values.ignore_text
+                summary.total,
+                ignored_text(values.ignore_text, &pending.rule.ignore)
             )
         };
         let mut violation = Violation::new(subject, Rule::AllIgnored, expected_text(values), found);
@@ -674,10 +694,9 @@ pub(crate) fn violations_of(
             ignored: summary.ignored,
         });
         violation.help = Some(format!(
-            "skip batches with no usable {} before this call, or write `ignore {} allow_all` if \
-             an all-ignored batch is expected",
+            "skip batches with no usable `{}` before this call; a contract that expects \
+             all-ignored batches says so with `allow_all`",
             subject.name(),
-            values.ignore_text
         ));
         violation.note = clause.note;
         out.push(violation);

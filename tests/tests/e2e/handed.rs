@@ -61,7 +61,7 @@ fn h02_minus_one_as_no_label_without_ignore() {
         violation
             .help()
             .unwrap()
-            .contains("declare them with `ignore -1`"),
+            .contains("declare `ignore -1` where the function skips them"),
         "{text}"
     );
 }

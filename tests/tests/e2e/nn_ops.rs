@@ -131,7 +131,7 @@ fn all_ignored_is_an_error_for_the_mean_only() {
     assert!(
         error
             .to_string()
-            .contains("all 4 elements are ignored values ({options.ignore_index})"),
+            .contains("all 4 elements are ignored values ({options.ignore_index} = -100)"),
         "{error}"
     );
     let sum = LossOptions {

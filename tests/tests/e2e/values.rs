@@ -317,3 +317,43 @@ fn errors_name_the_contract_location() {
         contract_error(&candle_core::Error::from(error.clone())).violations() == error.violations()
     );
 }
+
+/// The help line of a violation: index advice only for ranges that start at 0, batch advice
+/// only when the batch dim came from another argument.
+#[test]
+fn help_lines_fit_the_rule() {
+    let years = Tensor::new(&[13i64, 25], &cpu()).unwrap();
+    let error = check!(years: i64[N] in 13..22).unwrap_err();
+    assert!(error.violations()[0].help().is_none(), "{error}");
+    let offsets = Tensor::new(&[-1i64, 2], &cpu()).unwrap();
+    let error = check!(offsets: i64[N] in -5..0).unwrap_err();
+    assert!(error.violations()[0].help().is_none(), "{error}");
+    let ids = Tensor::new(&[-1i64, 2], &cpu()).unwrap();
+    let error = check!(ids: i64[N] in 0..8).unwrap_err();
+    assert!(error
+        .to_string()
+        .contains("usually mark padding or positions without a label"));
+
+    let square = Tensor::zeros((4, 3), DType::F32, &cpu()).unwrap();
+    let error = check!(square: f32[N, N]).unwrap_err();
+    assert!(!error.to_string().contains("batch sizes differ"), "{error}");
+    let (x, y) = (
+        square.clone(),
+        Tensor::zeros(3, DType::F32, &cpu()).unwrap(),
+    );
+    let error = check!(x: f32[N, D], y: f32[N]).unwrap_err();
+    assert!(error.to_string().contains("batch sizes differ"), "{error}");
+}
+
+#[test]
+fn tiny_and_huge_floats_print_with_an_exponent() {
+    let x = Tensor::new(&[-1e-45f32, 3.4e38, 0.25], &cpu()).unwrap();
+    let error = check!(x: f32[N] in 0.0..=1.0).unwrap_err();
+    let violation = &error.violations()[0];
+    assert_eq!(violation.value().unwrap().to_string(), "-1e-45");
+    assert!(error.to_string().contains("x[0] = -1e-45"), "{error}");
+    assert!(
+        error.to_string().contains("observed range -1e-45..=3.4e38"),
+        "{error}"
+    );
+}
