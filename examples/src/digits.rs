@@ -3,6 +3,7 @@
 //! `forward`, the training step and the batch loader, and `candle_contracts::nn::cross_entropy`
 //! as the loss.
 
+// ANCHOR: imports
 use candle_contracts::{contract, nn};
 use candle_core::{D, DType, Device, Module, Result, Tensor};
 use candle_nn::{AdamW, Linear, Optimizer, ParamsAdamW, VarBuilder, VarMap};
@@ -11,6 +12,7 @@ use indicatif::ProgressBar;
 
 use crate::data::{self, Dataset};
 use crate::seeded_init;
+// ANCHOR_END: imports
 
 /// How the labels are numbered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
