@@ -159,6 +159,24 @@ fn upper_bound(rule: &Resolved, used: &Used) -> Option<(i128, String)> {
     })
 }
 
+/// A float bound of the rule that `value` prints as (an f32 0.1 against the bound 0.1), when
+/// the value is not that bound exactly: the printed value alone would not explain the verdict.
+fn bound_the_value_rounds_to(rule: &Resolved, value: Value) -> Option<f64> {
+    let Value::Float(v, _) = value else {
+        return None;
+    };
+    let shown = value.to_string().parse::<f64>().ok()?;
+    rule.ranges.as_ref()?.iter().find_map(|range| {
+        [range.lo, range.hi]
+            .into_iter()
+            .find_map(|bound| match bound {
+                Some(Num::Float(b)) if b == shown && b != v => Some(b),
+                Some(Num::Int(b)) if b as f64 == shown && b as f64 != v => Some(b as f64),
+                _ => None,
+            })
+    })
+}
+
 /// Whether every range of the rule starts at 0, as ranges of indices do.
 fn starts_at_zero(rule: &Resolved) -> bool {
     rule.ranges.as_ref().is_some_and(|ranges| {
@@ -277,6 +295,14 @@ pub(crate) fn for_values(
             None
         }
         Value::Float(v, _) => {
+            if let Some(bound) = bound_the_value_rounds_to(rule, first) {
+                return Some(format!(
+                    "{first} is the {} nearest to {bound}, but exactly it is {v:.17}, on the \
+                     wrong side of {bound}: bounds are exact real numbers; widen the bound a \
+                     little or round the data",
+                    dtype.as_str()
+                ));
+            }
             if v.is_infinite() {
                 return Some(
                     "an overflow gave an infinity (an exp of a large logit, a division by a \

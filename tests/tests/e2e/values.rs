@@ -357,3 +357,21 @@ fn tiny_and_huge_floats_print_with_an_exponent() {
         "{error}"
     );
 }
+
+/// An f32 0.1 is just above the real 0.1: the verdict is right, and the help says why, since
+/// the value prints as the bound itself.
+#[test]
+fn a_value_printed_as_its_bound_is_explained() {
+    let p = Tensor::new(&[0.05f32, 0.1], &cpu()).unwrap();
+    let error = check!(p: f32[N] in 0.0..=0.1).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("p[1] = 0.1, expected 0.0..=0.1"), "{text}");
+    assert!(
+        text.contains("0.1 is the f32 nearest to 0.1, but exactly it is 0.10000000149011612"),
+        "{text}"
+    );
+    // Inside the bound, no such help.
+    let q = Tensor::new(&[2.0f32], &cpu()).unwrap();
+    let error = check!(q: f32[N] in 0.0..=1.0).unwrap_err();
+    assert!(!error.to_string().contains("nearest"), "{error}");
+}
