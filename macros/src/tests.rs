@@ -324,3 +324,15 @@ proptest! {
         let _ = expand::contract(tokens(&body), tokens(ITEM));
     }
 }
+
+#[test]
+fn a_flag_given_twice_is_named_without_suggesting_alternatives() {
+    assert_eq!(
+        errors("logits: f32[N] finite finite"),
+        ["`finite` appears twice in this clause; remove one"]
+    );
+    assert_eq!(
+        errors("logits: f32[N] in 0.0..1.0 in 2.0..3.0"),
+        ["`in` appears twice in this clause; join the values with `|`"]
+    );
+}

@@ -645,6 +645,8 @@ fn plan_clause(
         if seen.contains(&kind) {
             let message = if kind == "note" {
                 "this clause already has a note string".to_string()
+            } else if kind == "finite" || kind == "contiguous" {
+                format!("`{kind}` appears twice in this clause; remove one")
             } else {
                 format!("`{kind}` appears twice in this clause; join the values with `|`")
             };
