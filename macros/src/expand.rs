@@ -439,9 +439,8 @@ fn expand_fn(
             }
         }
     };
-    let body_tokens = item::body_tokens(body);
     let new_body = match &plan.output {
-        None => quote!({ #guard #body_tokens }),
+        None => item::body_with(body, guard),
         Some(_) => {
             let output = local("__cc_output");
             let tensor = local("__cc_tensor");
@@ -458,10 +457,11 @@ fn expand_fn(
                 }
                 _ => quote!(),
             };
+            let body = item::body_with(body, fake);
             let run_body = if sig.asyncness.is_some() {
-                quote!(async move { #fake #body_tokens }.await)
+                quote!(async move #body.await)
             } else {
-                quote!(#p::run_body(move || { #fake #body_tokens }))
+                quote!(#p::run_body(move || #body))
             };
             let extract = match cx.output {
                 Output::Result(_) => quote! {

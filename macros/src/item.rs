@@ -215,7 +215,29 @@ pub fn name_span(sig: &Signature) -> Span {
     sig.ident.span()
 }
 
-/// The body's tokens, for re-emitting untouched.
-pub fn body_tokens(body: &Group) -> TokenStream {
-    TokenStream::from(TokenTree::Group(body.clone()))
+/// The body's block with `prefix` run first, its statements untouched: after the body's inner
+/// attributes, in the body's own braces (a block nested in a block of ours would trip rustc's
+/// `unused_braces` on a one-line body).
+pub fn body_with(body: &Group, prefix: TokenStream) -> TokenStream {
+    let tokens: Vec<TokenTree> = body.stream().into_iter().collect();
+    let mut attrs_end = 0;
+    while let [
+        TokenTree::Punct(hash),
+        TokenTree::Punct(bang),
+        TokenTree::Group(attr),
+        ..,
+    ] = &tokens[attrs_end..]
+        && hash.as_char() == '#'
+        && bang.as_char() == '!'
+        && attr.delimiter() == Delimiter::Bracket
+    {
+        attrs_end += 3;
+    }
+    let (inner_attrs, statements) = tokens.split_at(attrs_end);
+    let mut stream: TokenStream = inner_attrs.iter().cloned().collect();
+    stream.extend(prefix);
+    stream.extend(statements.iter().cloned());
+    let mut block = Group::new(Delimiter::Brace, stream);
+    block.set_span(body.span());
+    TokenTree::Group(block).into()
 }

@@ -129,10 +129,8 @@ impl Embedding {
                 let __cc_fake: Result<Tensor> = loop {};
                 return __cc_fake;
             }
-            {
-                let (b, t) = ids.dims2()?;
-                self.table.index_select(&ids.flatten_all()?, 0)?.reshape((b, t, ()))
-            }
+            let (b, t) = ids.dims2()?;
+            self.table.index_select(&ids.flatten_all()?, 0)?.reshape((b, t, ()))
         });
         if __cc_mode != ::candle_contracts::__private::Mode::Off {
             let __cc_tensor = match &__cc_output {
@@ -230,7 +228,7 @@ async fn scale(x: &Tensor) -> Tensor {
             let __cc_fake: Tensor = loop {};
             return __cc_fake;
         }
-        { x.clone() }
+        x.clone()
     }
         .await;
     if __cc_mode != ::candle_contracts::__private::Mode::Off {

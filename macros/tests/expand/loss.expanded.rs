@@ -87,5 +87,5 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
             );
         }
     }
-    { candle_nn::loss::cross_entropy(logits, target) }
+    candle_nn::loss::cross_entropy(logits, target)
 }

@@ -470,3 +470,42 @@ fn return_clauses_on_functions_returning_mutable_borrows() {
         "{message}"
     );
 }
+
+/// One-line bodies, as written before rustfmt, and a body with inner attributes: the expansion
+/// adds no lint of its own (`#![deny(warnings)]` crates build).
+#[rustfmt::skip]
+#[deny(unused_braces, unused_attributes)]
+mod one_line_bodies {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(x: f32[N])]
+    pub fn plain(x: &Tensor) -> Result<Tensor> { Ok(x.clone()) }
+
+    #[contract(x: f32[N], return: f32[N])]
+    pub fn with_return(x: &Tensor) -> Result<Tensor> { Ok(x.clone()) }
+
+    #[contract(x: f32[N], return: f32[N])]
+    pub async fn in_async(x: &Tensor) -> Tensor { x.clone() }
+
+    #[contract(x: f32[N])]
+    pub fn inner_attributes(x: &Tensor) -> Result<usize> {
+        #![allow(clippy::let_and_return)]
+        let n = x.dim(0)?;
+        Ok(n)
+    }
+}
+
+#[test]
+fn one_line_bodies_and_inner_attributes_keep_their_meaning() {
+    let x = Tensor::zeros(3, DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(one_line_bodies::plain(&x).unwrap().dims(), [3]);
+    assert_eq!(one_line_bodies::with_return(&x).unwrap().dims(), [3]);
+    assert_eq!(
+        futures_executor::block_on(one_line_bodies::in_async(&x)).dims(),
+        [3]
+    );
+    assert_eq!(one_line_bodies::inner_attributes(&x).unwrap(), 3);
+    let rank_2 = Tensor::zeros((1, 3), DType::F32, &Device::Cpu).unwrap();
+    assert!(one_line_bodies::plain(&rank_2).is_err());
+}
