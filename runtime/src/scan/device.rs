@@ -7,12 +7,14 @@
 //! and dtype): the count of elements outside every pattern is zero exactly when the sum of the
 //! mask is zero, whatever the float rounding of a large sum.
 
+use std::borrow::Cow;
+
 use candle_core::{DType, Device, Tensor, WithDType};
 
 use crate::error::Violation;
 use crate::scan::count_transfer;
 use crate::value::{
-    Compare, Details, Pending, Resolved, Summary, TypedRule, unreadable, violations_of,
+    Compare, Details, Ignore, Num, Pending, Resolved, Summary, TypedRule, unreadable, violations_of,
 };
 
 /// Checks every pending clause, with one device-to-host transfer per device on success.
@@ -99,6 +101,23 @@ fn compare_dtype(dtype: DType) -> Option<DType> {
     }
 }
 
+/// `ignore MAX` names the maximum of the tensor's own dtype, not of the dtype it widens to for
+/// the comparison (i16 and i32 compare as i64).
+fn with_own_max(dtype: DType, rule: &Resolved) -> Cow<'_, Resolved> {
+    let max = match dtype {
+        DType::I16 => i16::MAX as i128,
+        DType::I32 => i32::MAX as i128,
+        _ => return Cow::Borrowed(rule),
+    };
+    let mut own = rule.clone();
+    for ignore in &mut own.ignore {
+        if matches!(ignore, Ignore::Max) {
+            *ignore = Ignore::Value(Num::Int(max));
+        }
+    }
+    Cow::Owned(own)
+}
+
 impl Masks {
     /// `Ok(None)` when the dtype's values cannot be read on a device.
     fn build(tensor: &Tensor, rule: &Resolved) -> candle_core::Result<Option<Self>> {
@@ -106,6 +125,7 @@ impl Masks {
             return Ok(None);
         };
         let values = tensor.flatten_all()?.to_dtype(dtype)?;
+        let rule = &with_own_max(tensor.dtype(), rule);
         let (ok, ignored, has_ignore) = match dtype {
             DType::U8 => masks::<u8>(&values, rule)?,
             DType::U32 => masks::<u32>(&values, rule)?,
@@ -217,13 +237,13 @@ fn locate_typed<C: Compare + WithDType + Extremes>(
         let first = masks.violating.where_cond(&positions, &past_end)?.min(0)?;
         count_transfer();
         let first_position = first.to_vec0::<u32>()? as usize;
-        let at_first = positions.broadcast_eq(&first)?;
-        let zeros = Tensor::zeros(total, values.dtype(), device)?;
+        // A one-element copy: reading a view would bring back its whole buffer, and a masked
+        // sum would turn -0.0 into 0.
         count_transfer();
-        let first_value = at_first
-            .where_cond(values, &zeros)?
-            .sum_all()?
-            .to_vec0::<C>()?;
+        let first_value = values
+            .narrow(0, first_position, 1)?
+            .copy()?
+            .to_vec1::<C>()?[0];
         details.first_index = Some(unravel(first_position, tensor.dims()));
         details.first_value = Some(first_value.to_value(dtype));
         details.offending = vec![first_value.to_value(dtype)];

@@ -3,7 +3,7 @@
 //! and exactly one device-to-host transfer for a passing call however many value clauses it has.
 
 use candle_contracts::__private::{device_transfers, force_device_path};
-use candle_contracts::{contract, ContractError, Violation};
+use candle_contracts::{check, contract, ContractError, Violation};
 use candle_core::{DType, Device, Result, Tensor};
 
 /// Runs `f` with the device path forced on this thread.
@@ -126,5 +126,33 @@ fn device_path_handles_views_and_ignored_values() {
         .broadcast_as((2, 3))
         .unwrap();
     let (cpu, device) = both_paths(|| ignoring(&broadcast, &logits));
+    assert_eq!(cpu, device);
+}
+
+#[test]
+fn device_path_reads_max_and_negative_zero_as_the_cpu_does() {
+    for dtype in [DType::I16, DType::I32] {
+        let max = if dtype == DType::I16 {
+            i16::MAX as i64
+        } else {
+            i32::MAX as i64
+        };
+        let x = Tensor::new(&[max, 3], &Device::Cpu)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
+        let (cpu, device) = both_paths(|| Ok(check!(x: int[N] in 0..10 ignore MAX)?));
+        assert_eq!((cpu.len(), &cpu), (0, &device), "{dtype:?}");
+        let y = Tensor::new(&[max - 1, 3], &Device::Cpu)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
+        let (cpu, device) = both_paths(|| Ok(check!(y: int[N] in 0..10 ignore MAX)?));
+        assert_eq!((cpu.len(), &cpu), (1, &device), "{dtype:?}");
+    }
+    let z = Tensor::new(&[-0.0f32, 0.5], &Device::Cpu).unwrap();
+    let message = || check!(z: f32[N] in 0.25..1.0).unwrap_err().to_string();
+    let (cpu, device) = (message(), on_device_path(message));
+    assert!(cpu.contains("z[0] = -0,"), "{cpu}");
     assert_eq!(cpu, device);
 }
