@@ -981,8 +981,8 @@ fn parse_float(lit: &LitFloat, negative: bool) -> syn::Result<(f64, String)> {
         // As rustc's `overflowing_literals`: the value would round to infinity.
         return Err(syn::Error::new(
             lit.span(),
-            "float literal out of range for f64: leave that side of the range open (`0.0..`) \
-             or write a finite bound",
+            "float literal out of range for f64 (it would round to infinity): write a finite \
+             value, or leave that end of a range open (`0.0..`)",
         ));
     }
     let digits = lit.base10_digits();

@@ -123,9 +123,14 @@ pub(crate) fn for_shape(
             ));
         }
     }
-    // Only when the batch dim came from another argument.
+    // Only between two arguments whose dim 0 is the batch: not for weights or the return value.
     let name = clause.subject.name();
-    if bound_dims.iter().any(|b| b.axis == 0 && b.bound_by != name) {
+    let is_argument = |name: &str| !name.starts_with("self.") && name != "return";
+    if is_argument(name)
+        && bound_dims
+            .iter()
+            .any(|b| b.axis == 0 && b.bound_by != name && is_argument(b.bound_by))
+    {
         return Some(
             "the batch sizes differ between arguments: a last batch smaller than the batch \
              size, or a size taken from the config instead of the data, causes this"

@@ -375,3 +375,30 @@ fn a_value_printed_as_its_bound_is_explained() {
     let error = check!(q: f32[N] in 0.0..=1.0).unwrap_err();
     assert!(!error.to_string().contains("nearest"), "{error}");
 }
+
+struct Scale {
+    weight: Tensor,
+}
+
+impl Scale {
+    #[contract(x: f32[N], self.weight: f32[N])]
+    fn apply(&self, x: &Tensor) -> Result<Tensor> {
+        x.mul(&self.weight)
+    }
+}
+
+#[test]
+fn a_weight_of_the_wrong_size_gets_no_batch_advice() {
+    let scale = Scale {
+        weight: Tensor::ones(3, DType::F32, &cpu()).unwrap(),
+    };
+    let error = scale
+        .apply(&Tensor::ones(2, DType::F32, &cpu()).unwrap())
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("dim 0 is 3 but N = 2 (bound by `x` dim 0)"),
+        "{text}"
+    );
+    assert!(!text.contains("batch sizes differ"), "{text}");
+}
