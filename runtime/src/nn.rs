@@ -56,8 +56,7 @@ impl Default for LossOptions {
 }
 
 /// Class ids as gather indices: u8 widened to u32, because candle reads u8 255 (the dtype's
-/// maximum) as "skip this index" and would give 0 for a real class 255.
-/// Contiguous, because candle's gather, index-select, scatter and index-add kernels read their
+/// maximum) as "skip this index" and would give 0 for a real class 255. Contiguous, because candle's gather, index-select, scatter and index-add kernels read their
 /// ids in place and refuse a strided view (PyTorch accepts one).
 fn gather_indices(target: &Tensor) -> Result<Tensor> {
     if target.dtype() == DType::U8 {
@@ -212,7 +211,7 @@ fn reduced_nll(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Res
         };
     }
     let indices = gather_indices(target)?;
-    // 1 for kept rows; ignored rows gather row 0 (a safe index) and are then zeroed.
+    // 1 for kept rows; ignored rows gather class 0 (a safe index) and their loss is set to 0.
     let kept = match options.ignore_index {
         Some(ignore) if holds(target.dtype(), ignore) => {
             let ignored = Tensor::new(ignore, target.device())?.to_dtype(target.dtype())?;
