@@ -222,12 +222,9 @@ where
         Ok(args) => args,
         Err(status) => return status,
     };
-    let device = match crate::device(&args.device) {
+    let device = match crate::device_arg(&args.device) {
         Ok(device) => device,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return 2;
-        }
+        Err(status) => return status,
     };
     let options = Options {
         head: args.head,
@@ -249,19 +246,8 @@ where
                 "test accuracy {:.3} on {} held-out samples ({} trained on)",
                 report.accuracy, report.test_size, report.train_size
             );
-            if report.accuracy >= 0.9 {
-                0
-            } else {
-                eprintln!("error: accuracy below 0.9");
-                1
-            }
+            crate::accuracy_status(report.accuracy)
         }
-        Err(error) => {
-            eprintln!("error: {error}");
-            for cause in error.chain().skip(1) {
-                eprintln!("{cause}");
-            }
-            1
-        }
+        Err(error) => crate::report_failure(&error),
     }
 }

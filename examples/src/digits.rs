@@ -246,12 +246,9 @@ where
         Ok(args) => args,
         Err(status) => return status,
     };
-    let device = match crate::device(&args.device) {
+    let device = match crate::device_arg(&args.device) {
         Ok(device) => device,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return 2;
-        }
+        Err(status) => return status,
     };
     let options = Options {
         labels: args.labels,
@@ -277,19 +274,8 @@ where
                 report.train_size,
                 started.elapsed()
             );
-            if report.accuracy >= 0.9 {
-                0
-            } else {
-                eprintln!("error: accuracy below 0.9");
-                1
-            }
+            crate::accuracy_status(report.accuracy)
         }
-        Err(error) => {
-            eprintln!("error: {error}");
-            for cause in error.chain().skip(1) {
-                eprintln!("{cause}");
-            }
-            1
-        }
+        Err(error) => crate::report_failure(&error),
     }
 }

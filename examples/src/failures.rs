@@ -397,10 +397,7 @@ where
     };
     let rows = match run() {
         Ok(rows) => rows,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return 1;
-        }
+        Err(error) => return crate::report_failure(&error),
     };
     println!("{}", table(&rows));
     println!(

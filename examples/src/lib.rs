@@ -65,6 +65,38 @@ where
     })
 }
 
+/// The device named on the command line; when there is none by that name, prints why and
+/// returns exit status 2 instead.
+///
+/// # Errors
+///
+/// The exit status to return, as [`device`] refuses the name.
+pub fn device_arg(name: &str) -> std::result::Result<Device, u8> {
+    device(name).map_err(|error| {
+        eprintln!("error: {error}");
+        2
+    })
+}
+
+/// Prints a failed run's error with its causes, one per line, and returns exit status 1.
+pub fn report_failure(error: &anyhow::Error) -> u8 {
+    eprintln!("error: {error}");
+    for cause in error.chain().skip(1) {
+        eprintln!("{cause}");
+    }
+    1
+}
+
+/// Exit status 0 when a trained model reaches the examples' accuracy floor of 0.9, else 1.
+pub fn accuracy_status(accuracy: f64) -> u8 {
+    if accuracy >= 0.9 {
+        0
+    } else {
+        eprintln!("error: accuracy below 0.9");
+        1
+    }
+}
+
 /// The training progress bar of the examples: batches done of all epochs' batches.
 pub fn progress_bar() -> indicatif::ProgressBar {
     indicatif::ProgressBar::new(0).with_style(
