@@ -89,22 +89,31 @@ pub struct TensorClause {
 pub enum Subject {
     /// A parameter (in `#[contract]`) or a variable in scope (in `check!`).
     Param(Ident),
-    /// `self.a.b()` or `batch.images`: a path of fields and argument-less method calls from
-    /// `self`, a parameter or (in `check!`) a variable.
+    /// `self.a.b()`, `batch.images`, `self.pos?.embeddings()`, `self.layers[0].weight()`: a
+    /// path of fields, argument-less method calls, optional steps and indexing from `self`, a
+    /// parameter or (in `check!`) a variable.
     Field { root: Ident, steps: Vec<FieldStep> },
-    /// `return`: the value coming out of the function.
-    Return(Span),
+    /// `return`, or `return.0` for an element of a returned tuple.
+    Return(Span, Option<u32>),
 }
 
-pub struct FieldStep {
-    pub member: Member,
-    pub call: bool,
+pub enum FieldStep {
+    /// `.field` or `.method()`.
+    Member { member: Member, call: bool },
+    /// `?`: the value so far is an `Option`; `None` skips the clause.
+    Optional(Span),
+    /// `[i]`: one element of a sequence.
+    Index(usize, Span),
+    /// `[..]`: every element of a sequence.
+    All(Span),
 }
 
 pub struct TensorSpec {
     pub dtypes: Vec<DTypeName>,
     pub shape: Shape,
     pub constraints: Vec<Constraint>,
+    /// `[spec; N]`: a sequence of tensors, each matching the spec; the count.
+    pub sequence: Option<Dim>,
 }
 
 pub struct DTypeName {
@@ -138,6 +147,11 @@ pub enum ArithOp {
 pub enum DimExpr {
     Lit(u64),
     Name(Ident),
+    /// `{cfg.hidden_size}`: a `usize` expression in the function's scope.
+    Block {
+        tokens: TokenStream,
+        span: Span,
+    },
     Paren(Box<DimExpr>),
     Binary {
         lhs: Box<DimExpr>,
@@ -318,6 +332,18 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
     let start = first_span(input);
     if input.peek(Token![return]) {
         let keyword: Token![return] = input.parse()?;
+        let index = if input.peek(Token![.]) {
+            input.parse::<Token![.]>()?;
+            let index: syn::Index = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "after `return.` comes the index of a tuple element, e.g. `return.0`",
+                )
+            })?;
+            Some(index.index)
+        } else {
+            None
+        };
         input.parse::<Token![:]>()?;
         let spec = parse_tensor_spec(input)?;
         let span = SpanRange {
@@ -325,12 +351,17 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
             last: last_span(&spec),
         };
         return Ok(Clause::Tensor(TensorClause {
-            subject: Subject::Return(keyword.span),
+            subject: Subject::Return(keyword.span, index),
             spec,
             span,
         }));
     }
-    if input.peek(Token![self]) || (input.peek(Ident) && input.peek2(Token![.])) {
+    if input.peek(Token![self])
+        || (input.peek(Ident::peek_any)
+            && (input.peek2(Token![.])
+                || input.peek2(Token![?])
+                || input.peek2(syn::token::Bracket)))
+    {
         let subject = parse_field_subject(input)?;
         input.parse::<Token![:]>()?;
         let spec = parse_tensor_spec(input)?;
@@ -344,8 +375,8 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
             span,
         }));
     }
-    if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
-        let name: Ident = input.parse()?;
+    if input.peek(Ident::peek_any) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+        let name: Ident = input.call(Ident::parse_any)?;
         input.parse::<Token![:]>()?;
         let spec = parse_tensor_spec(input)?;
         let span = SpanRange {
@@ -381,7 +412,11 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
         expect_end(input, "after the option value")?;
         return Ok(Clause::Option(OptionClause { name, value }));
     }
-    if input.peek(Ident) || input.peek(LitInt) || input.peek(syn::token::Paren) {
+    if input.peek(Ident)
+        || input.peek(LitInt)
+        || input.peek(syn::token::Paren)
+        || input.peek(syn::token::Brace)
+    {
         let lhs = parse_dim_expr(input)?;
         let op = parse_cmp_op(input)?;
         let rhs = parse_dim_expr(input)?;
@@ -415,23 +450,62 @@ fn last_span(spec: &TensorSpec) -> Span {
 fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
     let root = input.call(Ident::parse_any)?;
     let mut steps = Vec::new();
-    while input.peek(Token![.]) {
-        input.parse::<Token![.]>()?;
-        let member: Member = input.parse()?;
-        let call = if input.peek(syn::token::Paren) {
+    loop {
+        if input.peek(Token![.]) {
+            input.parse::<Token![.]>()?;
+            let member: Member = if input.peek(Ident::peek_any) {
+                Member::Named(input.call(Ident::parse_any)?)
+            } else {
+                input.parse()?
+            };
+            let call = if input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in input);
+                if !content.is_empty() {
+                    return Err(content.error(
+                        "a field path may call methods only without arguments, e.g. \
+                         `self.embedding.embeddings()`; for anything else, check a braced \
+                         expression with `check!` in the body",
+                    ));
+                }
+                true
+            } else {
+                false
+            };
+            steps.push(FieldStep::Member { member, call });
+        } else if input.peek(Token![?]) {
+            let question: Token![?] = input.parse()?;
+            steps.push(FieldStep::Optional(question.span));
+        } else if input.peek(syn::token::Bracket) {
             let content;
-            syn::parenthesized!(content in input);
-            if !content.is_empty() {
-                return Err(content.error(
-                    "a field path may call methods only without arguments, e.g. \
-                     `self.embedding.embeddings()`",
-                ));
+            let bracket = syn::bracketed!(content in input);
+            let span = bracket.span.join();
+            if content.peek(Token![..]) && !content.peek(Token![..=]) {
+                content.parse::<Token![..]>()?;
+                if !content.is_empty() {
+                    return Err(content.error(
+                        "a contract path takes one element (`[0]`) or every element (`[..]`), \
+                         not a range",
+                    ));
+                }
+                steps.push(FieldStep::All(span));
+            } else {
+                let index: LitInt = content.parse().map_err(|_| {
+                    syn::Error::new(
+                        span,
+                        "a contract path indexes with a number (`self.layers[0]`) or `[..]` for \
+                         every element; for a computed index, use `check!` in the body",
+                    )
+                })?;
+                let value = index.base10_parse::<usize>()?;
+                if !content.is_empty() {
+                    return Err(content.error("expected `]` after the index"));
+                }
+                steps.push(FieldStep::Index(value, span));
             }
-            true
         } else {
-            false
-        };
-        steps.push(FieldStep { member, call });
+            break;
+        }
     }
     if steps.is_empty() {
         return Err(syn::Error::new(
@@ -458,6 +532,9 @@ fn expect_end(input: ParseStream<'_>, context: &str) -> syn::Result<()> {
 }
 
 fn parse_tensor_spec(input: ParseStream<'_>) -> syn::Result<TensorSpec> {
+    if input.peek(syn::token::Bracket) {
+        return parse_sequence_spec(input);
+    }
     let mut dtypes = Vec::new();
     loop {
         if input.peek(syn::token::Bracket) || input.is_empty() {
@@ -510,7 +587,63 @@ fn parse_tensor_spec(input: ParseStream<'_>) -> syn::Result<TensorSpec> {
         dtypes,
         shape,
         constraints,
+        sequence: None,
     })
+}
+
+/// `[f32[E] in 0.0..; N]`: a sequence of tensors and their count.
+fn parse_sequence_spec(input: ParseStream<'_>) -> syn::Result<TensorSpec> {
+    let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
+        unreachable!("peeked a bracket group")
+    };
+    let mut element = TokenStream::new();
+    let mut count = None;
+    for tree in group.stream() {
+        match &tree {
+            TokenTree::Punct(p) if p.as_char() == ';' && count.is_none() => {
+                count = Some(TokenStream::new());
+            }
+            _ => match &mut count {
+                Some(count) => count.extend([tree]),
+                None => element.extend([tree]),
+            },
+        }
+    }
+    let Some(count) = count else {
+        return Err(syn::Error::new(
+            group.span(),
+            "expected a dtype before the shape, e.g. `f32[N, C]`; for a sequence of tensors \
+             write the element's spec and the count, e.g. `[f32[E]; N]`",
+        ));
+    };
+    let mut spec = parse_tensor_spec.parse2(element)?;
+    if spec.sequence.is_some() {
+        return Err(syn::Error::new(
+            group.span(),
+            "a sequence of sequences cannot be checked; name the inner sequences in a loop \
+             with `check!`",
+        ));
+    }
+    if count.is_empty() {
+        return Err(syn::Error::new(
+            group.span(),
+            "expected the count after `;`, e.g. `[f32[E]; N]` (`_` for any count)",
+        ));
+    }
+    let count = parse_dim.parse2(count)?;
+    if matches!(count, Dim::Rest(_) | Dim::Run { .. }) {
+        return Err(syn::Error::new(
+            group.span(),
+            "a sequence's count is one number: a dim, a literal or `_`",
+        ));
+    }
+    if !input.is_empty() {
+        return Err(input.error(
+            "rules of a sequence's elements go inside its brackets: `[f32[E] in 0.0..=1.0; N]`",
+        ));
+    }
+    spec.sequence = Some(count);
+    Ok(spec)
 }
 
 fn parse_shape(input: ParseStream<'_>) -> syn::Result<Shape> {
@@ -642,6 +775,21 @@ fn parse_dim_atom(input: ParseStream<'_>) -> syn::Result<DimExpr> {
     }
     if input.peek(Ident) {
         return Ok(DimExpr::Name(input.parse()?));
+    }
+    if input.peek(syn::token::Brace) {
+        let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
+            unreachable!("peeked a brace group")
+        };
+        if group.stream().is_empty() {
+            return Err(syn::Error::new(
+                group.span(),
+                "empty braces: write a Rust expression inside, e.g. `{self.hidden_size}`",
+            ));
+        }
+        return Ok(DimExpr::Block {
+            tokens: group.stream(),
+            span: group.span(),
+        });
     }
     if input.peek(Token![-]) {
         return Err(
@@ -1024,7 +1172,8 @@ impl fmt::Display for DimExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DimExpr::Lit(value) => write!(f, "{value}"),
-            DimExpr::Name(ident) => write!(f, "{ident}"),
+            DimExpr::Name(ident) => write!(f, "{}", ident.unraw()),
+            DimExpr::Block { tokens, .. } => write!(f, "{{{}}}", code_text(tokens)),
             DimExpr::Paren(inner) => write!(f, "({inner})"),
             DimExpr::Binary { lhs, op, rhs, .. } => write!(f, "{lhs} {op} {rhs}"),
         }
@@ -1063,7 +1212,7 @@ impl fmt::Display for BoundExpr {
             BoundExpr::Int { value, .. } => write!(f, "{value}"),
             BoundExpr::Float { text, .. } => f.write_str(text),
             BoundExpr::Name(ident) => write!(f, "{ident}"),
-            BoundExpr::Block { tokens, .. } => write!(f, "{{{tokens}}}"),
+            BoundExpr::Block { tokens, .. } => write!(f, "{{{}}}", code_text(tokens)),
         }
     }
 }
@@ -1094,9 +1243,28 @@ impl fmt::Display for IgnoreValue {
             IgnoreValue::Int { value, .. } => write!(f, "{value}"),
             IgnoreValue::Float { text, .. } => f.write_str(text),
             IgnoreValue::Max(_) => f.write_str("MAX"),
-            IgnoreValue::Block { tokens, .. } => write!(f, "{{{tokens}}}"),
+            IgnoreValue::Block { tokens, .. } => write!(f, "{{{}}}", code_text(tokens)),
         }
     }
+}
+
+/// Rust tokens as a person writes them: `self.vocab_size`, not `self . vocab_size`.
+pub fn code_text(tokens: &TokenStream) -> String {
+    let text = tokens.to_string();
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let prev = if i > 0 { chars[i - 1] } else { ' ' };
+            let next = chars.get(i + 1).copied().unwrap_or(' ');
+            let tight = |c: char| matches!(c, '.' | '(' | ')' | '[' | ']' | '?' | ':' | '!' | '&');
+            if tight(prev) || tight(next) || next == ',' {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 pub fn join<T: fmt::Display>(items: &[T], separator: &str) -> String {
@@ -1134,6 +1302,19 @@ impl fmt::Display for Constraint {
 
 impl fmt::Display for TensorSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.sequence.is_some() {
+            f.write_str("[")?;
+        }
+        self.fmt_element(f)?;
+        if let Some(count) = &self.sequence {
+            write!(f, "; {count}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl TensorSpec {
+    fn fmt_element(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let dtypes: Vec<&str> = self.dtypes.iter().map(|d| d.name.as_str()).collect();
         f.write_str(&dtypes.join(" | "))?;
         if self.dtypes.len() > 1 {
@@ -1150,17 +1331,25 @@ impl fmt::Display for TensorSpec {
 impl fmt::Display for Subject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Subject::Param(ident) => write!(f, "{ident}"),
-            Subject::Return(_) => f.write_str("return"),
+            Subject::Param(ident) => write!(f, "{}", ident.unraw()),
+            Subject::Return(_, None) => f.write_str("return"),
+            Subject::Return(_, Some(index)) => write!(f, "return.{index}"),
             Subject::Field { root, steps } => {
-                write!(f, "{root}")?;
+                write!(f, "{}", root.unraw())?;
                 for step in steps {
-                    match &step.member {
-                        Member::Named(ident) => write!(f, ".{ident}")?,
-                        Member::Unnamed(index) => write!(f, ".{}", index.index)?,
-                    }
-                    if step.call {
-                        f.write_str("()")?;
+                    match step {
+                        FieldStep::Member { member, call } => {
+                            match member {
+                                Member::Named(ident) => write!(f, ".{}", ident.unraw())?,
+                                Member::Unnamed(index) => write!(f, ".{}", index.index)?,
+                            }
+                            if *call {
+                                f.write_str("()")?;
+                            }
+                        }
+                        FieldStep::Optional(_) => f.write_str("?")?,
+                        FieldStep::Index(i, _) => write!(f, "[{i}]")?,
+                        FieldStep::All(_) => f.write_str("[..]")?,
                     }
                 }
                 Ok(())

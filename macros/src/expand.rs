@@ -12,7 +12,7 @@ use crate::fallback;
 use crate::item::{self, ContractFn, Output};
 use crate::valid::{
     self, Context, Failure, Plan, PlanAllowAll, PlanBound, PlanClause, PlanDim, PlanIgnore, PlanOp,
-    PlanSubject,
+    PlanStep, PlanSubject,
 };
 
 /// Everything the attribute and `check!` share: parse, validate, and either a plan or errors.
@@ -70,6 +70,12 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
         has_receiver: item.sig.receiver().is_some(),
         output: Output::of(&item.sig),
         name_span: item::name_span(&item.sig),
+        const_generics: item
+            .sig
+            .generics
+            .const_params()
+            .map(|c| c.ident.to_string())
+            .collect(),
     };
     let plan = analyze(args, &cx, &mut errors);
     match (plan, &item.body) {
@@ -93,6 +99,7 @@ pub fn check(input: TokenStream) -> TokenStream {
         has_receiver: true,
         output: Output::Unit,
         name_span: Span::call_site(),
+        const_generics: Vec::new(),
     };
     let mut errors = Vec::new();
     match analyze(input, &cx, &mut errors) {
@@ -146,6 +153,7 @@ fn ops_tokens(ops: &[PlanOp]) -> TokenStream {
             quote!(#p::ExprOp::Lit(#v))
         }
         PlanOp::Dim(id) => quote!(#p::ExprOp::Dim(#id)),
+        PlanOp::Value(index) => quote!(#p::ExprOp::Value(#index)),
         PlanOp::Arith(op) => {
             let name = match op {
                 ast::ArithOp::Add => "Add",
@@ -189,8 +197,10 @@ fn clause_tokens(clause: &PlanClause) -> TokenStream {
     let name = &clause.name;
     let subject = match &clause.subject {
         PlanSubject::Param(_) => quote!(#p::SubjectSpec::Argument(#name)),
-        PlanSubject::Field(_) => quote!(#p::SubjectSpec::Field(#name)),
-        PlanSubject::Output => quote!(#p::SubjectSpec::Output),
+        PlanSubject::Path { optional: true, .. } => quote!(#p::SubjectSpec::Optional(#name)),
+        PlanSubject::Path { .. } => quote!(#p::SubjectSpec::Field(#name)),
+        PlanSubject::Output(None) => quote!(#p::SubjectSpec::Output),
+        PlanSubject::Output(Some(_)) => quote!(#p::SubjectSpec::OutputField(#name)),
     };
     let dtypes = clause
         .dtype_constants
@@ -203,20 +213,8 @@ fn clause_tokens(clause: &PlanClause) -> TokenStream {
         .unwrap_or_else(|| quote!(#p::DTypeSet::ANY));
     let dtypes = quote!(#first #(.or(#dtypes_iter))*);
     let dtypes_text = &clause.dtypes_text;
-    let shape = clause.shape.iter().map(|dim| match dim {
-        PlanDim::Fixed(v) => {
-            let v = Literal::usize_suffixed(*v as usize);
-            quote!(#p::DimSpec::Fixed(#v))
-        }
-        PlanDim::Named(id) => quote!(#p::DimSpec::Named(#id)),
-        PlanDim::Any => quote!(#p::DimSpec::Any),
-        PlanDim::Rest => quote!(#p::DimSpec::Rest),
-        PlanDim::Run(id) => quote!(#p::DimSpec::Run(#id)),
-        PlanDim::Expr { text, ops } => {
-            let ops = ops_tokens(ops);
-            quote!(#p::DimSpec::Expr(&#p::DimExprSpec { text: #text, ops: #ops }))
-        }
-    });
+    let shape = clause.shape.iter().map(dim_tokens);
+    let sequence = option_tokens(clause.sequence.as_ref().map(dim_tokens));
     let shape_text = &clause.shape_text;
     let values = option_tokens(clause.values.as_ref().map(|values| {
         let ranges = values.ranges.iter().map(|range| {
@@ -265,17 +263,57 @@ fn clause_tokens(clause: &PlanClause) -> TokenStream {
         values: #values,
         contiguous: #contiguous,
         note: #note,
+        sequence: #sequence,
     })
+}
+
+fn dim_tokens(dim: &PlanDim) -> TokenStream {
+    let p = private();
+    match dim {
+        PlanDim::Fixed(v) => {
+            let v = Literal::usize_suffixed(*v as usize);
+            quote!(#p::DimSpec::Fixed(#v))
+        }
+        PlanDim::Named(id) => quote!(#p::DimSpec::Named(#id)),
+        PlanDim::Any => quote!(#p::DimSpec::Any),
+        PlanDim::Rest => quote!(#p::DimSpec::Rest),
+        PlanDim::Run(id) => quote!(#p::DimSpec::Run(#id)),
+        PlanDim::Expr { text, ops } => {
+            let ops = ops_tokens(ops);
+            quote!(#p::DimSpec::Expr(&#p::DimExprSpec { text: #text, ops: #ops }))
+        }
+    }
+}
+
+/// `|v| match v { NAME => true, _ => false }` in the user's scope: in a pattern, `NAME` is a
+/// constant when one is in scope (any integer type: the literal `0` takes the constant's type,
+/// or falls back to `i32`), and a binding that accepts every value otherwise.
+fn probe_tokens(ident: &Ident) -> TokenStream {
+    let v = local("__cc_v");
+    let s = local("__cc_s");
+    let x = local("__cc_x");
+    quote! {
+        |#v: ::core::primitive::u64| -> ::core::primitive::bool {
+            let mut #s = 0;
+            match ::core::convert::TryFrom::try_from(#v) {
+                ::core::result::Result::Ok(#x) => #s = #x,
+                ::core::result::Result::Err(_) => return false,
+            }
+            match #s {
+                #ident => true,
+                _ => false,
+            }
+        }
+    }
 }
 
 /// `static __CC_SPEC: ContractSpec = …;`, located at the contract for `file!()` / `line!()`.
 fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
     let p = private();
     let inputs = plan.inputs.iter().map(clause_tokens);
-    let output = option_tokens(plan.output.as_ref().map(|c| {
-        let c = clause_tokens(c);
-        quote!(&#c)
-    }));
+    let outputs = plan.outputs.iter().map(clause_tokens);
+    let probes = plan.dim_idents.iter().map(probe_tokens);
+    let values = plan.values.iter().map(|v| &v.text);
     let relations = plan.relations.iter().map(|relation| {
         let text = &relation.text;
         let lhs = ops_tokens(&relation.lhs);
@@ -301,35 +339,163 @@ fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
     let line = quote_spanned!(location=> ::core::line!());
     let column = quote_spanned!(location=> ::core::column!());
     quote! {
+        #[allow(
+            non_snake_case,
+            non_upper_case_globals,
+            unreachable_patterns,
+            unused_variables,
+            unused_assignments,
+            clippy::all,
+            clippy::pedantic
+        )]
         static __CC_SPEC: #p::ContractSpec = #p::ContractSpec {
             function: #function,
             file: #file,
             line: #line,
             column: #column,
             dims: &[#(#dims),*],
+            constants: &[#(#probes),*],
+            values: &[#(#values),*],
             runs: &[#(#runs),*],
             inputs: &[#(#inputs),*],
-            output: #output,
+            outputs: &[#(#outputs),*],
             relations: &[#(#relations),*],
             same_device: #same_device,
         };
     }
 }
 
-/// The tensor each input clause names, as `Option<&Tensor>`.
-fn access_tokens(plan: &Plan) -> Vec<TokenStream> {
-    plan.inputs
-        .iter()
-        .map(|clause| {
-            let span = clause.span.first;
-            let place = match &clause.subject {
-                PlanSubject::Param(ident) => quote!(#ident),
-                PlanSubject::Field(path) => path.clone(),
-                PlanSubject::Output => quote!(()),
+/// For each input clause, the expression of its `ClauseArg`, and the `let`s it needs first (a
+/// path through `?`, `[i]` or `[..]` is held in a local while the guard runs).
+fn access_tokens(plan: &Plan) -> (TokenStream, Vec<TokenStream>) {
+    let p = private();
+    let mut held = TokenStream::new();
+    let mut args = Vec::new();
+    for (k, clause) in plan.inputs.iter().enumerate() {
+        let span = clause.span.first;
+        let arg = match &clause.subject {
+            PlanSubject::Param(ident) if clause.sequence.is_some() => {
+                quote_spanned!(span=> ::candle_contracts::__private::many(&#ident))
+            }
+            PlanSubject::Param(ident) => {
+                quote_spanned!(span=> ::candle_contracts::__private::one(&#ident))
+            }
+            PlanSubject::Path { root, steps, .. } => {
+                let plain = steps.iter().all(|s| matches!(s, PlanStep::Member(..)));
+                if plain {
+                    let place = member_chain(quote!(#root), steps);
+                    if clause.sequence.is_some() {
+                        quote_spanned!(span=> ::candle_contracts::__private::many(&#place))
+                    } else {
+                        quote_spanned!(span=> ::candle_contracts::__private::one(&#place))
+                    }
+                } else {
+                    let local = local(&format!("__cc_held_{k}"));
+                    let value = held_expr(quote!(#root), steps, 0, false);
+                    held.extend(quote_spanned!(span=> let #local = #value;));
+                    quote_spanned!(span=> #p::Held::arg(&#local))
+                }
+            }
+            PlanSubject::Output(_) => quote!(#p::ClauseArg::One(::core::option::Option::None)),
+        };
+        args.push(arg);
+    }
+    (held, args)
+}
+
+fn member_chain(mut acc: TokenStream, steps: &[PlanStep]) -> TokenStream {
+    for step in steps {
+        if let PlanStep::Member(member, call) = step {
+            acc = if *call {
+                quote!(#acc.#member())
+            } else {
+                quote!(#acc.#member)
             };
-            quote_spanned!(span=> ::candle_contracts::__private::TensorArg::tensor_arg(&#place))
-        })
-        .collect()
+        }
+    }
+    acc
+}
+
+/// The `Held` a path with `?`, `[i]` or `[..]` steps reaches; `place` says whether `acc` is a
+/// place to borrow (a field) rather than a value (a method's result or a reference).
+fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) -> TokenStream {
+    let p = private();
+    let some = quote!(::core::option::Option::Some);
+    let none = quote!(::core::option::Option::None);
+    let Some((step, rest)) = steps.split_first() else {
+        return if place {
+            quote!(#p::Held::Value(&#acc))
+        } else {
+            quote!(#p::Held::Value(#acc))
+        };
+    };
+    let v = local(&format!("__cc_s{depth}"));
+    match step {
+        PlanStep::Member(member, call) => {
+            let acc = if *call {
+                quote!(#acc.#member())
+            } else {
+                quote!(#acc.#member)
+            };
+            held_expr(acc, rest, depth, !call)
+        }
+        PlanStep::Optional(span) => {
+            let inner = held_expr(quote!(#v), rest, depth + 1, false);
+            let step = quote_spanned!(*span=> #p::OptionalStep::optional_step(&#acc));
+            quote! {
+                match #step {
+                    #some(#v) => #inner,
+                    #none => #p::Held::Skip,
+                }
+            }
+        }
+        PlanStep::Index(i, span) => {
+            let inner = held_expr(quote!(#v), rest, depth + 1, false);
+            let step = quote_spanned!(*span=> #p::Elements::elements(&#acc));
+            quote! {
+                match #step.get(#i) {
+                    #some(#v) => #inner,
+                    #none => #p::Held::Missing,
+                }
+            }
+        }
+        PlanStep::All(span) => {
+            let element = member_chain(quote!(#v), rest);
+            let element = match rest.last() {
+                Some(PlanStep::Member(_, false)) => quote!(&#element),
+                _ => element,
+            };
+            let step = quote_spanned!(*span=> #p::Elements::elements(&#acc));
+            quote! {
+                #p::Held::Many(
+                    #step
+                        .iter()
+                        .map(|#v| #element)
+                        .collect::<::std::vec::Vec<_>>(),
+                )
+            }
+        }
+    }
+}
+
+/// The values from scope that dims and relations use: evaluated unless the mode is off.
+fn values_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
+    let p = private();
+    let count = plan.values.len();
+    if count == 0 {
+        return quote!([]);
+    }
+    let values = plan.values.iter().map(|value| {
+        let tokens = &value.tokens;
+        quote_spanned!(value.span=> ::candle_contracts::__private::bound(&(#tokens)))
+    });
+    quote! {
+        if #mode != #p::Mode::Off {
+            [#(#values),*]
+        } else {
+            [#p::BoundValue::Unset; #count]
+        }
+    }
 }
 
 fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
@@ -388,7 +554,10 @@ fn expand_fn(
     let runs_count = plan.runs.len();
     let bounds_value = bounds_tokens(plan, &mode);
     let bounds_count = plan.runtime_bounds.len();
-    let accesses = access_tokens(plan);
+    let values = local("__cc_values");
+    let values_value = values_tokens(plan, &mode);
+    let values_count = plan.values.len();
+    let (held, accesses) = access_tokens(plan);
     let failure = match plan.on_violation {
         Some((failure, _)) => failure,
         None if cx.output.returns_result() => Failure::Error,
@@ -427,21 +596,24 @@ fn expand_fn(
         let #mode = #p::mode();
         let mut #state = #p::CallState::<#dims_count, #runs_count>::new();
         let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
+        let #values: [#p::BoundValue; #values_count] = #values_value;
         if #mode != #p::Mode::Off {
+            #held
             if let ::core::result::Result::Err(#error) = #p::check_inputs(
                 &__CC_SPEC,
                 #mode,
                 &[#(#accesses),*],
                 &#bounds,
+                &#values,
                 #state.bindings(),
             ) {
                 #fail
             }
         }
     };
-    let new_body = match &plan.output {
-        None => item::body_with(body, guard),
-        Some(_) => {
+    let new_body = match plan.outputs.is_empty() {
+        true => item::body_with(body, guard),
+        false => {
             let output = local("__cc_output");
             let tensor = local("__cc_tensor");
             let fake = match cx.output.ty() {
@@ -463,14 +635,40 @@ fn expand_fn(
             } else {
                 quote!(#p::run_body(move || #body))
             };
-            let extract = match cx.output {
-                Output::Result(_) => quote! {
-                    match &#output {
-                        ::core::result::Result::Ok(__cc_ok) => #p::TensorArg::tensor_arg(__cc_ok),
-                        ::core::result::Result::Err(_) => ::core::option::Option::None,
+            let ok = local("__cc_ok");
+            let outputs_count = plan.outputs.len();
+            let args_of = |value: &TokenStream| {
+                let args = plan.outputs.iter().map(|clause| {
+                    let place = match clause.subject {
+                        PlanSubject::Output(Some(index)) => {
+                            let index = syn::Index::from(index as usize);
+                            quote!(#value.#index)
+                        }
+                        _ => value.clone(),
+                    };
+                    if clause.sequence.is_some() {
+                        quote!(#p::many(&#place))
+                    } else {
+                        quote!(#p::one(&#place))
                     }
-                },
-                _ => quote!(#p::TensorArg::tensor_arg(&#output)),
+                });
+                quote!([#(#args),*])
+            };
+            let extract = match cx.output {
+                Output::Result(_) => {
+                    let args = args_of(&quote!((*#ok)));
+                    quote! {
+                        match &#output {
+                            ::core::result::Result::Ok(#ok) => #args,
+                            ::core::result::Result::Err(_) => ::core::array::from_fn::<
+                                _,
+                                #outputs_count,
+                                _,
+                            >(|_| #p::ClauseArg::One(::core::option::Option::None)),
+                        }
+                    }
+                }
+                _ => args_of(&quote!(#output)),
             };
             quote!({
                 #guard
@@ -480,8 +678,9 @@ fn expand_fn(
                     if let ::core::result::Result::Err(#error) = #p::check_output(
                         &__CC_SPEC,
                         #mode,
-                        #tensor,
+                        &#tensor,
                         &#bounds,
+                        &#values,
                         #state.bindings(),
                     ) {
                         #fail
@@ -508,7 +707,10 @@ fn expand_check(plan: &Plan, location: Span) -> TokenStream {
     let runs_count = plan.runs.len();
     let bounds_count = plan.runtime_bounds.len();
     let bounds_value = bounds_tokens(plan, &mode);
-    let accesses = access_tokens(plan);
+    let values = local("__cc_values");
+    let values_value = values_tokens(plan, &mode);
+    let values_count = plan.values.len();
+    let (held, accesses) = access_tokens(plan);
     quote! {
         {
             #spec
@@ -518,7 +720,16 @@ fn expand_check(plan: &Plan, location: Span) -> TokenStream {
             } else {
                 let mut #state = #p::CallState::<#dims_count, #runs_count>::new();
                 let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
-                #p::check_inputs(&__CC_SPEC, #mode, &[#(#accesses),*], &#bounds, #state.bindings())
+                let #values: [#p::BoundValue; #values_count] = #values_value;
+                #held
+                #p::check_inputs(
+                    &__CC_SPEC,
+                    #mode,
+                    &[#(#accesses),*],
+                    &#bounds,
+                    &#values,
+                    #state.bindings(),
+                )
             }
         }
     }

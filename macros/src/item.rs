@@ -210,6 +210,18 @@ pub fn plainly_not_a_tensor(ty: &Type) -> Option<String> {
     }
 }
 
+/// Whether a type is a slice, array or `Vec` (behind references), as sequence clauses take.
+pub fn is_sequence_type(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(reference) => is_sequence_type(&reference.elem),
+        Type::Paren(paren) => is_sequence_type(&paren.elem),
+        Type::Group(group) => is_sequence_type(&group.elem),
+        Type::Slice(_) | Type::Array(_) => true,
+        Type::Path(path) => path.path.segments.last().is_some_and(|s| s.ident == "Vec"),
+        _ => false,
+    }
+}
+
 /// The span of the signature's `fn` name, for errors about the function as a whole.
 pub fn name_span(sig: &Signature) -> Span {
     sig.ident.span()

@@ -6,15 +6,17 @@ use std::collections::{BTreeMap, HashSet};
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::{Ident, Member};
+use syn::Ident;
 
 use crate::ast::{
-    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, IgnoreValue, OptionClause,
-    Pattern, RESERVED, Relation, SpanRange, Subject, TensorClause, TensorSpec, join,
+    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, FieldStep, IgnoreValue,
+    OptionClause, Pattern, RESERVED, Relation, SpanRange, Subject, TensorClause, TensorSpec,
+    code_text, join,
 };
 use crate::dtype::{self, Kind};
-use crate::item::{Output, Param, plainly_not_a_tensor};
+use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
 use crate::suggest::did_you_mean;
+use syn::ext::IdentExt;
 
 /// Where the clauses stand: on a function (`#[contract]`) or inline (`check!`).
 pub struct Context {
@@ -25,6 +27,14 @@ pub struct Context {
     pub output: Output,
     /// Span for errors about the function as a whole (its name).
     pub name_span: Span,
+    /// The function's const generic parameters: constants, by value.
+    pub const_generics: Vec<String>,
+}
+
+impl Context {
+    fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.ident.unraw() == name)
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -35,8 +45,21 @@ pub enum Failure {
 
 pub enum PlanSubject {
     Param(Ident),
-    Field(TokenStream),
-    Output,
+    /// A path; `optional` when it has a `?` step.
+    Path {
+        root: Ident,
+        steps: Vec<PlanStep>,
+        optional: bool,
+    },
+    /// `return`, or `return.0`.
+    Output(Option<u32>),
+}
+
+pub enum PlanStep {
+    Member(syn::Member, bool),
+    Optional(Span),
+    Index(usize, Span),
+    All(Span),
 }
 
 pub enum PlanDim {
@@ -52,6 +75,7 @@ pub enum PlanDim {
 pub enum PlanOp {
     Lit(u64),
     Dim(u16),
+    Value(u16),
     Arith(ArithOp),
 }
 
@@ -101,6 +125,8 @@ pub struct PlanClause {
     pub values: Option<PlanValues>,
     pub contiguous: bool,
     pub note: Option<String>,
+    /// A sequence clause's count.
+    pub sequence: Option<PlanDim>,
 }
 
 pub struct PlanRelation {
@@ -114,14 +140,21 @@ pub struct PlanRelation {
 pub struct RuntimeBound {
     pub tokens: TokenStream,
     pub span: Span,
+    /// As written, for messages (values from scope in dims and relations).
+    pub text: String,
 }
 
 /// A contract with every name resolved, ready to expand.
 pub struct Plan {
     pub inputs: Vec<PlanClause>,
-    pub output: Option<PlanClause>,
+    pub outputs: Vec<PlanClause>,
     pub relations: Vec<PlanRelation>,
     pub dims: Vec<String>,
+    /// Each named dim's first identifier, for the probe that tells a constant from a dim.
+    pub dim_idents: Vec<Ident>,
+    /// Values from scope in dims and relations (constants, parameters, braced expressions),
+    /// evaluated unless the mode is off.
+    pub values: Vec<RuntimeBound>,
     pub runs: Vec<String>,
     pub runtime_bounds: Vec<RuntimeBound>,
     pub on_violation: Option<(Failure, Span)>,
@@ -154,7 +187,10 @@ struct DimInfo {
 struct Dims {
     named: BTreeMap<String, DimInfo>,
     order: Vec<String>,
+    idents: Vec<Ident>,
     runs: Vec<String>,
+    /// Values from scope used in dim expressions and relations.
+    values: Vec<RuntimeBound>,
 }
 
 impl Dims {
@@ -194,38 +230,48 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
     // Inputs in the order written, the return clause last.
     let ordered: Vec<&TensorClause> = tensors
         .iter()
-        .filter(|t| !matches!(t.subject, Subject::Return(_)))
+        .filter(|t| !matches!(t.subject, Subject::Return(..)))
         .chain(
             tensors
                 .iter()
-                .filter(|t| matches!(t.subject, Subject::Return(_))),
+                .filter(|t| matches!(t.subject, Subject::Return(..))),
         )
         .copied()
         .collect();
-    let dims = collect_dims(cx_errors, cx, &ordered);
+    let mut dims = collect_dims(cx_errors, cx, &ordered);
+    check_returns(cx_errors, &ordered);
 
     let mut runtime_bounds = Vec::new();
     let mut inputs = Vec::new();
-    let mut output = None;
+    let mut outputs = Vec::new();
     for clause in &ordered {
-        let is_output = matches!(clause.subject, Subject::Return(_));
-        let plan = plan_clause(cx_errors, cx, &dims, clause, is_output, &mut runtime_bounds);
+        let is_output = matches!(clause.subject, Subject::Return(..));
+        let plan = plan_clause(
+            cx_errors,
+            cx,
+            &mut dims,
+            clause,
+            is_output,
+            &mut runtime_bounds,
+        );
         if is_output {
-            output = Some(plan);
+            outputs.push(plan);
         } else {
             inputs.push(plan);
         }
     }
     let relations = relations
         .iter()
-        .map(|relation| plan_relation(cx_errors, &dims, relation))
+        .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation))
         .collect();
     let doc = clauses.iter().map(ToString::to_string).collect();
     Plan {
         inputs,
-        output,
+        outputs,
         relations,
         dims: dims.order,
+        dim_idents: dims.idents,
+        values: dims.values,
         runs: dims.runs,
         runtime_bounds,
         on_violation,
@@ -315,7 +361,7 @@ fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClau
         let key = clause.subject.to_string();
         let subject_span = match &clause.subject {
             Subject::Param(ident) | Subject::Field { root: ident, .. } => ident.span(),
-            Subject::Return(span) => *span,
+            Subject::Return(span, _) => *span,
         };
         if !seen.insert(key.clone()) {
             cx_errors.error_at(
@@ -325,9 +371,12 @@ fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClau
             continue;
         }
         match &clause.subject {
-            Subject::Param(ident) if !cx.inline => check_param_subject(cx_errors, cx, ident),
+            Subject::Param(ident) if !cx.inline => {
+                check_param_subject(cx_errors, cx, ident, clause.spec.sequence.is_some())
+            }
             Subject::Param(_) => {}
-            Subject::Field { root, .. } if root == "self" => {
+            Subject::Field { root, steps } if root == "self" => {
+                check_path(cx_errors, steps);
                 if !cx.inline && !cx.has_receiver {
                     cx_errors.error_at(
                         root.span(),
@@ -338,12 +387,13 @@ fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClau
                     );
                 }
             }
-            Subject::Field { root, .. } => {
-                if !cx.inline && !cx.params.iter().any(|p| p.ident == *root) {
-                    check_param_subject(cx_errors, cx, root);
+            Subject::Field { root, steps } => {
+                if !cx.inline && cx.param(&root.unraw().to_string()).is_none() {
+                    check_param_subject(cx_errors, cx, root, false);
                 }
+                check_path(cx_errors, steps);
             }
-            Subject::Return(span) => {
+            Subject::Return(span, _) => {
                 if cx.inline {
                     cx_errors.error_at(
                         *span,
@@ -370,11 +420,45 @@ fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClau
     }
 }
 
-fn check_param_subject(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
-    let name = ident.to_string();
-    match cx.params.iter().find(|p| p.ident == name) {
+/// `return` and `return.0` do not mix, and each tuple element has one clause.
+fn check_returns(cx_errors: &mut Ctxt<'_>, ordered: &[&TensorClause]) {
+    let returns: Vec<(Span, Option<u32>)> = ordered
+        .iter()
+        .filter_map(|c| match c.subject {
+            Subject::Return(span, index) => Some((span, index)),
+            _ => None,
+        })
+        .collect();
+    if returns.iter().any(|(_, i)| i.is_none()) && returns.iter().any(|(_, i)| i.is_some()) {
+        let span = returns.iter().find(|(_, i)| i.is_some()).map(|(s, _)| *s);
+        cx_errors.error_at(
+            span.unwrap_or_else(Span::call_site),
+            "`return` and `return.0` in one contract: a `return` clause checks a tensor, \
+             `return.0`, `return.1`, ... the elements of a returned tuple; use one form",
+        );
+    }
+}
+
+fn check_param_subject(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident, sequence: bool) {
+    let name = ident.unraw().to_string();
+    match cx.param(&name) {
         Some(param) => {
-            if let Some(ty) = plainly_not_a_tensor(&param.ty) {
+            if is_sequence_type(&param.ty) {
+                if !sequence {
+                    let ty = &param.ty;
+                    cx_errors.error_at(
+                        ident.span(),
+                        format!(
+                            "`{name}` is a `{}`, a sequence of tensors: write its clause as a \
+                             sequence, each element's spec and their count, e.g. \
+                             `{name}: [f32[E]; N]`",
+                            code_text(&quote!(#ty))
+                        ),
+                    );
+                }
+            } else if sequence {
+                // `Elements` is not implemented: rustc's error names the type.
+            } else if let Some(ty) = plainly_not_a_tensor(&param.ty) {
                 cx_errors.error_at(
                     ident.span(),
                     format!(
@@ -386,7 +470,11 @@ fn check_param_subject(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
             }
         }
         None => {
-            let names: Vec<String> = cx.params.iter().map(|p| p.ident.to_string()).collect();
+            let names: Vec<String> = cx
+                .params
+                .iter()
+                .map(|p| p.ident.unraw().to_string())
+                .collect();
             let message = match did_you_mean(&name, names.iter().map(String::as_str)) {
                 Some(suggestion) => {
                     format!("unknown parameter `{name}`; did you mean `{suggestion}`?")
@@ -410,18 +498,40 @@ fn check_param_subject(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
     }
 }
 
+/// After `[..]`, a path goes on with fields and methods only.
+fn check_path(cx_errors: &mut Ctxt<'_>, steps: &[FieldStep]) {
+    let mut all = false;
+    for step in steps {
+        match step {
+            FieldStep::All(span) if all => cx_errors.error_at(
+                *span,
+                "a contract path can take every element (`[..]`) once; check nested sequences \
+                 with `check!` in a loop",
+            ),
+            FieldStep::All(_) => all = true,
+            FieldStep::Optional(span) | FieldStep::Index(_, span) if all => cx_errors.error_at(
+                *span,
+                "after `[..]` a contract path goes on with fields and methods only; an element \
+                 that is `None` is skipped already, so `self.layers[..].bias()` needs no `?`",
+            ),
+            _ => {}
+        }
+    }
+}
+
 fn check_dim_name(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
-    let name = ident.to_string();
+    let name = ident.unraw().to_string();
     if RESERVED.contains(&name.as_str()) {
         cx_errors.error_at(
             ident.span(),
             format!("`{name}` is a reserved word of the contract language and cannot name a dim"),
         );
-    } else if !cx.inline && cx.params.iter().any(|p| p.ident == name) {
+    } else if !cx.inline && cx.param(&name).is_some() {
         cx_errors.error_at(
             ident.span(),
             format!(
-                "`{name}` is a parameter of `{}`; a dim needs a name of its own (by convention \
+                "`{name}` is a parameter of `{}`: to use its value as this dim, write \
+                 `{{{name}}}`; for a dim of its own, give it another name (by convention \
                  UPPER_CASE, e.g. `N`)",
                 cx.function
             ),
@@ -429,20 +539,24 @@ fn check_dim_name(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
     }
 }
 
-/// Numbers the named dims and runs in order of first appearance, and checks that every name
-/// used in an expression or relation is bound somewhere.
+/// Numbers the named dims and runs in order of first appearance. A const generic parameter is
+/// a constant, not a dim; any other name may be a constant too, which the expansion's probe
+/// finds out at the call.
 fn collect_dims(cx_errors: &mut Ctxt<'_>, cx: &Context, ordered: &[&TensorClause]) -> Dims {
     let mut dims = Dims {
         named: BTreeMap::new(),
         order: Vec::new(),
+        idents: Vec::new(),
         runs: Vec::new(),
+        values: Vec::new(),
     };
     for clause in ordered {
-        let is_input = !matches!(clause.subject, Subject::Return(_));
-        for dim in &clause.spec.shape.dims {
+        let is_input = !matches!(clause.subject, Subject::Return(..));
+        let count = clause.spec.sequence.iter();
+        for dim in count.chain(&clause.spec.shape.dims) {
             match dim {
-                Dim::Named(ident) => {
-                    let name = ident.to_string();
+                Dim::Named(ident) if !cx.const_generics.contains(&ident.to_string()) => {
+                    let name = ident.unraw().to_string();
                     if let Some(info) = dims.named.get_mut(&name) {
                         info.bound_by_input |= is_input;
                         continue;
@@ -450,6 +564,7 @@ fn collect_dims(cx_errors: &mut Ctxt<'_>, cx: &Context, ordered: &[&TensorClause
                     check_dim_name(cx_errors, cx, ident);
                     let index = dims.order.len() as u16;
                     dims.order.push(name.clone());
+                    dims.idents.push(ident.clone());
                     dims.named.insert(
                         name,
                         DimInfo {
@@ -484,9 +599,19 @@ fn collect_dims(cx_errors: &mut Ctxt<'_>, cx: &Context, ordered: &[&TensorClause
     dims
 }
 
+/// A value from scope for a dim expression or relation: its index in `dims.values`.
+fn scope_value(dims: &mut Dims, tokens: TokenStream, span: Span, text: String) -> u16 {
+    if let Some(index) = dims.values.iter().position(|v| v.text == text) {
+        return index as u16;
+    }
+    dims.values.push(RuntimeBound { tokens, span, text });
+    (dims.values.len() - 1) as u16
+}
+
 fn resolve_expr(
     cx_errors: &mut Ctxt<'_>,
-    dims: &Dims,
+    cx: &Context,
+    dims: &mut Dims,
     expr: &DimExpr,
     ops: &mut Vec<PlanOp>,
     used: &mut Vec<Ident>,
@@ -494,39 +619,57 @@ fn resolve_expr(
     match expr {
         DimExpr::Lit(value) => ops.push(PlanOp::Lit(*value)),
         DimExpr::Name(ident) => {
-            let name = ident.to_string();
-            match dims.get(&name) {
-                Some(info) => {
-                    ops.push(PlanOp::Dim(info.index));
-                    used.push(ident.clone());
-                }
-                None => {
-                    let known = dims.order.iter().map(String::as_str);
-                    let hint = did_you_mean(&name, known)
-                        .map(|s| format!(" (did you mean `{s}`?)"))
-                        .unwrap_or_default();
-                    let message = if dims.runs.contains(&name) {
-                        format!("`{name}` is a run of dims (`*{name}`) and has no single size")
-                    } else {
-                        format!(
-                            "dim `{name}` only appears inside expressions, so nothing binds it: \
-                             write it plainly in a shape, e.g. `[{name}]`{hint}"
-                        )
-                    };
-                    cx_errors.error_at(ident.span(), message);
-                    ops.push(PlanOp::Lit(0));
-                }
+            let name = ident.unraw().to_string();
+            if let Some(info) = dims.get(&name) {
+                ops.push(PlanOp::Dim(info.index));
+                used.push(ident.clone());
+                return;
             }
+            if dims.runs.contains(&name) {
+                cx_errors.error_at(
+                    ident.span(),
+                    format!("`{name}` is a run of dims (`*{name}`) and has no single size"),
+                );
+                ops.push(PlanOp::Lit(0));
+                return;
+            }
+            if !cx.inline
+                && let Some(param) = cx.param(&name)
+                && looks_like_tensor(&param.ty)
+            {
+                cx_errors.error_at(
+                    ident.span(),
+                    format!(
+                        "`{name}` is a tensor, not a number: name one of its dims instead, e.g. \
+                         `{name}: f32[N, C]` and `C`"
+                    ),
+                );
+                ops.push(PlanOp::Lit(0));
+                return;
+            }
+            // A parameter, a constant or a const generic in scope: its value. rustc reports a
+            // name that is none of these where it stands.
+            let index = scope_value(dims, quote!(#ident), ident.span(), name);
+            ops.push(PlanOp::Value(index));
         }
-        DimExpr::Paren(inner) => resolve_expr(cx_errors, dims, inner, ops, used),
+        DimExpr::Block { tokens, span } => {
+            let index = scope_value(
+                dims,
+                quote!({ #tokens }),
+                *span,
+                format!("{{{}}}", code_text(tokens)),
+            );
+            ops.push(PlanOp::Value(index));
+        }
+        DimExpr::Paren(inner) => resolve_expr(cx_errors, cx, dims, inner, ops, used),
         DimExpr::Binary {
             lhs,
             op,
             op_span,
             rhs,
         } => {
-            resolve_expr(cx_errors, dims, lhs, ops, used);
-            resolve_expr(cx_errors, dims, rhs, ops, used);
+            resolve_expr(cx_errors, cx, dims, lhs, ops, used);
+            resolve_expr(cx_errors, cx, dims, rhs, ops, used);
             if matches!(op, ArithOp::Div | ArithOp::Rem) && matches!(**rhs, DimExpr::Lit(0)) {
                 cx_errors.error_at(*op_span, format!("division by zero in `{expr}`"));
             }
@@ -535,14 +678,19 @@ fn resolve_expr(
     }
 }
 
-fn plan_relation(cx_errors: &mut Ctxt<'_>, dims: &Dims, relation: &Relation) -> PlanRelation {
+fn plan_relation(
+    cx_errors: &mut Ctxt<'_>,
+    cx: &Context,
+    dims: &mut Dims,
+    relation: &Relation,
+) -> PlanRelation {
     let mut lhs = Vec::new();
     let mut rhs = Vec::new();
     let mut used = Vec::new();
-    resolve_expr(cx_errors, dims, &relation.lhs, &mut lhs, &mut used);
-    resolve_expr(cx_errors, dims, &relation.rhs, &mut rhs, &mut used);
+    resolve_expr(cx_errors, cx, dims, &relation.lhs, &mut lhs, &mut used);
+    resolve_expr(cx_errors, cx, dims, &relation.rhs, &mut rhs, &mut used);
     let after_body = used.iter().any(|ident| {
-        dims.get(&ident.to_string())
+        dims.get(&ident.unraw().to_string())
             .is_some_and(|i| !i.bound_by_input)
     });
     PlanRelation {
@@ -614,14 +762,19 @@ fn check_dtypes(cx_errors: &mut Ctxt<'_>, spec: &TensorSpec) -> (Vec<&'static st
 fn plan_clause(
     cx_errors: &mut Ctxt<'_>,
     cx: &Context,
-    dims: &Dims,
+    dims: &mut Dims,
     clause: &TensorClause,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
 ) -> PlanClause {
     let spec = &clause.spec;
     let (dtype_constants, facts) = check_dtypes(cx_errors, spec);
-    let shape = plan_shape(cx_errors, dims, clause, is_output);
+    let shape = plan_shape(cx_errors, cx, dims, &clause.spec.shape.dims, is_output);
+    let sequence = clause.spec.sequence.as_ref().map(|count| {
+        plan_shape(cx_errors, cx, dims, std::slice::from_ref(count), is_output)
+            .pop()
+            .unwrap_or(PlanDim::Any)
+    });
     let mut values = PlanValues {
         ranges: Vec::new(),
         ranges_text: String::new(),
@@ -688,11 +841,13 @@ fn plan_clause(
                         span,
                     }) => {
                         let index = runtime_bounds.len() as u16;
+                        let text = format!("{{{}}}", code_text(condition));
                         runtime_bounds.push(RuntimeBound {
                             tokens: quote!({ #condition }),
                             span: *span,
+                            text: text.clone(),
                         });
-                        PlanAllowAll::When(index, format!("{{{condition}}}"))
+                        PlanAllowAll::When(index, text)
                     }
                 };
                 for value in ignored {
@@ -722,22 +877,37 @@ fn plan_clause(
             Constraint::Note(lit) => note = Some(lit.value()),
         }
     }
+    let through_all = matches!(&clause.subject, Subject::Field { steps, .. }
+        if steps.iter().any(|s| matches!(s, FieldStep::All(_))));
+    let sequence = match sequence {
+        None if through_all => Some(PlanDim::Any),
+        other => other,
+    };
     let name = clause.subject.to_string();
     let subject = match &clause.subject {
-        Subject::Param(ident) => PlanSubject::Param(ident.clone()),
-        Subject::Return(_) => PlanSubject::Output,
+        Subject::Param(ident) => PlanSubject::Param(param_ident(cx, ident)),
+        Subject::Return(_, index) => PlanSubject::Output(*index),
         Subject::Field { root, steps } => {
-            let mut tokens = quote!(#root);
-            for step in steps {
-                let member = &step.member;
-                match member {
-                    Member::Named(_) | Member::Unnamed(_) => tokens.extend(quote!(.#member)),
-                }
-                if step.call {
-                    tokens.extend(quote!(()));
-                }
+            let root = if root == "self" {
+                root.clone()
+            } else {
+                param_ident(cx, root)
+            };
+            let steps: Vec<PlanStep> = steps
+                .iter()
+                .map(|step| match step {
+                    FieldStep::Member { member, call } => PlanStep::Member(member.clone(), *call),
+                    FieldStep::Optional(span) => PlanStep::Optional(*span),
+                    FieldStep::Index(i, span) => PlanStep::Index(*i, *span),
+                    FieldStep::All(span) => PlanStep::All(*span),
+                })
+                .collect();
+            let optional = steps.iter().any(|s| matches!(s, PlanStep::Optional(_)));
+            PlanSubject::Path {
+                root,
+                steps,
+                optional,
             }
-            PlanSubject::Field(tokens)
         }
     };
     PlanClause {
@@ -751,18 +921,30 @@ fn plan_clause(
         values: has_values.then_some(values),
         contiguous,
         note,
+        sequence,
     }
+}
+
+/// The parameter's own identifier (`r#type` for a clause written `type:`), so the expansion
+/// names it as the signature does.
+fn param_ident(cx: &Context, ident: &Ident) -> Ident {
+    let mut own = cx
+        .param(&ident.unraw().to_string())
+        .map_or_else(|| ident.clone(), |p| p.ident.clone());
+    own.set_span(ident.span());
+    own
 }
 
 fn plan_shape(
     cx_errors: &mut Ctxt<'_>,
-    dims: &Dims,
-    clause: &TensorClause,
+    cx: &Context,
+    dims: &mut Dims,
+    shape_dims: &[Dim],
     is_output: bool,
 ) -> Vec<PlanDim> {
     let mut variadic: Option<Span> = None;
     let mut shape = Vec::new();
-    for dim in &clause.spec.shape.dims {
+    for dim in shape_dims {
         let span = match dim {
             Dim::Rest(span) => Some(*span),
             Dim::Run { star, .. } => Some(*star),
@@ -780,8 +962,15 @@ fn plan_shape(
         }
         shape.push(match dim {
             Dim::Fixed(value) => PlanDim::Fixed(*value),
+            Dim::Named(ident) if cx.const_generics.contains(&ident.to_string()) => {
+                let index = scope_value(dims, quote!(#ident), ident.span(), ident.to_string());
+                PlanDim::Expr {
+                    text: ident.to_string(),
+                    ops: vec![PlanOp::Value(index)],
+                }
+            }
             Dim::Named(ident) => {
-                PlanDim::Named(dims.get(&ident.to_string()).map_or(0, |i| i.index))
+                PlanDim::Named(dims.get(&ident.unraw().to_string()).map_or(0, |i| i.index))
             }
             Dim::Any => PlanDim::Any,
             Dim::Rest(_) => PlanDim::Rest,
@@ -791,7 +980,7 @@ fn plan_shape(
             Dim::Expr(expr) => {
                 let mut ops = Vec::new();
                 let mut used = Vec::new();
-                resolve_expr(cx_errors, dims, expr, &mut ops, &mut used);
+                resolve_expr(cx_errors, cx, dims, expr, &mut ops, &mut used);
                 if !is_output {
                     check_bound_by_inputs(cx_errors, dims, &used);
                 }
@@ -810,7 +999,7 @@ fn plan_shape(
 fn check_bound_by_inputs(cx_errors: &mut Ctxt<'_>, dims: &Dims, used: &[Ident]) {
     for ident in used {
         if dims
-            .get(&ident.to_string())
+            .get(&ident.unraw().to_string())
             .is_some_and(|i| !i.bound_by_input)
         {
             cx_errors.error_at(
@@ -837,7 +1026,7 @@ fn literal(bound: &BoundExpr) -> Option<f64> {
 fn plan_pattern(
     cx_errors: &mut Ctxt<'_>,
     cx: &Context,
-    dims: &Dims,
+    dims: &mut Dims,
     facts: &DTypeFacts,
     pattern: &Pattern,
     is_output: bool,
@@ -946,7 +1135,7 @@ fn plan_bound_copy(bound: &Option<PlanBound>) -> Option<PlanBound> {
 fn plan_bound(
     cx_errors: &mut Ctxt<'_>,
     cx: &Context,
-    dims: &Dims,
+    dims: &mut Dims,
     facts: &DTypeFacts,
     bound: &BoundExpr,
     is_output: bool,
@@ -1007,56 +1196,37 @@ fn plan_bound(
                 );
                 return None;
             }
-            if !cx.inline {
-                match cx.params.iter().find(|p| p.ident == name) {
-                    Some(param)
-                        if plainly_not_a_tensor(&param.ty).is_none()
-                            && looks_like_tensor(&param.ty) =>
-                    {
-                        cx_errors.error_at(
-                            ident.span(),
-                            format!(
-                                "`{name}` is a tensor, not a number: bound the range by one of \
-                                 its dims instead, e.g. `{name}: f32[N, C]` and `in 0..C`"
-                            ),
-                        );
-                        return None;
-                    }
-                    Some(_) => {}
-                    None => {
-                        let candidates: Vec<String> = dims
-                            .order
-                            .iter()
-                            .cloned()
-                            .chain(cx.params.iter().map(|p| p.ident.to_string()))
-                            .collect();
-                        let hint = did_you_mean(&name, candidates.iter().map(String::as_str))
-                            .map(|s| format!("; did you mean `{s}`?"))
-                            .unwrap_or_default();
-                        cx_errors.error_at(
-                            ident.span(),
-                            format!(
-                                "`{name}` in this range names neither a dim of this contract \
-                                 nor a parameter{hint}"
-                            ),
-                        );
-                        return None;
-                    }
-                }
+            if !cx.inline
+                && let Some(param) = cx.param(&name)
+                && plainly_not_a_tensor(&param.ty).is_none()
+                && looks_like_tensor(&param.ty)
+            {
+                cx_errors.error_at(
+                    ident.span(),
+                    format!(
+                        "`{name}` is a tensor, not a number: bound the range by one of its dims \
+                         instead, e.g. `{name}: f32[N, C]` and `in 0..C`"
+                    ),
+                );
+                return None;
             }
+            // An integer parameter, or a constant in scope: rustc reports a name that is
+            // neither where it stands.
             let index = runtime_bounds.len() as u16;
             runtime_bounds.push(RuntimeBound {
                 tokens: quote!(#ident),
                 span: ident.span(),
+                text: name.clone(),
             });
             Some(PlanBound::Runtime(index, name))
         }
         BoundExpr::Block { tokens, span } => {
             let index = runtime_bounds.len() as u16;
-            let text = format!("{{{tokens}}}");
+            let text = format!("{{{}}}", code_text(tokens));
             runtime_bounds.push(RuntimeBound {
                 tokens: quote!({ #tokens }),
                 span: *span,
+                text: text.clone(),
             });
             Some(PlanBound::Runtime(index, text))
         }
@@ -1121,11 +1291,13 @@ fn check_ignore_value(
         }
         IgnoreValue::Block { tokens, span } => {
             let index = runtime_bounds.len() as u16;
+            let text = format!("{{{}}}", code_text(tokens));
             runtime_bounds.push(RuntimeBound {
                 tokens: quote!({ #tokens }),
                 span: *span,
+                text: text.clone(),
             });
-            PlanIgnore::Runtime(index, format!("{{{tokens}}}"))
+            PlanIgnore::Runtime(index, text)
         }
         IgnoreValue::Max(span) => {
             if facts.all_float() {

@@ -17,6 +17,8 @@ pub enum Subject {
     Field(&'static str),
     /// The function's return value.
     Return,
+    /// One element of a returned tuple, such as `return.0`.
+    ReturnField(&'static str),
     /// A variable named in `check!`.
     Variable(&'static str),
     /// A relation between dims, such as `T <= P`.
@@ -30,6 +32,7 @@ impl Subject {
             Subject::Argument(name)
             | Subject::Field(name)
             | Subject::Variable(name)
+            | Subject::ReturnField(name)
             | Subject::Relation(name) => name,
             Subject::Return => "return",
         }
@@ -38,8 +41,9 @@ impl Subject {
     pub(crate) fn of(spec: SubjectSpec) -> Self {
         match spec {
             SubjectSpec::Argument(name) => Subject::Argument(name),
-            SubjectSpec::Field(name) => Subject::Field(name),
+            SubjectSpec::Field(name) | SubjectSpec::Optional(name) => Subject::Field(name),
             SubjectSpec::Output => Subject::Return,
+            SubjectSpec::OutputField(name) => Subject::ReturnField(name),
             SubjectSpec::Variable(name) => Subject::Variable(name),
         }
     }
@@ -125,26 +129,54 @@ fn shortest<T: fmt::Display + fmt::LowerExp>(
     }
 }
 
-/// A named dim's value and the clause that bound it.
+/// A named dim's value and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DimBinding {
-    /// The dim's name, e.g. `C`.
+    /// The dim's name, e.g. `C`, or the text of a value from scope, e.g. `{cfg.hidden_size}`.
     pub name: &'static str,
     /// Its size.
     pub value: usize,
-    /// The clause whose tensor bound it, e.g. `logits`.
+    /// The clause whose tensor bound it, e.g. `logits` (empty for a value from scope).
     pub bound_by: &'static str,
     /// The axis of that tensor.
     pub axis: usize,
+    /// How the value was found.
+    pub source: DimSource,
+}
+
+/// Where a named dim's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DimSource {
+    /// The first tensor that has it, at [`DimBinding::axis`].
+    Axis,
+    /// The number of elements of a sequence clause (`items: [f32[E]; N]`).
+    Count,
+    /// A constant in the function's scope (`const IMAGE_DIM: usize = 784`).
+    Constant,
+    /// A constant in scope whose value the message cannot show (negative, or above 2^24).
+    UnknownConstant,
+    /// A parameter or braced expression evaluated before the body.
+    Scope,
 }
 
 impl fmt::Display for DimBinding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} = {} (bound by `{}` dim {})",
-            self.name, self.value, self.bound_by, self.axis
-        )
+        match self.source {
+            DimSource::Axis => write!(
+                f,
+                "{} = {} (bound by `{}` dim {})",
+                self.name, self.value, self.bound_by, self.axis
+            ),
+            DimSource::Count => write!(
+                f,
+                "{} = {} (the number of `{}`)",
+                self.name, self.value, self.bound_by
+            ),
+            DimSource::Constant => write!(f, "{} = {} (a constant)", self.name, self.value),
+            DimSource::UnknownConstant => write!(f, "{} (a constant)", self.name),
+            DimSource::Scope => write!(f, "{} = {}", self.name, self.value),
+        }
     }
 }
 
@@ -165,6 +197,7 @@ pub struct Counts {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
     pub(crate) subject: Subject,
+    pub(crate) element: Option<usize>,
     pub(crate) rule: Rule,
     pub(crate) expected: String,
     pub(crate) found: String,
@@ -184,6 +217,7 @@ impl Violation {
     pub(crate) fn new(subject: Subject, rule: Rule, expected: String, found: String) -> Self {
         Self {
             subject,
+            element: None,
             rule,
             expected,
             found,
@@ -208,6 +242,23 @@ impl Violation {
     /// The argument, field, `return` or relation as written in the contract.
     pub fn argument(&self) -> &'static str {
         self.subject.name()
+    }
+
+    /// For a sequence clause (`items: [f32[E]; N]`, `self.layers[..].weight()`), which element
+    /// broke the rule.
+    pub fn element(&self) -> Option<usize> {
+        self.element
+    }
+
+    /// The subject as the message names it: `items[2]` and `self.layers[2].weight()` for an
+    /// element of a sequence, the contract's text otherwise.
+    pub fn subject_text(&self) -> String {
+        let name = self.subject.name();
+        match self.element {
+            Some(i) if name.contains("[..]") => name.replacen("[..]", &format!("[{i}]"), 1),
+            Some(i) => format!("{name}[{i}]"),
+            None => name.to_string(),
+        }
     }
 
     /// The broken rule.
@@ -328,10 +379,10 @@ fn with_values(bindings: &[DimBinding], values: &[(&'static str, String)]) -> St
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = self.argument();
+        let name = self.subject_text();
         write!(f, "  `{name}`: ")?;
         match self.rule {
-            Rule::Missing => write!(f, "is None, expected {}", self.expected)?,
+            Rule::Missing => write!(f, "is {}, expected {}", self.found, self.expected)?,
             Rule::DType => write!(f, "dtype {}, expected {}", self.found, self.expected)?,
             Rule::Rank | Rule::Shape => {
                 write!(f, "shape {} does not match {}", self.found, self.expected)?

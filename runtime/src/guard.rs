@@ -6,10 +6,10 @@
 
 use candle_core::{Device, Tensor};
 
-use crate::error::{ContractError, DimBinding, Rule, Subject, Violation};
+use crate::error::{ContractError, DimBinding, DimSource, Rule, Subject, Violation};
 use crate::help;
 use crate::mode::Mode;
-use crate::spec::{ClauseSpec, ContractSpec, DimSpec, ExprOp, SubjectSpec};
+use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, SubjectSpec};
 use crate::value::{self, BoundValue};
 
 const UNBOUND: u16 = u16::MAX;
@@ -20,6 +20,7 @@ pub struct DimSlot {
     value: usize,
     clause: u16,
     axis: u16,
+    source: DimSource,
 }
 
 impl DimSlot {
@@ -28,11 +29,42 @@ impl DimSlot {
         value: 0,
         clause: UNBOUND,
         axis: 0,
+        source: DimSource::Axis,
     };
 
     fn get(&self) -> Option<usize> {
-        (self.clause != UNBOUND).then_some(self.value)
+        (self.clause != UNBOUND && self.source != DimSource::UnknownConstant).then_some(self.value)
     }
+
+    fn is_bound(&self) -> bool {
+        self.clause != UNBOUND
+    }
+}
+
+/// Whether a dim's probe belongs to a constant: a plain dim's pattern binds every value.
+fn is_constant(probe: ConstantProbe) -> bool {
+    !(probe(0) && probe(1))
+}
+
+/// The value a constant's probe accepts, for a message after a mismatch (a probe only
+/// compares): `None` when it is negative or above 2^24.
+#[cold]
+fn constant_value(probe: ConstantProbe) -> Option<usize> {
+    (0..=1u64 << 24).find(|&v| probe(v)).map(|v| v as usize)
+}
+
+/// The tensors of one clause, with their element index for a sequence.
+fn tensors_of<'t>(arg: &'t ClauseArg<'t>) -> impl Iterator<Item = (Option<usize>, &'t Tensor)> {
+    let (one, many) = match arg {
+        ClauseArg::One(tensor) => (*tensor, &[][..]),
+        ClauseArg::Missing => (None, &[][..]),
+        ClauseArg::Many(items) => (None, &items[..]),
+    };
+    one.map(|t| (None, t)).into_iter().chain(
+        many.iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.map(|t| (Some(i), t))),
+    )
 }
 
 /// The sizes of a named run of dims (`*B`) during one call.
@@ -50,6 +82,19 @@ impl RunSlot {
         clause: UNBOUND,
         axis: 0,
     };
+}
+
+/// The tensors one clause names at a call.
+#[derive(Debug)]
+pub enum ClauseArg<'a> {
+    /// One tensor, or `None`: an absent `Option` argument, a `None` field, or a path whose
+    /// optional step (`?`) was `None`.
+    One(Option<&'a Tensor>),
+    /// A path whose index step (`[i]`) is past the end.
+    Missing,
+    /// A sequence (`items: [f32[E]; N]`, or a path through `[..]`); `None` elements are
+    /// skipped.
+    Many(Vec<Option<&'a Tensor>>),
 }
 
 /// What one guarded call has bound so far; kept from the inputs to the return clause.
@@ -97,69 +142,37 @@ pub struct Bindings<'a> {
     device: &'a mut Option<Device>,
 }
 
-/// Checks the arguments and fields of one call (`tensors[i]` belongs to `spec.inputs[i]`;
-/// `None` is an absent `Option` or a `None` field).
+/// Checks the arguments and fields of one call (`args[i]` belongs to `spec.inputs[i]`;
+/// `values` are the values from scope that `spec.values` names, evaluated unless the mode is
+/// off; `bounds` the value rules' bounds, evaluated in full mode).
 pub fn check_inputs(
     spec: &'static ContractSpec,
     mode: Mode,
-    tensors: &[Option<&Tensor>],
+    args: &[ClauseArg<'_>],
     bounds: &[BoundValue],
+    values: &[BoundValue],
     mut bindings: Bindings<'_>,
 ) -> Result<(), ContractError> {
-    debug_assert_eq!(tensors.len(), spec.inputs.len());
+    debug_assert_eq!(args.len(), spec.inputs.len());
     let mut checker = Checker {
         spec,
         bindings: &mut bindings,
+        values,
         violations: Vec::new(),
     };
-    for (index, (clause, tensor)) in spec.inputs.iter().zip(tensors).enumerate() {
-        if let Some(tensor) = tensor {
-            checker.bind(index, clause, tensor);
-        }
+    for (index, (clause, arg)) in spec.inputs.iter().zip(args).enumerate() {
+        checker.bind_clause(index, clause, arg);
     }
     let mut first_device: Option<(&Device, &'static str)> = None;
-    for (clause, tensor) in spec.inputs.iter().zip(tensors) {
-        match tensor {
-            Some(tensor) => {
-                checker.check_layout(clause, tensor);
-                if spec.same_device {
-                    match first_device {
-                        None => first_device = Some((tensor.device(), clause.subject.name())),
-                        Some((device, owner)) => {
-                            checker.check_device(clause, tensor, device, owner)
-                        }
-                    }
-                }
-            }
-            None if matches!(clause.subject, SubjectSpec::Field(_)) => {
-                let mut violation = Violation::new(
-                    Subject::of(clause.subject),
-                    Rule::Missing,
-                    format!("{}{}", clause.dtypes_text, clause.shape_text),
-                    "None".to_string(),
-                );
-                violation.note = clause.note;
-                checker.violations.push(violation);
-            }
-            None => {}
-        }
+    for (index, (clause, arg)) in spec.inputs.iter().zip(args).enumerate() {
+        checker.check_clause(index, clause, arg, &mut first_device);
     }
-    if spec.output.is_some() && spec.same_device {
+    if !spec.outputs.is_empty() && spec.same_device {
         *checker.bindings.device = first_device.map(|(device, _)| device.clone());
     }
     checker.check_relations(false);
     if mode == Mode::Full {
-        let clauses: Vec<(usize, &'static ClauseSpec, &Tensor)> = spec
-            .inputs
-            .iter()
-            .zip(tensors)
-            .enumerate()
-            .filter_map(|(index, (clause, tensor))| {
-                let tensor = (*tensor)?;
-                (clause.values.is_some() && clause.dtypes.contains(tensor.dtype()))
-                    .then_some((index, clause, tensor))
-            })
-            .collect();
+        let clauses = value_clauses(spec.inputs, args);
         if !clauses.is_empty() {
             checker.check_values(&clauses, bounds);
         }
@@ -167,41 +180,68 @@ pub fn check_inputs(
     checker.finish(false)
 }
 
-/// Checks the value coming out of the body against the `return` clause, with the dims the
-/// inputs bound. `None` is an `Err` returned by the body, which is passed through unchecked.
+/// Checks the value coming out of the body against the `return` clauses (`args[i]` belongs to
+/// `spec.outputs[i]`), with the dims the inputs bound. An `Err` returned by the body is passed
+/// through unchecked: its `args` are all `ClauseArg::One(None)`.
 pub fn check_output(
     spec: &'static ContractSpec,
     mode: Mode,
-    tensor: Option<&Tensor>,
+    args: &[ClauseArg<'_>],
     bounds: &[BoundValue],
+    values: &[BoundValue],
     mut bindings: Bindings<'_>,
 ) -> Result<(), ContractError> {
-    let (Some(clause), Some(tensor)) = (spec.output, tensor) else {
+    if spec.outputs.is_empty() || args.iter().all(|a| matches!(a, ClauseArg::One(None))) {
         return Ok(());
-    };
-    let index = spec.inputs.len();
+    }
+    let first = spec.inputs.len();
     let mut checker = Checker {
         spec,
         bindings: &mut bindings,
+        values,
         violations: Vec::new(),
     };
-    checker.bind(index, clause, tensor);
-    checker.check_layout(clause, tensor);
-    if spec.same_device
-        && let Some(device) = checker.bindings.device.take()
-    {
-        checker.check_device(clause, tensor, &device, "the arguments");
+    for (k, (clause, arg)) in spec.outputs.iter().zip(args).enumerate() {
+        checker.bind_clause(first + k, clause, arg);
+    }
+    let device = checker.bindings.device.clone();
+    let mut first_device = device.as_ref().map(|d| (d, "the arguments"));
+    for (k, (clause, arg)) in spec.outputs.iter().zip(args).enumerate() {
+        checker.check_clause(first + k, clause, arg, &mut first_device);
     }
     checker.check_relations(true);
-    if mode == Mode::Full && clause.values.is_some() && clause.dtypes.contains(tensor.dtype()) {
-        checker.check_values(&[(index, clause, tensor)], bounds);
+    if mode == Mode::Full {
+        let clauses = value_clauses(spec.outputs, args);
+        if !clauses.is_empty() {
+            checker.check_values(&clauses, bounds);
+        }
     }
     checker.finish(true)
+}
+
+/// The tensors whose value rules apply: an allowed dtype, and a clause with value rules.
+fn value_clauses<'t>(
+    clauses: &'static [ClauseSpec],
+    args: &'t [ClauseArg<'t>],
+) -> Vec<(Option<usize>, &'static ClauseSpec, &'t Tensor)> {
+    let mut out = Vec::new();
+    for (clause, arg) in clauses.iter().zip(args) {
+        if clause.values.is_none() {
+            continue;
+        }
+        for (element, tensor) in tensors_of(arg) {
+            if clause.dtypes.contains(tensor.dtype()) {
+                out.push((element, clause, tensor));
+            }
+        }
+    }
+    out
 }
 
 struct Checker<'b, 'c> {
     spec: &'static ContractSpec,
     bindings: &'b mut Bindings<'c>,
+    values: &'b [BoundValue],
     violations: Vec<Violation>,
 }
 
@@ -240,21 +280,125 @@ impl Alignment {
 
 impl Checker<'_, '_> {
     fn clause_name(&self, index: u16) -> &'static str {
-        let index = usize::from(index);
-        match self.spec.inputs.get(index) {
-            Some(clause) => clause.subject.name(),
-            None => "return",
-        }
+        clause_name(self.spec, index)
     }
 
     fn binding(&self, dim: u16) -> Option<DimBinding> {
-        let slot = self.bindings.dims[usize::from(dim)];
-        slot.get().map(|value| DimBinding {
-            name: self.spec.dims[usize::from(dim)],
-            value,
-            bound_by: self.clause_name(slot.clause),
-            axis: usize::from(slot.axis),
-        })
+        binding_of(self.spec, &self.bindings.dims[usize::from(dim)], dim)
+    }
+
+    /// Binds a named dim at an occurrence of size `actual`, if nothing bound it yet. A constant
+    /// is bound to its own value, found by its probe.
+    fn bind_dim(&mut self, id: u16, actual: usize, clause: u16, axis: u16, source: DimSource) {
+        let index = usize::from(id);
+        if self.bindings.dims[index].is_bound() {
+            return;
+        }
+        let mut slot = DimSlot {
+            value: actual,
+            clause,
+            axis,
+            source,
+        };
+        if let Some(&probe) = self.spec.constants.get(index)
+            && is_constant(probe)
+        {
+            slot.source = DimSource::Constant;
+            if !probe(actual as u64) {
+                match constant_value(probe) {
+                    Some(value) => slot.value = value,
+                    None => slot.source = DimSource::UnknownConstant,
+                }
+            }
+        }
+        self.bindings.dims[index] = slot;
+    }
+
+    /// Binds the dims of every tensor of a clause, and a sequence's count.
+    fn bind_clause(&mut self, index: usize, clause: &ClauseSpec, arg: &ClauseArg<'_>) {
+        for (_, tensor) in tensors_of(arg) {
+            self.bind(index, clause, tensor);
+        }
+        if let (ClauseArg::Many(items), Some(DimSpec::Named(id))) = (arg, clause.sequence) {
+            self.bind_dim(id, items.len(), index as u16, 0, DimSource::Count);
+        }
+    }
+
+    /// Checks every tensor of a clause: presence, layout, device; a sequence's count.
+    fn check_clause<'t>(
+        &mut self,
+        index: usize,
+        clause: &'static ClauseSpec,
+        arg: &'t ClauseArg<'t>,
+        first_device: &mut Option<(&'t Device, &'static str)>,
+    ) {
+        let missing = match (arg, clause.subject) {
+            (ClauseArg::Missing, _) => Some("past the end of its sequence"),
+            (ClauseArg::One(None), SubjectSpec::Field(_)) => Some("None"),
+            _ => None,
+        };
+        if let Some(found) = missing {
+            let mut violation = Violation::new(
+                Subject::of(clause.subject),
+                Rule::Missing,
+                format!("{}{}", clause.dtypes_text, clause.shape_text),
+                found.to_string(),
+            );
+            violation.note = clause.note;
+            self.violations.push(violation);
+            return;
+        }
+        if let (ClauseArg::Many(items), Some(count)) = (arg, clause.sequence) {
+            self.check_count(index, clause, items.len(), count);
+        }
+        let before = self.violations.len();
+        for (element, tensor) in tensors_of(arg) {
+            self.check_layout(clause, tensor);
+            if self.spec.same_device {
+                match *first_device {
+                    None => *first_device = Some((tensor.device(), clause.subject.name())),
+                    Some((device, owner)) => self.check_device(clause, tensor, device, owner),
+                }
+            }
+            for violation in &mut self.violations[before..] {
+                if violation.element.is_none() {
+                    violation.element = element;
+                }
+            }
+        }
+    }
+
+    /// A sequence's length against its count (`N`, a literal or an expression).
+    fn check_count(&mut self, index: usize, clause: &ClauseSpec, len: usize, count: DimSpec) {
+        let (expected, bound) = match count {
+            DimSpec::Fixed(n) => (Some(n), Vec::new()),
+            DimSpec::Named(id) => {
+                let slot = self.bindings.dims[usize::from(id)];
+                if slot.clause == index as u16 && slot.source == DimSource::Count {
+                    return; // this clause bound it
+                }
+                let binding = self.binding(id);
+                (slot.get(), binding.into_iter().collect())
+            }
+            DimSpec::Expr(expr) => match self.eval(expr.ops) {
+                Ok(Some(n)) => (Some(n as usize), self.names_in(expr.ops)),
+                _ => (None, Vec::new()),
+            },
+            DimSpec::Any | DimSpec::Rest | DimSpec::Run(_) => (None, Vec::new()),
+        };
+        if let Some(expected) = expected
+            && expected != len
+        {
+            let mut violation = Violation::new(
+                Subject::of(clause.subject),
+                Rule::Shape,
+                format!("{expected} elements"),
+                format!("{len} elements"),
+            );
+            violation.bound_dims = bound;
+            violation.note = clause.note;
+            self.violations.push(violation);
+        }
     }
 
     /// First pass: bind every named dim and run at its first occurrence.
@@ -267,15 +411,8 @@ impl Checker<'_, '_> {
         for (position, dim) in clause.shape.iter().enumerate() {
             match *dim {
                 DimSpec::Named(id) => {
-                    let slot = &mut self.bindings.dims[usize::from(id)];
-                    if slot.clause == UNBOUND {
-                        let axis = alignment.axis(position);
-                        *slot = DimSlot {
-                            value: dims[axis],
-                            clause: clause_index,
-                            axis: axis as u16,
-                        };
-                    }
+                    let axis = alignment.axis(position);
+                    self.bind_dim(id, dims[axis], clause_index, axis as u16, DimSource::Axis);
                 }
                 DimSpec::Run(id) => {
                     let slot = &mut self.bindings.runs[usize::from(id)];
@@ -363,8 +500,13 @@ impl Checker<'_, '_> {
                 }
                 DimSpec::Named(id) => {
                     let slot = self.bindings.dims[usize::from(id)];
-                    if slot.get() != Some(dims[axis]) {
-                        let binding = self.binding(id).expect("bound in the first pass");
+                    let matches = match slot.source {
+                        DimSource::UnknownConstant => {
+                            self.spec.constants[usize::from(id)](dims[axis] as u64)
+                        }
+                        _ => slot.get() == Some(dims[axis]),
+                    };
+                    if !matches && let Some(binding) = self.binding(id) {
                         details.push(format!("dim {axis} is {} but {binding}", dims[axis]));
                         bound_dims.push(binding);
                     }
@@ -567,14 +709,36 @@ impl Checker<'_, '_> {
 
     /// Evaluates a postfix dim expression: `Ok(None)` when a dim is not bound.
     fn eval(&self, ops: &[ExprOp]) -> Result<Option<u64>, &'static str> {
-        eval_ops(ops, |id| self.bindings.dims[usize::from(id)].get())
+        eval_ops(
+            ops,
+            |id| self.bindings.dims[usize::from(id)].get(),
+            |index| scope_value(self.values, index),
+        )
     }
 
     fn names_in(&self, ops: &[ExprOp]) -> Vec<DimBinding> {
         let mut names: Vec<DimBinding> = Vec::new();
         for op in ops {
-            if let ExprOp::Dim(id) = *op
-                && let Some(binding) = self.binding(id)
+            let binding = match *op {
+                ExprOp::Dim(id) => self.binding(id),
+                ExprOp::Value(index) => match scope_value(self.values, index) {
+                    Ok(Some(value)) => Some(DimBinding {
+                        name: self
+                            .spec
+                            .values
+                            .get(usize::from(index))
+                            .copied()
+                            .unwrap_or("?"),
+                        value: value as usize,
+                        bound_by: "",
+                        axis: 0,
+                        source: DimSource::Scope,
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(binding) = binding
                 && !names.contains(&binding)
             {
                 names.push(binding);
@@ -585,26 +749,15 @@ impl Checker<'_, '_> {
 
     fn check_values(
         &mut self,
-        clauses: &[(usize, &'static ClauseSpec, &Tensor)],
+        clauses: &[(Option<usize>, &'static ClauseSpec, &Tensor)],
         bounds: &[BoundValue],
     ) {
         let dims = &*self.bindings.dims;
         let spec = self.spec;
-        let dim_value = |id: u16| -> Option<DimBinding> {
-            let slot = dims[usize::from(id)];
-            slot.get().map(|value| DimBinding {
-                name: spec.dims[usize::from(id)],
-                value,
-                bound_by: match spec.inputs.get(usize::from(slot.clause)) {
-                    Some(clause) => clause.subject.name(),
-                    None => "return",
-                },
-                axis: usize::from(slot.axis),
-            })
-        };
-        let had_violations = !self.violations.is_empty();
+        let dim_value =
+            |id: u16| -> Option<DimBinding> { binding_of(spec, &dims[usize::from(id)], id) };
         let spec_dims = |id: u16| spec.dims[usize::from(id)];
-        let found = value::check_clauses(clauses, bounds, &dim_value, &spec_dims, had_violations);
+        let found = value::check_clauses(clauses, bounds, &dim_value, &spec_dims);
         self.violations.extend(found);
     }
 
@@ -625,11 +778,53 @@ fn with_names(names: &[DimBinding]) -> String {
     format!(" with {}", parts.join(", "))
 }
 
+fn clause_name(spec: &ContractSpec, index: u16) -> &'static str {
+    let index = usize::from(index);
+    match spec.inputs.get(index) {
+        Some(clause) => clause.subject.name(),
+        None => spec
+            .outputs
+            .get(index - spec.inputs.len())
+            .map_or("return", |clause| clause.subject.name()),
+    }
+}
+
+/// A bound dim's value and where it came from, for messages.
+fn binding_of(spec: &ContractSpec, slot: &DimSlot, dim: u16) -> Option<DimBinding> {
+    if !slot.is_bound() {
+        return None;
+    }
+    Some(DimBinding {
+        name: spec.dims[usize::from(dim)],
+        value: slot.value,
+        bound_by: clause_name(spec, slot.clause),
+        axis: usize::from(slot.axis),
+        source: slot.source,
+    })
+}
+
+/// A value from scope as a dim: `Ok(None)` for `None` (what needs it is skipped).
+fn scope_value(values: &[BoundValue], index: u16) -> Result<Option<u64>, &'static str> {
+    match values.get(usize::from(index)) {
+        Some(BoundValue::Int(v)) => u64::try_from(*v).map(Some).map_err(|_| {
+            if *v < 0 {
+                "uses a negative value"
+            } else {
+                "uses a value too large for a dim"
+            }
+        }),
+        Some(BoundValue::Float(_)) => Err("uses a float where a dim needs an integer"),
+        Some(BoundValue::Absent) => Ok(None),
+        Some(BoundValue::Unset) | None => Err("uses a value that was not evaluated"),
+    }
+}
+
 /// Evaluates a postfix dim expression on non-negative integers: `/` rounds down, and going
 /// below zero, dividing by zero or overflowing is an error, never a wrap.
 pub(crate) fn eval_ops(
     ops: &[ExprOp],
     dim: impl Fn(u16) -> Option<usize>,
+    value: impl Fn(u16) -> Result<Option<u64>, &'static str>,
 ) -> Result<Option<u64>, &'static str> {
     let mut stack = [0u64; 16];
     let mut depth = 0usize;
@@ -638,6 +833,10 @@ pub(crate) fn eval_ops(
             ExprOp::Lit(value) => value,
             ExprOp::Dim(id) => match dim(id) {
                 Some(value) => value as u64,
+                None => return Ok(None),
+            },
+            ExprOp::Value(index) => match value(index)? {
+                Some(value) => value,
                 None => return Ok(None),
             },
             binary => {
@@ -652,7 +851,9 @@ pub(crate) fn eval_ops(
                     ExprOp::Mul => lhs.checked_mul(rhs).ok_or("overflows")?,
                     ExprOp::Div => lhs.checked_div(rhs).ok_or("divides by zero")?,
                     ExprOp::Rem => lhs.checked_rem(rhs).ok_or("divides by zero")?,
-                    ExprOp::Lit(_) | ExprOp::Dim(_) => unreachable!("handled above"),
+                    ExprOp::Lit(_) | ExprOp::Dim(_) | ExprOp::Value(_) => {
+                        unreachable!("handled above")
+                    }
                 }
             }
         };
@@ -686,23 +887,24 @@ mod tests {
     fn dim_arithmetic_is_checked() {
         let dims = [Some(5usize), Some(0), None];
         let dim = |id: u16| dims[usize::from(id)];
+        let eval = |ops: &[ExprOp]| eval_ops(ops, dim, |_| Ok(None));
         use ExprOp::*;
-        assert_eq!(eval_ops(&[Dim(0), Lit(1), Add], dim), Ok(Some(6)));
-        assert_eq!(eval_ops(&[Dim(0), Lit(2), Div], dim), Ok(Some(2)));
-        assert_eq!(eval_ops(&[Dim(0), Lit(3), Rem], dim), Ok(Some(2)));
-        assert_eq!(eval_ops(&[Lit(2), Dim(0), Mul], dim), Ok(Some(10)));
-        assert_eq!(
-            eval_ops(&[Dim(1), Lit(1), Sub], dim),
-            Err("goes below zero")
-        );
-        assert_eq!(
-            eval_ops(&[Dim(0), Dim(1), Div], dim),
-            Err("divides by zero")
-        );
-        assert_eq!(
-            eval_ops(&[Lit(u64::MAX), Lit(2), Mul], dim),
-            Err("overflows")
-        );
-        assert_eq!(eval_ops(&[Dim(2), Lit(1), Add], dim), Ok(None));
+        assert_eq!(eval(&[Dim(0), Lit(1), Add]), Ok(Some(6)));
+        assert_eq!(eval(&[Dim(0), Lit(2), Div]), Ok(Some(2)));
+        assert_eq!(eval(&[Dim(0), Lit(3), Rem]), Ok(Some(2)));
+        assert_eq!(eval(&[Lit(2), Dim(0), Mul]), Ok(Some(10)));
+        assert_eq!(eval(&[Dim(1), Lit(1), Sub]), Err("goes below zero"));
+        assert_eq!(eval(&[Dim(0), Dim(1), Div]), Err("divides by zero"));
+        assert_eq!(eval(&[Lit(u64::MAX), Lit(2), Mul]), Err("overflows"));
+        assert_eq!(eval(&[Dim(2), Lit(1), Add]), Ok(None));
+        let values = [
+            BoundValue::Int(768),
+            BoundValue::Int(-1),
+            BoundValue::Absent,
+        ];
+        let with_values = |ops: &[ExprOp]| eval_ops(ops, dim, |i| scope_value(&values, i));
+        assert_eq!(with_values(&[Value(0), Lit(2), Div]), Ok(Some(384)));
+        assert_eq!(with_values(&[Value(1)]), Err("uses a negative value"));
+        assert_eq!(with_values(&[Dim(0), Value(2), Add]), Ok(None));
     }
 }

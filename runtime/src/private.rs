@@ -5,12 +5,14 @@
 use candle_core::Tensor;
 
 pub use crate::error::ContractError;
-pub use crate::guard::{Bindings, CallState, DimSlot, RunSlot, check_inputs, check_output};
+pub use crate::guard::{
+    Bindings, CallState, ClauseArg, DimSlot, RunSlot, check_inputs, check_output,
+};
 pub use crate::mode::{Mode, mode};
 pub use crate::scan::{device_transfers, force_device_path};
 pub use crate::spec::{
-    AllowAll, BoundSpec, ClauseSpec, CmpOp, ContractSpec, DTypeSet, DimExprSpec, DimSpec, ExprOp,
-    IgnoreSpec, RangeSpec, RelationSpec, SubjectSpec, ValueSpec,
+    AllowAll, BoundSpec, ClauseSpec, CmpOp, ConstantProbe, ContractSpec, DTypeSet, DimExprSpec,
+    DimSpec, ExprOp, IgnoreSpec, RangeSpec, RelationSpec, SubjectSpec, ValueSpec,
 };
 pub use crate::value::{BoundValue, IntoBound};
 
@@ -109,3 +111,135 @@ pub fn into_error<E: FromContractError>(error: ContractError) -> E {
 pub fn violated(error: ContractError) -> ! {
     panic!("{error}")
 }
+
+/// One tensor-like value as a clause's argument.
+#[inline]
+pub fn one<T: TensorArg + ?Sized>(value: &T) -> ClauseArg<'_> {
+    ClauseArg::One(value.tensor_arg())
+}
+
+/// Every element of a sequence as a clause's argument.
+#[inline]
+pub fn many<S: Elements + ?Sized>(sequence: &S) -> ClauseArg<'_>
+where
+    S::Item: TensorArg,
+{
+    ClauseArg::Many(
+        sequence
+            .elements()
+            .iter()
+            .map(TensorArg::tensor_arg)
+            .collect(),
+    )
+}
+
+/// What a path with optional (`?`), index (`[i]`) or every-element (`[..]`) steps reached,
+/// held in a local for the duration of the guard.
+#[derive(Debug)]
+pub enum Held<T> {
+    /// The value at the end of the path.
+    Value(T),
+    /// The values at the end of a path through `[..]`.
+    Many(Vec<T>),
+    /// An optional step was `None`.
+    Skip,
+    /// An index step was past the end.
+    Missing,
+}
+
+impl<T: TensorArg> Held<T> {
+    /// The tensors the clause checks.
+    #[inline]
+    pub fn arg(&self) -> ClauseArg<'_> {
+        match self {
+            Held::Value(value) => ClauseArg::One(value.tensor_arg()),
+            Held::Many(values) => {
+                ClauseArg::Many(values.iter().map(TensorArg::tensor_arg).collect())
+            }
+            Held::Skip => ClauseArg::One(None),
+            Held::Missing => ClauseArg::Missing,
+        }
+    }
+}
+
+/// Values a `?` step in a contract path can stand on: an `Option` (or a reference to one).
+#[diagnostic::on_unimplemented(
+    message = "`?` in a contract path needs an `Option`, and this is a `{Self}`",
+    label = "this step is not an `Option`",
+    note = "remove the `?`, or write it after a field or method whose value is an `Option`, as \
+            in `self.position_embeddings?.embeddings()`"
+)]
+pub trait OptionalStep {
+    /// What the `Option` holds.
+    type Inner;
+    /// The held value, by reference.
+    fn optional_step(&self) -> Option<&Self::Inner>;
+}
+
+impl<T> OptionalStep for Option<T> {
+    type Inner = T;
+    #[inline]
+    fn optional_step(&self) -> Option<&T> {
+        self.as_ref()
+    }
+}
+
+impl<S: OptionalStep + ?Sized> OptionalStep for &S {
+    type Inner = S::Inner;
+    #[inline]
+    fn optional_step(&self) -> Option<&S::Inner> {
+        (**self).optional_step()
+    }
+}
+
+/// Sequences a contract can index (`self.layers[0]`, `self.layers[..]`) or check element by
+/// element (`items: [f32[E]; N]`): slices, arrays, `Vec`s, and references or boxes of them.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a sequence, so a contract cannot index it or check its elements",
+    label = "this value is not a slice, array or `Vec`",
+    note = "`[i]`, `[..]` and `[spec; N]` stand on a `&[Tensor]`, `&[&Tensor]`, `Vec<Tensor>`, \
+            `&Vec<Tensor>` or an array, or a field or method of such a type"
+)]
+pub trait Elements {
+    /// The element type.
+    type Item;
+    /// The elements as a slice.
+    fn elements(&self) -> &[Self::Item];
+}
+
+impl<T> Elements for [T] {
+    type Item = T;
+    #[inline]
+    fn elements(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T, const N: usize> Elements for [T; N] {
+    type Item = T;
+    #[inline]
+    fn elements(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T> Elements for Vec<T> {
+    type Item = T;
+    #[inline]
+    fn elements(&self) -> &[T] {
+        self
+    }
+}
+
+macro_rules! forward_elements {
+    ($($ty:ty),*) => {$(
+        impl<S: Elements + ?Sized> Elements for $ty {
+            type Item = S::Item;
+            #[inline]
+            fn elements(&self) -> &[S::Item] {
+                (**self).elements()
+            }
+        }
+    )*};
+}
+forward_elements!(&S, &mut S, Box<S>, std::rc::Rc<S>, std::sync::Arc<S>);

@@ -19,12 +19,19 @@ pub struct ContractSpec {
     pub column: u32,
     /// Named dims, indexed by [`DimSpec::Named`] and [`ExprOp::Dim`].
     pub dims: &'static [&'static str],
+    /// For each named dim, a probe that tells whether its name is a constant in the function's
+    /// scope (see [`ConstantProbe`]).
+    pub constants: &'static [ConstantProbe],
+    /// The values from the function's scope that dim expressions and relations use (constants,
+    /// integer parameters, braced expressions), as written; indexed by [`ExprOp::Value`].
+    pub values: &'static [&'static str],
     /// Named runs of dims (`*B`), indexed by [`DimSpec::Run`].
     pub runs: &'static [&'static str],
     /// Tensor clauses on arguments, `self` fields or variables, in the order written.
     pub inputs: &'static [ClauseSpec],
-    /// The `return` clause, checked on the value coming out of the body.
-    pub output: Option<&'static ClauseSpec>,
+    /// The `return` clause, or the `return.0`, `return.1`, ... clauses of a returned tuple,
+    /// checked on the value coming out of the body.
+    pub outputs: &'static [ClauseSpec],
     /// Relations between dims, such as `T <= P`.
     pub relations: &'static [RelationSpec],
     /// Whether every checked tensor must be on one device (the default).
@@ -50,17 +57,33 @@ pub struct ClauseSpec {
     pub contiguous: bool,
     /// The user's note string for this clause.
     pub note: Option<&'static str>,
+    /// `items: [f32[E]; N]`, or a path through `[..]`: the clause names a sequence of tensors,
+    /// each checked against the spec, and this is the count (`N`, a literal or `_`).
+    pub sequence: Option<DimSpec>,
 }
+
+/// Whether a dim's name is a constant in scope, and which values equal it.
+///
+/// The expansion builds one per named dim as `|v| match v { NAME => true, _ => false }`: in a
+/// pattern, Rust resolves `NAME` to a constant when one is in scope, and binds any value
+/// otherwise. So a probe that accepts both 0 and 1 belongs to a plain dim, and any other probe
+/// accepts exactly the constant's value.
+pub type ConstantProbe = fn(u64) -> bool;
 
 /// What a clause checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubjectSpec {
     /// A function parameter; `None` in an `Option` is skipped.
     Argument(&'static str),
-    /// A path from `self` such as `self.weight`; `None` is a violation.
+    /// A path from `self` or a parameter such as `self.weight`; `None` is a violation.
     Field(&'static str),
+    /// A path with an optional step, such as `self.position_embeddings?.embeddings()`: a
+    /// `None` anywhere along it skips the clause.
+    Optional(&'static str),
     /// The function's return value (the `Ok` value of a `Result`).
     Output,
+    /// One element of a returned tuple, such as `return.0`.
+    OutputField(&'static str),
     /// A variable or path named in `check!`; `None` is skipped.
     Variable(&'static str),
 }
@@ -71,6 +94,8 @@ impl SubjectSpec {
         match self {
             SubjectSpec::Argument(name)
             | SubjectSpec::Field(name)
+            | SubjectSpec::Optional(name)
+            | SubjectSpec::OutputField(name)
             | SubjectSpec::Variable(name) => name,
             SubjectSpec::Output => "return",
         }
@@ -110,6 +135,9 @@ pub enum ExprOp {
     Lit(u64),
     /// Push the value of a named dim.
     Dim(u16),
+    /// Push a value from the function's scope (a constant, an integer parameter or a braced
+    /// expression), evaluated before the body: the index into the values the expansion passes.
+    Value(u16),
     /// Pop two, push their sum.
     Add,
     /// Pop two, push their difference (below zero is a violation).

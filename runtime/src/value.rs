@@ -494,6 +494,8 @@ impl Summary {
 /// A value clause that still needs its data read.
 pub(crate) struct Pending<'t> {
     pub clause: &'static ClauseSpec,
+    /// The element of a sequence clause, for the message.
+    pub element: Option<usize>,
     pub tensor: &'t Tensor,
     pub rule: Resolved,
     pub used: Used,
@@ -509,15 +511,14 @@ impl Pending<'_> {
 /// Checks the value rules of `clauses` (each with a tensor of an allowed dtype): CPU tensors
 /// in place, other devices with one transfer for all of them.
 pub(crate) fn check_clauses(
-    clauses: &[(usize, &'static ClauseSpec, &Tensor)],
+    clauses: &[(Option<usize>, &'static ClauseSpec, &Tensor)],
     bounds: &[BoundValue],
     dim_value: &dyn Fn(u16) -> Option<DimBinding>,
     spec_dims: &dyn Fn(u16) -> &'static str,
-    had_violations: bool,
 ) -> Vec<Violation> {
     let mut violations = Vec::new();
     let mut on_device = Vec::new();
-    for &(_, clause, tensor) in clauses {
+    for &(element, clause, tensor) in clauses {
         let Some(values) = clause.values else {
             continue;
         };
@@ -530,8 +531,10 @@ pub(crate) fn check_clauses(
         let (rule, used) = match resolver.resolve(values) {
             Ok(resolved) => resolved,
             Err(problem) => {
-                // An unbound dim after a shape violation is already explained by it.
-                if !(problem.unbound_dim && had_violations) {
+                // A dim left unbound is either explained by a shape violation, or bound only by
+                // an absent tensor (a `None` argument or optional path): then the rule that
+                // needs it says nothing.
+                if !problem.unbound_dim {
                     let mut violation = Violation::new(
                         Subject::of(clause.subject),
                         Rule::Bound,
@@ -539,6 +542,7 @@ pub(crate) fn check_clauses(
                         problem.reason,
                     );
                     violation.note = clause.note;
+                    violation.element = element;
                     violations.push(violation);
                 }
                 continue;
@@ -546,6 +550,7 @@ pub(crate) fn check_clauses(
         };
         let pending = Pending {
             clause,
+            element,
             tensor,
             rule,
             used,
@@ -598,6 +603,7 @@ pub(crate) fn unreadable(pending: &Pending<'_>, error: Option<&candle_core::Erro
         found,
     );
     violation.note = pending.clause.note;
+    violation.element = pending.element;
     violation
 }
 
@@ -700,6 +706,9 @@ pub(crate) fn violations_of(
         ));
         violation.note = clause.note;
         out.push(violation);
+    }
+    for violation in &mut out {
+        violation.element = pending.element;
     }
     out
 }

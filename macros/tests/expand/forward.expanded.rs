@@ -4,17 +4,73 @@ impl Embedding {
     ///
     ///```text
     ///self.table: f32[V, D]
-    ///ids: u32[B, T] in 0..{self . vocab_size}
+    ///ids: u32[B, T] in 0..{self.vocab_size}
     ///return: f32[B, T, D]
     ///T <= 512
     ///```
     fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        #[allow(
+            non_snake_case,
+            non_upper_case_globals,
+            unreachable_patterns,
+            unused_variables,
+            unused_assignments,
+            clippy::all,
+            clippy::pedantic
+        )]
         static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
             function: "forward",
             file: ::core::file!(),
             line: ::core::line!(),
             column: ::core::column!(),
             dims: &["V", "D", "B", "T"],
+            constants: &[
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        V => true,
+                        _ => false,
+                    }
+                },
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        D => true,
+                        _ => false,
+                    }
+                },
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        B => true,
+                        _ => false,
+                    }
+                },
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        T => true,
+                        _ => false,
+                    }
+                },
+            ],
+            values: &[],
             runs: &[],
             inputs: &[
                 ::candle_contracts::__private::ClauseSpec {
@@ -31,6 +87,7 @@ impl Embedding {
                     values: ::core::option::Option::None,
                     contiguous: false,
                     note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
                 },
                 ::candle_contracts::__private::ClauseSpec {
                     subject: ::candle_contracts::__private::SubjectSpec::Argument("ids"),
@@ -51,13 +108,13 @@ impl Embedding {
                                     hi: ::core::option::Option::Some(
                                         ::candle_contracts::__private::BoundSpec::Runtime(
                                             0u16,
-                                            "{self . vocab_size}",
+                                            "{self.vocab_size}",
                                         ),
                                     ),
                                     inclusive: false,
                                 },
                             ],
-                            ranges_text: "0..{self . vocab_size}",
+                            ranges_text: "0..{self.vocab_size}",
                             ignore: &[],
                             ignore_text: "",
                             allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
@@ -66,10 +123,11 @@ impl Embedding {
                     ),
                     contiguous: false,
                     note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
                 },
             ],
-            output: ::core::option::Option::Some(
-                &::candle_contracts::__private::ClauseSpec {
+            outputs: &[
+                ::candle_contracts::__private::ClauseSpec {
                     subject: ::candle_contracts::__private::SubjectSpec::Output,
                     dtypes: ::candle_contracts::__private::DTypeSet::F32,
                     dtypes_text: "f32",
@@ -82,8 +140,9 @@ impl Embedding {
                     values: ::core::option::Option::None,
                     contiguous: false,
                     note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
                 },
-            ),
+            ],
             relations: &[
                 ::candle_contracts::__private::RelationSpec {
                     text: "T <= 512",
@@ -107,15 +166,17 @@ impl Embedding {
         } else {
             [::candle_contracts::__private::BoundValue::Unset; 1usize]
         };
+        let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
         if __cc_mode != ::candle_contracts::__private::Mode::Off {
             if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
                 &__CC_SPEC,
                 __cc_mode,
                 &[
-                    ::candle_contracts::__private::TensorArg::tensor_arg(&self.table),
-                    ::candle_contracts::__private::TensorArg::tensor_arg(&ids),
+                    ::candle_contracts::__private::one(&self.table),
+                    ::candle_contracts::__private::one(&ids),
                 ],
                 &__cc_bounds,
+                &__cc_values,
                 __cc_state.bindings(),
             ) {
                 return ::core::result::Result::Err(
@@ -135,15 +196,24 @@ impl Embedding {
         if __cc_mode != ::candle_contracts::__private::Mode::Off {
             let __cc_tensor = match &__cc_output {
                 ::core::result::Result::Ok(__cc_ok) => {
-                    ::candle_contracts::__private::TensorArg::tensor_arg(__cc_ok)
+                    [::candle_contracts::__private::one(&(*__cc_ok))]
                 }
-                ::core::result::Result::Err(_) => ::core::option::Option::None,
+                ::core::result::Result::Err(_) => {
+                    ::core::array::from_fn::<
+                        _,
+                        1usize,
+                        _,
+                    >(|_| ::candle_contracts::__private::ClauseArg::One(
+                        ::core::option::Option::None,
+                    ))
+                }
             };
             if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_output(
                 &__CC_SPEC,
                 __cc_mode,
-                __cc_tensor,
+                &__cc_tensor,
                 &__cc_bounds,
+                &__cc_values,
                 __cc_state.bindings(),
             ) {
                 return ::core::result::Result::Err(
@@ -162,12 +232,35 @@ impl Embedding {
 ///return: f32[N]
 ///```
 async fn scale(x: &Tensor) -> Tensor {
+    #[allow(
+        non_snake_case,
+        non_upper_case_globals,
+        unreachable_patterns,
+        unused_variables,
+        unused_assignments,
+        clippy::all,
+        clippy::pedantic
+    )]
     static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
         function: "scale",
         file: ::core::file!(),
         line: ::core::line!(),
         column: ::core::column!(),
         dims: &["N"],
+        constants: &[
+            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                let mut __cc_s = 0;
+                match ::core::convert::TryFrom::try_from(__cc_v) {
+                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                    ::core::result::Result::Err(_) => return false,
+                }
+                match __cc_s {
+                    N => true,
+                    _ => false,
+                }
+            },
+        ],
+        values: &[],
         runs: &[],
         inputs: &[
             ::candle_contracts::__private::ClauseSpec {
@@ -188,10 +281,11 @@ async fn scale(x: &Tensor) -> Tensor {
                 ),
                 contiguous: false,
                 note: ::core::option::Option::None,
+                sequence: ::core::option::Option::None,
             },
         ],
-        output: ::core::option::Option::Some(
-            &::candle_contracts::__private::ClauseSpec {
+        outputs: &[
+            ::candle_contracts::__private::ClauseSpec {
                 subject: ::candle_contracts::__private::SubjectSpec::Output,
                 dtypes: ::candle_contracts::__private::DTypeSet::F32,
                 dtypes_text: "f32",
@@ -200,8 +294,9 @@ async fn scale(x: &Tensor) -> Tensor {
                 values: ::core::option::Option::None,
                 contiguous: false,
                 note: ::core::option::Option::None,
+                sequence: ::core::option::Option::None,
             },
-        ),
+        ],
         relations: &[],
         same_device: true,
     };
@@ -211,12 +306,14 @@ async fn scale(x: &Tensor) -> Tensor {
         0usize,
     >::new();
     let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
+    let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
     if __cc_mode != ::candle_contracts::__private::Mode::Off {
         if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
             &__CC_SPEC,
             __cc_mode,
-            &[::candle_contracts::__private::TensorArg::tensor_arg(&x)],
+            &[::candle_contracts::__private::one(&x)],
             &__cc_bounds,
+            &__cc_values,
             __cc_state.bindings(),
         ) {
             ::candle_contracts::__private::violated(__cc_error)
@@ -232,14 +329,13 @@ async fn scale(x: &Tensor) -> Tensor {
     }
         .await;
     if __cc_mode != ::candle_contracts::__private::Mode::Off {
-        let __cc_tensor = ::candle_contracts::__private::TensorArg::tensor_arg(
-            &__cc_output,
-        );
+        let __cc_tensor = [::candle_contracts::__private::one(&__cc_output)];
         if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_output(
             &__CC_SPEC,
             __cc_mode,
-            __cc_tensor,
+            &__cc_tensor,
             &__cc_bounds,
+            &__cc_values,
             __cc_state.bindings(),
         ) {
             ::candle_contracts::__private::violated(__cc_error)

@@ -6,12 +6,46 @@
 ///target: u8 | u32 | i64 [N] in 0..C ignore -100
 ///```
 fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    #[allow(
+        non_snake_case,
+        non_upper_case_globals,
+        unreachable_patterns,
+        unused_variables,
+        unused_assignments,
+        clippy::all,
+        clippy::pedantic
+    )]
     static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
         function: "loss",
         file: ::core::file!(),
         line: ::core::line!(),
         column: ::core::column!(),
         dims: &["N", "C"],
+        constants: &[
+            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                let mut __cc_s = 0;
+                match ::core::convert::TryFrom::try_from(__cc_v) {
+                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                    ::core::result::Result::Err(_) => return false,
+                }
+                match __cc_s {
+                    N => true,
+                    _ => false,
+                }
+            },
+            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                let mut __cc_s = 0;
+                match ::core::convert::TryFrom::try_from(__cc_v) {
+                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                    ::core::result::Result::Err(_) => return false,
+                }
+                match __cc_s {
+                    C => true,
+                    _ => false,
+                }
+            },
+        ],
+        values: &[],
         runs: &[],
         inputs: &[
             ::candle_contracts::__private::ClauseSpec {
@@ -26,6 +60,7 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
                 values: ::core::option::Option::None,
                 contiguous: false,
                 note: ::core::option::Option::None,
+                sequence: ::core::option::Option::None,
             },
             ::candle_contracts::__private::ClauseSpec {
                 subject: ::candle_contracts::__private::SubjectSpec::Argument("target"),
@@ -59,9 +94,10 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
                 ),
                 contiguous: false,
                 note: ::core::option::Option::None,
+                sequence: ::core::option::Option::None,
             },
         ],
-        output: ::core::option::Option::None,
+        outputs: &[],
         relations: &[],
         same_device: true,
     };
@@ -71,15 +107,17 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
         0usize,
     >::new();
     let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
+    let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
     if __cc_mode != ::candle_contracts::__private::Mode::Off {
         if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
             &__CC_SPEC,
             __cc_mode,
             &[
-                ::candle_contracts::__private::TensorArg::tensor_arg(&logits),
-                ::candle_contracts::__private::TensorArg::tensor_arg(&target),
+                ::candle_contracts::__private::one(&logits),
+                ::candle_contracts::__private::one(&target),
             ],
             &__cc_bounds,
+            &__cc_values,
             __cc_state.bindings(),
         ) {
             return ::core::result::Result::Err(

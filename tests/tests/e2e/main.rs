@@ -9,6 +9,7 @@ mod handed;
 mod nn_ops;
 mod placement;
 mod properties;
+mod scope_names;
 mod values;
 
 use candle_contracts::{ContractError, Violation};

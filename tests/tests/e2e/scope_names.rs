@@ -1,0 +1,374 @@
+//! The v2 forms (language page §10): constants, braced dims, values from scope in relations,
+//! optional and indexed paths, tuple returns, sequences and raw identifiers. Each passes on
+//! good input and names what is wrong on bad input.
+
+use candle_contracts::{contract, Rule};
+use candle_core::{DType, Device, Result, Tensor};
+
+use crate::{contract_error, only_violation, zeros};
+
+const IMAGE_DIM: usize = 784;
+const LABELS: usize = 10;
+const MAX_LEN: u32 = 8;
+const OFFSET: i64 = 2;
+
+#[contract(xs: f32[N, IMAGE_DIM], ys: u32[N] in 0..LABELS)]
+fn mnist_step(xs: &Tensor, ys: &Tensor) -> Result<usize> {
+    Ok(xs.dim(0)? + ys.dim(0)?)
+}
+
+#[test]
+fn a_constant_in_a_shape_is_its_value_never_a_new_dim() {
+    let ys = Tensor::new(&[1u32, 9], &Device::Cpu).unwrap();
+    assert_eq!(mnist_step(&zeros(&[2, 784], DType::F32), &ys).unwrap(), 4);
+    // The bug this guards against: `[2, 100]` passing because `IMAGE_DIM` bound to 100.
+    let error = mnist_step(&zeros(&[2, 100], DType::F32), &ys).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(
+        (violation.argument(), violation.rule()),
+        ("xs", Rule::Shape)
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("dim 1 is 100 but IMAGE_DIM = 784 (a constant)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_constant_bounds_a_range() {
+    let ys = Tensor::new(&[1u32, 10], &Device::Cpu).unwrap();
+    let error = mnist_step(&zeros(&[2, 784], DType::F32), &ys).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(
+        (violation.argument(), violation.rule()),
+        ("ys", Rule::Range)
+    );
+    assert!(
+        error.to_string().contains("ys[1] = 10, expected 0..LABELS"),
+        "{error}"
+    );
+}
+
+#[contract(ids: i64[B, T] in 0..V, table: f32[V, D], T <= MAX_LEN, T <= max_len)]
+fn embed(ids: &Tensor, table: &Tensor, max_len: usize) -> Result<()> {
+    let _ = (ids, table);
+    Ok(())
+}
+
+#[test]
+fn constants_and_parameters_in_relations() {
+    let table = zeros(&[5, 3], DType::F32);
+    embed(&zeros(&[1, 8], DType::I64), &table, 8).unwrap();
+    let error = embed(&zeros(&[1, 9], DType::I64), &table, 9).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("`T <= MAX_LEN`: does not hold"), "{text}");
+    let error = embed(&zeros(&[1, 6], DType::I64), &table, 5).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.argument(), "T <= max_len");
+    assert!(
+        error.to_string().contains("max_len = 5"),
+        "the message shows the parameter's value: {error}"
+    );
+}
+
+struct Config {
+    hidden_size: usize,
+    max_position_embeddings: usize,
+    pad_token_id: usize,
+}
+
+struct Encoder {
+    cfg: Config,
+}
+
+impl Encoder {
+    #[contract(
+        xs: f32[B, T, {self.cfg.hidden_size}],
+        T <= {self.cfg.max_position_embeddings} - {self.cfg.pad_token_id} - 1,
+    )]
+    fn forward(&self, xs: &Tensor) -> Result<usize> {
+        xs.dim(1)
+    }
+}
+
+#[test]
+fn braced_dims_and_braced_values_in_relations() {
+    let encoder = Encoder {
+        cfg: Config {
+            hidden_size: 4,
+            max_position_embeddings: 10,
+            pad_token_id: 1,
+        },
+    };
+    assert_eq!(encoder.forward(&zeros(&[2, 8, 4], DType::F32)).unwrap(), 8);
+    let error = encoder.forward(&zeros(&[2, 8, 5], DType::F32)).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("dim 2 is 5 but {self.cfg.hidden_size} = 4"),
+        "{error}"
+    );
+    let error = encoder.forward(&zeros(&[2, 9, 4], DType::F32)).unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("`T <= {self.cfg.max_position_embeddings} - {self.cfg.pad_token_id} - 1`"),
+        "{text}"
+    );
+    assert!(text.contains("left side is 9, right side is 8"), "{text}");
+}
+
+#[contract(x: f32[N, {dim}])]
+fn braced_parameter(x: &Tensor, dim: usize) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+fn a_braced_dim_is_checked_in_shapes_mode_too() {
+    braced_parameter(&zeros(&[2, 3], DType::F32), 3).unwrap();
+    let error = braced_parameter(&zeros(&[2, 3], DType::F32), 4).unwrap_err();
+    assert_eq!(only_violation(&error).rule(), Rule::Shape);
+}
+
+#[contract(x: f32[N, K])]
+fn const_generic<const K: usize>(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+fn a_const_generic_is_a_constant() {
+    const_generic::<3>(&zeros(&[2, 3], DType::F32)).unwrap();
+    let error = const_generic::<4>(&zeros(&[2, 3], DType::F32)).unwrap_err();
+    assert!(
+        error.to_string().contains("dim 1 is 3 but K = 4"),
+        "{error}"
+    );
+}
+
+#[contract(ids: i64[N] in OFFSET..{OFFSET + 3})]
+fn offset_ids(ids: &Tensor) -> Result<()> {
+    let _ = ids;
+    Ok(())
+}
+
+#[test]
+fn constants_of_other_integer_types_bound_ranges() {
+    offset_ids(&Tensor::new(&[2i64, 4], &Device::Cpu).unwrap()).unwrap();
+    let error = offset_ids(&Tensor::new(&[1i64, 4], &Device::Cpu).unwrap()).unwrap_err();
+    assert_eq!(only_violation(&error).rule(), Rule::Range);
+}
+
+struct Embeddings {
+    word_embeddings: candle_nn::Embedding,
+    position_embeddings: Option<candle_nn::Embedding>,
+}
+
+impl Embeddings {
+    #[contract(
+        input_ids: u32[B, T] in 0..V,
+        self.word_embeddings.embeddings(): f32[V, D],
+        self.position_embeddings?.embeddings(): f32[P, D],
+        T <= P,
+    )]
+    fn forward(&self, input_ids: &Tensor) -> Result<Tensor> {
+        let (_, t) = input_ids.dims2()?;
+        let mut xs = candle_core::Module::forward(&self.word_embeddings, input_ids)?;
+        if let Some(pos) = &self.position_embeddings {
+            let positions = Tensor::arange(0u32, t as u32, input_ids.device())?;
+            xs = xs.broadcast_add(&candle_core::Module::forward(pos, &positions)?)?;
+        }
+        Ok(xs)
+    }
+}
+
+fn embeddings(positions: Option<usize>) -> Embeddings {
+    let table = |rows| candle_nn::Embedding::new(zeros(&[rows, 4], DType::F32), 4);
+    Embeddings {
+        word_embeddings: table(10),
+        position_embeddings: positions.map(table),
+    }
+}
+
+#[test]
+fn an_optional_step_checks_the_table_when_present() {
+    let ids = Tensor::new(&[[1u32, 2, 3]], &Device::Cpu).unwrap();
+    assert_eq!(embeddings(Some(3)).forward(&ids).unwrap().dims(), [1, 3, 4]);
+    let error = embeddings(Some(2)).forward(&ids).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(
+        (violation.argument(), violation.rule()),
+        ("T <= P", Rule::Relation)
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("P = 2 (bound by `self.position_embeddings?.embeddings()` dim 0)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_none_step_skips_the_clause_and_every_rule_needing_its_dims() {
+    let ids = Tensor::new(&[[1u32, 2, 3]], &Device::Cpu).unwrap();
+    assert_eq!(embeddings(None).forward(&ids).unwrap().dims(), [1, 3, 4]);
+    // Still checked: the ids against the word table.
+    let bad = Tensor::new(&[[1u32, 2, 10]], &Device::Cpu).unwrap();
+    let violation = only_violation(&embeddings(None).forward(&bad).unwrap_err()).clone();
+    assert_eq!(
+        (violation.argument(), violation.rule()),
+        ("input_ids", Rule::Range)
+    );
+}
+
+#[contract(x: f32[N, C], target: u32[N] in 0..K, scores: f32[K])]
+fn none_argument_binds_k(
+    x: &Tensor,
+    mask: Option<&Tensor>,
+    target: &Tensor,
+    scores: Option<&Tensor>,
+) -> Result<()> {
+    let _ = (x, mask, target, scores);
+    Ok(())
+}
+
+#[test]
+fn a_none_argument_that_alone_binds_a_dim_skips_the_range_needing_it() {
+    let x = zeros(&[2, 3], DType::F32);
+    let target = Tensor::new(&[0u32, 7], &Device::Cpu).unwrap();
+    none_argument_binds_k(&x, None, &target, None).unwrap();
+    let scores = zeros(&[4], DType::F32);
+    let error = none_argument_binds_k(&x, None, &target, Some(&scores)).unwrap_err();
+    assert_eq!(only_violation(&error).rule(), Rule::Range);
+}
+
+struct Mlp {
+    layers: Vec<candle_nn::Linear>,
+}
+
+impl Mlp {
+    #[contract(
+        xs: f32[B, D],
+        self.layers[0].weight(): f32[H, D],
+        self.layers[..].weight(): f32[H, _],
+    )]
+    fn first(&self, xs: &Tensor) -> Result<usize> {
+        xs.dim(0)
+    }
+}
+
+fn linear(out: usize, inp: usize) -> candle_nn::Linear {
+    candle_nn::Linear::new(zeros(&[out, inp], DType::F32), None)
+}
+
+#[test]
+fn indexed_paths_name_the_element() {
+    let mlp = Mlp {
+        layers: vec![linear(4, 3), linear(4, 4)],
+    };
+    assert_eq!(mlp.first(&zeros(&[2, 3], DType::F32)).unwrap(), 2);
+    let error = mlp.first(&zeros(&[2, 5], DType::F32)).unwrap_err();
+    assert_eq!(
+        contract_error(&error).violations()[0].argument(),
+        "self.layers[0].weight()"
+    );
+    let empty = Mlp { layers: vec![] };
+    let error = empty.first(&zeros(&[2, 3], DType::F32)).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.rule(), Rule::Missing);
+    assert!(
+        error
+            .to_string()
+            .contains("`self.layers[0].weight()`: is past the end"),
+        "{error}"
+    );
+}
+
+#[contract(items: [f32[E]; N], target: u32[N])]
+fn collate(items: &[Tensor], target: &Tensor) -> Result<Tensor> {
+    let _ = target;
+    Tensor::stack(items, 0)
+}
+
+#[test]
+fn sequences_bind_their_count_and_share_dims() {
+    let items = vec![zeros(&[3], DType::F32), zeros(&[3], DType::F32)];
+    let target = Tensor::new(&[0u32, 1], &Device::Cpu).unwrap();
+    assert_eq!(collate(&items, &target).unwrap().dims(), [2, 3]);
+    let ragged = vec![zeros(&[3], DType::F32), zeros(&[4], DType::F32)];
+    let error = collate(&ragged, &target).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.element(), Some(1));
+    assert!(
+        error
+            .to_string()
+            .contains("`items[1]`: shape [4] does not match [E] = [3]"),
+        "{error}"
+    );
+    let three = Tensor::new(&[0u32, 1, 2], &Device::Cpu).unwrap();
+    let error = collate(&items, &three).unwrap_err();
+    assert!(
+        error.to_string().contains("N = 2 (the number of `items`)"),
+        "{error}"
+    );
+}
+
+#[contract(items: [u32[T] in 0..V; _], table: f32[V, D])]
+fn sequence_values(items: Vec<Tensor>, table: &Tensor) -> Result<usize> {
+    let _ = table;
+    Ok(items.len())
+}
+
+#[test]
+fn value_rules_apply_to_every_element() {
+    let table = zeros(&[5, 2], DType::F32);
+    let items = vec![
+        Tensor::new(&[1u32, 2], &Device::Cpu).unwrap(),
+        Tensor::new(&[4u32, 5], &Device::Cpu).unwrap(),
+    ];
+    let error = sequence_values(items, &table).unwrap_err();
+    assert!(
+        error.to_string().contains("items[1][1] = 5, expected 0..V"),
+        "{error}"
+    );
+}
+
+#[contract(logits: f32[N, C], return.0: f32[], return.1: u32[N])]
+fn loss_and_predictions(logits: &Tensor) -> Result<(Tensor, Tensor)> {
+    Ok((logits.sum_all()?, logits.argmax(1)?))
+}
+
+#[contract(logits: f32[N, C], return.0: f32[], return.1: u32[N])]
+fn wrong_predictions(logits: &Tensor) -> Result<(Tensor, Tensor)> {
+    Ok((logits.sum_all()?, logits.argmax_keepdim(1)?))
+}
+
+#[test]
+fn tuple_returns_check_each_element() {
+    let logits = zeros(&[3, 4], DType::F32);
+    let (loss, predictions) = loss_and_predictions(&logits).unwrap();
+    assert_eq!((loss.dims(), predictions.dims()), (&[][..], &[3][..]));
+    let error = wrong_predictions(&logits).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(
+        (violation.argument(), violation.rule()),
+        ("return.1", Rule::Rank)
+    );
+}
+
+#[contract(r#type: u32[N] in 0..2, type_ids: u32[N])]
+fn raw_identifier(r#type: &Tensor, type_ids: &Tensor) -> Result<()> {
+    let _ = (r#type, type_ids);
+    Ok(())
+}
+
+#[test]
+fn raw_identifiers_name_their_parameter() {
+    let ok = Tensor::new(&[0u32, 1], &Device::Cpu).unwrap();
+    raw_identifier(&ok, &ok).unwrap();
+    let bad = Tensor::new(&[0u32, 2], &Device::Cpu).unwrap();
+    let error = raw_identifier(&bad, &ok).unwrap_err();
+    assert_eq!(only_violation(&error).argument(), "type");
+}
