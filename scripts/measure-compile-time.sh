@@ -2,11 +2,16 @@
 # Measures what 100 contracted functions add to a debug build of a crate: builds a crate of 100
 # functions with contracts and the same crate without them (dependencies built first, so only
 # the crate itself is timed), three times each, and prints the median of each and the
-# difference. Usage: scripts/measure-compile-time.sh [work dir]
+# difference. With FORMS=v2 the contracts use the v2 forms (constants, braced dims, relations
+# on config values, sequences, tuple returns). Usage: [FORMS=v2] scripts/measure-compile-time.sh
+# [work dir]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d)}
 mkdir -p "$work"
+forms=${FORMS:-v1}
+# Both crates share one target dir: candle is built once, and only the crates are timed.
+export CARGO_TARGET_DIR="$work/target"
 
 make_crate() { # name, with_contracts (1/0)
   local dir="$work/$1"
@@ -27,7 +32,25 @@ TOML
   cp "$root/Cargo.lock" "$dir/Cargo.lock"
   {
     echo "use candle_core::{Result, Tensor};"
+    if [ "$forms" = v2 ]; then
+      echo "pub const IMAGE_DIM: usize = 784;"
+      echo "pub const LABELS: usize = 10;"
+      echo "pub struct Cfg { pub hidden: usize, pub max_len: usize }"
+    fi
     for i in $(seq 1 100); do
+      if [ "$forms" = v2 ]; then
+        case $((i % 4)) in
+          0) [ "$2" = 1 ] && echo "#[candle_contracts::contract(xs: f32[N, IMAGE_DIM], ys: u32[N] in 0..LABELS)]"
+             echo "pub fn f$i(xs: &Tensor, ys: &Tensor) -> Result<Tensor> { let _ = ys; Ok(xs.clone()) }" ;;
+          1) [ "$2" = 1 ] && echo "#[candle_contracts::contract(logits: f32[B, T, {cfg.hidden}], target: u32[B, T] in 0..{cfg.hidden}, T <= {cfg.max_len} - 2)]"
+             echo "pub fn f$i(logits: &Tensor, target: &Tensor, cfg: &Cfg) -> Result<Tensor> { let _ = (target, cfg); Ok(logits.clone()) }" ;;
+          2) [ "$2" = 1 ] && echo "#[candle_contracts::contract(items: [f32[E]; N], target: u32[N])]"
+             echo "pub fn f$i(items: &[Tensor], target: &Tensor) -> Result<Tensor> { let _ = target; Tensor::stack(items, 0) }" ;;
+          3) [ "$2" = 1 ] && echo "#[candle_contracts::contract(logits: f32[N, C], return.0: f32[N, C], return.1: f32[N, C])]"
+             echo "pub fn f$i(logits: &Tensor) -> Result<(Tensor, Tensor)> { Ok((logits.clone(), logits.clone())) }" ;;
+        esac
+        continue
+      fi
       if [ "$2" = 1 ]; then
         case $((i % 4)) in
           0) echo "#[candle_contracts::contract(logits: float[N, C], target: u8 | u32 | i64 [N] in 0..C)]" ;;
@@ -60,5 +83,5 @@ make_crate with_contracts 1
 make_crate without_contracts 0
 with=$(time_build with_contracts)
 without=$(time_build without_contracts)
-printf 'debug build of 100 functions: with contracts %.2f s, without %.2f s, added %.2f s\n' \
-  "$with" "$without" "$(echo "$with - $without" | bc)"
+printf '%s forms, debug build of 100 functions: with contracts %.2f s, without %.2f s, added %.2f s\n' \
+  "$forms" "$with" "$without" "$(echo "$with - $without" | bc)"

@@ -33,6 +33,7 @@ SECTIONS = [
     ("dim_only_in_expression", "A name in an expression that is neither a dim nor in scope", "A name used only inside expressions is a value from scope (a constant or a parameter); when there is none, rustc says so where the name stands. To bind a dim, write it plainly in some shape."),
     ("unknown_constant_in_relation", "A relation naming a constant that does not exist", "Relations compare dims with constants, parameters and braced expressions; rustc resolves the name."),
     ("static_in_shape", "A `static` as a dim", "A plain name in a shape is a dim, or a `const` compared by value; a `static` cannot be compared in a pattern, so write `{IMAGE_DIM}` for its value."),
+    ("impl_const_generic_in_shape", "A const generic of the `impl` as a dim", "The contract sees the method's own const generics, not the `impl`'s; write `{K}` for its value."),
     ("dim_named_like_parameter", "A dim named like a parameter", "A name in a shape that is a parameter would be ambiguous; `{n}` is its value."),
     ("reserved_dim_name", "A reserved word as a dim", "`in`, `ignore`, `finite`, `contiguous`, `MAX`, `allow_all`, `return` and `self` are never dim names."),
     ("two_rest_dims", "Two `..` or `*name` in one shape", "The dims between them would be ambiguous."),

@@ -312,7 +312,6 @@ fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
     let p = private();
     let inputs = plan.inputs.iter().map(clause_tokens);
     let outputs = plan.outputs.iter().map(clause_tokens);
-    let probes = plan.dim_idents.iter().map(probe_tokens);
     let values = plan.values.iter().map(|v| &v.text);
     let relations = plan.relations.iter().map(|relation| {
         let text = &relation.text;
@@ -339,22 +338,12 @@ fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
     let line = quote_spanned!(location=> ::core::line!());
     let column = quote_spanned!(location=> ::core::column!());
     quote! {
-        #[allow(
-            non_snake_case,
-            non_upper_case_globals,
-            unreachable_patterns,
-            unused_variables,
-            unused_assignments,
-            clippy::all,
-            clippy::pedantic
-        )]
         static __CC_SPEC: #p::ContractSpec = #p::ContractSpec {
             function: #function,
             file: #file,
             line: #line,
             column: #column,
             dims: &[#(#dims),*],
-            constants: &[#(#probes),*],
             values: &[#(#values),*],
             runs: &[#(#runs),*],
             inputs: &[#(#inputs),*],
@@ -391,7 +380,7 @@ fn access_tokens(plan: &Plan) -> (TokenStream, Vec<TokenStream>) {
                     }
                 } else {
                     let local = local(&format!("__cc_held_{k}"));
-                    let value = held_expr(quote!(#root), steps, 0, false);
+                    let value = held_expr(quote!(#root), steps, 0, true);
                     held.extend(quote_spanned!(span=> let #local = #value;));
                     quote_spanned!(span=> #p::Held::arg(&#local))
                 }
@@ -441,7 +430,8 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
         }
         PlanStep::Optional(span) => {
             let inner = held_expr(quote!(#v), rest, depth + 1, false);
-            let step = quote_spanned!(*span=> #p::OptionalStep::optional_step(&#acc));
+            let acc = borrow_if(place, acc);
+            let step = quote_spanned!(*span=> #p::OptionalStep::optional_step(#acc));
             quote! {
                 match #step {
                     #some(#v) => #inner,
@@ -451,7 +441,8 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
         }
         PlanStep::Index(i, span) => {
             let inner = held_expr(quote!(#v), rest, depth + 1, false);
-            let step = quote_spanned!(*span=> #p::Elements::elements(&#acc));
+            let acc = borrow_if(place, acc);
+            let step = quote_spanned!(*span=> #p::Elements::elements(#acc));
             quote! {
                 match #step.get(#i) {
                     #some(#v) => #inner,
@@ -465,7 +456,8 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
                 Some(PlanStep::Member(_, false)) => quote!(&#element),
                 _ => element,
             };
-            let step = quote_spanned!(*span=> #p::Elements::elements(&#acc));
+            let acc = borrow_if(place, acc);
+            let step = quote_spanned!(*span=> #p::Elements::elements(#acc));
             quote! {
                 #p::Held::Many(
                     #step
@@ -476,6 +468,33 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
             }
         }
     }
+}
+
+/// `let __cc_constants = [probe, ..];`, one probe per named dim, in the body's scope (see
+/// `probe_tokens`).
+fn constants_tokens(plan: &Plan) -> TokenStream {
+    let p = private();
+    let constants = local("__cc_constants");
+    let count = plan.dim_idents.len();
+    let probes = plan.dim_idents.iter().map(probe_tokens);
+    quote! {
+        #[allow(
+            non_snake_case,
+            non_upper_case_globals,
+            unreachable_patterns,
+            unused_variables,
+            unused_assignments,
+            clippy::all,
+            clippy::pedantic
+        )]
+        let #constants: [#p::ConstantProbe; #count] = [#(#probes),*];
+    }
+}
+
+/// A field is borrowed where it stands; a method's result (a reference, or an `Option` of one)
+/// is passed on as it is, so nothing borrows a temporary.
+fn borrow_if(place: bool, acc: TokenStream) -> TokenStream {
+    if place { quote!(&#acc) } else { acc }
 }
 
 /// The values from scope that dims and relations use: evaluated unless the mode is off.
@@ -591,13 +610,37 @@ fn expand_fn(
         }
         Failure::Panic => quote!(#p::violated(#error)),
     };
-    let guard = quote! {
-        #spec
+    let constants = constants_tokens(plan);
+    let constants_local = local("__cc_constants");
+    // With a return clause the body runs in a closure: the input guard runs first inside it,
+    // where the body's own items (a `const` in the body) are in scope, as without one; its
+    // spec is handed out for the output check.
+    let with_output = !plan.outputs.is_empty();
+    let state_ref = local("__cc_state_ref");
+    let spec_out = local("__cc_spec_out");
+    let spec_slot = local("__cc_spec_slot");
+    let spec_local = local("__cc_spec");
+    let bindings = if with_output {
+        quote!(#state_ref.bindings())
+    } else {
+        quote!(#state.bindings())
+    };
+    let hand_out = if with_output {
+        quote!(*#spec_out = ::core::option::Option::Some(&__CC_SPEC);)
+    } else {
+        quote!()
+    };
+    let prelude = quote! {
         let #mode = #p::mode();
         let mut #state = #p::CallState::<#dims_count, #runs_count>::new();
         let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
         let #values: [#p::BoundValue; #values_count] = #values_value;
+    };
+    let input_guard = quote! {
+        #spec
         if #mode != #p::Mode::Off {
+            #hand_out
+            #constants
             #held
             if let ::core::result::Result::Err(#error) = #p::check_inputs(
                 &__CC_SPEC,
@@ -605,15 +648,16 @@ fn expand_fn(
                 &[#(#accesses),*],
                 &#bounds,
                 &#values,
-                #state.bindings(),
+                &#constants_local,
+                #bindings,
             ) {
                 #fail
             }
         }
     };
-    let new_body = match plan.outputs.is_empty() {
-        true => item::body_with(body, guard),
-        false => {
+    let new_body = match with_output {
+        false => item::body_with(body, quote!(#prelude #input_guard)),
+        true => {
             let output = local("__cc_output");
             let tensor = local("__cc_tensor");
             let fake = match cx.output.ty() {
@@ -629,7 +673,7 @@ fn expand_fn(
                 }
                 _ => quote!(),
             };
-            let body = item::body_with(body, fake);
+            let body = item::body_with(body, quote!(#input_guard #fake));
             let run_body = if sig.asyncness.is_some() {
                 quote!(async move #body.await)
             } else {
@@ -671,12 +715,16 @@ fn expand_fn(
                 _ => args_of(&quote!(#output)),
             };
             quote!({
-                #guard
+                #prelude
+                let mut #spec_slot: ::core::option::Option<&'static #p::ContractSpec> =
+                    ::core::option::Option::None;
+                let #state_ref = &mut #state;
+                let #spec_out = &mut #spec_slot;
                 let #output = #run_body;
-                if #mode != #p::Mode::Off {
+                if let ::core::option::Option::Some(#spec_local) = #spec_slot {
                     let #tensor = #extract;
                     if let ::core::result::Result::Err(#error) = #p::check_output(
-                        &__CC_SPEC,
+                        #spec_local,
                         #mode,
                         &#tensor,
                         &#bounds,
@@ -711,6 +759,8 @@ fn expand_check(plan: &Plan, location: Span) -> TokenStream {
     let values_value = values_tokens(plan, &mode);
     let values_count = plan.values.len();
     let (held, accesses) = access_tokens(plan);
+    let constants = constants_tokens(plan);
+    let constants_local = local("__cc_constants");
     quote! {
         {
             #spec
@@ -721,6 +771,7 @@ fn expand_check(plan: &Plan, location: Span) -> TokenStream {
                 let mut #state = #p::CallState::<#dims_count, #runs_count>::new();
                 let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
                 let #values: [#p::BoundValue; #values_count] = #values_value;
+                #constants
                 #held
                 #p::check_inputs(
                     &__CC_SPEC,
@@ -728,6 +779,7 @@ fn expand_check(plan: &Plan, location: Span) -> TokenStream {
                     &[#(#accesses),*],
                     &#bounds,
                     &#values,
+                    &#constants_local,
                     #state.bindings(),
                 )
             }

@@ -21,6 +21,8 @@ pub struct DimSlot {
     clause: u16,
     axis: u16,
     source: DimSource,
+    /// The dim's name is a constant in scope: the probe that compares with it.
+    constant: Option<ConstantProbe>,
 }
 
 impl DimSlot {
@@ -30,6 +32,7 @@ impl DimSlot {
         clause: UNBOUND,
         axis: 0,
         source: DimSource::Axis,
+        constant: None,
     };
 
     fn get(&self) -> Option<usize> {
@@ -144,16 +147,23 @@ pub struct Bindings<'a> {
 
 /// Checks the arguments and fields of one call (`args[i]` belongs to `spec.inputs[i]`;
 /// `values` are the values from scope that `spec.values` names, evaluated unless the mode is
-/// off; `bounds` the value rules' bounds, evaluated in full mode).
+/// off; `bounds` the value rules' bounds, evaluated in full mode; `constants[i]` the probe of
+/// named dim `i`, see [`ConstantProbe`]).
 pub fn check_inputs(
     spec: &'static ContractSpec,
     mode: Mode,
     args: &[ClauseArg<'_>],
     bounds: &[BoundValue],
     values: &[BoundValue],
+    constants: &[ConstantProbe],
     mut bindings: Bindings<'_>,
 ) -> Result<(), ContractError> {
     debug_assert_eq!(args.len(), spec.inputs.len());
+    for (slot, &probe) in bindings.dims.iter_mut().zip(constants) {
+        if is_constant(probe) {
+            slot.constant = Some(probe);
+        }
+    }
     let mut checker = Checker {
         spec,
         bindings: &mut bindings,
@@ -294,15 +304,15 @@ impl Checker<'_, '_> {
         if self.bindings.dims[index].is_bound() {
             return;
         }
+        let constant = self.bindings.dims[index].constant;
         let mut slot = DimSlot {
             value: actual,
             clause,
             axis,
             source,
+            constant,
         };
-        if let Some(&probe) = self.spec.constants.get(index)
-            && is_constant(probe)
-        {
+        if let Some(probe) = constant {
             slot.source = DimSource::Constant;
             if !probe(actual as u64) {
                 match constant_value(probe) {
@@ -502,7 +512,7 @@ impl Checker<'_, '_> {
                     let slot = self.bindings.dims[usize::from(id)];
                     let matches = match slot.source {
                         DimSource::UnknownConstant => {
-                            self.spec.constants[usize::from(id)](dims[axis] as u64)
+                            slot.constant.is_some_and(|probe| probe(dims[axis] as u64))
                         }
                         _ => slot.get() == Some(dims[axis]),
                     };
@@ -673,8 +683,8 @@ impl Checker<'_, '_> {
             if relation.after_body != after_body {
                 continue;
             }
-            let lhs = self.eval(relation.lhs);
-            let rhs = self.eval(relation.rhs);
+            let lhs = self.eval_signed(relation.lhs);
+            let rhs = self.eval_signed(relation.rhs);
             let mut names = self.names_in(relation.lhs);
             for name in self.names_in(relation.rhs) {
                 if !names.contains(&name) {
@@ -707,8 +717,19 @@ impl Checker<'_, '_> {
         }
     }
 
-    /// Evaluates a postfix dim expression: `Ok(None)` when a dim is not bound.
+    /// Evaluates a dim expression as a size: `Ok(None)` when a dim is not bound, an error when
+    /// it is below zero.
     fn eval(&self, ops: &[ExprOp]) -> Result<Option<u64>, &'static str> {
+        match self.eval_signed(ops)? {
+            Some(value) => u64::try_from(value)
+                .map(Some)
+                .map_err(|_| "goes below zero"),
+            None => Ok(None),
+        }
+    }
+
+    /// Evaluates one side of a relation, which may be negative (`T > lim` with `lim = -1`).
+    fn eval_signed(&self, ops: &[ExprOp]) -> Result<Option<i128>, &'static str> {
         eval_ops(
             ops,
             |id| self.bindings.dims[usize::from(id)].get(),
@@ -803,36 +824,31 @@ fn binding_of(spec: &ContractSpec, slot: &DimSlot, dim: u16) -> Option<DimBindin
     })
 }
 
-/// A value from scope as a dim: `Ok(None)` for `None` (what needs it is skipped).
-fn scope_value(values: &[BoundValue], index: u16) -> Result<Option<u64>, &'static str> {
+/// A value from scope in a dim expression: `Ok(None)` for `None` (what needs it is skipped).
+fn scope_value(values: &[BoundValue], index: u16) -> Result<Option<i128>, &'static str> {
     match values.get(usize::from(index)) {
-        Some(BoundValue::Int(v)) => u64::try_from(*v).map(Some).map_err(|_| {
-            if *v < 0 {
-                "uses a negative value"
-            } else {
-                "uses a value too large for a dim"
-            }
-        }),
+        Some(BoundValue::Int(v)) => Ok(Some(*v)),
         Some(BoundValue::Float(_)) => Err("uses a float where a dim needs an integer"),
         Some(BoundValue::Absent) => Ok(None),
         Some(BoundValue::Unset) | None => Err("uses a value that was not evaluated"),
     }
 }
 
-/// Evaluates a postfix dim expression on non-negative integers: `/` rounds down, and going
-/// below zero, dividing by zero or overflowing is an error, never a wrap.
+/// Evaluates a postfix dim expression on integers: `/` rounds towards zero (down, for the
+/// non-negative sizes of dims), and dividing by zero or overflowing is an error, never a wrap.
+/// A size that ends below zero is an error where a size is needed (`Checker::eval`).
 pub(crate) fn eval_ops(
     ops: &[ExprOp],
     dim: impl Fn(u16) -> Option<usize>,
-    value: impl Fn(u16) -> Result<Option<u64>, &'static str>,
-) -> Result<Option<u64>, &'static str> {
-    let mut stack = [0u64; 16];
+    value: impl Fn(u16) -> Result<Option<i128>, &'static str>,
+) -> Result<Option<i128>, &'static str> {
+    let mut stack = [0i128; 16];
     let mut depth = 0usize;
     for op in ops {
         let value = match *op {
-            ExprOp::Lit(value) => value,
+            ExprOp::Lit(value) => i128::from(value),
             ExprOp::Dim(id) => match dim(id) {
-                Some(value) => value as u64,
+                Some(value) => value as i128,
                 None => return Ok(None),
             },
             ExprOp::Value(index) => match value(index)? {
@@ -847,7 +863,7 @@ pub(crate) fn eval_ops(
                 depth -= 2;
                 match binary {
                     ExprOp::Add => lhs.checked_add(rhs).ok_or("overflows")?,
-                    ExprOp::Sub => lhs.checked_sub(rhs).ok_or("goes below zero")?,
+                    ExprOp::Sub => lhs.checked_sub(rhs).ok_or("overflows")?,
                     ExprOp::Mul => lhs.checked_mul(rhs).ok_or("overflows")?,
                     ExprOp::Div => lhs.checked_div(rhs).ok_or("divides by zero")?,
                     ExprOp::Rem => lhs.checked_rem(rhs).ok_or("divides by zero")?,

@@ -162,7 +162,8 @@ impl<T: TensorArg> Held<T> {
     }
 }
 
-/// Values a `?` step in a contract path can stand on: an `Option` (or a reference to one).
+/// Values a `?` step in a contract path can stand on: an `Option` (`Linear::bias()`'s
+/// `Option<&Tensor>`), or a reference to one (a field `Option<Embedding>`).
 #[diagnostic::on_unimplemented(
     message = "`?` in a contract path needs an `Option`, and this is a `{Self}`",
     label = "this step is not an `Option`",
@@ -170,25 +171,33 @@ impl<T: TensorArg> Held<T> {
             in `self.position_embeddings?.embeddings()`"
 )]
 pub trait OptionalStep {
-    /// What the `Option` holds.
+    /// What the `Option` holds, by reference for a field.
     type Inner;
-    /// The held value, by reference.
-    fn optional_step(&self) -> Option<&Self::Inner>;
+    /// The held value.
+    fn optional_step(self) -> Option<Self::Inner>;
 }
 
 impl<T> OptionalStep for Option<T> {
     type Inner = T;
     #[inline]
-    fn optional_step(&self) -> Option<&T> {
+    fn optional_step(self) -> Option<T> {
+        self
+    }
+}
+
+impl<'a, T> OptionalStep for &'a Option<T> {
+    type Inner = &'a T;
+    #[inline]
+    fn optional_step(self) -> Option<&'a T> {
         self.as_ref()
     }
 }
 
-impl<S: OptionalStep + ?Sized> OptionalStep for &S {
-    type Inner = S::Inner;
+impl<'a, T> OptionalStep for &'a mut Option<T> {
+    type Inner = &'a T;
     #[inline]
-    fn optional_step(&self) -> Option<&S::Inner> {
-        (**self).optional_step()
+    fn optional_step(self) -> Option<&'a T> {
+        self.as_ref()
     }
 }
 

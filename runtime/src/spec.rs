@@ -19,9 +19,6 @@ pub struct ContractSpec {
     pub column: u32,
     /// Named dims, indexed by [`DimSpec::Named`] and [`ExprOp::Dim`].
     pub dims: &'static [&'static str],
-    /// For each named dim, a probe that tells whether its name is a constant in the function's
-    /// scope (see [`ConstantProbe`]).
-    pub constants: &'static [ConstantProbe],
     /// The values from the function's scope that dim expressions and relations use (constants,
     /// integer parameters, braced expressions), as written; indexed by [`ExprOp::Value`].
     pub values: &'static [&'static str],
@@ -64,7 +61,9 @@ pub struct ClauseSpec {
 
 /// Whether a dim's name is a constant in scope, and which values equal it.
 ///
-/// The expansion builds one per named dim as `|v| match v { NAME => true, _ => false }`: in a
+/// The expansion builds one per named dim in the function's body (where the body's own
+/// constants are in scope, and a const generic of an `impl` is a compile error rather than a
+/// binding) as `|v| match v { NAME => true, _ => false }`: in a
 /// pattern, Rust resolves `NAME` to a constant when one is in scope, and binds any value
 /// otherwise. So a probe that accepts both 0 and 1 belongs to a plain dim, and any other probe
 /// accepts exactly the constant's value.
@@ -169,7 +168,7 @@ pub enum CmpOp {
 
 impl CmpOp {
     /// Whether `lhs op rhs` holds.
-    pub fn holds(self, lhs: u64, rhs: u64) -> bool {
+    pub fn holds(self, lhs: i128, rhs: i128) -> bool {
         match self {
             CmpOp::Eq => lhs == rhs,
             CmpOp::Ne => lhs != rhs,

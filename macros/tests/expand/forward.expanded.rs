@@ -9,151 +9,6 @@ impl Embedding {
     ///T <= 512
     ///```
     fn forward(&self, ids: &Tensor) -> Result<Tensor> {
-        #[allow(
-            non_snake_case,
-            non_upper_case_globals,
-            unreachable_patterns,
-            unused_variables,
-            unused_assignments,
-            clippy::all,
-            clippy::pedantic
-        )]
-        static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
-            function: "forward",
-            file: ::core::file!(),
-            line: ::core::line!(),
-            column: ::core::column!(),
-            dims: &["V", "D", "B", "T"],
-            constants: &[
-                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                    let mut __cc_s = 0;
-                    match ::core::convert::TryFrom::try_from(__cc_v) {
-                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                        ::core::result::Result::Err(_) => return false,
-                    }
-                    match __cc_s {
-                        V => true,
-                        _ => false,
-                    }
-                },
-                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                    let mut __cc_s = 0;
-                    match ::core::convert::TryFrom::try_from(__cc_v) {
-                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                        ::core::result::Result::Err(_) => return false,
-                    }
-                    match __cc_s {
-                        D => true,
-                        _ => false,
-                    }
-                },
-                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                    let mut __cc_s = 0;
-                    match ::core::convert::TryFrom::try_from(__cc_v) {
-                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                        ::core::result::Result::Err(_) => return false,
-                    }
-                    match __cc_s {
-                        B => true,
-                        _ => false,
-                    }
-                },
-                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                    let mut __cc_s = 0;
-                    match ::core::convert::TryFrom::try_from(__cc_v) {
-                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                        ::core::result::Result::Err(_) => return false,
-                    }
-                    match __cc_s {
-                        T => true,
-                        _ => false,
-                    }
-                },
-            ],
-            values: &[],
-            runs: &[],
-            inputs: &[
-                ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::SubjectSpec::Field(
-                        "self.table",
-                    ),
-                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_text: "f32",
-                    shape: &[
-                        ::candle_contracts::__private::DimSpec::Named(0u16),
-                        ::candle_contracts::__private::DimSpec::Named(1u16),
-                    ],
-                    shape_text: "[V, D]",
-                    values: ::core::option::Option::None,
-                    contiguous: false,
-                    note: ::core::option::Option::None,
-                    sequence: ::core::option::Option::None,
-                },
-                ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::SubjectSpec::Argument("ids"),
-                    dtypes: ::candle_contracts::__private::DTypeSet::U32,
-                    dtypes_text: "u32",
-                    shape: &[
-                        ::candle_contracts::__private::DimSpec::Named(2u16),
-                        ::candle_contracts::__private::DimSpec::Named(3u16),
-                    ],
-                    shape_text: "[B, T]",
-                    values: ::core::option::Option::Some(
-                        &::candle_contracts::__private::ValueSpec {
-                            ranges: &[
-                                ::candle_contracts::__private::RangeSpec {
-                                    lo: ::core::option::Option::Some(
-                                        ::candle_contracts::__private::BoundSpec::Int(0i128),
-                                    ),
-                                    hi: ::core::option::Option::Some(
-                                        ::candle_contracts::__private::BoundSpec::Runtime(
-                                            0u16,
-                                            "{self.vocab_size}",
-                                        ),
-                                    ),
-                                    inclusive: false,
-                                },
-                            ],
-                            ranges_text: "0..{self.vocab_size}",
-                            ignore: &[],
-                            ignore_text: "",
-                            allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
-                            finite: false,
-                        },
-                    ),
-                    contiguous: false,
-                    note: ::core::option::Option::None,
-                    sequence: ::core::option::Option::None,
-                },
-            ],
-            outputs: &[
-                ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::SubjectSpec::Output,
-                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_text: "f32",
-                    shape: &[
-                        ::candle_contracts::__private::DimSpec::Named(2u16),
-                        ::candle_contracts::__private::DimSpec::Named(3u16),
-                        ::candle_contracts::__private::DimSpec::Named(1u16),
-                    ],
-                    shape_text: "[B, T, D]",
-                    values: ::core::option::Option::None,
-                    contiguous: false,
-                    note: ::core::option::Option::None,
-                    sequence: ::core::option::Option::None,
-                },
-            ],
-            relations: &[
-                ::candle_contracts::__private::RelationSpec {
-                    text: "T <= 512",
-                    lhs: &[::candle_contracts::__private::ExprOp::Dim(3u16)],
-                    op: ::candle_contracts::__private::CmpOp::Le,
-                    rhs: &[::candle_contracts::__private::ExprOp::Lit(512u64)],
-                    after_body: false,
-                },
-            ],
-            same_device: true,
-        };
         let __cc_mode = ::candle_contracts::__private::mode();
         let mut __cc_state = ::candle_contracts::__private::CallState::<
             4usize,
@@ -167,24 +22,178 @@ impl Embedding {
             [::candle_contracts::__private::BoundValue::Unset; 1usize]
         };
         let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
-        if __cc_mode != ::candle_contracts::__private::Mode::Off {
-            if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
-                &__CC_SPEC,
-                __cc_mode,
-                &[
-                    ::candle_contracts::__private::one(&self.table),
-                    ::candle_contracts::__private::one(&ids),
-                ],
-                &__cc_bounds,
-                &__cc_values,
-                __cc_state.bindings(),
-            ) {
-                return ::core::result::Result::Err(
-                    ::candle_contracts::__private::into_error(__cc_error),
-                );
-            }
-        }
+        let mut __cc_spec_slot: ::core::option::Option<
+            &'static ::candle_contracts::__private::ContractSpec,
+        > = ::core::option::Option::None;
+        let __cc_state_ref = &mut __cc_state;
+        let __cc_spec_out = &mut __cc_spec_slot;
         let __cc_output = ::candle_contracts::__private::run_body(move || {
+            static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+                function: "forward",
+                file: ::core::file!(),
+                line: ::core::line!(),
+                column: ::core::column!(),
+                dims: &["V", "D", "B", "T"],
+                values: &[],
+                runs: &[],
+                inputs: &[
+                    ::candle_contracts::__private::ClauseSpec {
+                        subject: ::candle_contracts::__private::SubjectSpec::Field(
+                            "self.table",
+                        ),
+                        dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                        dtypes_text: "f32",
+                        shape: &[
+                            ::candle_contracts::__private::DimSpec::Named(0u16),
+                            ::candle_contracts::__private::DimSpec::Named(1u16),
+                        ],
+                        shape_text: "[V, D]",
+                        values: ::core::option::Option::None,
+                        contiguous: false,
+                        note: ::core::option::Option::None,
+                        sequence: ::core::option::Option::None,
+                    },
+                    ::candle_contracts::__private::ClauseSpec {
+                        subject: ::candle_contracts::__private::SubjectSpec::Argument(
+                            "ids",
+                        ),
+                        dtypes: ::candle_contracts::__private::DTypeSet::U32,
+                        dtypes_text: "u32",
+                        shape: &[
+                            ::candle_contracts::__private::DimSpec::Named(2u16),
+                            ::candle_contracts::__private::DimSpec::Named(3u16),
+                        ],
+                        shape_text: "[B, T]",
+                        values: ::core::option::Option::Some(
+                            &::candle_contracts::__private::ValueSpec {
+                                ranges: &[
+                                    ::candle_contracts::__private::RangeSpec {
+                                        lo: ::core::option::Option::Some(
+                                            ::candle_contracts::__private::BoundSpec::Int(0i128),
+                                        ),
+                                        hi: ::core::option::Option::Some(
+                                            ::candle_contracts::__private::BoundSpec::Runtime(
+                                                0u16,
+                                                "{self.vocab_size}",
+                                            ),
+                                        ),
+                                        inclusive: false,
+                                    },
+                                ],
+                                ranges_text: "0..{self.vocab_size}",
+                                ignore: &[],
+                                ignore_text: "",
+                                allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
+                                finite: false,
+                            },
+                        ),
+                        contiguous: false,
+                        note: ::core::option::Option::None,
+                        sequence: ::core::option::Option::None,
+                    },
+                ],
+                outputs: &[
+                    ::candle_contracts::__private::ClauseSpec {
+                        subject: ::candle_contracts::__private::SubjectSpec::Output,
+                        dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                        dtypes_text: "f32",
+                        shape: &[
+                            ::candle_contracts::__private::DimSpec::Named(2u16),
+                            ::candle_contracts::__private::DimSpec::Named(3u16),
+                            ::candle_contracts::__private::DimSpec::Named(1u16),
+                        ],
+                        shape_text: "[B, T, D]",
+                        values: ::core::option::Option::None,
+                        contiguous: false,
+                        note: ::core::option::Option::None,
+                        sequence: ::core::option::Option::None,
+                    },
+                ],
+                relations: &[
+                    ::candle_contracts::__private::RelationSpec {
+                        text: "T <= 512",
+                        lhs: &[::candle_contracts::__private::ExprOp::Dim(3u16)],
+                        op: ::candle_contracts::__private::CmpOp::Le,
+                        rhs: &[::candle_contracts::__private::ExprOp::Lit(512u64)],
+                        after_body: false,
+                    },
+                ],
+                same_device: true,
+            };
+            if __cc_mode != ::candle_contracts::__private::Mode::Off {
+                *__cc_spec_out = ::core::option::Option::Some(&__CC_SPEC);
+                #[allow(
+                    non_snake_case,
+                    non_upper_case_globals,
+                    unreachable_patterns,
+                    unused_variables,
+                    unused_assignments,
+                    clippy::all,
+                    clippy::pedantic
+                )]
+                let __cc_constants: [::candle_contracts::__private::ConstantProbe; 4usize] = [
+                    |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                        let mut __cc_s = 0;
+                        match ::core::convert::TryFrom::try_from(__cc_v) {
+                            ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                            ::core::result::Result::Err(_) => return false,
+                        }
+                        match __cc_s {
+                            V => true,
+                            _ => false,
+                        }
+                    },
+                    |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                        let mut __cc_s = 0;
+                        match ::core::convert::TryFrom::try_from(__cc_v) {
+                            ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                            ::core::result::Result::Err(_) => return false,
+                        }
+                        match __cc_s {
+                            D => true,
+                            _ => false,
+                        }
+                    },
+                    |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                        let mut __cc_s = 0;
+                        match ::core::convert::TryFrom::try_from(__cc_v) {
+                            ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                            ::core::result::Result::Err(_) => return false,
+                        }
+                        match __cc_s {
+                            B => true,
+                            _ => false,
+                        }
+                    },
+                    |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                        let mut __cc_s = 0;
+                        match ::core::convert::TryFrom::try_from(__cc_v) {
+                            ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                            ::core::result::Result::Err(_) => return false,
+                        }
+                        match __cc_s {
+                            T => true,
+                            _ => false,
+                        }
+                    },
+                ];
+                if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
+                    &__CC_SPEC,
+                    __cc_mode,
+                    &[
+                        ::candle_contracts::__private::one(&self.table),
+                        ::candle_contracts::__private::one(&ids),
+                    ],
+                    &__cc_bounds,
+                    &__cc_values,
+                    &__cc_constants,
+                    __cc_state_ref.bindings(),
+                ) {
+                    return ::core::result::Result::Err(
+                        ::candle_contracts::__private::into_error(__cc_error),
+                    );
+                }
+            }
             #[allow(unreachable_code, clippy::diverging_sub_expression)]
             if false {
                 let __cc_fake: Result<Tensor> = loop {};
@@ -193,7 +202,7 @@ impl Embedding {
             let (b, t) = ids.dims2()?;
             self.table.index_select(&ids.flatten_all()?, 0)?.reshape((b, t, ()))
         });
-        if __cc_mode != ::candle_contracts::__private::Mode::Off {
+        if let ::core::option::Option::Some(__cc_spec) = __cc_spec_slot {
             let __cc_tensor = match &__cc_output {
                 ::core::result::Result::Ok(__cc_ok) => {
                     [::candle_contracts::__private::one(&(*__cc_ok))]
@@ -209,7 +218,7 @@ impl Embedding {
                 }
             };
             if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_output(
-                &__CC_SPEC,
+                __cc_spec,
                 __cc_mode,
                 &__cc_tensor,
                 &__cc_bounds,
@@ -232,74 +241,6 @@ impl Embedding {
 ///return: f32[N]
 ///```
 async fn scale(x: &Tensor) -> Tensor {
-    #[allow(
-        non_snake_case,
-        non_upper_case_globals,
-        unreachable_patterns,
-        unused_variables,
-        unused_assignments,
-        clippy::all,
-        clippy::pedantic
-    )]
-    static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
-        function: "scale",
-        file: ::core::file!(),
-        line: ::core::line!(),
-        column: ::core::column!(),
-        dims: &["N"],
-        constants: &[
-            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                let mut __cc_s = 0;
-                match ::core::convert::TryFrom::try_from(__cc_v) {
-                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                    ::core::result::Result::Err(_) => return false,
-                }
-                match __cc_s {
-                    N => true,
-                    _ => false,
-                }
-            },
-        ],
-        values: &[],
-        runs: &[],
-        inputs: &[
-            ::candle_contracts::__private::ClauseSpec {
-                subject: ::candle_contracts::__private::SubjectSpec::Argument("x"),
-                dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                dtypes_text: "f32",
-                shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                shape_text: "[N]",
-                values: ::core::option::Option::Some(
-                    &::candle_contracts::__private::ValueSpec {
-                        ranges: &[],
-                        ranges_text: "",
-                        ignore: &[],
-                        ignore_text: "",
-                        allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
-                        finite: true,
-                    },
-                ),
-                contiguous: false,
-                note: ::core::option::Option::None,
-                sequence: ::core::option::Option::None,
-            },
-        ],
-        outputs: &[
-            ::candle_contracts::__private::ClauseSpec {
-                subject: ::candle_contracts::__private::SubjectSpec::Output,
-                dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                dtypes_text: "f32",
-                shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                shape_text: "[N]",
-                values: ::core::option::Option::None,
-                contiguous: false,
-                note: ::core::option::Option::None,
-                sequence: ::core::option::Option::None,
-            },
-        ],
-        relations: &[],
-        same_device: true,
-    };
     let __cc_mode = ::candle_contracts::__private::mode();
     let mut __cc_state = ::candle_contracts::__private::CallState::<
         1usize,
@@ -307,19 +248,94 @@ async fn scale(x: &Tensor) -> Tensor {
     >::new();
     let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
     let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
-    if __cc_mode != ::candle_contracts::__private::Mode::Off {
-        if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
-            &__CC_SPEC,
-            __cc_mode,
-            &[::candle_contracts::__private::one(&x)],
-            &__cc_bounds,
-            &__cc_values,
-            __cc_state.bindings(),
-        ) {
-            ::candle_contracts::__private::violated(__cc_error)
-        }
-    }
+    let mut __cc_spec_slot: ::core::option::Option<
+        &'static ::candle_contracts::__private::ContractSpec,
+    > = ::core::option::Option::None;
+    let __cc_state_ref = &mut __cc_state;
+    let __cc_spec_out = &mut __cc_spec_slot;
     let __cc_output = async move {
+        static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+            function: "scale",
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+            dims: &["N"],
+            values: &[],
+            runs: &[],
+            inputs: &[
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::SubjectSpec::Argument("x"),
+                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                    dtypes_text: "f32",
+                    shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
+                    shape_text: "[N]",
+                    values: ::core::option::Option::Some(
+                        &::candle_contracts::__private::ValueSpec {
+                            ranges: &[],
+                            ranges_text: "",
+                            ignore: &[],
+                            ignore_text: "",
+                            allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
+                            finite: true,
+                        },
+                    ),
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+            ],
+            outputs: &[
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::SubjectSpec::Output,
+                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                    dtypes_text: "f32",
+                    shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
+                    shape_text: "[N]",
+                    values: ::core::option::Option::None,
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+            ],
+            relations: &[],
+            same_device: true,
+        };
+        if __cc_mode != ::candle_contracts::__private::Mode::Off {
+            *__cc_spec_out = ::core::option::Option::Some(&__CC_SPEC);
+            #[allow(
+                non_snake_case,
+                non_upper_case_globals,
+                unreachable_patterns,
+                unused_variables,
+                unused_assignments,
+                clippy::all,
+                clippy::pedantic
+            )]
+            let __cc_constants: [::candle_contracts::__private::ConstantProbe; 1usize] = [
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        N => true,
+                        _ => false,
+                    }
+                },
+            ];
+            if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
+                &__CC_SPEC,
+                __cc_mode,
+                &[::candle_contracts::__private::one(&x)],
+                &__cc_bounds,
+                &__cc_values,
+                &__cc_constants,
+                __cc_state_ref.bindings(),
+            ) {
+                ::candle_contracts::__private::violated(__cc_error)
+            }
+        }
         #[allow(unreachable_code, clippy::diverging_sub_expression)]
         if false {
             let __cc_fake: Tensor = loop {};
@@ -328,10 +344,10 @@ async fn scale(x: &Tensor) -> Tensor {
         x.clone()
     }
         .await;
-    if __cc_mode != ::candle_contracts::__private::Mode::Off {
+    if let ::core::option::Option::Some(__cc_spec) = __cc_spec_slot {
         let __cc_tensor = [::candle_contracts::__private::one(&__cc_output)];
         if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_output(
-            &__CC_SPEC,
+            __cc_spec,
             __cc_mode,
             &__cc_tensor,
             &__cc_bounds,

@@ -6,45 +6,19 @@
 ///target: u8 | u32 | i64 [N] in 0..C ignore -100
 ///```
 fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
-    #[allow(
-        non_snake_case,
-        non_upper_case_globals,
-        unreachable_patterns,
-        unused_variables,
-        unused_assignments,
-        clippy::all,
-        clippy::pedantic
-    )]
+    let __cc_mode = ::candle_contracts::__private::mode();
+    let mut __cc_state = ::candle_contracts::__private::CallState::<
+        2usize,
+        0usize,
+    >::new();
+    let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
+    let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
     static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
         function: "loss",
         file: ::core::file!(),
         line: ::core::line!(),
         column: ::core::column!(),
         dims: &["N", "C"],
-        constants: &[
-            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                let mut __cc_s = 0;
-                match ::core::convert::TryFrom::try_from(__cc_v) {
-                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                    ::core::result::Result::Err(_) => return false,
-                }
-                match __cc_s {
-                    N => true,
-                    _ => false,
-                }
-            },
-            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                let mut __cc_s = 0;
-                match ::core::convert::TryFrom::try_from(__cc_v) {
-                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                    ::core::result::Result::Err(_) => return false,
-                }
-                match __cc_s {
-                    C => true,
-                    _ => false,
-                }
-            },
-        ],
         values: &[],
         runs: &[],
         inputs: &[
@@ -101,14 +75,40 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
         relations: &[],
         same_device: true,
     };
-    let __cc_mode = ::candle_contracts::__private::mode();
-    let mut __cc_state = ::candle_contracts::__private::CallState::<
-        2usize,
-        0usize,
-    >::new();
-    let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
-    let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
     if __cc_mode != ::candle_contracts::__private::Mode::Off {
+        #[allow(
+            non_snake_case,
+            non_upper_case_globals,
+            unreachable_patterns,
+            unused_variables,
+            unused_assignments,
+            clippy::all,
+            clippy::pedantic
+        )]
+        let __cc_constants: [::candle_contracts::__private::ConstantProbe; 2usize] = [
+            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                let mut __cc_s = 0;
+                match ::core::convert::TryFrom::try_from(__cc_v) {
+                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                    ::core::result::Result::Err(_) => return false,
+                }
+                match __cc_s {
+                    N => true,
+                    _ => false,
+                }
+            },
+            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                let mut __cc_s = 0;
+                match ::core::convert::TryFrom::try_from(__cc_v) {
+                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                    ::core::result::Result::Err(_) => return false,
+                }
+                match __cc_s {
+                    C => true,
+                    _ => false,
+                }
+            },
+        ];
         if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
             &__CC_SPEC,
             __cc_mode,
@@ -118,6 +118,7 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
             ],
             &__cc_bounds,
             &__cc_values,
+            &__cc_constants,
             __cc_state.bindings(),
         ) {
             return ::core::result::Result::Err(

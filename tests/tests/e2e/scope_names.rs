@@ -372,3 +372,66 @@ fn raw_identifiers_name_their_parameter() {
     let error = raw_identifier(&bad, &ok).unwrap_err();
     assert_eq!(only_violation(&error).argument(), "type");
 }
+
+#[contract(x: f32[N, BODY], return: f32[N, BODY])]
+fn body_constant_with_return(x: &Tensor) -> Result<Tensor> {
+    const BODY: usize = 4;
+    let _ = BODY;
+    Ok(x.clone())
+}
+
+#[test]
+fn a_constant_in_the_body_is_a_constant_with_a_return_clause_too() {
+    body_constant_with_return(&zeros(&[2, 4], DType::F32)).unwrap();
+    let error = body_constant_with_return(&zeros(&[2, 5], DType::F32)).unwrap_err();
+    assert!(
+        error.to_string().contains("BODY = 4 (a constant)"),
+        "{error}"
+    );
+}
+
+struct Layer {
+    linear: candle_nn::Linear,
+}
+
+impl Layer {
+    #[contract(
+        xs: f32[B, I],
+        self.linear.weight(): f32[O, I],
+        self.linear.bias()?: f32[O],
+    )]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        candle_core::Module::forward(&self.linear, xs)
+    }
+}
+
+#[test]
+fn an_optional_step_after_a_method_returning_an_option() {
+    let with_bias = |rows| Layer {
+        linear: candle_nn::Linear::new(
+            zeros(&[2, 3], DType::F32),
+            Some(zeros(&[rows], DType::F32)),
+        ),
+    };
+    let xs = zeros(&[4, 3], DType::F32);
+    assert_eq!(with_bias(2).forward(&xs).unwrap().dims(), [4, 2]);
+    let error = with_bias(5).forward(&xs).unwrap_err();
+    assert_eq!(only_violation(&error).argument(), "self.linear.bias()?");
+    let no_bias = Layer {
+        linear: candle_nn::Linear::new(zeros(&[2, 3], DType::F32), None),
+    };
+    assert_eq!(no_bias.forward(&xs).unwrap().dims(), [4, 2]);
+}
+
+#[contract(x: f32[T], T > lim, T >= {floor} - 5)]
+fn signed_relations(x: &Tensor, lim: i64, floor: usize) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+fn relations_compare_signed_values() {
+    signed_relations(&zeros(&[3], DType::F32), -1, 3).unwrap();
+    let error = signed_relations(&zeros(&[3], DType::F32), 3, 3).unwrap_err();
+    assert_eq!(only_violation(&error).argument(), "T > lim");
+}
