@@ -9,6 +9,7 @@ mod handed;
 mod nn_ops;
 mod placement;
 mod properties;
+mod real_models;
 mod scope_names;
 mod values;
 
