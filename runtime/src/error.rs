@@ -2,6 +2,7 @@
 //! page §8 as its `Display`.
 
 use std::fmt;
+use std::panic::Location;
 
 use candle_core::DType;
 
@@ -462,6 +463,10 @@ impl fmt::Display for Violation {
 /// Returned as `Err(E::from(error))` by a contracted function that returns `Result<T, E>`, and
 /// used as the panic message otherwise. Converts into `candle_core::Error` (recover it with
 /// [`ContractError::find_in`]) and, being a `std::error::Error + Send + Sync`, into `anyhow`.
+///
+/// A violation inside one of the guarded ops of [`nn`](crate::nn) also carries the caller's
+/// file and line ([`ContractError::called_at`]): the message names the op and that line, not
+/// the op's contract inside this library.
 #[derive(Clone, PartialEq)]
 pub struct ContractError {
     function: &'static str,
@@ -470,6 +475,7 @@ pub struct ContractError {
     column: u32,
     after_body: bool,
     violations: Vec<Violation>,
+    called_at: Option<&'static Location<'static>>,
 }
 
 impl ContractError {
@@ -481,10 +487,12 @@ impl ContractError {
             column: spec.column,
             after_body,
             violations,
+            called_at: None,
         }
     }
 
-    /// The guarded function's name (`check!` for the inline form).
+    /// The guarded function's name (`check!` for the inline form), or the op's path for the
+    /// guarded ops (`nn::embedding`).
     pub fn function(&self) -> &'static str {
         self.function
     }
@@ -492,6 +500,45 @@ impl ContractError {
     /// The source file, line and column of the contract.
     pub fn location(&self) -> (&'static str, u32, u32) {
         (self.file, self.line, self.column)
+    }
+
+    /// Where the guarded op was called from: the caller's file, line and column, for the ops of
+    /// [`nn`](crate::nn) (they are `#[track_caller]`); `None` for a `#[contract]` or `check!`
+    /// of your own, whose [`location`](Self::location) is in your code already.
+    ///
+    /// A call through candle's `Tensor::apply` or a `Sequential` reports the line inside candle
+    /// that calls `forward`: call `forward` directly for the line to be yours.
+    pub fn called_at(&self) -> Option<&'static Location<'static>> {
+        self.called_at
+    }
+
+    /// The error of a `check!` that stands for the contract of the op `op`, called from `at`:
+    /// the message names the op and the caller's line, and the checked variables are the op's
+    /// arguments, except `output` (if any), which is the value the op returns.
+    pub(crate) fn called_from(
+        mut self,
+        op: &'static str,
+        at: &'static Location<'static>,
+        output: Option<&str>,
+    ) -> Self {
+        self.function = op;
+        self.called_at = Some(at);
+        for violation in &mut self.violations {
+            if let Subject::Variable(name) = violation.subject {
+                if Some(name) == output {
+                    violation.subject = Subject::Return;
+                    self.after_body = true;
+                } else {
+                    violation.subject = Subject::Argument(name);
+                }
+            }
+        }
+        self
+    }
+
+    /// The violations, to amend (the guarded ops leave ignored rows out of a value rule).
+    pub(crate) fn violations_mut(&mut self) -> &mut Vec<Violation> {
+        &mut self.violations
     }
 
     /// Whether the function body ran (a violation of the `return` clause) or was never entered.
@@ -530,11 +577,20 @@ impl fmt::Display for ContractError {
         } else {
             format!("`{}`", self.function)
         };
-        write!(
-            f,
-            "contract violated in {place} ({}:{}:{})",
-            self.file, self.line, self.column
-        )?;
+        match self.called_at {
+            Some(at) => write!(
+                f,
+                "contract violated in {place} (called at {}:{}:{})",
+                at.file(),
+                at.line(),
+                at.column()
+            )?,
+            None => write!(
+                f,
+                "contract violated in {place} ({}:{}:{})",
+                self.file, self.line, self.column
+            )?,
+        }
         if self.after_body {
             f.write_str(", by its return value")?;
         }
@@ -556,6 +612,7 @@ impl fmt::Debug for ContractError {
                 .field("column", &self.column)
                 .field("after_body", &self.after_body)
                 .field("violations", &self.violations)
+                .field("called_at", &self.called_at)
                 .finish()
         } else {
             fmt::Display::fmt(self, f)

@@ -1,10 +1,11 @@
-//! Help lines: the common cause of a violation and its fix, guessed from the rule, the values
-//! found and the argument's name.
+//! Help lines: the common cause of a violation and its fix, chosen from the rule and the values
+//! found (never from the argument's name: `position_ids` are no token ids, and `labels` may
+//! hold anything). Where the data points to no likely cause, there is no help line.
 
 use candle_core::{DType, Tensor};
 
 use crate::error::{DimBinding, Value};
-use crate::spec::{ClauseSpec, DTypeSet, DimSpec};
+use crate::spec::{BoundSpec, ClauseSpec, DTypeSet, DimSpec};
 use crate::value::{Details, Ignore, Num, Resolved, Used};
 
 fn all_int(clause: &ClauseSpec) -> bool {
@@ -21,23 +22,6 @@ fn fixed_rank(clause: &ClauseSpec) -> Option<usize> {
         .iter()
         .all(|d| !matches!(d, DimSpec::Rest | DimSpec::Run(_)))
         .then_some(clause.shape.len())
-}
-
-/// Names that suggest class indices.
-fn looks_like_classes(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    name == "y"
-        || ["target", "label", "class", "gold", "truth"]
-            .iter()
-            .any(|part| name.contains(part))
-}
-
-/// Names that suggest token ids rather than class indices.
-fn looks_like_ids(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["id", "token", "input", "vocab", "word", "position"]
-        .iter()
-        .any(|part| name.contains(part))
 }
 
 pub(crate) fn for_dtype(clause: &ClauseSpec, tensor: &Tensor) -> Option<String> {
@@ -57,11 +41,23 @@ pub(crate) fn for_dtype(clause: &ClauseSpec, tensor: &Tensor) -> Option<String> 
         ));
     }
     if all_float(clause) && found.is_int() {
-        return Some(
-            "this takes a float dtype: convert with `.to_dtype(DType::F32)?` (binary \
-             cross-entropy targets are probabilities in 0..=1, not class indices)"
-                .to_string(),
-        );
+        // A 0..=1 rule is what a binary cross-entropy's targets have.
+        let probabilities = clause.values.is_some_and(|values| {
+            let bound = |b: Option<BoundSpec>, v: f64| match b {
+                Some(BoundSpec::Int(b)) => b as f64 == v,
+                Some(BoundSpec::Float(b)) => b == v,
+                _ => false,
+            };
+            matches!(values.ranges, [r] if r.inclusive && bound(r.lo, 0.0) && bound(r.hi, 1.0))
+        });
+        return Some(format!(
+            "this takes a float dtype: convert with `.to_dtype(DType::F32)?`{}",
+            if probabilities {
+                " (binary cross-entropy targets are probabilities in 0..=1, not class indices)"
+            } else {
+                ""
+            }
+        ));
     }
     None
 }
@@ -140,7 +136,8 @@ pub(crate) fn for_shape(
     None
 }
 
-/// The exclusive integer upper bound of the rule (`0..C`) and the name it was written as.
+/// The exclusive integer upper bound of the rule (`0..C`), and how to show it: `C = 4`,
+/// `{classes} = 10`, or `10` for a literal.
 fn upper_bound(rule: &Resolved, used: &Used) -> Option<(i128, String)> {
     let ranges = rule.ranges.as_ref()?;
     ranges.iter().find_map(|range| match range.hi {
@@ -156,12 +153,27 @@ fn upper_bound(rule: &Resolved, used: &Used) -> Option<(i128, String)> {
                         .iter()
                         .find(|(_, value)| *value == shown)
                         .map(|(text, _)| text.to_string())
-                })
-                .unwrap_or_else(|| hi.to_string());
-            Some((hi, name))
+                });
+            let limit = match name {
+                Some(name) => format!("{name} = {hi}"),
+                None => hi.to_string(),
+            };
+            Some((hi, limit))
         }
         _ => None,
     })
+}
+
+/// The largest value of a single integer range from 0 (`0..C` allows `C - 1`, `0..=1` allows 1).
+fn largest_allowed(rule: &Resolved) -> Option<i128> {
+    match rule.ranges.as_deref()? {
+        [range] if matches!(range.lo, Some(Num::Int(0))) => match range.hi? {
+            Num::Int(hi) if range.inclusive => Some(hi),
+            Num::Int(hi) => Some(hi - 1),
+            Num::Float(_) => None,
+        },
+        _ => None,
+    }
 }
 
 /// A float bound of the rule that `value` prints as (an f32 0.1 against the bound 0.1), when
@@ -189,116 +201,100 @@ fn starts_at_zero(rule: &Resolved) -> bool {
     })
 }
 
-fn is_unit_interval(rule: &Resolved) -> bool {
-    let Some(ranges) = &rule.ranges else {
-        return false;
-    };
-    let as_f64 = |n: Option<Num>| match n {
+fn as_f64(n: Option<Num>) -> Option<f64> {
+    match n {
         Some(Num::Int(v)) => Some(v as f64),
         Some(Num::Float(v)) => Some(v),
         None => None,
-    };
-    ranges.len() == 1
-        && ranges[0].inclusive
-        && as_f64(ranges[0].lo) == Some(0.0)
-        && as_f64(ranges[0].hi) == Some(1.0)
+    }
+}
+
+/// `0..=1` (or `0.0..=1.0`): probabilities, masks scaled to 0..1.
+fn is_unit_interval(rule: &Resolved) -> bool {
+    matches!(rule.ranges.as_deref(), Some([range])
+        if range.inclusive && as_f64(range.lo) == Some(0.0) && as_f64(range.hi) == Some(1.0))
+}
+
+/// `..=0` (or `..=0.0`): log-probabilities.
+fn is_at_most_zero(rule: &Resolved) -> bool {
+    matches!(rule.ranges.as_deref(), Some([range])
+        if range.inclusive && range.lo.is_none() && as_f64(range.hi) == Some(0.0))
+}
+
+/// What the scan saw, in the terms the help lines are chosen by. On the CPU `offending` lists
+/// up to five distinct offending values; on a device only the first one: the checks below hold
+/// on both, with the observed range standing in for what a device does not list.
+struct Seen<'a> {
+    offending: &'a [Value],
+    /// The smallest and largest value neither NaN nor ignored.
+    observed: Option<(Value, Value)>,
+    /// Elements that are not ignored.
+    usable: u64,
+}
+
+impl<'a> Seen<'a> {
+    fn of(details: &'a Details) -> Self {
+        Self {
+            offending: &details.offending,
+            observed: details.observed,
+            usable: details.counts.total - details.counts.ignored,
+        }
+    }
+
+    /// The observed range as numbers.
+    fn range(&self) -> Option<(f64, f64)> {
+        self.observed.map(|(lo, hi)| (lo.to_f64(), hi.to_f64()))
+    }
+
+    fn shows(&self, value: f64) -> bool {
+        self.offending.iter().any(|o| o.to_f64() == value)
+    }
+
+    /// Every offending value is `value`: the one listed, and nothing beyond it either side.
+    fn only(&self, value: f64) -> bool {
+        !self.offending.is_empty()
+            && self.offending.iter().all(|o| o.to_f64() == value)
+            && self.range().is_some_and(|(lo, hi)| {
+                if value < 0.0 {
+                    lo == value
+                } else {
+                    hi == value && lo >= 0.0
+                }
+            })
+    }
+
+    /// Every offending value is a whole number.
+    fn whole(&self) -> bool {
+        !self.offending.is_empty()
+            && self
+                .offending
+                .iter()
+                .all(|o| o.to_f64().is_finite() && o.to_f64().fract() == 0.0)
+    }
 }
 
 pub(crate) fn for_values(
-    clause: &ClauseSpec,
+    _clause: &ClauseSpec,
     rule: &Resolved,
     dtype: DType,
     details: &Details,
     used: &Used,
 ) -> Option<String> {
-    let name = clause.subject.name();
     let first = details.first_value?;
     if details.counts.nan > 0 {
-        return Some(
-            "NaN is in no range: it came from an earlier op (a log of 0, 0/0, a diverging \
-             loss or a too-high learning rate); find where it first appears"
-                .to_string(),
-        );
+        let what = if rule.ranges.is_some() {
+            "NaN is in no range"
+        } else {
+            "NaN is not finite"
+        };
+        return Some(format!(
+            "{what}: it came from an earlier op (a log of 0, 0/0, a diverging loss or a \
+             too-high learning rate); find where it first appears"
+        ));
     }
+    let seen = Seen::of(details);
     match first {
-        Value::Int(v) => {
-            let index_like = starts_at_zero(rule);
-            if v < 0 && index_like {
-                let declared = rule
-                    .ignore
-                    .iter()
-                    .any(|i| matches!(i, Ignore::Value(Num::Int(x)) if *x == v));
-                if !declared {
-                    return Some(format!(
-                        "negative values such as {v} usually mark padding or positions without \
-                         a label: drop or mask them first, or declare `ignore {v}` where the \
-                         function skips them (`candle_contracts::nn::cross_entropy_with` takes \
-                         an ignore index); candle would read {v} as a huge unsigned index"
-                    ));
-                }
-            }
-            let max = match dtype {
-                DType::U8 => u8::MAX as i128,
-                DType::U32 => u32::MAX as i128,
-                DType::I16 => i16::MAX as i128,
-                DType::I32 => i32::MAX as i128,
-                _ => i64::MAX as i128,
-            };
-            if v == max {
-                return Some(format!(
-                    "{v} is {}::MAX, candle's \"skip this index\" sentinel: write `ignore MAX` \
-                     to skip these positions on purpose, or fix the code that produced it",
-                    dtype.as_str()
-                ));
-            }
-            let shows_255 = details
-                .offending
-                .iter()
-                .any(|o| matches!(o, Value::Int(255)));
-            if shows_255 && upper_bound(rule, used).is_some_and(|(c, _)| c < 255) {
-                return Some(
-                    "255 is the usual \"void\" or mask value: map mask values to class indices \
-                     (e.g. 255 -> 1 for a binary mask) or declare `ignore 255`"
-                        .to_string(),
-                );
-            }
-            if let Some((bound, dim)) = upper_bound(rule, used)
-                && v >= bound
-                && index_like
-            {
-                let limit = if dim == bound.to_string() {
-                    dim.clone()
-                } else {
-                    format!("{dim} = {bound}")
-                };
-                let named_dim = used.dims.iter().any(|b| b.name == dim);
-                if looks_like_ids(name) && named_dim {
-                    return Some(format!(
-                        "ids must be < the vocab size {limit}: tokens added to a tokenizer \
-                         without resizing the embedding table cause this"
-                    ));
-                }
-                if looks_like_classes(name) {
-                    let min = details.observed.map(|(lo, _)| lo);
-                    let one_based = matches!(min, Some(Value::Int(1))) && v == bound;
-                    return Some(if one_based {
-                        format!(
-                            "class indices are 0-based and must be < {limit}; these look \
-                             numbered from 1: subtract 1 from the labels"
-                        )
-                    } else {
-                        format!(
-                            "class indices are 0-based and must be < {limit}; labels numbered \
-                             from 1, or a class the model head does not have, cause this"
-                        )
-                    });
-                }
-                return Some(format!(
-                    "indices are 0-based and must be < {limit}, the size of the dim they index"
-                ));
-            }
-            None
-        }
+        Value::Int(_) => for_integers(rule, dtype, &seen, used),
         Value::Float(v, _) => {
             if let Some(bound) = bound_the_value_rounds_to(rule, first) {
                 return Some(format!(
@@ -308,30 +304,181 @@ pub(crate) fn for_values(
                     dtype.as_str()
                 ));
             }
-            if v.is_infinite() {
-                return Some(
-                    "an overflow gave an infinity (an exp of a large logit, a division by a \
-                     tiny number, weights that blew up); clamp or normalise before this call"
-                        .to_string(),
-                );
-            }
-            if is_unit_interval(rule) {
-                let max = details.observed.map(|(_, hi)| hi.to_f64());
-                if max == Some(255.0) {
-                    return Some(
-                        "masks stored as 0/255 must be scaled to 0..1 (divide by 255) before a \
-                         binary cross-entropy"
-                            .to_string(),
-                    );
-                }
-                return Some(
-                    "probabilities must lie in 0..=1: a model head without a sigmoid gives \
-                     logits; apply `candle_nn::ops::sigmoid`, or give the logits to \
-                     `binary_cross_entropy_with_logit`"
-                        .to_string(),
-                );
-            }
-            None
+            for_floats(rule, &seen)
         }
     }
+}
+
+fn for_integers(rule: &Resolved, dtype: DType, seen: &Seen<'_>, used: &Used) -> Option<String> {
+    let (min, max) = seen.range()?;
+    let index_like = starts_at_zero(rule);
+    // One negative value, and nothing below it: a "no label" or padding marker.
+    let negatives: Vec<f64> = seen
+        .offending
+        .iter()
+        .map(|o| o.to_f64())
+        .filter(|&o| o < 0.0)
+        .collect();
+    if index_like
+        && let [v] = negatives[..]
+        && min == v
+    {
+        let v = v as i128;
+        let declared = rule
+            .ignore
+            .iter()
+            .any(|i| matches!(i, Ignore::Value(Num::Int(x)) if *x == v));
+        if !declared {
+            return Some(format!(
+                "negative values such as {v} usually mark padding or positions without a label: \
+                 drop or mask them first, or declare `ignore {v}` where the function skips them \
+                 (`candle_contracts::nn::cross_entropy_with` takes an ignore index); candle \
+                 would read {v} as a huge unsigned index"
+            ));
+        }
+    }
+    // 255 alone out of range: a mask value.
+    if largest_allowed(rule).is_some_and(|allowed| allowed < 255) && seen.only(255.0) {
+        if largest_allowed(rule) == Some(1) && min == 0.0 {
+            return Some(
+                "the smallest value is 0 and 255 is the only one out of range: a binary mask \
+                 saved as 0/255; map 255 to 1 where the masks are loaded (divide by 255)"
+                    .to_string(),
+            );
+        }
+        return Some(format!(
+            "255 is the only value out of range: the usual \"void\" label of segmentation \
+             masks (object borders in Pascal VOC); declare `ignore 255` to skip those pixels \
+             (`candle_contracts::nn::cross_entropy_with` with `ignore_index: Some(255)`), or \
+             map it to a class{}",
+            if dtype == DType::U8 {
+                "; in u8 it is also u8::MAX, which candle's kernels silently skip"
+            } else {
+                ""
+            }
+        ));
+    }
+    let dtype_max = match dtype {
+        DType::U8 => u8::MAX as f64,
+        DType::U32 => u32::MAX as f64,
+        DType::I16 => i16::MAX as f64,
+        DType::I32 => i32::MAX as f64,
+        _ => i64::MAX as f64,
+    };
+    if seen.shows(dtype_max) {
+        return Some(format!(
+            "{} is {}::MAX, candle's \"skip this index\" sentinel: write `ignore MAX` to skip \
+             these positions on purpose, or fix the code that produced it",
+            Value::Int(dtype_max as i128),
+            dtype.as_str()
+        ));
+    }
+    let (bound, limit) = upper_bound(rule, used)?;
+    if !index_like || min < 0.0 {
+        return None;
+    }
+    let b = bound as f64;
+    if seen.only(b) {
+        // Class 0 would show up in a batch of at least C labels numbered from 0.
+        if min >= 1.0 && seen.usable >= bound as u64 {
+            return Some(format!(
+                "indices are 0-based and must be < {limit}; these look numbered from 1 (none \
+                 is 0, and every offending value is {bound}): subtract 1 where they are loaded"
+            ));
+        }
+        // Only a vocabulary is this large; a type or position table is not.
+        let tokens = if bound >= 1000 {
+            ", a token added to a tokenizer without resizing the embedding table"
+        } else {
+            ""
+        };
+        let from_one = if min >= 1.0 {
+            "labels numbered from 1, "
+        } else {
+            ""
+        };
+        return Some(format!(
+            "indices are 0-based and must be < {limit}, so {bound} is one past the end: \
+             {from_one}an off-by-one, or one class or id more than the model has (a head with \
+             too few classes{tokens}) cause this"
+        ));
+    }
+    if seen.shows(b) && max > b {
+        return Some(format!(
+            "indices are 0-based and must be < {limit}, but these run from {bound} up to {}: \
+             the data has more ids or positions than the dim they index (a sequence longer \
+             than a position table, a vocabulary or class set larger than the table or head \
+             built from a config)",
+            max as i128
+        ));
+    }
+    None
+}
+
+fn for_floats(rule: &Resolved, seen: &Seen<'_>) -> Option<String> {
+    let (min, max) = seen.range().unwrap_or((f64::NAN, f64::NAN));
+    if seen.shows(f64::INFINITY) {
+        return Some(
+            "an overflow gave an infinity (an exp of a large logit, a division by a tiny \
+             number, weights that blew up); clamp or normalise before this call"
+                .to_string(),
+        );
+    }
+    if seen.only(f64::NEG_INFINITY) {
+        return Some(
+            "-inf is what masking with -inf (`masked_fill`, `where_cond`) or a log of 0 gives: \
+             mask with a large finite negative number instead (such as -1e9), or clamp the \
+             log (`.maximum(-100.0)?`)"
+                .to_string(),
+        );
+    }
+    if is_at_most_zero(rule) && max > 0.0 {
+        if min >= 0.0 && max <= 1.0 {
+            return Some(
+                "log-probabilities are <= 0, and these lie in 0..=1: probabilities given in \
+                 their place; take `candle_nn::ops::log_softmax` of the logits instead, or \
+                 give the logits to `candle_contracts::nn::cross_entropy`"
+                    .to_string(),
+            );
+        }
+        return Some(format!(
+            "log-probabilities are <= 0, and these reach {}: raw logits given in their place; \
+             apply `candle_nn::ops::log_softmax(&logits, D::Minus1)?` first, or give the \
+             logits to `candle_contracts::nn::cross_entropy`",
+            seen.observed
+                .map_or(String::new(), |(_, hi)| hi.to_string()),
+        ));
+    }
+    if is_unit_interval(rule) {
+        if seen.whole() && min >= 0.0 {
+            if seen.only(255.0) && min == 0.0 {
+                return Some(
+                    "the smallest value is 0 and 255 is the only one out of range: a mask \
+                     stored as 0/255; divide by 255 to scale it to 0..=1"
+                        .to_string(),
+                );
+            }
+            return Some(format!(
+                "whole numbers up to {max} where 0..=1 is expected: the data is not scaled \
+                 (8-bit images hold 0..=255: divide by 255), or counts or class ids stand \
+                 where probabilities belong"
+            ));
+        }
+        if let Some((lo, hi)) = seen.observed
+            && min >= -1e-3
+            && max <= 1.0 + 1e-3
+        {
+            return Some(format!(
+                "the values lie just outside 0..=1 (observed {lo}..={hi}): rounding in the op \
+                 that made them; clamp with `.clamp(0.0, 1.0)?`"
+            ));
+        }
+        return Some(
+            "probabilities must lie in 0..=1: a model head without a sigmoid gives logits; \
+             apply `candle_nn::ops::sigmoid`, or give the logits to \
+             `binary_cross_entropy_with_logit`"
+                .to_string(),
+        );
+    }
+    None
 }

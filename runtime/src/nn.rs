@@ -15,10 +15,36 @@
 //! | [`embedding`], [`Embedding`] | `torch.nn.functional.embedding`, `candle_nn::Embedding` | ids checked against the table's rows |
 //! | [`index_select`], [`gather`], [`scatter_add`], [`index_add`] | candle's `Tensor` methods | indices checked against the indexed dim; empty indices launch nothing |
 //! | [`one_hot`] | `candle_nn::encoding::one_hot` | indices checked with candle's `-1` convention, before any copy |
+//!
+//! Every function is `#[track_caller]`: a violation names the op (`nn::embedding`) and the line
+//! that called it, so with two embedding tables in one model the message says which call
+//! failed. The losses also refuse NaN and infinite logits and log-probabilities above 0, where
+//! candle returns a NaN loss.
+//!
+//! Each op states its contract with [`check!`](crate::check) at the top of its body (listed
+//! under "Contract" in its docs), so the op can add its caller's line to the error.
+
+use std::panic::Location;
 
 use candle_core::{D, DType, Module, Result, Tensor, WithDType};
 
-use crate::contract;
+use crate::check;
+use crate::error::{ContractError, Counts, Rule, Value, Violation};
+
+/// The checks of one call of a guarded op: a violation becomes an error that names the op and
+/// the caller's line (the op is `#[track_caller]`, and so is this).
+#[track_caller]
+fn guard(op: &'static str, checked: std::result::Result<(), ContractError>) -> Result<()> {
+    let at = Location::caller();
+    checked.map_err(|error| error.called_from(op, at, None).into())
+}
+
+/// [`guard`] for a check of the value an op returns, named `output` in the `check!`.
+#[track_caller]
+fn guard_output(op: &'static str, checked: std::result::Result<(), ContractError>) -> Result<()> {
+    let at = Location::caller();
+    checked.map_err(|error| error.called_from(op, at, Some("output")).into())
+}
 
 /// How a per-element loss is reduced, as PyTorch's `reduction` argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,7 +104,8 @@ fn widened(tensor: &Tensor) -> Result<Tensor> {
 
 /// The cross-entropy loss of `logits` against class ids, averaged over the batch.
 ///
-/// - `logits`: `[N, C]`, a float dtype, raw (unnormalised) scores.
+/// - `logits`: `[N, C]`, a float dtype, raw (unnormalised) scores, finite (no NaN, no ±inf:
+///   mask a class with a large negative number such as -1e9, not with -inf).
 /// - `target`: `[N]`, u8, u32 or i64 class ids in `0..C`.
 /// - returns a scalar of the logits' dtype: `-mean(log_softmax(logits)[i, target[i]])`.
 ///
@@ -86,7 +113,8 @@ fn widened(tensor: &Tensor) -> Result<Tensor> {
 /// Differences: a class id outside `0..C` (including candle's MAX "skip" sentinel and a
 /// negative i64) is a [`ContractError`](crate::ContractError) naming the id and its index; a
 /// u8 id 255 is class 255 (candle would silently score it 0); an empty batch is an error (its
-/// mean is 0/0); f16, bf16 and f8e4m3 logits are reduced in f32 and the loss returned in their
+/// mean is 0/0); a NaN or infinite logit is an error naming its index (candle returns a NaN
+/// or infinite loss); f16, bf16 and f8e4m3 logits are reduced in f32 and the loss returned in their
 /// dtype (candle sums in the half dtype, and a bf16 sum of ones stops at 256); a strided
 /// `target` view is accepted (candle's gather refuses it). For an ignore index use
 /// [`cross_entropy_with`].
@@ -95,27 +123,53 @@ fn widened(tensor: &Tensor) -> Result<Tensor> {
 ///
 /// A contract violation (wrapped in `candle_core::Error`, recover it with
 /// [`ContractError::find_in`](crate::ContractError::find_in)) for a wrong dtype, rank or batch
-/// size, an id outside `0..C`, or `N = 0`; candle's errors otherwise.
-#[contract(logits: float[N, C], target: u8 | u32 | i64 [N] in 0..C, N >= 1)]
+/// size, a NaN or infinite logit, an id outside `0..C`, or `N = 0`; candle's errors otherwise.
+///
+/// # Contract
+///
+/// ```text
+/// logits: float[N, C] finite,
+/// target: u8 | u32 | i64 [N] in 0..C,
+/// N >= 1
+/// ```
+#[track_caller]
 pub fn cross_entropy(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    guard(
+        "nn::cross_entropy",
+        check!(logits: float[N, C] finite, target: u8 | u32 | i64 [N] in 0..C, N >= 1),
+    )?;
     let log_probs = candle_nn::ops::log_softmax(&widened(logits)?, D::Minus1)?;
     mean_nll(&log_probs, target)?.to_dtype(logits.dtype())
 }
 
 /// The negative log-likelihood of log-probabilities against class ids, averaged over the batch.
 ///
-/// - `log_probs`: `[N, C]`, a float dtype, log-probabilities (e.g. from `log_softmax`).
+/// - `log_probs`: `[N, C]`, a float dtype, log-probabilities (e.g. from `log_softmax`): at most
+///   0, never NaN (`-inf`, the log of a probability of 0, is allowed).
 /// - `target`: `[N]`, u8, u32 or i64 class ids in `0..C`.
 /// - returns a scalar: `-mean(log_probs[i, target[i]])`.
 ///
 /// Mirrors `candle_nn::loss::nll` (PyTorch's `F.nll_loss` with defaults), with the differences
-/// listed on [`cross_entropy`].
+/// listed on [`cross_entropy`]; a log-probability above 0 (logits or probabilities given in
+/// their place) or NaN is an error naming its index.
 ///
 /// # Errors
 ///
-/// As [`cross_entropy`].
-#[contract(log_probs: float[N, C], target: u8 | u32 | i64 [N] in 0..C, N >= 1)]
+/// As [`cross_entropy`], with log-probabilities above 0 or NaN in place of non-finite logits.
+///
+/// # Contract
+///
+/// ```text
+/// log_probs: float[N, C] in ..=0.0,
+/// target: u8 | u32 | i64 [N] in 0..C,
+/// N >= 1
+/// ```
+#[track_caller]
 pub fn nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
+    guard(
+        "nn::nll",
+        check!(log_probs: float[N, C] in ..=0.0, target: u8 | u32 | i64 [N] in 0..C, N >= 1),
+    )?;
     mean_nll(&widened(log_probs)?, target)?.to_dtype(log_probs.dtype())
 }
 
@@ -130,34 +184,57 @@ fn mean_nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
 
 /// [`cross_entropy`] with PyTorch's `ignore_index` and `reduction`.
 ///
-/// - `logits`: `[N, C]`, a float dtype.
+/// - `logits`: `[N, C]`, a float dtype, finite on every row whose target is not ignored.
 /// - `target`: `[N]`, u8, u32 or i64 class ids in `0..C`, or `options.ignore_index`.
 /// - returns a scalar for `Mean` and `Sum`, `[N]` for `None` (0 on ignored rows).
 ///
 /// Mirrors `torch.nn.functional.cross_entropy(input, target, ignore_index=-100,
 /// reduction='mean')`. Ignored rows are excluded from the mean's denominator (a hand-written
-/// masked mean in candle usually counts them) and lose 0 whatever their logits hold (a
-/// masked `-inf` included). An empty batch gives 0 for `Sum` and an empty `[0]` tensor for
-/// `None`. Half-precision dtypes are reduced in f32, as in [`cross_entropy`].
+/// masked mean in candle usually counts them) and lose 0 whatever their logits hold: a NaN or
+/// infinite logit there (padding positions of a fully masked attention give NaN) is not an
+/// error, as PyTorch ignores those rows too. An empty batch gives 0 for `Sum` and an empty
+/// `[0]` tensor for `None`. Half-precision dtypes are reduced in f32, as in [`cross_entropy`].
 ///
 /// # Errors
 ///
 /// As [`cross_entropy`], and for `Reduction::Mean` a batch whose every target is ignored (or
 /// an empty batch): its mean is 0/0, where PyTorch returns NaN. `Sum` and `None` accept such
 /// batches.
-#[contract(
-    logits: float[N, C],
-    target: u8 | u32 | i64 [N] in 0..C
-        ignore {options.ignore_index}
-        allow_all {options.reduction != Reduction::Mean}
-        "class ids, or `options.ignore_index` for rows to skip; `Reduction::Sum` and \
-         `Reduction::None` accept a batch whose every row is skipped",
-)]
+///
+/// # Contract
+///
+/// ```text
+/// logits: float[N, C] finite,          -- on the rows whose target is not ignored
+/// target: u8 | u32 | i64 [N] in 0..C
+///     ignore {options.ignore_index}
+///     allow_all {options.reduction != Reduction::Mean}
+/// ```
+#[track_caller]
 pub fn cross_entropy_with(
     logits: &Tensor,
     target: &Tensor,
     options: LossOptions,
 ) -> Result<Tensor> {
+    let checked = check!(
+        logits: float[N, C] finite,
+        target: u8 | u32 | i64 [N] in 0..C
+            ignore {options.ignore_index}
+            allow_all {options.reduction != Reduction::Mean}
+            "class ids, or `options.ignore_index` for rows to skip; `Reduction::Sum` and \
+             `Reduction::None` accept a batch whose every row is skipped",
+    );
+    let checked = exempt_ignored_rows(
+        checked,
+        "logits",
+        logits,
+        target,
+        options.ignore_index,
+        |rows| {
+            let logits = rows;
+            check!(logits: float[_, _] finite)
+        },
+    )?;
+    guard("nn::cross_entropy_with", checked)?;
     let logits_wide = widened(logits)?;
     // candle's softmax cannot reduce an empty batch; `reduced_nll` answers for one.
     let log_probs = if logits.dim(0)? == 0 {
@@ -170,21 +247,165 @@ pub fn cross_entropy_with(
 
 /// [`nll`] with PyTorch's `ignore_index` and `reduction`; see [`cross_entropy_with`].
 ///
+/// - `log_probs`: `[N, C]`, a float dtype, at most 0 and never NaN on every row whose target
+///   is not ignored.
+/// - `target` and the result as in [`cross_entropy_with`].
+///
 /// Mirrors `torch.nn.functional.nll_loss(input, target, ignore_index=-100, reduction='mean')`.
 ///
 /// # Errors
 ///
-/// As [`cross_entropy_with`].
-#[contract(
-    log_probs: float[N, C],
-    target: u8 | u32 | i64 [N] in 0..C
-        ignore {options.ignore_index}
-        allow_all {options.reduction != Reduction::Mean}
-        "class ids, or `options.ignore_index` for rows to skip; `Reduction::Sum` and \
-         `Reduction::None` accept a batch whose every row is skipped",
-)]
+/// As [`cross_entropy_with`], with log-probabilities above 0 or NaN in place of non-finite
+/// logits.
+///
+/// # Contract
+///
+/// ```text
+/// log_probs: float[N, C] in ..=0.0,    -- on the rows whose target is not ignored
+/// target: u8 | u32 | i64 [N] in 0..C
+///     ignore {options.ignore_index}
+///     allow_all {options.reduction != Reduction::Mean}
+/// ```
+#[track_caller]
 pub fn nll_with(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Result<Tensor> {
+    let checked = check!(
+        log_probs: float[N, C] in ..=0.0,
+        target: u8 | u32 | i64 [N] in 0..C
+            ignore {options.ignore_index}
+            allow_all {options.reduction != Reduction::Mean}
+            "class ids, or `options.ignore_index` for rows to skip; `Reduction::Sum` and \
+             `Reduction::None` accept a batch whose every row is skipped",
+    );
+    let checked = exempt_ignored_rows(
+        checked,
+        "log_probs",
+        log_probs,
+        target,
+        options.ignore_index,
+        |rows| {
+            let log_probs = rows;
+            check!(log_probs: float[_, _] in ..=0.0)
+        },
+    )?;
+    guard("nn::nll_with", checked)?;
     reduced_nll(&widened(log_probs)?, target, options)?.to_dtype(log_probs.dtype())
+}
+
+/// How many distinct offending values a merged violation lists (as the scan does).
+const OFFENDING_SHOWN: usize = 5;
+
+/// Leaves the rows whose target is `ignore_index` out of the value rule on `values` (`[N, C]`,
+/// named `subject`): a loss skips those rows, so a NaN there is no error, as in PyTorch.
+///
+/// The guard checks every row in one fast pass. Only when it found a violation in `values` are
+/// the kept rows checked again with `recheck`, one contiguous run of rows at a time (views, no
+/// copy), and the violation is replaced by what they hold: removed when they are clean, else
+/// with the index in the whole tensor and the counts of the kept rows.
+fn exempt_ignored_rows(
+    checked: std::result::Result<(), ContractError>,
+    subject: &str,
+    values: &Tensor,
+    target: &Tensor,
+    ignore_index: Option<i64>,
+    recheck: impl Fn(&Tensor) -> std::result::Result<(), ContractError>,
+) -> Result<std::result::Result<(), ContractError>> {
+    let Err(mut error) = checked else {
+        return Ok(Ok(()));
+    };
+    let position = error
+        .violations()
+        .iter()
+        .position(|v| v.argument() == subject && matches!(v.rule(), Rule::Range | Rule::Finite));
+    let (Some(position), Some(ignore)) = (
+        position,
+        ignore_index.filter(|&ignore| holds(target.dtype(), ignore)),
+    ) else {
+        return Ok(Err(error));
+    };
+    // Rows only line up when the shapes are right (else those violations stand alone).
+    let rows = values.dims().first().copied();
+    if values.rank() != 2 || target.dims() != [rows.unwrap_or(0)] {
+        return Ok(Err(error));
+    }
+    let ids = target.to_dtype(DType::I64)?.to_vec1::<i64>()?;
+    let ignored = ids.iter().filter(|&&id| id == ignore).count();
+    if ignored == 0 {
+        return Ok(Err(error));
+    }
+    let mut runs = Vec::new();
+    let mut start = None;
+    for (row, &id) in ids.iter().enumerate().chain([(ids.len(), &ignore)]) {
+        match (start, id == ignore) {
+            (None, false) => start = Some(row),
+            (Some(first), true) => {
+                runs.push((first, row - first));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let mut merged: Option<Violation> = None;
+    let mut counts = Counts::default();
+    for &(first_row, len) in &runs {
+        let Err(found) = recheck(&values.narrow(0, first_row, len)?) else {
+            continue;
+        };
+        let Some(mut found) = found.violations().first().cloned() else {
+            continue;
+        };
+        let found_counts = found.counts.unwrap_or_default();
+        counts.violating += found_counts.violating;
+        counts.nan += found_counts.nan;
+        match &mut merged {
+            None => {
+                if let Some(index) = found.index.as_mut().and_then(|index| index.first_mut()) {
+                    *index += first_row;
+                }
+                merged = Some(found);
+            }
+            Some(merged) => {
+                for value in found.offending {
+                    let seen = merged.offending.iter().any(|&o| same_value(o, value));
+                    if !seen && merged.offending.len() < OFFENDING_SHOWN {
+                        merged.offending.push(value);
+                    }
+                }
+            }
+        }
+    }
+    match merged {
+        None => {
+            error.violations_mut().remove(position);
+        }
+        Some(mut violation) => {
+            let columns = values.dim(1)? as u64;
+            counts.total = (ids.len() - ignored) as u64 * columns;
+            violation.counts = Some(counts);
+            // One run's observed range is the kept rows'; over several it would omit the
+            // runs that passed.
+            if runs.len() > 1 {
+                violation.observed = None;
+            }
+            violation.details.push(format!(
+                "{ignored} of {} rows are not checked: their target is the ignore index {ignore}",
+                ids.len()
+            ));
+            error.violations_mut()[position] = violation;
+        }
+    }
+    Ok(if error.violations().is_empty() {
+        Ok(())
+    } else {
+        Err(error)
+    })
+}
+
+/// Whether two offending values are the same (NaN equals NaN here).
+fn same_value(a: Value, b: Value) -> bool {
+    match (a, b) {
+        (Value::Float(a, _), Value::Float(b, _)) => a == b || (a.is_nan() && b.is_nan()),
+        _ => a == b,
+    }
 }
 
 /// Whether `value` is a value of `dtype` (an ignore index a target can hold).
@@ -261,8 +482,19 @@ fn reduced_nll(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Res
 ///
 /// A contract violation for a value outside `0..=1` (NaN included) in either argument, an
 /// integer target, or shapes that differ; an error for empty tensors (the mean is 0/0).
-#[contract(probabilities: float[*S] in 0.0..=1.0, target: float[*S] in 0.0..=1.0)]
+///
+/// # Contract
+///
+/// ```text
+/// probabilities: float[*S] in 0.0..=1.0,
+/// target: float[*S] in 0.0..=1.0
+/// ```
+#[track_caller]
 pub fn binary_cross_entropy(probabilities: &Tensor, target: &Tensor) -> Result<Tensor> {
+    guard(
+        "nn::binary_cross_entropy",
+        check!(probabilities: float[*S] in 0.0..=1.0, target: float[*S] in 0.0..=1.0),
+    )?;
     if probabilities.elem_count() == 0 {
         candle_core::bail!("binary_cross_entropy: the mean over an empty tensor is 0/0");
     }
@@ -302,8 +534,19 @@ fn log1p(y: &Tensor) -> Result<Tensor> {
 /// A contract violation for a NaN or infinite logit, an integer target (a common slip: class
 /// ids in place of probabilities), a target outside `0..=1`, or shapes that differ; an error
 /// for empty tensors.
-#[contract(logits: float[*S] finite, target: float[*S] in 0.0..=1.0)]
+///
+/// # Contract
+///
+/// ```text
+/// logits: float[*S] finite,
+/// target: float[*S] in 0.0..=1.0
+/// ```
+#[track_caller]
 pub fn binary_cross_entropy_with_logit(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    guard(
+        "nn::binary_cross_entropy_with_logit",
+        check!(logits: float[*S] finite, target: float[*S] in 0.0..=1.0),
+    )?;
     if logits.elem_count() == 0 {
         candle_core::bail!("binary_cross_entropy_with_logit: the mean over an empty tensor is 0/0");
     }
@@ -330,17 +573,38 @@ pub fn binary_cross_entropy_with_logit(logits: &Tensor, target: &Tensor) -> Resu
 ///
 /// A contract violation for an id outside `0..V` (a negative i64 id included) or a wrong
 /// dtype or rank; candle's errors otherwise.
-#[contract(ids: u8 | u32 | i64 [..] in 0..V, table: float[V, D], return: float[.., D])]
+///
+/// # Contract
+///
+/// ```text
+/// ids: u8 | u32 | i64 [..] in 0..V,
+/// table: float[V, D],
+/// return: float[.., D]
+/// ```
+#[track_caller]
 pub fn embedding(ids: &Tensor, table: &Tensor) -> Result<Tensor> {
+    embed("nn::embedding", ids, table)
+}
+
+/// [`embedding`], its violations named after `op`.
+#[track_caller]
+fn embed(op: &'static str, ids: &Tensor, table: &Tensor) -> Result<Tensor> {
+    guard(
+        op,
+        check!(ids: u8 | u32 | i64 [..] in 0..V, table: float[V, D]),
+    )?;
     let mut dims = ids.dims().to_vec();
     dims.push(table.dim(1)?);
-    if ids.elem_count() == 0 {
-        return table.narrow(0, 0, 0)?.reshape(dims);
-    }
-    table
-        .contiguous()?
-        .index_select(&gather_indices(&ids.flatten_all()?)?, 0)?
-        .reshape(dims)
+    let output = if ids.elem_count() == 0 {
+        table.narrow(0, 0, 0)?.reshape(dims)?
+    } else {
+        table
+            .contiguous()?
+            .index_select(&gather_indices(&ids.flatten_all()?)?, 0)?
+            .reshape(dims)?
+    };
+    guard_output(op, check!(table: float[_, D], output: float[.., D]))?;
+    Ok(output)
 }
 
 /// A token embedding layer whose forward checks the ids against its table.
@@ -392,10 +656,43 @@ impl From<candle_nn::Embedding> for Embedding {
 
 impl Module for Embedding {
     /// The rows of the table for `ids` (any shape, u8, u32 or i64, in `0..V`); see
-    /// [`embedding`].
+    /// [`embedding`]. A violation names `nn::Embedding::forward` and the line that called it
+    /// (called through candle's `Tensor::apply`, that line is inside candle).
+    #[track_caller]
     fn forward(&self, ids: &Tensor) -> Result<Tensor> {
-        embedding(ids, self.embeddings())
+        embed("nn::Embedding::forward", ids, self.embeddings())
     }
+}
+
+/// The checks of an index op whose ids index dim `dim` of `indexed` (the argument `name`).
+///
+/// `check` sees `indexed` with `dim` moved first (a view, no copy), so its clause
+/// `name: _[S, ..]` binds `S` to the size of that dim; the message then names the real dim
+/// (`S = 5 (bound by `source` dim 2)`). A `dim` past the rank is candle's own error. In the
+/// `off` mode nothing is done.
+#[track_caller]
+fn guard_along(
+    op: &'static str,
+    name: &'static str,
+    indexed: &Tensor,
+    dim: usize,
+    check: impl FnOnce(&Tensor) -> std::result::Result<(), ContractError>,
+) -> Result<()> {
+    if crate::mode() == crate::Mode::Off {
+        return Ok(());
+    }
+    let at = Location::caller();
+    indexed.dim(dim)?;
+    check(&indexed.transpose(0, dim)?).map_err(|mut error| {
+        for violation in error.violations_mut() {
+            for binding in &mut violation.bound_dims {
+                if binding.bound_by == name && binding.axis == 0 {
+                    binding.axis = dim;
+                }
+            }
+        }
+        error.called_from(op, at, None).into()
+    })
 }
 
 /// The slices of `source` along `dim` at `ids`: candle's `Tensor::index_select`.
@@ -412,8 +709,22 @@ impl Module for Embedding {
 ///
 /// A contract violation for an id outside the dim or `ids` of the wrong rank or dtype;
 /// candle's error for a `dim` past `source`'s rank.
-#[contract(source: _[..], ids: u8 | u32 | i64 [I] in 0..{source.dim(dim)?})]
+///
+/// # Contract
+///
+/// ```text
+/// source: _[..],
+/// ids: u8 | u32 | i64 [I] in 0..S     -- S = source.dim(dim)
+/// ```
+#[track_caller]
 pub fn index_select(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor> {
+    guard_along(
+        "nn::index_select",
+        "source",
+        source,
+        dim,
+        |source| check!(source: _[S, ..], ids: u8 | u32 | i64 [I] in 0..S),
+    )?;
     if ids.elem_count() == 0 {
         return source.narrow(dim, 0, 0);
     }
@@ -436,8 +747,22 @@ pub fn index_select(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor>
 ///
 /// A contract violation for an id outside the dim; an error for `ids` of another rank than
 /// `source` (empty `ids` included); candle's errors for a `dim` past the rank.
-#[contract(source: _[..], ids: u8 | u32 | i64 [..] in 0..{source.dim(dim)?})]
+///
+/// # Contract
+///
+/// ```text
+/// source: _[..],
+/// ids: u8 | u32 | i64 [..] in 0..S    -- S = source.dim(dim)
+/// ```
+#[track_caller]
 pub fn gather(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor> {
+    guard_along(
+        "nn::gather",
+        "source",
+        source,
+        dim,
+        |source| check!(source: _[S, ..], ids: u8 | u32 | i64 [..] in 0..S),
+    )?;
     if ids.rank() != source.rank() {
         candle_core::bail!(
             "gather: `ids` has rank {} and `source` rank {}: candle's gather takes ids of the \
@@ -466,8 +791,23 @@ pub fn gather(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor> {
 ///
 /// A contract violation for an id outside the dim or shapes of `ids` and `source` that
 /// differ; candle's errors otherwise.
-#[contract(base: _[..], ids: u8 | u32 | i64 [*S] in 0..{base.dim(dim)?}, source: _[*S])]
+///
+/// # Contract
+///
+/// ```text
+/// base: _[..],
+/// ids: u8 | u32 | i64 [*I] in 0..S,   -- S = base.dim(dim)
+/// source: _[*I]
+/// ```
+#[track_caller]
 pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Result<Tensor> {
+    guard_along(
+        "nn::scatter_add",
+        "base",
+        base,
+        dim,
+        |base| check!(base: _[S, ..], ids: u8 | u32 | i64 [*I] in 0..S, source: _[*I]),
+    )?;
     if ids.elem_count() == 0 {
         return base.copy();
     }
@@ -489,8 +829,23 @@ pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> 
 ///
 /// A contract violation for an id outside the dim or `ids` of the wrong rank; candle's errors
 /// for a mis-shaped `source`.
-#[contract(base: _[..], ids: u8 | u32 | i64 [I] in 0..{base.dim(dim)?}, source: _[..])]
+///
+/// # Contract
+///
+/// ```text
+/// base: _[..],
+/// ids: u8 | u32 | i64 [I] in 0..S,    -- S = base.dim(dim)
+/// source: _[..]
+/// ```
+#[track_caller]
 pub fn index_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Result<Tensor> {
+    guard_along(
+        "nn::index_add",
+        "base",
+        base,
+        dim,
+        |base| check!(base: _[S, ..], ids: u8 | u32 | i64 [I] in 0..S, source: _[..]),
+    )?;
     if ids.elem_count() == 0 {
         return base.copy();
     }
@@ -511,13 +866,24 @@ pub fn index_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Re
 /// # Errors
 ///
 /// A contract violation for an id outside `0..depth` other than -1; candle's errors otherwise.
-#[contract(indices: u8 | u32 | i64 [..] in 0..depth ignore -1 allow_all
-    "candle's one_hot skips -1; map other \"no label\" values such as -100 to -1 (or mask those positions) first")]
+///
+/// # Contract
+///
+/// ```text
+/// indices: u8 | u32 | i64 [..] in 0..depth ignore -1 allow_all
+/// ```
+#[track_caller]
 pub fn one_hot<V: WithDType>(
     indices: Tensor,
     depth: usize,
     on_value: V,
     off_value: V,
 ) -> Result<Tensor> {
+    guard(
+        "nn::one_hot",
+        check!(indices: u8 | u32 | i64 [..] in 0..depth ignore -1 allow_all
+            "candle's one_hot skips -1; map other \"no label\" values such as -100 to -1 (or \
+             mask those positions) first"),
+    )?;
     candle_nn::encoding::one_hot(indices, depth, on_value, off_value)
 }

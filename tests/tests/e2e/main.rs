@@ -6,6 +6,7 @@ mod device_path;
 mod error_types;
 mod grammar;
 mod handed;
+mod help_lines;
 mod nn_ops;
 mod placement;
 mod properties;

@@ -68,9 +68,9 @@ fn cross_entropy_rejects_bad_class_ids_and_empty_batches() {
         (Some(&[1][..]), Some(Value::Int(4)))
     );
     assert!(
-        error
-            .to_string()
-            .contains("contract violated in `cross_entropy` ("),
+        error.to_string().contains(
+            "contract violated in `nn::cross_entropy` (called at tests/tests/e2e/nn_ops.rs:"
+        ),
         "{error}"
     );
     let empty = nn::cross_entropy(
@@ -420,7 +420,7 @@ fn index_ops_report_the_bad_index() {
     assert!(
         error
             .to_string()
-            .contains("ids[1] = 3, expected 0..{source.dim(dim)?} with {source.dim(dim)?} = 3"),
+            .contains("ids[1] = 3, expected 0..S with S = 3 (bound by `source` dim 1)"),
         "{error}"
     );
     let ids = Tensor::new(&[[[4u32], [0], [1]], [[2], [2], [0]]], &cpu()).unwrap();
@@ -502,7 +502,7 @@ fn h14_ignore_value_passed_straight_into_one_hot() {
             .contains("map other \"no label\" values such as -100 to -1"),
         "{error}"
     );
-    assert_eq!(contract_error(&error).function(), "one_hot");
+    assert_eq!(contract_error(&error).function(), "nn::one_hot");
 }
 
 #[test]
@@ -654,4 +654,312 @@ fn gather_refuses_ids_of_another_rank_even_when_empty() {
             "{error}"
         );
     }
+}
+
+/// `logits(n, c)` with `value` at `[row, column]`.
+fn logits_with(n: usize, c: usize, row: usize, column: usize, value: f32) -> Tensor {
+    let mut values: Vec<f32> = logits(n, c).flatten_all().unwrap().to_vec1().unwrap();
+    values[row * c + column] = value;
+    Tensor::from_vec(values, (n, c), &cpu()).unwrap()
+}
+
+/// The violation of `argument` in a failed call: its rule and index.
+fn rule_and_index(error: &candle_core::Error, argument: &str) -> (Rule, Vec<usize>) {
+    let violation = contract_error(error)
+        .violation_of(argument)
+        .unwrap_or_else(|| panic!("no violation of `{argument}`: {error}"));
+    (violation.rule(), violation.index().unwrap().to_vec())
+}
+
+#[test]
+fn losses_refuse_nan_and_infinite_logits() {
+    let target = Tensor::new(&[0u32, 3, 1], &cpu()).unwrap();
+    for (value, text) in [
+        (f32::NAN, "logits[1, 2] = NaN"),
+        (f32::INFINITY, "logits[1, 2] = inf"),
+        (f32::NEG_INFINITY, "logits[1, 2] = -inf"),
+    ] {
+        let logits = logits_with(3, 4, 1, 2, value);
+        // candle gives a NaN or infinite loss, no error.
+        let candle = scalar(&candle_nn::loss::cross_entropy(&logits, &target).unwrap());
+        assert!(
+            !candle.is_finite() || value == f32::NEG_INFINITY,
+            "{candle}"
+        );
+        for error in [
+            nn::cross_entropy(&logits, &target).unwrap_err(),
+            nn::cross_entropy_with(&logits, &target, LossOptions::default()).unwrap_err(),
+        ] {
+            assert_eq!(
+                rule_and_index(&error, "logits"),
+                (Rule::Finite, vec![1, 2]),
+                "{error}"
+            );
+            let message = error.to_string();
+            assert!(
+                message.contains(&format!(
+                    "`logits`: value not finite: {text}, expected finite values"
+                )),
+                "{message}"
+            );
+            assert!(
+                message.contains("1 of 12 elements violate the rule"),
+                "{message}"
+            );
+        }
+    }
+}
+
+#[test]
+fn nll_refuses_nan_and_positive_log_probabilities() {
+    let target = Tensor::new(&[0u32, 3, 1], &cpu()).unwrap();
+    let log_probs = candle_nn::ops::log_softmax(&logits(3, 4), D::Minus1).unwrap();
+    let mut values: Vec<f32> = log_probs.flatten_all().unwrap().to_vec1().unwrap();
+    for (value, rule, text) in [
+        (
+            f32::NAN,
+            Rule::Range,
+            "log_probs[2, 2] = NaN, expected ..=0.0",
+        ),
+        (0.5, Rule::Range, "log_probs[2, 2] = 0.5, expected ..=0.0"),
+        (
+            f32::INFINITY,
+            Rule::Range,
+            "log_probs[2, 2] = inf, expected ..=0.0",
+        ),
+    ] {
+        values[10] = value;
+        let bad = Tensor::from_vec(values.clone(), (3, 4), &cpu()).unwrap();
+        for error in [
+            nn::nll(&bad, &target).unwrap_err(),
+            nn::nll_with(&bad, &target, LossOptions::default()).unwrap_err(),
+        ] {
+            assert_eq!(
+                rule_and_index(&error, "log_probs"),
+                (rule, vec![2, 2]),
+                "{error}"
+            );
+            assert!(error.to_string().contains(text), "{error}");
+        }
+    }
+    // -inf is the log of a probability of 0: allowed (where it is not the target's class).
+    values[10] = f32::NEG_INFINITY;
+    let with_zero = Tensor::from_vec(values, (3, 4), &cpu()).unwrap();
+    let loss = scalar(&nn::nll(&with_zero, &target).unwrap());
+    let candle = scalar(&candle_nn::loss::nll(&with_zero, &target).unwrap());
+    assert!(close(loss, candle), "{loss} vs {candle}");
+}
+
+#[test]
+fn finite_logits_keep_their_reference_losses() {
+    let logits = logits(5, 4);
+    let target = Tensor::new(&[0i64, 3, 1, 2, 3], &cpu()).unwrap();
+    let rows: Vec<f64> = [0, 3, 1, 2, 3]
+        .iter()
+        .enumerate()
+        .map(|(row, &class)| row_loss(&logits, row, class))
+        .collect();
+    let mean = (rows.iter().sum::<f64>() / 5.0) as f32;
+    assert!(close(
+        scalar(&nn::cross_entropy(&logits, &target).unwrap()),
+        mean
+    ));
+    let log_probs = candle_nn::ops::log_softmax(&logits, D::Minus1).unwrap();
+    assert!(close(scalar(&nn::nll(&log_probs, &target).unwrap()), mean));
+    let none = LossOptions {
+        reduction: Reduction::None,
+        ..LossOptions::default()
+    };
+    let per_row: Vec<f32> = nn::cross_entropy_with(&logits, &target, none)
+        .unwrap()
+        .to_vec1()
+        .unwrap();
+    for (ours, reference) in per_row.iter().zip(&rows) {
+        assert!(close(*ours, *reference as f32), "{ours} vs {reference}");
+    }
+}
+
+#[test]
+fn ignored_rows_are_exempt_from_the_finite_rule_but_kept_rows_are_not() {
+    // Row 1 is ignored and holds NaN (padding behind a fully masked attention); row 3 is kept
+    // and holds +inf.
+    let mut values: Vec<f32> = logits(5, 3).flatten_all().unwrap().to_vec1().unwrap();
+    values[3] = f32::NAN;
+    values[3 * 3 + 2] = f32::INFINITY;
+    let logits = Tensor::from_vec(values, (5, 3), &cpu()).unwrap();
+    let target = Tensor::new(&[0i64, -100, 2, 1, 0], &cpu()).unwrap();
+    let error = nn::cross_entropy_with(&logits, &target, LossOptions::default()).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(
+        (violation.rule(), violation.index()),
+        (Rule::Finite, Some(&[3, 2][..]))
+    );
+    assert_eq!(violation.counts().unwrap().violating, 1);
+    assert_eq!(violation.counts().unwrap().total, 12);
+    assert!(
+        error
+            .to_string()
+            .contains("1 of 5 rows are not checked: their target is the ignore index -100"),
+        "{error}"
+    );
+    // Without the ignore index, the NaN row is checked too and comes first.
+    let no_ignore = LossOptions {
+        ignore_index: None,
+        ..LossOptions::default()
+    };
+    let target = Tensor::new(&[0i64, 1, 2, 1, 0], &cpu()).unwrap();
+    let error = nn::cross_entropy_with(&logits, &target, no_ignore).unwrap_err();
+    assert_eq!(rule_and_index(&error, "logits"), (Rule::Finite, vec![1, 0]));
+    assert_eq!(only_violation(&error).counts().unwrap().violating, 2);
+    // nll_with: a positive log-probability in an ignored row passes.
+    let log_probs = candle_nn::ops::log_softmax(&logits_with(3, 3, 1, 1, 0.0), D::Minus1).unwrap();
+    let mut values: Vec<f32> = log_probs.flatten_all().unwrap().to_vec1().unwrap();
+    values[4] = 3.0;
+    let log_probs = Tensor::from_vec(values, (3, 3), &cpu()).unwrap();
+    let target = Tensor::new(&[0i64, -100, 2], &cpu()).unwrap();
+    assert!(nn::nll_with(&log_probs, &target, LossOptions::default()).is_ok());
+    assert!(nn::nll(&log_probs, &Tensor::new(&[0i64, 1, 2], &cpu()).unwrap()).is_err());
+}
+
+#[test]
+fn violations_name_the_op_and_the_callers_line() {
+    // Two tables in one model: the message says which lookup failed.
+    let words = Tensor::zeros((10, 4), DType::F32, &cpu()).unwrap();
+    let positions = Tensor::zeros((3, 4), DType::F32, &cpu()).unwrap();
+    let ids = Tensor::new(&[[1u32, 2, 3]], &cpu()).unwrap();
+    assert!(nn::embedding(&ids, &words).is_ok());
+    let line = line!() + 1;
+    let error = nn::embedding(&ids, &positions).unwrap_err();
+    let found = contract_error(&error);
+    assert_eq!(found.function(), "nn::embedding");
+    let at = found.called_at().unwrap();
+    assert_eq!((at.file(), at.line()), ("tests/tests/e2e/nn_ops.rs", line));
+    let message = error.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "contract violated in `nn::embedding` (called at tests/tests/e2e/nn_ops.rs:{line}:"
+        )),
+        "{message}"
+    );
+    assert!(!message.contains("runtime/src/nn.rs"), "{message}");
+    assert!(
+        message.contains("`ids`: value out of range: ids[0, 2] = 3, expected 0..V with V = 3 (bound by `table` dim 0)"),
+        "{message}"
+    );
+    assert_eq!(
+        only_violation(&error).subject(),
+        candle_contracts::Subject::Argument("ids")
+    );
+    // The layer's forward names itself.
+    let layer = nn::Embedding::new(positions.clone(), 4);
+    let line = line!() + 1;
+    let error = layer.forward(&ids).unwrap_err();
+    let found = contract_error(&error);
+    assert_eq!(found.function(), "nn::Embedding::forward");
+    assert_eq!(found.called_at().unwrap().line(), line);
+    // Every op: its name and this file.
+    let logits = logits(2, 3);
+    let bad = Tensor::new(&[0u32, 3], &cpu()).unwrap();
+    let source = Tensor::zeros((2, 3), DType::F32, &cpu()).unwrap();
+    let probabilities = Tensor::new(&[0.5f32, 2.0], &cpu()).unwrap();
+    let errors = [
+        (
+            "nn::cross_entropy",
+            nn::cross_entropy(&logits, &bad).unwrap_err(),
+        ),
+        (
+            "nn::cross_entropy_with",
+            nn::cross_entropy_with(&logits, &bad, LossOptions::default()).unwrap_err(),
+        ),
+        ("nn::nll", nn::nll(&logits, &bad).unwrap_err()),
+        (
+            "nn::nll_with",
+            nn::nll_with(&logits, &bad, LossOptions::default()).unwrap_err(),
+        ),
+        (
+            "nn::binary_cross_entropy",
+            nn::binary_cross_entropy(&probabilities, &probabilities).unwrap_err(),
+        ),
+        (
+            "nn::binary_cross_entropy_with_logit",
+            nn::binary_cross_entropy_with_logit(&probabilities, &probabilities).unwrap_err(),
+        ),
+        (
+            "nn::index_select",
+            nn::index_select(&source, &bad, 1).unwrap_err(),
+        ),
+        (
+            "nn::gather",
+            nn::gather(&source, &bad.unsqueeze(0).unwrap(), 1).unwrap_err(),
+        ),
+        (
+            "nn::scatter_add",
+            nn::scatter_add(
+                &source,
+                &bad.unsqueeze(0).unwrap(),
+                &Tensor::ones((1, 2), DType::F32, &cpu()).unwrap(),
+                1,
+            )
+            .unwrap_err(),
+        ),
+        (
+            "nn::index_add",
+            nn::index_add(
+                &source,
+                &bad,
+                &Tensor::ones((2, 2), DType::F32, &cpu()).unwrap(),
+                1,
+            )
+            .unwrap_err(),
+        ),
+        (
+            "nn::one_hot",
+            nn::one_hot(bad.clone(), 3, 1f32, 0f32).unwrap_err(),
+        ),
+    ];
+    for (op, error) in errors {
+        let found = contract_error(&error);
+        assert_eq!(found.function(), op, "{error}");
+        assert_eq!(
+            found.called_at().unwrap().file(),
+            "tests/tests/e2e/nn_ops.rs",
+            "{error}"
+        );
+        assert!(
+            error.to_string().starts_with(&format!(
+                "contract violated in `{op}` (called at tests/tests/e2e/nn_ops.rs:"
+            )),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn index_bounds_show_the_size_of_the_indexed_dim() {
+    let source = Tensor::zeros((2, 3, 5), DType::F32, &cpu()).unwrap();
+    let error =
+        nn::index_select(&source, &Tensor::new(&[1u32, 5], &cpu()).unwrap(), 2).unwrap_err();
+    let violation = only_violation(&error);
+    let s = &violation.bound_dims()[0];
+    assert_eq!((s.name, s.value, s.bound_by, s.axis), ("S", 5, "source", 2));
+    let message = error.to_string();
+    assert!(
+        message.contains("ids[1] = 5, expected 0..S with S = 5 (bound by `source` dim 2)"),
+        "{message}"
+    );
+    assert!(!message.contains('{'), "{message}");
+    let base = Tensor::zeros((4, 3), DType::F32, &cpu()).unwrap();
+    let error = nn::index_add(
+        &base,
+        &Tensor::new(&[4i64], &cpu()).unwrap(),
+        &Tensor::ones((1, 3), DType::F32, &cpu()).unwrap(),
+        0,
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("ids[0] = 4, expected 0..S with S = 4 (bound by `base` dim 0)"),
+        "{error}"
+    );
 }
