@@ -237,7 +237,7 @@ impl<'a> Seen<'a> {
         Self {
             offending: &details.offending,
             observed: details.observed,
-            usable: details.counts.total - details.counts.ignored,
+            usable: details.counts.total.saturating_sub(details.counts.ignored),
         }
     }
 

@@ -8,8 +8,8 @@
 //!
 //! | function | mirrors | fixed here |
 //! |---|---|---|
-//! | [`cross_entropy`], [`nll`] | `candle_nn::loss::{cross_entropy, nll}` | class ids checked; u8 id 255 is a class, not candle's skip sentinel; an empty batch is an error, not NaN |
-//! | [`cross_entropy_with`], [`nll_with`] | PyTorch's `ignore_index` and `reduction` | ignored rows are left out of the mean's denominator (candle has no ignore index) |
+//! | [`cross_entropy`], [`nll`] | `candle_nn::loss::{cross_entropy, nll}` | class ids checked; NaN and infinite logits, and log-probabilities above 0, are errors, not a NaN loss; u8 id 255 is a class, not candle's skip sentinel; an empty batch is an error, not NaN |
+//! | [`cross_entropy_with`], [`nll_with`] | PyTorch's `ignore_index` and `reduction` | ignored rows are left out of the mean's denominator (candle has no ignore index) and out of the finite check |
 //! | [`binary_cross_entropy`] | `torch.nn.functional.binary_cross_entropy` | candle has none; logs clamped at -100 like PyTorch |
 //! | [`binary_cross_entropy_with_logit`] | `candle_nn::loss::binary_cross_entropy_with_logit` | stable for large logits (candle's gives NaN once \|logit\| ≳ 17 in f32) |
 //! | [`embedding`], [`Embedding`] | `torch.nn.functional.embedding`, `candle_nn::Embedding` | ids checked against the table's rows |
@@ -18,8 +18,7 @@
 //!
 //! Every function is `#[track_caller]`: a violation names the op (`nn::embedding`) and the line
 //! that called it, so with two embedding tables in one model the message says which call
-//! failed. The losses also refuse NaN and infinite logits and log-probabilities above 0, where
-//! candle returns a NaN loss.
+//! failed.
 //!
 //! Each op states its contract with [`check!`](crate::check) at the top of its body (listed
 //! under "Contract" in its docs), so the op can add its caller's line to the error.
@@ -373,9 +372,12 @@ fn exempt_ignored_rows(
             }
         }
     }
+    let violations = error.violations_mut();
     match merged {
         None => {
-            error.violations_mut().remove(position);
+            if position < violations.len() {
+                violations.remove(position);
+            }
         }
         Some(mut violation) => {
             let columns = values.dim(1)? as u64;
@@ -390,7 +392,9 @@ fn exempt_ignored_rows(
                 "{ignored} of {} rows are not checked: their target is the ignore index {ignore}",
                 ids.len()
             ));
-            error.violations_mut()[position] = violation;
+            if let Some(slot) = violations.get_mut(position) {
+                *slot = violation;
+            }
         }
     }
     Ok(if error.violations().is_empty() {

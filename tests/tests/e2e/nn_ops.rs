@@ -963,3 +963,28 @@ fn index_bounds_show_the_size_of_the_indexed_dim() {
         "{error}"
     );
 }
+
+#[test]
+fn the_finite_rule_on_the_device_path() {
+    use candle_contracts::__private::{device_transfers, force_device_path};
+    force_device_path(true);
+    let target = Tensor::new(&[0i64, -100, 2, 1, 0], &cpu()).unwrap();
+    // A passing call: logits and target checked in one transfer.
+    let clean = logits(5, 3);
+    let before = device_transfers();
+    let loss = nn::cross_entropy_with(&clean, &target, LossOptions::default()).unwrap();
+    assert_eq!(device_transfers() - before, 1);
+    let mut values: Vec<f32> = clean.flatten_all().unwrap().to_vec1().unwrap();
+    values[3] = f32::NAN;
+    values[3 * 3 + 2] = f32::INFINITY;
+    let bad = Tensor::from_vec(values, (5, 3), &cpu()).unwrap();
+    let every_row = Tensor::new(&[0i64, 1, 2, 1, 0], &cpu()).unwrap();
+    let plain = nn::cross_entropy(&bad, &every_row).unwrap_err();
+    let with = nn::cross_entropy_with(&bad, &target, LossOptions::default()).unwrap_err();
+    force_device_path(false);
+    assert!(scalar(&loss).is_finite());
+    assert_eq!(rule_and_index(&plain, "logits"), (Rule::Finite, vec![1, 0]));
+    assert_eq!(only_violation(&plain).counts().unwrap().violating, 2);
+    assert_eq!(rule_and_index(&with, "logits"), (Rule::Finite, vec![3, 2]));
+    assert_eq!(only_violation(&with).counts().unwrap().violating, 1);
+}
