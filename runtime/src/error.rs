@@ -62,6 +62,8 @@ pub enum Rule {
     Rank,
     /// A dim differs from its literal, its bound name, its run or its expression.
     Shape,
+    /// A sequence clause (`items: [f32[E]; N]`) has another number of elements than its count.
+    Count,
     /// The tensor is not on the device of the first checked tensor.
     Device,
     /// The clause says `contiguous` and the layout is strided.
@@ -385,6 +387,7 @@ impl fmt::Display for Violation {
         match self.rule {
             Rule::Missing => write!(f, "is {}, expected {}", self.found, self.expected)?,
             Rule::DType => write!(f, "dtype {}, expected {}", self.found, self.expected)?,
+            Rule::Count => write!(f, "{} elements, expected {}", self.found, self.expected)?,
             Rule::Rank | Rule::Shape => {
                 write!(f, "shape {} does not match {}", self.found, self.expected)?
             }

@@ -401,9 +401,9 @@ impl Checker<'_, '_> {
         {
             let mut violation = Violation::new(
                 Subject::of(clause.subject),
-                Rule::Shape,
-                format!("{expected} elements"),
-                format!("{len} elements"),
+                Rule::Count,
+                expected.to_string(),
+                len.to_string(),
             );
             violation.bound_dims = bound;
             violation.note = clause.note;
@@ -541,11 +541,17 @@ impl Checker<'_, '_> {
                     Ok(Some(expected)) if expected == dims[axis] as u64 => {}
                     Ok(Some(expected)) => {
                         let names = self.names_in(expr.ops);
+                        // `{cfg.hidden} = 4` already says what a lone value is.
+                        let shown: Vec<DimBinding> = names
+                            .iter()
+                            .filter(|b| b.name != expr.text)
+                            .cloned()
+                            .collect();
                         details.push(format!(
                             "dim {axis} is {} but {} = {expected}{}",
                             dims[axis],
                             expr.text,
-                            with_names(&names)
+                            with_names(&shown)
                         ));
                         bound_dims.extend(names);
                     }

@@ -4,7 +4,7 @@
 
 use candle_core::{DType, Tensor};
 
-use crate::error::{DimBinding, Value};
+use crate::error::{DimBinding, DimSource, Value};
 use crate::spec::{BoundSpec, ClauseSpec, DTypeSet, DimSpec};
 use crate::value::{Details, Ignore, Num, Resolved, Used};
 
@@ -92,8 +92,9 @@ pub(crate) fn for_rank(clause: &ClauseSpec, dims: &[usize]) -> Option<String> {
     }
     if dims.len() == rank + 1 && all_int(clause) {
         return Some(
-            "one dim too many: cross-entropy takes class indices of shape [N], not one-hot \
-             rows of shape [N, C] (use `.argmax(1)?`)"
+            "one dim too many: class indices have shape [N]. A [B, T] target of a sequence \
+             model: flatten it to [B * T] and the logits to [B * T, C]; one-hot rows of shape \
+             [N, C]: take `.argmax(1)?`"
                 .to_string(),
         );
     }
@@ -123,9 +124,12 @@ pub(crate) fn for_shape(
     let name = clause.subject.name();
     let is_argument = |name: &str| !name.starts_with("self.") && name != "return";
     if is_argument(name)
-        && bound_dims
-            .iter()
-            .any(|b| b.axis == 0 && b.bound_by != name && is_argument(b.bound_by))
+        && bound_dims.iter().any(|b| {
+            b.source == DimSource::Axis
+                && b.axis == 0
+                && b.bound_by != name
+                && is_argument(b.bound_by)
+        })
     {
         return Some(
             "the batch sizes differ between arguments: a last batch smaller than the batch \

@@ -988,3 +988,14 @@ fn the_finite_rule_on_the_device_path() {
     assert_eq!(rule_and_index(&with, "logits"), (Rule::Finite, vec![3, 2]));
     assert_eq!(only_violation(&with).counts().unwrap().violating, 1);
 }
+
+#[test]
+fn a_sequence_models_target_is_told_to_flatten_not_to_argmax() {
+    // Logits [B, T, C] and a [B, T] target of class ids: flattening is the fix; `argmax`
+    // would throw the labels away.
+    let logits = Tensor::zeros((2, 3, 4), DType::F32, &Device::Cpu).unwrap();
+    let target = Tensor::zeros((2, 3), DType::U32, &Device::Cpu).unwrap();
+    let error = nn::cross_entropy(&logits, &target).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("flatten it to [B * T]"), "{text}");
+}

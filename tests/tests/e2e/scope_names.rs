@@ -435,3 +435,40 @@ fn relations_compare_signed_values() {
     let error = signed_relations(&zeros(&[3], DType::F32), 3, 3).unwrap_err();
     assert_eq!(only_violation(&error).argument(), "T > lim");
 }
+
+#[test]
+fn a_braced_dim_mismatch_shows_its_value_once_and_no_batch_help() {
+    let encoder = Encoder {
+        cfg: Config {
+            hidden_size: 4,
+            max_position_embeddings: 10,
+            pad_token_id: 1,
+        },
+    };
+    let error = encoder.forward(&zeros(&[2, 8, 5], DType::F32)).unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("dim 2 is 5 but {self.cfg.hidden_size} = 4"),
+        "{text}"
+    );
+    assert!(!text.contains("= 4 with"), "{text}");
+    assert!(!text.contains("batch sizes differ"), "{text}");
+}
+
+#[contract(items: [f32[E]; 2])]
+fn pair(items: &[Tensor]) -> Result<usize> {
+    Ok(items.len())
+}
+
+#[test]
+fn a_sequence_of_the_wrong_length_says_how_many() {
+    let error = pair(&[zeros(&[3], DType::F32)]).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.rule(), Rule::Count);
+    assert!(
+        error
+            .to_string()
+            .contains("`items`: 1 elements, expected 2"),
+        "{error}"
+    );
+}
