@@ -630,15 +630,23 @@ fn expand_fn(
     } else {
         quote!()
     };
+    let new_state = quote!(let mut #state = #p::CallState::<#dims_count, #runs_count>::new(););
+    // Without a return clause the call state lives inside the guard: `off` costs one load.
+    let (outer_state, inner_state) = if with_output {
+        (new_state, quote!())
+    } else {
+        (quote!(), new_state)
+    };
     let prelude = quote! {
         let #mode = #p::mode();
-        let mut #state = #p::CallState::<#dims_count, #runs_count>::new();
+        #outer_state
         let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
         let #values: [#p::BoundValue; #values_count] = #values_value;
     };
     let input_guard = quote! {
         #spec
         if #mode != #p::Mode::Off {
+            #inner_state
             #hand_out
             #constants
             #held

@@ -7,10 +7,6 @@
 ///```
 fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
     let __cc_mode = ::candle_contracts::__private::mode();
-    let mut __cc_state = ::candle_contracts::__private::CallState::<
-        2usize,
-        0usize,
-    >::new();
     let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
     let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
     static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
@@ -76,6 +72,10 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
         same_device: true,
     };
     if __cc_mode != ::candle_contracts::__private::Mode::Off {
+        let mut __cc_state = ::candle_contracts::__private::CallState::<
+            2usize,
+            0usize,
+        >::new();
         #[allow(
             non_snake_case,
             non_upper_case_globals,
