@@ -559,15 +559,50 @@ impl ContractError {
         self.violations.iter().find(|v| v.argument() == argument)
     }
 
-    /// Finds a `ContractError` inside a `candle_core::Error`, through the backtrace, context and
-    /// path wrappers candle adds.
+    /// Finds a `ContractError` inside a `candle_core::Error`, through every wrapper candle adds:
+    /// `.context(..)` (the method and the `candle_core::Context` trait), `.with_path(..)`, a
+    /// backtrace, and a boxed error inside any of them. See [`find_in_error`](Self::find_in_error)
+    /// for any other error type.
     pub fn find_in(error: &candle_core::Error) -> Option<&ContractError> {
-        match error {
-            candle_core::Error::Io(io) => io.get_ref()?.downcast_ref(),
-            candle_core::Error::WrappedContext { wrapped, .. } => wrapped.downcast_ref(),
+        Self::find_in_error(error)
+    }
+
+    /// Finds a `ContractError` inside any error: the error itself, candle's wrappers (as
+    /// [`find_in`](Self::find_in)), an `std::io::Error` holding it, and every error down its
+    /// [`source`](std::error::Error::source) chain.
+    ///
+    /// This is the one way for every error type: pass `error.as_ref()` for an `anyhow::Error`
+    /// (also after anyhow's own `.context(..)`), `&*error` for a `Box<dyn Error + Send + Sync>`
+    /// and `&error` for a candle or user error whose `source()` leads to it.
+    pub fn find_in_error<'e>(
+        error: &'e (dyn std::error::Error + 'static),
+    ) -> Option<&'e ContractError> {
+        let mut next = Some(error);
+        while let Some(error) = next {
+            if let Some(found) = Self::find_here(error) {
+                return Some(found);
+            }
+            next = error.source();
+        }
+        None
+    }
+
+    /// The `ContractError` that `error` is or wraps without a `source()` link: candle's
+    /// variants and `std::io::Error` hold their payload without exposing it as a source.
+    fn find_here<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e ContractError> {
+        if let Some(found) = error.downcast_ref::<ContractError>() {
+            return Some(found);
+        }
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            return Self::find_in_error(io.get_ref()?);
+        }
+        match error.downcast_ref::<candle_core::Error>()? {
+            candle_core::Error::Io(io) => Self::find_in_error(io.get_ref()?),
+            candle_core::Error::WrappedContext { wrapped, .. }
+            | candle_core::Error::Cuda(wrapped) => Self::find_in_error(&**wrapped),
             candle_core::Error::WithBacktrace { inner, .. }
             | candle_core::Error::Context { inner, .. }
-            | candle_core::Error::WithPath { inner, .. } => Self::find_in(inner),
+            | candle_core::Error::WithPath { inner, .. } => Self::find_in_error(&**inner),
             _ => None,
         }
     }

@@ -19,7 +19,7 @@ const UNBOUND: u16 = u16::MAX;
 pub struct DimSlot {
     value: usize,
     clause: u16,
-    axis: u16,
+    axis: usize,
     source: DimSource,
     /// The dim's name is a constant in scope: the probe that compares with it.
     constant: Option<ConstantProbe>,
@@ -75,7 +75,7 @@ fn tensors_of<'t>(arg: &'t ClauseArg<'t>) -> impl Iterator<Item = (Option<usize>
 pub struct RunSlot {
     dims: Vec<usize>,
     clause: u16,
-    axis: u16,
+    axis: usize,
 }
 
 impl RunSlot {
@@ -299,7 +299,7 @@ impl Checker<'_, '_> {
 
     /// Binds a named dim at an occurrence of size `actual`, if nothing bound it yet. A constant
     /// is bound to its own value, found by its probe.
-    fn bind_dim(&mut self, id: u16, actual: usize, clause: u16, axis: u16, source: DimSource) {
+    fn bind_dim(&mut self, id: u16, actual: usize, clause: u16, axis: usize, source: DimSource) {
         let index = usize::from(id);
         if self.bindings.dims[index].is_bound() {
             return;
@@ -422,14 +422,14 @@ impl Checker<'_, '_> {
             match *dim {
                 DimSpec::Named(id) => {
                     let axis = alignment.axis(position);
-                    self.bind_dim(id, dims[axis], clause_index, axis as u16, DimSource::Axis);
+                    self.bind_dim(id, dims[axis], clause_index, axis, DimSource::Axis);
                 }
                 DimSpec::Run(id) => {
                     let slot = &mut self.bindings.runs[usize::from(id)];
                     if slot.clause == UNBOUND {
                         slot.dims = dims[position..position + alignment.rest_len].to_vec();
                         slot.clause = clause_index;
-                        slot.axis = position as u16;
+                        slot.axis = position;
                     }
                 }
                 DimSpec::Fixed(_) | DimSpec::Any | DimSpec::Rest | DimSpec::Expr(_) => {}
@@ -533,7 +533,7 @@ impl Checker<'_, '_> {
                             slot.dims,
                             self.clause_name(slot.clause),
                             slot.axis,
-                            usize::from(slot.axis) + slot.dims.len(),
+                            slot.axis + slot.dims.len(),
                         ));
                     }
                 }
@@ -825,7 +825,7 @@ fn binding_of(spec: &ContractSpec, slot: &DimSlot, dim: u16) -> Option<DimBindin
         name: spec.dims[usize::from(dim)],
         value: slot.value,
         bound_by: clause_name(spec, slot.clause),
-        axis: usize::from(slot.axis),
+        axis: slot.axis,
         source: slot.source,
     })
 }
