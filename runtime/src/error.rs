@@ -358,8 +358,45 @@ fn wrap(text: &str, first: &str, rest: &str) -> String {
 }
 
 fn format_index(index: &[usize]) -> String {
-    let parts: Vec<String> = index.iter().map(ToString::to_string).collect();
-    format!("[{}]", parts.join(", "))
+    format_dims(index)
+}
+
+/// Lists longer than this are shown by their first [`HEAD`] and last [`TAIL`] items.
+const ELIDE_ABOVE: usize = 12;
+const HEAD: usize = 8;
+const TAIL: usize = 2;
+
+/// `a, b, c` for a short list; `a, …, y, z` with the first 8 and last 2 items for a long one,
+/// so a message stays bounded for any rank or `*B` run.
+pub(crate) fn join_elided<T: fmt::Display>(items: &[T]) -> String {
+    let show = |items: &[T]| -> Vec<String> { items.iter().map(ToString::to_string).collect() };
+    if items.len() <= ELIDE_ABOVE {
+        return show(items).join(", ");
+    }
+    format!(
+        "{}, …, {}",
+        show(&items[..HEAD]).join(", "),
+        show(&items[items.len() - TAIL..]).join(", ")
+    )
+}
+
+/// The sizes of a `*B` run: `[2, 3]`; for a long run `[1, 1, 1, 1, 1, 1, 1, 1, …, 1, 1] (5000
+/// dims)`.
+pub(crate) fn format_run(dims: &[usize]) -> String {
+    if dims.len() <= ELIDE_ABOVE {
+        format!("[{}]", join_elided(dims))
+    } else {
+        format!("[{}] ({} dims)", join_elided(dims), dims.len())
+    }
+}
+
+/// `[2, 3]`; for a long list `[1, 1, 1, 1, 1, 1, 1, 1, …, 1, 1] (rank 5000)`.
+pub(crate) fn format_dims(dims: &[usize]) -> String {
+    if dims.len() <= ELIDE_ABOVE {
+        format!("[{}]", join_elided(dims))
+    } else {
+        format!("[{}] (rank {})", join_elided(dims), dims.len())
+    }
 }
 
 /// ` with C = 4 (bound by `logits` dim 1), {self.vocab} = 9`: the values a rule used.

@@ -6,7 +6,9 @@
 
 use candle_core::{Device, Tensor};
 
-use crate::error::{ContractError, DimBinding, DimSource, Rule, Subject, Violation};
+use crate::error::{
+    format_dims, format_run, join_elided, ContractError, DimBinding, DimSource, Rule, Subject, Violation,
+};
 use crate::help;
 use crate::mode::Mode;
 use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, SubjectSpec};
@@ -466,7 +468,7 @@ impl Checker<'_, '_> {
                     subject,
                     Rule::Rank,
                     self.expected_shape(clause),
-                    format!("{dims:?}"),
+                    format_dims(dims),
                 );
                 violation.expected.push_str(&format!(
                     " (rank {}, expected rank {}{})",
@@ -485,7 +487,11 @@ impl Checker<'_, '_> {
                 subject,
                 Rule::Contiguous,
                 "a contiguous layout".to_string(),
-                format!("stride {:?} for shape {:?}", tensor.stride(), dims),
+                format!(
+                    "stride {} for shape {}",
+                    format_dims(tensor.stride()),
+                    format_dims(dims)
+                ),
             );
             violation.help = Some(
                 "a transpose, narrow or broadcast made a strided view; call `.contiguous()?` \
@@ -526,15 +532,28 @@ impl Checker<'_, '_> {
                     let slot = &self.bindings.runs[usize::from(id)];
                     if slot.dims != actual {
                         let end = position + alignment.rest_len;
-                        details.push(format!(
-                            "dims {position}..{end} are {actual:?} but *{} = {:?} (bound by `{}` \
-                             dims {}..{})",
+                        let mut detail = format!(
+                            "dims {position}..{end} are {} but *{} = {} (bound by `{}` dims \
+                             {}..{})",
+                            format_run(actual),
                             self.spec.runs[usize::from(id)],
-                            slot.dims,
+                            format_run(&slot.dims),
                             self.clause_name(slot.clause),
                             slot.axis,
                             slot.axis + slot.dims.len(),
-                        ));
+                        );
+                        // A long run is elided: name the first dim that differs.
+                        if let Some(i) = actual.iter().zip(&slot.dims).position(|(a, b)| a != b)
+                            && actual.len().max(slot.dims.len()) > 12
+                        {
+                            detail.push_str(&format!(
+                                "; dim {} is {}, expected {}",
+                                position + i,
+                                actual[i],
+                                slot.dims[i]
+                            ));
+                        }
+                        details.push(detail);
                     }
                 }
                 DimSpec::Expr(expr) => match self.eval(expr.ops) {
@@ -575,7 +594,7 @@ impl Checker<'_, '_> {
                 Subject::of(clause.subject),
                 Rule::Shape,
                 self.expected_shape(clause),
-                format!("{dims:?}"),
+                format_dims(dims),
             );
             let expected_sizes = self.expected_sizes(clause, dims, alignment);
             violation.help = help::for_shape(clause, dims, expected_sizes.as_deref(), &bound_dims);
@@ -639,9 +658,7 @@ impl Checker<'_, '_> {
                         format!("*{}", self.spec.runs[usize::from(id)])
                     } else {
                         any_bound = true;
-                        let sizes: Vec<String> =
-                            slot.dims.iter().map(ToString::to_string).collect();
-                        sizes.join(", ")
+                        join_elided(&slot.dims)
                     }
                 }
                 DimSpec::Expr(expr) => match self.eval(expr.ops) {
@@ -655,7 +672,7 @@ impl Checker<'_, '_> {
             .filter(|part| !part.is_empty())
             .collect();
         if any_bound {
-            format!("{} = [{}]", clause.shape_text, parts.join(", "))
+            format!("{} = [{}]", clause.shape_text, join_elided(&parts))
         } else {
             clause.shape_text.to_string()
         }

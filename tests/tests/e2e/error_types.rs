@@ -208,4 +208,5 @@ fn messages_stay_short_for_huge_ranks() {
     assert!(message.len() < 2000, "{} bytes:\n{message}", message.len());
     assert!(message.contains("`y`"), "{message}");
     assert!(message.contains("rank 5001"), "{message}");
+    assert!(message.contains("dim 4000 is 2, expected 1"), "{message}");
 }
