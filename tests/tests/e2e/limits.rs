@@ -46,3 +46,18 @@ fn axes_past_65535_keep_their_index() {
     assert_eq!(violation.bound_dims()[0].axis, 69_999, "{error}");
     assert!(error.to_string().contains("dim 69999"), "{error}");
 }
+
+#[contract(x: f32[N], y: f32[1 + (1 + (1 + (1 + (1 + (1 + (1 + (1 + (1 + (1 + (1 + (1 + (1 + (1 + (1 + N))))))))))))))])]
+fn deepest_expression(x: &Tensor, y: &Tensor) -> candle_core::Result<()> {
+    let _ = (x, y);
+    Ok(())
+}
+
+#[test]
+fn the_deepest_accepted_expression_evaluates() {
+    let x = Tensor::zeros(2, DType::F32, &Device::Cpu).unwrap();
+    let y = Tensor::zeros(17, DType::F32, &Device::Cpu).unwrap();
+    deepest_expression(&x, &y).unwrap();
+    let error = deepest_expression(&x, &x).unwrap_err();
+    assert!(error.to_string().contains("= 17"), "{error}");
+}
