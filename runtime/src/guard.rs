@@ -7,7 +7,8 @@
 use candle_core::{Device, Tensor};
 
 use crate::error::{
-    format_dims, format_run, join_elided, ContractError, DimBinding, DimSource, Rule, Subject, Violation,
+    ContractError, DimBinding, DimSource, Rule, Subject, Violation, format_dims, format_run,
+    join_elided,
 };
 use crate::help;
 use crate::mode::Mode;

@@ -134,7 +134,10 @@ fn find_in_sees_through_every_candle_wrapper() {
     let (logits, target) = bad_target();
     let through_trait = epoch(&logits, &target).unwrap_err();
     // `WrappedContext` holding the candle error, under a backtrace when one is captured.
-    assert!(through_trait.to_string().contains("epoch 3"), "{through_trait}");
+    assert!(
+        through_trait.to_string().contains("epoch 3"),
+        "{through_trait}"
+    );
     assert_eq!(
         ContractError::find_in(&through_trait).unwrap().function(),
         "with_candle"
