@@ -38,6 +38,7 @@ SECTIONS = [
     ("reserved_dim_name", "A reserved word as a dim", "`in`, `ignore`, `finite`, `contiguous`, `MAX`, `allow_all`, `return` and `self` are never dim names."),
     ("two_rest_dims", "Two `..` or `*name` in one shape", "The dims between them would be ambiguous."),
     ("division_by_zero", "Division by zero in a dim expression", ""),
+    ("dim_expression_too_deep", "A dim expression nested too deeply", "The guard evaluates an expression on a stack of 16 values; each operator whose right operand is parenthesised needs one more. Nest to the left or compute a part in a braced value."),
     ("bound_only_after_body", "An input checked against a dim only the return value binds", "The guard runs before the body; bind the dim in an input."),
     ("bound_names_nothing", "A bound that names nothing", "A name in a bound is a dim of the contract, a parameter or a constant in scope; rustc reports a name that is none of these."),
     ("tensor_as_bound", "A tensor as a bound", "Bound by one of its dims instead."),

@@ -608,6 +608,58 @@ fn scope_value(dims: &mut Dims, tokens: TokenStream, span: Span, text: String) -
     (dims.values.len() - 1) as u16
 }
 
+/// The slots of the runtime's evaluator stack (`eval_ops` in the runtime's `guard.rs`).
+const EXPR_STACK: usize = 16;
+
+/// How many stack slots the postfix program of `expr` needs: the right operand is evaluated
+/// while the left one's value waits on the stack.
+fn stack_depth(expr: &DimExpr) -> usize {
+    match expr {
+        DimExpr::Lit(_) | DimExpr::Name(_) | DimExpr::Block { .. } => 1,
+        DimExpr::Paren(inner) => stack_depth(inner),
+        DimExpr::Binary { lhs, rhs, .. } => stack_depth(lhs).max(stack_depth(rhs) + 1),
+    }
+}
+
+/// Refuses an expression the runtime's evaluator cannot hold, at the operator whose right
+/// operand needs the 17th slot.
+fn check_stack_depth(cx_errors: &mut Ctxt<'_>, expr: &DimExpr) {
+    let depth = stack_depth(expr);
+    if depth <= EXPR_STACK {
+        return;
+    }
+    let mut node = expr;
+    loop {
+        match node {
+            DimExpr::Paren(inner) => node = inner,
+            DimExpr::Binary {
+                lhs, op_span, rhs, ..
+            } => {
+                if stack_depth(lhs) > EXPR_STACK {
+                    node = lhs;
+                } else if stack_depth(rhs) >= EXPR_STACK {
+                    if stack_depth(rhs) > EXPR_STACK {
+                        node = rhs;
+                        continue;
+                    }
+                    cx_errors.error_at(
+                        *op_span,
+                        format!(
+                            "dim expression `{expr}` is nested too deeply: it needs {depth} \
+                             stack slots, at most {EXPR_STACK}; move the parentheses to the \
+                             left (`(a + b) + c`) or compute a part in a braced value"
+                        ),
+                    );
+                    return;
+                } else {
+                    return;
+                }
+            }
+            DimExpr::Lit(_) | DimExpr::Name(_) | DimExpr::Block { .. } => return,
+        }
+    }
+}
+
 fn resolve_expr(
     cx_errors: &mut Ctxt<'_>,
     cx: &Context,
@@ -689,6 +741,8 @@ fn plan_relation(
     let mut used = Vec::new();
     resolve_expr(cx_errors, cx, dims, &relation.lhs, &mut lhs, &mut used);
     resolve_expr(cx_errors, cx, dims, &relation.rhs, &mut rhs, &mut used);
+    check_stack_depth(cx_errors, &relation.lhs);
+    check_stack_depth(cx_errors, &relation.rhs);
     let after_body = used.iter().any(|ident| {
         dims.get(&ident.unraw().to_string())
             .is_some_and(|i| !i.bound_by_input)
@@ -981,6 +1035,7 @@ fn plan_shape(
                 let mut ops = Vec::new();
                 let mut used = Vec::new();
                 resolve_expr(cx_errors, cx, dims, expr, &mut ops, &mut used);
+                check_stack_depth(cx_errors, expr);
                 if !is_output {
                     check_bound_by_inputs(cx_errors, dims, &used);
                 }

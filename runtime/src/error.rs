@@ -358,8 +358,45 @@ fn wrap(text: &str, first: &str, rest: &str) -> String {
 }
 
 fn format_index(index: &[usize]) -> String {
-    let parts: Vec<String> = index.iter().map(ToString::to_string).collect();
-    format!("[{}]", parts.join(", "))
+    format_dims(index)
+}
+
+/// Lists longer than this are shown by their first [`HEAD`] and last [`TAIL`] items.
+const ELIDE_ABOVE: usize = 12;
+const HEAD: usize = 8;
+const TAIL: usize = 2;
+
+/// `a, b, c` for a short list; `a, …, y, z` with the first 8 and last 2 items for a long one,
+/// so a message stays bounded for any rank or `*B` run.
+pub(crate) fn join_elided<T: fmt::Display>(items: &[T]) -> String {
+    let show = |items: &[T]| -> Vec<String> { items.iter().map(ToString::to_string).collect() };
+    if items.len() <= ELIDE_ABOVE {
+        return show(items).join(", ");
+    }
+    format!(
+        "{}, …, {}",
+        show(&items[..HEAD]).join(", "),
+        show(&items[items.len() - TAIL..]).join(", ")
+    )
+}
+
+/// The sizes of a `*B` run: `[2, 3]`; for a long run `[1, 1, 1, 1, 1, 1, 1, 1, …, 1, 1] (5000
+/// dims)`.
+pub(crate) fn format_run(dims: &[usize]) -> String {
+    if dims.len() <= ELIDE_ABOVE {
+        format!("[{}]", join_elided(dims))
+    } else {
+        format!("[{}] ({} dims)", join_elided(dims), dims.len())
+    }
+}
+
+/// `[2, 3]`; for a long list `[1, 1, 1, 1, 1, 1, 1, 1, …, 1, 1] (rank 5000)`.
+pub(crate) fn format_dims(dims: &[usize]) -> String {
+    if dims.len() <= ELIDE_ABOVE {
+        format!("[{}]", join_elided(dims))
+    } else {
+        format!("[{}] (rank {})", join_elided(dims), dims.len())
+    }
 }
 
 /// ` with C = 4 (bound by `logits` dim 1), {self.vocab} = 9`: the values a rule used.
@@ -559,15 +596,50 @@ impl ContractError {
         self.violations.iter().find(|v| v.argument() == argument)
     }
 
-    /// Finds a `ContractError` inside a `candle_core::Error`, through the backtrace, context and
-    /// path wrappers candle adds.
+    /// Finds a `ContractError` inside a `candle_core::Error`, through every wrapper candle adds:
+    /// `.context(..)` (the method and the `candle_core::Context` trait), `.with_path(..)`, a
+    /// backtrace, and a boxed error inside any of them. See [`find_in_error`](Self::find_in_error)
+    /// for any other error type.
     pub fn find_in(error: &candle_core::Error) -> Option<&ContractError> {
-        match error {
-            candle_core::Error::Io(io) => io.get_ref()?.downcast_ref(),
-            candle_core::Error::WrappedContext { wrapped, .. } => wrapped.downcast_ref(),
+        Self::find_in_error(error)
+    }
+
+    /// Finds a `ContractError` inside any error: the error itself, candle's wrappers (as
+    /// [`find_in`](Self::find_in)), an `std::io::Error` holding it, and every error down its
+    /// [`source`](std::error::Error::source) chain.
+    ///
+    /// This is the one way for every error type: pass `error.as_ref()` for an `anyhow::Error`
+    /// (also after anyhow's own `.context(..)`), `&*error` for a `Box<dyn Error + Send + Sync>`
+    /// and `&error` for a candle or user error whose `source()` leads to it.
+    pub fn find_in_error<'e>(
+        error: &'e (dyn std::error::Error + 'static),
+    ) -> Option<&'e ContractError> {
+        let mut next = Some(error);
+        while let Some(error) = next {
+            if let Some(found) = Self::find_here(error) {
+                return Some(found);
+            }
+            next = error.source();
+        }
+        None
+    }
+
+    /// The `ContractError` that `error` is or wraps without a `source()` link: candle's
+    /// variants and `std::io::Error` hold their payload without exposing it as a source.
+    fn find_here<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e ContractError> {
+        if let Some(found) = error.downcast_ref::<ContractError>() {
+            return Some(found);
+        }
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            return Self::find_in_error(io.get_ref()?);
+        }
+        match error.downcast_ref::<candle_core::Error>()? {
+            candle_core::Error::Io(io) => Self::find_in_error(io.get_ref()?),
+            candle_core::Error::WrappedContext { wrapped, .. }
+            | candle_core::Error::Cuda(wrapped) => Self::find_in_error(&**wrapped),
             candle_core::Error::WithBacktrace { inner, .. }
             | candle_core::Error::Context { inner, .. }
-            | candle_core::Error::WithPath { inner, .. } => Self::find_in(inner),
+            | candle_core::Error::WithPath { inner, .. } => Self::find_in_error(&**inner),
             _ => None,
         }
     }

@@ -6,7 +6,10 @@
 
 use candle_core::{Device, Tensor};
 
-use crate::error::{ContractError, DimBinding, DimSource, Rule, Subject, Violation};
+use crate::error::{
+    ContractError, DimBinding, DimSource, Rule, Subject, Violation, format_dims, format_run,
+    join_elided,
+};
 use crate::help;
 use crate::mode::Mode;
 use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, SubjectSpec};
@@ -19,7 +22,7 @@ const UNBOUND: u16 = u16::MAX;
 pub struct DimSlot {
     value: usize,
     clause: u16,
-    axis: u16,
+    axis: usize,
     source: DimSource,
     /// The dim's name is a constant in scope: the probe that compares with it.
     constant: Option<ConstantProbe>,
@@ -75,7 +78,7 @@ fn tensors_of<'t>(arg: &'t ClauseArg<'t>) -> impl Iterator<Item = (Option<usize>
 pub struct RunSlot {
     dims: Vec<usize>,
     clause: u16,
-    axis: u16,
+    axis: usize,
 }
 
 impl RunSlot {
@@ -299,7 +302,7 @@ impl Checker<'_, '_> {
 
     /// Binds a named dim at an occurrence of size `actual`, if nothing bound it yet. A constant
     /// is bound to its own value, found by its probe.
-    fn bind_dim(&mut self, id: u16, actual: usize, clause: u16, axis: u16, source: DimSource) {
+    fn bind_dim(&mut self, id: u16, actual: usize, clause: u16, axis: usize, source: DimSource) {
         let index = usize::from(id);
         if self.bindings.dims[index].is_bound() {
             return;
@@ -422,14 +425,14 @@ impl Checker<'_, '_> {
             match *dim {
                 DimSpec::Named(id) => {
                     let axis = alignment.axis(position);
-                    self.bind_dim(id, dims[axis], clause_index, axis as u16, DimSource::Axis);
+                    self.bind_dim(id, dims[axis], clause_index, axis, DimSource::Axis);
                 }
                 DimSpec::Run(id) => {
                     let slot = &mut self.bindings.runs[usize::from(id)];
                     if slot.clause == UNBOUND {
                         slot.dims = dims[position..position + alignment.rest_len].to_vec();
                         slot.clause = clause_index;
-                        slot.axis = position as u16;
+                        slot.axis = position;
                     }
                 }
                 DimSpec::Fixed(_) | DimSpec::Any | DimSpec::Rest | DimSpec::Expr(_) => {}
@@ -466,7 +469,7 @@ impl Checker<'_, '_> {
                     subject,
                     Rule::Rank,
                     self.expected_shape(clause),
-                    format!("{dims:?}"),
+                    format_dims(dims),
                 );
                 violation.expected.push_str(&format!(
                     " (rank {}, expected rank {}{})",
@@ -485,7 +488,11 @@ impl Checker<'_, '_> {
                 subject,
                 Rule::Contiguous,
                 "a contiguous layout".to_string(),
-                format!("stride {:?} for shape {:?}", tensor.stride(), dims),
+                format!(
+                    "stride {} for shape {}",
+                    format_dims(tensor.stride()),
+                    format_dims(dims)
+                ),
             );
             violation.help = Some(
                 "a transpose, narrow or broadcast made a strided view; call `.contiguous()?` \
@@ -526,15 +533,28 @@ impl Checker<'_, '_> {
                     let slot = &self.bindings.runs[usize::from(id)];
                     if slot.dims != actual {
                         let end = position + alignment.rest_len;
-                        details.push(format!(
-                            "dims {position}..{end} are {actual:?} but *{} = {:?} (bound by `{}` \
-                             dims {}..{})",
+                        let mut detail = format!(
+                            "dims {position}..{end} are {} but *{} = {} (bound by `{}` dims \
+                             {}..{})",
+                            format_run(actual),
                             self.spec.runs[usize::from(id)],
-                            slot.dims,
+                            format_run(&slot.dims),
                             self.clause_name(slot.clause),
                             slot.axis,
-                            usize::from(slot.axis) + slot.dims.len(),
-                        ));
+                            slot.axis + slot.dims.len(),
+                        );
+                        // A long run is elided: name the first dim that differs.
+                        if let Some(i) = actual.iter().zip(&slot.dims).position(|(a, b)| a != b)
+                            && actual.len().max(slot.dims.len()) > 12
+                        {
+                            detail.push_str(&format!(
+                                "; dim {} is {}, expected {}",
+                                position + i,
+                                actual[i],
+                                slot.dims[i]
+                            ));
+                        }
+                        details.push(detail);
                     }
                 }
                 DimSpec::Expr(expr) => match self.eval(expr.ops) {
@@ -575,7 +595,7 @@ impl Checker<'_, '_> {
                 Subject::of(clause.subject),
                 Rule::Shape,
                 self.expected_shape(clause),
-                format!("{dims:?}"),
+                format_dims(dims),
             );
             let expected_sizes = self.expected_sizes(clause, dims, alignment);
             violation.help = help::for_shape(clause, dims, expected_sizes.as_deref(), &bound_dims);
@@ -639,9 +659,7 @@ impl Checker<'_, '_> {
                         format!("*{}", self.spec.runs[usize::from(id)])
                     } else {
                         any_bound = true;
-                        let sizes: Vec<String> =
-                            slot.dims.iter().map(ToString::to_string).collect();
-                        sizes.join(", ")
+                        join_elided(&slot.dims)
                     }
                 }
                 DimSpec::Expr(expr) => match self.eval(expr.ops) {
@@ -655,7 +673,7 @@ impl Checker<'_, '_> {
             .filter(|part| !part.is_empty())
             .collect();
         if any_bound {
-            format!("{} = [{}]", clause.shape_text, parts.join(", "))
+            format!("{} = [{}]", clause.shape_text, join_elided(&parts))
         } else {
             clause.shape_text.to_string()
         }
@@ -825,7 +843,7 @@ fn binding_of(spec: &ContractSpec, slot: &DimSlot, dim: u16) -> Option<DimBindin
         name: spec.dims[usize::from(dim)],
         value: slot.value,
         bound_by: clause_name(spec, slot.clause),
-        axis: usize::from(slot.axis),
+        axis: slot.axis,
         source: slot.source,
     })
 }

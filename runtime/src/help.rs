@@ -104,21 +104,30 @@ pub(crate) fn for_rank(clause: &ClauseSpec, dims: &[usize]) -> Option<String> {
     None
 }
 
+/// The number of elements of `dims`: zero when any dim is zero, `None` when it exceeds `usize`.
+fn element_count(dims: &[usize]) -> Option<usize> {
+    if dims.contains(&0) {
+        return Some(0);
+    }
+    dims.iter()
+        .try_fold(1usize, |count, &dim| count.checked_mul(dim))
+}
+
 pub(crate) fn for_shape(
     clause: &ClauseSpec,
     dims: &[usize],
     expected: Option<&[usize]>,
     bound_dims: &[DimBinding],
 ) -> Option<String> {
-    if let Some(expected) = expected {
-        let count: usize = dims.iter().product();
-        let expected_count: usize = expected.iter().product();
-        if count == expected_count && dims != expected {
-            return Some(format!(
-                "the element counts match ({count}): a reshape, flatten or transpose went the \
-                 wrong way"
-            ));
-        }
+    if let Some(expected) = expected
+        && let Some(count) = element_count(dims)
+        && element_count(expected) == Some(count)
+        && dims != expected
+    {
+        return Some(format!(
+            "the element counts match ({count}): a reshape, flatten or transpose went the wrong \
+             way"
+        ));
     }
     // Only between two arguments whose dim 0 is the batch: not for weights or the return value.
     let name = clause.subject.name();

@@ -123,3 +123,93 @@ fn debug_prints_the_message_and_alternate_debug_the_structure() {
     assert_eq!(format!("{contract:?}"), contract.to_string());
     assert!(format!("{contract:#?}").starts_with("ContractError {\n    function: \"with_anyhow\""));
 }
+
+fn epoch(logits: &Tensor, target: &Tensor) -> candle_core::Result<Tensor> {
+    use candle_core::Context;
+    with_candle(logits, target).context("epoch 3")
+}
+
+#[test]
+fn find_in_sees_through_every_candle_wrapper() {
+    let (logits, target) = bad_target();
+    let through_trait = epoch(&logits, &target).unwrap_err();
+    // `WrappedContext` holding the candle error, under a backtrace when one is captured.
+    assert!(
+        through_trait.to_string().contains("epoch 3"),
+        "{through_trait}"
+    );
+    assert_eq!(
+        ContractError::find_in(&through_trait).unwrap().function(),
+        "with_candle"
+    );
+    let error = with_candle(&logits, &target).unwrap_err();
+    let layered = candle_core::Error::WithBacktrace {
+        inner: Box::new(error.with_path("model.safetensors").context("epoch 3")),
+        backtrace: Box::new(std::backtrace::Backtrace::force_capture()),
+    };
+    assert!(ContractError::find_in(&layered).is_some());
+}
+
+#[test]
+fn find_in_error_walks_anyhow_and_boxed_chains() {
+    let (logits, target) = bad_target();
+    // A candle error carried on by `?` into anyhow, then given anyhow's own context.
+    let error = (|| -> anyhow::Result<Tensor> {
+        use anyhow::Context;
+        let loss = epoch(&logits, &target).context("training")?;
+        Ok(loss)
+    })()
+    .unwrap_err();
+    assert!(error.downcast_ref::<ContractError>().is_none());
+    let found = ContractError::find_in_error(error.as_ref()).expect("through anyhow");
+    assert_eq!(found.violations()[0].argument(), "target");
+    // A candle error boxed by `?`.
+    let boxed = (|| -> Result<Tensor, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(with_candle(&logits, &target)?)
+    })()
+    .unwrap_err();
+    assert!(boxed.downcast_ref::<ContractError>().is_none());
+    assert!(ContractError::find_in_error(&*boxed).is_some());
+    // The plain error and a bare `io::Error` holding it.
+    let plain = with_anyhow(&logits, &target).unwrap_err();
+    assert!(ContractError::find_in_error(plain.as_ref()).is_some());
+    let io = std::io::Error::other(plain.downcast::<ContractError>().unwrap());
+    assert!(ContractError::find_in_error(&io).is_some());
+    // Nothing to find.
+    let other = candle_core::Error::Msg("no contract".into());
+    assert!(ContractError::find_in_error(&other).is_none());
+}
+
+#[contract(x: f32[N, 2])]
+fn rank_two(x: &Tensor) -> candle_core::Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[contract(x: f32[*B, C], y: f32[*B, C])]
+fn same_batch(x: &Tensor, y: &Tensor) -> candle_core::Result<()> {
+    let _ = (x, y);
+    Ok(())
+}
+
+#[test]
+fn messages_stay_short_for_huge_ranks() {
+    let x = Tensor::zeros(vec![1usize; 5000], DType::F32, &Device::Cpu).unwrap();
+    let error = rank_two(&x).unwrap_err();
+    let message = error.to_string();
+    assert!(message.len() < 2000, "{} bytes:\n{message}", message.len());
+    assert!(message.contains("`x`"), "{message}");
+    assert!(message.contains("rank 5000"), "{message}");
+
+    let mut dims = vec![1usize; 5000];
+    dims.push(3);
+    let x = Tensor::zeros(dims.clone(), DType::F32, &Device::Cpu).unwrap();
+    dims[4000] = 2;
+    let y = Tensor::zeros(dims, DType::F32, &Device::Cpu).unwrap();
+    let error = same_batch(&x, &y).unwrap_err();
+    let message = error.to_string();
+    assert!(message.len() < 2000, "{} bytes:\n{message}", message.len());
+    assert!(message.contains("`y`"), "{message}");
+    assert!(message.contains("rank 5001"), "{message}");
+    assert!(message.contains("dim 4000 is 2, expected 1"), "{message}");
+}
