@@ -500,35 +500,28 @@ fn borrow_if(place: bool, acc: TokenStream) -> TokenStream {
 /// The values from scope that dims and relations use: evaluated unless the mode is off.
 fn values_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
     let p = private();
-    let count = plan.values.len();
-    if count == 0 {
-        return quote!([]);
-    }
-    let values = plan.values.iter().map(|value| {
-        let tokens = &value.tokens;
-        quote_spanned!(value.span=> ::candle_contracts::__private::bound(&(#tokens)))
-    });
-    quote! {
-        if #mode != #p::Mode::Off {
-            [#(#values),*]
-        } else {
-            [#p::BoundValue::Unset; #count]
-        }
-    }
+    evaluated_array(&plan.values, quote!(#mode != #p::Mode::Off))
 }
 
+/// The value rules' bounds: evaluated in full mode only.
 fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
     let p = private();
-    let count = plan.runtime_bounds.len();
+    evaluated_array(&plan.runtime_bounds, quote!(#mode == #p::Mode::Full))
+}
+
+/// `[bound(&(expr)), ..]` when `condition` holds, `[Unset; n]` otherwise.
+fn evaluated_array(items: &[valid::RuntimeBound], condition: TokenStream) -> TokenStream {
+    let p = private();
+    let count = items.len();
     if count == 0 {
         return quote!([]);
     }
-    let values = plan.runtime_bounds.iter().map(|bound| {
-        let tokens = &bound.tokens;
-        quote_spanned!(bound.span=> ::candle_contracts::__private::bound(&(#tokens)))
+    let values = items.iter().map(|item| {
+        let tokens = &item.tokens;
+        quote_spanned!(item.span=> ::candle_contracts::__private::bound(&(#tokens)))
     });
     quote! {
-        if #mode == #p::Mode::Full {
+        if #condition {
             [#(#values),*]
         } else {
             [#p::BoundValue::Unset; #count]
