@@ -88,7 +88,8 @@ impl Dim {
         self.as_constant().and_then(|c| u64::try_from(c).ok())
     }
 
-    fn as_constant(&self) -> Option<i128> {
+    /// The value of a constant dim, negative ones included (`N - N - 1` is -1).
+    pub fn as_constant(&self) -> Option<i128> {
         let Dim::Known(poly) = self else { return None };
         match poly.terms.len() {
             0 => Some(0),
@@ -184,7 +185,39 @@ impl Dim {
     /// opaque factor otherwise; division by a constant 0 is unknown (an error at run time).
     #[allow(clippy::should_implement_trait)]
     pub fn div(self, other: Dim) -> Dim {
+        if let Some(quotient) = self.exact_quotient(&other) {
+            return quotient;
+        }
         self.opaque(other, i128::checked_div_euclid, Factor::Div, |x| x)
+    }
+
+    /// `self / other` when `other` is one term that divides every term of `self` (`N * T / T`
+    /// is `N`, `2 * N / 2` is `N`): exact, so floor division gives the same value.
+    fn exact_quotient(&self, other: &Dim) -> Option<Dim> {
+        let (Dim::Known(a), Dim::Known(b)) = (self, other) else {
+            return None;
+        };
+        let mut divisor = b.terms.iter();
+        let (Some((factors, &c)), None) = (divisor.next(), divisor.next()) else {
+            return None;
+        };
+        if c <= 0 || (factors.is_empty() && a.terms.keys().all(Vec::is_empty)) {
+            // A constant divisor of a constant folds as floor division instead.
+            return None;
+        }
+        let mut terms = BTreeMap::new();
+        for (monomial, &coefficient) in &a.terms {
+            if coefficient % c != 0 {
+                return None;
+            }
+            let mut rest = monomial.clone();
+            for factor in factors {
+                let at = rest.iter().position(|f| f == factor)?;
+                rest.remove(at);
+            }
+            terms.insert(rest, coefficient / c);
+        }
+        Some(Dim::Known(Poly { terms }))
     }
 
     /// `self % other`: folded when both are constants, an opaque factor otherwise.
@@ -374,6 +407,16 @@ mod tests {
         );
         assert_eq!(Dim::lit(7).div(Dim::lit(2)), Dim::lit(3));
         assert_eq!(n().div(Dim::lit(1)), n());
+        let t = Dim::symbol("T");
+        assert_eq!(
+            n().mul(t.clone()).mul(Dim::lit(4)).div(t.clone()),
+            n().mul(Dim::lit(4))
+        );
+        assert_eq!(
+            n().mul(Dim::lit(2)).add(Dim::lit(4)).div(Dim::lit(2)),
+            n().add(Dim::lit(2))
+        );
+        assert_eq!(n().add(Dim::lit(1)).div(t).to_string(), "(N + 1) / T");
         assert_eq!(n().rem(Dim::lit(1)), Dim::lit(0));
         assert_eq!(n().rem(Dim::lit(8)).to_string(), "N % 8");
     }

@@ -6,5 +6,6 @@ pub mod dim;
 pub mod dtype;
 pub mod parse;
 pub mod reason;
+pub mod rules;
 pub mod shape;
 pub mod verdict;

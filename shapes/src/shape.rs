@@ -142,6 +142,29 @@ impl Shape {
         }
     }
 
+    /// The k-th dim from the end (1 is the last), if its place is known.
+    pub fn from_end(&self, k: usize) -> Option<Dim> {
+        let back = self.back_view();
+        let i = back.len().checked_sub(k)?;
+        (k >= 1).then(|| back[i].clone())
+    }
+
+    /// The shape without its last `k` dims; unknown if they are not all known places.
+    pub fn without_last(&self, k: usize) -> Shape {
+        let mut shape = self.clone();
+        let dims = match shape.run {
+            None => &mut shape.front,
+            Some(_) => &mut shape.back,
+        };
+        match dims.len().checked_sub(k) {
+            Some(len) => {
+                dims.truncate(len);
+                shape
+            }
+            None => Shape::unknown(),
+        }
+    }
+
     /// What is known of the rank.
     pub fn rank(&self) -> Rank {
         match self.run {
