@@ -485,6 +485,29 @@ impl TensorType {
         TensorType::new(self.dtypes, shape)
     }
 
+    /// What is known of a value that is `self` on one path and `other` on another (the arms
+    /// of an `if` or `match`): either dtype, and the dims both agree on; the rest unknown.
+    pub fn join(&self, other: &TensorType) -> TensorType {
+        let dtypes = self.dtypes.union(other.dtypes);
+        let shape = match (self.shape.dims(), other.shape.dims()) {
+            _ if self.shape == other.shape => self.shape.clone(),
+            (Some(a), Some(b)) if a.len() == b.len() => Shape::new(
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| {
+                        if x.compare(y) == Verdict::Equal {
+                            x.clone()
+                        } else {
+                            Dim::Unknown
+                        }
+                    })
+                    .collect(),
+            ),
+            _ => Shape::unknown(),
+        };
+        TensorType::new(dtypes, shape)
+    }
+
     /// Whether `self` (the tensor given) is of type `expected`: shape first, then dtypes.
     pub fn compare(&self, expected: &TensorType) -> Verdict<Reason> {
         self.shape

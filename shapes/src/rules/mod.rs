@@ -191,6 +191,8 @@ impl fmt::Display for Mismatch {
     }
 }
 
+impl std::error::Error for Mismatch {}
+
 /// The result of a call: its tensor type (parts of it possibly unknown), or a certain failure.
 pub type Outcome = Result<TensorType, Mismatch>;
 
