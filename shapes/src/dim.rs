@@ -33,11 +33,12 @@ pub struct Poly {
 /// Known dims are kept in a normal form (linear terms collected with integer coefficients,
 /// products of symbols as monomials, `/` and `%` that do not fold as opaque factors), so
 /// `N + 1` and `1 + N` are the same value and `(N + 1) - N` is the constant 1.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Dim {
     /// A size the checker can name.
     Known(Poly),
     /// A size the checker knows nothing about (`_`, computed from values, an overflow).
+    #[default]
     Unknown,
 }
 
@@ -292,12 +293,6 @@ impl Dim {
     pub fn product<'a>(dims: impl IntoIterator<Item = &'a Dim>) -> Dim {
         dims.into_iter()
             .fold(Dim::lit(1), |acc, dim| acc.mul(dim.clone()))
-    }
-}
-
-impl Default for Dim {
-    fn default() -> Self {
-        Dim::Unknown
     }
 }
 

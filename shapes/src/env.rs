@@ -90,19 +90,19 @@ impl Env {
 
     /// Checks the value the body yields (its tail expression, or a `return`) against the
     /// `return` clause: a mismatch only when it is certain.
-    pub fn check_return(&self, tail: &TensorType) -> Result<(), Mismatch> {
+    pub fn check_return(&self, tail: &TensorType) -> Result<(), Box<Mismatch>> {
         let Some(expected) = &self.returns else {
             return Ok(());
         };
         match tail.compare(expected) {
-            Verdict::Different(reason) => Err(Mismatch {
+            Verdict::Different(reason) => Err(Box::new(Mismatch {
                 op: self.function.clone(),
                 argument: Argument::Return,
                 expected: format!("return: {expected}"),
                 found: tail.to_string(),
                 help: suggest(tail, expected, &reason),
                 reason,
-            }),
+            })),
             _ => Ok(()),
         }
     }

@@ -356,7 +356,7 @@ impl Shape {
             && self.front.len() == other.front.len()
             && self.back.len() == other.back.len()
         {
-            let front = pairwise(&self.front, &other.front, |i| Axis::Front(i))?;
+            let front = pairwise(&self.front, &other.front, Axis::Front)?;
             let back = pairwise(&self.back, &other.back, |i| Axis::Back(self.back.len() - i))?;
             return Ok(Shape::with_run(
                 front,

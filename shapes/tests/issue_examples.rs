@@ -112,7 +112,7 @@ fn gradual_cases_pass() {
     // An unknown helper's result, a value-computed shape, an unknown method: all silent.
     let unknown = Arg::Tensor(candle_contracts_shapes::TensorType::unknown());
     assert!(
-        function("my_crate::helper", &[unknown.clone()])
+        function("my_crate::helper", std::slice::from_ref(&unknown))
             .unwrap()
             .is_unknown()
     );

@@ -193,8 +193,9 @@ impl fmt::Display for Mismatch {
 
 impl std::error::Error for Mismatch {}
 
-/// The result of a call: its tensor type (parts of it possibly unknown), or a certain failure.
-pub type Outcome = Result<TensorType, Mismatch>;
+/// The result of a call: its tensor type (parts of it possibly unknown), or a certain failure
+/// (boxed: it is rare, and a compile error each).
+pub type Outcome = Result<TensorType, Box<Mismatch>>;
 
 /// The type of `receiver.name(args...)`: candle's `Tensor` methods (see the crate docs for the
 /// list); any other name gives an unknown tensor.

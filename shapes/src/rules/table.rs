@@ -245,10 +245,12 @@ impl ContractOp {
                 &param(&given, tensor),
                 &[Arg::int(0), args.get(dim).cloned().unwrap_or(Arg::Unknown)],
             )
-            .map_err(|mismatch| Mismatch {
-                op: self.op.to_string(),
-                argument: Argument::Position(dim),
-                ..mismatch
+            .map_err(|mismatch| {
+                Box::new(Mismatch {
+                    op: self.op.to_string(),
+                    argument: Argument::Position(dim),
+                    ..*mismatch
+                })
             })?;
             if let Some(slot) = seen.get_mut(tensor) {
                 *slot = moved;
@@ -266,19 +268,19 @@ impl ContractOp {
         if let Err((i, reason)) = bindings.match_all(&pairs) {
             let (position, clause) = positions[i];
             let found = &given[position];
-            return Err(Mismatch {
+            return Err(Box::new(Mismatch {
                 op: self.op.to_string(),
                 argument: Argument::Position(position),
                 expected: clause.signature(),
                 found: found.to_string(),
                 help: suggest(found, &clause.spec, &reason),
                 reason,
-            });
+            }));
         }
         if self.same_dtype {
             let (a, b) = (param(&given, 0), param(&given, 1));
             if let Verdict::Different(reason) = compare_dtypes(b.dtypes, a.dtypes) {
-                return Err(Mismatch {
+                return Err(Box::new(Mismatch {
                     op: self.op.to_string(),
                     argument: Argument::Position(1),
                     expected: format!(
@@ -288,7 +290,7 @@ impl ContractOp {
                     found: b.to_string(),
                     help: a.dtypes.single().map(Help::ToDType),
                     reason,
-                });
+                }));
             }
         }
         let narrowed: Vec<TensorType> = given

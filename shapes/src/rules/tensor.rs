@@ -110,7 +110,10 @@ pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome
 }
 
 /// Associated functions and candle-nn's ops, by full path.
-pub(crate) const FUNCTIONS: &[(&str, fn(&[Arg]) -> Outcome)] = &[
+/// A rule for a function: the arguments to the outcome.
+type FunctionRule = fn(&[Arg]) -> Outcome;
+
+pub(crate) const FUNCTIONS: &[(&str, FunctionRule)] = &[
     ("candle_core::Tensor::cat", cat),
     ("candle_core::Tensor::stack", stack),
     ("candle_nn::ops::softmax", |args| {
@@ -153,15 +156,15 @@ fn position_error(
     expected: String,
     found: String,
     reason: Reason,
-) -> Mismatch {
-    Mismatch {
+) -> Box<Mismatch> {
+    Box::new(Mismatch {
         op: op.to_string(),
         argument: Argument::Position(position),
         expected,
         found,
         reason,
         help: None,
-    }
+    })
 }
 
 /// Where `args[position]`, a dim index, lands in `tensor`: `None` when unknown; a mismatch
@@ -171,7 +174,7 @@ fn resolve(
     tensor: &TensorType,
     args: &[Arg],
     position: usize,
-) -> Result<Option<Axis>, Mismatch> {
+) -> Result<Option<Axis>, Box<Mismatch>> {
     let Some(index) = args.get(position).and_then(Arg::dim_index) else {
         return Ok(None);
     };
@@ -238,11 +241,11 @@ impl Call<'_> {
         expected: String,
         found: &TensorType,
         reason: Reason,
-    ) -> Mismatch {
+    ) -> Box<Mismatch> {
         position_error(&self.op, position, expected, found.to_string(), reason)
     }
 
-    fn resolve(&self, position: usize) -> Result<Option<Axis>, Mismatch> {
+    fn resolve(&self, position: usize) -> Result<Option<Axis>, Box<Mismatch>> {
         resolve(&self.op, self.receiver, self.args, position)
     }
 
@@ -253,9 +256,9 @@ impl Call<'_> {
         tensor: &TensorType,
         min: usize,
         expected: &str,
-    ) -> Result<(), Mismatch> {
+    ) -> Result<(), Box<Mismatch>> {
         match tensor.shape.rank() {
-            Rank::Exactly(rank) if rank < min => Err(Mismatch {
+            Rank::Exactly(rank) if rank < min => Err(Box::new(Mismatch {
                 op: self.op.clone(),
                 argument,
                 expected: expected.to_string(),
@@ -265,22 +268,22 @@ impl Call<'_> {
                     expected: Rank::AtLeast(min),
                 },
                 help: None,
-            }),
+            })),
             _ => Ok(()),
         }
     }
 
-    fn dtypes_with(&self, position: usize, other: &TensorType) -> Result<DTypeSet, Mismatch> {
+    fn dtypes_with(&self, position: usize, other: &TensorType) -> Result<DTypeSet, Box<Mismatch>> {
         match compare_dtypes(other.dtypes, self.receiver.dtypes) {
-            Verdict::Different(reason) => Err(Mismatch {
+            Verdict::Different(reason) => Err(Box::new(Mismatch {
                 help: self.receiver.dtypes.single().map(Help::ToDType),
-                ..self.arg_error(
+                ..*self.arg_error(
                     position,
                     format!("rhs: {}[..] (the dtype of `self`)", self.receiver.dtypes),
                     other,
                     reason,
                 )
-            }),
+            })),
             _ => Ok(self.receiver.dtypes.intersection(other.dtypes)),
         }
     }
@@ -349,40 +352,39 @@ impl Call<'_> {
         self.require_rank(Argument::Position(0), rhs, 2, "rhs: _[.., K, N]")?;
         if let (Rank::Exactly(a), Rank::Exactly(b), false) =
             (lhs.shape.rank(), rhs.shape.rank(), broadcast)
+            && a != b
         {
-            if a != b {
-                return Err(self.arg_error(
-                    0,
-                    format!("rhs: {}[..] of rank {a} (the rank of `self`)", lhs.dtypes),
-                    rhs,
-                    Reason::Rank {
-                        found: Rank::Exactly(b),
-                        expected: Rank::Exactly(a),
-                    },
-                ));
-            }
+            return Err(self.arg_error(
+                0,
+                format!("rhs: {}[..] of rank {a} (the rank of `self`)", lhs.dtypes),
+                rhs,
+                Reason::Rank {
+                    found: Rank::Exactly(b),
+                    expected: Rank::Exactly(a),
+                },
+            ));
         }
         let k = lhs.shape.from_end(1).unwrap_or_default();
-        if let Some(k2) = rhs.shape.from_end(2) {
-            if k2.compare(&k).is_different() {
-                let transposable = rhs
-                    .shape
-                    .from_end(1)
-                    .is_some_and(|n| n.compare(&k) == Verdict::Equal);
-                return Err(Mismatch {
-                    help: transposable.then_some(Help::Transpose),
-                    ..self.arg_error(
-                        0,
-                        format!("rhs: {}[.., {k}, _]", lhs.dtypes),
-                        rhs,
-                        Reason::Dim {
-                            axis: Axis::Back(2),
-                            found: k2,
-                            expected: k,
-                        },
-                    )
-                });
-            }
+        if let Some(k2) = rhs.shape.from_end(2)
+            && k2.compare(&k).is_different()
+        {
+            let transposable = rhs
+                .shape
+                .from_end(1)
+                .is_some_and(|n| n.compare(&k) == Verdict::Equal);
+            return Err(Box::new(Mismatch {
+                help: transposable.then_some(Help::Transpose),
+                ..*self.arg_error(
+                    0,
+                    format!("rhs: {}[.., {k}, _]", lhs.dtypes),
+                    rhs,
+                    Reason::Dim {
+                        axis: Axis::Back(2),
+                        found: k2,
+                        expected: k,
+                    },
+                )
+            }));
         }
         let dtypes = self.dtypes_with(0, rhs)?;
         let n = rhs.shape.from_end(1).unwrap_or_default();
@@ -532,12 +534,12 @@ impl Call<'_> {
             }
             return Ok(self.receiver.with_shape(Shape::new(known)));
         }
-        if let (Some(c), Some(a)) = (count.as_constant(), asked.as_constant()) {
-            if a == 0 || c % a != 0 {
-                return Err(count_error(Reason::Other(format!(
-                    "the tensor's {c} elements do not divide into rows of {a}"
-                ))));
-            }
+        if let (Some(c), Some(a)) = (count.as_constant(), asked.as_constant())
+            && (a == 0 || c % a != 0)
+        {
+            return Err(count_error(Reason::Other(format!(
+                "the tensor's {c} elements do not divide into rows of {a}"
+            ))));
         }
         let hole = count.div(asked);
         let dims = items
@@ -562,15 +564,16 @@ impl Call<'_> {
         if dims.is_empty() {
             return Ok(self.receiver.with_shape(Shape::literal(&[1])));
         }
-        let index = |position: Option<usize>, default: usize| -> Result<Option<usize>, Mismatch> {
-            match position {
-                None => Ok(Some(default)),
-                Some(position) => Ok(match self.resolve(position)? {
-                    Some(Axis::Front(i)) => Some(i),
-                    _ => None,
-                }),
-            }
-        };
+        let index =
+            |position: Option<usize>, default: usize| -> Result<Option<usize>, Box<Mismatch>> {
+                match position {
+                    None => Ok(Some(default)),
+                    Some(position) => Ok(match self.resolve(position)? {
+                        Some(Axis::Front(i)) => Some(i),
+                        _ => None,
+                    }),
+                }
+            };
         let (Some(start), Some(end)) = (index(start, 0)?, index(end, dims.len() - 1)?) else {
             return self.unknown_shape();
         };
