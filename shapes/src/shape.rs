@@ -382,7 +382,23 @@ impl Shape {
                 ));
             }
         }
-        Ok(Shape::with_run(Vec::new(), Run::anonymous(), back))
+        // A run-free side longer than the other's known tail: its extra dims meet the run,
+        // and broadcasting keeps each one unless it may be 1.
+        let mut tail = Vec::new();
+        for (short, long) in [(self, other), (other, self)] {
+            if short.run.is_none() && long.run.is_some() {
+                let extra = &short.front[..short.front.len() - aligned];
+                tail = extra
+                    .iter()
+                    .map(|d| match d.compare_one() {
+                        Verdict::Different(()) => d.clone(),
+                        _ => Dim::Unknown,
+                    })
+                    .collect();
+            }
+        }
+        tail.extend(back);
+        Ok(Shape::with_run(Vec::new(), Run::anonymous(), tail))
     }
 }
 
@@ -536,5 +552,89 @@ impl fmt::Display for TensorType {
         } else {
             write!(f, "{dtypes}{}", self.shape)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{parse_shape, parse_tensor_type};
+
+    fn s(text: &str) -> Shape {
+        parse_shape(text).unwrap()
+    }
+
+    fn verdict(found: &str, expected: &str) -> String {
+        match s(found).compare(&s(expected)) {
+            Verdict::Equal => "equal".to_string(),
+            Verdict::Possible => "possible".to_string(),
+            Verdict::Different(reason) => reason.to_string(),
+        }
+    }
+
+    #[test]
+    fn shapes_unify_three_ways() {
+        assert_eq!(verdict("[N, C]", "[N, C]"), "equal");
+        assert_eq!(verdict("[N + 1, C]", "[1 + N, C]"), "equal");
+        assert_eq!(verdict("[N, C]", "[N, M]"), "possible");
+        assert_eq!(verdict("[N, 1]", "[N]"), "rank 2 given, rank 1 expected");
+        assert_eq!(verdict("[N, 64]", "[N, 128]"), "dim 1: 64 given, 128 expected");
+        assert_eq!(verdict("[N]", "[N + 1]"), "dim 0: N given, N + 1 expected");
+        assert_eq!(verdict("[N, _]", "[N, 3]"), "possible");
+        assert_eq!(verdict("[..]", "[N, 3]"), "possible");
+        assert_eq!(verdict("[B, ..]", "[N]"), "possible");
+        assert_eq!(verdict("[A, B, ..]", "[N]"), "rank 2 or more given, rank 1 expected");
+        assert_eq!(verdict("[.., 3]", "[N, 4]"), "dim -1: 3 given, 4 expected");
+        assert_eq!(verdict("[2, ..]", "[.., 3]"), "possible");
+        assert_eq!(verdict("[*B, D]", "[*B, D]"), "equal");
+        assert_eq!(verdict("[*B, D]", "[*B]"), "1 dims besides `*B` given, 0 expected");
+        assert_eq!(verdict("[*B, D]", "[*C, D]"), "possible");
+        assert_eq!(verdict("[]", "[]"), "equal");
+    }
+
+    fn broadcast(a: &str, b: &str) -> String {
+        match s(a).broadcast(&s(b)) {
+            Ok(shape) => shape.to_string(),
+            Err(reason) => reason.to_string(),
+        }
+    }
+
+    #[test]
+    fn broadcasting_is_certain_only_for_literals() {
+        assert_eq!(broadcast("[N, C]", "[C]"), "[N, C]");
+        assert_eq!(broadcast("[N, 1]", "[1, C]"), "[N, C]");
+        assert_eq!(broadcast("[N, 3]", "[4]"), "dim -1: 4 does not broadcast with 3 (sizes must be equal or 1)");
+        // N may be 1, so `N` against `N + 1` is not certain.
+        assert_eq!(broadcast("[N]", "[N + 1]"), "[_]");
+        assert_eq!(broadcast("[N]", "[M]"), "[_]");
+        assert_eq!(broadcast("[*B, D]", "[D]"), "[*B, D]");
+        assert_eq!(broadcast("[*B, D]", "[*B, 1]"), "[*B, D]");
+        assert_eq!(broadcast("[A, .., D]", "[X, 1, 5, D]"), "[.., _, _, 5, D]");
+        assert_eq!(broadcast("[..]", "[3]"), "[.., 3]");
+        assert_eq!(broadcast("[]", "[N, C]"), "[N, C]");
+    }
+
+    #[test]
+    fn dim_indices_resolve_as_candle_does() {
+        let shape = s("[A, B, C]");
+        assert_eq!(shape.resolve(DimIndex::Index(2)), Resolved::At(Axis::Front(2)));
+        assert_eq!(shape.resolve(DimIndex::FromEnd(1)), Resolved::At(Axis::Front(2)));
+        assert_eq!(shape.resolve(DimIndex::Index(3)), Resolved::OutOfRange { rank: 3 });
+        assert_eq!(shape.resolve(DimIndex::FromEnd(0)), Resolved::OutOfRange { rank: 3 });
+        let run = s("[A, .., C]");
+        assert_eq!(run.resolve(DimIndex::Index(0)), Resolved::At(Axis::Front(0)));
+        assert_eq!(run.resolve(DimIndex::Index(5)), Resolved::Unknown);
+        assert_eq!(run.resolve(DimIndex::FromEnd(1)), Resolved::At(Axis::Back(1)));
+        assert_eq!(run.resolve(DimIndex::FromEnd(2)), Resolved::Unknown);
+        assert_eq!(s("[A]").inserted(DimIndex::FromEnd(1), Dim::lit(1)).unwrap().to_string(), "[A, 1]");
+        assert_eq!(s("[A]").inserted(DimIndex::Index(2), Dim::lit(1)), Err(1));
+    }
+
+    #[test]
+    fn types_print_as_contracts_write_them() {
+        let t = parse_tensor_type("u8 | u32 | i64 [N]").unwrap();
+        assert_eq!(t.to_string(), "u8 | u32 | i64 [N]");
+        assert_eq!(TensorType::unknown().to_string(), "_[..]");
+        assert!(TensorType::unknown().is_unknown());
     }
 }

@@ -514,6 +514,7 @@ fn element_wise_ops_take_equal_shapes_and_dtypes() {
         );
     }
     method("f32[N, C]", "ge", &[T("f32[N, C]")], "u8[N, C]");
+    method("f32[N, C]", "ge", &[T("f64[N, C]")], "error: dtype f64 given, f32 expected");
     method(
         "u8[N, C]",
         "where_cond",
@@ -554,7 +555,9 @@ fn broadcast_ops_align_from_the_right() {
         );
         method("f32[N, C]", name, &[T("f32[N, C + 1]")], "f32[N, _]");
         method("f32[*B, D]", name, &[T("f32[D]")], "f32[*B, D]");
-        method("f32[.., D]", name, &[T("f32[A, B, D]")], "f32[.., D]");
+        method("f32[.., D]", name, &[T("f32[A, B, D]")], "f32[.., _, _, D]");
+        method("f32[.., D]", name, &[T("f32[5, 1, D]")], "f32[.., 5, _, D]");
+        method("f32[..]", name, &[T("f32[3]")], "f32[.., 3]");
         method(
             "f32[N]",
             name,
@@ -563,6 +566,7 @@ fn broadcast_ops_align_from_the_right() {
         );
     }
     method("f32[N, C]", "broadcast_lt", &[T("f32[C]")], "u8[N, C]");
+    method("f32[N, C]", "broadcast_lt", &[T("u32[C]")], "error: dtype u32 given, f32 expected");
 }
 
 #[test]
