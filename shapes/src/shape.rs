@@ -578,16 +578,25 @@ mod tests {
         assert_eq!(verdict("[N + 1, C]", "[1 + N, C]"), "equal");
         assert_eq!(verdict("[N, C]", "[N, M]"), "possible");
         assert_eq!(verdict("[N, 1]", "[N]"), "rank 2 given, rank 1 expected");
-        assert_eq!(verdict("[N, 64]", "[N, 128]"), "dim 1: 64 given, 128 expected");
+        assert_eq!(
+            verdict("[N, 64]", "[N, 128]"),
+            "dim 1: 64 given, 128 expected"
+        );
         assert_eq!(verdict("[N]", "[N + 1]"), "dim 0: N given, N + 1 expected");
         assert_eq!(verdict("[N, _]", "[N, 3]"), "possible");
         assert_eq!(verdict("[..]", "[N, 3]"), "possible");
         assert_eq!(verdict("[B, ..]", "[N]"), "possible");
-        assert_eq!(verdict("[A, B, ..]", "[N]"), "rank 2 or more given, rank 1 expected");
+        assert_eq!(
+            verdict("[A, B, ..]", "[N]"),
+            "rank 2 or more given, rank 1 expected"
+        );
         assert_eq!(verdict("[.., 3]", "[N, 4]"), "dim -1: 3 given, 4 expected");
         assert_eq!(verdict("[2, ..]", "[.., 3]"), "possible");
         assert_eq!(verdict("[*B, D]", "[*B, D]"), "equal");
-        assert_eq!(verdict("[*B, D]", "[*B]"), "1 dims besides `*B` given, 0 expected");
+        assert_eq!(
+            verdict("[*B, D]", "[*B]"),
+            "1 dims besides `*B` given, 0 expected"
+        );
         assert_eq!(verdict("[*B, D]", "[*C, D]"), "possible");
         assert_eq!(verdict("[]", "[]"), "equal");
     }
@@ -603,7 +612,10 @@ mod tests {
     fn broadcasting_is_certain_only_for_literals() {
         assert_eq!(broadcast("[N, C]", "[C]"), "[N, C]");
         assert_eq!(broadcast("[N, 1]", "[1, C]"), "[N, C]");
-        assert_eq!(broadcast("[N, 3]", "[4]"), "dim -1: 4 does not broadcast with 3 (sizes must be equal or 1)");
+        assert_eq!(
+            broadcast("[N, 3]", "[4]"),
+            "dim -1: 4 does not broadcast with 3 (sizes must be equal or 1)"
+        );
         // N may be 1, so `N` against `N + 1` is not certain.
         assert_eq!(broadcast("[N]", "[N + 1]"), "[_]");
         assert_eq!(broadcast("[N]", "[M]"), "[_]");
@@ -617,16 +629,40 @@ mod tests {
     #[test]
     fn dim_indices_resolve_as_candle_does() {
         let shape = s("[A, B, C]");
-        assert_eq!(shape.resolve(DimIndex::Index(2)), Resolved::At(Axis::Front(2)));
-        assert_eq!(shape.resolve(DimIndex::FromEnd(1)), Resolved::At(Axis::Front(2)));
-        assert_eq!(shape.resolve(DimIndex::Index(3)), Resolved::OutOfRange { rank: 3 });
-        assert_eq!(shape.resolve(DimIndex::FromEnd(0)), Resolved::OutOfRange { rank: 3 });
+        assert_eq!(
+            shape.resolve(DimIndex::Index(2)),
+            Resolved::At(Axis::Front(2))
+        );
+        assert_eq!(
+            shape.resolve(DimIndex::FromEnd(1)),
+            Resolved::At(Axis::Front(2))
+        );
+        assert_eq!(
+            shape.resolve(DimIndex::Index(3)),
+            Resolved::OutOfRange { rank: 3 }
+        );
+        assert_eq!(
+            shape.resolve(DimIndex::FromEnd(0)),
+            Resolved::OutOfRange { rank: 3 }
+        );
         let run = s("[A, .., C]");
-        assert_eq!(run.resolve(DimIndex::Index(0)), Resolved::At(Axis::Front(0)));
+        assert_eq!(
+            run.resolve(DimIndex::Index(0)),
+            Resolved::At(Axis::Front(0))
+        );
         assert_eq!(run.resolve(DimIndex::Index(5)), Resolved::Unknown);
-        assert_eq!(run.resolve(DimIndex::FromEnd(1)), Resolved::At(Axis::Back(1)));
+        assert_eq!(
+            run.resolve(DimIndex::FromEnd(1)),
+            Resolved::At(Axis::Back(1))
+        );
         assert_eq!(run.resolve(DimIndex::FromEnd(2)), Resolved::Unknown);
-        assert_eq!(s("[A]").inserted(DimIndex::FromEnd(1), Dim::lit(1)).unwrap().to_string(), "[A, 1]");
+        assert_eq!(
+            s("[A]")
+                .inserted(DimIndex::FromEnd(1), Dim::lit(1))
+                .unwrap()
+                .to_string(),
+            "[A, 1]"
+        );
         assert_eq!(s("[A]").inserted(DimIndex::Index(2), Dim::lit(1)), Err(1));
     }
 

@@ -514,7 +514,12 @@ fn element_wise_ops_take_equal_shapes_and_dtypes() {
         );
     }
     method("f32[N, C]", "ge", &[T("f32[N, C]")], "u8[N, C]");
-    method("f32[N, C]", "ge", &[T("f64[N, C]")], "error: dtype f64 given, f32 expected");
+    method(
+        "f32[N, C]",
+        "ge",
+        &[T("f64[N, C]")],
+        "error: dtype f64 given, f32 expected",
+    );
     method(
         "u8[N, C]",
         "where_cond",
@@ -566,7 +571,12 @@ fn broadcast_ops_align_from_the_right() {
         );
     }
     method("f32[N, C]", "broadcast_lt", &[T("f32[C]")], "u8[N, C]");
-    method("f32[N, C]", "broadcast_lt", &[T("u32[C]")], "error: dtype u32 given, f32 expected");
+    method(
+        "f32[N, C]",
+        "broadcast_lt",
+        &[T("u32[C]")],
+        "error: dtype u32 given, f32 expected",
+    );
 }
 
 #[test]
