@@ -53,7 +53,9 @@
 //! [`verdict`] (the three-way answer, dim positions) → [`dtype`] → [`dim`] (normal forms) →
 //! [`reason`] → [`shape`] (shapes with runs, tensor types, unification and broadcasting) →
 //! [`parse`] (contract text) → [`contract`] (binding a callee's names at a call) → [`rules`]
-//! (the transfer rules) → [`env`] (the tensors in scope in a body).
+//! (the transfer rules) → [`env`](mod@env) (the tensors in scope in a body).
+
+#![warn(missing_docs)]
 
 pub mod contract;
 pub mod dim;

@@ -3,8 +3,32 @@
 //!
 //! [`method`] covers candle's `Tensor` methods, [`function`] the associated functions
 //! (`Tensor::cat`, `Tensor::stack`), candle-nn's functions and `candle_contracts::nn`'s guarded
-//! ops (the last from their own contracts, see [`table`]). A call the rules do not know yields
-//! [`TensorType::unknown`]: silence, never an error.
+//! ops (the last from their own contracts, see [`contract_ops`]). A call the rules do not know
+//! yields [`TensorType::unknown`]: silence, never an error.
+//!
+//! | calls | result | certain failures (as candle 0.11 checks them) |
+//! |---|---|---|
+//! | `clone`, `contiguous`, `detach`, `copy`, `to_device`, `relu`, `exp`, `log`, `sqrt`, `sqr`, `neg`, `abs`, `tanh`, `sin`, `cos`, `gelu`, `gelu_erf`, `erf`, `silu`, `recip`, `ceil`, `floor`, `round`, `sign`, `affine`, `powf`, `elu` | the receiver's type | none |
+//! | `add`, `sub`, `mul`, `div`, `maximum`, `minimum`; `eq`, `ne`, `lt`, `le`, `gt`, `ge` (u8) | the shape both have | shapes that differ, disjoint dtypes |
+//! | `broadcast_add` and the other `broadcast_*` | the broadcast shape | two literals, neither 1, at one place from the end; disjoint dtypes |
+//! | `matmul`, `broadcast_matmul` | `[.., M, N]` | rank below 2, `K` against `K'`, ranks or batch element counts (`matmul`), batch dims (`broadcast_matmul`), dtypes |
+//! | `t`, `transpose`, `permute` | dims moved | rank below 2, a dim past the rank, not a permutation |
+//! | `reshape`, `flatten_all`, `flatten`, `flatten_from`, `flatten_to` | the new dims (a `()` hole divided out) | another element count, a hole that does not divide |
+//! | `squeeze`, `unsqueeze`, `narrow`, `get` | dims removed, inserted, narrowed | a dim past the rank, a slice past the end |
+//! | `sum`, `mean` (one dim or a tuple), `max`, `min`, `argmax`, `argmin` (u32), their `_keepdim` forms, `sum_all`, `mean_all`, `max_all`, `min_all` | dims removed or set to 1 | a dim past the rank, a dim named twice |
+//! | `to_dtype`, `broadcast_as`, `expand`, `broadcast_left`, `where_cond` | as candle | a dim that is not 1 and not the target's, too many dims, branch shapes or dtypes |
+//! | `Tensor::cat`, `Tensor::stack` | dims added up, a new dim | ranks, dims off `dim`, dtypes |
+//! | `candle_nn::ops::{softmax, log_softmax, softmax_last_dim, sigmoid}` | the input's type | a dim past the rank |
+//! | `candle_nn::loss::{cross_entropy, nll, mse, binary_cross_entropy_with_logit}`, `candle_contracts::nn::*` | `[]` (the `_with` forms: unknown shape), embeddings, gathered rows | their contracts ([`contract_ops`]) |
+//!
+//! Left unknown on purpose: `i(...)` and other indexing, `chunk`, shapes computed from values
+//! (`reshape((n, ()))` with `n` not a literal or a named size), `squeeze` of a dim that may or
+//! may not be 1, layers with weights the checker does not see (`Linear::forward`), the dtype of
+//! `one_hot` (its `on_value`'s Rust type), and every call not in this table.
+//!
+//! The caller decides what a call is: [`method`] is for receivers known to be tensors (a
+//! method of another type with the same name is not candle's), and [`function`] takes the
+//! path as resolved through the caller's `use`s.
 
 mod table;
 mod tensor;
