@@ -46,6 +46,10 @@ impl Contract {
                 continue;
             };
             let subject = piece[..colon].trim().to_string();
+            // A sequence of tensors (`items: [f32[E]; N]`) is no tensor: left unknown.
+            if piece[colon + 1..].trim_start().starts_with('[') {
+                continue;
+            }
             let (spec, _constraints) =
                 parse_spec(&piece[colon + 1..]).map_err(|error| ParseError {
                     message: format!("in the clause of `{subject}`: {}", error.message),
@@ -254,7 +258,10 @@ impl Bindings {
                     verdict = verdict.and(|| self.match_dim(clause, Axis::Back(k), p, f, deferred));
                 }
                 let middle = match dims {
-                    Some(dims) => Shape::new(dims[pf.len()..dims.len() - pb.len()].to_vec()),
+                    // The rank check above makes the slice non-empty-ranged; unknown otherwise.
+                    Some(dims) => dims
+                        .get(pf.len()..dims.len().saturating_sub(pb.len()))
+                        .map_or_else(Shape::unknown, |middle| Shape::new(middle.to_vec())),
                     None if pf.len() <= ff.len() && pb.len() <= fb.len() => Shape::with_run(
                         ff[pf.len()..].to_vec(),
                         found
@@ -341,6 +348,15 @@ mod tests {
             "probabilities: float[*S], target: float[*S]"
         );
         assert!(Contract::parse("x: f32[N").is_err());
+        let mixed = Contract::parse(
+            "items: [f32[E]; N], self.weight: f32[V, D], {x.sum(1)?}: f32[B], return: f32[], \
+             on_violation = panic, T <= P",
+        )
+        .unwrap();
+        assert_eq!(
+            mixed.signature(),
+            "self.weight: f32[V, D], {x.sum(1)?}: f32[B], return: f32[]"
+        );
     }
 
     #[test]
