@@ -26,6 +26,22 @@
 //! may not be 1, layers with weights the checker does not see (`Linear::forward`), the dtype of
 //! `one_hot` (its `on_value`'s Rust type), and every call not in this table.
 //!
+//! ```
+//! use candle_contracts_shapes::{Arg, DimIndex, function, method, parse_tensor_type};
+//!
+//! let logits = parse_tensor_type("f32[B, 10]")?;
+//! let probs = function("candle_nn::ops::softmax", &[Arg::Tensor(logits.clone()), Arg::Dim(DimIndex::FromEnd(1))])?;
+//! assert_eq!(probs.to_string(), "f32[B, 10]");
+//! let classes = method("argmax", &probs, &[Arg::Dim(DimIndex::FromEnd(1))])?;
+//! assert_eq!(classes.to_string(), "u32[B]");
+//! // A column of class ids is certainly not what `nn::cross_entropy` takes.
+//! let column = method("unsqueeze", &classes, &[Arg::int(1)])?;
+//! let mismatch = function("nn::cross_entropy", &[Arg::Tensor(logits), Arg::Tensor(column)]).unwrap_err();
+//! assert_eq!(mismatch.note(), "rank 2 given, rank 1 expected");
+//! assert_eq!(mismatch.help("target").as_deref(), Some("squeeze the last dim: `target.squeeze(1)?`"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The caller decides what a call is: [`method`] is for receivers known to be tensors (a
 //! method of another type with the same name is not candle's), and [`function`] takes the
 //! path as resolved through the caller's `use`s.
