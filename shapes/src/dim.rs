@@ -1,0 +1,450 @@
+//! Dims: literals, named symbols and integer expressions over them, kept in a normal form so
+//! that equal expressions compare equal and `N` vs `N + 1` is certainly different.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::verdict::Verdict;
+
+/// One factor of a monomial.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Factor {
+    /// A named dim (`N`), or a constant's name the checker does not know the value of.
+    Symbol(String),
+    /// A braced expression (`{cfg.hidden_size}`), by its text: equal texts, equal values.
+    Braced(String),
+    /// A floor division that does not fold (`H / 2`), by its normal-form operands.
+    Div(Box<Dim>, Box<Dim>),
+    /// A remainder that does not fold (`N % 8`).
+    Rem(Box<Dim>, Box<Dim>),
+}
+
+/// A product of factors, sorted; the empty product is the constant term.
+type Monomial = Vec<Factor>;
+
+/// A polynomial with integer coefficients over [`Factor`]s: the normal form of a known dim.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Poly {
+    terms: BTreeMap<Monomial, i128>,
+}
+
+/// The size of one dim: an integer expression over named dims, or unknown.
+///
+/// Known dims are kept in a normal form (linear terms collected with integer coefficients,
+/// products of symbols as monomials, `/` and `%` that do not fold as opaque factors), so
+/// `N + 1` and `1 + N` are the same value and `(N + 1) - N` is the constant 1.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Dim {
+    /// A size the checker can name.
+    Known(Poly),
+    /// A size the checker knows nothing about (`_`, computed from values, an overflow).
+    #[default]
+    Unknown,
+}
+
+impl Dim {
+    /// The literal `n`.
+    pub fn lit(n: u64) -> Dim {
+        Dim::constant(i128::from(n))
+    }
+
+    /// The named dim `name` (`N`).
+    pub fn symbol(name: impl Into<String>) -> Dim {
+        Dim::factor(Factor::Symbol(name.into()))
+    }
+
+    /// A braced expression, named by its text with whitespace removed (`{cfg.hidden}`).
+    pub fn braced(text: &str) -> Dim {
+        let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        Dim::factor(Factor::Braced(text))
+    }
+
+    /// A size nothing is known about.
+    pub fn unknown() -> Dim {
+        Dim::Unknown
+    }
+
+    fn constant(c: i128) -> Dim {
+        let mut terms = BTreeMap::new();
+        if c != 0 {
+            terms.insert(Vec::new(), c);
+        }
+        Dim::Known(Poly { terms })
+    }
+
+    fn factor(factor: Factor) -> Dim {
+        Dim::Known(Poly {
+            terms: BTreeMap::from([(vec![factor], 1)]),
+        })
+    }
+
+    /// Whether nothing is known about the size.
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Dim::Unknown)
+    }
+
+    /// The value of a constant dim (`3`, or `N + 3 - N`); `None` for anything else, a negative
+    /// constant included.
+    pub fn as_literal(&self) -> Option<u64> {
+        self.as_constant().and_then(|c| u64::try_from(c).ok())
+    }
+
+    /// The value of a constant dim, negative ones included (`N - N - 1` is -1).
+    pub fn as_constant(&self) -> Option<i128> {
+        let Dim::Known(poly) = self else { return None };
+        match poly.terms.len() {
+            0 => Some(0),
+            1 => poly.terms.get(&Vec::new()).copied(),
+            _ => None,
+        }
+    }
+
+    /// The name of a dim that is one named symbol (`N`), nothing added or scaled.
+    pub fn as_symbol(&self) -> Option<&str> {
+        let Dim::Known(poly) = self else { return None };
+        let mut terms = poly.terms.iter();
+        match (terms.next(), terms.next()) {
+            (Some((monomial, 1)), None) => match monomial.as_slice() {
+                [Factor::Symbol(name)] => Some(name),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether the two dims are equal: certainly (same normal form), certainly not (they
+    /// differ by a nonzero constant), or possibly (anything else, unknown included).
+    pub fn compare(&self, other: &Dim) -> Verdict<()> {
+        match self.clone().sub(other.clone()).as_constant() {
+            Some(0) => Verdict::Equal,
+            Some(_) => Verdict::Different(()),
+            None => Verdict::Possible,
+        }
+    }
+
+    /// Whether the dim is certainly 1, certainly not 1, or possibly 1.
+    pub fn compare_one(&self) -> Verdict<()> {
+        self.compare(&Dim::lit(1))
+    }
+
+    /// `self + other`.
+    #[allow(clippy::should_implement_trait)]
+    pub fn add(self, other: Dim) -> Dim {
+        self.combine(other, 1)
+    }
+
+    /// `self - other` (a size that would go below zero is an error at run time, never here).
+    #[allow(clippy::should_implement_trait)]
+    pub fn sub(self, other: Dim) -> Dim {
+        self.combine(other, -1)
+    }
+
+    fn combine(self, other: Dim, sign: i128) -> Dim {
+        let (Dim::Known(mut a), Dim::Known(b)) = (self, other) else {
+            return Dim::Unknown;
+        };
+        for (monomial, coefficient) in b.terms {
+            let Some(scaled) = coefficient.checked_mul(sign) else {
+                return Dim::Unknown;
+            };
+            let entry = a.terms.entry(monomial).or_insert(0);
+            let Some(sum) = entry.checked_add(scaled) else {
+                return Dim::Unknown;
+            };
+            *entry = sum;
+        }
+        a.terms.retain(|_, c| *c != 0);
+        Dim::Known(a)
+    }
+
+    /// `self * other`, distributed into monomials.
+    #[allow(clippy::should_implement_trait)]
+    pub fn mul(self, other: Dim) -> Dim {
+        let (Dim::Known(a), Dim::Known(b)) = (self, other) else {
+            return Dim::Unknown;
+        };
+        let mut terms: BTreeMap<Monomial, i128> = BTreeMap::new();
+        for (ma, ca) in &a.terms {
+            for (mb, cb) in &b.terms {
+                let mut monomial: Monomial = ma.iter().chain(mb).cloned().collect();
+                monomial.sort();
+                let Some(product) = ca.checked_mul(*cb) else {
+                    return Dim::Unknown;
+                };
+                let entry = terms.entry(monomial).or_insert(0);
+                let Some(sum) = entry.checked_add(product) else {
+                    return Dim::Unknown;
+                };
+                *entry = sum;
+            }
+        }
+        terms.retain(|_, c| *c != 0);
+        Dim::Known(Poly { terms })
+    }
+
+    /// `self / other`, rounded down: folded when both are constants or `other` is 1, an
+    /// opaque factor otherwise; division by a constant 0 is unknown (an error at run time).
+    #[allow(clippy::should_implement_trait)]
+    pub fn div(self, other: Dim) -> Dim {
+        if let Some(quotient) = self.exact_quotient(&other) {
+            return quotient;
+        }
+        self.opaque(other, i128::checked_div_euclid, Factor::Div, |x| x)
+    }
+
+    /// `self / other` when `other` is one term that divides every term of `self` (`N * T / T`
+    /// is `N`, `2 * N / 2` is `N`): exact, so floor division gives the same value.
+    fn exact_quotient(&self, other: &Dim) -> Option<Dim> {
+        let (Dim::Known(a), Dim::Known(b)) = (self, other) else {
+            return None;
+        };
+        let mut divisor = b.terms.iter();
+        let (Some((factors, &c)), None) = (divisor.next(), divisor.next()) else {
+            return None;
+        };
+        if c <= 0 || (factors.is_empty() && a.terms.keys().all(Vec::is_empty)) {
+            // A constant divisor of a constant folds as floor division instead.
+            return None;
+        }
+        let mut terms = BTreeMap::new();
+        for (monomial, &coefficient) in &a.terms {
+            if coefficient % c != 0 {
+                return None;
+            }
+            let mut rest = monomial.clone();
+            for factor in factors {
+                let at = rest.iter().position(|f| f == factor)?;
+                rest.remove(at);
+            }
+            terms.insert(rest, coefficient / c);
+        }
+        Some(Dim::Known(Poly { terms }))
+    }
+
+    /// `self % other`: folded when both are constants, an opaque factor otherwise.
+    #[allow(clippy::should_implement_trait)]
+    pub fn rem(self, other: Dim) -> Dim {
+        self.opaque(other, i128::checked_rem_euclid, Factor::Rem, |_| {
+            Dim::lit(0)
+        })
+    }
+
+    fn opaque(
+        self,
+        other: Dim,
+        fold: fn(i128, i128) -> Option<i128>,
+        factor: fn(Box<Dim>, Box<Dim>) -> Factor,
+        at_one: fn(Dim) -> Dim,
+    ) -> Dim {
+        if self.is_unknown() || other.is_unknown() {
+            return Dim::Unknown;
+        }
+        match (self.as_constant(), other.as_constant()) {
+            (_, Some(0)) => Dim::Unknown,
+            (Some(a), Some(b)) => fold(a, b).map_or(Dim::Unknown, Dim::constant),
+            // `x / 1 = x` and `x % 1 = 0` for every x.
+            (_, Some(1)) => at_one(self),
+            _ => Dim::factor(factor(Box::new(self), Box::new(other))),
+        }
+    }
+
+    /// The dim with every symbol and braced expression replaced by `lookup`'s answer.
+    pub fn substitute(&self, lookup: &mut dyn FnMut(&Factor) -> Option<Dim>) -> Dim {
+        let Dim::Known(poly) = self else {
+            return Dim::Unknown;
+        };
+        let mut total = Dim::lit(0);
+        for (monomial, coefficient) in &poly.terms {
+            let mut term = Dim::constant(*coefficient);
+            for factor in monomial {
+                let value = match factor {
+                    Factor::Div(a, b) => a.substitute(lookup).div(b.substitute(lookup)),
+                    Factor::Rem(a, b) => a.substitute(lookup).rem(b.substitute(lookup)),
+                    leaf => lookup(leaf).unwrap_or(Dim::Unknown),
+                };
+                term = term.mul(value);
+            }
+            total = total.add(term);
+        }
+        total
+    }
+
+    /// The symbols the dim names, inside divisions included.
+    pub fn symbols(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        if let Dim::Known(poly) = self {
+            for monomial in poly.terms.keys() {
+                for factor in monomial {
+                    match factor {
+                        Factor::Symbol(name) => names.push(name.as_str()),
+                        Factor::Braced(_) => {}
+                        Factor::Div(a, b) | Factor::Rem(a, b) => {
+                            names.extend(a.symbols());
+                            names.extend(b.symbols());
+                        }
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// The product of `dims` (the element count of a shape).
+    pub fn product<'a>(dims: impl IntoIterator<Item = &'a Dim>) -> Dim {
+        dims.into_iter()
+            .fold(Dim::lit(1), |acc, dim| acc.mul(dim.clone()))
+    }
+}
+
+impl From<u64> for Dim {
+    fn from(n: u64) -> Self {
+        Dim::lit(n)
+    }
+}
+
+impl From<usize> for Dim {
+    fn from(n: usize) -> Self {
+        u64::try_from(n).map_or(Dim::Unknown, Dim::lit)
+    }
+}
+
+impl fmt::Display for Factor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Factor::Symbol(name) => f.write_str(name),
+            Factor::Braced(text) => write!(f, "{{{text}}}"),
+            Factor::Div(a, b) => write!(f, "{} / {}", Operand(a), Operand(b)),
+            Factor::Rem(a, b) => write!(f, "{} % {}", Operand(a), Operand(b)),
+        }
+    }
+}
+
+/// A dim printed as an operand of `/` or `%`: parenthesized unless it is one symbol or literal.
+struct Operand<'a>(&'a Dim);
+
+impl fmt::Display for Operand<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.as_symbol().is_some() || self.0.as_constant().is_some() {
+            write!(f, "{}", self.0)
+        } else {
+            write!(f, "({})", self.0)
+        }
+    }
+}
+
+impl fmt::Display for Dim {
+    /// As a contract writes it: `N + 1`, `2 * C`, `N * T`, `H / 2`, `_` for unknown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Dim::Known(poly) = self else {
+            return f.write_str("_");
+        };
+        if poly.terms.is_empty() {
+            return f.write_str("0");
+        }
+        // Terms with symbols first, the constant last: `N + 1`, `C - 1`.
+        let mut terms: Vec<_> = poly.terms.iter().filter(|(m, _)| !m.is_empty()).collect();
+        terms.extend(poly.terms.iter().filter(|(m, _)| m.is_empty()));
+        for (i, (monomial, &coefficient)) in terms.into_iter().enumerate() {
+            let magnitude = coefficient.unsigned_abs();
+            match (i, coefficient < 0) {
+                (0, true) => f.write_str("-")?,
+                (0, false) => {}
+                (_, true) => f.write_str(" - ")?,
+                (_, false) => f.write_str(" + ")?,
+            }
+            if monomial.is_empty() {
+                write!(f, "{magnitude}")?;
+                continue;
+            }
+            if magnitude != 1 {
+                write!(f, "{magnitude} * ")?;
+            }
+            for (j, factor) in monomial.iter().enumerate() {
+                if j > 0 {
+                    f.write_str(" * ")?;
+                }
+                write!(f, "{factor}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n() -> Dim {
+        Dim::symbol("N")
+    }
+
+    #[test]
+    fn normal_forms_make_equal_expressions_equal() {
+        assert_eq!(n().add(Dim::lit(1)), Dim::lit(1).add(n()));
+        assert_eq!(
+            n().add(Dim::lit(1)).compare(&Dim::lit(1).add(n())),
+            Verdict::Equal
+        );
+        let nt = n().mul(Dim::symbol("T"));
+        assert_eq!(nt, Dim::symbol("T").mul(n()));
+        assert_eq!(nt.to_string(), "N * T");
+        assert_eq!(n().add(n()).to_string(), "2 * N");
+        assert_eq!(n().sub(Dim::lit(1)).to_string(), "N - 1");
+        let h2 = Dim::symbol("H").div(Dim::lit(2));
+        assert_eq!(h2.to_string(), "H / 2");
+        assert_eq!(
+            h2.compare(&Dim::symbol("H").div(Dim::lit(2))),
+            Verdict::Equal
+        );
+        assert_eq!(
+            n().add(Dim::lit(1)).div(Dim::lit(2)).to_string(),
+            "(N + 1) / 2"
+        );
+        assert_eq!(Dim::lit(7).div(Dim::lit(2)), Dim::lit(3));
+        assert_eq!(n().div(Dim::lit(1)), n());
+        let t = Dim::symbol("T");
+        assert_eq!(
+            n().mul(t.clone()).mul(Dim::lit(4)).div(t.clone()),
+            n().mul(Dim::lit(4))
+        );
+        assert_eq!(
+            n().mul(Dim::lit(2)).add(Dim::lit(4)).div(Dim::lit(2)),
+            n().add(Dim::lit(2))
+        );
+        assert_eq!(n().add(Dim::lit(1)).div(t).to_string(), "(N + 1) / T");
+        assert_eq!(n().rem(Dim::lit(1)), Dim::lit(0));
+        assert_eq!(n().rem(Dim::lit(8)).to_string(), "N % 8");
+    }
+
+    #[test]
+    fn only_constant_differences_are_certain() {
+        assert_eq!(n().compare(&n().add(Dim::lit(1))), Verdict::Different(()));
+        assert_eq!(Dim::lit(2).compare(&Dim::lit(3)), Verdict::Different(()));
+        assert_eq!(n().compare(&Dim::symbol("M")), Verdict::Possible);
+        assert_eq!(n().compare(&Dim::lit(3)), Verdict::Possible);
+        assert_eq!(n().compare(&n().mul(Dim::lit(2))), Verdict::Possible);
+        assert_eq!(Dim::Unknown.compare(&Dim::Unknown), Verdict::Possible);
+        assert_eq!(Dim::Unknown.compare(&Dim::lit(3)), Verdict::Possible);
+        let h = Dim::symbol("H");
+        assert_eq!(h.clone().div(Dim::lit(2)).compare(&h), Verdict::Possible);
+    }
+
+    #[test]
+    fn substitution_folds_what_becomes_constant() {
+        let expr = n().add(Dim::lit(1)).div(Dim::lit(2));
+        let folded = expr.substitute(&mut |factor| match factor {
+            Factor::Symbol(name) if name == "N" => Some(Dim::lit(9)),
+            _ => None,
+        });
+        assert_eq!(folded, Dim::lit(5));
+        let unbound = n().add(Dim::lit(1)).substitute(&mut |_| None);
+        assert_eq!(unbound, Dim::Unknown);
+    }
+
+    #[test]
+    fn overflow_is_unknown_never_wrong() {
+        let big = Dim::lit(u64::MAX);
+        let huge = big.clone().mul(big.clone()).mul(big.clone()).mul(big);
+        assert!(huge.is_unknown() || huge.as_literal().is_none());
+    }
+}

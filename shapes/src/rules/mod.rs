@@ -1,0 +1,310 @@
+//! Transfer rules: what a call does to the dtypes and shapes of its tensors, and the calls that
+//! are certain to fail.
+//!
+//! [`method`] covers candle's `Tensor` methods, [`function`] the associated functions
+//! (`Tensor::cat`, `Tensor::stack`), candle-nn's functions and `candle_contracts::nn`'s guarded
+//! ops (the last from their own contracts, see [`contract_ops`]). A call the rules do not know
+//! yields [`TensorType::unknown`]: silence, never an error.
+//!
+//! | calls | result | certain failures (as candle 0.11 checks them) |
+//! |---|---|---|
+//! | `clone`, `contiguous`, `detach`, `copy`, `to_device`, `relu`, `exp`, `log`, `sqrt`, `sqr`, `neg`, `abs`, `tanh`, `sin`, `cos`, `gelu`, `gelu_erf`, `erf`, `silu`, `recip`, `ceil`, `floor`, `round`, `sign`, `affine`, `powf`, `elu` | the receiver's type | none |
+//! | `add`, `sub`, `mul`, `div`, `maximum`, `minimum`; `eq`, `ne`, `lt`, `le`, `gt`, `ge` (u8) | the shape both have | shapes that differ, disjoint dtypes |
+//! | `broadcast_add` and the other `broadcast_*` | the broadcast shape | two literals, neither 1, at one place from the end; disjoint dtypes |
+//! | `matmul`, `broadcast_matmul` | `[.., M, N]` | rank below 2, `K` against `K'`, ranks or batch element counts (`matmul`), batch dims (`broadcast_matmul`), dtypes |
+//! | `t`, `transpose`, `permute` | dims moved | rank below 2, a dim past the rank, not a permutation |
+//! | `reshape`, `flatten_all`, `flatten`, `flatten_from`, `flatten_to` | the new dims (a `()` hole divided out) | another element count, a hole that does not divide |
+//! | `squeeze`, `unsqueeze`, `narrow`, `get` | dims removed, inserted, narrowed | a dim past the rank, a slice past the end |
+//! | `sum`, `mean` (one dim or a tuple), `max`, `min`, `argmax`, `argmin` (u32), their `_keepdim` forms, `sum_all`, `mean_all`, `max_all`, `min_all` | dims removed or set to 1 | a dim past the rank, a dim named twice |
+//! | `to_dtype`, `broadcast_as`, `expand`, `broadcast_left`, `where_cond` | as candle | a dim that is not 1 and not the target's, too many dims, branch shapes or dtypes |
+//! | `Tensor::cat`, `Tensor::stack` | dims added up, a new dim | ranks, dims off `dim`, dtypes |
+//! | `candle_nn::ops::{softmax, log_softmax, softmax_last_dim, sigmoid}` | the input's type | a dim past the rank |
+//! | `candle_nn::loss::{cross_entropy, nll, mse, binary_cross_entropy_with_logit}`, `candle_contracts::nn::*` | `[]` (the `_with` forms: unknown shape), embeddings, gathered rows | their contracts ([`contract_ops`]) |
+//!
+//! Left unknown on purpose: `i(...)` and other indexing, `chunk`, shapes computed from values
+//! (`reshape((n, ()))` with `n` not a literal or a named size), `squeeze` of a dim that may or
+//! may not be 1, layers with weights the checker does not see (`Linear::forward`), the dtype of
+//! `one_hot` (its `on_value`'s Rust type), and every call not in this table.
+//!
+//! ```
+//! use candle_contracts_shapes::{Arg, DimIndex, function, method, parse_tensor_type};
+//!
+//! let logits = parse_tensor_type("f32[B, 10]")?;
+//! let probs = function("candle_nn::ops::softmax", &[Arg::Tensor(logits.clone()), Arg::Dim(DimIndex::FromEnd(1))])?;
+//! assert_eq!(probs.to_string(), "f32[B, 10]");
+//! let classes = method("argmax", &probs, &[Arg::Dim(DimIndex::FromEnd(1))])?;
+//! assert_eq!(classes.to_string(), "u32[B]");
+//! // A column of class ids is certainly not what `nn::cross_entropy` takes.
+//! let column = method("unsqueeze", &classes, &[Arg::int(1)])?;
+//! let mismatch = function("nn::cross_entropy", &[Arg::Tensor(logits), Arg::Tensor(column)]).unwrap_err();
+//! assert_eq!(mismatch.note(), "rank 2 given, rank 1 expected");
+//! assert_eq!(mismatch.help("target").as_deref(), Some("squeeze the last dim: `target.squeeze(1)?`"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The caller decides what a call is: [`method`] is for receivers known to be tensors (a
+//! method of another type with the same name is not candle's), and [`function`] takes the
+//! path as resolved through the caller's `use`s.
+
+mod table;
+mod tensor;
+
+use std::fmt;
+
+pub use table::{ContractOp, contract_ops};
+
+use crate::contract::Bindings;
+use crate::dim::Dim;
+use crate::dtype::{DType, DTypeSet};
+use crate::reason::Reason;
+use crate::shape::{Shape, TensorType};
+use crate::verdict::DimIndex;
+
+/// What the macro sees as one argument of a call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// A tensor (`&x`, `x`, `&w.t()?`).
+    Tensor(TensorType),
+    /// A slice or vector of tensors (`&[&a, &b]`), for `Tensor::cat` and `Tensor::stack`.
+    Tensors(Vec<TensorType>),
+    /// An integer: a literal (`1`, `128usize`) or a size the macro can name (`n` bound from
+    /// `x.dim(0)?` as a symbol); also a dim index written as an integer.
+    Int(Dim),
+    /// A dim index from the end: `D::Minus1` is `DimIndex::FromEnd(1)`.
+    Dim(DimIndex),
+    /// A tuple (`(b, 1, d)`, `(0, 2, 1)`); `()` inside a reshape's tuple is candle's hole.
+    Tuple(Vec<Arg>),
+    /// A dtype (`DType::F32`).
+    DType(DType),
+    /// A float scalar (`affine`'s `mul`, `maximum(0.0)`).
+    Float,
+    /// Anything else.
+    Unknown,
+}
+
+impl Arg {
+    /// A tensor argument from a type written as text (`"f32[N, C]"`), for tests and tables.
+    pub fn tensor(text: &str) -> Arg {
+        crate::parse::parse_tensor_type(text).map_or(Arg::Unknown, Arg::Tensor)
+    }
+
+    /// An integer literal.
+    pub fn int(n: u64) -> Arg {
+        Arg::Int(Dim::lit(n))
+    }
+
+    /// The dim index this argument stands for, if it is a literal or a `D::Minus*`.
+    pub fn dim_index(&self) -> Option<DimIndex> {
+        match self {
+            Arg::Int(dim) => dim
+                .as_literal()
+                .and_then(|n| usize::try_from(n).ok())
+                .map(DimIndex::Index),
+            Arg::Dim(index) => Some(*index),
+            _ => None,
+        }
+    }
+
+    /// The size this argument stands for; unknown if it is not an integer.
+    pub fn size(&self) -> Dim {
+        match self {
+            Arg::Int(dim) => dim.clone(),
+            _ => Dim::Unknown,
+        }
+    }
+
+    /// The tensor type of a tensor argument; unknown otherwise.
+    pub fn tensor_type(&self) -> TensorType {
+        match self {
+            Arg::Tensor(tensor) => tensor.clone(),
+            _ => TensorType::unknown(),
+        }
+    }
+}
+
+/// Which argument of a call is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Argument {
+    /// The receiver of a method (`self`).
+    Receiver,
+    /// The argument at this position (0-based, the receiver not counted).
+    Position(usize),
+    /// The function's return value (a `return` clause against the tail expression).
+    Return,
+}
+
+/// A fix worth suggesting, written with the text of the argument by [`Mismatch::help`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Help {
+    /// Remove a dim of size 1: `target.squeeze(1)?`.
+    Squeeze {
+        /// The dim to remove.
+        dim: usize,
+        /// Whether it is the last dim.
+        last: bool,
+    },
+    /// Add a dim of size 1: `target.unsqueeze(1)?`.
+    Unsqueeze {
+        /// Where.
+        dim: usize,
+    },
+    /// Convert the dtype: `target.to_dtype(DType::U32)?`.
+    ToDType(DType),
+    /// Swap the last two dims: `w.t()?`.
+    Transpose,
+}
+
+/// A call that is certain to fail at run time, with what a compile error needs to say why.
+///
+/// `message`, `note` and `help` word it; the text of the argument (`target`, `&w.t()?`) is
+/// the caller's, which knows the source:
+///
+/// ```text
+/// error: `nn::cross_entropy` takes `target: u8 | u32 | i64 [N]`, but `target` is `u32[N, 1]` here
+///    = note: rank 2 given, rank 1 expected
+///    = help: squeeze the last dim: `target.squeeze(1)?`
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The op as a message names it: `nn::cross_entropy`, `Tensor::matmul`,
+    /// `candle_nn::loss::nll`, or the contracted function for a return clause.
+    pub op: String,
+    /// Which argument is wrong.
+    pub argument: Argument,
+    /// What the op takes there, as a clause: `target: u8 | u32 | i64 [N]`, `rhs: f32[128, _]`.
+    pub expected: String,
+    /// What was given, as a type or value: `u32[N, 1]`, `3`.
+    pub found: String,
+    /// Why the call fails.
+    pub reason: Reason,
+    /// A fix, when one is likely.
+    pub help: Option<Help>,
+}
+
+impl Mismatch {
+    /// The error's message, naming the argument by the caller's text `given`.
+    pub fn message(&self, given: &str) -> String {
+        let verb = match self.argument {
+            Argument::Return => "returns",
+            _ => "takes",
+        };
+        format!(
+            "`{}` {verb} `{}`, but `{given}` is `{}` here",
+            self.op, self.expected, self.found
+        )
+    }
+
+    /// The note: why, in the words of [`Reason`]'s display.
+    pub fn note(&self) -> String {
+        self.reason.to_string()
+    }
+
+    /// The help line, with the argument's text `given` in the suggested code.
+    pub fn help(&self, given: &str) -> Option<String> {
+        Some(match self.help.as_ref()? {
+            Help::Squeeze { dim, last: true } => {
+                format!("squeeze the last dim: `{given}.squeeze({dim})?`")
+            }
+            Help::Squeeze { dim, last: false } => {
+                format!("squeeze dim {dim}: `{given}.squeeze({dim})?`")
+            }
+            Help::Unsqueeze { dim } => {
+                format!("add a dim of size 1: `{given}.unsqueeze({dim})?`")
+            }
+            Help::ToDType(dtype) => {
+                format!("convert it: `{given}.to_dtype(DType::{dtype:?})?`")
+            }
+            Help::Transpose => format!("transpose it: `{given}.t()?`"),
+        })
+    }
+}
+
+impl fmt::Display for Mismatch {
+    /// The message with the argument named by its position, and the note.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let given = match self.argument {
+            Argument::Receiver => "self".to_string(),
+            Argument::Position(i) => format!("argument {i}"),
+            Argument::Return => "the result".to_string(),
+        };
+        write!(f, "{}; {}", self.message(&given), self.note())
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// The result of a call: its tensor type (parts of it possibly unknown), or a certain failure
+/// (boxed: it is rare, and a compile error each).
+pub type Outcome = Result<TensorType, Box<Mismatch>>;
+
+/// The type of `receiver.name(args...)`: candle's `Tensor` methods (see the crate docs for the
+/// list); any other name gives an unknown tensor.
+pub fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
+    tensor::method(name, receiver, args)
+}
+
+/// The type of `path(args...)`, `path` as resolved by the caller (`Tensor::cat`,
+/// `candle_nn::ops::softmax`, `candle_contracts::nn::cross_entropy`). A path matches a rule
+/// when it is the rule's full path or a suffix of it of at least two segments
+/// (`loss::cross_entropy`, `nn::embedding`, `Tensor::cat`); anything else gives an unknown
+/// tensor.
+pub fn function(path: &str, args: &[Arg]) -> Outcome {
+    let segments: Vec<&str> = path.split("::").map(str::trim).collect();
+    let matches = |full: &str| {
+        let rule: Vec<&str> = full.split("::").collect();
+        segments.len() >= 2.min(rule.len()) && rule.ends_with(&segments)
+    };
+    if let Some(op) = contract_ops().iter().find(|op| matches(op.path)) {
+        return op.apply(args);
+    }
+    match tensor::FUNCTIONS.iter().find(|(full, _)| matches(full)) {
+        Some((_, rule)) => rule(args),
+        None => Ok(TensorType::unknown()),
+    }
+}
+
+/// The fix for a tensor of type `found` where `expected` is taken, if one is likely: a dim of
+/// size 1 too many or too few, or a dtype to convert.
+pub(crate) fn suggest(found: &TensorType, expected: &TensorType, reason: &Reason) -> Option<Help> {
+    match reason {
+        Reason::DTypes {
+            expected: wanted, ..
+        } => {
+            let dtype = wanted.single().or_else(|| {
+                [DType::F32, DType::U32, DType::I64]
+                    .into_iter()
+                    .find(|d| wanted.contains(*d))
+            })?;
+            Some(Help::ToDType(dtype))
+        }
+        Reason::Rank { .. } => {
+            let (dims, pattern) = (found.shape.dims()?, expected.shape.dims()?);
+            let wanted = TensorType::new(DTypeSet::ANY, expected.shape.clone());
+            let fits = |dims: Vec<Dim>| {
+                let candidate = TensorType::new(DTypeSet::ANY, Shape::new(dims));
+                Bindings::new().match_all(&[(&wanted, &candidate)]).is_ok()
+            };
+            if dims.len() == pattern.len() + 1 {
+                let at = (0..dims.len()).rev().find(|&i| {
+                    let mut without = dims.to_vec();
+                    without.remove(i);
+                    dims[i].as_literal() == Some(1) && fits(without)
+                })?;
+                Some(Help::Squeeze {
+                    dim: at,
+                    last: at + 1 == dims.len(),
+                })
+            } else if dims.len() + 1 == pattern.len() {
+                let at = (0..=dims.len()).rev().find(|&i| {
+                    let mut with = dims.to_vec();
+                    with.insert(i, Dim::lit(1));
+                    pattern[i].as_literal() == Some(1) && fits(with)
+                })?;
+                Some(Help::Unsqueeze { dim: at })
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,924 @@
+//! Rules for candle's `Tensor` methods and associated functions, and candle-nn's `ops`.
+//! Each mirrors candle-core 0.11's own checks (named in the comments) and claims a failure
+//! only where those checks certainly fail.
+
+use crate::dim::Dim;
+use crate::dtype::{DType, DTypeSet};
+use crate::reason::Reason;
+use crate::rules::{Arg, Argument, Help, Mismatch, Outcome};
+use crate::shape::{Resolved, Run, Shape, TensorType, compare_dtypes};
+use crate::verdict::{Axis, Rank, Verdict};
+
+/// Methods that keep the receiver's dtype and shape.
+const SAME_TYPE: &[&str] = &[
+    "clone",
+    "contiguous",
+    "force_contiguous",
+    "detach",
+    "copy",
+    "to_device",
+    "relu",
+    "exp",
+    "log",
+    "sqrt",
+    "sqr",
+    "neg",
+    "abs",
+    "tanh",
+    "sin",
+    "cos",
+    "gelu",
+    "gelu_erf",
+    "erf",
+    "silu",
+    "recip",
+    "ceil",
+    "floor",
+    "round",
+    "sign",
+    "affine",
+    "powf",
+    "elu",
+];
+
+/// Element-wise binary methods that take a tensor of the receiver's shape (candle's
+/// `same_shape_binary_op`), or a scalar where candle takes one.
+const SAME_SHAPE: &[&str] = &["add", "sub", "mul", "div", "maximum", "minimum"];
+/// Comparisons: the receiver's shape, dtype u8.
+const COMPARE: &[&str] = &["eq", "ne", "lt", "le", "gt", "ge"];
+
+pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
+    let call = Call {
+        op: format!("Tensor::{name}"),
+        receiver,
+        args,
+    };
+    match name {
+        _ if SAME_TYPE.contains(&name) => Ok(receiver.clone()),
+        _ if SAME_SHAPE.contains(&name) => call.same_shape(None),
+        _ if COMPARE.contains(&name) => call.same_shape(Some(DType::U8.into())),
+        _ if name
+            .strip_prefix("broadcast_")
+            .is_some_and(|op| SAME_SHAPE.contains(&op)) =>
+        {
+            call.broadcast(None)
+        }
+        _ if name
+            .strip_prefix("broadcast_")
+            .is_some_and(|op| COMPARE.contains(&op)) =>
+        {
+            call.broadcast(Some(DType::U8.into()))
+        }
+        "to_dtype" => Ok(TensorType::new(
+            match args.first() {
+                Some(Arg::DType(dtype)) => DTypeSet::only(*dtype),
+                _ => DTypeSet::ANY,
+            },
+            receiver.shape.clone(),
+        )),
+        "matmul" => call.matmul(false),
+        "broadcast_matmul" => call.matmul(true),
+        "t" => call.t(),
+        "transpose" => call.transpose(),
+        "permute" => call.permute(),
+        "reshape" => call.reshape(),
+        "flatten_all" => Ok(receiver.with_shape(Shape::new(vec![receiver.shape.elem_count()]))),
+        "flatten" => call.flatten(Some(0), Some(1)),
+        "flatten_from" => call.flatten(Some(0), None),
+        "flatten_to" => call.flatten(None, Some(0)),
+        "squeeze" => call.squeeze(),
+        "unsqueeze" => call.unsqueeze(),
+        "narrow" => call.narrow(),
+        "get" => call.get(),
+        "sum_keepdim" | "mean_keepdim" => call.reduce(true, true, None),
+        "sum" | "mean" => call.reduce(true, false, None),
+        "max_keepdim" | "min_keepdim" => call.reduce(false, true, None),
+        "max" | "min" => call.reduce(false, false, None),
+        "argmax_keepdim" | "argmin_keepdim" => call.reduce(false, true, Some(DType::U32)),
+        "argmax" | "argmin" => call.reduce(false, false, Some(DType::U32)),
+        "sum_all" | "mean_all" | "max_all" | "min_all" => Ok(receiver.with_shape(Shape::scalar())),
+        "broadcast_as" | "expand" => call.broadcast_as(),
+        "broadcast_left" => Ok(match args.first().and_then(sizes) {
+            Some(left) => {
+                receiver.with_shape(Shape::join(left, receiver.shape.clone(), Vec::new()))
+            }
+            None => receiver.with_shape(Shape::unknown()),
+        }),
+        "where_cond" => call.where_cond(),
+        _ => Ok(TensorType::unknown()),
+    }
+}
+
+/// Associated functions and candle-nn's ops, by full path.
+/// A rule for a function: the arguments to the outcome.
+type FunctionRule = fn(&[Arg]) -> Outcome;
+
+pub(crate) const FUNCTIONS: &[(&str, FunctionRule)] = &[
+    ("candle_core::Tensor::cat", cat),
+    ("candle_core::Tensor::stack", stack),
+    ("candle_nn::ops::softmax", |args| {
+        along_dim("candle_nn::ops::softmax", args)
+    }),
+    ("candle_nn::ops::log_softmax", |args| {
+        along_dim("candle_nn::ops::log_softmax", args)
+    }),
+    ("candle_nn::ops::softmax_last_dim", same_as_first),
+    ("candle_nn::ops::sigmoid", same_as_first),
+];
+
+fn same_as_first(args: &[Arg]) -> Outcome {
+    Ok(args
+        .first()
+        .map_or_else(TensorType::unknown, Arg::tensor_type))
+}
+
+/// `softmax(xs, dim)`, `log_softmax(xs, dim)`: `xs`'s type; `dim` must be in its rank.
+fn along_dim(op: &str, args: &[Arg]) -> Outcome {
+    let xs = args
+        .first()
+        .map_or_else(TensorType::unknown, Arg::tensor_type);
+    resolve(op, &xs, args, 1)?;
+    Ok(xs)
+}
+
+/// The sizes a shape argument (`(b, 1, d)`, `n`) stands for, unknown where not integers.
+fn sizes(arg: &Arg) -> Option<Vec<Dim>> {
+    match arg {
+        Arg::Int(dim) => Some(vec![dim.clone()]),
+        Arg::Tuple(items) => Some(items.iter().map(Arg::size).collect()),
+        _ => None,
+    }
+}
+
+fn position_error(
+    op: &str,
+    position: usize,
+    expected: String,
+    found: String,
+    reason: Reason,
+) -> Box<Mismatch> {
+    Box::new(Mismatch {
+        op: op.to_string(),
+        argument: Argument::Position(position),
+        expected,
+        found,
+        reason,
+        help: None,
+    })
+}
+
+/// Where `args[position]`, a dim index, lands in `tensor`: `None` when unknown; a mismatch
+/// when candle's `to_index` certainly fails (`DimOutOfRange`).
+fn resolve(
+    op: &str,
+    tensor: &TensorType,
+    args: &[Arg],
+    position: usize,
+) -> Result<Option<Axis>, Box<Mismatch>> {
+    let Some(index) = args.get(position).and_then(Arg::dim_index) else {
+        return Ok(None);
+    };
+    match tensor.shape.resolve(index) {
+        Resolved::At(axis) => Ok(Some(axis)),
+        Resolved::Unknown => Ok(None),
+        Resolved::OutOfRange { rank } => Err(position_error(
+            op,
+            position,
+            format!("dim: a dim of `{tensor}`"),
+            index.to_string(),
+            Reason::DimIndex { index, rank },
+        )),
+    }
+}
+
+/// The shape with the dims at `a` and `b` swapped; unknown if either place is unknown.
+fn swapped(shape: &Shape, a: Option<Axis>, b: Option<Axis>) -> Shape {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let (da, db) = (shape.get(a), shape.get(b));
+            shape.clone().with_dim(a, db).with_dim(b, da)
+        }
+        _ => Shape::unknown(),
+    }
+}
+
+/// The shape with the dims at `axes` removed, in an order that keeps the others' places.
+fn without_axes(shape: &Shape, mut axes: Vec<Axis>) -> Shape {
+    axes.sort_by_key(|axis| match axis {
+        Axis::Front(i) => (0, usize::MAX - i),
+        Axis::Back(k) => (1, usize::MAX - k),
+    });
+    let mut shape = shape.clone();
+    for axis in axes {
+        shape = shape.without_dim(axis);
+    }
+    shape
+}
+
+/// A shape, from what is known of two that must be equal.
+fn merged(a: &Shape, b: &Shape) -> Shape {
+    if a.is_fully_known() || !b.is_fully_known() {
+        a.clone()
+    } else {
+        b.clone()
+    }
+}
+
+struct Call<'a> {
+    op: String,
+    receiver: &'a TensorType,
+    args: &'a [Arg],
+}
+
+impl Call<'_> {
+    fn unknown_shape(&self) -> Outcome {
+        Ok(self.receiver.with_shape(Shape::unknown()))
+    }
+
+    fn arg_error(
+        &self,
+        position: usize,
+        expected: String,
+        found: &TensorType,
+        reason: Reason,
+    ) -> Box<Mismatch> {
+        position_error(&self.op, position, expected, found.to_string(), reason)
+    }
+
+    fn resolve(&self, position: usize) -> Result<Option<Axis>, Box<Mismatch>> {
+        resolve(&self.op, self.receiver, self.args, position)
+    }
+
+    /// A rank below `min` is candle's `UnexpectedNumberOfDims` or a shape mismatch.
+    fn require_rank(
+        &self,
+        argument: Argument,
+        tensor: &TensorType,
+        min: usize,
+        expected: &str,
+    ) -> Result<(), Box<Mismatch>> {
+        match tensor.shape.rank() {
+            Rank::Exactly(rank) if rank < min => Err(Box::new(Mismatch {
+                op: self.op.clone(),
+                argument,
+                expected: expected.to_string(),
+                found: tensor.to_string(),
+                reason: Reason::Rank {
+                    found: Rank::Exactly(rank),
+                    expected: Rank::AtLeast(min),
+                },
+                help: None,
+            })),
+            _ => Ok(()),
+        }
+    }
+
+    fn dtypes_with(&self, position: usize, other: &TensorType) -> Result<DTypeSet, Box<Mismatch>> {
+        match compare_dtypes(other.dtypes, self.receiver.dtypes) {
+            Verdict::Different(reason) => Err(Box::new(Mismatch {
+                help: self.receiver.dtypes.single().map(Help::ToDType),
+                ..*self.arg_error(
+                    position,
+                    format!("rhs: {}[..] (the dtype of `self`)", self.receiver.dtypes),
+                    other,
+                    reason,
+                )
+            })),
+            _ => Ok(self.receiver.dtypes.intersection(other.dtypes)),
+        }
+    }
+
+    /// `add`, `sub`, `mul`, `div`, `maximum`, `minimum`, comparisons: candle's
+    /// `same_shape_binary_op` and its dtype check.
+    fn same_shape(&self, out: Option<DTypeSet>) -> Outcome {
+        let rhs = match self.args.first() {
+            Some(Arg::Tensor(rhs)) => rhs,
+            Some(Arg::Float | Arg::Int(_)) => {
+                return Ok(TensorType::new(
+                    out.unwrap_or(self.receiver.dtypes),
+                    self.receiver.shape.clone(),
+                ));
+            }
+            _ => return Ok(TensorType::unknown()),
+        };
+        if let Verdict::Different(reason) = rhs.shape.compare(&self.receiver.shape) {
+            return Err(self.arg_error(
+                0,
+                format!("rhs: {} (the shape of `self`)", self.receiver),
+                rhs,
+                reason,
+            ));
+        }
+        let dtypes = self.dtypes_with(0, rhs)?;
+        Ok(TensorType::new(
+            out.unwrap_or(dtypes),
+            merged(&self.receiver.shape, &rhs.shape),
+        ))
+    }
+
+    /// `broadcast_add` and the other `broadcast_*` ops: candle's `broadcast_shape_binary_op`.
+    fn broadcast(&self, out: Option<DTypeSet>) -> Outcome {
+        let rhs = match self.args.first() {
+            Some(Arg::Tensor(rhs)) => rhs,
+            _ => return Ok(TensorType::unknown()),
+        };
+        let shape = self
+            .receiver
+            .shape
+            .broadcast(&rhs.shape)
+            .map_err(|reason| {
+                self.arg_error(
+                    0,
+                    format!(
+                        "rhs: a shape that broadcasts with `{}`",
+                        self.receiver.shape
+                    ),
+                    rhs,
+                    reason,
+                )
+            })?;
+        let dtypes = self.dtypes_with(0, rhs)?;
+        Ok(TensorType::new(out.unwrap_or(dtypes), shape))
+    }
+
+    /// `matmul` (equal ranks, equal batch element counts) and `broadcast_matmul` (batch dims
+    /// broadcast); both need rank 2 or more and `self`'s last dim equal to `rhs`'s second last.
+    fn matmul(&self, broadcast: bool) -> Outcome {
+        let Some(Arg::Tensor(rhs)) = self.args.first() else {
+            return Ok(TensorType::unknown());
+        };
+        let lhs = self.receiver;
+        self.require_rank(Argument::Receiver, lhs, 2, "self: _[.., M, K]")?;
+        self.require_rank(Argument::Position(0), rhs, 2, "rhs: _[.., K, N]")?;
+        if let (Rank::Exactly(a), Rank::Exactly(b), false) =
+            (lhs.shape.rank(), rhs.shape.rank(), broadcast)
+            && a != b
+        {
+            return Err(self.arg_error(
+                0,
+                format!("rhs: {}[..] of rank {a} (the rank of `self`)", lhs.dtypes),
+                rhs,
+                Reason::Rank {
+                    found: Rank::Exactly(b),
+                    expected: Rank::Exactly(a),
+                },
+            ));
+        }
+        let k = lhs.shape.from_end(1).unwrap_or_default();
+        if let Some(k2) = rhs.shape.from_end(2)
+            && k2.compare(&k).is_different()
+        {
+            let transposable = rhs
+                .shape
+                .from_end(1)
+                .is_some_and(|n| n.compare(&k) == Verdict::Equal);
+            return Err(Box::new(Mismatch {
+                help: transposable.then_some(Help::Transpose),
+                ..*self.arg_error(
+                    0,
+                    format!("rhs: {}[.., {k}, _]", lhs.dtypes),
+                    rhs,
+                    Reason::Dim {
+                        axis: Axis::Back(2),
+                        found: k2,
+                        expected: k,
+                    },
+                )
+            }));
+        }
+        let dtypes = self.dtypes_with(0, rhs)?;
+        let n = rhs.shape.from_end(1).unwrap_or_default();
+        let shape = if broadcast {
+            let (a, b) = (lhs.shape.without_last(2), rhs.shape.without_last(2));
+            let batch = a.broadcast(&b).map_err(|reason| {
+                self.arg_error(
+                    0,
+                    format!("rhs: batch dims that broadcast with `{a}`"),
+                    rhs,
+                    reason,
+                )
+            })?;
+            let m = lhs.shape.from_end(2).unwrap_or_default();
+            batch.appended(m).appended(n)
+        } else {
+            if let (Some(a), Some(b)) = (lhs.shape.dims(), rhs.shape.dims()) {
+                let batch = |dims: &[Dim]| Dim::product(&dims[..dims.len().saturating_sub(2)]);
+                let (pa, pb) = (batch(a), batch(b));
+                if pb.compare(&pa).is_different() {
+                    return Err(self.arg_error(
+                        0,
+                        format!("rhs: batch dims of {pa} elements (those of `self`)"),
+                        rhs,
+                        Reason::Other(format!("batch dims of {pb} elements given, {pa} expected")),
+                    ));
+                }
+            }
+            match lhs.shape.from_end(1) {
+                Some(_) => lhs.shape.clone().with_dim(Axis::Back(1), n),
+                None => Shape::with_run(lhs.shape.front().to_vec(), Run::anonymous(), vec![n]),
+            }
+        };
+        Ok(TensorType::new(dtypes, shape))
+    }
+
+    /// `t()`: rank 2 or more (`UnexpectedNumberOfDims`), the last two dims swapped.
+    fn t(&self) -> Outcome {
+        self.require_rank(Argument::Receiver, self.receiver, 2, "self: _[.., M, N]")?;
+        let shape = &self.receiver.shape;
+        let known = |k| shape.from_end(k).map(|_| Axis::Back(k));
+        Ok(self.receiver.with_shape(swapped(shape, known(1), known(2))))
+    }
+
+    fn transpose(&self) -> Outcome {
+        let (a, b) = (self.resolve(0)?, self.resolve(1)?);
+        if a.is_some() && a == b {
+            return Ok(self.receiver.clone());
+        }
+        Ok(self
+            .receiver
+            .with_shape(swapped(&self.receiver.shape, a, b)))
+    }
+
+    /// `permute(dims)`: a permutation of `0..rank`, or candle bails.
+    fn permute(&self) -> Outcome {
+        let (Some(Arg::Tuple(items)), Some(dims)) = (self.args.first(), self.receiver.shape.dims())
+        else {
+            return self.unknown_shape();
+        };
+        let mut order = Vec::new();
+        for item in items {
+            let Some(index) = item.dim_index() else {
+                return self.unknown_shape();
+            };
+            match self.receiver.shape.resolve(index) {
+                Resolved::At(Axis::Front(i)) => order.push(i),
+                Resolved::OutOfRange { rank } => {
+                    return Err(position_error(
+                        &self.op,
+                        0,
+                        format!("dims: a permutation of the dims of `{}`", self.receiver),
+                        index.to_string(),
+                        Reason::DimIndex { index, rank },
+                    ));
+                }
+                _ => return self.unknown_shape(),
+            }
+        }
+        let is_permutation =
+            order.len() == dims.len() && (0..dims.len()).all(|i| order.contains(&i));
+        if !is_permutation {
+            return Err(position_error(
+                &self.op,
+                0,
+                format!("dims: a permutation of 0..{}", dims.len()),
+                format!("{order:?}"),
+                Reason::Other(format!(
+                    "{order:?} is not a permutation of the {} dims",
+                    dims.len()
+                )),
+            ));
+        }
+        Ok(self
+            .receiver
+            .with_shape(Shape::new(order.iter().map(|&i| dims[i].clone()).collect())))
+    }
+
+    /// `reshape(shape)`: the same element count (`ShapeMismatchBinaryOp`); a `()` hole is the
+    /// element count divided by the other dims.
+    fn reshape(&self) -> Outcome {
+        let items = match self.args.first() {
+            Some(Arg::Tuple(items)) => items.clone(),
+            Some(arg @ Arg::Int(_)) => vec![arg.clone()],
+            _ => return self.unknown_shape(),
+        };
+        let is_hole = |arg: &Arg| matches!(arg, Arg::Tuple(inner) if inner.is_empty());
+        let holes = items.iter().filter(|arg| is_hole(arg)).count();
+        if holes > 1 {
+            return self.unknown_shape();
+        }
+        let count = self.receiver.shape.elem_count();
+        let known: Vec<Dim> = items
+            .iter()
+            .filter(|arg| !is_hole(arg))
+            .map(Arg::size)
+            .collect();
+        let asked = Dim::product(&known);
+        let shape_text = || {
+            let texts: Vec<String> = items
+                .iter()
+                .map(|arg| {
+                    if is_hole(arg) {
+                        "()".to_string()
+                    } else {
+                        arg.size().to_string()
+                    }
+                })
+                .collect();
+            format!("({})", texts.join(", "))
+        };
+        let count_error = |reason| {
+            position_error(
+                &self.op,
+                0,
+                format!("shape: {count} elements (those of `{}`)", self.receiver),
+                shape_text(),
+                reason,
+            )
+        };
+        if holes == 0 {
+            if asked.compare(&count).is_different() {
+                return Err(count_error(Reason::ElementCount {
+                    found: count.clone(),
+                    expected: asked,
+                }));
+            }
+            return Ok(self.receiver.with_shape(Shape::new(known)));
+        }
+        if let (Some(c), Some(a)) = (count.as_constant(), asked.as_constant())
+            && (a == 0 || c % a != 0)
+        {
+            return Err(count_error(Reason::Other(format!(
+                "the tensor's {c} elements do not divide into rows of {a}"
+            ))));
+        }
+        let hole = count.div(asked);
+        let dims = items
+            .iter()
+            .map(|arg| {
+                if is_hole(arg) {
+                    hole.clone()
+                } else {
+                    arg.size()
+                }
+            })
+            .collect();
+        Ok(self.receiver.with_shape(Shape::new(dims)))
+    }
+
+    /// `flatten(start, end)` and its forms: `start` and `end` are the positions of the
+    /// arguments holding them, `None` for "the first" and "the last" dim.
+    fn flatten(&self, start: Option<usize>, end: Option<usize>) -> Outcome {
+        let Some(dims) = self.receiver.shape.dims() else {
+            return self.unknown_shape();
+        };
+        if dims.is_empty() {
+            return Ok(self.receiver.with_shape(Shape::literal(&[1])));
+        }
+        let index =
+            |position: Option<usize>, default: usize| -> Result<Option<usize>, Box<Mismatch>> {
+                match position {
+                    None => Ok(Some(default)),
+                    Some(position) => Ok(match self.resolve(position)? {
+                        Some(Axis::Front(i)) => Some(i),
+                        _ => None,
+                    }),
+                }
+            };
+        let (Some(start), Some(end)) = (index(start, 0)?, index(end, dims.len() - 1)?) else {
+            return self.unknown_shape();
+        };
+        if start >= end {
+            return Ok(self.receiver.clone());
+        }
+        let mut flat = dims[..start].to_vec();
+        flat.push(Dim::product(&dims[start..=end]));
+        flat.extend_from_slice(&dims[end + 1..]);
+        Ok(self.receiver.with_shape(Shape::new(flat)))
+    }
+
+    /// `squeeze(dim)`: removes the dim if it is 1, else returns the tensor unchanged (PyTorch's
+    /// semantics, which candle follows).
+    fn squeeze(&self) -> Outcome {
+        let Some(axis) = self.resolve(0)? else {
+            return self.unknown_shape();
+        };
+        let shape = &self.receiver.shape;
+        match shape.get(axis).compare_one() {
+            Verdict::Equal => Ok(self.receiver.with_shape(shape.clone().without_dim(axis))),
+            Verdict::Different(()) => Ok(self.receiver.clone()),
+            Verdict::Possible => self.unknown_shape(),
+        }
+    }
+
+    /// `unsqueeze(dim)`: `dim` may be the rank (candle's `to_index_plus_one`).
+    fn unsqueeze(&self) -> Outcome {
+        let Some(index) = self.args.first().and_then(Arg::dim_index) else {
+            return self.unknown_shape();
+        };
+        match self.receiver.shape.clone().inserted(index, Dim::lit(1)) {
+            Ok(shape) => Ok(self.receiver.with_shape(shape)),
+            Err(rank) => Err(position_error(
+                &self.op,
+                0,
+                format!("dim: a place in `{}`", self.receiver),
+                index.to_string(),
+                Reason::DimIndex { index, rank },
+            )),
+        }
+    }
+
+    /// `narrow(dim, start, len)`: `start + len` within the dim (`NarrowInvalidArgs`).
+    fn narrow(&self) -> Outcome {
+        let Some(axis) = self.resolve(0)? else {
+            return self.unknown_shape();
+        };
+        let size = self.receiver.shape.get(axis);
+        let (start, len) = (
+            self.args.get(1).map_or(Dim::Unknown, Arg::size),
+            self.args.get(2).map_or(Dim::Unknown, Arg::size),
+        );
+        let end = start.add(len.clone());
+        if size
+            .clone()
+            .sub(end.clone())
+            .as_constant()
+            .is_some_and(|room| room < 0)
+        {
+            return Err(position_error(
+                &self.op,
+                2,
+                format!("len: at most {size} - start"),
+                len.to_string(),
+                Reason::Narrow { axis, end, size },
+            ));
+        }
+        Ok(self
+            .receiver
+            .with_shape(self.receiver.shape.clone().with_dim(axis, len)))
+    }
+
+    /// `get(i)`: the first dim removed (a scalar stays a scalar).
+    fn get(&self) -> Outcome {
+        let shape = &self.receiver.shape;
+        if shape.rank() == Rank::Exactly(0) {
+            return Ok(self.receiver.clone());
+        }
+        if shape.front().is_empty() {
+            return self.unknown_shape();
+        }
+        let (size, i) = (
+            shape.get(Axis::Front(0)),
+            self.args.first().map_or(Dim::Unknown, Arg::size),
+        );
+        if size
+            .clone()
+            .sub(i.clone())
+            .as_constant()
+            .is_some_and(|room| room <= 0)
+        {
+            return Err(position_error(
+                &self.op,
+                0,
+                format!("i: an index below {size}"),
+                i.to_string(),
+                Reason::Narrow {
+                    axis: Axis::Front(0),
+                    end: i.add(Dim::lit(1)),
+                    size,
+                },
+            ));
+        }
+        Ok(self
+            .receiver
+            .with_shape(shape.clone().without_dim(Axis::Front(0))))
+    }
+
+    /// Reductions over one dim (`max`, `argmax`) or several (`sum`, `mean`, which take a
+    /// tuple): `keepdim` sets them to 1, otherwise they are removed.
+    fn reduce(&self, several: bool, keepdim: bool, out: Option<DType>) -> Outcome {
+        let dtypes = out.map_or(self.receiver.dtypes, DTypeSet::only);
+        let with = |shape| Ok(TensorType::new(dtypes, shape));
+        let positions: Vec<Arg> = match self.args.first() {
+            Some(Arg::Tuple(items)) if several => items.clone(),
+            Some(arg @ (Arg::Int(_) | Arg::Dim(_))) => vec![arg.clone()],
+            _ => return with(Shape::unknown()),
+        };
+        let mut axes = Vec::new();
+        for (i, arg) in positions.iter().enumerate() {
+            let Some(index) = arg.dim_index() else {
+                return with(Shape::unknown());
+            };
+            match self.receiver.shape.resolve(index) {
+                Resolved::At(axis) => axes.push(axis),
+                Resolved::Unknown => return with(Shape::unknown()),
+                Resolved::OutOfRange { rank } => {
+                    return Err(position_error(
+                        &self.op,
+                        0,
+                        format!("dims: dims of `{}`", self.receiver),
+                        if several && positions.len() > 1 {
+                            format!("{index} (item {i})")
+                        } else {
+                            index.to_string()
+                        },
+                        Reason::DimIndex { index, rank },
+                    ));
+                }
+            }
+        }
+        if let Some(axis) = axes
+            .iter()
+            .enumerate()
+            .find_map(|(i, a)| axes[..i].contains(a).then_some(*a))
+        {
+            return Err(position_error(
+                &self.op,
+                0,
+                "dims: distinct dims".to_string(),
+                axis.to_string(),
+                Reason::Other(format!(
+                    "{axis} is named twice (candle's `DuplicateDimIndex`)"
+                )),
+            ));
+        }
+        let shape = &self.receiver.shape;
+        if keepdim {
+            with(
+                axes.into_iter()
+                    .fold(shape.clone(), |s, axis| s.with_dim(axis, Dim::lit(1))),
+            )
+        } else {
+            with(without_axes(shape, axes))
+        }
+    }
+
+    /// `broadcast_as(shape)`: right-aligned, each dim of `self` equal to the target's or 1,
+    /// no more dims than the target (candle's `Layout::broadcast_as`).
+    fn broadcast_as(&self) -> Outcome {
+        let Some(target) = self.args.first().and_then(sizes) else {
+            return self.unknown_shape();
+        };
+        let shape = &self.receiver.shape;
+        let target_text = Shape::new(target.clone()).to_string();
+        let error = |reason| {
+            position_error(
+                &self.op,
+                0,
+                format!("shape: one `{}` broadcasts to", self.receiver),
+                target_text.clone(),
+                reason,
+            )
+        };
+        let (Rank::Exactly(rank) | Rank::AtLeast(rank)) = shape.rank();
+        if rank > target.len() {
+            return Err(error(Reason::Other(format!(
+                "{} does not broadcast to rank {}",
+                shape.rank(),
+                target.len()
+            ))));
+        }
+        for k in 1..=target.len() {
+            let Some(dim) = shape.from_end(k) else { break };
+            let wanted = &target[target.len() - k];
+            if dim.compare(wanted).is_different() && dim.compare_one().is_different() {
+                return Err(error(Reason::Broadcast {
+                    axis: Axis::Back(k),
+                    found: wanted.clone(),
+                    expected: dim,
+                }));
+            }
+        }
+        Ok(self.receiver.with_shape(Shape::new(target)))
+    }
+
+    /// `mask.where_cond(on_true, on_false)`: both of the mask's shape and of one dtype.
+    fn where_cond(&self) -> Outcome {
+        let (Some(Arg::Tensor(on_true)), Some(Arg::Tensor(on_false))) =
+            (self.args.first(), self.args.get(1))
+        else {
+            return Ok(TensorType::unknown());
+        };
+        for (position, branch) in [(0, on_true), (1, on_false)] {
+            if let Verdict::Different(reason) = branch.shape.compare(&self.receiver.shape) {
+                return Err(self.arg_error(
+                    position,
+                    format!("on_true: _{} (the shape of the mask)", self.receiver.shape),
+                    branch,
+                    reason,
+                ));
+            }
+        }
+        if let Verdict::Different(reason) = compare_dtypes(on_false.dtypes, on_true.dtypes) {
+            return Err(self.arg_error(
+                1,
+                format!("on_false: {}[..] (the dtype of `on_true`)", on_true.dtypes),
+                on_false,
+                reason,
+            ));
+        }
+        Ok(TensorType::new(
+            on_true.dtypes.intersection(on_false.dtypes),
+            merged(&self.receiver.shape, &on_true.shape),
+        ))
+    }
+}
+
+/// `Tensor::cat(tensors, dim)`: one rank and dtype, equal dims except along `dim`, which adds
+/// up (candle's `ShapeMismatchCat`, `DTypeMismatchBinaryOp`).
+fn cat(args: &[Arg]) -> Outcome {
+    const OP: &str = "Tensor::cat";
+    let Some(Arg::Tensors(tensors)) = args.first() else {
+        return Ok(TensorType::unknown());
+    };
+    let first = match tensors.as_slice() {
+        [] => return Ok(TensorType::unknown()),
+        // candle returns a lone tensor before it looks at `dim`.
+        [only] => return Ok(only.clone()),
+        [first, ..] => first,
+    };
+    let axis = resolve(OP, first, args, 1)?;
+    let mut dtypes = first.dtypes;
+    for (i, tensor) in tensors.iter().enumerate().skip(1) {
+        let error = |reason| {
+            position_error(
+                OP,
+                0,
+                format!("tensors[{i}]: `{first}` but along `dim`"),
+                format!("{tensor} (tensors[{i}])"),
+                reason,
+            )
+        };
+        let pattern = match axis {
+            Some(axis) => first.shape.clone().with_dim(axis, Dim::Unknown),
+            None => first.shape.clone(),
+        };
+        let verdict = match axis {
+            Some(_) => tensor.shape.compare(&pattern),
+            // Only the rank can be compared when the place of `dim` is unknown.
+            None => tensor.shape.compare(&rank_pattern(&pattern)),
+        };
+        if let Verdict::Different(reason) = verdict {
+            return Err(error(reason));
+        }
+        if let Verdict::Different(reason) = compare_dtypes(tensor.dtypes, first.dtypes) {
+            return Err(error(reason));
+        }
+        dtypes = dtypes.intersection(tensor.dtypes);
+    }
+    let shape = match axis {
+        Some(axis) if tensors.iter().all(|t| t.shape.dims().is_some()) => {
+            let total = tensors
+                .iter()
+                .fold(Dim::lit(0), |sum, t| sum.add(t.shape.get(axis)));
+            first.shape.clone().with_dim(axis, total)
+        }
+        _ => Shape::unknown(),
+    };
+    Ok(TensorType::new(dtypes, shape))
+}
+
+/// A shape of the same rank with every dim unknown.
+fn rank_pattern(shape: &Shape) -> Shape {
+    let unknown = |dims: &[Dim]| vec![Dim::Unknown; dims.len()];
+    match shape.run() {
+        None => Shape::new(unknown(shape.front())),
+        Some(_) => Shape::with_run(
+            unknown(shape.front()),
+            Run::anonymous(),
+            unknown(shape.back()),
+        ),
+    }
+}
+
+/// `Tensor::stack(tensors, dim)`: tensors of one shape and dtype, a new dim of their count
+/// inserted at `dim` (`to_index_plus_one`).
+fn stack(args: &[Arg]) -> Outcome {
+    const OP: &str = "Tensor::stack";
+    let Some(Arg::Tensors(tensors)) = args.first() else {
+        return Ok(TensorType::unknown());
+    };
+    let Some(first) = tensors.first() else {
+        return Ok(TensorType::unknown());
+    };
+    let mut dtypes = first.dtypes;
+    for (i, tensor) in tensors.iter().enumerate().skip(1) {
+        let verdict = tensor
+            .shape
+            .compare(&first.shape)
+            .and(|| compare_dtypes(tensor.dtypes, first.dtypes));
+        if let Verdict::Different(reason) = verdict {
+            return Err(position_error(
+                OP,
+                0,
+                format!("tensors[{i}]: `{first}` (the type of tensors[0])"),
+                format!("{tensor} (tensors[{i}])"),
+                reason,
+            ));
+        }
+        dtypes = dtypes.intersection(tensor.dtypes);
+    }
+    let count = Dim::from(tensors.len());
+    let shape = match args.get(1).and_then(Arg::dim_index) {
+        Some(index) => first.shape.clone().inserted(index, count).map_err(|rank| {
+            position_error(
+                OP,
+                1,
+                format!("dim: a place in `{first}`"),
+                index.to_string(),
+                Reason::DimIndex { index, rank },
+            )
+        })?,
+        None => Shape::unknown(),
+    };
+    Ok(TensorType::new(dtypes, shape))
+}

@@ -1,0 +1,1182 @@
+//! Every rule against candle itself: each case states a call on symbolic types, the rule's
+//! answer is pinned, and then the call runs in candle on many random sizes for the symbols.
+//! A rule that says "certain mismatch" must see candle fail for every size; a rule that gives
+//! a type must agree with candle's dtype and dims wherever candle succeeds.
+
+use std::collections::BTreeMap;
+
+use candle_contracts::nn::LossOptions;
+use candle_contracts_shapes::dim::{Dim, Factor};
+use candle_contracts_shapes::dtype::DType;
+use candle_contracts_shapes::parse::{parse_dim, parse_tensor_type};
+use candle_contracts_shapes::rules::{self, Arg, Outcome};
+use candle_contracts_shapes::shape::{Shape, TensorType};
+use candle_contracts_shapes::verdict::DimIndex;
+use candle_core::{D, DType as CandleDType, Device, Tensor};
+
+/// An argument as the test writes it.
+#[derive(Clone, Debug)]
+enum Spec {
+    /// A tensor of this type.
+    T(&'static str),
+    /// A slice of tensors.
+    Ts(Vec<&'static str>),
+    /// An integer, an expression over the symbols.
+    Size(&'static str),
+    /// `D::Minus(k)`.
+    Minus(usize),
+    Tuple(Vec<Spec>),
+    /// `()` in a reshape.
+    Hole,
+    DType(DType),
+    /// A Rust value the checker does not see (loss options).
+    Opaque,
+}
+
+/// An argument as candle gets it.
+#[derive(Clone, Debug)]
+enum Value {
+    T(Tensor),
+    Ts(Vec<Tensor>),
+    U(usize),
+    M(usize),
+    Tup(Vec<Value>),
+    Hole,
+    DType(CandleDType),
+    Opaque,
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Sizes for the symbols and named runs of one trial, drawn on first use.
+struct Sizes {
+    rng: Rng,
+    dims: BTreeMap<String, usize>,
+    runs: BTreeMap<String, Vec<usize>>,
+}
+
+impl Sizes {
+    fn new(seed: u64) -> Sizes {
+        Sizes {
+            rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
+            dims: BTreeMap::new(),
+            runs: BTreeMap::new(),
+        }
+    }
+
+    fn size(&mut self) -> usize {
+        1 + self.rng.below(4) as usize
+    }
+
+    fn run_dims(&mut self) -> Vec<usize> {
+        let len = self.rng.below(3) as usize;
+        (0..len).map(|_| self.size()).collect()
+    }
+
+    /// A dim's value, drawing its symbols; `None` if it is not a non-negative integer.
+    fn eval(&mut self, dim: &Dim) -> Option<usize> {
+        for name in dim.symbols() {
+            if !self.dims.contains_key(name) {
+                let size = self.size();
+                self.dims.insert(name.to_string(), size);
+            }
+        }
+        let dims = &self.dims;
+        let value = dim.substitute(&mut |factor| match factor {
+            Factor::Symbol(name) => dims.get(name).map(|&n| Dim::from(n)),
+            _ => None,
+        });
+        value.as_literal().map(|n| n as usize)
+    }
+
+    /// A dim's value; `_` gets a fresh size.
+    fn concrete_dim(&mut self, dim: &Dim) -> Option<usize> {
+        if dim.is_unknown() {
+            return Some(self.size());
+        }
+        self.eval(dim)
+    }
+
+    fn concrete(&mut self, shape: &Shape) -> Option<Vec<usize>> {
+        let mut dims = Vec::new();
+        for dim in shape.front() {
+            dims.push(self.concrete_dim(dim)?);
+        }
+        if let Some(run) = shape.run() {
+            match &run.name {
+                Some(name) => {
+                    if !self.runs.contains_key(name) {
+                        let run_dims = self.run_dims();
+                        self.runs.insert(name.clone(), run_dims);
+                    }
+                    dims.extend(self.runs[name].clone());
+                }
+                None => dims.extend(self.run_dims()),
+            }
+            for dim in shape.back() {
+                dims.push(self.concrete_dim(dim)?);
+            }
+        }
+        Some(dims)
+    }
+
+    /// The rule's shape with this trial's sizes put in: what candle must give.
+    fn instantiate(&self, shape: &Shape) -> Shape {
+        let dims = &self.dims;
+        let put = |dim: &Dim| {
+            dim.substitute(&mut |factor| match factor {
+                Factor::Symbol(name) => dims.get(name).map(|&n| Dim::from(n)),
+                _ => None,
+            })
+        };
+        let front = shape.front().iter().map(put).collect();
+        match shape.run() {
+            None => Shape::new(front),
+            Some(run) => {
+                let middle = match run.name.as_ref().and_then(|name| self.runs.get(name)) {
+                    Some(dims) => Shape::literal(dims),
+                    None => Shape::unknown(),
+                };
+                Shape::join(front, middle, shape.back().iter().map(put).collect())
+            }
+        }
+    }
+}
+
+fn tensor_type(text: &str) -> TensorType {
+    parse_tensor_type(text).unwrap_or_else(|e| panic!("`{text}`: {e}"))
+}
+
+fn candle_dtype(dtype: DType) -> CandleDType {
+    dtype.name().parse().unwrap()
+}
+
+fn arg(spec: &Spec) -> Arg {
+    match spec {
+        Spec::T(text) => Arg::Tensor(tensor_type(text)),
+        Spec::Ts(texts) => Arg::Tensors(texts.iter().map(|t| tensor_type(t)).collect()),
+        Spec::Size(text) => Arg::Int(parse_dim(text).unwrap()),
+        Spec::Minus(k) => Arg::Dim(DimIndex::FromEnd(*k)),
+        Spec::Tuple(items) => Arg::Tuple(items.iter().map(arg).collect()),
+        Spec::Hole => Arg::Tuple(Vec::new()),
+        Spec::DType(dtype) => Arg::DType(*dtype),
+        Spec::Opaque => Arg::Unknown,
+    }
+}
+
+fn make_tensor(text: &str, sizes: &mut Sizes) -> Option<Tensor> {
+    let tensor = tensor_type(text);
+    let dtype = tensor
+        .dtypes
+        .single()
+        .or_else(|| {
+            [DType::F32, DType::U32]
+                .into_iter()
+                .find(|d| tensor.dtypes.contains(*d))
+        })
+        .unwrap_or(DType::F32);
+    let dims = sizes.concrete(&tensor.shape)?;
+    Some(Tensor::zeros(dims, candle_dtype(dtype), &Device::Cpu).unwrap())
+}
+
+fn value(spec: &Spec, sizes: &mut Sizes) -> Option<Value> {
+    Some(match spec {
+        Spec::T(text) => Value::T(make_tensor(text, sizes)?),
+        Spec::Ts(texts) => Value::Ts(
+            texts
+                .iter()
+                .map(|t| make_tensor(t, sizes))
+                .collect::<Option<_>>()?,
+        ),
+        Spec::Size(text) => Value::U(sizes.eval(&parse_dim(text).unwrap())?),
+        Spec::Minus(k) => Value::M(*k),
+        Spec::Tuple(items) => Value::Tup(
+            items
+                .iter()
+                .map(|i| value(i, sizes))
+                .collect::<Option<_>>()?,
+        ),
+        Spec::Hole => Value::Hole,
+        Spec::DType(dtype) => Value::DType(candle_dtype(*dtype)),
+        Spec::Opaque => Value::Opaque,
+    })
+}
+
+macro_rules! with_dim {
+    ($value:expr, $d:ident => $body:expr) => {
+        match $value {
+            Value::U(i) => {
+                let $d = *i;
+                $body
+            }
+            Value::M(k) => {
+                let $d = D::Minus(*k);
+                $body
+            }
+            other => panic!("not a dim: {other:?}"),
+        }
+    };
+}
+
+fn usizes(value: &Value) -> Vec<usize> {
+    match value {
+        Value::Tup(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::U(n) => *n,
+                other => panic!("not a usize: {other:?}"),
+            })
+            .collect(),
+        Value::U(n) => vec![*n],
+        other => panic!("not a shape: {other:?}"),
+    }
+}
+
+fn tensor(value: &Value) -> &Tensor {
+    match value {
+        Value::T(t) => t,
+        other => panic!("not a tensor: {other:?}"),
+    }
+}
+
+fn reshape(t: &Tensor, shape: &Value) -> candle_core::Result<Tensor> {
+    let Value::Tup(items) = shape else {
+        return t.reshape(usizes(shape));
+    };
+    let n = |v: &Value| match v {
+        Value::U(n) => *n,
+        _ => 0,
+    };
+    match items.as_slice() {
+        [Value::Hole, b] => t.reshape(((), n(b))),
+        [a, Value::Hole] => t.reshape((n(a), ())),
+        [a, b, Value::Hole] => t.reshape((n(a), n(b), ())),
+        [Value::Hole, b, c] => t.reshape(((), n(b), n(c))),
+        _ => t.reshape(usizes(shape)),
+    }
+}
+
+/// The call in candle.
+fn run(name: &str, receiver: Option<&Tensor>, args: &[Value]) -> candle_core::Result<Tensor> {
+    let a = |i: usize| &args[i];
+    let t = |i: usize| tensor(&args[i]);
+    if let Some(r) = receiver {
+        return match name {
+            "relu" => r.relu(),
+            "exp" => r.exp(),
+            "neg" => r.neg(),
+            "sqrt" => r.sqrt(),
+            "contiguous" => r.contiguous(),
+            "affine" => r.affine(2.0, 1.0),
+            "add" => r.add(t(0)),
+            "sub" => r.sub(t(0)),
+            "mul" => r.mul(t(0)),
+            "div" => r.div(t(0)),
+            "maximum" => r.maximum(t(0)),
+            "minimum" => r.minimum(t(0)),
+            "ge" => r.ge(t(0)),
+            "broadcast_add" => r.broadcast_add(t(0)),
+            "broadcast_mul" => r.broadcast_mul(t(0)),
+            "broadcast_sub" => r.broadcast_sub(t(0)),
+            "broadcast_div" => r.broadcast_div(t(0)),
+            "broadcast_lt" => r.broadcast_lt(t(0)),
+            "matmul" => r.matmul(t(0)),
+            "broadcast_matmul" => r.broadcast_matmul(t(0)),
+            "t" => r.t(),
+            "transpose" => with_dim!(a(0), d0 => with_dim!(a(1), d1 => r.transpose(d0, d1))),
+            "permute" => r.permute(usizes(a(0))),
+            "reshape" => reshape(r, a(0)),
+            "flatten_all" => r.flatten_all(),
+            "flatten_from" => with_dim!(a(0), d => r.flatten_from(d)),
+            "flatten_to" => with_dim!(a(0), d => r.flatten_to(d)),
+            "flatten" => with_dim!(a(0), d0 => with_dim!(a(1), d1 => r.flatten(d0, d1))),
+            "squeeze" => with_dim!(a(0), d => r.squeeze(d)),
+            "unsqueeze" => with_dim!(a(0), d => r.unsqueeze(d)),
+            "narrow" => with_dim!(a(0), d => r.narrow(d, usizes(a(1))[0], usizes(a(2))[0])),
+            "get" => r.get(usizes(a(0))[0]),
+            "sum_keepdim" | "sum" | "mean" | "mean_keepdim" => {
+                let several = matches!(a(0), Value::Tup(_));
+                match (name, several) {
+                    ("sum_keepdim", true) => r.sum_keepdim(usizes(a(0))),
+                    ("sum", true) => r.sum(usizes(a(0))),
+                    ("mean", true) => r.mean(usizes(a(0))),
+                    ("mean_keepdim", true) => r.mean_keepdim(usizes(a(0))),
+                    ("sum_keepdim", false) => with_dim!(a(0), d => r.sum_keepdim(d)),
+                    ("sum", false) => with_dim!(a(0), d => r.sum(d)),
+                    ("mean", false) => with_dim!(a(0), d => r.mean(d)),
+                    _ => with_dim!(a(0), d => r.mean_keepdim(d)),
+                }
+            }
+            "max" => with_dim!(a(0), d => r.max(d)),
+            "max_keepdim" => with_dim!(a(0), d => r.max_keepdim(d)),
+            "min" => with_dim!(a(0), d => r.min(d)),
+            "argmax" => with_dim!(a(0), d => r.argmax(d)),
+            "argmin_keepdim" => with_dim!(a(0), d => r.argmin_keepdim(d)),
+            "sum_all" => r.sum_all(),
+            "mean_all" => r.mean_all(),
+            "max_all" => r.max_all(),
+            "to_dtype" => match a(0) {
+                Value::DType(dtype) => r.to_dtype(*dtype),
+                other => panic!("not a dtype: {other:?}"),
+            },
+            "broadcast_as" => r.broadcast_as(usizes(a(0))),
+            "broadcast_left" => r.broadcast_left(usizes(a(0))),
+            "where_cond" => r.where_cond(t(0), t(1)),
+            other => panic!("no candle call for `{other}`"),
+        };
+    }
+    let ts = |i: usize| match &args[i] {
+        Value::Ts(ts) => ts.clone(),
+        other => panic!("not tensors: {other:?}"),
+    };
+    let u = |i: usize| usizes(&args[i])[0];
+    let name = match name.strip_prefix("candle_contracts::") {
+        Some(short) => short.to_string(),
+        None if name.starts_with("ops::") || name.starts_with("loss::") => {
+            format!("candle_nn::{name}")
+        }
+        None => name.to_string(),
+    };
+    match name.as_str() {
+        "Tensor::cat" => with_dim!(a(1), d => Tensor::cat(&ts(0), d)),
+        "Tensor::stack" => with_dim!(a(1), d => Tensor::stack(&ts(0), d)),
+        "candle_nn::ops::softmax" => with_dim!(a(1), d => candle_nn::ops::softmax(t(0), d)),
+        "candle_nn::ops::log_softmax" => with_dim!(a(1), d => candle_nn::ops::log_softmax(t(0), d)),
+        "candle_nn::ops::softmax_last_dim" => candle_nn::ops::softmax_last_dim(t(0)),
+        "candle_nn::ops::sigmoid" => candle_nn::ops::sigmoid(t(0)),
+        "candle_nn::loss::cross_entropy" => candle_nn::loss::cross_entropy(t(0), t(1)),
+        "candle_nn::loss::nll" => candle_nn::loss::nll(t(0), t(1)),
+        "candle_nn::loss::mse" => candle_nn::loss::mse(t(0), t(1)),
+        "candle_nn::loss::binary_cross_entropy_with_logit" => {
+            candle_nn::loss::binary_cross_entropy_with_logit(t(0), t(1))
+        }
+        "nn::cross_entropy" => candle_contracts::nn::cross_entropy(t(0), t(1)),
+        "nn::nll" => candle_contracts::nn::nll(t(0), t(1)),
+        "nn::cross_entropy_with" => {
+            candle_contracts::nn::cross_entropy_with(t(0), t(1), LossOptions::default())
+        }
+        "nn::nll_with" => candle_contracts::nn::nll_with(t(0), t(1), LossOptions::default()),
+        "nn::binary_cross_entropy" => candle_contracts::nn::binary_cross_entropy(t(0), t(1)),
+        "nn::binary_cross_entropy_with_logit" => {
+            candle_contracts::nn::binary_cross_entropy_with_logit(t(0), t(1))
+        }
+        "nn::embedding" => candle_contracts::nn::embedding(t(0), t(1)),
+        "nn::index_select" => candle_contracts::nn::index_select(t(0), t(1), u(2)),
+        "nn::gather" => candle_contracts::nn::gather(t(0), t(1), u(2)),
+        "nn::scatter_add" => candle_contracts::nn::scatter_add(t(0), t(1), t(2), u(3)),
+        "nn::index_add" => candle_contracts::nn::index_add(t(0), t(1), t(2), u(3)),
+        "nn::one_hot" => candle_contracts::nn::one_hot(t(0).clone(), u(1), 1f32, 0f32),
+        other => panic!("no candle call for `{other}`"),
+    }
+}
+
+/// What the rule says, as text: the type, or `error: ` and the note.
+fn describe(outcome: &Outcome) -> String {
+    match outcome {
+        Ok(tensor) => tensor.to_string(),
+        Err(mismatch) => format!("error: {}", mismatch.note()),
+    }
+}
+
+/// Pins the rule's answer for `name` on `receiver` (a method) or as a function, then runs it
+/// in candle for 40 random sizes of the symbols.
+fn case(receiver: Option<&'static str>, name: &str, specs: &[Spec], expected: &str) {
+    let args: Vec<Arg> = specs.iter().map(arg).collect();
+    let outcome = match receiver {
+        Some(r) => rules::method(name, &tensor_type(r), &args),
+        None => rules::function(name, &args),
+    };
+    let call = format!(
+        "{}{name}({specs:?})",
+        receiver.map(|r| format!("{r}.")).unwrap_or_default()
+    );
+    assert_eq!(describe(&outcome), expected, "the rule for {call}");
+    let mut candle_failures = 0;
+    let mut trials = 0;
+    for seed in 1..=40u64 {
+        let mut sizes = Sizes::new(seed);
+        let receiver_value = match receiver {
+            Some(r) => match make_tensor(r, &mut sizes) {
+                Some(t) => Some(t),
+                None => continue,
+            },
+            None => None,
+        };
+        let Some(values) = specs
+            .iter()
+            .map(|s| value(s, &mut sizes))
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        trials += 1;
+        let real = run(name, receiver_value.as_ref(), &values);
+        match (&outcome, real) {
+            (Err(mismatch), Ok(real)) => panic!(
+                "false positive for {call} with {:?} {:?}: the rule says {mismatch}, candle gives {:?}",
+                sizes.dims,
+                sizes.runs,
+                real.dims()
+            ),
+            (Ok(predicted), Ok(real)) => {
+                let dtype = DType::from_name(real.dtype().as_str()).unwrap();
+                assert!(
+                    predicted.dtypes.contains(dtype),
+                    "{call}: dtype {dtype} not in {}",
+                    predicted.dtypes
+                );
+                let expected = sizes.instantiate(&predicted.shape);
+                let verdict = Shape::literal(real.dims()).compare(&expected);
+                assert!(
+                    !verdict.is_different(),
+                    "{call} with {:?} {:?}: candle gives {:?}, the rule {expected} ({verdict:?})",
+                    sizes.dims,
+                    sizes.runs,
+                    real.dims()
+                );
+            }
+            (_, Err(_)) => candle_failures += 1,
+        }
+    }
+    assert!(trials >= 20, "{call}: only {trials} trials ran");
+    if outcome.is_err() {
+        assert_eq!(
+            candle_failures, trials,
+            "{call}: a certain mismatch must fail for every size"
+        );
+    }
+}
+
+fn method(receiver: &'static str, name: &str, specs: &[Spec], expected: &str) {
+    case(Some(receiver), name, specs, expected);
+}
+
+fn function(name: &str, specs: &[Spec], expected: &str) {
+    case(None, name, specs, expected);
+}
+
+use Spec::{Hole, Minus, Opaque, Size, T, Ts, Tuple};
+
+#[test]
+fn unary_ops_keep_dtype_and_shape() {
+    for name in ["relu", "exp", "neg", "sqrt", "contiguous", "affine"] {
+        method("f32[N, C]", name, &[], "f32[N, C]");
+        method("f32[*B, D]", name, &[], "f32[*B, D]");
+    }
+}
+
+#[test]
+fn element_wise_ops_take_equal_shapes_and_dtypes() {
+    for name in ["add", "sub", "mul", "div", "maximum", "minimum"] {
+        method("f32[N, C]", name, &[T("f32[N, C]")], "f32[N, C]");
+        method("f32[N, C]", name, &[T("f32[_, C]")], "f32[N, C]");
+        // C may be 1 or not: candle may fail, the rule must not say so.
+        method("f32[N, C]", name, &[T("f32[N, 1]")], "f32[N, C]");
+        method(
+            "f32[N, 3]",
+            name,
+            &[T("f32[N, 4]")],
+            "error: dim 1: 4 given, 3 expected",
+        );
+        method(
+            "f32[N]",
+            name,
+            &[T("f32[N, 1]")],
+            "error: rank 2 given, rank 1 expected",
+        );
+        method(
+            "f32[N]",
+            name,
+            &[T("f32[N + 1]")],
+            "error: dim 0: N + 1 given, N expected",
+        );
+        method(
+            "f32[N]",
+            name,
+            &[T("f64[N]")],
+            "error: dtype f64 given, f32 expected",
+        );
+        method("f32[*B, D]", name, &[T("f32[*B, D]")], "f32[*B, D]");
+        method(
+            "f32[.., 3]",
+            name,
+            &[T("f32[.., 4]")],
+            "error: dim -1: 4 given, 3 expected",
+        );
+    }
+    method("f32[N, C]", "ge", &[T("f32[N, C]")], "u8[N, C]");
+    method(
+        "f32[N, C]",
+        "ge",
+        &[T("f64[N, C]")],
+        "error: dtype f64 given, f32 expected",
+    );
+    method(
+        "u8[N, C]",
+        "where_cond",
+        &[T("f32[N, C]"), T("f32[N, C]")],
+        "f32[N, C]",
+    );
+    method(
+        "u8[N, C]",
+        "where_cond",
+        &[T("f32[N, C]"), T("f64[N, C]")],
+        "error: dtype f64 given, f32 expected",
+    );
+    method(
+        "u8[N, 2]",
+        "where_cond",
+        &[T("f32[N, 3]"), T("f32[N, 3]")],
+        "error: dim 1: 3 given, 2 expected",
+    );
+}
+
+#[test]
+fn broadcast_ops_align_from_the_right() {
+    for name in [
+        "broadcast_add",
+        "broadcast_mul",
+        "broadcast_sub",
+        "broadcast_div",
+    ] {
+        method("f32[N, C]", name, &[T("f32[C]")], "f32[N, C]");
+        method("f32[N, 1]", name, &[T("f32[M]")], "f32[N, M]");
+        method("f32[N, C]", name, &[T("f32[N, 1]")], "f32[N, C]");
+        method("f32[N, C]", name, &[T("f32[M, 1, 1]")], "f32[M, N, C]");
+        method(
+            "f32[N, 3]",
+            name,
+            &[T("f32[4]")],
+            "error: dim -1: 4 does not broadcast with 3 (sizes must be equal or 1)",
+        );
+        method("f32[N, C]", name, &[T("f32[N, C + 1]")], "f32[N, _]");
+        method("f32[*B, D]", name, &[T("f32[D]")], "f32[*B, D]");
+        method("f32[.., D]", name, &[T("f32[A, B, D]")], "f32[.., _, _, D]");
+        method("f32[.., D]", name, &[T("f32[5, 1, D]")], "f32[.., 5, _, D]");
+        method("f32[..]", name, &[T("f32[3]")], "f32[.., 3]");
+        method(
+            "f32[N]",
+            name,
+            &[T("f64[N]")],
+            "error: dtype f64 given, f32 expected",
+        );
+    }
+    method("f32[N, C]", "broadcast_lt", &[T("f32[C]")], "u8[N, C]");
+    method(
+        "f32[N, C]",
+        "broadcast_lt",
+        &[T("u32[C]")],
+        "error: dtype u32 given, f32 expected",
+    );
+}
+
+#[test]
+fn matmul_takes_matching_inner_dims() {
+    method(
+        "f32[B, 784]",
+        "matmul",
+        &[T("f32[784, 128]")],
+        "f32[B, 128]",
+    );
+    method("f32[B, K]", "matmul", &[T("f32[K, N]")], "f32[B, N]");
+    method(
+        "f32[A, M, K]",
+        "matmul",
+        &[T("f32[A, K, N]")],
+        "f32[A, M, N]",
+    );
+    method(
+        "f32[B, 128]",
+        "matmul",
+        &[T("f32[64, 10]")],
+        "error: dim -2: 64 given, 128 expected",
+    );
+    method(
+        "f32[B, K]",
+        "matmul",
+        &[T("f32[K + 1, N]")],
+        "error: dim -2: K + 1 given, K expected",
+    );
+    method("f32[B, K]", "matmul", &[T("f32[J, N]")], "f32[B, N]");
+    method(
+        "f32[N]",
+        "matmul",
+        &[T("f32[N, M]")],
+        "error: rank 1 given, rank 2 or more expected",
+    );
+    method(
+        "f32[A, M, K]",
+        "matmul",
+        &[T("f32[K, N]")],
+        "error: rank 2 given, rank 3 expected",
+    );
+    method(
+        "f32[2, M, K]",
+        "matmul",
+        &[T("f32[3, K, N]")],
+        "error: batch dims of 3 elements given, 2 expected",
+    );
+    method(
+        "f32[M, K]",
+        "matmul",
+        &[T("f64[K, N]")],
+        "error: dtype f64 given, f32 expected",
+    );
+    method(
+        "f32[.., M, K]",
+        "matmul",
+        &[T("f32[.., K, N]")],
+        "f32[.., M, N]",
+    );
+    method(
+        "f32[A, 1, M, K]",
+        "broadcast_matmul",
+        &[T("f32[B, K, N]")],
+        "f32[A, B, M, N]",
+    );
+    method(
+        "f32[B, M, K]",
+        "broadcast_matmul",
+        &[T("f32[K, N]")],
+        "f32[B, M, N]",
+    );
+    method(
+        "f32[2, M, K]",
+        "broadcast_matmul",
+        &[T("f32[3, K, N]")],
+        "error: dim -1: 3 does not broadcast with 2 (sizes must be equal or 1)",
+    );
+    method(
+        "f32[M, 3]",
+        "broadcast_matmul",
+        &[T("f32[4, N]")],
+        "error: dim -2: 4 given, 3 expected",
+    );
+}
+
+#[test]
+fn transposes_and_permutes_move_dims() {
+    method("f32[N, C]", "t", &[], "f32[C, N]");
+    method("f32[*B, M, N]", "t", &[], "f32[*B, N, M]");
+    method(
+        "f32[N]",
+        "t",
+        &[],
+        "error: rank 1 given, rank 2 or more expected",
+    );
+    method(
+        "f32[A, B, C]",
+        "transpose",
+        &[Size("0"), Size("2")],
+        "f32[C, B, A]",
+    );
+    method(
+        "f32[A, B, C]",
+        "transpose",
+        &[Minus(1), Size("0")],
+        "f32[C, B, A]",
+    );
+    method(
+        "f32[A, B, C]",
+        "transpose",
+        &[Size("1"), Size("1")],
+        "f32[A, B, C]",
+    );
+    method(
+        "f32[A, B, C]",
+        "transpose",
+        &[Size("0"), Size("3")],
+        "error: dim 3 is past rank 3",
+    );
+    method(
+        "f32[A, B, C]",
+        "transpose",
+        &[Minus(4), Size("0")],
+        "error: dim D::Minus(4) is past rank 3",
+    );
+    method(
+        "f32[A, B, C]",
+        "permute",
+        &[Tuple(vec![Size("2"), Size("0"), Size("1")])],
+        "f32[C, A, B]",
+    );
+    method(
+        "f32[A, B, C]",
+        "permute",
+        &[Tuple(vec![Size("2"), Size("0")])],
+        "error: [2, 0] is not a permutation of the 3 dims",
+    );
+    method(
+        "f32[A, B, C]",
+        "permute",
+        &[Tuple(vec![Size("0"), Size("0"), Size("1")])],
+        "error: [0, 0, 1] is not a permutation of the 3 dims",
+    );
+}
+
+#[test]
+fn reshapes_keep_the_element_count() {
+    method(
+        "f32[N, C]",
+        "reshape",
+        &[Tuple(vec![Size("N * C")])],
+        "f32[C * N]",
+    );
+    method(
+        "f32[B, T, D]",
+        "reshape",
+        &[Tuple(vec![Size("B * T"), Size("D")])],
+        "f32[B * T, D]",
+    );
+    method(
+        "f32[B, T, D]",
+        "reshape",
+        &[Tuple(vec![Size("B * T"), Hole])],
+        "f32[B * T, D]",
+    );
+    method(
+        "f32[B, 6]",
+        "reshape",
+        &[Tuple(vec![Size("B"), Size("2"), Hole])],
+        "f32[B, 2, 3]",
+    );
+    method(
+        "f32[4, 6]",
+        "reshape",
+        &[Tuple(vec![Hole, Size("8")])],
+        "f32[3, 8]",
+    );
+    method(
+        "f32[4, 6]",
+        "reshape",
+        &[Tuple(vec![Hole, Size("5")])],
+        "error: the tensor's 24 elements do not divide into rows of 5",
+    );
+    method(
+        "f32[N, C]",
+        "reshape",
+        &[Tuple(vec![Size("N * C + 1")])],
+        "error: the tensor has C * N elements, the shape asked for has C * N + 1",
+    );
+    method(
+        "f32[3, 4]",
+        "reshape",
+        &[Tuple(vec![Size("2"), Size("5")])],
+        "error: the tensor has 12 elements, the shape asked for has 10",
+    );
+    method(
+        "f32[N, C]",
+        "reshape",
+        &[Tuple(vec![Size("M"), Size("C")])],
+        "f32[M, C]",
+    );
+    method("f32[N, C]", "flatten_all", &[], "f32[C * N]");
+    method("f32[]", "flatten_all", &[], "f32[1]");
+    method(
+        "f32[A, B, C]",
+        "flatten_from",
+        &[Size("1")],
+        "f32[A, B * C]",
+    );
+    method("f32[A, B, C]", "flatten_to", &[Size("1")], "f32[A * B, C]");
+    method(
+        "f32[A, B, C]",
+        "flatten",
+        &[Size("0"), Minus(1)],
+        "f32[A * B * C]",
+    );
+    method(
+        "f32[A, B, C]",
+        "flatten_from",
+        &[Size("3")],
+        "error: dim 3 is past rank 3",
+    );
+}
+
+#[test]
+fn squeeze_unsqueeze_narrow_and_get() {
+    method("u32[N, 1]", "squeeze", &[Size("1")], "u32[N]");
+    method("u32[N, 1]", "squeeze", &[Minus(1)], "u32[N]");
+    method("u32[N, 3]", "squeeze", &[Size("1")], "u32[N, 3]");
+    method("u32[N, C]", "squeeze", &[Size("1")], "u32[..]");
+    method(
+        "u32[N, C]",
+        "squeeze",
+        &[Size("2")],
+        "error: dim 2 is past rank 2",
+    );
+    method("f32[N, C]", "unsqueeze", &[Size("0")], "f32[1, N, C]");
+    method("f32[N, C]", "unsqueeze", &[Size("2")], "f32[N, C, 1]");
+    method("f32[N, C]", "unsqueeze", &[Minus(1)], "f32[N, C, 1]");
+    method("f32[*B, C]", "unsqueeze", &[Minus(1)], "f32[*B, C, 1]");
+    method(
+        "f32[N, C]",
+        "unsqueeze",
+        &[Size("3")],
+        "error: dim 3 is past rank 2",
+    );
+    method(
+        "f32[N, 5]",
+        "narrow",
+        &[Size("1"), Size("0"), Size("2")],
+        "f32[N, 2]",
+    );
+    method(
+        "f32[N, C]",
+        "narrow",
+        &[Size("0"), Size("1"), Size("N - 1")],
+        "f32[N - 1, C]",
+    );
+    method(
+        "f32[N, 5]",
+        "narrow",
+        &[Size("1"), Size("2"), Size("4")],
+        "error: the slice ends at 6, past dim 1 of size 5",
+    );
+    method(
+        "f32[N, C]",
+        "narrow",
+        &[Size("1"), Size("1"), Size("C")],
+        "error: the slice ends at C + 1, past dim 1 of size C",
+    );
+    method("f32[N, C]", "get", &[Size("0")], "f32[C]");
+    method(
+        "f32[3, C]",
+        "get",
+        &[Size("3")],
+        "error: the slice ends at 4, past dim 0 of size 3",
+    );
+}
+
+#[test]
+fn reductions_remove_or_keep_their_dims() {
+    method("f32[B, D]", "sum_keepdim", &[Size("1")], "f32[B, 1]");
+    method("f32[B, D]", "sum", &[Size("1")], "f32[B]");
+    method(
+        "f32[A, B, C]",
+        "sum",
+        &[Tuple(vec![Size("0"), Size("2")])],
+        "f32[B]",
+    );
+    method(
+        "f32[A, B, C]",
+        "sum_keepdim",
+        &[Tuple(vec![Size("0"), Size("2")])],
+        "f32[1, B, 1]",
+    );
+    method(
+        "f32[A, B, C]",
+        "sum",
+        &[Tuple(vec![Size("1"), Size("1")])],
+        "error: dim 1 is named twice (candle's `DuplicateDimIndex`)",
+    );
+    method("f32[A, B, C]", "mean", &[Minus(1)], "f32[A, B]");
+    method("f32[A, B, C]", "mean_keepdim", &[Size("0")], "f32[1, B, C]");
+    method("f32[B, D]", "max_keepdim", &[Size("0")], "f32[1, D]");
+    method("f32[B, D]", "max", &[Size("1")], "f32[B]");
+    method("f32[B, D]", "min", &[Size("0")], "f32[D]");
+    method("f32[B, C]", "argmax", &[Size("1")], "u32[B]");
+    method("f32[B, C]", "argmin_keepdim", &[Minus(1)], "u32[B, 1]");
+    method(
+        "f32[B, C]",
+        "argmax",
+        &[Size("2")],
+        "error: dim 2 is past rank 2",
+    );
+    method("f32[*S, C]", "argmax", &[Minus(1)], "u32[*S]");
+    for name in ["sum_all", "mean_all", "max_all"] {
+        method("f32[B, C]", name, &[], "f32[]");
+    }
+}
+
+#[test]
+fn dtype_conversion_and_broadcast_as() {
+    method("u32[N]", "to_dtype", &[Spec::DType(DType::F32)], "f32[N]");
+    method("f32[*B]", "to_dtype", &[Spec::DType(DType::I64)], "i64[*B]");
+    method(
+        "f32[1, C]",
+        "broadcast_as",
+        &[Tuple(vec![Size("N"), Size("C")])],
+        "f32[N, C]",
+    );
+    method(
+        "f32[C]",
+        "broadcast_as",
+        &[Tuple(vec![Size("N"), Size("T"), Size("C")])],
+        "f32[N, T, C]",
+    );
+    method(
+        "f32[3]",
+        "broadcast_as",
+        &[Tuple(vec![Size("N"), Size("4")])],
+        "error: dim -1: 4 does not broadcast with 3 (sizes must be equal or 1)",
+    );
+    method(
+        "f32[N, C]",
+        "broadcast_as",
+        &[Tuple(vec![Size("C")])],
+        "error: rank 2 does not broadcast to rank 1",
+    );
+    method(
+        "f32[N, C]",
+        "broadcast_left",
+        &[Tuple(vec![Size("B")])],
+        "f32[B, N, C]",
+    );
+}
+
+#[test]
+fn cat_and_stack() {
+    function(
+        "Tensor::cat",
+        &[Ts(vec!["f32[N, C]", "f32[M, C]"]), Size("0")],
+        "f32[M + N, C]",
+    );
+    function(
+        "Tensor::cat",
+        &[Ts(vec!["f32[N, C]", "f32[N, C]"]), Minus(1)],
+        "f32[N, 2 * C]",
+    );
+    function(
+        "Tensor::cat",
+        &[Ts(vec!["f32[N, 3]", "f32[N, 4]"]), Size("0")],
+        "error: dim 1: 4 given, 3 expected",
+    );
+    function(
+        "Tensor::cat",
+        &[Ts(vec!["f32[N, C]", "f32[N]"]), Size("0")],
+        "error: rank 1 given, rank 2 expected",
+    );
+    function(
+        "Tensor::cat",
+        &[Ts(vec!["f32[N, C]", "f64[N, C]"]), Size("0")],
+        "error: dtype f64 given, f32 expected",
+    );
+    // One tensor is returned as it is, before candle looks at `dim`.
+    function(
+        "Tensor::cat",
+        &[Ts(vec!["f32[N, C]"]), Size("2")],
+        "f32[N, C]",
+    );
+    function(
+        "Tensor::cat",
+        &[Ts(vec!["f32[N, C]", "f32[N, C]"]), Size("2")],
+        "error: dim 2 is past rank 2",
+    );
+    function(
+        "Tensor::stack",
+        &[Ts(vec!["f32[N]", "f32[N]", "f32[N]"]), Size("0")],
+        "f32[3, N]",
+    );
+    function(
+        "Tensor::stack",
+        &[Ts(vec!["f32[N, C]", "f32[N, C]"]), Minus(1)],
+        "f32[N, C, 2]",
+    );
+    function(
+        "Tensor::stack",
+        &[Ts(vec!["f32[N]", "f32[N + 1]"]), Size("0")],
+        "error: dim 0: N + 1 given, N expected",
+    );
+    function(
+        "Tensor::stack",
+        &[Ts(vec!["f32[N]", "f32[N]"]), Size("2")],
+        "error: dim 2 is past rank 1",
+    );
+}
+
+#[test]
+fn candle_nn_ops_and_losses() {
+    function(
+        "candle_nn::ops::softmax",
+        &[T("f32[N, C]"), Minus(1)],
+        "f32[N, C]",
+    );
+    function(
+        "candle_nn::ops::softmax",
+        &[T("f32[N, C]"), Size("2")],
+        "error: dim 2 is past rank 2",
+    );
+    function(
+        "ops::log_softmax",
+        &[T("f32[N, C]"), Size("1")],
+        "f32[N, C]",
+    );
+    function(
+        "candle_nn::ops::softmax_last_dim",
+        &[T("f32[B, T, C]")],
+        "f32[B, T, C]",
+    );
+    function("candle_nn::ops::sigmoid", &[T("f32[*B]")], "f32[*B]");
+    function(
+        "candle_nn::loss::cross_entropy",
+        &[T("f32[N, C]"), T("u32[N]")],
+        "f32[]",
+    );
+    function(
+        "loss::cross_entropy",
+        &[T("f32[N, C]"), T("u32[N, 1]")],
+        "error: rank 2 given, rank 1 expected",
+    );
+    function(
+        "loss::cross_entropy",
+        &[T("f32[N, C]"), T("u32[N + 1]")],
+        "error: dim 0: N + 1 given, N expected",
+    );
+    function(
+        "loss::cross_entropy",
+        &[T("f32[N, C, H]"), T("u32[N]")],
+        "error: rank 3 given, rank 2 expected",
+    );
+    function(
+        "loss::cross_entropy",
+        &[T("f32[N, C]"), T("f32[N]")],
+        "error: dtype f32 given, u8 | u32 | i64 expected",
+    );
+    function(
+        "candle_nn::loss::nll",
+        &[T("f32[N, C]"), T("i64[N]")],
+        "f32[]",
+    );
+    function("loss::mse", &[T("f32[N, 1]"), T("f32[N, 1]")], "f32[]");
+    function(
+        "loss::mse",
+        &[T("f32[N, 1]"), T("f32[N]")],
+        "error: `*S` is [N] here, [N, 1] where it was bound",
+    );
+    function(
+        "loss::mse",
+        &[T("f32[N]"), T("f64[N]")],
+        "error: dtype f64 given, f32 expected",
+    );
+    function(
+        "loss::binary_cross_entropy_with_logit",
+        &[T("f32[N, 1]"), T("f32[N]")],
+        "error: `*S` is [N] here, [N, 1] where it was bound",
+    );
+    function(
+        "loss::binary_cross_entropy_with_logit",
+        &[T("f32[N]"), T("f32[N]")],
+        "f32[]",
+    );
+}
+
+#[test]
+fn guarded_ops_follow_their_contracts() {
+    function("nn::cross_entropy", &[T("f32[N, C]"), T("u32[N]")], "f32[]");
+    function(
+        "nn::cross_entropy",
+        &[T("f32[N, C]"), T("u32[N, 1]")],
+        "error: rank 2 given, rank 1 expected",
+    );
+    function(
+        "nn::cross_entropy",
+        &[T("u32[N, C]"), T("u32[N]")],
+        "error: dtype u32 given, float expected",
+    );
+    function(
+        "candle_contracts::nn::nll",
+        &[T("f32[N, C]"), T("i64[M]")],
+        "f32[]",
+    );
+    function(
+        "nn::nll",
+        &[T("f32[4, C]"), T("u8[5]")],
+        "error: dim 0: 5 given, 4 expected",
+    );
+    function(
+        "nn::cross_entropy_with",
+        &[T("f32[N, C]"), T("u32[N]"), Opaque],
+        "f32[..]",
+    );
+    function(
+        "nn::nll_with",
+        &[T("f32[N, C]"), T("u32[N, 1]"), Opaque],
+        "error: rank 2 given, rank 1 expected",
+    );
+    function(
+        "nn::binary_cross_entropy",
+        &[T("f32[N, 1]"), T("f32[N, 1]")],
+        "f32[]",
+    );
+    function(
+        "nn::binary_cross_entropy",
+        &[T("f32[N, 1]"), T("f32[N]")],
+        "error: `*S` is [N] here, [N, 1] where it was bound",
+    );
+    function(
+        "nn::binary_cross_entropy_with_logit",
+        &[T("f32[*B]"), T("f32[*B]")],
+        "f32[]",
+    );
+    function(
+        "nn::binary_cross_entropy_with_logit",
+        &[T("f32[N, 1]"), T("f32[N]")],
+        "error: `*S` is [N] here, [N, 1] where it was bound",
+    );
+    function(
+        "nn::embedding",
+        &[T("u32[B, T]"), T("f32[V, 16]")],
+        "f32[B, T, 16]",
+    );
+    function(
+        "nn::embedding",
+        &[T("f32[B, T]"), T("f32[V, D]")],
+        "error: dtype f32 given, u8 | u32 | i64 expected",
+    );
+    function(
+        "nn::embedding",
+        &[T("u32[B]"), T("f32[V]")],
+        "error: rank 1 given, rank 2 expected",
+    );
+    function(
+        "nn::index_select",
+        &[T("f32[A, B]"), T("u32[I]"), Size("1")],
+        "f32[A, I]",
+    );
+    function(
+        "nn::index_select",
+        &[T("f32[A, B]"), T("u32[I, 1]"), Size("0")],
+        "error: rank 2 given, rank 1 expected",
+    );
+    function(
+        "nn::index_select",
+        &[T("f32[A, B]"), T("u32[I]"), Size("2")],
+        "error: dim 2 is past rank 2",
+    );
+    function(
+        "nn::gather",
+        &[T("f32[A, B]"), T("u32[A, 1]"), Size("1")],
+        "f32[A, 1]",
+    );
+    function(
+        "nn::scatter_add",
+        &[T("f32[A, B]"), T("u32[A, 1]"), T("f32[A, 1]"), Size("1")],
+        "f32[A, B]",
+    );
+    function(
+        "nn::scatter_add",
+        &[T("f32[A, B]"), T("u32[A, 1]"), T("f32[A]"), Size("1")],
+        "error: `*I` is [A] here, [A, 1] where it was bound",
+    );
+    function(
+        "nn::index_add",
+        &[T("f32[A, B]"), T("u32[I]"), T("f32[I, B]"), Size("0")],
+        "f32[A, B]",
+    );
+    function("nn::one_hot", &[T("u32[B, T]"), Size("7")], "_[B, T, 7]");
+    function(
+        "nn::one_hot",
+        &[T("f32[B]"), Size("7")],
+        "error: dtype f32 given, u8 | u32 | i64 expected",
+    );
+}

@@ -1,0 +1,134 @@
+//! The programs of issue 12 and the design page, walked by hand as the macro will walk them:
+//! each certain mismatch is found with the message the design page shows, and the correct
+//! variants pass.
+
+use candle_contracts_shapes::{Arg, Contract, Env, function, method};
+
+fn env(function: &str, contract: &str) -> Env {
+    Env::for_function(function, &Contract::parse(contract).unwrap())
+}
+
+#[test]
+fn a_column_target_for_cross_entropy() {
+    let env = env("train_step", "logits: f32[N, C], target: u32[N, 1]");
+    let args = [
+        Arg::Tensor(env.get("logits")),
+        Arg::Tensor(env.get("target")),
+    ];
+    let mismatch = function("nn::cross_entropy", &args).unwrap_err();
+    assert_eq!(
+        mismatch.message("target"),
+        "`nn::cross_entropy` takes `target: u8 | u32 | i64 [N]`, but `target` is `u32[N, 1]` here"
+    );
+    assert_eq!(mismatch.note(), "rank 2 given, rank 1 expected");
+    assert_eq!(
+        mismatch.help("target").as_deref(),
+        Some("squeeze the last dim: `target.squeeze(1)?`")
+    );
+    // The fix the help suggests passes.
+    let squeezed = method("squeeze", &env.get("target"), &[Arg::int(1)]).unwrap();
+    let fixed = [Arg::Tensor(env.get("logits")), Arg::Tensor(squeezed)];
+    assert_eq!(
+        function("nn::cross_entropy", &fixed).unwrap().to_string(),
+        "f32[]"
+    );
+}
+
+#[test]
+fn bce_with_logits_of_a_column_against_a_vector() {
+    let env = env("loss", "logits: f32[N, 1], target: f32[N] in 0.0..=1.0");
+    let args = [
+        Arg::Tensor(env.get("logits")),
+        Arg::Tensor(env.get("target")),
+    ];
+    let mismatch = function("nn::binary_cross_entropy_with_logit", &args).unwrap_err();
+    assert_eq!(
+        mismatch.message("target"),
+        "`nn::binary_cross_entropy_with_logit` takes `target: float[*S]`, but `target` is `f32[N]` here"
+    );
+    assert_eq!(
+        mismatch.note(),
+        "`*S` is [N] here, [N, 1] where it was bound"
+    );
+    let candle = function("candle_nn::loss::binary_cross_entropy_with_logit", &args).unwrap_err();
+    assert_eq!(
+        candle.argument,
+        candle_contracts_shapes::Argument::Position(1)
+    );
+}
+
+#[test]
+fn an_mlp_whose_second_layer_does_not_fit() {
+    let env = env("mlp", "xs: f32[B, 784], w1: f32[128, 784], w2: f32[10, 64]");
+    let w1_t = method("t", &env.get("w1"), &[]).unwrap();
+    let h = method("matmul", &env.get("xs"), &[Arg::Tensor(w1_t)]).unwrap();
+    let h = method("relu", &h, &[]).unwrap();
+    let w2_t = method("t", &env.get("w2"), &[]).unwrap();
+    let mismatch = method("matmul", &h, &[Arg::Tensor(w2_t)]).unwrap_err();
+    assert_eq!(mismatch.note(), "dim -2: 64 given, 128 expected");
+    // Without the transpose the weights are `[10, 64]`: still wrong, and no transpose helps.
+    let plain = method("matmul", &h, &[Arg::Tensor(env.get("w2"))]).unwrap_err();
+    assert_eq!(plain.help, None);
+    // A layer of the right width passes, and the shape flows on.
+    let good = self::env(
+        "mlp",
+        "xs: f32[B, 784], w1: f32[128, 784], w2: f32[10, 128]",
+    );
+    let w1_t = method("t", &good.get("w1"), &[]).unwrap();
+    let h = method("matmul", &good.get("xs"), &[Arg::Tensor(w1_t)]).unwrap();
+    let w2_t = method("t", &good.get("w2"), &[]).unwrap();
+    let out = method("matmul", &h, &[Arg::Tensor(w2_t)]).unwrap();
+    assert_eq!(out.to_string(), "f32[B, 10]");
+}
+
+#[test]
+fn a_matmul_with_untransposed_weights_suggests_the_transpose() {
+    let env = env("forward", "xs: f32[B, 784], w: f32[128, 784]");
+    let mismatch = method("matmul", &env.get("xs"), &[Arg::Tensor(env.get("w"))]).unwrap_err();
+    assert_eq!(mismatch.note(), "dim -2: 128 given, 784 expected");
+    assert_eq!(
+        mismatch.help("w").as_deref(),
+        Some("transpose it: `w.t()?`")
+    );
+}
+
+#[test]
+fn a_keepdim_sum_returned_where_a_vector_is_declared() {
+    let env = env("total", "x: f32[B, D], return: f32[B]");
+    let tail = method("sum_keepdim", &env.get("x"), &[Arg::int(1)]).unwrap();
+    let mismatch = env.check_return(&tail).unwrap_err();
+    assert_eq!(mismatch.note(), "rank 2 given, rank 1 expected");
+    let tail = method("sum", &env.get("x"), &[Arg::int(1)]).unwrap();
+    assert!(env.check_return(&tail).is_ok());
+}
+
+#[test]
+fn gradual_cases_pass() {
+    let env = env("f", "a: f32[N, C], b: f32[M, C], ids: u32[K]");
+    // Two different names may be equal at run time.
+    assert!(method("add", &env.get("a"), &[Arg::Tensor(env.get("b"))]).is_ok());
+    let args = [Arg::Tensor(env.get("a")), Arg::Tensor(env.get("ids"))];
+    assert!(function("nn::cross_entropy", &args).is_ok());
+    // An unknown helper's result, a value-computed shape, an unknown method: all silent.
+    let unknown = Arg::Tensor(candle_contracts_shapes::TensorType::unknown());
+    assert!(
+        function("my_crate::helper", std::slice::from_ref(&unknown))
+            .unwrap()
+            .is_unknown()
+    );
+    let reshaped = method(
+        "reshape",
+        &env.get("a"),
+        &[Arg::Tuple(vec![Arg::Unknown, Arg::Tuple(vec![])])],
+    )
+    .unwrap();
+    assert_eq!(reshaped.to_string(), "f32[_, _]");
+    assert!(
+        method("i", &env.get("a"), &[Arg::Unknown])
+            .unwrap()
+            .is_unknown()
+    );
+    assert!(function("nn::cross_entropy", &[unknown.clone(), unknown]).is_ok());
+    // A one-segment path is ambiguous (candle_nn's `cross_entropy` or ours): unknown.
+    assert!(function("cross_entropy", &args).unwrap().is_unknown());
+}
