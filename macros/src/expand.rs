@@ -39,7 +39,7 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
         .into_iter()
         .next()
         .map_or_else(Span::call_site, |t| t.span());
-    let item: ContractFn = match syn::parse2(input.clone()) {
+    let mut item: ContractFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(error) => {
             let error = syn::Error::new(
@@ -48,6 +48,34 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
             );
             return fallback::emit(vec![error], input);
         }
+    };
+    // A second `#[contract]` below this one has not expanded yet: its clauses join these, so
+    // the function gets one guard (two would define `__CC_SPEC` twice).
+    let mut args = args;
+    let mut merged = false;
+    item.attrs.retain(|attr| {
+        let is_contract = attr
+            .path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "contract");
+        match &attr.meta {
+            syn::Meta::List(list) if is_contract => {
+                if !args.is_empty() && !list.tokens.is_empty() {
+                    args.extend(quote!(,));
+                }
+                args.extend(list.tokens.clone());
+                merged = true;
+                false
+            }
+            _ => true,
+        }
+    });
+    // On an error the function is emitted as written, less the contracts merged here.
+    let input = if merged {
+        item.to_token_stream()
+    } else {
+        input
     };
     let mut errors = Vec::new();
     if let Some(constness) = &item.sig.constness {
@@ -529,6 +557,14 @@ fn evaluated_array(items: &[valid::RuntimeBound], condition: TokenStream) -> Tok
     }
 }
 
+/// The span of a type's first token (`default` for an empty one).
+fn first_span(ty: &syn::Type, default: Span) -> Span {
+    ty.into_token_stream()
+        .into_iter()
+        .next()
+        .map_or(default, |t| t.span())
+}
+
 fn doc_attrs(plan: &Plan) -> TokenStream {
     let mut lines = vec![
         String::new(),
@@ -556,7 +592,13 @@ fn expand_fn(
         sig,
         ..
     } = item;
-    let docs = doc_attrs(plan);
+    // Only on a documented item: a doc section of ours would silence `missing_docs`.
+    let documented = attrs.iter().any(|a| a.path().is_ident("doc"));
+    let docs = if documented {
+        doc_attrs(plan)
+    } else {
+        TokenStream::new()
+    };
     let spec = spec_tokens(plan, &cx.function, location);
     let mode = local("__cc_mode");
     let state = local("__cc_state");
@@ -578,14 +620,10 @@ fn expand_fn(
     let fail = match failure {
         Failure::Error => {
             // Spanned at the return type, so a missing `From<ContractError>` is reported there.
-            let span = match cx.output.ty() {
-                Some(ty) => ty
-                    .into_token_stream()
-                    .into_iter()
-                    .next()
-                    .map_or(cx.name_span, |t| t.span()),
-                None => cx.name_span,
-            };
+            let span = cx
+                .output
+                .ty()
+                .map_or(cx.name_span, |ty| first_span(ty, cx.name_span));
             let convert = quote_spanned!(span=> ::candle_contracts::__private::into_error(#error));
             match &cx.output {
                 // `#[async_trait]` made the `async fn` return a boxed future: return a ready one.
@@ -656,29 +694,36 @@ fn expand_fn(
             }
         }
     };
+    let parts = item::BodyParts::of(body);
     let new_body = match with_output {
-        false => item::body_with(body, quote!(#prelude #input_guard)),
+        false => parts.with(quote!(#prelude #input_guard), true),
         true => {
             let output = local("__cc_output");
             let tensor = local("__cc_tensor");
-            let fake = match cx.output.ty() {
-                Some(ty) if !cx.output.is_opaque() => {
+            // The body's return type, for `?` and `return` inside it; an `impl Trait` cannot be
+            // written there and is left to inference.
+            let ty = cx.output.ty().filter(|_| !cx.output.is_opaque());
+            let run_body = if sig.asyncness.is_some() {
+                // An `async` block has no place for a return type: a `return` of that type that
+                // never runs gives it one (no `loop {}`: no `unreachable_code` to allow).
+                let fake = ty.map(|ty| {
+                    let span = Span::call_site().located_at(first_span(ty, cx.name_span));
                     let fake = local("__cc_fake");
-                    quote! {
-                        #[allow(unreachable_code, clippy::diverging_sub_expression)]
+                    quote_spanned! {span=>
                         if false {
-                            let #fake: #ty = loop {};
-                            return #fake;
+                            let #fake: ::core::option::Option<#ty> = ::core::option::Option::None;
+                            if let ::core::option::Option::Some(#fake) = #fake {
+                                return #fake;
+                            }
                         }
                     }
-                }
-                _ => quote!(),
-            };
-            let body = item::body_with(body, quote!(#input_guard #fake));
-            let run_body = if sig.asyncness.is_some() {
+                });
+                let body = parts.with(quote!(#input_guard #fake), false);
                 quote!(async move #body.await)
             } else {
-                quote!(#p::run_body(move || #body))
+                let ty = ty.map(|ty| quote!(-> #ty));
+                let body = parts.with(input_guard, false);
+                quote!(#p::run_body(move || #ty #body))
             };
             let ok = local("__cc_ok");
             let outputs_count = plan.outputs.len();
@@ -715,7 +760,9 @@ fn expand_fn(
                 }
                 _ => args_of(&quote!(#output)),
             };
+            let inner_attrs = &parts.inner_attrs;
             quote!({
+                #inner_attrs
                 #prelude
                 let mut #spec_slot: ::core::option::Option<&'static #p::ContractSpec> =
                     ::core::option::Option::None;

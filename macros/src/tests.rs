@@ -109,7 +109,7 @@ fn a_valid_contract_expands_to_a_guard_and_keeps_the_body() {
             "logits: float[N, C], target: u8 | u32 | i64 [N] in 0..C ignore -100, \
              self.weight: f32[C, D], return: f32[], N >= 1",
         ),
-        tokens(ITEM),
+        tokens(&format!("/// The loss.\n{ITEM}")),
     )
     .to_string();
     assert!(!output.contains("compile_error"), "{output}");
@@ -118,6 +118,40 @@ fn a_valid_contract_expands_to_a_guard_and_keeps_the_body() {
     assert!(output.contains("body ()"));
     assert!(output.contains("# Contract"));
     assert!(output.contains("\"target: u8 | u32 | i64 [N] in 0..C ignore -100\""));
+}
+
+/// A doc section of ours on an undocumented item would silence `missing_docs` on it.
+#[test]
+fn only_a_documented_function_gets_the_contract_doc_section() {
+    let undocumented = expand::contract(tokens("logits: f32[N, C]"), tokens(ITEM)).to_string();
+    assert!(!undocumented.contains("doc"), "{undocumented}");
+    let documented = expand::contract(
+        tokens("logits: f32[N, C]"),
+        tokens(&format!("#[doc = \" The loss.\"] {ITEM}")),
+    )
+    .to_string();
+    assert_eq!(documented.matches("# Contract").count(), 1, "{documented}");
+}
+
+/// Reads the leading items of a body and nothing after them: a macro call is a statement.
+#[test]
+fn the_guard_goes_after_the_bodys_inner_attributes_and_leading_items() {
+    let body: proc_macro2::Group = syn::parse_str(
+        "{ #![allow(unused)] use std::fmt; const K: usize = 3; println!(\"x\"); struct S; body() }",
+    )
+    .unwrap();
+    let parts = crate::item::BodyParts::of(&body);
+    assert_eq!(parts.inner_attrs.to_string(), "#! [allow (unused)]");
+    assert_eq!(
+        parts.items.to_string(),
+        "use std :: fmt ; const K : usize = 3 ;"
+    );
+    assert_eq!(
+        parts.statements.to_string(),
+        "println ! (\"x\") ; struct S ; body ()"
+    );
+    let unparsable: proc_macro2::Group = syn::parse_str("{ use ; let }").unwrap();
+    assert!(crate::item::BodyParts::of(&unparsable).items.is_empty());
 }
 
 #[test]
