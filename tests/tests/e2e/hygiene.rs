@@ -4,6 +4,9 @@
 
 // `forbid` refuses any `#[allow(unreachable_code)]` inside this module, generated ones too.
 #![forbid(unreachable_code)]
+// Pedantic, so the workspace's `cargo clippy -- -D warnings` fails if the guard's statements
+// come before a body's leading items.
+#![warn(clippy::items_after_statements)]
 
 use candle_contracts::{contract, Rule};
 use candle_core::{DType, Result, Tensor};
@@ -101,4 +104,19 @@ fn opaque_in_a_tuple(x: &Tensor) -> (impl Fn() -> usize, Tensor) {
 fn an_impl_trait_inside_the_return_type_is_left_to_inference() {
     let (seven, out) = opaque_in_a_tuple(&zeros(&[3], DType::F32));
     assert_eq!((seven(), out.dims()), (7, &[3][..]));
+}
+
+#[contract(x: f32[N, K], return: f32[N, K])]
+fn items_first(x: &Tensor) -> Result<Tensor> {
+    use candle_core::Module as _;
+    const K: usize = 3;
+    candle_nn::Activation::Relu.forward(x)
+}
+
+#[test]
+fn a_body_that_starts_with_items_sees_them_in_the_guard() {
+    let out = items_first(&zeros(&[1, 3], DType::F32)).unwrap();
+    assert_eq!(out.dims(), [1, 3]);
+    let error = items_first(&zeros(&[1, 4], DType::F32)).unwrap_err();
+    assert!(error.to_string().contains("K = 3 (a constant)"), "{error}");
 }
