@@ -36,6 +36,20 @@ pub const RESERVED: &[&str] = &[
     "allow_all",
 ];
 
+/// The options a contract takes, `name = value`.
+pub const OPTIONS: &[&str] = &["on_violation", "same_device", "crate"];
+
+/// "the options are `a`, `b` and `c`", for messages.
+pub fn options_list() -> String {
+    let quoted: Vec<String> = OPTIONS.iter().map(|o| format!("`{o}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            format!("the options are {} and {last}", rest.join(", "))
+        }
+        _ => format!("the option is {}", quoted.join("")),
+    }
+}
+
 /// A span from one token to another, for errors that cover several tokens on stable Rust.
 #[derive(Clone, Copy)]
 pub struct SpanRange {
@@ -78,6 +92,14 @@ pub enum Clause {
     Tensor(TensorClause),
     Relation(Relation),
     Option(OptionClause),
+    Crate(CratePath),
+}
+
+/// `crate = ::cc` (or serde's spelling, `crate = "::cc"`): the path the generated code names
+/// the runtime by, for a crate that renames the dependency or reaches it through a re-export.
+pub struct CratePath {
+    pub keyword: Span,
+    pub path: syn::Path,
 }
 
 pub struct TensorClause {
@@ -389,17 +411,38 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
             span,
         }));
     }
+    if input.peek(Token![crate]) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
+        let keyword: Token![crate] = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let expected = |e: syn::Error| {
+            syn::Error::new(
+                e.span(),
+                "expected the path of the `candle-contracts` crate, e.g. `crate = ::cc`",
+            )
+        };
+        let path = if input.peek(LitStr) {
+            let lit: LitStr = input.parse()?;
+            lit.parse_with(syn::Path::parse_mod_style).map_err(expected)?
+        } else {
+            input.call(syn::Path::parse_mod_style).map_err(expected)?
+        };
+        expect_end(input, "after the crate path")?;
+        return Ok(Clause::Crate(CratePath {
+            keyword: keyword.span,
+            path,
+        }));
+    }
     if input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
         let name: Ident = input.parse()?;
         input.parse::<Token![=]>()?;
-        if !input.peek(Ident::peek_any) && name != "on_violation" && name != "same_device" {
+        if !input.peek(Ident::peek_any) && !OPTIONS.iter().any(|o| name == o) {
             // `N = 3`: a relation written with one `=`, or an option that does not exist.
             return Err(syn::Error::new(
                 name.span(),
                 format!(
-                    "unknown option `{name}` (the options are `on_violation` and \
-                     `same_device`); to require a dim to equal a value, write a relation: \
-                     `{name} == ...`"
+                    "unknown option `{name}` ({}); to require a dim to equal a value, write a \
+                     relation: `{name} == ...`",
+                    options_list()
                 ),
             ));
         }
@@ -1366,6 +1409,10 @@ impl fmt::Display for Clause {
                 write!(f, "{} {} {}", relation.lhs, relation.op, relation.rhs)
             }
             Clause::Option(option) => write!(f, "{} = {}", option.name, option.value),
+            Clause::Crate(krate) => {
+                let path = &krate.path;
+                write!(f, "crate = {}", code_text(&quote::quote!(#path)))
+            }
         }
     }
 }

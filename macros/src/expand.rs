@@ -1,7 +1,7 @@
 //! Code generation: a `static` spec table (plain data) and one guard call before the untouched
 //! body; with a `return` clause, the body runs in a closure (or `async` block) and its value is
-//! checked on the way out. Generated code names only `::candle_contracts::__private::…` and
-//! `::core::…` paths; its locals are `__cc_` names with mixed-site hygiene.
+//! checked on the way out. Generated code names only `::candle_contracts::__private::…` (or
+//! the path `crate = ..` gives) and `::core::…` paths; its locals are `__cc_` names with mixed-site hygiene.
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
@@ -136,8 +136,23 @@ pub fn check(input: TokenStream) -> TokenStream {
     }
 }
 
-fn private() -> TokenStream {
-    quote!(::candle_contracts::__private)
+/// `::candle_contracts::__private`, or the same under the path `crate = ..` gives.
+fn private(plan: &Plan) -> TokenStream {
+    let krate = &plan.krate;
+    quote!(#krate::__private)
+}
+
+/// `tokens` with every span set to `span`, as `quote_spanned!` writes its own tokens: a trait
+/// error in a call through the path is reported at the user's token.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
 }
 
 fn local(name: &str) -> Ident {
@@ -173,8 +188,7 @@ fn float_tokens(value: f64) -> TokenStream {
     }
 }
 
-fn ops_tokens(ops: &[PlanOp]) -> TokenStream {
-    let p = private();
+fn ops_tokens(p: &TokenStream, ops: &[PlanOp]) -> TokenStream {
     let ops = ops.iter().map(|op| match *op {
         PlanOp::Lit(v) => {
             let v = Literal::u64_suffixed(v);
@@ -197,8 +211,7 @@ fn ops_tokens(ops: &[PlanOp]) -> TokenStream {
     quote!(&[#(#ops),*])
 }
 
-fn bound_tokens(bound: &PlanBound) -> TokenStream {
-    let p = private();
+fn bound_tokens(p: &TokenStream, bound: &PlanBound) -> TokenStream {
     match bound {
         PlanBound::Int(v) => {
             let v = int_tokens(*v);
@@ -220,8 +233,7 @@ fn option_tokens(value: Option<TokenStream>) -> TokenStream {
     }
 }
 
-fn clause_tokens(clause: &PlanClause) -> TokenStream {
-    let p = private();
+fn clause_tokens(p: &TokenStream, clause: &PlanClause) -> TokenStream {
     let name = &clause.name;
     let subject = match &clause.subject {
         PlanSubject::Param(_) => quote!(#p::SubjectSpec::Argument(#name)),
@@ -241,13 +253,13 @@ fn clause_tokens(clause: &PlanClause) -> TokenStream {
         .unwrap_or_else(|| quote!(#p::DTypeSet::ANY));
     let dtypes = quote!(#first #(.or(#dtypes_iter))*);
     let dtypes_text = &clause.dtypes_text;
-    let shape = clause.shape.iter().map(dim_tokens);
-    let sequence = option_tokens(clause.sequence.as_ref().map(dim_tokens));
+    let shape = clause.shape.iter().map(|d| dim_tokens(p, d));
+    let sequence = option_tokens(clause.sequence.as_ref().map(|d| dim_tokens(p, d)));
     let shape_text = &clause.shape_text;
     let values = option_tokens(clause.values.as_ref().map(|values| {
         let ranges = values.ranges.iter().map(|range| {
-            let lo = option_tokens(range.lo.as_ref().map(bound_tokens));
-            let hi = option_tokens(range.hi.as_ref().map(bound_tokens));
+            let lo = option_tokens(range.lo.as_ref().map(|b| bound_tokens(p, b)));
+            let hi = option_tokens(range.hi.as_ref().map(|b| bound_tokens(p, b)));
             let inclusive = range.inclusive;
             quote!(#p::RangeSpec { lo: #lo, hi: #hi, inclusive: #inclusive })
         });
@@ -295,8 +307,7 @@ fn clause_tokens(clause: &PlanClause) -> TokenStream {
     })
 }
 
-fn dim_tokens(dim: &PlanDim) -> TokenStream {
-    let p = private();
+fn dim_tokens(p: &TokenStream, dim: &PlanDim) -> TokenStream {
     match dim {
         PlanDim::Fixed(v) => {
             let v = Literal::usize_suffixed(*v as usize);
@@ -307,7 +318,7 @@ fn dim_tokens(dim: &PlanDim) -> TokenStream {
         PlanDim::Rest => quote!(#p::DimSpec::Rest),
         PlanDim::Run(id) => quote!(#p::DimSpec::Run(#id)),
         PlanDim::Expr { text, ops } => {
-            let ops = ops_tokens(ops);
+            let ops = ops_tokens(p, ops);
             quote!(#p::DimSpec::Expr(&#p::DimExprSpec { text: #text, ops: #ops }))
         }
     }
@@ -337,14 +348,14 @@ fn probe_tokens(ident: &Ident) -> TokenStream {
 
 /// `static __CC_SPEC: ContractSpec = …;`, located at the contract for `file!()` / `line!()`.
 fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
-    let p = private();
-    let inputs = plan.inputs.iter().map(clause_tokens);
-    let outputs = plan.outputs.iter().map(clause_tokens);
+    let p = private(plan);
+    let inputs = plan.inputs.iter().map(|c| clause_tokens(&p, c));
+    let outputs = plan.outputs.iter().map(|c| clause_tokens(&p, c));
     let values = plan.values.iter().map(|v| &v.text);
     let relations = plan.relations.iter().map(|relation| {
         let text = &relation.text;
-        let lhs = ops_tokens(&relation.lhs);
-        let rhs = ops_tokens(&relation.rhs);
+        let lhs = ops_tokens(&p, &relation.lhs);
+        let rhs = ops_tokens(&p, &relation.rhs);
         let op = Ident::new(
             match relation.op {
                 ast::CmpOp::Eq => "Eq",
@@ -385,30 +396,31 @@ fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
 /// For each input clause, the expression of its `ClauseArg`, and the `let`s it needs first (a
 /// path through `?`, `[i]` or `[..]` is held in a local while the guard runs).
 fn access_tokens(plan: &Plan) -> (TokenStream, Vec<TokenStream>) {
-    let p = private();
+    let p = private(plan);
     let mut held = TokenStream::new();
     let mut args = Vec::new();
     for (k, clause) in plan.inputs.iter().enumerate() {
         let span = clause.span.first;
+        let sp = respan(&p, span);
         let arg = match &clause.subject {
             PlanSubject::Param(ident) if clause.sequence.is_some() => {
-                quote_spanned!(span=> ::candle_contracts::__private::many(&#ident))
+                quote_spanned!(span=> #sp::many(&#ident))
             }
             PlanSubject::Param(ident) => {
-                quote_spanned!(span=> ::candle_contracts::__private::one(&#ident))
+                quote_spanned!(span=> #sp::one(&#ident))
             }
             PlanSubject::Path { root, steps, .. } => {
                 let plain = steps.iter().all(|s| matches!(s, PlanStep::Member(..)));
                 if plain {
                     let place = member_chain(quote!(#root), steps);
                     if clause.sequence.is_some() {
-                        quote_spanned!(span=> ::candle_contracts::__private::many(&#place))
+                        quote_spanned!(span=> #sp::many(&#place))
                     } else {
-                        quote_spanned!(span=> ::candle_contracts::__private::one(&#place))
+                        quote_spanned!(span=> #sp::one(&#place))
                     }
                 } else {
                     let local = local(&format!("__cc_held_{k}"));
-                    let value = held_expr(quote!(#root), steps, 0, true);
+                    let value = held_expr(&p, quote!(#root), steps, 0, true);
                     held.extend(quote_spanned!(span=> let #local = #value;));
                     quote_spanned!(span=> #p::Held::arg(&#local))
                 }
@@ -435,8 +447,7 @@ fn member_chain(mut acc: TokenStream, steps: &[PlanStep]) -> TokenStream {
 
 /// The `Held` a path with `?`, `[i]` or `[..]` steps reaches; `place` says whether `acc` is a
 /// place to borrow (a field) rather than a value (a method's result or a reference).
-fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) -> TokenStream {
-    let p = private();
+fn held_expr(p: &TokenStream, acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) -> TokenStream {
     let some = quote!(::core::option::Option::Some);
     let none = quote!(::core::option::Option::None);
     let Some((step, rest)) = steps.split_first() else {
@@ -454,10 +465,10 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
             } else {
                 quote!(#acc.#member)
             };
-            held_expr(acc, rest, depth, !call)
+            held_expr(&p, acc, rest, depth, !call)
         }
         PlanStep::Optional(span) => {
-            let inner = held_expr(quote!(#v), rest, depth + 1, false);
+            let inner = held_expr(&p, quote!(#v), rest, depth + 1, false);
             let acc = borrow_if(place, acc);
             let step = quote_spanned!(*span=> #p::OptionalStep::optional_step(#acc));
             quote! {
@@ -468,7 +479,7 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
             }
         }
         PlanStep::Index(i, span) => {
-            let inner = held_expr(quote!(#v), rest, depth + 1, false);
+            let inner = held_expr(&p, quote!(#v), rest, depth + 1, false);
             let acc = borrow_if(place, acc);
             let step = quote_spanned!(*span=> #p::Elements::elements(#acc));
             quote! {
@@ -501,7 +512,7 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
 /// `let __cc_constants = [probe, ..];`, one probe per named dim, in the body's scope (see
 /// `probe_tokens`).
 fn constants_tokens(plan: &Plan) -> TokenStream {
-    let p = private();
+    let p = private(plan);
     let constants = local("__cc_constants");
     let count = plan.dim_idents.len();
     let probes = plan.dim_idents.iter().map(probe_tokens);
@@ -527,26 +538,26 @@ fn borrow_if(place: bool, acc: TokenStream) -> TokenStream {
 
 /// The values from scope that dims and relations use: evaluated unless the mode is off.
 fn values_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
-    let p = private();
-    evaluated_array(&plan.values, quote!(#mode != #p::Mode::Off))
+    let p = private(plan);
+    evaluated_array(&p, &plan.values, quote!(#mode != #p::Mode::Off))
 }
 
 /// The value rules' bounds: evaluated in full mode only.
 fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
-    let p = private();
-    evaluated_array(&plan.runtime_bounds, quote!(#mode == #p::Mode::Full))
+    let p = private(plan);
+    evaluated_array(&p, &plan.runtime_bounds, quote!(#mode == #p::Mode::Full))
 }
 
 /// `[bound(&(expr)), ..]` when `condition` holds, `[Unset; n]` otherwise.
-fn evaluated_array(items: &[valid::RuntimeBound], condition: TokenStream) -> TokenStream {
-    let p = private();
+fn evaluated_array(p: &TokenStream, items: &[valid::RuntimeBound], condition: TokenStream) -> TokenStream {
     let count = items.len();
     if count == 0 {
         return quote!([]);
     }
     let values = items.iter().map(|item| {
         let tokens = &item.tokens;
-        quote_spanned!(item.span=> ::candle_contracts::__private::bound(&(#tokens)))
+        let sp = respan(p, item.span);
+        quote_spanned!(item.span=> #sp::bound(&(#tokens)))
     });
     quote! {
         if #condition {
@@ -584,7 +595,7 @@ fn expand_fn(
     cx: &Context,
     location: Span,
 ) -> TokenStream {
-    let p = private();
+    let p = private(plan);
     let ContractFn {
         attrs,
         vis,
@@ -624,7 +635,8 @@ fn expand_fn(
                 .output
                 .ty()
                 .map_or(cx.name_span, |ty| first_span(ty, cx.name_span));
-            let convert = quote_spanned!(span=> ::candle_contracts::__private::into_error(#error));
+            let sp = respan(&p, span);
+            let convert = quote_spanned!(span=> #sp::into_error(#error));
             match &cx.output {
                 // `#[async_trait]` made the `async fn` return a boxed future: return a ready one.
                 Output::BoxedFuture { output, .. } => {
@@ -794,7 +806,7 @@ fn expand_fn(
 }
 
 fn expand_check(plan: &Plan, location: Span) -> TokenStream {
-    let p = private();
+    let p = private(plan);
     let spec = spec_tokens(plan, "check!", location);
     let mode = local("__cc_mode");
     let state = local("__cc_state");

@@ -368,3 +368,25 @@ fn a_flag_given_twice_is_named_without_suggesting_alternatives() {
         ["`in` appears twice in this clause; join the values with `|`"]
     );
 }
+
+#[test]
+fn the_crate_option_takes_a_path_or_a_string_once() {
+    let output = expand::contract(tokens("crate = ::cc, logits: f32[N, C]"), tokens(ITEM));
+    let output = output.to_string();
+    assert!(output.contains(":: cc :: __private :: check_inputs"), "{output}");
+    assert!(!output.contains("candle_contracts"), "{output}");
+    let quoted = expand::contract(tokens("crate = \"my::cc\", logits: f32[N, C]"), tokens(ITEM));
+    assert!(quoted.to_string().contains("my :: cc :: __private :: one"));
+    assert_eq!(
+        errors("crate = 3, logits: f32[N, C]"),
+        ["expected the path of the `candle-contracts` crate, e.g. `crate = ::cc`"]
+    );
+    assert_eq!(
+        errors("crate = ::a, crate = ::b, logits: f32[N, C]"),
+        ["option `crate` is given twice"]
+    );
+    assert_eq!(
+        errors("krate = cc, logits: f32[N, C]"),
+        ["unknown option `krate`; did you mean `crate`?"]
+    );
+}

@@ -159,6 +159,8 @@ pub struct Plan {
     pub runtime_bounds: Vec<RuntimeBound>,
     pub on_violation: Option<(Failure, Span)>,
     pub same_device: bool,
+    /// The path generated code names the runtime by: `::candle_contracts` unless `crate = ..`.
+    pub krate: TokenStream,
     /// The clauses as canonical text, for the rustdoc `# Contract` section.
     pub doc: Vec<String>,
 }
@@ -225,6 +227,16 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
         .collect();
 
     let (on_violation, same_device) = check_options(cx_errors, cx, &options);
+    let mut krate = None;
+    for clause in clauses {
+        if let Clause::Crate(path) = clause {
+            if krate.is_some() {
+                cx_errors.error_at(path.keyword, "option `crate` is given twice");
+            }
+            let path = &path.path;
+            krate = Some(quote!(#path));
+        }
+    }
     check_subjects(cx_errors, cx, &tensors);
 
     // Inputs in the order written, the return clause last.
@@ -264,7 +276,11 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
         .iter()
         .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation))
         .collect();
-    let doc = clauses.iter().map(ToString::to_string).collect();
+    let doc = clauses
+        .iter()
+        .filter(|c| !matches!(c, Clause::Crate(_)))
+        .map(ToString::to_string)
+        .collect();
     Plan {
         inputs,
         outputs,
@@ -276,6 +292,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
         runtime_bounds,
         on_violation,
         same_device,
+        krate: krate.unwrap_or_else(|| quote!(::candle_contracts)),
         doc,
     }
 }
@@ -342,9 +359,9 @@ fn check_options(
                 ),
             },
             _ => {
-                let hint = did_you_mean(&name, ["on_violation", "same_device"])
+                let hint = did_you_mean(&name, ast::OPTIONS.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| "the options are `on_violation` and `same_device`".into());
+                    .unwrap_or_else(ast::options_list);
                 cx_errors.error_at(
                     option.name.span(),
                     format!("unknown option `{name}`; {hint}"),
