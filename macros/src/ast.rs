@@ -422,7 +422,8 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
         };
         let path = if input.peek(LitStr) {
             let lit: LitStr = input.parse()?;
-            lit.parse_with(syn::Path::parse_mod_style).map_err(expected)?
+            lit.parse_with(syn::Path::parse_mod_style)
+                .map_err(expected)?
         } else {
             input.call(syn::Path::parse_mod_style).map_err(expected)?
         };

@@ -447,7 +447,13 @@ fn member_chain(mut acc: TokenStream, steps: &[PlanStep]) -> TokenStream {
 
 /// The `Held` a path with `?`, `[i]` or `[..]` steps reaches; `place` says whether `acc` is a
 /// place to borrow (a field) rather than a value (a method's result or a reference).
-fn held_expr(p: &TokenStream, acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) -> TokenStream {
+fn held_expr(
+    p: &TokenStream,
+    acc: TokenStream,
+    steps: &[PlanStep],
+    depth: usize,
+    place: bool,
+) -> TokenStream {
     let some = quote!(::core::option::Option::Some);
     let none = quote!(::core::option::Option::None);
     let Some((step, rest)) = steps.split_first() else {
@@ -549,7 +555,11 @@ fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
 }
 
 /// `[bound(&(expr)), ..]` when `condition` holds, `[Unset; n]` otherwise.
-fn evaluated_array(p: &TokenStream, items: &[valid::RuntimeBound], condition: TokenStream) -> TokenStream {
+fn evaluated_array(
+    p: &TokenStream,
+    items: &[valid::RuntimeBound],
+    condition: TokenStream,
+) -> TokenStream {
     let count = items.len();
     if count == 0 {
         return quote!([]);

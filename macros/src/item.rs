@@ -128,7 +128,8 @@ impl Output {
                 _ => false,
             })
         }
-        self.ty().is_some_and(|ty| mentions_impl(quote::quote!(#ty)))
+        self.ty()
+            .is_some_and(|ty| mentions_impl(quote::quote!(#ty)))
     }
 }
 

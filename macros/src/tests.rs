@@ -22,6 +22,16 @@ fn expand_file(source: &str) -> String {
     for item in file.items.drain(..) {
         match item {
             syn::Item::Fn(mut function) => {
+                for stmt in &mut function.block.stmts {
+                    if let syn::Stmt::Local(local) = stmt
+                        && let Some(init) = &mut local.init
+                        && let syn::Expr::Macro(call) = &*init.expr
+                        && call.mac.path.is_ident("check")
+                    {
+                        let expanded = expand::check(call.mac.tokens.clone());
+                        init.expr = Box::new(syn::parse2(expanded).expect("an expression"));
+                    }
+                }
                 let args = take_contract(&mut function.attrs);
                 match args {
                     Some(args) => {
@@ -373,9 +383,15 @@ fn a_flag_given_twice_is_named_without_suggesting_alternatives() {
 fn the_crate_option_takes_a_path_or_a_string_once() {
     let output = expand::contract(tokens("crate = ::cc, logits: f32[N, C]"), tokens(ITEM));
     let output = output.to_string();
-    assert!(output.contains(":: cc :: __private :: check_inputs"), "{output}");
+    assert!(
+        output.contains(":: cc :: __private :: check_inputs"),
+        "{output}"
+    );
     assert!(!output.contains("candle_contracts"), "{output}");
-    let quoted = expand::contract(tokens("crate = \"my::cc\", logits: f32[N, C]"), tokens(ITEM));
+    let quoted = expand::contract(
+        tokens("crate = \"my::cc\", logits: f32[N, C]"),
+        tokens(ITEM),
+    );
     assert!(quoted.to_string().contains("my :: cc :: __private :: one"));
     assert_eq!(
         errors("crate = 3, logits: f32[N, C]"),

@@ -49,7 +49,10 @@ mod tests {
         assert_eq!(out.to_vec1::<f32>().unwrap(), [0., 0.]);
         let error = super::add(&zeros(&[2], DType::F32), &zeros(&[3], DType::F32)).unwrap_err();
         let violation = &cc::ContractError::find_in(&error).unwrap().violations()[0];
-        assert_eq!((violation.argument(), violation.rule()), ("y", cc::Rule::Shape));
+        assert_eq!(
+            (violation.argument(), violation.rule()),
+            ("y", cc::Rule::Shape)
+        );
     }
 
     #[test]
