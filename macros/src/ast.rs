@@ -21,6 +21,8 @@ use std::fmt;
 use proc_macro2::{Delimiter, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, TokenStreamExt};
 use syn::ext::IdentExt;
+
+use crate::ctxt::Ctxt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Ident, LitFloat, LitInt, LitStr, Member, Token};
 
@@ -323,7 +325,7 @@ pub fn split_commas(tokens: TokenStream) -> Vec<TokenStream> {
 
 /// Parses every clause of an attribute; a clause that does not parse adds its error and the
 /// others are still parsed, so all errors come out in one compile.
-pub fn parse_clauses(tokens: TokenStream, errors: &mut Vec<syn::Error>) -> Vec<Clause> {
+pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
     let pieces = split_commas(tokens);
     let count = pieces.len();
     let mut clauses = Vec::new();

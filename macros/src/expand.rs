@@ -8,6 +8,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::Ident;
 
 use crate::ast;
+use crate::ctxt::Ctxt;
 use crate::fallback;
 use crate::item::{self, ContractFn, Output};
 use crate::valid::{
@@ -16,11 +17,7 @@ use crate::valid::{
 };
 
 /// Everything the attribute and `check!` share: parse, validate, and either a plan or errors.
-pub(crate) fn analyze(
-    args: TokenStream,
-    cx: &Context,
-    errors: &mut Vec<syn::Error>,
-) -> Option<Plan> {
+pub(crate) fn analyze(args: TokenStream, cx: &Context, errors: &Ctxt) -> Option<Plan> {
     if args.is_empty() {
         errors.push(syn::Error::new(
             Span::call_site(),
@@ -30,7 +27,7 @@ pub(crate) fn analyze(
     }
     let clauses = ast::parse_clauses(args, errors);
     let plan = valid::validate(&clauses, cx, errors);
-    errors.is_empty().then_some(plan)
+    (!errors.has_errors()).then_some(plan)
 }
 
 pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -46,7 +43,7 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
                 error.span(),
                 format!("`#[contract]` goes on a function ({error})"),
             );
-            return fallback::emit(vec![error], input);
+            return fallback::emit(error, input);
         }
     };
     // A second `#[contract]` below this one has not expanded yet: its clauses join these, so
@@ -77,7 +74,7 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
     } else {
         input
     };
-    let mut errors = Vec::new();
+    let errors = Ctxt::new();
     if let Some(constness) = &item.sig.constness {
         errors.push(syn::Error::new(
             constness.span,
@@ -105,12 +102,12 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
             .map(|c| c.ident.to_string())
             .collect(),
     };
-    let plan = analyze(args, &cx, &mut errors);
-    match (plan, &item.body) {
-        (Some(plan), Some(body)) if errors.is_empty() => {
-            expand_fn(&item, body, &plan, &cx, location)
-        }
-        _ => fallback::emit(errors, input),
+    let plan = analyze(args, &cx, &errors);
+    match (errors.check(), plan, &item.body) {
+        (Ok(()), Some(plan), Some(body)) => expand_fn(&item, body, &plan, &cx, location),
+        (Err(errors), ..) => fallback::emit(errors, input),
+        // Without errors there is a plan, and a body (its absence is an error).
+        (Ok(()), ..) => input,
     }
 }
 
@@ -129,10 +126,13 @@ pub fn check(input: TokenStream) -> TokenStream {
         name_span: Span::call_site(),
         const_generics: Vec::new(),
     };
-    let mut errors = Vec::new();
-    match analyze(input, &cx, &mut errors) {
-        Some(plan) => expand_check(&plan, location),
-        None => fallback::emit_check(errors),
+    let errors = Ctxt::new();
+    let plan = analyze(input, &cx, &errors);
+    match (errors.check(), plan) {
+        (Ok(()), Some(plan)) => expand_check(&plan, location),
+        (Err(errors), _) => fallback::emit_check(errors),
+        // Without errors there is a plan.
+        (Ok(()), None) => TokenStream::new(),
     }
 }
 

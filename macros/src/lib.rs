@@ -7,6 +7,7 @@
 //! table and one guard call), `fallback` (errors plus the original item).
 
 mod ast;
+mod ctxt;
 mod dtype;
 mod expand;
 mod fallback;

@@ -406,3 +406,23 @@ fn the_crate_option_takes_a_path_or_a_string_once() {
         ["unknown option `krate`; did you mean `crate`?"]
     );
 }
+
+#[test]
+#[should_panic(expected = "dropped without checking its errors")]
+fn a_ctxt_dropped_with_its_errors_unchecked_panics() {
+    let errors = crate::ctxt::Ctxt::new();
+    errors.error_at(proc_macro2::Span::call_site(), "unknown dtype `f23`");
+}
+
+#[test]
+fn a_ctxt_gives_every_error_once_in_order() {
+    let errors = crate::ctxt::Ctxt::new();
+    assert!(!errors.has_errors());
+    errors.error_at(proc_macro2::Span::call_site(), "first");
+    errors.error_at(proc_macro2::Span::call_site(), "second");
+    assert!(errors.has_errors());
+    let combined = errors.check().unwrap_err();
+    let messages: Vec<String> = combined.into_iter().map(|e| e.to_string()).collect();
+    assert_eq!(messages, ["first", "second"]);
+    assert!(crate::ctxt::Ctxt::new().check().is_ok());
+}

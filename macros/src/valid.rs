@@ -13,6 +13,7 @@ use crate::ast::{
     OptionClause, Pattern, RESERVED, Relation, SpanRange, Subject, TensorClause, TensorSpec,
     code_text, join,
 };
+use crate::ctxt::Ctxt;
 use crate::dtype::{self, Kind};
 use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
 use crate::suggest::did_you_mean;
@@ -165,21 +166,6 @@ pub struct Plan {
     pub doc: Vec<String>,
 }
 
-/// Collects errors; all of them are reported together.
-pub struct Ctxt<'a> {
-    errors: &'a mut Vec<syn::Error>,
-}
-
-impl Ctxt<'_> {
-    fn error(&mut self, span: SpanRange, message: impl std::fmt::Display) {
-        self.errors.push(span.error(message));
-    }
-
-    fn error_at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.errors.push(syn::Error::new(span, message));
-    }
-}
-
 /// What a named dim is and which side of the body binds it.
 struct DimInfo {
     index: u16,
@@ -201,9 +187,7 @@ impl Dims {
     }
 }
 
-pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) -> Plan {
-    let mut cx_errors = Ctxt { errors };
-    let cx_errors = &mut cx_errors;
+pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let tensors: Vec<&TensorClause> = clauses
         .iter()
         .filter_map(|c| match c {
@@ -298,7 +282,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
 }
 
 fn check_options(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     options: &[&OptionClause],
 ) -> (Option<(Failure, Span)>, bool) {
@@ -372,7 +356,7 @@ fn check_options(
     (on_violation, same_device)
 }
 
-fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClause]) {
+fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorClause]) {
     let mut seen: HashSet<String> = HashSet::new();
     for clause in tensors {
         let key = clause.subject.to_string();
@@ -438,7 +422,7 @@ fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClau
 }
 
 /// `return` and `return.0` do not mix, and each tuple element has one clause.
-fn check_returns(cx_errors: &mut Ctxt<'_>, ordered: &[&TensorClause]) {
+fn check_returns(cx_errors: &Ctxt, ordered: &[&TensorClause]) {
     let returns: Vec<(Span, Option<u32>)> = ordered
         .iter()
         .filter_map(|c| match c.subject {
@@ -456,7 +440,7 @@ fn check_returns(cx_errors: &mut Ctxt<'_>, ordered: &[&TensorClause]) {
     }
 }
 
-fn check_param_subject(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident, sequence: bool) {
+fn check_param_subject(cx_errors: &Ctxt, cx: &Context, ident: &Ident, sequence: bool) {
     let name = ident.unraw().to_string();
     match cx.param(&name) {
         Some(param) => {
@@ -516,7 +500,7 @@ fn check_param_subject(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident, se
 }
 
 /// After `[..]`, a path goes on with fields and methods only.
-fn check_path(cx_errors: &mut Ctxt<'_>, steps: &[FieldStep]) {
+fn check_path(cx_errors: &Ctxt, steps: &[FieldStep]) {
     let mut all = false;
     for step in steps {
         match step {
@@ -536,7 +520,7 @@ fn check_path(cx_errors: &mut Ctxt<'_>, steps: &[FieldStep]) {
     }
 }
 
-fn check_dim_name(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
+fn check_dim_name(cx_errors: &Ctxt, cx: &Context, ident: &Ident) {
     let name = ident.unraw().to_string();
     if RESERVED.contains(&name.as_str()) {
         cx_errors.error_at(
@@ -559,7 +543,7 @@ fn check_dim_name(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
 /// Numbers the named dims and runs in order of first appearance. A const generic parameter is
 /// a constant, not a dim; any other name may be a constant too, which the expansion's probe
 /// finds out at the call.
-fn collect_dims(cx_errors: &mut Ctxt<'_>, cx: &Context, ordered: &[&TensorClause]) -> Dims {
+fn collect_dims(cx_errors: &Ctxt, cx: &Context, ordered: &[&TensorClause]) -> Dims {
     let mut dims = Dims {
         named: BTreeMap::new(),
         order: Vec::new(),
@@ -640,7 +624,7 @@ fn stack_depth(expr: &DimExpr) -> usize {
 
 /// Refuses an expression the runtime's evaluator cannot hold, at the operator whose right
 /// operand needs the 17th slot.
-fn check_stack_depth(cx_errors: &mut Ctxt<'_>, expr: &DimExpr) {
+fn check_stack_depth(cx_errors: &Ctxt, expr: &DimExpr) {
     let depth = stack_depth(expr);
     if depth <= EXPR_STACK {
         return;
@@ -678,7 +662,7 @@ fn check_stack_depth(cx_errors: &mut Ctxt<'_>, expr: &DimExpr) {
 }
 
 fn resolve_expr(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     expr: &DimExpr,
@@ -748,7 +732,7 @@ fn resolve_expr(
 }
 
 fn plan_relation(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     relation: &Relation,
@@ -791,7 +775,7 @@ impl DTypeFacts {
     }
 }
 
-fn check_dtypes(cx_errors: &mut Ctxt<'_>, spec: &TensorSpec) -> (Vec<&'static str>, DTypeFacts) {
+fn check_dtypes(cx_errors: &Ctxt, spec: &TensorSpec) -> (Vec<&'static str>, DTypeFacts) {
     let mut constants = Vec::new();
     let mut members: Vec<&'static dtype::DType> = Vec::new();
     for name in &spec.dtypes {
@@ -831,7 +815,7 @@ fn check_dtypes(cx_errors: &mut Ctxt<'_>, spec: &TensorSpec) -> (Vec<&'static st
 }
 
 fn plan_clause(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     clause: &TensorClause,
@@ -1007,7 +991,7 @@ fn param_ident(cx: &Context, ident: &Ident) -> Ident {
 }
 
 fn plan_shape(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     shape_dims: &[Dim],
@@ -1068,7 +1052,7 @@ fn plan_shape(
 
 /// An input's dim expression or bound cannot wait for the return value: its dims must be bound
 /// by inputs.
-fn check_bound_by_inputs(cx_errors: &mut Ctxt<'_>, dims: &Dims, used: &[Ident]) {
+fn check_bound_by_inputs(cx_errors: &Ctxt, dims: &Dims, used: &[Ident]) {
     for ident in used {
         if dims
             .get(&ident.unraw().to_string())
@@ -1096,7 +1080,7 @@ fn literal(bound: &BoundExpr) -> Option<f64> {
 }
 
 fn plan_pattern(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     facts: &DTypeFacts,
@@ -1104,7 +1088,7 @@ fn plan_pattern(
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
 ) -> PlanRange {
-    let mut resolve = |cx_errors: &mut Ctxt<'_>, bound: &BoundExpr| {
+    let mut resolve = |cx_errors: &Ctxt, bound: &BoundExpr| {
         plan_bound(cx_errors, cx, dims, facts, bound, is_output, runtime_bounds)
     };
     match pattern {
@@ -1205,7 +1189,7 @@ fn plan_bound_copy(bound: &Option<PlanBound>) -> Option<PlanBound> {
 }
 
 fn plan_bound(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     facts: &DTypeFacts,
@@ -1313,7 +1297,7 @@ fn looks_like_tensor(ty: &syn::Type) -> bool {
 }
 
 fn check_ignore_value(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     facts: &DTypeFacts,
     value: &IgnoreValue,
     runtime_bounds: &mut Vec<RuntimeBound>,
