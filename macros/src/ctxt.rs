@@ -5,7 +5,7 @@ use std::fmt::Display;
 
 use proc_macro2::Span;
 
-use crate::ast::SpanRange;
+use crate::syntax::SpanRange;
 
 /// Collects errors from every phase. Its owner must take them with [`Ctxt::check`]: a `Ctxt`
 /// dropped with its errors never taken panics, which a proc macro reports as a compile error,

@@ -7,10 +7,11 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::Ident;
 
-use crate::ast;
 use crate::ctxt::Ctxt;
 use crate::fallback;
 use crate::item::{self, ContractFn, Output};
+use crate::parse;
+use crate::syntax;
 use crate::valid::{
     self, Context, Failure, Plan, PlanAllowAll, PlanBound, PlanClause, PlanDim, PlanIgnore, PlanOp,
     PlanStep, PlanSubject,
@@ -25,7 +26,7 @@ pub(crate) fn analyze(args: TokenStream, cx: &Context, errors: &Ctxt) -> Option<
         ));
         return None;
     }
-    let clauses = ast::parse_clauses(args, errors);
+    let clauses = parse::parse_clauses(args, errors);
     let plan = valid::validate(&clauses, cx, errors);
     (!errors.has_errors()).then_some(plan)
 }
@@ -198,11 +199,11 @@ fn ops_tokens(p: &TokenStream, ops: &[PlanOp]) -> TokenStream {
         PlanOp::Value(index) => quote!(#p::ExprOp::Value(#index)),
         PlanOp::Arith(op) => {
             let name = match op {
-                ast::ArithOp::Add => "Add",
-                ast::ArithOp::Sub => "Sub",
-                ast::ArithOp::Mul => "Mul",
-                ast::ArithOp::Div => "Div",
-                ast::ArithOp::Rem => "Rem",
+                syntax::ArithOp::Add => "Add",
+                syntax::ArithOp::Sub => "Sub",
+                syntax::ArithOp::Mul => "Mul",
+                syntax::ArithOp::Div => "Div",
+                syntax::ArithOp::Rem => "Rem",
             };
             let name = Ident::new(name, Span::call_site());
             quote!(#p::ExprOp::#name)
@@ -358,12 +359,12 @@ fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
         let rhs = ops_tokens(&p, &relation.rhs);
         let op = Ident::new(
             match relation.op {
-                ast::CmpOp::Eq => "Eq",
-                ast::CmpOp::Ne => "Ne",
-                ast::CmpOp::Lt => "Lt",
-                ast::CmpOp::Le => "Le",
-                ast::CmpOp::Gt => "Gt",
-                ast::CmpOp::Ge => "Ge",
+                syntax::CmpOp::Eq => "Eq",
+                syntax::CmpOp::Ne => "Ne",
+                syntax::CmpOp::Lt => "Lt",
+                syntax::CmpOp::Le => "Le",
+                syntax::CmpOp::Gt => "Gt",
+                syntax::CmpOp::Ge => "Ge",
             },
             Span::call_site(),
         );

@@ -8,15 +8,15 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::Ident;
 
-use crate::ast::{
-    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, FieldStep, IgnoreValue,
-    OptionClause, Pattern, RESERVED, Relation, SpanRange, Subject, TensorClause, TensorSpec,
-    code_text, join,
-};
 use crate::ctxt::Ctxt;
 use crate::dtype::{self, Kind};
 use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
 use crate::suggest::did_you_mean;
+use crate::syntax::{
+    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, FieldStep, IgnoreValue,
+    OptionClause, Pattern, Relation, SpanRange, Subject, TensorClause, TensorSpec, code_text, join,
+    kw, quoted,
+};
 use syn::ext::IdentExt;
 
 /// Where the clauses stand: on a function (`#[contract]`) or inline (`check!`).
@@ -215,7 +215,10 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     for clause in clauses {
         if let Clause::Crate(path) = clause {
             if krate.is_some() {
-                cx_errors.error_at(path.keyword, "option `crate` is given twice");
+                cx_errors.error_at(
+                    path.keyword,
+                    format!("option `{}` is given twice", kw::CRATE),
+                );
             }
             let path = &path.path;
             krate = Some(quote!(#path));
@@ -300,14 +303,18 @@ fn check_options(
             continue;
         }
         match name.as_str() {
-            "on_violation" => {
+            kw::ON_VIOLATION => {
                 let failure = match value.as_str() {
-                    "panic" => Failure::Panic,
-                    "error" => Failure::Error,
+                    kw::PANIC => Failure::Panic,
+                    kw::ERROR => Failure::Error,
                     _ => {
                         cx_errors.error_at(
                             option.value.span(),
-                            format!("`on_violation` is `panic` or `error`, not `{value}`"),
+                            format!(
+                                "`{}` is {}, not `{value}`",
+                                kw::ON_VIOLATION,
+                                quoted(&[kw::PANIC, kw::ERROR], "or")
+                            ),
                         );
                         continue;
                     }
@@ -334,7 +341,7 @@ fn check_options(
                 }
                 on_violation = Some((failure, option.value.span()));
             }
-            "same_device" => match value.as_str() {
+            kw::SAME_DEVICE => match value.as_str() {
                 "true" => same_device = true,
                 "false" => same_device = false,
                 _ => cx_errors.error_at(
@@ -343,9 +350,9 @@ fn check_options(
                 ),
             },
             _ => {
-                let hint = did_you_mean(&name, ast::OPTIONS.iter().copied())
+                let hint = did_you_mean(&name, kw::OPTIONS.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(ast::options_list);
+                    .unwrap_or_else(syntax::options_list);
                 cx_errors.error_at(
                     option.name.span(),
                     format!("unknown option `{name}`; {hint}"),
@@ -522,7 +529,7 @@ fn check_path(cx_errors: &Ctxt, steps: &[FieldStep]) {
 
 fn check_dim_name(cx_errors: &Ctxt, cx: &Context, ident: &Ident) {
     let name = ident.unraw().to_string();
-    if RESERVED.contains(&name.as_str()) {
+    if kw::RESERVED.contains(&name.as_str()) {
         cx_errors.error_at(
             ident.span(),
             format!("`{name}` is a reserved word of the contract language and cannot name a dim"),
@@ -844,16 +851,16 @@ fn plan_clause(
     let mut seen: Vec<&'static str> = Vec::new();
     for constraint in &spec.constraints {
         let kind = match constraint {
-            Constraint::In { .. } => "in",
-            Constraint::Ignore { .. } => "ignore",
-            Constraint::Finite(_) => "finite",
-            Constraint::Contiguous(_) => "contiguous",
+            Constraint::In { .. } => kw::IN,
+            Constraint::Ignore { .. } => kw::IGNORE,
+            Constraint::Finite(_) => kw::FINITE,
+            Constraint::Contiguous(_) => kw::CONTIGUOUS,
             Constraint::Note(_) => "note",
         };
         if seen.contains(&kind) {
             let message = if kind == "note" {
                 "this clause already has a note string".to_string()
-            } else if kind == "finite" || kind == "contiguous" {
+            } else if kind == kw::FINITE || kind == kw::CONTIGUOUS {
                 format!("`{kind}` appears twice in this clause; remove one")
             } else {
                 format!("`{kind}` appears twice in this clause; join the values with `|`")
@@ -888,10 +895,10 @@ fn plan_clause(
                 values.ignore_text = join(ignored, " | ");
                 values.allow_all = match allow_all {
                     None => PlanAllowAll::No,
-                    Some(ast::AllowAll {
+                    Some(syntax::AllowAll {
                         condition: None, ..
                     }) => PlanAllowAll::Yes,
-                    Some(ast::AllowAll {
+                    Some(syntax::AllowAll {
                         condition: Some(condition),
                         span,
                     }) => {
@@ -1237,7 +1244,7 @@ fn plan_bound(
                 }
                 return Some(PlanBound::Dim(info.index));
             }
-            if name == "MAX" {
+            if name == kw::MAX {
                 cx_errors.error_at(
                     ident.span(),
                     "`MAX` stands only after `ignore` (candle's skip sentinel); in a range, \
