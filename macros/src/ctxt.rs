@@ -3,8 +3,6 @@
 use std::cell::RefCell;
 use std::fmt::Display;
 
-use proc_macro2::Span;
-
 use crate::syntax::SpanRange;
 
 /// Collects errors from every phase. Its owner must take them with [`Ctxt::check`]: a `Ctxt`
@@ -28,13 +26,9 @@ impl Ctxt {
         }
     }
 
-    /// An error over the tokens `span` covers.
-    pub fn error(&self, span: SpanRange, message: impl Display) {
-        self.push(span.error(message));
-    }
-
-    pub fn error_at(&self, span: Span, message: impl Display) {
-        self.push(syn::Error::new(span, message));
+    /// An error at one token (a `Span`) or over several (a `SpanRange`).
+    pub fn error_at(&self, span: impl Into<SpanRange>, message: impl Display) {
+        self.push(span.into().error(message));
     }
 
     /// Whether any error is in, for a phase that only makes sense on a valid contract.

@@ -204,7 +204,7 @@ pub fn plainly_not_a_tensor(ty: &Type) -> Option<String> {
         Type::Paren(paren) => plainly_not_a_tensor(&paren.elem),
         Type::Group(group) => plainly_not_a_tensor(&group.elem),
         Type::Tuple(_) | Type::Array(_) | Type::Slice(_) | Type::BareFn(_) | Type::Never(_) => {
-            let ty = quote::quote!(#ty).to_string();
+            let ty = crate::syntax::code_text(&quote::quote!(#ty));
             Some(ty)
         }
         Type::Path(path) if path.qself.is_none() => {

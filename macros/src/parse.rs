@@ -74,7 +74,7 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
             last: last_span(&spec),
         };
         return Ok(Clause::Tensor(TensorClause {
-            subject: Subject::Return(keyword.span, index),
+            subject: Subject::Return(keyword.span.into(), index),
             spec,
             span,
         }));
@@ -130,7 +130,7 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
         };
         expect_end(input, "after the crate path")?;
         return Ok(Clause::Crate(CratePath {
-            keyword: keyword.span,
+            keyword: keyword.span.into(),
             path,
         }));
     }
@@ -179,16 +179,16 @@ fn last_span(spec: &TensorSpec) -> Span {
         Some(Constraint::In { patterns, .. }) => patterns
             .last()
             .map(|p| p.span().last)
-            .unwrap_or(spec.shape.span),
+            .unwrap_or(spec.shape.span.first),
         Some(Constraint::Ignore {
             values, allow_all, ..
         }) => allow_all
             .as_ref()
-            .map(|a| a.span)
+            .map(|a| a.span.first)
             .or_else(|| values.last().map(|v| v.span().last))
-            .unwrap_or(spec.shape.span),
+            .unwrap_or(spec.shape.span.first),
         Some(other) => other.span(),
-        None => spec.shape.span,
+        None => spec.shape.span.first,
     }
 }
 
@@ -220,7 +220,7 @@ fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
             steps.push(FieldStep::Member { member, call });
         } else if input.peek(Token![?]) {
             let question: Token![?] = input.parse()?;
-            steps.push(FieldStep::Optional(question.span));
+            steps.push(FieldStep::Optional(question.span.into()));
         } else if input.peek(syn::token::Bracket) {
             let content;
             let bracket = syn::bracketed!(content in input);
@@ -233,7 +233,7 @@ fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
                          not a range",
                     ));
                 }
-                steps.push(FieldStep::All(span));
+                steps.push(FieldStep::All(span.into()));
             } else {
                 let index: LitInt = content.parse().map_err(|_| {
                     syn::Error::new(
@@ -246,7 +246,7 @@ fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
                 if !content.is_empty() {
                     return Err(content.error("expected `]` after the index"));
                 }
-                steps.push(FieldStep::Index(value, span));
+                steps.push(FieldStep::Index(value, span.into()));
             }
         } else {
             break;
@@ -309,7 +309,7 @@ fn parse_tensor_spec(input: ParseStream<'_>) -> syn::Result<TensorSpec> {
         };
         dtypes.push(DTypeName {
             name: ident.to_string(),
-            span: ident.span(),
+            span: ident.span().into(),
         });
         if input.peek(Token![|]) {
             input.parse::<Token![|]>()?;
@@ -417,7 +417,7 @@ fn parse_shape(input: ParseStream<'_>) -> syn::Result<Shape> {
         dims.push(parse_dim.parse2(piece)?);
     }
     Ok(Shape {
-        span: group.span(),
+        span: group.span().into(),
         dims,
     })
 }
@@ -425,7 +425,7 @@ fn parse_shape(input: ParseStream<'_>) -> syn::Result<Shape> {
 fn parse_dim(input: ParseStream<'_>) -> syn::Result<Dim> {
     let dim = if input.peek(Token![..]) && !input.peek(Token![..=]) {
         let dots: Token![..] = input.parse()?;
-        Dim::Rest(dots.spans[0])
+        Dim::Rest(dots.spans[0].into())
     } else if input.peek(Token![_]) {
         input.parse::<Token![_]>()?;
         Dim::Any
@@ -438,7 +438,7 @@ fn parse_dim(input: ParseStream<'_>) -> syn::Result<Dim> {
             )
         })?;
         Dim::Run {
-            star: star.span,
+            star: star.span.into(),
             name,
         }
     } else {
@@ -469,7 +469,7 @@ pub fn parse_dim_expr(input: ParseStream<'_>) -> syn::Result<DimExpr> {
         lhs = DimExpr::Binary {
             lhs: Box::new(lhs),
             op,
-            op_span,
+            op_span: op_span.into(),
             rhs: Box::new(rhs),
         };
     }
@@ -492,7 +492,7 @@ fn parse_dim_term(input: ParseStream<'_>) -> syn::Result<DimExpr> {
         lhs = DimExpr::Binary {
             lhs: Box::new(lhs),
             op,
-            op_span,
+            op_span: op_span.into(),
             rhs: Box::new(rhs),
         };
     }
@@ -532,8 +532,8 @@ fn parse_dim_atom(input: ParseStream<'_>) -> syn::Result<DimExpr> {
             ));
         }
         return Ok(DimExpr::Block {
-            tokens: group.stream(),
-            span: group.span(),
+            tokens: Tokens(group.stream()),
+            span: group.span().into(),
         });
     }
     if input.peek(Token![-]) {
@@ -591,7 +591,7 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
             patterns.push(parse_pattern(input)?);
         }
         return Ok(Constraint::In {
-            keyword: keyword.span,
+            keyword: keyword.span.into(),
             patterns,
         });
     }
@@ -626,20 +626,20 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
                     None
                 };
                 Some(AllowAll {
-                    span: keyword.span(),
-                    condition,
+                    span: keyword.span().into(),
+                    condition: condition.map(Tokens),
                 })
             } else {
                 None
             };
             Ok(Constraint::Ignore {
-                keyword: ident.span(),
+                keyword: ident.span().into(),
                 values,
                 allow_all,
             })
         }
-        kw::FINITE => Ok(Constraint::Finite(ident.span())),
-        kw::CONTIGUOUS => Ok(Constraint::Contiguous(ident.span())),
+        kw::FINITE => Ok(Constraint::Finite(ident.span().into())),
+        kw::CONTIGUOUS => Ok(Constraint::Contiguous(ident.span().into())),
         kw::ALLOW_ALL => Err(syn::Error::new(
             ident.span(),
             "`allow_all` goes right after the ignore values, e.g. `ignore -100 allow_all`",
@@ -789,8 +789,8 @@ fn parse_bound(input: ParseStream<'_>, context: &str) -> syn::Result<BoundExpr> 
             ));
         }
         return Ok(BoundExpr::Block {
-            tokens: group.stream(),
-            span: group.span(),
+            tokens: Tokens(group.stream()),
+            span: group.span().into(),
         });
     }
     Err(input.error(format!(
@@ -835,15 +835,15 @@ fn parse_ignore_value(input: ParseStream<'_>) -> syn::Result<IgnoreValue> {
             unreachable!("peeked a brace group")
         };
         return Ok(IgnoreValue::Block {
-            tokens: group.stream(),
-            span: group.span(),
+            tokens: Tokens(group.stream()),
+            span: group.span().into(),
         });
     }
     if !negative && input.peek(Ident) {
         let ident: Ident = input.fork().parse()?;
         if ident == kw::MAX {
             input.parse::<Ident>()?;
-            return Ok(IgnoreValue::Max(ident.span()));
+            return Ok(IgnoreValue::Max(ident.span().into()));
         }
     }
     Err(input.error(

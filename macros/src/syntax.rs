@@ -104,6 +104,54 @@ impl ToTokens for SpanRange {
     }
 }
 
+impl From<Span> for SpanRange {
+    fn from(span: Span) -> Self {
+        Self::single(span)
+    }
+}
+
+/// Spans are where a clause is written, not what it says: two parses compare equal wherever
+/// their tokens stand, so tests compare syntax by value.
+#[cfg(test)]
+impl PartialEq for SpanRange {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+impl std::fmt::Debug for SpanRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("_")
+    }
+}
+
+/// Rust tokens kept for the expansion (a braced value, an `allow_all` condition); compared
+/// and shown by their text.
+#[derive(Clone)]
+pub struct Tokens(pub TokenStream);
+
+impl ToTokens for Tokens {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        self.0.to_tokens(tokens);
+    }
+}
+
+#[cfg(test)]
+impl PartialEq for Tokens {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
+}
+
+#[cfg(test)]
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{{{}}}", self.0)
+    }
+}
+
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub enum Clause {
     Tensor(TensorClause),
     Relation(Relation),
@@ -113,17 +161,20 @@ pub enum Clause {
 
 /// `crate = ::cc` (or serde's spelling, `crate = "::cc"`): the path the generated code names
 /// the runtime by, for a crate that renames the dependency or reaches it through a re-export.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct CratePath {
-    pub keyword: Span,
+    pub keyword: SpanRange,
     pub path: syn::Path,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct TensorClause {
     pub subject: Subject,
     pub spec: TensorSpec,
     pub span: SpanRange,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub enum Subject {
     /// A parameter (in `#[contract]`) or a variable in scope (in `check!`).
     Param(Ident),
@@ -132,20 +183,22 @@ pub enum Subject {
     /// parameter or (in `check!`) a variable.
     Field { root: Ident, steps: Vec<FieldStep> },
     /// `return`, or `return.0` for an element of a returned tuple.
-    Return(Span, Option<u32>),
+    Return(SpanRange, Option<u32>),
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub enum FieldStep {
     /// `.field` or `.method()`.
     Member { member: Member, call: bool },
     /// `?`: the value so far is an `Option`; `None` skips the clause.
-    Optional(Span),
+    Optional(SpanRange),
     /// `[i]`: one element of a sequence.
-    Index(usize, Span),
+    Index(usize, SpanRange),
     /// `[..]`: every element of a sequence.
-    All(Span),
+    All(SpanRange),
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct TensorSpec {
     pub dtypes: Vec<DTypeName>,
     pub shape: Shape,
@@ -154,26 +207,29 @@ pub struct TensorSpec {
     pub sequence: Option<Dim>,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct DTypeName {
     pub name: String,
-    pub span: Span,
+    pub span: SpanRange,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct Shape {
-    pub span: Span,
+    pub span: SpanRange,
     pub dims: Vec<Dim>,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub enum Dim {
     Fixed(u64),
     Named(Ident),
     Any,
-    Rest(Span),
-    Run { star: Span, name: Ident },
+    Rest(SpanRange),
+    Run { star: SpanRange, name: Ident },
     Expr(DimExpr),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ArithOp {
     Add,
     Sub,
@@ -182,24 +238,25 @@ pub enum ArithOp {
     Rem,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub enum DimExpr {
     Lit(u64),
     Name(Ident),
     /// `{cfg.hidden_size}`: a `usize` expression in the function's scope.
     Block {
-        tokens: TokenStream,
-        span: Span,
+        tokens: Tokens,
+        span: SpanRange,
     },
     Paren(Box<DimExpr>),
     Binary {
         lhs: Box<DimExpr>,
         op: ArithOp,
-        op_span: Span,
+        op_span: SpanRange,
         rhs: Box<DimExpr>,
     },
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum CmpOp {
     Eq,
     Ne,
@@ -209,38 +266,43 @@ pub enum CmpOp {
     Ge,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct Relation {
     pub lhs: DimExpr,
     pub op: CmpOp,
     pub rhs: DimExpr,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct OptionClause {
     pub name: Ident,
     pub value: Ident,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub enum Constraint {
     In {
-        keyword: Span,
+        keyword: SpanRange,
         patterns: Vec<Pattern>,
     },
     Ignore {
-        keyword: Span,
+        keyword: SpanRange,
         values: Vec<IgnoreValue>,
         allow_all: Option<AllowAll>,
     },
-    Finite(Span),
-    Contiguous(Span),
+    Finite(SpanRange),
+    Contiguous(SpanRange),
     Note(LitStr),
 }
 
 /// `allow_all`, alone or with a braced condition: `allow_all {reduction != Reduction::Mean}`.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct AllowAll {
-    pub span: Span,
-    pub condition: Option<TokenStream>,
+    pub span: SpanRange,
+    pub condition: Option<Tokens>,
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub enum Pattern {
     Range {
         lo: Option<BoundExpr>,
@@ -251,6 +313,7 @@ pub enum Pattern {
     Single(BoundExpr),
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub enum BoundExpr {
     Int {
         value: i128,
@@ -263,11 +326,12 @@ pub enum BoundExpr {
     },
     Name(Ident),
     Block {
-        tokens: TokenStream,
-        span: Span,
+        tokens: Tokens,
+        span: SpanRange,
     },
 }
 
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub enum IgnoreValue {
     Int {
         value: i128,
@@ -278,19 +342,19 @@ pub enum IgnoreValue {
         text: String,
         span: SpanRange,
     },
-    Max(Span),
+    Max(SpanRange),
     /// A braced expression evaluated before the body, e.g. `{options.ignore_index}`.
     Block {
-        tokens: TokenStream,
-        span: Span,
+        tokens: Tokens,
+        span: SpanRange,
     },
 }
 
 impl Constraint {
     pub fn span(&self) -> Span {
         match self {
-            Constraint::In { keyword, .. } | Constraint::Ignore { keyword, .. } => *keyword,
-            Constraint::Finite(span) | Constraint::Contiguous(span) => *span,
+            Constraint::In { keyword, .. } | Constraint::Ignore { keyword, .. } => keyword.first,
+            Constraint::Finite(span) | Constraint::Contiguous(span) => span.first,
             Constraint::Note(lit) => lit.span(),
         }
     }
@@ -301,7 +365,7 @@ impl BoundExpr {
         match self {
             BoundExpr::Int { span, .. } | BoundExpr::Float { span, .. } => *span,
             BoundExpr::Name(ident) => SpanRange::single(ident.span()),
-            BoundExpr::Block { span, .. } => SpanRange::single(*span),
+            BoundExpr::Block { span, .. } => *span,
         }
     }
 }
@@ -319,7 +383,7 @@ impl IgnoreValue {
     pub fn span(&self) -> SpanRange {
         match self {
             IgnoreValue::Int { span, .. } | IgnoreValue::Float { span, .. } => *span,
-            IgnoreValue::Max(span) | IgnoreValue::Block { span, .. } => SpanRange::single(*span),
+            IgnoreValue::Max(span) | IgnoreValue::Block { span, .. } => *span,
         }
     }
 }
@@ -354,7 +418,7 @@ impl fmt::Display for DimExpr {
         match self {
             DimExpr::Lit(value) => write!(f, "{value}"),
             DimExpr::Name(ident) => write!(f, "{}", ident.unraw()),
-            DimExpr::Block { tokens, .. } => write!(f, "{{{}}}", code_text(tokens)),
+            DimExpr::Block { tokens, .. } => write!(f, "{{{}}}", code_text(&tokens.0)),
             DimExpr::Paren(inner) => write!(f, "({inner})"),
             DimExpr::Binary { lhs, op, rhs, .. } => write!(f, "{lhs} {op} {rhs}"),
         }
@@ -393,7 +457,7 @@ impl fmt::Display for BoundExpr {
             BoundExpr::Int { value, .. } => write!(f, "{value}"),
             BoundExpr::Float { text, .. } => f.write_str(text),
             BoundExpr::Name(ident) => write!(f, "{ident}"),
-            BoundExpr::Block { tokens, .. } => write!(f, "{{{}}}", code_text(tokens)),
+            BoundExpr::Block { tokens, .. } => write!(f, "{{{}}}", code_text(&tokens.0)),
         }
     }
 }
@@ -424,22 +488,32 @@ impl fmt::Display for IgnoreValue {
             IgnoreValue::Int { value, .. } => write!(f, "{value}"),
             IgnoreValue::Float { text, .. } => f.write_str(text),
             IgnoreValue::Max(_) => f.write_str(kw::MAX),
-            IgnoreValue::Block { tokens, .. } => write!(f, "{{{}}}", code_text(tokens)),
+            IgnoreValue::Block { tokens, .. } => write!(f, "{{{}}}", code_text(&tokens.0)),
         }
     }
 }
 
-/// Rust tokens as a person writes them: `self.vocab_size`, not `self . vocab_size`.
+/// Rust tokens as a person writes them: `self.vocab_size`, not `self . vocab_size`, and
+/// `a != b` with its spaces.
 pub fn code_text(tokens: &TokenStream) -> String {
+    const OPERATORS: &[&str] = &["!=", "==", "<=", ">=", "&&", "||"];
     let text = tokens.to_string();
     let mut out = String::with_capacity(text.len());
     let chars: Vec<char> = text.chars().collect();
+    let operator_at = |start: usize| {
+        chars.get(start..start + 2).is_some_and(|pair| {
+            OPERATORS
+                .iter()
+                .any(|op| op.chars().eq(pair.iter().copied()))
+        })
+    };
     for (i, &c) in chars.iter().enumerate() {
         if c == ' ' {
             let prev = if i > 0 { chars[i - 1] } else { ' ' };
             let next = chars.get(i + 1).copied().unwrap_or(' ');
             let tight = |c: char| matches!(c, '.' | '(' | ')' | '[' | ']' | '?' | ':' | '!' | '&');
-            if tight(prev) || tight(next) || next == ',' {
+            let by_operator = operator_at(i + 1) || (i >= 2 && operator_at(i - 2));
+            if !by_operator && (tight(prev) || tight(next) || next == ',') {
                 continue;
             }
         }
@@ -468,7 +542,7 @@ impl fmt::Display for Constraint {
                     Some(AllowAll {
                         condition: Some(condition),
                         ..
-                    }) => write!(f, " allow_all {{{condition}}}")?,
+                    }) => write!(f, " allow_all {{{}}}", code_text(&condition.0))?,
                     Some(_) => f.write_str(" allow_all")?,
                     None => {}
                 }

@@ -426,3 +426,131 @@ fn a_ctxt_gives_every_error_once_in_order() {
     assert_eq!(messages, ["first", "second"]);
     assert!(crate::ctxt::Ctxt::new().check().is_ok());
 }
+
+/// A clause, parsed on its own.
+fn clause(text: &str) -> crate::syntax::Clause {
+    syn::parse_str(text).unwrap_or_else(|e| panic!("`{text}` does not parse: {e}"))
+}
+
+fn ident(name: &str) -> syn::Ident {
+    syn::Ident::new(name, proc_macro2::Span::call_site())
+}
+
+fn at() -> crate::syntax::SpanRange {
+    proc_macro2::Span::call_site().into()
+}
+
+#[test]
+fn a_tensor_clause_parses_to_its_subject_dtypes_shape_and_rules() {
+    use crate::syntax::*;
+    let expected = Clause::Tensor(TensorClause {
+        subject: Subject::Param(ident("target")),
+        spec: TensorSpec {
+            dtypes: vec![
+                DTypeName {
+                    name: "u8".into(),
+                    span: at(),
+                },
+                DTypeName {
+                    name: "i64".into(),
+                    span: at(),
+                },
+            ],
+            shape: Shape {
+                span: at(),
+                dims: vec![Dim::Named(ident("N")), Dim::Fixed(3), Dim::Any],
+            },
+            constraints: vec![
+                Constraint::In {
+                    keyword: at(),
+                    patterns: vec![Pattern::Range {
+                        lo: Some(BoundExpr::Int {
+                            value: 0,
+                            span: at(),
+                        }),
+                        hi: Some(BoundExpr::Name(ident("C"))),
+                        inclusive: false,
+                        span: at(),
+                    }],
+                },
+                Constraint::Ignore {
+                    keyword: at(),
+                    values: vec![IgnoreValue::Int {
+                        value: -100,
+                        span: at(),
+                    }],
+                    allow_all: None,
+                },
+            ],
+            sequence: None,
+        },
+        span: at(),
+    });
+    assert_eq!(
+        clause("target: u8 | i64 [N, 3, _] in 0..C ignore -100"),
+        expected
+    );
+}
+
+#[test]
+fn dims_relations_and_options_parse_to_values() {
+    use crate::syntax::*;
+    let shape: Shape = syn::parse_str("[*B, .., T + 1]").unwrap();
+    assert_eq!(
+        shape.dims,
+        [
+            Dim::Run {
+                star: at(),
+                name: ident("B")
+            },
+            Dim::Rest(at()),
+            Dim::Expr(DimExpr::Binary {
+                lhs: Box::new(DimExpr::Name(ident("T"))),
+                op: ArithOp::Add,
+                op_span: at(),
+                rhs: Box::new(DimExpr::Lit(1)),
+            }),
+        ]
+    );
+    assert_eq!(
+        clause("T <= {cfg.max_len}"),
+        Clause::Relation(Relation {
+            lhs: DimExpr::Name(ident("T")),
+            op: CmpOp::Le,
+            rhs: DimExpr::Block {
+                tokens: Tokens(tokens("cfg.max_len")),
+                span: at(),
+            },
+        })
+    );
+    assert_eq!(
+        clause("on_violation = panic"),
+        Clause::Option(OptionClause {
+            name: ident("on_violation"),
+            value: ident("panic"),
+        })
+    );
+    assert_eq!(
+        clause("crate = \"::cc\""),
+        Clause::Crate(CratePath {
+            keyword: at(),
+            path: syn::parse_str("::cc").unwrap(),
+        })
+    );
+    let finite: Constraint = syn::parse_str("finite").unwrap();
+    assert_eq!(finite, Constraint::Finite(at()));
+}
+
+/// The doc section's text is the canonical one, whatever the spacing of the tokens.
+#[test]
+fn canonical_text_has_no_token_spacing() {
+    assert_eq!(
+        clause("ids: u32[B, T] in 0..{ self . vocab_size }").to_string(),
+        "ids: u32[B, T] in 0..{self.vocab_size}"
+    );
+    assert_eq!(
+        clause("target: i64[N] ignore -100 allow_all { reduction != Reduction :: Mean }")
+            .to_string(),
+        "target: i64[N] ignore -100 allow_all {reduction != Reduction::Mean}"
+    );
+}

@@ -327,7 +327,7 @@ fn check_options(
                     );
                 } else if failure == Failure::Error && !cx.output.returns_result() {
                     let returns = match cx.output.ty() {
-                        Some(ty) => format!("returns `{}`", quote!(#ty)),
+                        Some(ty) => format!("returns `{}`", code_text(&quote!(#ty))),
                         None => "returns nothing".to_string(),
                     };
                     cx_errors.error_at(
@@ -369,7 +369,7 @@ fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorClause]) {
         let key = clause.subject.to_string();
         let subject_span = match &clause.subject {
             Subject::Param(ident) | Subject::Field { root: ident, .. } => ident.span(),
-            Subject::Return(span, _) => *span,
+            Subject::Return(span, _) => span.first,
         };
         if !seen.insert(key.clone()) {
             cx_errors.error_at(
@@ -430,7 +430,7 @@ fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorClause]) {
 
 /// `return` and `return.0` do not mix, and each tuple element has one clause.
 fn check_returns(cx_errors: &Ctxt, ordered: &[&TensorClause]) {
-    let returns: Vec<(Span, Option<u32>)> = ordered
+    let returns: Vec<(SpanRange, Option<u32>)> = ordered
         .iter()
         .filter_map(|c| match c.subject {
             Subject::Return(span, index) => Some((span, index)),
@@ -440,7 +440,7 @@ fn check_returns(cx_errors: &Ctxt, ordered: &[&TensorClause]) {
     if returns.iter().any(|(_, i)| i.is_none()) && returns.iter().any(|(_, i)| i.is_some()) {
         let span = returns.iter().find(|(_, i)| i.is_some()).map(|(s, _)| *s);
         cx_errors.error_at(
-            span.unwrap_or_else(Span::call_site),
+            span.unwrap_or_else(|| Span::call_site().into()),
             "`return` and `return.0` in one contract: a `return` clause checks a tensor, \
              `return.0`, `return.1`, ... the elements of a returned tuple; use one form",
         );
@@ -716,8 +716,8 @@ fn resolve_expr(
             let index = scope_value(
                 dims,
                 quote!({ #tokens }),
-                *span,
-                format!("{{{}}}", code_text(tokens)),
+                span.first,
+                format!("{{{}}}", code_text(&tokens.0)),
             );
             ops.push(PlanOp::Value(index));
         }
@@ -903,10 +903,10 @@ fn plan_clause(
                         span,
                     }) => {
                         let index = runtime_bounds.len() as u16;
-                        let text = format!("{{{}}}", code_text(condition));
+                        let text = format!("{{{}}}", code_text(&condition.0));
                         runtime_bounds.push(RuntimeBound {
                             tokens: quote!({ #condition }),
-                            span: *span,
+                            span: span.first,
                             text: text.clone(),
                         });
                         PlanAllowAll::When(index, text)
@@ -959,9 +959,9 @@ fn plan_clause(
                 .iter()
                 .map(|step| match step {
                     FieldStep::Member { member, call } => PlanStep::Member(member.clone(), *call),
-                    FieldStep::Optional(span) => PlanStep::Optional(*span),
-                    FieldStep::Index(i, span) => PlanStep::Index(*i, *span),
-                    FieldStep::All(span) => PlanStep::All(*span),
+                    FieldStep::Optional(span) => PlanStep::Optional(span.first),
+                    FieldStep::Index(i, span) => PlanStep::Index(*i, span.first),
+                    FieldStep::All(span) => PlanStep::All(span.first),
                 })
                 .collect();
             let optional = steps.iter().any(|s| matches!(s, PlanStep::Optional(_)));
@@ -1020,7 +1020,7 @@ fn plan_shape(
                      are ambiguous",
                 );
             }
-            variadic = Some(span);
+            variadic = Some(span.first);
         }
         shape.push(match dim {
             Dim::Fixed(value) => PlanDim::Fixed(*value),
@@ -1108,7 +1108,7 @@ fn plan_pattern(
                     .iter()
                     .any(|d| d.can_hold(Some(v), Some(v), true))
             {
-                cx_errors.error(
+                cx_errors.error_at(
                     bound.span(),
                     format!("`{bound}` can never occur in a `{}` tensor", facts.text),
                 );
@@ -1150,7 +1150,7 @@ fn plan_pattern(
                 },
             };
             if empty {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!("empty range `{pattern}`: no value satisfies it"),
                 );
@@ -1168,7 +1168,7 @@ fn plan_pattern(
                     .iter()
                     .map(|d| format!("`{}` holds {}", d.name, d.describe_range()))
                     .collect();
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "`{pattern}` can never hold for `{}`: {}",
@@ -1207,7 +1207,7 @@ fn plan_bound(
     match bound {
         BoundExpr::Int { value, span } => {
             if *value < 0 && facts.all_unsigned() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "negative bound `{value}` on an unsigned clause (`{}`): its values are \
@@ -1220,7 +1220,7 @@ fn plan_bound(
         }
         BoundExpr::Float { value, text, span } => {
             if facts.all_int() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "float bound `{text}` on an integer clause (`{}`): write an integer \
@@ -1229,7 +1229,7 @@ fn plan_bound(
                     ),
                 );
             } else if *value < 0.0 && facts.all_unsigned() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!("negative bound `{text}` on an unsigned clause"),
                 );
@@ -1285,10 +1285,10 @@ fn plan_bound(
         }
         BoundExpr::Block { tokens, span } => {
             let index = runtime_bounds.len() as u16;
-            let text = format!("{{{}}}", code_text(tokens));
+            let text = format!("{{{}}}", code_text(&tokens.0));
             runtime_bounds.push(RuntimeBound {
                 tokens: quote!({ #tokens }),
-                span: *span,
+                span: span.first,
                 text: text.clone(),
             });
             Some(PlanBound::Runtime(index, text))
@@ -1312,7 +1312,7 @@ fn check_ignore_value(
     match value {
         IgnoreValue::Int { value: v, span } => {
             if *v < 0 && facts.all_unsigned() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "negative ignore value `{v}` on an unsigned clause (`{}`): it can never \
@@ -1326,7 +1326,7 @@ fn check_ignore_value(
                     .iter()
                     .any(|d| d.can_hold(Some(*v as f64), Some(*v as f64), true))
             {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "ignore value `{v}` can never occur in a `{}` tensor",
@@ -1342,7 +1342,7 @@ fn check_ignore_value(
             span,
         } => {
             if facts.all_int() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "float ignore value `{text}` on an integer clause (`{}`)",
@@ -1354,10 +1354,10 @@ fn check_ignore_value(
         }
         IgnoreValue::Block { tokens, span } => {
             let index = runtime_bounds.len() as u16;
-            let text = format!("{{{}}}", code_text(tokens));
+            let text = format!("{{{}}}", code_text(&tokens.0));
             runtime_bounds.push(RuntimeBound {
                 tokens: quote!({ #tokens }),
-                span: *span,
+                span: span.first,
                 text: text.clone(),
             });
             PlanIgnore::Runtime(index, text)
