@@ -1,9 +1,9 @@
-//! Code generation: a `static` spec table (plain data) and one guard call before the untouched
-//! body; with a `return` clause, the body runs in a closure (or `async` block) and its value is
+//! Code generation: the plan's spec table in a `static` (the plan prints it) and one guard call
+//! before the untouched body; with a `return` clause, the body runs in a closure (or `async` block) and its value is
 //! checked on the way out. Generated code names only `::candle_contracts::__private::…` (or
 //! the path `crate = ..` gives) and `::core::…` paths; its locals are `__cc_` names with mixed-site hygiene.
 
-use proc_macro2::{Literal, Span, TokenStream};
+use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::Ident;
 
@@ -11,11 +11,8 @@ use crate::ctxt::Ctxt;
 use crate::fallback;
 use crate::item::{self, ContractFn, Output};
 use crate::parse;
-use crate::syntax;
-use crate::valid::{
-    self, Context, Failure, Plan, PlanAllowAll, PlanBound, PlanClause, PlanDim, PlanIgnore, PlanOp,
-    PlanStep, PlanSubject,
-};
+use crate::plan::{Access, ContractSpec, Failure, InCrate, Plan, RuntimeBound, Step};
+use crate::valid::{self, Context};
 
 /// Everything the attribute and `check!` share: parse, validate, and either a plan or errors.
 pub(crate) fn analyze(args: TokenStream, cx: &Context, errors: &Ctxt) -> Option<Plan> {
@@ -160,171 +157,6 @@ fn local(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
-fn int_tokens(value: i128) -> TokenStream {
-    if value >= 0 {
-        Literal::i128_suffixed(value).into_token_stream()
-    } else if value == i128::MIN {
-        quote!(::core::primitive::i128::MIN)
-    } else {
-        let magnitude = Literal::i128_suffixed(-value);
-        quote!(-#magnitude)
-    }
-}
-
-fn float_tokens(value: f64) -> TokenStream {
-    // `Literal::f64_suffixed` panics on a non-finite value; the parser refuses those, and this
-    // keeps the expansion total anyway.
-    if value.is_infinite() {
-        return if value < 0.0 {
-            quote!(::core::primitive::f64::NEG_INFINITY)
-        } else {
-            quote!(::core::primitive::f64::INFINITY)
-        };
-    }
-    if value.is_sign_negative() {
-        let magnitude = Literal::f64_suffixed(-value);
-        quote!(-#magnitude)
-    } else {
-        Literal::f64_suffixed(value).into_token_stream()
-    }
-}
-
-fn ops_tokens(p: &TokenStream, ops: &[PlanOp]) -> TokenStream {
-    let ops = ops.iter().map(|op| match *op {
-        PlanOp::Lit(v) => {
-            let v = Literal::u64_suffixed(v);
-            quote!(#p::ExprOp::Lit(#v))
-        }
-        PlanOp::Dim(id) => quote!(#p::ExprOp::Dim(#id)),
-        PlanOp::Value(index) => quote!(#p::ExprOp::Value(#index)),
-        PlanOp::Arith(op) => {
-            let name = match op {
-                syntax::ArithOp::Add => "Add",
-                syntax::ArithOp::Sub => "Sub",
-                syntax::ArithOp::Mul => "Mul",
-                syntax::ArithOp::Div => "Div",
-                syntax::ArithOp::Rem => "Rem",
-            };
-            let name = Ident::new(name, Span::call_site());
-            quote!(#p::ExprOp::#name)
-        }
-    });
-    quote!(&[#(#ops),*])
-}
-
-fn bound_tokens(p: &TokenStream, bound: &PlanBound) -> TokenStream {
-    match bound {
-        PlanBound::Int(v) => {
-            let v = int_tokens(*v);
-            quote!(#p::BoundSpec::Int(#v))
-        }
-        PlanBound::Float(v) => {
-            let v = float_tokens(*v);
-            quote!(#p::BoundSpec::Float(#v))
-        }
-        PlanBound::Dim(id) => quote!(#p::BoundSpec::Dim(#id)),
-        PlanBound::Runtime(index, text) => quote!(#p::BoundSpec::Runtime(#index, #text)),
-    }
-}
-
-fn option_tokens(value: Option<TokenStream>) -> TokenStream {
-    match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
-    }
-}
-
-fn clause_tokens(p: &TokenStream, clause: &PlanClause) -> TokenStream {
-    let name = &clause.name;
-    let subject = match &clause.subject {
-        PlanSubject::Param(_) => quote!(#p::SubjectSpec::Argument(#name)),
-        PlanSubject::Path { optional: true, .. } => quote!(#p::SubjectSpec::Optional(#name)),
-        PlanSubject::Path { .. } => quote!(#p::SubjectSpec::Field(#name)),
-        PlanSubject::Output(None) => quote!(#p::SubjectSpec::Output),
-        PlanSubject::Output(Some(_)) => quote!(#p::SubjectSpec::OutputField(#name)),
-    };
-    let dtypes = clause
-        .dtype_constants
-        .iter()
-        .map(|c| Ident::new(c, Span::call_site()))
-        .map(|c| quote!(#p::DTypeSet::#c));
-    let mut dtypes_iter = dtypes.into_iter();
-    let first = dtypes_iter
-        .next()
-        .unwrap_or_else(|| quote!(#p::DTypeSet::ANY));
-    let dtypes = quote!(#first #(.or(#dtypes_iter))*);
-    let dtypes_text = &clause.dtypes_text;
-    let shape = clause.shape.iter().map(|d| dim_tokens(p, d));
-    let sequence = option_tokens(clause.sequence.as_ref().map(|d| dim_tokens(p, d)));
-    let shape_text = &clause.shape_text;
-    let values = option_tokens(clause.values.as_ref().map(|values| {
-        let ranges = values.ranges.iter().map(|range| {
-            let lo = option_tokens(range.lo.as_ref().map(|b| bound_tokens(p, b)));
-            let hi = option_tokens(range.hi.as_ref().map(|b| bound_tokens(p, b)));
-            let inclusive = range.inclusive;
-            quote!(#p::RangeSpec { lo: #lo, hi: #hi, inclusive: #inclusive })
-        });
-        let ignore = values.ignore.iter().map(|value| match value {
-            PlanIgnore::Int(v) => {
-                let v = int_tokens(*v);
-                quote!(#p::IgnoreSpec::Int(#v))
-            }
-            PlanIgnore::Float(v) => {
-                let v = float_tokens(*v);
-                quote!(#p::IgnoreSpec::Float(#v))
-            }
-            PlanIgnore::Max => quote!(#p::IgnoreSpec::Max),
-            PlanIgnore::Runtime(index, text) => quote!(#p::IgnoreSpec::Runtime(#index, #text)),
-        });
-        let ranges_text = &values.ranges_text;
-        let ignore_text = &values.ignore_text;
-        let allow_all = match &values.allow_all {
-            PlanAllowAll::No => quote!(#p::AllowAll::No),
-            PlanAllowAll::Yes => quote!(#p::AllowAll::Yes),
-            PlanAllowAll::When(index, text) => quote!(#p::AllowAll::When(#index, #text)),
-        };
-        let finite = values.finite;
-        quote!(&#p::ValueSpec {
-            ranges: &[#(#ranges),*],
-            ranges_text: #ranges_text,
-            ignore: &[#(#ignore),*],
-            ignore_text: #ignore_text,
-            allow_all_ignored: #allow_all,
-            finite: #finite,
-        })
-    }));
-    let contiguous = clause.contiguous;
-    let note = option_tokens(clause.note.as_ref().map(|n| quote!(#n)));
-    quote!(#p::ClauseSpec {
-        subject: #subject,
-        dtypes: #dtypes,
-        dtypes_text: #dtypes_text,
-        shape: &[#(#shape),*],
-        shape_text: #shape_text,
-        values: #values,
-        contiguous: #contiguous,
-        note: #note,
-        sequence: #sequence,
-    })
-}
-
-fn dim_tokens(p: &TokenStream, dim: &PlanDim) -> TokenStream {
-    match dim {
-        PlanDim::Fixed(v) => {
-            let v = Literal::usize_suffixed(*v as usize);
-            quote!(#p::DimSpec::Fixed(#v))
-        }
-        PlanDim::Named(id) => quote!(#p::DimSpec::Named(#id)),
-        PlanDim::Any => quote!(#p::DimSpec::Any),
-        PlanDim::Rest => quote!(#p::DimSpec::Rest),
-        PlanDim::Run(id) => quote!(#p::DimSpec::Run(#id)),
-        PlanDim::Expr { text, ops } => {
-            let ops = ops_tokens(p, ops);
-            quote!(#p::DimSpec::Expr(&#p::DimExprSpec { text: #text, ops: #ops }))
-        }
-    }
-}
-
 /// `|v| match v { NAME => true, _ => false }` in the user's scope: in a pattern, `NAME` is a
 /// constant when one is in scope (any integer type: the literal `0` takes the constant's type,
 /// or falls back to `i32`), and a binding that accepts every value otherwise.
@@ -350,48 +182,13 @@ fn probe_tokens(ident: &Ident) -> TokenStream {
 /// `static __CC_SPEC: ContractSpec = …;`, located at the contract for `file!()` / `line!()`.
 fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
     let p = private(plan);
-    let inputs = plan.inputs.iter().map(|c| clause_tokens(&p, c));
-    let outputs = plan.outputs.iter().map(|c| clause_tokens(&p, c));
-    let values = plan.values.iter().map(|v| &v.text);
-    let relations = plan.relations.iter().map(|relation| {
-        let text = &relation.text;
-        let lhs = ops_tokens(&p, &relation.lhs);
-        let rhs = ops_tokens(&p, &relation.rhs);
-        let op = Ident::new(
-            match relation.op {
-                syntax::CmpOp::Eq => "Eq",
-                syntax::CmpOp::Ne => "Ne",
-                syntax::CmpOp::Lt => "Lt",
-                syntax::CmpOp::Le => "Le",
-                syntax::CmpOp::Gt => "Gt",
-                syntax::CmpOp::Ge => "Ge",
-            },
-            Span::call_site(),
-        );
-        let after_body = relation.after_body;
-        quote!(#p::RelationSpec { text: #text, lhs: #lhs, op: #p::CmpOp::#op, rhs: #rhs, after_body: #after_body })
-    });
-    let dims = &plan.dims;
-    let runs = &plan.runs;
-    let same_device = plan.same_device;
-    let file = quote_spanned!(location=> ::core::file!());
-    let line = quote_spanned!(location=> ::core::line!());
-    let column = quote_spanned!(location=> ::core::column!());
-    quote! {
-        static __CC_SPEC: #p::ContractSpec = #p::ContractSpec {
-            function: #function,
-            file: #file,
-            line: #line,
-            column: #column,
-            dims: &[#(#dims),*],
-            values: &[#(#values),*],
-            runs: &[#(#runs),*],
-            inputs: &[#(#inputs),*],
-            outputs: &[#(#outputs),*],
-            relations: &[#(#relations),*],
-            same_device: #same_device,
-        };
-    }
+    let spec = ContractSpec {
+        plan,
+        function,
+        location,
+    };
+    let spec = InCrate::new(&p, &spec);
+    quote!(static __CC_SPEC: #p::ContractSpec = #spec;)
 }
 
 /// For each input clause, the expression of its `ClauseArg`, and the `let`s it needs first (a
@@ -404,14 +201,14 @@ fn access_tokens(plan: &Plan) -> (TokenStream, Vec<TokenStream>) {
         let span = clause.span.first;
         let sp = respan(&p, span);
         let arg = match &clause.subject {
-            PlanSubject::Param(ident) if clause.sequence.is_some() => {
+            Access::Param(ident) if clause.sequence.is_some() => {
                 quote_spanned!(span=> #sp::many(&#ident))
             }
-            PlanSubject::Param(ident) => {
+            Access::Param(ident) => {
                 quote_spanned!(span=> #sp::one(&#ident))
             }
-            PlanSubject::Path { root, steps, .. } => {
-                let plain = steps.iter().all(|s| matches!(s, PlanStep::Member(..)));
+            Access::Path { root, steps, .. } => {
+                let plain = steps.iter().all(|s| matches!(s, Step::Member(..)));
                 if plain {
                     let place = member_chain(quote!(#root), steps);
                     if clause.sequence.is_some() {
@@ -426,16 +223,16 @@ fn access_tokens(plan: &Plan) -> (TokenStream, Vec<TokenStream>) {
                     quote_spanned!(span=> #p::Held::arg(&#local))
                 }
             }
-            PlanSubject::Output(_) => quote!(#p::ClauseArg::One(::core::option::Option::None)),
+            Access::Output(_) => quote!(#p::ClauseArg::One(::core::option::Option::None)),
         };
         args.push(arg);
     }
     (held, args)
 }
 
-fn member_chain(mut acc: TokenStream, steps: &[PlanStep]) -> TokenStream {
+fn member_chain(mut acc: TokenStream, steps: &[Step]) -> TokenStream {
     for step in steps {
-        if let PlanStep::Member(member, call) = step {
+        if let Step::Member(member, call) = step {
             acc = if *call {
                 quote!(#acc.#member())
             } else {
@@ -451,7 +248,7 @@ fn member_chain(mut acc: TokenStream, steps: &[PlanStep]) -> TokenStream {
 fn held_expr(
     p: &TokenStream,
     acc: TokenStream,
-    steps: &[PlanStep],
+    steps: &[Step],
     depth: usize,
     place: bool,
 ) -> TokenStream {
@@ -466,7 +263,7 @@ fn held_expr(
     };
     let v = local(&format!("__cc_s{depth}"));
     match step {
-        PlanStep::Member(member, call) => {
+        Step::Member(member, call) => {
             let acc = if *call {
                 quote!(#acc.#member())
             } else {
@@ -474,7 +271,7 @@ fn held_expr(
             };
             held_expr(&p, acc, rest, depth, !call)
         }
-        PlanStep::Optional(span) => {
+        Step::Optional(span) => {
             let inner = held_expr(&p, quote!(#v), rest, depth + 1, false);
             let acc = borrow_if(place, acc);
             let step = quote_spanned!(*span=> #p::OptionalStep::optional_step(#acc));
@@ -485,7 +282,7 @@ fn held_expr(
                 }
             }
         }
-        PlanStep::Index(i, span) => {
+        Step::Index(i, span) => {
             let inner = held_expr(&p, quote!(#v), rest, depth + 1, false);
             let acc = borrow_if(place, acc);
             let step = quote_spanned!(*span=> #p::Elements::elements(#acc));
@@ -496,10 +293,10 @@ fn held_expr(
                 }
             }
         }
-        PlanStep::All(span) => {
+        Step::All(span) => {
             let element = member_chain(quote!(#v), rest);
             let element = match rest.last() {
-                Some(PlanStep::Member(_, false)) => quote!(&#element),
+                Some(Step::Member(_, false)) => quote!(&#element),
                 _ => element,
             };
             let acc = borrow_if(place, acc);
@@ -556,11 +353,7 @@ fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
 }
 
 /// `[bound(&(expr)), ..]` when `condition` holds, `[Unset; n]` otherwise.
-fn evaluated_array(
-    p: &TokenStream,
-    items: &[valid::RuntimeBound],
-    condition: TokenStream,
-) -> TokenStream {
+fn evaluated_array(p: &TokenStream, items: &[RuntimeBound], condition: TokenStream) -> TokenStream {
     let count = items.len();
     if count == 0 {
         return quote!([]);
@@ -753,7 +546,7 @@ fn expand_fn(
             let args_of = |value: &TokenStream| {
                 let args = plan.outputs.iter().map(|clause| {
                     let place = match clause.subject {
-                        PlanSubject::Output(Some(index)) => {
+                        Access::Output(Some(index)) => {
                             let index = syn::Index::from(index as usize);
                             quote!(#value.#index)
                         }

@@ -11,9 +11,13 @@ use syn::Ident;
 use crate::ctxt::Ctxt;
 use crate::dtype::{self, Kind};
 use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
+use crate::plan::{
+    Access, AllowAll, BoundSpec, ClauseSpec, DimExprSpec, DimSpec, ExprOp, Failure, IgnoreSpec,
+    Plan, RangeSpec, RelationSpec, RuntimeBound, Step, ValueSpec,
+};
 use crate::suggest::did_you_mean;
 use crate::syntax::{
-    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, FieldStep, IgnoreValue,
+    self, ArithOp, BoundExpr, Clause, Constraint, Dim, DimExpr, FieldStep, IgnoreValue,
     OptionClause, Pattern, Relation, SpanRange, Subject, TensorClause, TensorSpec, code_text, join,
     kw, quoted,
 };
@@ -36,134 +40,6 @@ impl Context {
     fn param(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.ident.unraw() == name)
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    Error,
-    Panic,
-}
-
-pub enum PlanSubject {
-    Param(Ident),
-    /// A path; `optional` when it has a `?` step.
-    Path {
-        root: Ident,
-        steps: Vec<PlanStep>,
-        optional: bool,
-    },
-    /// `return`, or `return.0`.
-    Output(Option<u32>),
-}
-
-pub enum PlanStep {
-    Member(syn::Member, bool),
-    Optional(Span),
-    Index(usize, Span),
-    All(Span),
-}
-
-pub enum PlanDim {
-    Fixed(u64),
-    Named(u16),
-    Any,
-    Rest,
-    Run(u16),
-    Expr { text: String, ops: Vec<PlanOp> },
-}
-
-#[derive(Clone, Copy)]
-pub enum PlanOp {
-    Lit(u64),
-    Dim(u16),
-    Value(u16),
-    Arith(ArithOp),
-}
-
-pub enum PlanBound {
-    Int(i128),
-    Float(f64),
-    Dim(u16),
-    Runtime(u16, String),
-}
-
-pub struct PlanRange {
-    pub lo: Option<PlanBound>,
-    pub hi: Option<PlanBound>,
-    pub inclusive: bool,
-}
-
-pub enum PlanIgnore {
-    Int(i128),
-    Float(f64),
-    Max,
-    Runtime(u16, String),
-}
-
-pub enum PlanAllowAll {
-    No,
-    Yes,
-    When(u16, String),
-}
-
-pub struct PlanValues {
-    pub ranges: Vec<PlanRange>,
-    pub ranges_text: String,
-    pub ignore: Vec<PlanIgnore>,
-    pub ignore_text: String,
-    pub allow_all: PlanAllowAll,
-    pub finite: bool,
-}
-
-pub struct PlanClause {
-    pub subject: PlanSubject,
-    pub name: String,
-    pub span: SpanRange,
-    pub dtype_constants: Vec<&'static str>,
-    pub dtypes_text: String,
-    pub shape: Vec<PlanDim>,
-    pub shape_text: String,
-    pub values: Option<PlanValues>,
-    pub contiguous: bool,
-    pub note: Option<String>,
-    /// A sequence clause's count.
-    pub sequence: Option<PlanDim>,
-}
-
-pub struct PlanRelation {
-    pub text: String,
-    pub lhs: Vec<PlanOp>,
-    pub op: CmpOp,
-    pub rhs: Vec<PlanOp>,
-    pub after_body: bool,
-}
-
-pub struct RuntimeBound {
-    pub tokens: TokenStream,
-    pub span: Span,
-    /// As written, for messages (values from scope in dims and relations).
-    pub text: String,
-}
-
-/// A contract with every name resolved, ready to expand.
-pub struct Plan {
-    pub inputs: Vec<PlanClause>,
-    pub outputs: Vec<PlanClause>,
-    pub relations: Vec<PlanRelation>,
-    pub dims: Vec<String>,
-    /// Each named dim's first identifier, for the probe that tells a constant from a dim.
-    pub dim_idents: Vec<Ident>,
-    /// Values from scope in dims and relations (constants, parameters, braced expressions),
-    /// evaluated unless the mode is off.
-    pub values: Vec<RuntimeBound>,
-    pub runs: Vec<String>,
-    pub runtime_bounds: Vec<RuntimeBound>,
-    pub on_violation: Option<(Failure, Span)>,
-    pub same_device: bool,
-    /// The path generated code names the runtime by: `::candle_contracts` unless `crate = ..`.
-    pub krate: TokenStream,
-    /// The clauses as canonical text, for the rustdoc `# Contract` section.
-    pub doc: Vec<String>,
 }
 
 /// What a named dim is and which side of the body binds it.
@@ -673,15 +549,15 @@ fn resolve_expr(
     cx: &Context,
     dims: &mut Dims,
     expr: &DimExpr,
-    ops: &mut Vec<PlanOp>,
+    ops: &mut Vec<ExprOp>,
     used: &mut Vec<Ident>,
 ) {
     match expr {
-        DimExpr::Lit(value) => ops.push(PlanOp::Lit(*value)),
+        DimExpr::Lit(value) => ops.push(ExprOp::Lit(*value)),
         DimExpr::Name(ident) => {
             let name = ident.unraw().to_string();
             if let Some(info) = dims.get(&name) {
-                ops.push(PlanOp::Dim(info.index));
+                ops.push(ExprOp::Dim(info.index));
                 used.push(ident.clone());
                 return;
             }
@@ -690,7 +566,7 @@ fn resolve_expr(
                     ident.span(),
                     format!("`{name}` is a run of dims (`*{name}`) and has no single size"),
                 );
-                ops.push(PlanOp::Lit(0));
+                ops.push(ExprOp::Lit(0));
                 return;
             }
             if !cx.inline
@@ -704,13 +580,13 @@ fn resolve_expr(
                          `{name}: f32[N, C]` and `C`"
                     ),
                 );
-                ops.push(PlanOp::Lit(0));
+                ops.push(ExprOp::Lit(0));
                 return;
             }
             // A parameter, a constant or a const generic in scope: its value. rustc reports a
             // name that is none of these where it stands.
             let index = scope_value(dims, quote!(#ident), ident.span(), name);
-            ops.push(PlanOp::Value(index));
+            ops.push(ExprOp::Value(index));
         }
         DimExpr::Block { tokens, span } => {
             let index = scope_value(
@@ -719,7 +595,7 @@ fn resolve_expr(
                 span.first,
                 format!("{{{}}}", code_text(&tokens.0)),
             );
-            ops.push(PlanOp::Value(index));
+            ops.push(ExprOp::Value(index));
         }
         DimExpr::Paren(inner) => resolve_expr(cx_errors, cx, dims, inner, ops, used),
         DimExpr::Binary {
@@ -733,7 +609,7 @@ fn resolve_expr(
             if matches!(op, ArithOp::Div | ArithOp::Rem) && matches!(**rhs, DimExpr::Lit(0)) {
                 cx_errors.error_at(*op_span, format!("division by zero in `{expr}`"));
             }
-            ops.push(PlanOp::Arith(*op));
+            ops.push(ExprOp::from(*op));
         }
     }
 }
@@ -743,7 +619,7 @@ fn plan_relation(
     cx: &Context,
     dims: &mut Dims,
     relation: &Relation,
-) -> PlanRelation {
+) -> RelationSpec {
     let mut lhs = Vec::new();
     let mut rhs = Vec::new();
     let mut used = Vec::new();
@@ -755,7 +631,7 @@ fn plan_relation(
         dims.get(&ident.unraw().to_string())
             .is_some_and(|i| !i.bound_by_input)
     });
-    PlanRelation {
+    RelationSpec {
         text: format!("{} {} {}", relation.lhs, relation.op, relation.rhs),
         lhs,
         op: relation.op,
@@ -828,21 +704,21 @@ fn plan_clause(
     clause: &TensorClause,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
-) -> PlanClause {
+) -> ClauseSpec {
     let spec = &clause.spec;
     let (dtype_constants, facts) = check_dtypes(cx_errors, spec);
     let shape = plan_shape(cx_errors, cx, dims, &clause.spec.shape.dims, is_output);
     let sequence = clause.spec.sequence.as_ref().map(|count| {
         plan_shape(cx_errors, cx, dims, std::slice::from_ref(count), is_output)
             .pop()
-            .unwrap_or(PlanDim::Any)
+            .unwrap_or(DimSpec::Any)
     });
-    let mut values = PlanValues {
+    let mut values = ValueSpec {
         ranges: Vec::new(),
         ranges_text: String::new(),
         ignore: Vec::new(),
         ignore_text: String::new(),
-        allow_all: PlanAllowAll::No,
+        allow_all: AllowAll::No,
         finite: false,
     };
     let mut has_values = false;
@@ -894,10 +770,10 @@ fn plan_clause(
                 has_values = true;
                 values.ignore_text = join(ignored, " | ");
                 values.allow_all = match allow_all {
-                    None => PlanAllowAll::No,
+                    None => AllowAll::No,
                     Some(syntax::AllowAll {
                         condition: None, ..
-                    }) => PlanAllowAll::Yes,
+                    }) => AllowAll::Yes,
                     Some(syntax::AllowAll {
                         condition: Some(condition),
                         span,
@@ -909,7 +785,7 @@ fn plan_clause(
                             span: span.first,
                             text: text.clone(),
                         });
-                        PlanAllowAll::When(index, text)
+                        AllowAll::When(index, text)
                     }
                 };
                 for value in ignored {
@@ -942,37 +818,37 @@ fn plan_clause(
     let through_all = matches!(&clause.subject, Subject::Field { steps, .. }
         if steps.iter().any(|s| matches!(s, FieldStep::All(_))));
     let sequence = match sequence {
-        None if through_all => Some(PlanDim::Any),
+        None if through_all => Some(DimSpec::Any),
         other => other,
     };
     let name = clause.subject.to_string();
     let subject = match &clause.subject {
-        Subject::Param(ident) => PlanSubject::Param(param_ident(cx, ident)),
-        Subject::Return(_, index) => PlanSubject::Output(*index),
+        Subject::Param(ident) => Access::Param(param_ident(cx, ident)),
+        Subject::Return(_, index) => Access::Output(*index),
         Subject::Field { root, steps } => {
             let root = if root == "self" {
                 root.clone()
             } else {
                 param_ident(cx, root)
             };
-            let steps: Vec<PlanStep> = steps
+            let steps: Vec<Step> = steps
                 .iter()
                 .map(|step| match step {
-                    FieldStep::Member { member, call } => PlanStep::Member(member.clone(), *call),
-                    FieldStep::Optional(span) => PlanStep::Optional(span.first),
-                    FieldStep::Index(i, span) => PlanStep::Index(*i, span.first),
-                    FieldStep::All(span) => PlanStep::All(span.first),
+                    FieldStep::Member { member, call } => Step::Member(member.clone(), *call),
+                    FieldStep::Optional(span) => Step::Optional(span.first),
+                    FieldStep::Index(i, span) => Step::Index(*i, span.first),
+                    FieldStep::All(span) => Step::All(span.first),
                 })
                 .collect();
-            let optional = steps.iter().any(|s| matches!(s, PlanStep::Optional(_)));
-            PlanSubject::Path {
+            let optional = steps.iter().any(|s| matches!(s, Step::Optional(_)));
+            Access::Path {
                 root,
                 steps,
                 optional,
             }
         }
     };
-    PlanClause {
+    ClauseSpec {
         subject,
         name,
         span: clause.span,
@@ -1003,7 +879,7 @@ fn plan_shape(
     dims: &mut Dims,
     shape_dims: &[Dim],
     is_output: bool,
-) -> Vec<PlanDim> {
+) -> Vec<DimSpec> {
     let mut variadic: Option<Span> = None;
     let mut shape = Vec::new();
     for dim in shape_dims {
@@ -1023,21 +899,21 @@ fn plan_shape(
             variadic = Some(span.first);
         }
         shape.push(match dim {
-            Dim::Fixed(value) => PlanDim::Fixed(*value),
+            Dim::Fixed(value) => DimSpec::Fixed(*value),
             Dim::Named(ident) if cx.const_generics.contains(&ident.to_string()) => {
                 let index = scope_value(dims, quote!(#ident), ident.span(), ident.to_string());
-                PlanDim::Expr {
+                DimSpec::Expr(DimExprSpec {
                     text: ident.to_string(),
-                    ops: vec![PlanOp::Value(index)],
-                }
+                    ops: vec![ExprOp::Value(index)],
+                })
             }
             Dim::Named(ident) => {
-                PlanDim::Named(dims.get(&ident.unraw().to_string()).map_or(0, |i| i.index))
+                DimSpec::Named(dims.get(&ident.unraw().to_string()).map_or(0, |i| i.index))
             }
-            Dim::Any => PlanDim::Any,
-            Dim::Rest(_) => PlanDim::Rest,
+            Dim::Any => DimSpec::Any,
+            Dim::Rest(_) => DimSpec::Rest,
             Dim::Run { name, .. } => {
-                PlanDim::Run(dims.runs.iter().position(|r| name == r).unwrap_or(0) as u16)
+                DimSpec::Run(dims.runs.iter().position(|r| name == r).unwrap_or(0) as u16)
             }
             Dim::Expr(expr) => {
                 let mut ops = Vec::new();
@@ -1047,10 +923,10 @@ fn plan_shape(
                 if !is_output {
                     check_bound_by_inputs(cx_errors, dims, &used);
                 }
-                PlanDim::Expr {
+                DimSpec::Expr(DimExprSpec {
                     text: expr.to_string(),
                     ops,
-                }
+                })
             }
         });
     }
@@ -1094,7 +970,7 @@ fn plan_pattern(
     pattern: &Pattern,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
-) -> PlanRange {
+) -> RangeSpec {
     let mut resolve = |cx_errors: &Ctxt, bound: &BoundExpr| {
         plan_bound(cx_errors, cx, dims, facts, bound, is_output, runtime_bounds)
     };
@@ -1114,7 +990,7 @@ fn plan_pattern(
                 );
             }
             let hi = plan_bound_copy(&value);
-            PlanRange {
+            RangeSpec {
                 lo: value,
                 hi,
                 inclusive: true,
@@ -1177,7 +1053,7 @@ fn plan_pattern(
                     ),
                 );
             }
-            PlanRange {
+            RangeSpec {
                 lo: lo_plan,
                 hi: hi_plan,
                 inclusive: *inclusive,
@@ -1186,12 +1062,12 @@ fn plan_pattern(
     }
 }
 
-fn plan_bound_copy(bound: &Option<PlanBound>) -> Option<PlanBound> {
+fn plan_bound_copy(bound: &Option<BoundSpec>) -> Option<BoundSpec> {
     bound.as_ref().map(|b| match b {
-        PlanBound::Int(v) => PlanBound::Int(*v),
-        PlanBound::Float(v) => PlanBound::Float(*v),
-        PlanBound::Dim(v) => PlanBound::Dim(*v),
-        PlanBound::Runtime(i, text) => PlanBound::Runtime(*i, text.clone()),
+        BoundSpec::Int(v) => BoundSpec::Int(*v),
+        BoundSpec::Float(v) => BoundSpec::Float(*v),
+        BoundSpec::Dim(v) => BoundSpec::Dim(*v),
+        BoundSpec::Runtime(i, text) => BoundSpec::Runtime(*i, text.clone()),
     })
 }
 
@@ -1203,7 +1079,7 @@ fn plan_bound(
     bound: &BoundExpr,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
-) -> Option<PlanBound> {
+) -> Option<BoundSpec> {
     match bound {
         BoundExpr::Int { value, span } => {
             if *value < 0 && facts.all_unsigned() {
@@ -1216,7 +1092,7 @@ fn plan_bound(
                     ),
                 );
             }
-            Some(PlanBound::Int(*value))
+            Some(BoundSpec::Int(*value))
         }
         BoundExpr::Float { value, text, span } => {
             if facts.all_int() {
@@ -1234,7 +1110,7 @@ fn plan_bound(
                     format!("negative bound `{text}` on an unsigned clause"),
                 );
             }
-            Some(PlanBound::Float(*value))
+            Some(BoundSpec::Float(*value))
         }
         BoundExpr::Name(ident) => {
             let name = ident.to_string();
@@ -1242,7 +1118,7 @@ fn plan_bound(
                 if !is_output && !info.bound_by_input {
                     check_bound_by_inputs(cx_errors, dims, std::slice::from_ref(ident));
                 }
-                return Some(PlanBound::Dim(info.index));
+                return Some(BoundSpec::Dim(info.index));
             }
             if name == kw::MAX {
                 cx_errors.error_at(
@@ -1281,7 +1157,7 @@ fn plan_bound(
                 span: ident.span(),
                 text: name.clone(),
             });
-            Some(PlanBound::Runtime(index, name))
+            Some(BoundSpec::Runtime(index, name))
         }
         BoundExpr::Block { tokens, span } => {
             let index = runtime_bounds.len() as u16;
@@ -1291,7 +1167,7 @@ fn plan_bound(
                 span: span.first,
                 text: text.clone(),
             });
-            Some(PlanBound::Runtime(index, text))
+            Some(BoundSpec::Runtime(index, text))
         }
     }
 }
@@ -1308,7 +1184,7 @@ fn check_ignore_value(
     facts: &DTypeFacts,
     value: &IgnoreValue,
     runtime_bounds: &mut Vec<RuntimeBound>,
-) -> PlanIgnore {
+) -> IgnoreSpec {
     match value {
         IgnoreValue::Int { value: v, span } => {
             if *v < 0 && facts.all_unsigned() {
@@ -1334,7 +1210,7 @@ fn check_ignore_value(
                     ),
                 );
             }
-            PlanIgnore::Int(*v)
+            IgnoreSpec::Int(*v)
         }
         IgnoreValue::Float {
             value: v,
@@ -1350,7 +1226,7 @@ fn check_ignore_value(
                     ),
                 );
             }
-            PlanIgnore::Float(*v)
+            IgnoreSpec::Float(*v)
         }
         IgnoreValue::Block { tokens, span } => {
             let index = runtime_bounds.len() as u16;
@@ -1360,7 +1236,7 @@ fn check_ignore_value(
                 span: span.first,
                 text: text.clone(),
             });
-            PlanIgnore::Runtime(index, text)
+            IgnoreSpec::Runtime(index, text)
         }
         IgnoreValue::Max(span) => {
             if facts.all_float() {
@@ -1373,7 +1249,7 @@ fn check_ignore_value(
                     ),
                 );
             }
-            PlanIgnore::Max
+            IgnoreSpec::Max
         }
     }
 }
