@@ -269,10 +269,10 @@ fn held_expr(
             } else {
                 quote!(#acc.#member)
             };
-            held_expr(&p, acc, rest, depth, !call)
+            held_expr(p, acc, rest, depth, !call)
         }
         Step::Optional(span) => {
-            let inner = held_expr(&p, quote!(#v), rest, depth + 1, false);
+            let inner = held_expr(p, quote!(#v), rest, depth + 1, false);
             let acc = borrow_if(place, acc);
             let step = quote_spanned!(*span=> #p::OptionalStep::optional_step(#acc));
             quote! {
@@ -283,7 +283,7 @@ fn held_expr(
             }
         }
         Step::Index(i, span) => {
-            let inner = held_expr(&p, quote!(#v), rest, depth + 1, false);
+            let inner = held_expr(p, quote!(#v), rest, depth + 1, false);
             let acc = borrow_if(place, acc);
             let step = quote_spanned!(*span=> #p::Elements::elements(#acc));
             quote! {

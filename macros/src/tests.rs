@@ -29,7 +29,7 @@ fn expand_file(source: &str) -> String {
                         && call.mac.path.is_ident("check")
                     {
                         let expanded = expand::check(call.mac.tokens.clone());
-                        init.expr = Box::new(syn::parse2(expanded).expect("an expression"));
+                        *init.expr = syn::parse2(expanded).expect("an expression");
                     }
                 }
                 let args = take_contract(&mut function.attrs);
