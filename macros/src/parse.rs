@@ -603,7 +603,7 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
         Err(_) => {
             return Err(input.error(format!(
                 "expected {} or a note string after the shape",
-                quoted(kw::CONSTRAINTS, "or")
+                code_list(kw::CONSTRAINTS)
             )));
         }
     };
@@ -653,7 +653,7 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
                 format!(
                     "unknown constraint `{other}`: expected {} or a note string after the \
                      shape{hint}",
-                    quoted(kw::CONSTRAINTS, "or")
+                    code_list(kw::CONSTRAINTS)
                 ),
             ))
         }

@@ -50,6 +50,12 @@ pub mod kw {
     pub const ERROR: &str = "error";
 }
 
+/// Words as code, joined with commas for a message: "`a`, `b`, `c`".
+pub fn code_list(words: &[&str]) -> String {
+    let words: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+    words.join(", ")
+}
+
 /// Words as code, joined for a message: "`a`, `b` or `c`" (`last` is "or" or "and").
 pub fn quoted(words: &[&str], last: &str) -> String {
     let words: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();

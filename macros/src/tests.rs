@@ -554,3 +554,15 @@ fn canonical_text_has_no_token_spacing() {
         "target: i64[N] ignore -100 allow_all {reduction != Reduction::Mean}"
     );
 }
+
+/// The constraint words come from one table; the message lists them as before.
+#[test]
+fn an_unknown_constraint_lists_the_constraint_words() {
+    assert_eq!(
+        errors("logits: f32[N, C] finit"),
+        [
+            "unknown constraint `finit`: expected `in`, `ignore`, `finite`, `contiguous` or a \
+             note string after the shape; did you mean `finite`?"
+        ]
+    );
+}
