@@ -45,7 +45,7 @@ fn an_async_return_clause_keeps_the_inner_attributes_and_the_question_mark() {
 }
 
 #[contract(x: f32[N, D])]
-#[contract(y: f32[N], return: f32[N])]
+#[candle_contracts::contract(y: f32[N], return: f32[N])]
 fn two_contracts(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     x.sum(1)?.add(y)
 }
