@@ -7,7 +7,11 @@ use syn::parse::{Parse, ParseStream, Parser};
 use syn::{Ident, LitFloat, LitInt, LitStr, Member, Token};
 
 use crate::ctxt::Ctxt;
-use crate::syntax::*;
+use crate::syntax::{
+    AllowAll, ArithOp, BoundExpr, Clause, CmpOp, Constraint, CratePath, DTypeName, Dim, DimExpr,
+    FieldStep, IgnoreValue, OptionClause, Pattern, Relation, Shape, SpanRange, Subject,
+    TensorClause, TensorSpec, Tokens, code_list, kw, options_list,
+};
 
 /// Splits a token stream at its top-level commas. Commas inside brackets, parentheses and
 /// braces stay inside their group, so `[N, C]` is one piece.
