@@ -56,6 +56,7 @@ SECTIONS = [
     ("bad_option_value", "Unknown option value", ""),
     ("on_violation_error_without_result", "`on_violation = error` without a `Result`", "Without a `Result` there is no `Err` to return."),
     ("error_type_without_from", "An error type that cannot carry a violation", "The function's error type needs `From<ContractError>`; rustc reports it at the return type."),
+    ("missing_docs_kept", "`missing_docs` on an undocumented contracted function", "The contract's doc section goes only on a function that has docs already, so `missing_docs` still reports one that has none."),
     ("const_fn", "`#[contract]` on a `const fn`", "The guard reads tensors at run time."),
     ("trait_declaration", "`#[contract]` on a trait method without a body", "Put the contract on the method in the `impl`."),
     ("not_a_function", "`#[contract]` on something that is not a function", ""),

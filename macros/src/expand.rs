@@ -1,26 +1,21 @@
-//! Code generation: a `static` spec table (plain data) and one guard call before the untouched
-//! body; with a `return` clause, the body runs in a closure (or `async` block) and its value is
-//! checked on the way out. Generated code names only `::candle_contracts::__private::…` and
-//! `::core::…` paths; its locals are `__cc_` names with mixed-site hygiene.
+//! Code generation: the plan's spec table in a `static` (the plan prints it) and one guard call
+//! before the untouched body; with a `return` clause, the body runs in a closure (or `async` block) and its value is
+//! checked on the way out. Generated code names only `::candle_contracts::__private::…` (or
+//! the path `crate = ..` gives) and `::core::…` paths; its locals are `__cc_` names with mixed-site hygiene.
 
-use proc_macro2::{Literal, Span, TokenStream};
+use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::Ident;
 
-use crate::ast;
+use crate::ctxt::Ctxt;
 use crate::fallback;
 use crate::item::{self, ContractFn, Output};
-use crate::valid::{
-    self, Context, Failure, Plan, PlanAllowAll, PlanBound, PlanClause, PlanDim, PlanIgnore, PlanOp,
-    PlanStep, PlanSubject,
-};
+use crate::parse;
+use crate::plan::{Access, ContractSpec, Failure, InCrate, Plan, RuntimeBound, Step};
+use crate::valid::{self, Context};
 
 /// Everything the attribute and `check!` share: parse, validate, and either a plan or errors.
-pub(crate) fn analyze(
-    args: TokenStream,
-    cx: &Context,
-    errors: &mut Vec<syn::Error>,
-) -> Option<Plan> {
+pub(crate) fn analyze(args: TokenStream, cx: &Context, errors: &Ctxt) -> Option<Plan> {
     if args.is_empty() {
         errors.push(syn::Error::new(
             Span::call_site(),
@@ -28,9 +23,9 @@ pub(crate) fn analyze(
         ));
         return None;
     }
-    let clauses = ast::parse_clauses(args, errors);
+    let clauses = parse::parse_clauses(args, errors);
     let plan = valid::validate(&clauses, cx, errors);
-    errors.is_empty().then_some(plan)
+    (!errors.has_errors()).then_some(plan)
 }
 
 pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -39,17 +34,45 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
         .into_iter()
         .next()
         .map_or_else(Span::call_site, |t| t.span());
-    let item: ContractFn = match syn::parse2(input.clone()) {
+    let mut item: ContractFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(error) => {
             let error = syn::Error::new(
                 error.span(),
                 format!("`#[contract]` goes on a function ({error})"),
             );
-            return fallback::emit(vec![error], input);
+            return fallback::emit(error, input);
         }
     };
-    let mut errors = Vec::new();
+    // A second `#[contract]` below this one has not expanded yet: its clauses join these, so
+    // the function gets one guard (two would define `__CC_SPEC` twice).
+    let mut args = args;
+    let mut merged = false;
+    item.attrs.retain(|attr| {
+        let is_contract = attr
+            .path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "contract");
+        match &attr.meta {
+            syn::Meta::List(list) if is_contract => {
+                if !args.is_empty() && !list.tokens.is_empty() {
+                    args.extend(quote!(,));
+                }
+                args.extend(list.tokens.clone());
+                merged = true;
+                false
+            }
+            _ => true,
+        }
+    });
+    // On an error the function is emitted as written, less the contracts merged here.
+    let input = if merged {
+        item.to_token_stream()
+    } else {
+        input
+    };
+    let errors = Ctxt::new();
     if let Some(constness) = &item.sig.constness {
         errors.push(syn::Error::new(
             constness.span,
@@ -77,12 +100,12 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
             .map(|c| c.ident.to_string())
             .collect(),
     };
-    let plan = analyze(args, &cx, &mut errors);
-    match (plan, &item.body) {
-        (Some(plan), Some(body)) if errors.is_empty() => {
-            expand_fn(&item, body, &plan, &cx, location)
-        }
-        _ => fallback::emit(errors, input),
+    let plan = analyze(args, &cx, &errors);
+    match (errors.check(), plan, &item.body) {
+        (Ok(()), Some(plan), Some(body)) => expand_fn(&item, body, &plan, &cx, location),
+        (Err(errors), ..) => fallback::emit(errors, input),
+        // Without errors there is a plan, and a body (its absence is an error).
+        (Ok(()), ..) => input,
     }
 }
 
@@ -101,188 +124,37 @@ pub fn check(input: TokenStream) -> TokenStream {
         name_span: Span::call_site(),
         const_generics: Vec::new(),
     };
-    let mut errors = Vec::new();
-    match analyze(input, &cx, &mut errors) {
-        Some(plan) => expand_check(&plan, location),
-        None => fallback::emit_check(errors),
+    let errors = Ctxt::new();
+    let plan = analyze(input, &cx, &errors);
+    match (errors.check(), plan) {
+        (Ok(()), Some(plan)) => expand_check(&plan, location),
+        (Err(errors), _) => fallback::emit_check(errors),
+        // Without errors there is a plan.
+        (Ok(()), None) => TokenStream::new(),
     }
 }
 
-fn private() -> TokenStream {
-    quote!(::candle_contracts::__private)
+/// `::candle_contracts::__private`, or the same under the path `crate = ..` gives.
+fn private(plan: &Plan) -> TokenStream {
+    let krate = &plan.krate;
+    quote!(#krate::__private)
+}
+
+/// `tokens` with every span set to `span`, as `quote_spanned!` writes its own tokens: a trait
+/// error in a call through the path is reported at the user's token.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
 }
 
 fn local(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
-}
-
-fn int_tokens(value: i128) -> TokenStream {
-    if value >= 0 {
-        Literal::i128_suffixed(value).into_token_stream()
-    } else if value == i128::MIN {
-        quote!(::core::primitive::i128::MIN)
-    } else {
-        let magnitude = Literal::i128_suffixed(-value);
-        quote!(-#magnitude)
-    }
-}
-
-fn float_tokens(value: f64) -> TokenStream {
-    // `Literal::f64_suffixed` panics on a non-finite value; the parser refuses those, and this
-    // keeps the expansion total anyway.
-    if value.is_infinite() {
-        return if value < 0.0 {
-            quote!(::core::primitive::f64::NEG_INFINITY)
-        } else {
-            quote!(::core::primitive::f64::INFINITY)
-        };
-    }
-    if value.is_sign_negative() {
-        let magnitude = Literal::f64_suffixed(-value);
-        quote!(-#magnitude)
-    } else {
-        Literal::f64_suffixed(value).into_token_stream()
-    }
-}
-
-fn ops_tokens(ops: &[PlanOp]) -> TokenStream {
-    let p = private();
-    let ops = ops.iter().map(|op| match *op {
-        PlanOp::Lit(v) => {
-            let v = Literal::u64_suffixed(v);
-            quote!(#p::ExprOp::Lit(#v))
-        }
-        PlanOp::Dim(id) => quote!(#p::ExprOp::Dim(#id)),
-        PlanOp::Value(index) => quote!(#p::ExprOp::Value(#index)),
-        PlanOp::Arith(op) => {
-            let name = match op {
-                ast::ArithOp::Add => "Add",
-                ast::ArithOp::Sub => "Sub",
-                ast::ArithOp::Mul => "Mul",
-                ast::ArithOp::Div => "Div",
-                ast::ArithOp::Rem => "Rem",
-            };
-            let name = Ident::new(name, Span::call_site());
-            quote!(#p::ExprOp::#name)
-        }
-    });
-    quote!(&[#(#ops),*])
-}
-
-fn bound_tokens(bound: &PlanBound) -> TokenStream {
-    let p = private();
-    match bound {
-        PlanBound::Int(v) => {
-            let v = int_tokens(*v);
-            quote!(#p::BoundSpec::Int(#v))
-        }
-        PlanBound::Float(v) => {
-            let v = float_tokens(*v);
-            quote!(#p::BoundSpec::Float(#v))
-        }
-        PlanBound::Dim(id) => quote!(#p::BoundSpec::Dim(#id)),
-        PlanBound::Runtime(index, text) => quote!(#p::BoundSpec::Runtime(#index, #text)),
-    }
-}
-
-fn option_tokens(value: Option<TokenStream>) -> TokenStream {
-    match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
-    }
-}
-
-fn clause_tokens(clause: &PlanClause) -> TokenStream {
-    let p = private();
-    let name = &clause.name;
-    let subject = match &clause.subject {
-        PlanSubject::Param(_) => quote!(#p::SubjectSpec::Argument(#name)),
-        PlanSubject::Path { optional: true, .. } => quote!(#p::SubjectSpec::Optional(#name)),
-        PlanSubject::Path { .. } => quote!(#p::SubjectSpec::Field(#name)),
-        PlanSubject::Output(None) => quote!(#p::SubjectSpec::Output),
-        PlanSubject::Output(Some(_)) => quote!(#p::SubjectSpec::OutputField(#name)),
-    };
-    let dtypes = clause
-        .dtype_constants
-        .iter()
-        .map(|c| Ident::new(c, Span::call_site()))
-        .map(|c| quote!(#p::DTypeSet::#c));
-    let mut dtypes_iter = dtypes.into_iter();
-    let first = dtypes_iter
-        .next()
-        .unwrap_or_else(|| quote!(#p::DTypeSet::ANY));
-    let dtypes = quote!(#first #(.or(#dtypes_iter))*);
-    let dtypes_text = &clause.dtypes_text;
-    let shape = clause.shape.iter().map(dim_tokens);
-    let sequence = option_tokens(clause.sequence.as_ref().map(dim_tokens));
-    let shape_text = &clause.shape_text;
-    let values = option_tokens(clause.values.as_ref().map(|values| {
-        let ranges = values.ranges.iter().map(|range| {
-            let lo = option_tokens(range.lo.as_ref().map(bound_tokens));
-            let hi = option_tokens(range.hi.as_ref().map(bound_tokens));
-            let inclusive = range.inclusive;
-            quote!(#p::RangeSpec { lo: #lo, hi: #hi, inclusive: #inclusive })
-        });
-        let ignore = values.ignore.iter().map(|value| match value {
-            PlanIgnore::Int(v) => {
-                let v = int_tokens(*v);
-                quote!(#p::IgnoreSpec::Int(#v))
-            }
-            PlanIgnore::Float(v) => {
-                let v = float_tokens(*v);
-                quote!(#p::IgnoreSpec::Float(#v))
-            }
-            PlanIgnore::Max => quote!(#p::IgnoreSpec::Max),
-            PlanIgnore::Runtime(index, text) => quote!(#p::IgnoreSpec::Runtime(#index, #text)),
-        });
-        let ranges_text = &values.ranges_text;
-        let ignore_text = &values.ignore_text;
-        let allow_all = match &values.allow_all {
-            PlanAllowAll::No => quote!(#p::AllowAll::No),
-            PlanAllowAll::Yes => quote!(#p::AllowAll::Yes),
-            PlanAllowAll::When(index, text) => quote!(#p::AllowAll::When(#index, #text)),
-        };
-        let finite = values.finite;
-        quote!(&#p::ValueSpec {
-            ranges: &[#(#ranges),*],
-            ranges_text: #ranges_text,
-            ignore: &[#(#ignore),*],
-            ignore_text: #ignore_text,
-            allow_all_ignored: #allow_all,
-            finite: #finite,
-        })
-    }));
-    let contiguous = clause.contiguous;
-    let note = option_tokens(clause.note.as_ref().map(|n| quote!(#n)));
-    quote!(#p::ClauseSpec {
-        subject: #subject,
-        dtypes: #dtypes,
-        dtypes_text: #dtypes_text,
-        shape: &[#(#shape),*],
-        shape_text: #shape_text,
-        values: #values,
-        contiguous: #contiguous,
-        note: #note,
-        sequence: #sequence,
-    })
-}
-
-fn dim_tokens(dim: &PlanDim) -> TokenStream {
-    let p = private();
-    match dim {
-        PlanDim::Fixed(v) => {
-            let v = Literal::usize_suffixed(*v as usize);
-            quote!(#p::DimSpec::Fixed(#v))
-        }
-        PlanDim::Named(id) => quote!(#p::DimSpec::Named(#id)),
-        PlanDim::Any => quote!(#p::DimSpec::Any),
-        PlanDim::Rest => quote!(#p::DimSpec::Rest),
-        PlanDim::Run(id) => quote!(#p::DimSpec::Run(#id)),
-        PlanDim::Expr { text, ops } => {
-            let ops = ops_tokens(ops);
-            quote!(#p::DimSpec::Expr(&#p::DimExprSpec { text: #text, ops: #ops }))
-        }
-    }
 }
 
 /// `|v| match v { NAME => true, _ => false }` in the user's scope: in a pattern, `NAME` is a
@@ -309,92 +181,58 @@ fn probe_tokens(ident: &Ident) -> TokenStream {
 
 /// `static __CC_SPEC: ContractSpec = …;`, located at the contract for `file!()` / `line!()`.
 fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
-    let p = private();
-    let inputs = plan.inputs.iter().map(clause_tokens);
-    let outputs = plan.outputs.iter().map(clause_tokens);
-    let values = plan.values.iter().map(|v| &v.text);
-    let relations = plan.relations.iter().map(|relation| {
-        let text = &relation.text;
-        let lhs = ops_tokens(&relation.lhs);
-        let rhs = ops_tokens(&relation.rhs);
-        let op = Ident::new(
-            match relation.op {
-                ast::CmpOp::Eq => "Eq",
-                ast::CmpOp::Ne => "Ne",
-                ast::CmpOp::Lt => "Lt",
-                ast::CmpOp::Le => "Le",
-                ast::CmpOp::Gt => "Gt",
-                ast::CmpOp::Ge => "Ge",
-            },
-            Span::call_site(),
-        );
-        let after_body = relation.after_body;
-        quote!(#p::RelationSpec { text: #text, lhs: #lhs, op: #p::CmpOp::#op, rhs: #rhs, after_body: #after_body })
-    });
-    let dims = &plan.dims;
-    let runs = &plan.runs;
-    let same_device = plan.same_device;
-    let file = quote_spanned!(location=> ::core::file!());
-    let line = quote_spanned!(location=> ::core::line!());
-    let column = quote_spanned!(location=> ::core::column!());
-    quote! {
-        static __CC_SPEC: #p::ContractSpec = #p::ContractSpec {
-            function: #function,
-            file: #file,
-            line: #line,
-            column: #column,
-            dims: &[#(#dims),*],
-            values: &[#(#values),*],
-            runs: &[#(#runs),*],
-            inputs: &[#(#inputs),*],
-            outputs: &[#(#outputs),*],
-            relations: &[#(#relations),*],
-            same_device: #same_device,
-        };
-    }
+    let p = private(plan);
+    let spec = ContractSpec {
+        plan,
+        function,
+        location,
+    };
+    let spec = InCrate::new(&p, &spec);
+    quote!(static __CC_SPEC: #p::ContractSpec = #spec;)
 }
 
 /// For each input clause, the expression of its `ClauseArg`, and the `let`s it needs first (a
 /// path through `?`, `[i]` or `[..]` is held in a local while the guard runs).
 fn access_tokens(plan: &Plan) -> (TokenStream, Vec<TokenStream>) {
-    let p = private();
+    let p = private(plan);
     let mut held = TokenStream::new();
     let mut args = Vec::new();
     for (k, clause) in plan.inputs.iter().enumerate() {
         let span = clause.span.first;
+        let sp = respan(&p, span);
         let arg = match &clause.subject {
-            PlanSubject::Param(ident) if clause.sequence.is_some() => {
-                quote_spanned!(span=> ::candle_contracts::__private::many(&#ident))
+            Access::Param(ident) if clause.sequence.is_some() => {
+                quote_spanned!(span=> #sp::many(&#ident))
             }
-            PlanSubject::Param(ident) => {
-                quote_spanned!(span=> ::candle_contracts::__private::one(&#ident))
+            Access::Param(ident) => {
+                quote_spanned!(span=> #sp::one(&#ident))
             }
-            PlanSubject::Path { root, steps, .. } => {
-                let plain = steps.iter().all(|s| matches!(s, PlanStep::Member(..)));
+            Access::Path { root, steps, .. } => {
+                let plain = steps.iter().all(|s| matches!(s, Step::Member(..)));
                 if plain {
                     let place = member_chain(quote!(#root), steps);
                     if clause.sequence.is_some() {
-                        quote_spanned!(span=> ::candle_contracts::__private::many(&#place))
+                        quote_spanned!(span=> #sp::many(&#place))
                     } else {
-                        quote_spanned!(span=> ::candle_contracts::__private::one(&#place))
+                        quote_spanned!(span=> #sp::one(&#place))
                     }
                 } else {
                     let local = local(&format!("__cc_held_{k}"));
-                    let value = held_expr(quote!(#root), steps, 0, true);
+                    let value = held_expr(&p, quote!(#root), steps, 0, true);
                     held.extend(quote_spanned!(span=> let #local = #value;));
                     quote_spanned!(span=> #p::Held::arg(&#local))
                 }
             }
-            PlanSubject::Output(_) => quote!(#p::ClauseArg::One(::core::option::Option::None)),
+            Access::Output(_) => quote!(#p::ClauseArg::One(::core::option::Option::None)),
         };
         args.push(arg);
     }
     (held, args)
 }
 
-fn member_chain(mut acc: TokenStream, steps: &[PlanStep]) -> TokenStream {
+fn member_chain(mut acc: TokenStream, steps: &[Step]) -> TokenStream {
     for step in steps {
-        if let PlanStep::Member(member, call) = step {
+        if let Step::Member(member, call) = step {
             acc = if *call {
                 quote!(#acc.#member())
             } else {
@@ -407,8 +245,13 @@ fn member_chain(mut acc: TokenStream, steps: &[PlanStep]) -> TokenStream {
 
 /// The `Held` a path with `?`, `[i]` or `[..]` steps reaches; `place` says whether `acc` is a
 /// place to borrow (a field) rather than a value (a method's result or a reference).
-fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) -> TokenStream {
-    let p = private();
+fn held_expr(
+    p: &TokenStream,
+    acc: TokenStream,
+    steps: &[Step],
+    depth: usize,
+    place: bool,
+) -> TokenStream {
     let some = quote!(::core::option::Option::Some);
     let none = quote!(::core::option::Option::None);
     let Some((step, rest)) = steps.split_first() else {
@@ -420,16 +263,16 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
     };
     let v = local(&format!("__cc_s{depth}"));
     match step {
-        PlanStep::Member(member, call) => {
+        Step::Member(member, call) => {
             let acc = if *call {
                 quote!(#acc.#member())
             } else {
                 quote!(#acc.#member)
             };
-            held_expr(acc, rest, depth, !call)
+            held_expr(p, acc, rest, depth, !call)
         }
-        PlanStep::Optional(span) => {
-            let inner = held_expr(quote!(#v), rest, depth + 1, false);
+        Step::Optional(span) => {
+            let inner = held_expr(p, quote!(#v), rest, depth + 1, false);
             let acc = borrow_if(place, acc);
             let step = quote_spanned!(*span=> #p::OptionalStep::optional_step(#acc));
             quote! {
@@ -439,8 +282,8 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
                 }
             }
         }
-        PlanStep::Index(i, span) => {
-            let inner = held_expr(quote!(#v), rest, depth + 1, false);
+        Step::Index(i, span) => {
+            let inner = held_expr(p, quote!(#v), rest, depth + 1, false);
             let acc = borrow_if(place, acc);
             let step = quote_spanned!(*span=> #p::Elements::elements(#acc));
             quote! {
@@ -450,10 +293,10 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
                 }
             }
         }
-        PlanStep::All(span) => {
+        Step::All(span) => {
             let element = member_chain(quote!(#v), rest);
             let element = match rest.last() {
-                Some(PlanStep::Member(_, false)) => quote!(&#element),
+                Some(Step::Member(_, false)) => quote!(&#element),
                 _ => element,
             };
             let acc = borrow_if(place, acc);
@@ -473,7 +316,7 @@ fn held_expr(acc: TokenStream, steps: &[PlanStep], depth: usize, place: bool) ->
 /// `let __cc_constants = [probe, ..];`, one probe per named dim, in the body's scope (see
 /// `probe_tokens`).
 fn constants_tokens(plan: &Plan) -> TokenStream {
-    let p = private();
+    let p = private(plan);
     let constants = local("__cc_constants");
     let count = plan.dim_idents.len();
     let probes = plan.dim_idents.iter().map(probe_tokens);
@@ -499,26 +342,26 @@ fn borrow_if(place: bool, acc: TokenStream) -> TokenStream {
 
 /// The values from scope that dims and relations use: evaluated unless the mode is off.
 fn values_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
-    let p = private();
-    evaluated_array(&plan.values, quote!(#mode != #p::Mode::Off))
+    let p = private(plan);
+    evaluated_array(&p, &plan.values, quote!(#mode != #p::Mode::Off))
 }
 
 /// The value rules' bounds: evaluated in full mode only.
 fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
-    let p = private();
-    evaluated_array(&plan.runtime_bounds, quote!(#mode == #p::Mode::Full))
+    let p = private(plan);
+    evaluated_array(&p, &plan.runtime_bounds, quote!(#mode == #p::Mode::Full))
 }
 
 /// `[bound(&(expr)), ..]` when `condition` holds, `[Unset; n]` otherwise.
-fn evaluated_array(items: &[valid::RuntimeBound], condition: TokenStream) -> TokenStream {
-    let p = private();
+fn evaluated_array(p: &TokenStream, items: &[RuntimeBound], condition: TokenStream) -> TokenStream {
     let count = items.len();
     if count == 0 {
         return quote!([]);
     }
     let values = items.iter().map(|item| {
         let tokens = &item.tokens;
-        quote_spanned!(item.span=> ::candle_contracts::__private::bound(&(#tokens)))
+        let sp = respan(p, item.span);
+        quote_spanned!(item.span=> #sp::bound(&(#tokens)))
     });
     quote! {
         if #condition {
@@ -527,6 +370,14 @@ fn evaluated_array(items: &[valid::RuntimeBound], condition: TokenStream) -> Tok
             [#p::BoundValue::Unset; #count]
         }
     }
+}
+
+/// The span of a type's first token (`default` for an empty one).
+fn first_span(ty: &syn::Type, default: Span) -> Span {
+    ty.into_token_stream()
+        .into_iter()
+        .next()
+        .map_or(default, |t| t.span())
 }
 
 fn doc_attrs(plan: &Plan) -> TokenStream {
@@ -548,7 +399,7 @@ fn expand_fn(
     cx: &Context,
     location: Span,
 ) -> TokenStream {
-    let p = private();
+    let p = private(plan);
     let ContractFn {
         attrs,
         vis,
@@ -556,7 +407,13 @@ fn expand_fn(
         sig,
         ..
     } = item;
-    let docs = doc_attrs(plan);
+    // Only on a documented item: a doc section of ours would silence `missing_docs`.
+    let documented = attrs.iter().any(|a| a.path().is_ident("doc"));
+    let docs = if documented {
+        doc_attrs(plan)
+    } else {
+        TokenStream::new()
+    };
     let spec = spec_tokens(plan, &cx.function, location);
     let mode = local("__cc_mode");
     let state = local("__cc_state");
@@ -578,15 +435,12 @@ fn expand_fn(
     let fail = match failure {
         Failure::Error => {
             // Spanned at the return type, so a missing `From<ContractError>` is reported there.
-            let span = match cx.output.ty() {
-                Some(ty) => ty
-                    .into_token_stream()
-                    .into_iter()
-                    .next()
-                    .map_or(cx.name_span, |t| t.span()),
-                None => cx.name_span,
-            };
-            let convert = quote_spanned!(span=> ::candle_contracts::__private::into_error(#error));
+            let span = cx
+                .output
+                .ty()
+                .map_or(cx.name_span, |ty| first_span(ty, cx.name_span));
+            let sp = respan(&p, span);
+            let convert = quote_spanned!(span=> #sp::into_error(#error));
             match &cx.output {
                 // `#[async_trait]` made the `async fn` return a boxed future: return a ready one.
                 Output::BoxedFuture { output, .. } => {
@@ -656,36 +510,43 @@ fn expand_fn(
             }
         }
     };
+    let parts = item::BodyParts::of(body);
     let new_body = match with_output {
-        false => item::body_with(body, quote!(#prelude #input_guard)),
+        false => parts.with(quote!(#prelude #input_guard), true),
         true => {
             let output = local("__cc_output");
             let tensor = local("__cc_tensor");
-            let fake = match cx.output.ty() {
-                Some(ty) if !cx.output.is_opaque() => {
+            // The body's return type, for `?` and `return` inside it; an `impl Trait` cannot be
+            // written there and is left to inference.
+            let ty = cx.output.ty().filter(|_| !cx.output.is_opaque());
+            let run_body = if sig.asyncness.is_some() {
+                // An `async` block has no place for a return type: a `return` of that type that
+                // never runs gives it one (no `loop {}`: no `unreachable_code` to allow).
+                let fake = ty.map(|ty| {
+                    let span = Span::call_site().located_at(first_span(ty, cx.name_span));
                     let fake = local("__cc_fake");
-                    quote! {
-                        #[allow(unreachable_code, clippy::diverging_sub_expression)]
+                    quote_spanned! {span=>
                         if false {
-                            let #fake: #ty = loop {};
-                            return #fake;
+                            let #fake: ::core::option::Option<#ty> = ::core::option::Option::None;
+                            if let ::core::option::Option::Some(#fake) = #fake {
+                                return #fake;
+                            }
                         }
                     }
-                }
-                _ => quote!(),
-            };
-            let body = item::body_with(body, quote!(#input_guard #fake));
-            let run_body = if sig.asyncness.is_some() {
+                });
+                let body = parts.with(quote!(#input_guard #fake), false);
                 quote!(async move #body.await)
             } else {
-                quote!(#p::run_body(move || #body))
+                let ty = ty.map(|ty| quote!(-> #ty));
+                let body = parts.with(input_guard, false);
+                quote!(#p::run_body(move || #ty #body))
             };
             let ok = local("__cc_ok");
             let outputs_count = plan.outputs.len();
             let args_of = |value: &TokenStream| {
                 let args = plan.outputs.iter().map(|clause| {
                     let place = match clause.subject {
-                        PlanSubject::Output(Some(index)) => {
+                        Access::Output(Some(index)) => {
                             let index = syn::Index::from(index as usize);
                             quote!(#value.#index)
                         }
@@ -715,7 +576,9 @@ fn expand_fn(
                 }
                 _ => args_of(&quote!(#output)),
             };
+            let inner_attrs = &parts.inner_attrs;
             quote!({
+                #inner_attrs
                 #prelude
                 let mut #spec_slot: ::core::option::Option<&'static #p::ContractSpec> =
                     ::core::option::Option::None;
@@ -747,7 +610,7 @@ fn expand_fn(
 }
 
 fn expand_check(plan: &Plan, location: Span) -> TokenStream {
-    let p = private();
+    let p = private(plan);
     let spec = spec_tokens(plan, "check!", location);
     let mode = local("__cc_mode");
     let state = local("__cc_state");

@@ -4,20 +4,20 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-pub fn emit(errors: Vec<syn::Error>, original: TokenStream) -> TokenStream {
-    let errors = errors.into_iter().map(|e| e.to_compile_error());
+pub fn emit(errors: syn::Error, original: TokenStream) -> TokenStream {
+    let errors = errors.to_compile_error();
     quote! {
-        #(#errors)*
+        #errors
         #original
     }
 }
 
 /// For `check!`: the errors, then a value of the macro's type.
-pub fn emit_check(errors: Vec<syn::Error>) -> TokenStream {
-    let errors = errors.into_iter().map(|e| e.to_compile_error());
+pub fn emit_check(errors: syn::Error) -> TokenStream {
+    let errors = errors.to_compile_error();
     quote! {
         {
-            #(#errors)*
+            #errors
             ::core::result::Result::<(), ::candle_contracts::ContractError>::Ok(())
         }
     }

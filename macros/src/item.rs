@@ -2,8 +2,9 @@
 //! contract can be checked against them, the body kept as untouched tokens.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
-use syn::parse::{Parse, ParseStream};
-use syn::{Attribute, FnArg, Ident, Pat, ReturnType, Signature, Token, Type, Visibility};
+use syn::parse::discouraged::Speculative;
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::{Attribute, FnArg, Ident, Item, Pat, ReturnType, Signature, Token, Type, Visibility};
 
 pub struct ContractFn {
     pub attrs: Vec<Attribute>,
@@ -47,6 +48,20 @@ impl Parse for ContractFn {
             body: Some(body),
             semi: None,
         })
+    }
+}
+
+impl quote::ToTokens for ContractFn {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let Self {
+            attrs,
+            vis,
+            defaultness,
+            sig,
+            body,
+            semi,
+        } = self;
+        tokens.extend(quote::quote!(#(#attrs)* #vis #defaultness #sig #body #semi));
     }
 }
 
@@ -103,13 +118,18 @@ impl Output {
         }
     }
 
-    /// Whether the return type mentions `impl Trait`, which a `let` cannot name.
+    /// Whether the return type mentions `impl Trait` anywhere (`(impl Fn(), Tensor)` too),
+    /// which a closure's return type cannot name.
     pub fn is_opaque(&self) -> bool {
-        self.ty().is_some_and(|ty| {
-            quote::quote!(#ty)
-                .into_iter()
-                .any(|t| matches!(&t, TokenTree::Ident(i) if i == "impl"))
-        })
+        fn mentions_impl(tokens: TokenStream) -> bool {
+            tokens.into_iter().any(|t| match t {
+                TokenTree::Ident(i) => i == "impl",
+                TokenTree::Group(g) => mentions_impl(g.stream()),
+                _ => false,
+            })
+        }
+        self.ty()
+            .is_some_and(|ty| mentions_impl(quote::quote!(#ty)))
     }
 }
 
@@ -184,7 +204,7 @@ pub fn plainly_not_a_tensor(ty: &Type) -> Option<String> {
         Type::Paren(paren) => plainly_not_a_tensor(&paren.elem),
         Type::Group(group) => plainly_not_a_tensor(&group.elem),
         Type::Tuple(_) | Type::Array(_) | Type::Slice(_) | Type::BareFn(_) | Type::Never(_) => {
-            let ty = quote::quote!(#ty).to_string();
+            let ty = crate::syntax::code_text(&quote::quote!(#ty));
             Some(ty)
         }
         Type::Path(path) if path.qself.is_none() => {
@@ -227,29 +247,94 @@ pub fn name_span(sig: &Signature) -> Span {
     sig.ident.span()
 }
 
-/// The body's block with `prefix` run first, its statements untouched: after the body's inner
-/// attributes, in the body's own braces (a block nested in a block of ours would trip rustc's
-/// `unused_braces` on a one-line body).
-pub fn body_with(body: &Group, prefix: TokenStream) -> TokenStream {
-    let tokens: Vec<TokenTree> = body.stream().into_iter().collect();
-    let mut attrs_end = 0;
-    while let [
-        TokenTree::Punct(hash),
-        TokenTree::Punct(bang),
-        TokenTree::Group(attr),
-        ..,
-    ] = &tokens[attrs_end..]
-        && hash.as_char() == '#'
-        && bang.as_char() == '!'
-        && attr.delimiter() == Delimiter::Bracket
-    {
-        attrs_end += 3;
+/// A function body cut where the guard goes: the inner attributes (`#![allow(..)]`), the
+/// leading items (`use`, `const`, `fn`, ...; they run nothing, and a `let` before them would
+/// trip clippy's `items_after_statements`), and the statements. Tokens stay untouched.
+pub struct BodyParts {
+    pub inner_attrs: TokenStream,
+    pub items: TokenStream,
+    pub statements: TokenStream,
+    pub span: Span,
+}
+
+impl BodyParts {
+    pub fn of(body: &Group) -> Self {
+        let tokens: Vec<TokenTree> = body.stream().into_iter().collect();
+        let mut attrs_end = 0;
+        while let [
+            TokenTree::Punct(hash),
+            TokenTree::Punct(bang),
+            TokenTree::Group(attr),
+            ..,
+        ] = &tokens[attrs_end..]
+            && hash.as_char() == '#'
+            && bang.as_char() == '!'
+            && attr.delimiter() == Delimiter::Bracket
+        {
+            attrs_end += 3;
+        }
+        let rest: TokenStream = tokens[attrs_end..].iter().cloned().collect();
+        let items_end = attrs_end + leading_items_len(rest);
+        let collect = |range: &[TokenTree]| range.iter().cloned().collect::<TokenStream>();
+        Self {
+            inner_attrs: collect(&tokens[..attrs_end]),
+            items: collect(&tokens[attrs_end..items_end]),
+            statements: collect(&tokens[items_end..]),
+            span: body.span(),
+        }
     }
-    let (inner_attrs, statements) = tokens.split_at(attrs_end);
-    let mut stream: TokenStream = inner_attrs.iter().cloned().collect();
-    stream.extend(prefix);
-    stream.extend(statements.iter().cloned());
-    let mut block = Group::new(Delimiter::Brace, stream);
-    block.set_span(body.span());
-    TokenTree::Group(block).into()
+
+    /// The body in its own braces with `prefix` after the leading items; `with_attrs` keeps
+    /// the inner attributes (they are not allowed on a closure's or an `async` block's body,
+    /// so there they go on the function's own block instead).
+    pub fn with(&self, prefix: TokenStream, with_attrs: bool) -> TokenStream {
+        let mut stream = if with_attrs {
+            self.inner_attrs.clone()
+        } else {
+            TokenStream::new()
+        };
+        stream.extend(self.items.clone());
+        stream.extend(prefix);
+        stream.extend(self.statements.clone());
+        // The body's own braces: a block of ours nested in it would trip rustc's
+        // `unused_braces` on a one-line body.
+        let mut block = Group::new(Delimiter::Brace, stream);
+        block.set_span(self.span);
+        TokenTree::Group(block).into()
+    }
+}
+
+/// How many token trees the body's leading items take. A body that does not parse has none: the
+/// guard goes first and rustc reports the body's own error.
+fn leading_items_len(tokens: TokenStream) -> usize {
+    let parser = |input: ParseStream<'_>| {
+        let mut count = 0;
+        loop {
+            let fork = input.fork();
+            // A macro call (`println!(..);`) may run code: it is a statement here.
+            match fork.parse::<Item>() {
+                Ok(Item::Macro(_) | Item::Verbatim(_)) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let mut cursor = input.cursor();
+            while cursor != fork.cursor() {
+                let Some((_, next)) = cursor.token_tree() else {
+                    break;
+                };
+                cursor = next;
+                count += 1;
+            }
+            input.advance_to(&fork);
+        }
+        // The rest is left to rustc.
+        input.step(|cursor| {
+            let mut rest = *cursor;
+            while let Some((_, next)) = rest.token_tree() {
+                rest = next;
+            }
+            Ok(((), rest))
+        })?;
+        Ok(count)
+    };
+    parser.parse2(tokens).unwrap_or(0)
 }

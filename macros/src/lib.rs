@@ -2,16 +2,22 @@
 //! and `check!`. Use them through the `candle-contracts` crate, which re-exports them and holds
 //! everything the generated code calls.
 //!
-//! Phases, one module each: `ast` (syntax with spans), `item` (the function, body untouched),
-//! `valid` (names, dims, dtypes and ranges checked; all errors at once), `expand` (a static spec
-//! table and one guard call), `fallback` (errors plus the original item).
+//! Phases, one module each, imports running one way: `syntax` (the contract as written, with
+//! spans), `parse` (its `Parse` impls), `ctxt` (the error accumulator), `item` (the function,
+//! body untouched), `plan` (the runtime's spec table, printing itself), `valid` (names, dims,
+//! dtypes and ranges checked, all errors at once; builds the plan), `expand` (wraps the
+//! function around the plan's table and one guard call), `fallback` (errors plus the original
+//! item).
 
-mod ast;
+mod ctxt;
 mod dtype;
 mod expand;
 mod fallback;
 mod item;
+mod parse;
+mod plan;
 mod suggest;
+mod syntax;
 mod valid;
 
 #[cfg(test)]

@@ -22,6 +22,16 @@ fn expand_file(source: &str) -> String {
     for item in file.items.drain(..) {
         match item {
             syn::Item::Fn(mut function) => {
+                for stmt in &mut function.block.stmts {
+                    if let syn::Stmt::Local(local) = stmt
+                        && let Some(init) = &mut local.init
+                        && let syn::Expr::Macro(call) = &*init.expr
+                        && call.mac.path.is_ident("check")
+                    {
+                        let expanded = expand::check(call.mac.tokens.clone());
+                        *init.expr = syn::parse2(expanded).expect("an expression");
+                    }
+                }
                 let args = take_contract(&mut function.attrs);
                 match args {
                     Some(args) => {
@@ -109,7 +119,7 @@ fn a_valid_contract_expands_to_a_guard_and_keeps_the_body() {
             "logits: float[N, C], target: u8 | u32 | i64 [N] in 0..C ignore -100, \
              self.weight: f32[C, D], return: f32[], N >= 1",
         ),
-        tokens(ITEM),
+        tokens(&format!("/// The loss.\n{ITEM}")),
     )
     .to_string();
     assert!(!output.contains("compile_error"), "{output}");
@@ -118,6 +128,40 @@ fn a_valid_contract_expands_to_a_guard_and_keeps_the_body() {
     assert!(output.contains("body ()"));
     assert!(output.contains("# Contract"));
     assert!(output.contains("\"target: u8 | u32 | i64 [N] in 0..C ignore -100\""));
+}
+
+/// A doc section of ours on an undocumented item would silence `missing_docs` on it.
+#[test]
+fn only_a_documented_function_gets_the_contract_doc_section() {
+    let undocumented = expand::contract(tokens("logits: f32[N, C]"), tokens(ITEM)).to_string();
+    assert!(!undocumented.contains("doc"), "{undocumented}");
+    let documented = expand::contract(
+        tokens("logits: f32[N, C]"),
+        tokens(&format!("#[doc = \" The loss.\"] {ITEM}")),
+    )
+    .to_string();
+    assert_eq!(documented.matches("# Contract").count(), 1, "{documented}");
+}
+
+/// Reads the leading items of a body and nothing after them: a macro call is a statement.
+#[test]
+fn the_guard_goes_after_the_bodys_inner_attributes_and_leading_items() {
+    let body: proc_macro2::Group = syn::parse_str(
+        "{ #![allow(unused)] use std::fmt; const K: usize = 3; println!(\"x\"); struct S; body() }",
+    )
+    .unwrap();
+    let parts = crate::item::BodyParts::of(&body);
+    assert_eq!(parts.inner_attrs.to_string(), "#! [allow (unused)]");
+    assert_eq!(
+        parts.items.to_string(),
+        "use std :: fmt ; const K : usize = 3 ;"
+    );
+    assert_eq!(
+        parts.statements.to_string(),
+        "println ! (\"x\") ; struct S ; body ()"
+    );
+    let unparsable: proc_macro2::Group = syn::parse_str("{ use ; let }").unwrap();
+    assert!(crate::item::BodyParts::of(&unparsable).items.is_empty());
 }
 
 #[test]
@@ -332,5 +376,193 @@ fn a_flag_given_twice_is_named_without_suggesting_alternatives() {
     assert_eq!(
         errors("logits: f32[N] in 0.0..1.0 in 2.0..3.0"),
         ["`in` appears twice in this clause; join the values with `|`"]
+    );
+}
+
+#[test]
+fn the_crate_option_takes_a_path_or_a_string_once() {
+    let output = expand::contract(tokens("crate = ::cc, logits: f32[N, C]"), tokens(ITEM));
+    let output = output.to_string();
+    assert!(
+        output.contains(":: cc :: __private :: check_inputs"),
+        "{output}"
+    );
+    assert!(!output.contains("candle_contracts"), "{output}");
+    let quoted = expand::contract(
+        tokens("crate = \"my::cc\", logits: f32[N, C]"),
+        tokens(ITEM),
+    );
+    assert!(quoted.to_string().contains("my :: cc :: __private :: one"));
+    assert_eq!(
+        errors("crate = 3, logits: f32[N, C]"),
+        ["expected the path of the `candle-contracts` crate, e.g. `crate = ::cc`"]
+    );
+    assert_eq!(
+        errors("crate = ::a, crate = ::b, logits: f32[N, C]"),
+        ["option `crate` is given twice"]
+    );
+    assert_eq!(
+        errors("krate = cc, logits: f32[N, C]"),
+        ["unknown option `krate`; did you mean `crate`?"]
+    );
+}
+
+#[test]
+#[should_panic(expected = "dropped without checking its errors")]
+fn a_ctxt_dropped_with_its_errors_unchecked_panics() {
+    let errors = crate::ctxt::Ctxt::new();
+    errors.error_at(proc_macro2::Span::call_site(), "unknown dtype `f23`");
+}
+
+#[test]
+fn a_ctxt_gives_every_error_once_in_order() {
+    let errors = crate::ctxt::Ctxt::new();
+    assert!(!errors.has_errors());
+    errors.error_at(proc_macro2::Span::call_site(), "first");
+    errors.error_at(proc_macro2::Span::call_site(), "second");
+    assert!(errors.has_errors());
+    let combined = errors.check().unwrap_err();
+    let messages: Vec<String> = combined.into_iter().map(|e| e.to_string()).collect();
+    assert_eq!(messages, ["first", "second"]);
+    assert!(crate::ctxt::Ctxt::new().check().is_ok());
+}
+
+/// A clause, parsed on its own.
+fn clause(text: &str) -> crate::syntax::Clause {
+    syn::parse_str(text).unwrap_or_else(|e| panic!("`{text}` does not parse: {e}"))
+}
+
+fn ident(name: &str) -> syn::Ident {
+    syn::Ident::new(name, proc_macro2::Span::call_site())
+}
+
+fn at() -> crate::syntax::SpanRange {
+    proc_macro2::Span::call_site().into()
+}
+
+#[test]
+fn a_tensor_clause_parses_to_its_subject_dtypes_shape_and_rules() {
+    use crate::syntax::*;
+    let expected = Clause::Tensor(TensorClause {
+        subject: Subject::Param(ident("target")),
+        spec: TensorSpec {
+            dtypes: vec![
+                DTypeName {
+                    name: "u8".into(),
+                    span: at(),
+                },
+                DTypeName {
+                    name: "i64".into(),
+                    span: at(),
+                },
+            ],
+            shape: Shape {
+                span: at(),
+                dims: vec![Dim::Named(ident("N")), Dim::Fixed(3), Dim::Any],
+            },
+            constraints: vec![
+                Constraint::In {
+                    keyword: at(),
+                    patterns: vec![Pattern::Range {
+                        lo: Some(BoundExpr::Int {
+                            value: 0,
+                            span: at(),
+                        }),
+                        hi: Some(BoundExpr::Name(ident("C"))),
+                        inclusive: false,
+                        span: at(),
+                    }],
+                },
+                Constraint::Ignore {
+                    keyword: at(),
+                    values: vec![IgnoreValue::Int {
+                        value: -100,
+                        span: at(),
+                    }],
+                    allow_all: None,
+                },
+            ],
+            sequence: None,
+        },
+        span: at(),
+    });
+    assert_eq!(
+        clause("target: u8 | i64 [N, 3, _] in 0..C ignore -100"),
+        expected
+    );
+}
+
+#[test]
+fn dims_relations_and_options_parse_to_values() {
+    use crate::syntax::*;
+    let shape: Shape = syn::parse_str("[*B, .., T + 1]").unwrap();
+    assert_eq!(
+        shape.dims,
+        [
+            Dim::Run {
+                star: at(),
+                name: ident("B")
+            },
+            Dim::Rest(at()),
+            Dim::Expr(DimExpr::Binary {
+                lhs: Box::new(DimExpr::Name(ident("T"))),
+                op: ArithOp::Add,
+                op_span: at(),
+                rhs: Box::new(DimExpr::Lit(1)),
+            }),
+        ]
+    );
+    assert_eq!(
+        clause("T <= {cfg.max_len}"),
+        Clause::Relation(Relation {
+            lhs: DimExpr::Name(ident("T")),
+            op: CmpOp::Le,
+            rhs: DimExpr::Block {
+                tokens: Tokens(tokens("cfg.max_len")),
+                span: at(),
+            },
+        })
+    );
+    assert_eq!(
+        clause("on_violation = panic"),
+        Clause::Option(OptionClause {
+            name: ident("on_violation"),
+            value: ident("panic"),
+        })
+    );
+    assert_eq!(
+        clause("crate = \"::cc\""),
+        Clause::Crate(CratePath {
+            keyword: at(),
+            path: syn::parse_str("::cc").unwrap(),
+        })
+    );
+    let finite: Constraint = syn::parse_str("finite").unwrap();
+    assert_eq!(finite, Constraint::Finite(at()));
+}
+
+/// The doc section's text is the canonical one, whatever the spacing of the tokens.
+#[test]
+fn canonical_text_has_no_token_spacing() {
+    assert_eq!(
+        clause("ids: u32[B, T] in 0..{ self . vocab_size }").to_string(),
+        "ids: u32[B, T] in 0..{self.vocab_size}"
+    );
+    assert_eq!(
+        clause("target: i64[N] ignore -100 allow_all { reduction != Reduction :: Mean }")
+            .to_string(),
+        "target: i64[N] ignore -100 allow_all {reduction != Reduction::Mean}"
+    );
+}
+
+/// The constraint words come from one table; the message lists them as before.
+#[test]
+fn an_unknown_constraint_lists_the_constraint_words() {
+    assert_eq!(
+        errors("logits: f32[N, C] finit"),
+        [
+            "unknown constraint `finit`: expected `in`, `ignore`, `finite`, `contiguous` or a \
+             note string after the shape; did you mean `finite`?"
+        ]
     );
 }

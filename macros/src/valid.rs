@@ -8,14 +8,19 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::Ident;
 
-use crate::ast::{
-    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, FieldStep, IgnoreValue,
-    OptionClause, Pattern, RESERVED, Relation, SpanRange, Subject, TensorClause, TensorSpec,
-    code_text, join,
-};
+use crate::ctxt::Ctxt;
 use crate::dtype::{self, Kind};
 use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
+use crate::plan::{
+    Access, AllowAll, BoundSpec, ClauseSpec, DimExprSpec, DimSpec, ExprOp, Failure, IgnoreSpec,
+    Plan, RangeSpec, RelationSpec, RuntimeBound, Step, ValueSpec,
+};
 use crate::suggest::did_you_mean;
+use crate::syntax::{
+    self, ArithOp, BoundExpr, Clause, Constraint, Dim, DimExpr, FieldStep, IgnoreValue,
+    OptionClause, Pattern, Relation, SpanRange, Subject, TensorClause, TensorSpec, code_text, join,
+    kw, quoted,
+};
 use syn::ext::IdentExt;
 
 /// Where the clauses stand: on a function (`#[contract]`) or inline (`check!`).
@@ -34,147 +39,6 @@ pub struct Context {
 impl Context {
     fn param(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.ident.unraw() == name)
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    Error,
-    Panic,
-}
-
-pub enum PlanSubject {
-    Param(Ident),
-    /// A path; `optional` when it has a `?` step.
-    Path {
-        root: Ident,
-        steps: Vec<PlanStep>,
-        optional: bool,
-    },
-    /// `return`, or `return.0`.
-    Output(Option<u32>),
-}
-
-pub enum PlanStep {
-    Member(syn::Member, bool),
-    Optional(Span),
-    Index(usize, Span),
-    All(Span),
-}
-
-pub enum PlanDim {
-    Fixed(u64),
-    Named(u16),
-    Any,
-    Rest,
-    Run(u16),
-    Expr { text: String, ops: Vec<PlanOp> },
-}
-
-#[derive(Clone, Copy)]
-pub enum PlanOp {
-    Lit(u64),
-    Dim(u16),
-    Value(u16),
-    Arith(ArithOp),
-}
-
-pub enum PlanBound {
-    Int(i128),
-    Float(f64),
-    Dim(u16),
-    Runtime(u16, String),
-}
-
-pub struct PlanRange {
-    pub lo: Option<PlanBound>,
-    pub hi: Option<PlanBound>,
-    pub inclusive: bool,
-}
-
-pub enum PlanIgnore {
-    Int(i128),
-    Float(f64),
-    Max,
-    Runtime(u16, String),
-}
-
-pub enum PlanAllowAll {
-    No,
-    Yes,
-    When(u16, String),
-}
-
-pub struct PlanValues {
-    pub ranges: Vec<PlanRange>,
-    pub ranges_text: String,
-    pub ignore: Vec<PlanIgnore>,
-    pub ignore_text: String,
-    pub allow_all: PlanAllowAll,
-    pub finite: bool,
-}
-
-pub struct PlanClause {
-    pub subject: PlanSubject,
-    pub name: String,
-    pub span: SpanRange,
-    pub dtype_constants: Vec<&'static str>,
-    pub dtypes_text: String,
-    pub shape: Vec<PlanDim>,
-    pub shape_text: String,
-    pub values: Option<PlanValues>,
-    pub contiguous: bool,
-    pub note: Option<String>,
-    /// A sequence clause's count.
-    pub sequence: Option<PlanDim>,
-}
-
-pub struct PlanRelation {
-    pub text: String,
-    pub lhs: Vec<PlanOp>,
-    pub op: CmpOp,
-    pub rhs: Vec<PlanOp>,
-    pub after_body: bool,
-}
-
-pub struct RuntimeBound {
-    pub tokens: TokenStream,
-    pub span: Span,
-    /// As written, for messages (values from scope in dims and relations).
-    pub text: String,
-}
-
-/// A contract with every name resolved, ready to expand.
-pub struct Plan {
-    pub inputs: Vec<PlanClause>,
-    pub outputs: Vec<PlanClause>,
-    pub relations: Vec<PlanRelation>,
-    pub dims: Vec<String>,
-    /// Each named dim's first identifier, for the probe that tells a constant from a dim.
-    pub dim_idents: Vec<Ident>,
-    /// Values from scope in dims and relations (constants, parameters, braced expressions),
-    /// evaluated unless the mode is off.
-    pub values: Vec<RuntimeBound>,
-    pub runs: Vec<String>,
-    pub runtime_bounds: Vec<RuntimeBound>,
-    pub on_violation: Option<(Failure, Span)>,
-    pub same_device: bool,
-    /// The clauses as canonical text, for the rustdoc `# Contract` section.
-    pub doc: Vec<String>,
-}
-
-/// Collects errors; all of them are reported together.
-pub struct Ctxt<'a> {
-    errors: &'a mut Vec<syn::Error>,
-}
-
-impl Ctxt<'_> {
-    fn error(&mut self, span: SpanRange, message: impl std::fmt::Display) {
-        self.errors.push(span.error(message));
-    }
-
-    fn error_at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.errors.push(syn::Error::new(span, message));
     }
 }
 
@@ -199,9 +63,7 @@ impl Dims {
     }
 }
 
-pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) -> Plan {
-    let mut cx_errors = Ctxt { errors };
-    let cx_errors = &mut cx_errors;
+pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let tensors: Vec<&TensorClause> = clauses
         .iter()
         .filter_map(|c| match c {
@@ -225,6 +87,19 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
         .collect();
 
     let (on_violation, same_device) = check_options(cx_errors, cx, &options);
+    let mut krate = None;
+    for clause in clauses {
+        if let Clause::Crate(path) = clause {
+            if krate.is_some() {
+                cx_errors.error_at(
+                    path.keyword,
+                    format!("option `{}` is given twice", kw::CRATE),
+                );
+            }
+            let path = &path.path;
+            krate = Some(quote!(#path));
+        }
+    }
     check_subjects(cx_errors, cx, &tensors);
 
     // Inputs in the order written, the return clause last.
@@ -264,7 +139,11 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
         .iter()
         .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation))
         .collect();
-    let doc = clauses.iter().map(ToString::to_string).collect();
+    let doc = clauses
+        .iter()
+        .filter(|c| !matches!(c, Clause::Crate(_)))
+        .map(ToString::to_string)
+        .collect();
     Plan {
         inputs,
         outputs,
@@ -276,12 +155,13 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
         runtime_bounds,
         on_violation,
         same_device,
+        krate: krate.unwrap_or_else(|| quote!(::candle_contracts)),
         doc,
     }
 }
 
 fn check_options(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     options: &[&OptionClause],
 ) -> (Option<(Failure, Span)>, bool) {
@@ -299,14 +179,18 @@ fn check_options(
             continue;
         }
         match name.as_str() {
-            "on_violation" => {
+            kw::ON_VIOLATION => {
                 let failure = match value.as_str() {
-                    "panic" => Failure::Panic,
-                    "error" => Failure::Error,
+                    kw::PANIC => Failure::Panic,
+                    kw::ERROR => Failure::Error,
                     _ => {
                         cx_errors.error_at(
                             option.value.span(),
-                            format!("`on_violation` is `panic` or `error`, not `{value}`"),
+                            format!(
+                                "`{}` is {}, not `{value}`",
+                                kw::ON_VIOLATION,
+                                quoted(&[kw::PANIC, kw::ERROR], "or")
+                            ),
                         );
                         continue;
                     }
@@ -319,7 +203,7 @@ fn check_options(
                     );
                 } else if failure == Failure::Error && !cx.output.returns_result() {
                     let returns = match cx.output.ty() {
-                        Some(ty) => format!("returns `{}`", quote!(#ty)),
+                        Some(ty) => format!("returns `{}`", code_text(&quote!(#ty))),
                         None => "returns nothing".to_string(),
                     };
                     cx_errors.error_at(
@@ -333,7 +217,7 @@ fn check_options(
                 }
                 on_violation = Some((failure, option.value.span()));
             }
-            "same_device" => match value.as_str() {
+            kw::SAME_DEVICE => match value.as_str() {
                 "true" => same_device = true,
                 "false" => same_device = false,
                 _ => cx_errors.error_at(
@@ -342,9 +226,9 @@ fn check_options(
                 ),
             },
             _ => {
-                let hint = did_you_mean(&name, ["on_violation", "same_device"])
+                let hint = did_you_mean(&name, kw::OPTIONS.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| "the options are `on_violation` and `same_device`".into());
+                    .unwrap_or_else(syntax::options_list);
                 cx_errors.error_at(
                     option.name.span(),
                     format!("unknown option `{name}`; {hint}"),
@@ -355,13 +239,13 @@ fn check_options(
     (on_violation, same_device)
 }
 
-fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClause]) {
+fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorClause]) {
     let mut seen: HashSet<String> = HashSet::new();
     for clause in tensors {
         let key = clause.subject.to_string();
         let subject_span = match &clause.subject {
             Subject::Param(ident) | Subject::Field { root: ident, .. } => ident.span(),
-            Subject::Return(span, _) => *span,
+            Subject::Return(span, _) => span.first,
         };
         if !seen.insert(key.clone()) {
             cx_errors.error_at(
@@ -421,8 +305,8 @@ fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClau
 }
 
 /// `return` and `return.0` do not mix, and each tuple element has one clause.
-fn check_returns(cx_errors: &mut Ctxt<'_>, ordered: &[&TensorClause]) {
-    let returns: Vec<(Span, Option<u32>)> = ordered
+fn check_returns(cx_errors: &Ctxt, ordered: &[&TensorClause]) {
+    let returns: Vec<(SpanRange, Option<u32>)> = ordered
         .iter()
         .filter_map(|c| match c.subject {
             Subject::Return(span, index) => Some((span, index)),
@@ -432,14 +316,14 @@ fn check_returns(cx_errors: &mut Ctxt<'_>, ordered: &[&TensorClause]) {
     if returns.iter().any(|(_, i)| i.is_none()) && returns.iter().any(|(_, i)| i.is_some()) {
         let span = returns.iter().find(|(_, i)| i.is_some()).map(|(s, _)| *s);
         cx_errors.error_at(
-            span.unwrap_or_else(Span::call_site),
+            span.unwrap_or_else(|| Span::call_site().into()),
             "`return` and `return.0` in one contract: a `return` clause checks a tensor, \
              `return.0`, `return.1`, ... the elements of a returned tuple; use one form",
         );
     }
 }
 
-fn check_param_subject(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident, sequence: bool) {
+fn check_param_subject(cx_errors: &Ctxt, cx: &Context, ident: &Ident, sequence: bool) {
     let name = ident.unraw().to_string();
     match cx.param(&name) {
         Some(param) => {
@@ -499,7 +383,7 @@ fn check_param_subject(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident, se
 }
 
 /// After `[..]`, a path goes on with fields and methods only.
-fn check_path(cx_errors: &mut Ctxt<'_>, steps: &[FieldStep]) {
+fn check_path(cx_errors: &Ctxt, steps: &[FieldStep]) {
     let mut all = false;
     for step in steps {
         match step {
@@ -519,9 +403,9 @@ fn check_path(cx_errors: &mut Ctxt<'_>, steps: &[FieldStep]) {
     }
 }
 
-fn check_dim_name(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
+fn check_dim_name(cx_errors: &Ctxt, cx: &Context, ident: &Ident) {
     let name = ident.unraw().to_string();
-    if RESERVED.contains(&name.as_str()) {
+    if kw::RESERVED.contains(&name.as_str()) {
         cx_errors.error_at(
             ident.span(),
             format!("`{name}` is a reserved word of the contract language and cannot name a dim"),
@@ -542,7 +426,7 @@ fn check_dim_name(cx_errors: &mut Ctxt<'_>, cx: &Context, ident: &Ident) {
 /// Numbers the named dims and runs in order of first appearance. A const generic parameter is
 /// a constant, not a dim; any other name may be a constant too, which the expansion's probe
 /// finds out at the call.
-fn collect_dims(cx_errors: &mut Ctxt<'_>, cx: &Context, ordered: &[&TensorClause]) -> Dims {
+fn collect_dims(cx_errors: &Ctxt, cx: &Context, ordered: &[&TensorClause]) -> Dims {
     let mut dims = Dims {
         named: BTreeMap::new(),
         order: Vec::new(),
@@ -623,7 +507,7 @@ fn stack_depth(expr: &DimExpr) -> usize {
 
 /// Refuses an expression the runtime's evaluator cannot hold, at the operator whose right
 /// operand needs the 17th slot.
-fn check_stack_depth(cx_errors: &mut Ctxt<'_>, expr: &DimExpr) {
+fn check_stack_depth(cx_errors: &Ctxt, expr: &DimExpr) {
     let depth = stack_depth(expr);
     if depth <= EXPR_STACK {
         return;
@@ -661,19 +545,19 @@ fn check_stack_depth(cx_errors: &mut Ctxt<'_>, expr: &DimExpr) {
 }
 
 fn resolve_expr(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     expr: &DimExpr,
-    ops: &mut Vec<PlanOp>,
+    ops: &mut Vec<ExprOp>,
     used: &mut Vec<Ident>,
 ) {
     match expr {
-        DimExpr::Lit(value) => ops.push(PlanOp::Lit(*value)),
+        DimExpr::Lit(value) => ops.push(ExprOp::Lit(*value)),
         DimExpr::Name(ident) => {
             let name = ident.unraw().to_string();
             if let Some(info) = dims.get(&name) {
-                ops.push(PlanOp::Dim(info.index));
+                ops.push(ExprOp::Dim(info.index));
                 used.push(ident.clone());
                 return;
             }
@@ -682,7 +566,7 @@ fn resolve_expr(
                     ident.span(),
                     format!("`{name}` is a run of dims (`*{name}`) and has no single size"),
                 );
-                ops.push(PlanOp::Lit(0));
+                ops.push(ExprOp::Lit(0));
                 return;
             }
             if !cx.inline
@@ -696,22 +580,22 @@ fn resolve_expr(
                          `{name}: f32[N, C]` and `C`"
                     ),
                 );
-                ops.push(PlanOp::Lit(0));
+                ops.push(ExprOp::Lit(0));
                 return;
             }
             // A parameter, a constant or a const generic in scope: its value. rustc reports a
             // name that is none of these where it stands.
             let index = scope_value(dims, quote!(#ident), ident.span(), name);
-            ops.push(PlanOp::Value(index));
+            ops.push(ExprOp::Value(index));
         }
         DimExpr::Block { tokens, span } => {
             let index = scope_value(
                 dims,
                 quote!({ #tokens }),
-                *span,
-                format!("{{{}}}", code_text(tokens)),
+                span.first,
+                format!("{{{}}}", code_text(&tokens.0)),
             );
-            ops.push(PlanOp::Value(index));
+            ops.push(ExprOp::Value(index));
         }
         DimExpr::Paren(inner) => resolve_expr(cx_errors, cx, dims, inner, ops, used),
         DimExpr::Binary {
@@ -725,17 +609,17 @@ fn resolve_expr(
             if matches!(op, ArithOp::Div | ArithOp::Rem) && matches!(**rhs, DimExpr::Lit(0)) {
                 cx_errors.error_at(*op_span, format!("division by zero in `{expr}`"));
             }
-            ops.push(PlanOp::Arith(*op));
+            ops.push(ExprOp::from(*op));
         }
     }
 }
 
 fn plan_relation(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     relation: &Relation,
-) -> PlanRelation {
+) -> RelationSpec {
     let mut lhs = Vec::new();
     let mut rhs = Vec::new();
     let mut used = Vec::new();
@@ -747,7 +631,7 @@ fn plan_relation(
         dims.get(&ident.unraw().to_string())
             .is_some_and(|i| !i.bound_by_input)
     });
-    PlanRelation {
+    RelationSpec {
         text: format!("{} {} {}", relation.lhs, relation.op, relation.rhs),
         lhs,
         op: relation.op,
@@ -774,7 +658,7 @@ impl DTypeFacts {
     }
 }
 
-fn check_dtypes(cx_errors: &mut Ctxt<'_>, spec: &TensorSpec) -> (Vec<&'static str>, DTypeFacts) {
+fn check_dtypes(cx_errors: &Ctxt, spec: &TensorSpec) -> (Vec<&'static str>, DTypeFacts) {
     let mut constants = Vec::new();
     let mut members: Vec<&'static dtype::DType> = Vec::new();
     for name in &spec.dtypes {
@@ -814,27 +698,27 @@ fn check_dtypes(cx_errors: &mut Ctxt<'_>, spec: &TensorSpec) -> (Vec<&'static st
 }
 
 fn plan_clause(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     clause: &TensorClause,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
-) -> PlanClause {
+) -> ClauseSpec {
     let spec = &clause.spec;
     let (dtype_constants, facts) = check_dtypes(cx_errors, spec);
     let shape = plan_shape(cx_errors, cx, dims, &clause.spec.shape.dims, is_output);
     let sequence = clause.spec.sequence.as_ref().map(|count| {
         plan_shape(cx_errors, cx, dims, std::slice::from_ref(count), is_output)
             .pop()
-            .unwrap_or(PlanDim::Any)
+            .unwrap_or(DimSpec::Any)
     });
-    let mut values = PlanValues {
+    let mut values = ValueSpec {
         ranges: Vec::new(),
         ranges_text: String::new(),
         ignore: Vec::new(),
         ignore_text: String::new(),
-        allow_all: PlanAllowAll::No,
+        allow_all: AllowAll::No,
         finite: false,
     };
     let mut has_values = false;
@@ -843,16 +727,16 @@ fn plan_clause(
     let mut seen: Vec<&'static str> = Vec::new();
     for constraint in &spec.constraints {
         let kind = match constraint {
-            Constraint::In { .. } => "in",
-            Constraint::Ignore { .. } => "ignore",
-            Constraint::Finite(_) => "finite",
-            Constraint::Contiguous(_) => "contiguous",
+            Constraint::In { .. } => kw::IN,
+            Constraint::Ignore { .. } => kw::IGNORE,
+            Constraint::Finite(_) => kw::FINITE,
+            Constraint::Contiguous(_) => kw::CONTIGUOUS,
             Constraint::Note(_) => "note",
         };
         if seen.contains(&kind) {
             let message = if kind == "note" {
                 "this clause already has a note string".to_string()
-            } else if kind == "finite" || kind == "contiguous" {
+            } else if kind == kw::FINITE || kind == kw::CONTIGUOUS {
                 format!("`{kind}` appears twice in this clause; remove one")
             } else {
                 format!("`{kind}` appears twice in this clause; join the values with `|`")
@@ -886,22 +770,22 @@ fn plan_clause(
                 has_values = true;
                 values.ignore_text = join(ignored, " | ");
                 values.allow_all = match allow_all {
-                    None => PlanAllowAll::No,
-                    Some(ast::AllowAll {
+                    None => AllowAll::No,
+                    Some(syntax::AllowAll {
                         condition: None, ..
-                    }) => PlanAllowAll::Yes,
-                    Some(ast::AllowAll {
+                    }) => AllowAll::Yes,
+                    Some(syntax::AllowAll {
                         condition: Some(condition),
                         span,
                     }) => {
                         let index = runtime_bounds.len() as u16;
-                        let text = format!("{{{}}}", code_text(condition));
+                        let text = format!("{{{}}}", code_text(&condition.0));
                         runtime_bounds.push(RuntimeBound {
                             tokens: quote!({ #condition }),
-                            span: *span,
+                            span: span.first,
                             text: text.clone(),
                         });
-                        PlanAllowAll::When(index, text)
+                        AllowAll::When(index, text)
                     }
                 };
                 for value in ignored {
@@ -934,37 +818,37 @@ fn plan_clause(
     let through_all = matches!(&clause.subject, Subject::Field { steps, .. }
         if steps.iter().any(|s| matches!(s, FieldStep::All(_))));
     let sequence = match sequence {
-        None if through_all => Some(PlanDim::Any),
+        None if through_all => Some(DimSpec::Any),
         other => other,
     };
     let name = clause.subject.to_string();
     let subject = match &clause.subject {
-        Subject::Param(ident) => PlanSubject::Param(param_ident(cx, ident)),
-        Subject::Return(_, index) => PlanSubject::Output(*index),
+        Subject::Param(ident) => Access::Param(param_ident(cx, ident)),
+        Subject::Return(_, index) => Access::Output(*index),
         Subject::Field { root, steps } => {
             let root = if root == "self" {
                 root.clone()
             } else {
                 param_ident(cx, root)
             };
-            let steps: Vec<PlanStep> = steps
+            let steps: Vec<Step> = steps
                 .iter()
                 .map(|step| match step {
-                    FieldStep::Member { member, call } => PlanStep::Member(member.clone(), *call),
-                    FieldStep::Optional(span) => PlanStep::Optional(*span),
-                    FieldStep::Index(i, span) => PlanStep::Index(*i, *span),
-                    FieldStep::All(span) => PlanStep::All(*span),
+                    FieldStep::Member { member, call } => Step::Member(member.clone(), *call),
+                    FieldStep::Optional(span) => Step::Optional(span.first),
+                    FieldStep::Index(i, span) => Step::Index(*i, span.first),
+                    FieldStep::All(span) => Step::All(span.first),
                 })
                 .collect();
-            let optional = steps.iter().any(|s| matches!(s, PlanStep::Optional(_)));
-            PlanSubject::Path {
+            let optional = steps.iter().any(|s| matches!(s, Step::Optional(_)));
+            Access::Path {
                 root,
                 steps,
                 optional,
             }
         }
     };
-    PlanClause {
+    ClauseSpec {
         subject,
         name,
         span: clause.span,
@@ -990,12 +874,12 @@ fn param_ident(cx: &Context, ident: &Ident) -> Ident {
 }
 
 fn plan_shape(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     shape_dims: &[Dim],
     is_output: bool,
-) -> Vec<PlanDim> {
+) -> Vec<DimSpec> {
     let mut variadic: Option<Span> = None;
     let mut shape = Vec::new();
     for dim in shape_dims {
@@ -1012,24 +896,24 @@ fn plan_shape(
                      are ambiguous",
                 );
             }
-            variadic = Some(span);
+            variadic = Some(span.first);
         }
         shape.push(match dim {
-            Dim::Fixed(value) => PlanDim::Fixed(*value),
+            Dim::Fixed(value) => DimSpec::Fixed(*value),
             Dim::Named(ident) if cx.const_generics.contains(&ident.to_string()) => {
                 let index = scope_value(dims, quote!(#ident), ident.span(), ident.to_string());
-                PlanDim::Expr {
+                DimSpec::Expr(DimExprSpec {
                     text: ident.to_string(),
-                    ops: vec![PlanOp::Value(index)],
-                }
+                    ops: vec![ExprOp::Value(index)],
+                })
             }
             Dim::Named(ident) => {
-                PlanDim::Named(dims.get(&ident.unraw().to_string()).map_or(0, |i| i.index))
+                DimSpec::Named(dims.get(&ident.unraw().to_string()).map_or(0, |i| i.index))
             }
-            Dim::Any => PlanDim::Any,
-            Dim::Rest(_) => PlanDim::Rest,
+            Dim::Any => DimSpec::Any,
+            Dim::Rest(_) => DimSpec::Rest,
             Dim::Run { name, .. } => {
-                PlanDim::Run(dims.runs.iter().position(|r| name == r).unwrap_or(0) as u16)
+                DimSpec::Run(dims.runs.iter().position(|r| name == r).unwrap_or(0) as u16)
             }
             Dim::Expr(expr) => {
                 let mut ops = Vec::new();
@@ -1039,10 +923,10 @@ fn plan_shape(
                 if !is_output {
                     check_bound_by_inputs(cx_errors, dims, &used);
                 }
-                PlanDim::Expr {
+                DimSpec::Expr(DimExprSpec {
                     text: expr.to_string(),
                     ops,
-                }
+                })
             }
         });
     }
@@ -1051,7 +935,7 @@ fn plan_shape(
 
 /// An input's dim expression or bound cannot wait for the return value: its dims must be bound
 /// by inputs.
-fn check_bound_by_inputs(cx_errors: &mut Ctxt<'_>, dims: &Dims, used: &[Ident]) {
+fn check_bound_by_inputs(cx_errors: &Ctxt, dims: &Dims, used: &[Ident]) {
     for ident in used {
         if dims
             .get(&ident.unraw().to_string())
@@ -1079,15 +963,15 @@ fn literal(bound: &BoundExpr) -> Option<f64> {
 }
 
 fn plan_pattern(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     facts: &DTypeFacts,
     pattern: &Pattern,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
-) -> PlanRange {
-    let mut resolve = |cx_errors: &mut Ctxt<'_>, bound: &BoundExpr| {
+) -> RangeSpec {
+    let mut resolve = |cx_errors: &Ctxt, bound: &BoundExpr| {
         plan_bound(cx_errors, cx, dims, facts, bound, is_output, runtime_bounds)
     };
     match pattern {
@@ -1100,13 +984,13 @@ fn plan_pattern(
                     .iter()
                     .any(|d| d.can_hold(Some(v), Some(v), true))
             {
-                cx_errors.error(
+                cx_errors.error_at(
                     bound.span(),
                     format!("`{bound}` can never occur in a `{}` tensor", facts.text),
                 );
             }
             let hi = plan_bound_copy(&value);
-            PlanRange {
+            RangeSpec {
                 lo: value,
                 hi,
                 inclusive: true,
@@ -1142,7 +1026,7 @@ fn plan_pattern(
                 },
             };
             if empty {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!("empty range `{pattern}`: no value satisfies it"),
                 );
@@ -1160,7 +1044,7 @@ fn plan_pattern(
                     .iter()
                     .map(|d| format!("`{}` holds {}", d.name, d.describe_range()))
                     .collect();
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "`{pattern}` can never hold for `{}`: {}",
@@ -1169,7 +1053,7 @@ fn plan_pattern(
                     ),
                 );
             }
-            PlanRange {
+            RangeSpec {
                 lo: lo_plan,
                 hi: hi_plan,
                 inclusive: *inclusive,
@@ -1178,28 +1062,28 @@ fn plan_pattern(
     }
 }
 
-fn plan_bound_copy(bound: &Option<PlanBound>) -> Option<PlanBound> {
+fn plan_bound_copy(bound: &Option<BoundSpec>) -> Option<BoundSpec> {
     bound.as_ref().map(|b| match b {
-        PlanBound::Int(v) => PlanBound::Int(*v),
-        PlanBound::Float(v) => PlanBound::Float(*v),
-        PlanBound::Dim(v) => PlanBound::Dim(*v),
-        PlanBound::Runtime(i, text) => PlanBound::Runtime(*i, text.clone()),
+        BoundSpec::Int(v) => BoundSpec::Int(*v),
+        BoundSpec::Float(v) => BoundSpec::Float(*v),
+        BoundSpec::Dim(v) => BoundSpec::Dim(*v),
+        BoundSpec::Runtime(i, text) => BoundSpec::Runtime(*i, text.clone()),
     })
 }
 
 fn plan_bound(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     facts: &DTypeFacts,
     bound: &BoundExpr,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
-) -> Option<PlanBound> {
+) -> Option<BoundSpec> {
     match bound {
         BoundExpr::Int { value, span } => {
             if *value < 0 && facts.all_unsigned() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "negative bound `{value}` on an unsigned clause (`{}`): its values are \
@@ -1208,11 +1092,11 @@ fn plan_bound(
                     ),
                 );
             }
-            Some(PlanBound::Int(*value))
+            Some(BoundSpec::Int(*value))
         }
         BoundExpr::Float { value, text, span } => {
             if facts.all_int() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "float bound `{text}` on an integer clause (`{}`): write an integer \
@@ -1221,12 +1105,12 @@ fn plan_bound(
                     ),
                 );
             } else if *value < 0.0 && facts.all_unsigned() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!("negative bound `{text}` on an unsigned clause"),
                 );
             }
-            Some(PlanBound::Float(*value))
+            Some(BoundSpec::Float(*value))
         }
         BoundExpr::Name(ident) => {
             let name = ident.to_string();
@@ -1234,9 +1118,9 @@ fn plan_bound(
                 if !is_output && !info.bound_by_input {
                     check_bound_by_inputs(cx_errors, dims, std::slice::from_ref(ident));
                 }
-                return Some(PlanBound::Dim(info.index));
+                return Some(BoundSpec::Dim(info.index));
             }
-            if name == "MAX" {
+            if name == kw::MAX {
                 cx_errors.error_at(
                     ident.span(),
                     "`MAX` stands only after `ignore` (candle's skip sentinel); in a range, \
@@ -1273,17 +1157,17 @@ fn plan_bound(
                 span: ident.span(),
                 text: name.clone(),
             });
-            Some(PlanBound::Runtime(index, name))
+            Some(BoundSpec::Runtime(index, name))
         }
         BoundExpr::Block { tokens, span } => {
             let index = runtime_bounds.len() as u16;
-            let text = format!("{{{}}}", code_text(tokens));
+            let text = format!("{{{}}}", code_text(&tokens.0));
             runtime_bounds.push(RuntimeBound {
                 tokens: quote!({ #tokens }),
-                span: *span,
+                span: span.first,
                 text: text.clone(),
             });
-            Some(PlanBound::Runtime(index, text))
+            Some(BoundSpec::Runtime(index, text))
         }
     }
 }
@@ -1296,15 +1180,15 @@ fn looks_like_tensor(ty: &syn::Type) -> bool {
 }
 
 fn check_ignore_value(
-    cx_errors: &mut Ctxt<'_>,
+    cx_errors: &Ctxt,
     facts: &DTypeFacts,
     value: &IgnoreValue,
     runtime_bounds: &mut Vec<RuntimeBound>,
-) -> PlanIgnore {
+) -> IgnoreSpec {
     match value {
         IgnoreValue::Int { value: v, span } => {
             if *v < 0 && facts.all_unsigned() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "negative ignore value `{v}` on an unsigned clause (`{}`): it can never \
@@ -1318,7 +1202,7 @@ fn check_ignore_value(
                     .iter()
                     .any(|d| d.can_hold(Some(*v as f64), Some(*v as f64), true))
             {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "ignore value `{v}` can never occur in a `{}` tensor",
@@ -1326,7 +1210,7 @@ fn check_ignore_value(
                     ),
                 );
             }
-            PlanIgnore::Int(*v)
+            IgnoreSpec::Int(*v)
         }
         IgnoreValue::Float {
             value: v,
@@ -1334,7 +1218,7 @@ fn check_ignore_value(
             span,
         } => {
             if facts.all_int() {
-                cx_errors.error(
+                cx_errors.error_at(
                     *span,
                     format!(
                         "float ignore value `{text}` on an integer clause (`{}`)",
@@ -1342,17 +1226,17 @@ fn check_ignore_value(
                     ),
                 );
             }
-            PlanIgnore::Float(*v)
+            IgnoreSpec::Float(*v)
         }
         IgnoreValue::Block { tokens, span } => {
             let index = runtime_bounds.len() as u16;
-            let text = format!("{{{}}}", code_text(tokens));
+            let text = format!("{{{}}}", code_text(&tokens.0));
             runtime_bounds.push(RuntimeBound {
                 tokens: quote!({ #tokens }),
-                span: *span,
+                span: span.first,
                 text: text.clone(),
             });
-            PlanIgnore::Runtime(index, text)
+            IgnoreSpec::Runtime(index, text)
         }
         IgnoreValue::Max(span) => {
             if facts.all_float() {
@@ -1365,7 +1249,7 @@ fn check_ignore_value(
                     ),
                 );
             }
-            PlanIgnore::Max
+            IgnoreSpec::Max
         }
     }
 }

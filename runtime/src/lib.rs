@@ -25,7 +25,8 @@
 //! The contract language (`shared/design/contract-language.md`, and the book's reference
 //! chapter) has tensor clauses with dtypes and dims (`x: f32[N, ..]`), `self.field` and
 //! `return` clauses, relations (`T <= P`), value rules (`in 0..C`, `ignore -100`, `finite`,
-//! `contiguous`) and options (`on_violation = panic | error`, `same_device = false`).
+//! `contiguous`) and options (`on_violation = panic | error`, `same_device = false`,
+//! `crate = ::renamed` for a renamed dependency).
 //!
 //! - [`contract`]: the attribute; the guard runs before the body, and the `return` clause on the
 //!   value coming out.

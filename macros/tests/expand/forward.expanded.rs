@@ -1,4 +1,5 @@
 impl Embedding {
+    /// Looks the ids up.
     ///
     ///# Contract
     ///
@@ -27,7 +28,9 @@ impl Embedding {
         > = ::core::option::Option::None;
         let __cc_state_ref = &mut __cc_state;
         let __cc_spec_out = &mut __cc_spec_slot;
-        let __cc_output = ::candle_contracts::__private::run_body(move || {
+        let __cc_output = ::candle_contracts::__private::run_body(move || -> Result<
+            Tensor,
+        > {
             static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
                 function: "forward",
                 file: ::core::file!(),
@@ -194,11 +197,6 @@ impl Embedding {
                     );
                 }
             }
-            #[allow(unreachable_code, clippy::diverging_sub_expression)]
-            if false {
-                let __cc_fake: Result<Tensor> = loop {};
-                return __cc_fake;
-            }
             let (b, t) = ids.dims2()?;
             self.table.index_select(&ids.flatten_all()?, 0)?.reshape((b, t, ()))
         });
@@ -233,6 +231,7 @@ impl Embedding {
         __cc_output
     }
 }
+/// Returns `x`.
 ///
 ///# Contract
 ///
@@ -336,10 +335,11 @@ async fn scale(x: &Tensor) -> Tensor {
                 ::candle_contracts::__private::violated(__cc_error)
             }
         }
-        #[allow(unreachable_code, clippy::diverging_sub_expression)]
         if false {
-            let __cc_fake: Tensor = loop {};
-            return __cc_fake;
+            let __cc_fake: ::core::option::Option<Tensor> = ::core::option::Option::None;
+            if let ::core::option::Option::Some(__cc_fake) = __cc_fake {
+                return __cc_fake;
+            }
         }
         x.clone()
     }

@@ -1,3 +1,4 @@
+/// The cross-entropy loss.
 ///
 ///# Contract
 ///

@@ -7,6 +7,7 @@ mod error_types;
 mod grammar;
 mod handed;
 mod help_lines;
+mod hygiene;
 mod limits;
 mod nn_ops;
 mod placement;

@@ -1,290 +1,17 @@
-//! The syntax of a contract, as written, with the spans of its tokens. No meaning yet: names are
-//! resolved and rules are checked in `valid.rs`.
-//!
-//! Grammar (`shared/design/contract-language.md` §2–§5):
-//!
-//! ```text
-//! contract    := clause (',' clause)* ','?
-//! clause      := subject ':' dtypes shape constraint* | relation | option
-//! subject     := IDENT | 'self' ('.' member ('(' ')')?)+ | 'return'
-//! dtypes      := dtype ('|' dtype)*
-//! shape       := '[' (dim (',' dim)*)? ']'
-//! dim         := INT | IDENT | '_' | '..' | '*' IDENT | dim_expr
-//! constraint  := 'in' pattern ('|' pattern)* | 'ignore' value ('|' value)* 'allow_all'?
-//!              | 'finite' | 'contiguous' | STRING
-//! relation    := dim_expr ('==' | '!=' | '<' | '<=' | '>' | '>=') dim_expr
-//! option      := IDENT '=' IDENT
-//! ```
+//! Reads the syntax of a contract from the attribute's tokens: one `Parse` impl per syntax
+//! type, so a clause, a shape or a dim parses on its own (`syn::parse_str::<Clause>(..)`).
 
-use std::fmt;
-
-use proc_macro2::{Delimiter, Punct, Spacing, Span, TokenStream, TokenTree};
-use quote::{ToTokens, TokenStreamExt};
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use syn::ext::IdentExt;
-use syn::parse::{ParseStream, Parser};
+use syn::parse::{Parse, ParseStream, Parser};
 use syn::{Ident, LitFloat, LitInt, LitStr, Member, Token};
 
-/// Words that end an open range and can never be dim or parameter names.
-pub const RESERVED: &[&str] = &[
-    "in",
-    "ignore",
-    "finite",
-    "contiguous",
-    "MAX",
-    "return",
-    "self",
-    "allow_all",
-];
-
-/// A span from one token to another, for errors that cover several tokens on stable Rust.
-#[derive(Clone, Copy)]
-pub struct SpanRange {
-    pub first: Span,
-    pub last: Span,
-}
-
-impl SpanRange {
-    pub fn single(span: Span) -> Self {
-        Self {
-            first: span,
-            last: span,
-        }
-    }
-
-    pub fn to(self, other: SpanRange) -> Self {
-        Self {
-            first: self.first,
-            last: other.last,
-        }
-    }
-
-    pub fn error(self, message: impl fmt::Display) -> syn::Error {
-        syn::Error::new_spanned(self, message)
-    }
-}
-
-impl ToTokens for SpanRange {
-    fn to_tokens(&self, tokens: &mut TokenStream) {
-        let mut first = Punct::new('#', Spacing::Alone);
-        first.set_span(self.first);
-        let mut last = Punct::new('#', Spacing::Alone);
-        last.set_span(self.last);
-        tokens.append(first);
-        tokens.append(last);
-    }
-}
-
-pub enum Clause {
-    Tensor(TensorClause),
-    Relation(Relation),
-    Option(OptionClause),
-}
-
-pub struct TensorClause {
-    pub subject: Subject,
-    pub spec: TensorSpec,
-    pub span: SpanRange,
-}
-
-pub enum Subject {
-    /// A parameter (in `#[contract]`) or a variable in scope (in `check!`).
-    Param(Ident),
-    /// `self.a.b()`, `batch.images`, `self.pos?.embeddings()`, `self.layers[0].weight()`: a
-    /// path of fields, argument-less method calls, optional steps and indexing from `self`, a
-    /// parameter or (in `check!`) a variable.
-    Field { root: Ident, steps: Vec<FieldStep> },
-    /// `return`, or `return.0` for an element of a returned tuple.
-    Return(Span, Option<u32>),
-}
-
-pub enum FieldStep {
-    /// `.field` or `.method()`.
-    Member { member: Member, call: bool },
-    /// `?`: the value so far is an `Option`; `None` skips the clause.
-    Optional(Span),
-    /// `[i]`: one element of a sequence.
-    Index(usize, Span),
-    /// `[..]`: every element of a sequence.
-    All(Span),
-}
-
-pub struct TensorSpec {
-    pub dtypes: Vec<DTypeName>,
-    pub shape: Shape,
-    pub constraints: Vec<Constraint>,
-    /// `[spec; N]`: a sequence of tensors, each matching the spec; the count.
-    pub sequence: Option<Dim>,
-}
-
-pub struct DTypeName {
-    pub name: String,
-    pub span: Span,
-}
-
-pub struct Shape {
-    pub span: Span,
-    pub dims: Vec<Dim>,
-}
-
-pub enum Dim {
-    Fixed(u64),
-    Named(Ident),
-    Any,
-    Rest(Span),
-    Run { star: Span, name: Ident },
-    Expr(DimExpr),
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum ArithOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-}
-
-pub enum DimExpr {
-    Lit(u64),
-    Name(Ident),
-    /// `{cfg.hidden_size}`: a `usize` expression in the function's scope.
-    Block {
-        tokens: TokenStream,
-        span: Span,
-    },
-    Paren(Box<DimExpr>),
-    Binary {
-        lhs: Box<DimExpr>,
-        op: ArithOp,
-        op_span: Span,
-        rhs: Box<DimExpr>,
-    },
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum CmpOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-pub struct Relation {
-    pub lhs: DimExpr,
-    pub op: CmpOp,
-    pub rhs: DimExpr,
-}
-
-pub struct OptionClause {
-    pub name: Ident,
-    pub value: Ident,
-}
-
-pub enum Constraint {
-    In {
-        keyword: Span,
-        patterns: Vec<Pattern>,
-    },
-    Ignore {
-        keyword: Span,
-        values: Vec<IgnoreValue>,
-        allow_all: Option<AllowAll>,
-    },
-    Finite(Span),
-    Contiguous(Span),
-    Note(LitStr),
-}
-
-/// `allow_all`, alone or with a braced condition: `allow_all {reduction != Reduction::Mean}`.
-pub struct AllowAll {
-    pub span: Span,
-    pub condition: Option<TokenStream>,
-}
-
-pub enum Pattern {
-    Range {
-        lo: Option<BoundExpr>,
-        hi: Option<BoundExpr>,
-        inclusive: bool,
-        span: SpanRange,
-    },
-    Single(BoundExpr),
-}
-
-pub enum BoundExpr {
-    Int {
-        value: i128,
-        span: SpanRange,
-    },
-    Float {
-        value: f64,
-        text: String,
-        span: SpanRange,
-    },
-    Name(Ident),
-    Block {
-        tokens: TokenStream,
-        span: Span,
-    },
-}
-
-pub enum IgnoreValue {
-    Int {
-        value: i128,
-        span: SpanRange,
-    },
-    Float {
-        value: f64,
-        text: String,
-        span: SpanRange,
-    },
-    Max(Span),
-    /// A braced expression evaluated before the body, e.g. `{options.ignore_index}`.
-    Block {
-        tokens: TokenStream,
-        span: Span,
-    },
-}
-
-impl Constraint {
-    pub fn span(&self) -> Span {
-        match self {
-            Constraint::In { keyword, .. } | Constraint::Ignore { keyword, .. } => *keyword,
-            Constraint::Finite(span) | Constraint::Contiguous(span) => *span,
-            Constraint::Note(lit) => lit.span(),
-        }
-    }
-}
-
-impl BoundExpr {
-    pub fn span(&self) -> SpanRange {
-        match self {
-            BoundExpr::Int { span, .. } | BoundExpr::Float { span, .. } => *span,
-            BoundExpr::Name(ident) => SpanRange::single(ident.span()),
-            BoundExpr::Block { span, .. } => SpanRange::single(*span),
-        }
-    }
-}
-
-impl Pattern {
-    pub fn span(&self) -> SpanRange {
-        match self {
-            Pattern::Range { span, .. } => *span,
-            Pattern::Single(bound) => bound.span(),
-        }
-    }
-}
-
-impl IgnoreValue {
-    pub fn span(&self) -> SpanRange {
-        match self {
-            IgnoreValue::Int { span, .. } | IgnoreValue::Float { span, .. } => *span,
-            IgnoreValue::Max(span) | IgnoreValue::Block { span, .. } => SpanRange::single(*span),
-        }
-    }
-}
+use crate::ctxt::Ctxt;
+use crate::syntax::{
+    AllowAll, ArithOp, BoundExpr, Clause, CmpOp, Constraint, CratePath, DTypeName, Dim, DimExpr,
+    FieldStep, IgnoreValue, OptionClause, Pattern, Relation, Shape, SpanRange, Subject,
+    TensorClause, TensorSpec, Tokens, code_list, kw, options_list,
+};
 
 /// Splits a token stream at its top-level commas. Commas inside brackets, parentheses and
 /// braces stay inside their group, so `[N, C]` is one piece.
@@ -301,7 +28,7 @@ pub fn split_commas(tokens: TokenStream) -> Vec<TokenStream> {
 
 /// Parses every clause of an attribute; a clause that does not parse adds its error and the
 /// others are still parsed, so all errors come out in one compile.
-pub fn parse_clauses(tokens: TokenStream, errors: &mut Vec<syn::Error>) -> Vec<Clause> {
+pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
     let pieces = split_commas(tokens);
     let count = pieces.len();
     let mut clauses = Vec::new();
@@ -351,7 +78,7 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
             last: last_span(&spec),
         };
         return Ok(Clause::Tensor(TensorClause {
-            subject: Subject::Return(keyword.span, index),
+            subject: Subject::Return(keyword.span.into(), index),
             spec,
             span,
         }));
@@ -389,17 +116,39 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
             span,
         }));
     }
+    if input.peek(Token![crate]) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
+        let keyword: Token![crate] = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let expected = |e: syn::Error| {
+            syn::Error::new(
+                e.span(),
+                "expected the path of the `candle-contracts` crate, e.g. `crate = ::cc`",
+            )
+        };
+        let path = if input.peek(LitStr) {
+            let lit: LitStr = input.parse()?;
+            lit.parse_with(syn::Path::parse_mod_style)
+                .map_err(expected)?
+        } else {
+            input.call(syn::Path::parse_mod_style).map_err(expected)?
+        };
+        expect_end(input, "after the crate path")?;
+        return Ok(Clause::Crate(CratePath {
+            keyword: keyword.span.into(),
+            path,
+        }));
+    }
     if input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
         let name: Ident = input.parse()?;
         input.parse::<Token![=]>()?;
-        if !input.peek(Ident::peek_any) && name != "on_violation" && name != "same_device" {
+        if !input.peek(Ident::peek_any) && !kw::OPTIONS.iter().any(|o| name == o) {
             // `N = 3`: a relation written with one `=`, or an option that does not exist.
             return Err(syn::Error::new(
                 name.span(),
                 format!(
-                    "unknown option `{name}` (the options are `on_violation` and \
-                     `same_device`); to require a dim to equal a value, write a relation: \
-                     `{name} == ...`"
+                    "unknown option `{name}` ({}); to require a dim to equal a value, write a \
+                     relation: `{name} == ...`",
+                    options_list()
                 ),
             ));
         }
@@ -434,16 +183,16 @@ fn last_span(spec: &TensorSpec) -> Span {
         Some(Constraint::In { patterns, .. }) => patterns
             .last()
             .map(|p| p.span().last)
-            .unwrap_or(spec.shape.span),
+            .unwrap_or(spec.shape.span.first),
         Some(Constraint::Ignore {
             values, allow_all, ..
         }) => allow_all
             .as_ref()
-            .map(|a| a.span)
+            .map(|a| a.span.first)
             .or_else(|| values.last().map(|v| v.span().last))
-            .unwrap_or(spec.shape.span),
+            .unwrap_or(spec.shape.span.first),
         Some(other) => other.span(),
-        None => spec.shape.span,
+        None => spec.shape.span.first,
     }
 }
 
@@ -475,7 +224,7 @@ fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
             steps.push(FieldStep::Member { member, call });
         } else if input.peek(Token![?]) {
             let question: Token![?] = input.parse()?;
-            steps.push(FieldStep::Optional(question.span));
+            steps.push(FieldStep::Optional(question.span.into()));
         } else if input.peek(syn::token::Bracket) {
             let content;
             let bracket = syn::bracketed!(content in input);
@@ -488,7 +237,7 @@ fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
                          not a range",
                     ));
                 }
-                steps.push(FieldStep::All(span));
+                steps.push(FieldStep::All(span.into()));
             } else {
                 let index: LitInt = content.parse().map_err(|_| {
                     syn::Error::new(
@@ -501,7 +250,7 @@ fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
                 if !content.is_empty() {
                     return Err(content.error("expected `]` after the index"));
                 }
-                steps.push(FieldStep::Index(value, span));
+                steps.push(FieldStep::Index(value, span.into()));
             }
         } else {
             break;
@@ -564,7 +313,7 @@ fn parse_tensor_spec(input: ParseStream<'_>) -> syn::Result<TensorSpec> {
         };
         dtypes.push(DTypeName {
             name: ident.to_string(),
-            span: ident.span(),
+            span: ident.span().into(),
         });
         if input.peek(Token![|]) {
             input.parse::<Token![|]>()?;
@@ -672,7 +421,7 @@ fn parse_shape(input: ParseStream<'_>) -> syn::Result<Shape> {
         dims.push(parse_dim.parse2(piece)?);
     }
     Ok(Shape {
-        span: group.span(),
+        span: group.span().into(),
         dims,
     })
 }
@@ -680,7 +429,7 @@ fn parse_shape(input: ParseStream<'_>) -> syn::Result<Shape> {
 fn parse_dim(input: ParseStream<'_>) -> syn::Result<Dim> {
     let dim = if input.peek(Token![..]) && !input.peek(Token![..=]) {
         let dots: Token![..] = input.parse()?;
-        Dim::Rest(dots.spans[0])
+        Dim::Rest(dots.spans[0].into())
     } else if input.peek(Token![_]) {
         input.parse::<Token![_]>()?;
         Dim::Any
@@ -693,7 +442,7 @@ fn parse_dim(input: ParseStream<'_>) -> syn::Result<Dim> {
             )
         })?;
         Dim::Run {
-            star: star.span,
+            star: star.span.into(),
             name,
         }
     } else {
@@ -724,7 +473,7 @@ pub fn parse_dim_expr(input: ParseStream<'_>) -> syn::Result<DimExpr> {
         lhs = DimExpr::Binary {
             lhs: Box::new(lhs),
             op,
-            op_span,
+            op_span: op_span.into(),
             rhs: Box::new(rhs),
         };
     }
@@ -747,7 +496,7 @@ fn parse_dim_term(input: ParseStream<'_>) -> syn::Result<DimExpr> {
         lhs = DimExpr::Binary {
             lhs: Box::new(lhs),
             op,
-            op_span,
+            op_span: op_span.into(),
             rhs: Box::new(rhs),
         };
     }
@@ -787,8 +536,8 @@ fn parse_dim_atom(input: ParseStream<'_>) -> syn::Result<DimExpr> {
             ));
         }
         return Ok(DimExpr::Block {
-            tokens: group.stream(),
-            span: group.span(),
+            tokens: Tokens(group.stream()),
+            span: group.span().into(),
         });
     }
     if input.peek(Token![-]) {
@@ -846,7 +595,7 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
             patterns.push(parse_pattern(input)?);
         }
         return Ok(Constraint::In {
-            keyword: keyword.span,
+            keyword: keyword.span.into(),
             patterns,
         });
     }
@@ -856,19 +605,21 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
     let ident = match input.call(Ident::parse_any) {
         Ok(ident) => ident,
         Err(_) => {
-            return Err(input.error(
-                "expected `in`, `ignore`, `finite`, `contiguous` or a note string after the shape",
-            ));
+            return Err(input.error(format!(
+                "expected {} or a note string after the shape",
+                code_list(kw::CONSTRAINTS)
+            )));
         }
     };
     match ident.to_string().as_str() {
-        "ignore" => {
+        kw::IGNORE => {
             let mut values = vec![parse_ignore_value(input)?];
             while input.peek(Token![|]) {
                 input.parse::<Token![|]>()?;
                 values.push(parse_ignore_value(input)?);
             }
-            let allow_all = if input.peek(Ident) && input.fork().parse::<Ident>()? == "allow_all" {
+            let allow_all = if input.peek(Ident) && input.fork().parse::<Ident>()? == kw::ALLOW_ALL
+            {
                 let keyword = input.parse::<Ident>()?;
                 let condition = if input.peek(syn::token::Brace) {
                     let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
@@ -879,34 +630,34 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
                     None
                 };
                 Some(AllowAll {
-                    span: keyword.span(),
-                    condition,
+                    span: keyword.span().into(),
+                    condition: condition.map(Tokens),
                 })
             } else {
                 None
             };
             Ok(Constraint::Ignore {
-                keyword: ident.span(),
+                keyword: ident.span().into(),
                 values,
                 allow_all,
             })
         }
-        "finite" => Ok(Constraint::Finite(ident.span())),
-        "contiguous" => Ok(Constraint::Contiguous(ident.span())),
-        "allow_all" => Err(syn::Error::new(
+        kw::FINITE => Ok(Constraint::Finite(ident.span().into())),
+        kw::CONTIGUOUS => Ok(Constraint::Contiguous(ident.span().into())),
+        kw::ALLOW_ALL => Err(syn::Error::new(
             ident.span(),
             "`allow_all` goes right after the ignore values, e.g. `ignore -100 allow_all`",
         )),
         other => {
-            let known = ["in", "ignore", "finite", "contiguous"];
-            let hint = crate::suggest::did_you_mean(other, known.iter().copied())
+            let hint = crate::suggest::did_you_mean(other, kw::CONSTRAINTS.iter().copied())
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
             Err(syn::Error::new(
                 ident.span(),
                 format!(
-                    "unknown constraint `{other}`: expected `in`, `ignore`, `finite`, \
-                     `contiguous` or a note string after the shape{hint}"
+                    "unknown constraint `{other}`: expected {} or a note string after the \
+                     shape{hint}",
+                    code_list(kw::CONSTRAINTS)
                 ),
             ))
         }
@@ -982,7 +733,7 @@ fn parse_optional_bound(input: ParseStream<'_>) -> syn::Result<Option<BoundExpr>
         || input.peek(syn::token::Brace)
         || (input.peek(Ident) && {
             let ident: Ident = input.fork().parse()?;
-            !RESERVED.contains(&ident.to_string().as_str()) || ident == "MAX"
+            !kw::RESERVED.contains(&ident.to_string().as_str()) || ident == kw::MAX
         });
     if starts_bound {
         Ok(Some(parse_bound(input, "after `..`")?))
@@ -1042,8 +793,8 @@ fn parse_bound(input: ParseStream<'_>, context: &str) -> syn::Result<BoundExpr> 
             ));
         }
         return Ok(BoundExpr::Block {
-            tokens: group.stream(),
-            span: group.span(),
+            tokens: Tokens(group.stream()),
+            span: group.span().into(),
         });
     }
     Err(input.error(format!(
@@ -1088,15 +839,15 @@ fn parse_ignore_value(input: ParseStream<'_>) -> syn::Result<IgnoreValue> {
             unreachable!("peeked a brace group")
         };
         return Ok(IgnoreValue::Block {
-            tokens: group.stream(),
-            span: group.span(),
+            tokens: Tokens(group.stream()),
+            span: group.span().into(),
         });
     }
     if !negative && input.peek(Ident) {
         let ident: Ident = input.fork().parse()?;
-        if ident == "MAX" {
+        if ident == kw::MAX {
             input.parse::<Ident>()?;
-            return Ok(IgnoreValue::Max(ident.span()));
+            return Ok(IgnoreValue::Max(ident.span().into()));
         }
     }
     Err(input.error(
@@ -1143,229 +894,38 @@ fn parse_float(lit: &LitFloat, negative: bool) -> syn::Result<(f64, String)> {
 
 // Canonical text of the syntax, used in messages and the rustdoc `# Contract` section.
 
-impl fmt::Display for ArithOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ArithOp::Add => "+",
-            ArithOp::Sub => "-",
-            ArithOp::Mul => "*",
-            ArithOp::Div => "/",
-            ArithOp::Rem => "%",
-        })
+impl Parse for Clause {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        parse_clause(input)
     }
 }
 
-impl fmt::Display for CmpOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CmpOp::Eq => "==",
-            CmpOp::Ne => "!=",
-            CmpOp::Lt => "<",
-            CmpOp::Le => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::Ge => ">=",
-        })
+impl Parse for TensorSpec {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        parse_tensor_spec(input)
     }
 }
 
-impl fmt::Display for DimExpr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DimExpr::Lit(value) => write!(f, "{value}"),
-            DimExpr::Name(ident) => write!(f, "{}", ident.unraw()),
-            DimExpr::Block { tokens, .. } => write!(f, "{{{}}}", code_text(tokens)),
-            DimExpr::Paren(inner) => write!(f, "({inner})"),
-            DimExpr::Binary { lhs, op, rhs, .. } => write!(f, "{lhs} {op} {rhs}"),
-        }
+impl Parse for Shape {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        parse_shape(input)
     }
 }
 
-impl fmt::Display for Dim {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Dim::Fixed(value) => write!(f, "{value}"),
-            Dim::Named(ident) => write!(f, "{ident}"),
-            Dim::Any => f.write_str("_"),
-            Dim::Rest(_) => f.write_str(".."),
-            Dim::Run { name, .. } => write!(f, "*{name}"),
-            Dim::Expr(expr) => write!(f, "{expr}"),
-        }
+impl Parse for Dim {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        parse_dim(input)
     }
 }
 
-impl fmt::Display for Shape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        for (i, dim) in self.dims.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{dim}")?;
-        }
-        f.write_str("]")
+impl Parse for DimExpr {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        parse_dim_expr(input)
     }
 }
 
-impl fmt::Display for BoundExpr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BoundExpr::Int { value, .. } => write!(f, "{value}"),
-            BoundExpr::Float { text, .. } => f.write_str(text),
-            BoundExpr::Name(ident) => write!(f, "{ident}"),
-            BoundExpr::Block { tokens, .. } => write!(f, "{{{}}}", code_text(tokens)),
-        }
-    }
-}
-
-impl fmt::Display for Pattern {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Pattern::Single(bound) => write!(f, "{bound}"),
-            Pattern::Range {
-                lo, hi, inclusive, ..
-            } => {
-                if let Some(lo) = lo {
-                    write!(f, "{lo}")?;
-                }
-                f.write_str(if *inclusive { "..=" } else { ".." })?;
-                if let Some(hi) = hi {
-                    write!(f, "{hi}")?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl fmt::Display for IgnoreValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IgnoreValue::Int { value, .. } => write!(f, "{value}"),
-            IgnoreValue::Float { text, .. } => f.write_str(text),
-            IgnoreValue::Max(_) => f.write_str("MAX"),
-            IgnoreValue::Block { tokens, .. } => write!(f, "{{{}}}", code_text(tokens)),
-        }
-    }
-}
-
-/// Rust tokens as a person writes them: `self.vocab_size`, not `self . vocab_size`.
-pub fn code_text(tokens: &TokenStream) -> String {
-    let text = tokens.to_string();
-    let mut out = String::with_capacity(text.len());
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if c == ' ' {
-            let prev = if i > 0 { chars[i - 1] } else { ' ' };
-            let next = chars.get(i + 1).copied().unwrap_or(' ');
-            let tight = |c: char| matches!(c, '.' | '(' | ')' | '[' | ']' | '?' | ':' | '!' | '&');
-            if tight(prev) || tight(next) || next == ',' {
-                continue;
-            }
-        }
-        out.push(c);
-    }
-    out
-}
-
-pub fn join<T: fmt::Display>(items: &[T], separator: &str) -> String {
-    items
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(separator)
-}
-
-impl fmt::Display for Constraint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Constraint::In { patterns, .. } => write!(f, "in {}", join(patterns, " | ")),
-            Constraint::Ignore {
-                values, allow_all, ..
-            } => {
-                write!(f, "ignore {}", join(values, " | "))?;
-                match allow_all {
-                    Some(AllowAll {
-                        condition: Some(condition),
-                        ..
-                    }) => write!(f, " allow_all {{{condition}}}")?,
-                    Some(_) => f.write_str(" allow_all")?,
-                    None => {}
-                }
-                Ok(())
-            }
-            Constraint::Finite(_) => f.write_str("finite"),
-            Constraint::Contiguous(_) => f.write_str("contiguous"),
-            Constraint::Note(lit) => write!(f, "{:?}", lit.value()),
-        }
-    }
-}
-
-impl fmt::Display for TensorSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.sequence.is_some() {
-            f.write_str("[")?;
-        }
-        self.fmt_element(f)?;
-        if let Some(count) = &self.sequence {
-            write!(f, "; {count}]")?;
-        }
-        Ok(())
-    }
-}
-
-impl TensorSpec {
-    fn fmt_element(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let dtypes: Vec<&str> = self.dtypes.iter().map(|d| d.name.as_str()).collect();
-        f.write_str(&dtypes.join(" | "))?;
-        if self.dtypes.len() > 1 {
-            f.write_str(" ")?;
-        }
-        write!(f, "{}", self.shape)?;
-        for constraint in &self.constraints {
-            write!(f, " {constraint}")?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Display for Subject {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Subject::Param(ident) => write!(f, "{}", ident.unraw()),
-            Subject::Return(_, None) => f.write_str("return"),
-            Subject::Return(_, Some(index)) => write!(f, "return.{index}"),
-            Subject::Field { root, steps } => {
-                write!(f, "{}", root.unraw())?;
-                for step in steps {
-                    match step {
-                        FieldStep::Member { member, call } => {
-                            match member {
-                                Member::Named(ident) => write!(f, ".{}", ident.unraw())?,
-                                Member::Unnamed(index) => write!(f, ".{}", index.index)?,
-                            }
-                            if *call {
-                                f.write_str("()")?;
-                            }
-                        }
-                        FieldStep::Optional(_) => f.write_str("?")?,
-                        FieldStep::Index(i, _) => write!(f, "[{i}]")?,
-                        FieldStep::All(_) => f.write_str("[..]")?,
-                    }
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl fmt::Display for Clause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Clause::Tensor(clause) => write!(f, "{}: {}", clause.subject, clause.spec),
-            Clause::Relation(relation) => {
-                write!(f, "{} {} {}", relation.lhs, relation.op, relation.rhs)
-            }
-            Clause::Option(option) => write!(f, "{} = {}", option.name, option.value),
-        }
+impl Parse for Constraint {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        parse_constraint(input)
     }
 }

@@ -1,0 +1,471 @@
+//! The plan: the contract as the runtime's spec table (`runtime/src/spec.rs`), one type per
+//! spec type with the spec's fields, each printing itself with `ToTokens` as the constant
+//! expression that builds the runtime value. `valid` builds a `Plan`; `expand` puts its
+//! `ContractSpec` in a `static` and wraps the function. Fields only the expansion reads (how the
+//! guard reaches a tensor, spans, the tokens of values from scope) print nothing.
+//!
+//! The tokens name the runtime by a path (`::candle_contracts::__private`, or the one
+//! `crate = ..` gives), so a plan value prints through [`InCrate`], which carries that path.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::Ident;
+
+use crate::syntax::{ArithOp, CmpOp, SpanRange};
+
+/// A plan value with the path of the runtime's `__private` module, printed by `ToTokens`.
+pub struct InCrate<'a, T: ?Sized> {
+    pub private: &'a TokenStream,
+    pub value: &'a T,
+}
+
+impl<'a, T: ?Sized> InCrate<'a, T> {
+    pub fn new(private: &'a TokenStream, value: &'a T) -> Self {
+        Self { private, value }
+    }
+
+    /// Another value under the same path.
+    fn with<U: ?Sized>(&self, value: &'a U) -> InCrate<'a, U> {
+        InCrate {
+            private: self.private,
+            value,
+        }
+    }
+
+    /// `&[a, b, ..]` of the items.
+    fn slice<U>(&self, items: &'a [U]) -> TokenStream
+    where
+        for<'b> InCrate<'b, U>: ToTokens,
+    {
+        let items = items.iter().map(|item| self.with(item));
+        quote!(&[#(#items),*])
+    }
+
+    fn option<U>(&self, value: Option<&'a U>) -> TokenStream
+    where
+        for<'b> InCrate<'b, U>: ToTokens,
+    {
+        option_tokens(value.map(|v| self.with(v).into_token_stream()))
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    Error,
+    Panic,
+}
+
+/// How the guard reaches a clause's tensor (printed as the spec's `SubjectSpec` with the
+/// clause's name).
+pub enum Access {
+    Param(Ident),
+    /// A path; `optional` when it has a `?` step.
+    Path {
+        root: Ident,
+        steps: Vec<Step>,
+        optional: bool,
+    },
+    /// `return`, or `return.0`.
+    Output(Option<u32>),
+}
+
+pub enum Step {
+    Member(syn::Member, bool),
+    Optional(Span),
+    Index(usize, Span),
+    All(Span),
+}
+
+pub enum DimSpec {
+    Fixed(u64),
+    Named(u16),
+    Any,
+    Rest,
+    Run(u16),
+    Expr(DimExprSpec),
+}
+
+pub struct DimExprSpec {
+    pub text: String,
+    pub ops: Vec<ExprOp>,
+}
+
+#[derive(Clone, Copy)]
+pub enum ExprOp {
+    Lit(u64),
+    Dim(u16),
+    Value(u16),
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+impl From<ArithOp> for ExprOp {
+    fn from(op: ArithOp) -> Self {
+        match op {
+            ArithOp::Add => ExprOp::Add,
+            ArithOp::Sub => ExprOp::Sub,
+            ArithOp::Mul => ExprOp::Mul,
+            ArithOp::Div => ExprOp::Div,
+            ArithOp::Rem => ExprOp::Rem,
+        }
+    }
+}
+
+pub enum BoundSpec {
+    Int(i128),
+    Float(f64),
+    Dim(u16),
+    Runtime(u16, String),
+}
+
+pub struct RangeSpec {
+    pub lo: Option<BoundSpec>,
+    pub hi: Option<BoundSpec>,
+    pub inclusive: bool,
+}
+
+pub enum IgnoreSpec {
+    Int(i128),
+    Float(f64),
+    Max,
+    Runtime(u16, String),
+}
+
+pub enum AllowAll {
+    No,
+    Yes,
+    When(u16, String),
+}
+
+pub struct ValueSpec {
+    pub ranges: Vec<RangeSpec>,
+    pub ranges_text: String,
+    pub ignore: Vec<IgnoreSpec>,
+    pub ignore_text: String,
+    pub allow_all: AllowAll,
+    pub finite: bool,
+}
+
+/// A tensor clause; `subject`, `name` and `span` print as its `SubjectSpec`.
+pub struct ClauseSpec {
+    pub subject: Access,
+    pub name: String,
+    pub span: SpanRange,
+    pub dtype_constants: Vec<&'static str>,
+    pub dtypes_text: String,
+    pub shape: Vec<DimSpec>,
+    pub shape_text: String,
+    pub values: Option<ValueSpec>,
+    pub contiguous: bool,
+    pub note: Option<String>,
+    /// A sequence clause's count.
+    pub sequence: Option<DimSpec>,
+}
+
+pub struct RelationSpec {
+    pub text: String,
+    pub lhs: Vec<ExprOp>,
+    pub op: CmpOp,
+    pub rhs: Vec<ExprOp>,
+    pub after_body: bool,
+}
+
+pub struct RuntimeBound {
+    pub tokens: TokenStream,
+    pub span: Span,
+    /// As written, for messages (values from scope in dims and relations).
+    pub text: String,
+}
+
+/// A contract with every name resolved, ready to expand: the spec table's parts and what the
+/// expansion evaluates before the body.
+pub struct Plan {
+    pub inputs: Vec<ClauseSpec>,
+    pub outputs: Vec<ClauseSpec>,
+    pub relations: Vec<RelationSpec>,
+    pub dims: Vec<String>,
+    /// Each named dim's first identifier, for the probe that tells a constant from a dim.
+    pub dim_idents: Vec<Ident>,
+    /// Values from scope in dims and relations (constants, parameters, braced expressions),
+    /// evaluated unless the mode is off.
+    pub values: Vec<RuntimeBound>,
+    pub runs: Vec<String>,
+    pub runtime_bounds: Vec<RuntimeBound>,
+    pub on_violation: Option<(Failure, Span)>,
+    pub same_device: bool,
+    /// The path generated code names the runtime by: `::candle_contracts` unless `crate = ..`.
+    pub krate: TokenStream,
+    /// The clauses as canonical text, for the rustdoc `# Contract` section.
+    pub doc: Vec<String>,
+}
+
+/// The spec table of one contract: a `Plan` where it stands, for `file!()` and `line!()`.
+pub struct ContractSpec<'a> {
+    pub plan: &'a Plan,
+    pub function: &'a str,
+    pub location: Span,
+}
+
+impl ToTokens for InCrate<'_, ContractSpec<'_>> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        let ContractSpec {
+            plan,
+            function,
+            location,
+        } = self.value;
+        let inputs = self.slice(&plan.inputs);
+        let outputs = self.slice(&plan.outputs);
+        let relations = self.slice(&plan.relations);
+        let values = plan.values.iter().map(|v| &v.text);
+        let dims = &plan.dims;
+        let runs = &plan.runs;
+        let same_device = plan.same_device;
+        let file = quote_spanned!(*location=> ::core::file!());
+        let line = quote_spanned!(*location=> ::core::line!());
+        let column = quote_spanned!(*location=> ::core::column!());
+        tokens.extend(quote! {
+            #p::ContractSpec {
+                function: #function,
+                file: #file,
+                line: #line,
+                column: #column,
+                dims: &[#(#dims),*],
+                values: &[#(#values),*],
+                runs: &[#(#runs),*],
+                inputs: #inputs,
+                outputs: #outputs,
+                relations: #relations,
+                same_device: #same_device,
+            }
+        });
+    }
+}
+
+impl ToTokens for InCrate<'_, ClauseSpec> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        let clause = self.value;
+        let name = &clause.name;
+        let subject = match &clause.subject {
+            Access::Param(_) => quote!(#p::SubjectSpec::Argument(#name)),
+            Access::Path { optional: true, .. } => quote!(#p::SubjectSpec::Optional(#name)),
+            Access::Path { .. } => quote!(#p::SubjectSpec::Field(#name)),
+            Access::Output(None) => quote!(#p::SubjectSpec::Output),
+            Access::Output(Some(_)) => quote!(#p::SubjectSpec::OutputField(#name)),
+        };
+        let mut dtypes = clause
+            .dtype_constants
+            .iter()
+            .map(|c| Ident::new(c, Span::call_site()));
+        let dtypes = match dtypes.next() {
+            Some(first) => quote!(#p::DTypeSet::#first #(.or(#p::DTypeSet::#dtypes))*),
+            None => quote!(#p::DTypeSet::ANY),
+        };
+        let dtypes_text = &clause.dtypes_text;
+        let shape = self.slice(&clause.shape);
+        let shape_text = &clause.shape_text;
+        let values = option_tokens(clause.values.as_ref().map(|values| {
+            let values = self.with(values);
+            quote!(&#values)
+        }));
+        let contiguous = clause.contiguous;
+        let note = option_tokens(clause.note.as_ref().map(|n| quote!(#n)));
+        let sequence = self.option(clause.sequence.as_ref());
+        tokens.extend(quote!(#p::ClauseSpec {
+            subject: #subject,
+            dtypes: #dtypes,
+            dtypes_text: #dtypes_text,
+            shape: #shape,
+            shape_text: #shape_text,
+            values: #values,
+            contiguous: #contiguous,
+            note: #note,
+            sequence: #sequence,
+        }));
+    }
+}
+
+impl ToTokens for InCrate<'_, DimSpec> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        tokens.extend(match self.value {
+            DimSpec::Fixed(v) => {
+                let v = Literal::usize_suffixed(*v as usize);
+                quote!(#p::DimSpec::Fixed(#v))
+            }
+            DimSpec::Named(id) => quote!(#p::DimSpec::Named(#id)),
+            DimSpec::Any => quote!(#p::DimSpec::Any),
+            DimSpec::Rest => quote!(#p::DimSpec::Rest),
+            DimSpec::Run(id) => quote!(#p::DimSpec::Run(#id)),
+            DimSpec::Expr(expr) => {
+                let expr = self.with(expr);
+                quote!(#p::DimSpec::Expr(&#expr))
+            }
+        });
+    }
+}
+
+impl ToTokens for InCrate<'_, DimExprSpec> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        let text = &self.value.text;
+        let ops = self.slice(&self.value.ops);
+        tokens.extend(quote!(#p::DimExprSpec { text: #text, ops: #ops }));
+    }
+}
+
+impl ToTokens for InCrate<'_, ExprOp> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        tokens.extend(match *self.value {
+            ExprOp::Lit(v) => {
+                let v = Literal::u64_suffixed(v);
+                quote!(#p::ExprOp::Lit(#v))
+            }
+            ExprOp::Dim(id) => quote!(#p::ExprOp::Dim(#id)),
+            ExprOp::Value(index) => quote!(#p::ExprOp::Value(#index)),
+            ExprOp::Add => quote!(#p::ExprOp::Add),
+            ExprOp::Sub => quote!(#p::ExprOp::Sub),
+            ExprOp::Mul => quote!(#p::ExprOp::Mul),
+            ExprOp::Div => quote!(#p::ExprOp::Div),
+            ExprOp::Rem => quote!(#p::ExprOp::Rem),
+        });
+    }
+}
+
+impl ToTokens for InCrate<'_, RelationSpec> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        let relation = self.value;
+        let text = &relation.text;
+        let lhs = self.slice(&relation.lhs);
+        let rhs = self.slice(&relation.rhs);
+        let op = match relation.op {
+            CmpOp::Eq => quote!(Eq),
+            CmpOp::Ne => quote!(Ne),
+            CmpOp::Lt => quote!(Lt),
+            CmpOp::Le => quote!(Le),
+            CmpOp::Gt => quote!(Gt),
+            CmpOp::Ge => quote!(Ge),
+        };
+        let after_body = relation.after_body;
+        tokens.extend(quote!(#p::RelationSpec {
+            text: #text,
+            lhs: #lhs,
+            op: #p::CmpOp::#op,
+            rhs: #rhs,
+            after_body: #after_body,
+        }));
+    }
+}
+
+impl ToTokens for InCrate<'_, ValueSpec> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        let values = self.value;
+        let ranges = self.slice(&values.ranges);
+        let ranges_text = &values.ranges_text;
+        let ignore = self.slice(&values.ignore);
+        let ignore_text = &values.ignore_text;
+        let allow_all = match &values.allow_all {
+            AllowAll::No => quote!(#p::AllowAll::No),
+            AllowAll::Yes => quote!(#p::AllowAll::Yes),
+            AllowAll::When(index, text) => quote!(#p::AllowAll::When(#index, #text)),
+        };
+        let finite = values.finite;
+        tokens.extend(quote!(#p::ValueSpec {
+            ranges: #ranges,
+            ranges_text: #ranges_text,
+            ignore: #ignore,
+            ignore_text: #ignore_text,
+            allow_all_ignored: #allow_all,
+            finite: #finite,
+        }));
+    }
+}
+
+impl ToTokens for InCrate<'_, RangeSpec> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        let lo = self.option(self.value.lo.as_ref());
+        let hi = self.option(self.value.hi.as_ref());
+        let inclusive = self.value.inclusive;
+        tokens.extend(quote!(#p::RangeSpec { lo: #lo, hi: #hi, inclusive: #inclusive }));
+    }
+}
+
+impl ToTokens for InCrate<'_, BoundSpec> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        tokens.extend(match self.value {
+            BoundSpec::Int(v) => {
+                let v = int_tokens(*v);
+                quote!(#p::BoundSpec::Int(#v))
+            }
+            BoundSpec::Float(v) => {
+                let v = float_tokens(*v);
+                quote!(#p::BoundSpec::Float(#v))
+            }
+            BoundSpec::Dim(id) => quote!(#p::BoundSpec::Dim(#id)),
+            BoundSpec::Runtime(index, text) => quote!(#p::BoundSpec::Runtime(#index, #text)),
+        });
+    }
+}
+
+impl ToTokens for InCrate<'_, IgnoreSpec> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        tokens.extend(match self.value {
+            IgnoreSpec::Int(v) => {
+                let v = int_tokens(*v);
+                quote!(#p::IgnoreSpec::Int(#v))
+            }
+            IgnoreSpec::Float(v) => {
+                let v = float_tokens(*v);
+                quote!(#p::IgnoreSpec::Float(#v))
+            }
+            IgnoreSpec::Max => quote!(#p::IgnoreSpec::Max),
+            IgnoreSpec::Runtime(index, text) => quote!(#p::IgnoreSpec::Runtime(#index, #text)),
+        });
+    }
+}
+
+fn int_tokens(value: i128) -> TokenStream {
+    if value >= 0 {
+        Literal::i128_suffixed(value).into_token_stream()
+    } else if value == i128::MIN {
+        quote!(::core::primitive::i128::MIN)
+    } else {
+        let magnitude = Literal::i128_suffixed(-value);
+        quote!(-#magnitude)
+    }
+}
+
+fn float_tokens(value: f64) -> TokenStream {
+    // `Literal::f64_suffixed` panics on a non-finite value; the parser refuses those, and this
+    // keeps the expansion total anyway.
+    if value.is_infinite() {
+        return if value < 0.0 {
+            quote!(::core::primitive::f64::NEG_INFINITY)
+        } else {
+            quote!(::core::primitive::f64::INFINITY)
+        };
+    }
+    if value.is_sign_negative() {
+        let magnitude = Literal::f64_suffixed(-value);
+        quote!(-#magnitude)
+    } else {
+        Literal::f64_suffixed(value).into_token_stream()
+    }
+}
+
+fn option_tokens(value: Option<TokenStream>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    }
+}

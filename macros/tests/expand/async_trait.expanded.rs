@@ -1,0 +1,123 @@
+impl Scorer for Softmax {
+    /// Scores the logits.
+    ///
+    ///# Contract
+    ///
+    ///```text
+    ///logits: f32[N, C] finite
+    ///```
+    fn score<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        logits: &'life1 Tensor,
+    ) -> ::core::pin::Pin<
+        Box<
+            dyn ::core::future::Future<
+                Output = Result<Tensor>,
+            > + ::core::marker::Send + 'async_trait,
+        >,
+    >
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        let __cc_mode = ::candle_contracts::__private::mode();
+        let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
+        let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
+        static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+            function: "score",
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+            dims: &["N", "C"],
+            values: &[],
+            runs: &[],
+            inputs: &[
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::SubjectSpec::Argument(
+                        "logits",
+                    ),
+                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                    dtypes_text: "f32",
+                    shape: &[
+                        ::candle_contracts::__private::DimSpec::Named(0u16),
+                        ::candle_contracts::__private::DimSpec::Named(1u16),
+                    ],
+                    shape_text: "[N, C]",
+                    values: ::core::option::Option::Some(
+                        &::candle_contracts::__private::ValueSpec {
+                            ranges: &[],
+                            ranges_text: "",
+                            ignore: &[],
+                            ignore_text: "",
+                            allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
+                            finite: true,
+                        },
+                    ),
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+            ],
+            outputs: &[],
+            relations: &[],
+            same_device: true,
+        };
+        if __cc_mode != ::candle_contracts::__private::Mode::Off {
+            let mut __cc_state = ::candle_contracts::__private::CallState::<
+                2usize,
+                0usize,
+            >::new();
+            #[allow(
+                non_snake_case,
+                non_upper_case_globals,
+                unreachable_patterns,
+                unused_variables,
+                unused_assignments,
+                clippy::all,
+                clippy::pedantic
+            )]
+            let __cc_constants: [::candle_contracts::__private::ConstantProbe; 2usize] = [
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        N => true,
+                        _ => false,
+                    }
+                },
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        C => true,
+                        _ => false,
+                    }
+                },
+            ];
+            if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
+                &__CC_SPEC,
+                __cc_mode,
+                &[::candle_contracts::__private::one(&logits)],
+                &__cc_bounds,
+                &__cc_values,
+                &__cc_constants,
+                __cc_state.bindings(),
+            ) {
+                return ::std::boxed::Box::pin(async move {
+                    let __cc_value: Result<Tensor> = ::core::result::Result::Err(
+                        ::candle_contracts::__private::into_error(__cc_error),
+                    );
+                    __cc_value
+                });
+            }
+        }
+        Box::pin(async move { candle_nn::ops::softmax_last_dim(logits) })
+    }
+}

@@ -1,0 +1,126 @@
+/// One training step: the batch is checked where it is read, with `check!`.
+fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
+    let checked = {
+        static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+            function: "check!",
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+            dims: &["B"],
+            values: &[],
+            runs: &[],
+            inputs: &[
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::SubjectSpec::Argument(
+                        "images",
+                    ),
+                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                    dtypes_text: "f32",
+                    shape: &[
+                        ::candle_contracts::__private::DimSpec::Named(0u16),
+                        ::candle_contracts::__private::DimSpec::Fixed(784usize),
+                    ],
+                    shape_text: "[B, 784]",
+                    values: ::core::option::Option::Some(
+                        &::candle_contracts::__private::ValueSpec {
+                            ranges: &[],
+                            ranges_text: "",
+                            ignore: &[],
+                            ignore_text: "",
+                            allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
+                            finite: true,
+                        },
+                    ),
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::SubjectSpec::Argument(
+                        "labels",
+                    ),
+                    dtypes: ::candle_contracts::__private::DTypeSet::U32,
+                    dtypes_text: "u32",
+                    shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
+                    shape_text: "[B]",
+                    values: ::core::option::Option::Some(
+                        &::candle_contracts::__private::ValueSpec {
+                            ranges: &[
+                                ::candle_contracts::__private::RangeSpec {
+                                    lo: ::core::option::Option::Some(
+                                        ::candle_contracts::__private::BoundSpec::Int(0i128),
+                                    ),
+                                    hi: ::core::option::Option::Some(
+                                        ::candle_contracts::__private::BoundSpec::Int(10i128),
+                                    ),
+                                    inclusive: false,
+                                },
+                            ],
+                            ranges_text: "0..10",
+                            ignore: &[],
+                            ignore_text: "",
+                            allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
+                            finite: false,
+                        },
+                    ),
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+            ],
+            outputs: &[],
+            relations: &[],
+            same_device: true,
+        };
+        let __cc_mode = ::candle_contracts::__private::mode();
+        if __cc_mode == ::candle_contracts::__private::Mode::Off {
+            ::core::result::Result::<
+                (),
+                ::candle_contracts::__private::ContractError,
+            >::Ok(())
+        } else {
+            let mut __cc_state = ::candle_contracts::__private::CallState::<
+                1usize,
+                0usize,
+            >::new();
+            let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
+            let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
+            #[allow(
+                non_snake_case,
+                non_upper_case_globals,
+                unreachable_patterns,
+                unused_variables,
+                unused_assignments,
+                clippy::all,
+                clippy::pedantic
+            )]
+            let __cc_constants: [::candle_contracts::__private::ConstantProbe; 1usize] = [
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        B => true,
+                        _ => false,
+                    }
+                },
+            ];
+            ::candle_contracts::__private::check_inputs(
+                &__CC_SPEC,
+                __cc_mode,
+                &[
+                    ::candle_contracts::__private::one(&images),
+                    ::candle_contracts::__private::one(&labels),
+                ],
+                &__cc_bounds,
+                &__cc_values,
+                &__cc_constants,
+                __cc_state.bindings(),
+            )
+        }
+    };
+    checked?;
+    Ok(())
+}
