@@ -119,21 +119,27 @@ fn check(path: Option<&Path>) -> ExitCode {
         reporter.error(finding);
     }
     let files = sources.iter().count();
+    let scope = format!(
+        "{} in {}",
+        counted(checked, "contracted function"),
+        counted(files, "file")
+    );
     match findings.len() {
         0 => {
-            eprintln!(
-                "checked {checked} contracted functions in {files} files: no certain mismatch"
-            );
+            eprintln!("checked {scope}: no certain mismatch");
             ExitCode::SUCCESS
         }
         n => {
             let plural = if n == 1 { "" } else { "es" };
-            eprintln!(
-                "error: {n} certain mismatch{plural} in {checked} contracted functions ({files} files)"
-            );
+            eprintln!("error: {n} certain mismatch{plural} in {scope}");
             ExitCode::from(1)
         }
     }
+}
+
+/// `1 file`, `2 files`.
+fn counted(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 fn shapes(target: &str) -> ExitCode {
@@ -177,6 +183,13 @@ fn shapes(target: &str) -> ExitCode {
         })
         .map(|(id, _)| id)
         .collect();
+    // `forward` is the free function when there is one, before `Other::forward`.
+    let exact: Vec<usize> = matches
+        .iter()
+        .copied()
+        .filter(|&id| index.fns[id].display == function)
+        .collect();
+    let matches = if exact.len() == 1 { exact } else { matches };
     let id = match matches.as_slice() {
         [id] => *id,
         [] => return usage_error(&format!("no function `{function}` in `{}`", file.display())),

@@ -320,6 +320,7 @@ pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<Le
         closures: 0,
         findings: Vec::new(),
         hints: Vec::new(),
+        in_let: false,
     };
     walker.bind_params();
     let tail = walker.block(f.block);
@@ -346,6 +347,8 @@ struct Walker<'a> {
     closures: usize,
     findings: Vec<Finding>,
     hints: Vec<LetHint>,
+    /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
+    in_let: bool,
 }
 
 impl Walker<'_> {
@@ -513,11 +516,13 @@ impl Walker<'_> {
 
     fn bind_let(&mut self, ident: &syn::Ident, value: Value) {
         let place = self.place(ident.span());
-        self.hints.push(LetHint {
-            line: self.sources.get(self.f.file).line_of(place.start),
-            name: ident.to_string(),
-            ty: value.hint(),
-        });
+        if self.in_let {
+            self.hints.push(LetHint {
+                line: self.sources.get(self.f.file).line_of(place.start),
+                name: ident.to_string(),
+                ty: value.hint(),
+            });
+        }
         let origin = matches!(value, Value::Tensor(_)).then_some(place);
         self.bind(&ident.to_string(), value, origin);
     }
@@ -628,6 +633,7 @@ impl Walker<'_> {
             closures: 0,
             findings: Vec::new(),
             hints: Vec::new(),
+            in_let: false,
         };
         callee_walker.kind(ty, callee.contract.is_some())
     }
@@ -704,11 +710,13 @@ impl Walker<'_> {
                 } else {
                     value
                 };
+                self.in_let = true;
                 if local.init.as_ref().is_some_and(|i| i.diverge.is_some()) {
                     self.bind_unknown(&local.pat);
                 } else {
                     self.bind_pattern(&local.pat, value);
                 }
+                self.in_let = false;
                 Value::Other
             }
             syn::Stmt::Item(_) => Value::Other,

@@ -49,7 +49,7 @@ pub fn discover(path: Option<&Path>) -> Result<Vec<Target>, String> {
         }]);
     }
     let found = match path {
-        Some(_) => manifest_in(&given).map(|(dir, table)| (dir, table)),
+        Some(_) => manifest_in(&given),
         None => given.ancestors().find_map(manifest_in),
     };
     let Some((dir, table)) = found else {
