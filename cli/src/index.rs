@@ -59,7 +59,8 @@ pub struct Module {
     pub path: Vec<String>,
     /// Its items by name.
     pub items: BTreeMap<String, Item>,
-    /// Its `use`s: the name brought in, and the path it names (resolved in this module).
+    /// Its `use`s: the name brought in, and the path it names (resolved in this module;
+    /// empty when two `use`s of the name disagree).
     pub uses: BTreeMap<String, Vec<String>>,
     /// Its glob imports (`use super::*`).
     pub globs: Vec<Vec<String>>,
@@ -237,9 +238,7 @@ impl Index {
             match item {
                 syn::Item::Fn(f) => {
                     let id = self.add_fn(module, None, &f.sig, &f.block, &f.attrs, file, sources);
-                    self.modules[module]
-                        .items
-                        .insert(f.sig.ident.to_string(), Item::Fn(id));
+                    self.insert(module, f.sig.ident.to_string(), Item::Fn(id));
                 }
                 syn::Item::Mod(m) => self.read_mod(module, m, file, dir, sources),
                 syn::Item::Use(u) => self.read_use(module, &u.tree, Vec::new()),
@@ -259,14 +258,10 @@ impl Index {
                 }
                 syn::Item::Const(c) => {
                     let value = int_literal(&c.expr);
-                    self.modules[module]
-                        .items
-                        .insert(c.ident.to_string(), Item::Const(value));
+                    self.insert(module, c.ident.to_string(), Item::Const(value));
                 }
                 syn::Item::Static(s) => {
-                    self.modules[module]
-                        .items
-                        .insert(s.ident.to_string(), Item::Const(None));
+                    self.insert(module, s.ident.to_string(), Item::Const(None));
                 }
                 syn::Item::Impl(i) => {
                     // The type is resolved once every module is read (it may be imported
@@ -294,9 +289,7 @@ impl Index {
                 }
                 syn::Item::Macro(m) => {
                     if let Some(ident) = &m.ident {
-                        self.modules[module]
-                            .items
-                            .insert(ident.to_string(), Item::Other);
+                        self.insert(module, ident.to_string(), Item::Other);
                     }
                 }
                 _ => {}
@@ -306,9 +299,28 @@ impl Index {
 
     fn add_type(&mut self, module: ModId, ident: &syn::Ident) {
         let key = self.type_key(module, &ident.to_string());
-        self.modules[module]
-            .items
-            .insert(ident.to_string(), Item::Type(key));
+        self.insert(module, ident.to_string(), Item::Type(key));
+    }
+
+    /// Adds an item; a name defined twice (once per `cfg`, say) may be either: unknown.
+    fn insert(&mut self, module: ModId, name: String, item: Item) {
+        let items = &mut self.modules[module].items;
+        let item = if items.contains_key(&name) {
+            Item::Other
+        } else {
+            item
+        };
+        items.insert(name, item);
+    }
+
+    /// Adds a `use`; a name imported twice may be either: unknown.
+    fn insert_use(&mut self, module: ModId, name: String, path: Vec<String>) {
+        let uses = &mut self.modules[module].uses;
+        let path = match uses.get(&name) {
+            Some(old) if *old != path => Vec::new(),
+            _ => path,
+        };
+        uses.insert(name, path);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -398,11 +410,11 @@ impl Index {
                     ],
                 };
                 let Some(found) = candidates.into_iter().find(|c| c.is_file()) else {
-                    self.modules[parent].items.insert(name, Item::Other);
+                    self.insert(parent, name, Item::Other);
                     return;
                 };
                 let Some((child_file, ast)) = self.parse(&found, sources) else {
-                    self.modules[parent].items.insert(name, Item::Other);
+                    self.insert(parent, name, Item::Other);
                     return;
                 };
                 let id = self.add_module(krate, Some(parent), path);
@@ -430,11 +442,11 @@ impl Index {
                 let name = n.ident.to_string();
                 if name == "self" {
                     if let Some(last) = prefix.last().cloned() {
-                        self.modules[module].uses.insert(last, prefix);
+                        self.insert_use(module, last, prefix);
                     }
                 } else {
                     prefix.push(name.clone());
-                    self.modules[module].uses.insert(name, prefix);
+                    self.insert_use(module, name, prefix);
                 }
             }
             syn::UseTree::Rename(r) => {
@@ -531,6 +543,9 @@ impl Index {
     /// then (with `external_globs`) a glob import of another crate.
     fn lookup(&self, module: ModId, name: &str, depth: usize, external_globs: bool) -> Resolved {
         let m = &self.modules[module];
+        if m.items.contains_key(name) && m.uses.contains_key(name) {
+            return Resolved::Unknown;
+        }
         if let Some(item) = m.items.get(name) {
             return match item {
                 Item::Mod(id) => Resolved::Mod(*id),
