@@ -128,6 +128,16 @@ pub struct Index {
     methods: BTreeMap<(String, String), Vec<FnId>>,
     libs: BTreeMap<String, usize>,
     pending_impls: Vec<(ModId, Vec<String>, Vec<FnId>)>,
+    fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
+}
+
+/// A field's declared type.
+struct FieldType(&'static syn::Type);
+
+impl std::fmt::Debug for FieldType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FieldType")
+    }
 }
 
 impl Index {
@@ -242,7 +252,16 @@ impl Index {
                 }
                 syn::Item::Mod(m) => self.read_mod(module, m, file, dir, sources),
                 syn::Item::Use(u) => self.read_use(module, &u.tree, Vec::new()),
-                syn::Item::Struct(s) => self.add_type(module, &s.ident),
+                syn::Item::Struct(s) => {
+                    self.add_type(module, &s.ident);
+                    let key = self.type_key(module, &s.ident.to_string());
+                    let fields = s
+                        .fields
+                        .iter()
+                        .filter_map(|f| Some((f.ident.as_ref()?.to_string(), FieldType(&f.ty))))
+                        .collect();
+                    self.fields.insert(key, (module, fields));
+                }
                 syn::Item::Enum(e) => self.add_type(module, &e.ident),
                 syn::Item::Union(u) => self.add_type(module, &u.ident),
                 syn::Item::Type(t) => self.add_type(module, &t.ident),
@@ -577,6 +596,13 @@ impl Index {
             1 if external_globs => Resolved::External(externals.remove(0)),
             _ => Resolved::Unknown,
         }
+    }
+
+    /// The declared type of the named field `name` of the struct `key`, and the module
+    /// the struct is written in.
+    pub fn field(&self, key: &str, name: &str) -> Option<(ModId, &'static syn::Type)> {
+        let (module, fields) = self.fields.get(key)?;
+        Some((*module, fields.get(name)?.0))
     }
 
     /// The functions named `name` in the `impl` blocks of the type `key`.

@@ -553,10 +553,24 @@ impl Walker<'_> {
     /// What the Rust type `ty` (written in this function's module) is; `clause` says the
     /// contract has a clause on it, which makes any type named `Tensor` candle's.
     fn kind(&self, ty: &syn::Type, clause: bool) -> Kind {
+        self.kind_at(ty, clause, self.module(), self.f.owner.as_deref(), true)
+    }
+
+    /// What `ty` is when written in `module` (in an `impl` of `owner`); `body` says it is
+    /// written in this function's body, where the body's own `use`s count.
+    fn kind_at(
+        &self,
+        ty: &syn::Type,
+        clause: bool,
+        module: ModId,
+        owner: Option<&str>,
+        body: bool,
+    ) -> Kind {
+        let again = |ty: &syn::Type| self.kind_at(ty, clause, module, owner, body);
         match ty {
-            syn::Type::Reference(r) => self.kind(&r.elem, clause),
-            syn::Type::Paren(p) => self.kind(&p.elem, clause),
-            syn::Type::Group(g) => self.kind(&g.elem, clause),
+            syn::Type::Reference(r) => again(&r.elem),
+            syn::Type::Paren(p) => again(&p.elem),
+            syn::Type::Group(g) => again(&g.elem),
             syn::Type::Path(p) if p.qself.is_none() => {
                 let segments: Vec<String> = p
                     .path
@@ -571,8 +585,8 @@ impl Walker<'_> {
                         | "i64" => return Kind::Int,
                         "f32" | "f64" => return Kind::Float,
                         "Self" => {
-                            return match &self.f.owner {
-                                Some(key) => Kind::Instance(key.clone()),
+                            return match owner {
+                                Some(key) => Kind::Instance(key.to_string()),
                                 None => Kind::Other,
                             };
                         }
@@ -585,14 +599,19 @@ impl Walker<'_> {
                         _ => None,
                     });
                     return match inner {
-                        Some(syn::GenericArgument::Type(inner)) => match self.kind(inner, clause) {
+                        Some(syn::GenericArgument::Type(inner)) => match again(inner) {
                             Kind::Tensor => Kind::Tensor,
                             _ => Kind::Other,
                         },
                         _ => Kind::Other,
                     };
                 }
-                match self.resolve(&segments) {
+                let resolved = if body {
+                    self.resolve(&segments)
+                } else {
+                    self.index.resolve(module, &segments)
+                };
+                match resolved {
                     Resolved::External(path) if is_candle_tensor(&path) => Kind::Tensor,
                     Resolved::Type(key) => Kind::Instance(key),
                     _ if clause && last == "Tensor" => Kind::Tensor,
@@ -603,8 +622,8 @@ impl Walker<'_> {
         }
     }
 
-    /// The kind of what a function with signature `sig` returns (the `Ok` value of a
-    /// `Result`), in the callee's own module.
+    /// The kind of what a function returns (the `Ok` value of a `Result`), in the callee's
+    /// own module.
     fn return_kind(&self, callee: &FnDef) -> Kind {
         let syn::ReturnType::Type(_, ty) = &callee.sig.output else {
             return Kind::Other;
@@ -621,21 +640,27 @@ impl Walker<'_> {
             }
             ty => ty,
         };
-        let callee_walker = Walker {
-            index: self.index,
-            sources: self.sources,
-            f: callee,
-            env: Env::new(""),
-            contract: Contract::default(),
-            scope: Vec::new(),
-            local_paths: Vec::new(),
-            subjects: BTreeMap::new(),
-            closures: 0,
-            findings: Vec::new(),
-            hints: Vec::new(),
-            in_let: false,
+        self.kind_at(
+            ty,
+            callee.contract.is_some(),
+            callee.module,
+            callee.owner.as_deref(),
+            false,
+        )
+    }
+
+    /// A named field of a value of a type of the crates read, by its declared type.
+    fn field_value(&self, key: &str, name: &str) -> Value {
+        let Some((module, ty)) = self.index.field(key, name) else {
+            return Value::Other;
         };
-        callee_walker.kind(ty, callee.contract.is_some())
+        match self.kind_at(ty, false, module, Some(key), false) {
+            Kind::Tensor => Value::tensor_unknown(),
+            Kind::Int => Value::Int(Dim::Unknown),
+            Kind::Float => Value::Float,
+            Kind::Instance(key) => Value::Instance(key),
+            Kind::Other => Value::Other,
+        }
     }
 
     /// What a path written in the body names: the blocks' own `use`s and items first.
@@ -912,6 +937,9 @@ impl Walker<'_> {
                     (Value::Tuple(items), syn::Member::Unnamed(i)) => {
                         items.get(i.index as usize).cloned().unwrap_or(Value::Other)
                     }
+                    (Value::Instance(key), syn::Member::Named(name)) => {
+                        self.field_value(&key, &name.to_string())
+                    }
                     _ => Value::Other,
                 }
             }
@@ -968,12 +996,16 @@ impl Walker<'_> {
 
     /// The clause's type of a path the contract names (`self.head.weight()`).
     fn subject_value(&self, expr: &syn::Expr) -> Option<Value> {
-        let text = subject_text(expr)?;
+        self.subject_value_of(&subject_text(expr)?)
+    }
+
+    /// The clause's type of a path the contract names, by its text without spaces.
+    fn subject_value_of(&self, text: &str) -> Option<Value> {
         let root = text.split(['.', '(']).next()?;
         if !self.is_param(root) {
             return None;
         }
-        let (spec, _) = self.subjects.get(&text)?;
+        let (spec, _) = self.subjects.get(text)?;
         Some(Value::Tensor(spec.clone()))
     }
 
@@ -1108,7 +1140,7 @@ impl Walker<'_> {
                 match ids {
                     // A method of the type: its contract, or its signature.
                     [id] if self.index.fns[*id].sig.receiver().is_some() => {
-                        self.call_fn(*id, &args, &arg_exprs)
+                        self.call_fn(*id, Some(&call.receiver), &args, &arg_exprs)
                     }
                     _ => Value::Other,
                 }
@@ -1196,19 +1228,19 @@ impl Walker<'_> {
             return Value::DimIndex(DimIndex::FromEnd(k));
         }
         match self.resolve(&segments) {
-            Resolved::Fn(id) => self.call_fn(id, &args, &arg_exprs),
+            Resolved::Fn(id) => self.call_fn(id, None, &args, &arg_exprs),
             Resolved::Assoc(key, name) => match self.index.methods(&key, &name) {
                 [id] => {
                     let id = *id;
                     if self.index.fns[id].sig.receiver().is_some() {
                         // `Model::forward(&model, &xs)`: the receiver comes first.
-                        let (args, arg_exprs) = (args.get(1..), arg_exprs.get(1..));
-                        match (args, arg_exprs) {
-                            (Some(args), Some(exprs)) => self.call_fn(id, args, exprs),
+                        let receiver = arg_exprs.first().copied();
+                        match (args.get(1..), arg_exprs.get(1..)) {
+                            (Some(args), Some(exprs)) => self.call_fn(id, receiver, args, exprs),
                             _ => Value::Other,
                         }
                     } else {
-                        self.call_fn(id, &args, &arg_exprs)
+                        self.call_fn(id, None, &args, &arg_exprs)
                     }
                 }
                 _ => Value::Other,
@@ -1273,9 +1305,16 @@ impl Walker<'_> {
         }
     }
 
-    /// A call of a function of the crates read: its arguments against its contract, and
-    /// its result from its `return` clause (or its signature).
-    fn call_fn(&mut self, id: FnId, args: &[Value], arg_exprs: &[&syn::Expr]) -> Value {
+    /// A call of a function of the crates read: its arguments against its contract (and its
+    /// `self.*` clauses against the caller's clauses on the receiver), and its result from
+    /// its `return` clause (or its signature).
+    fn call_fn(
+        &mut self,
+        id: FnId,
+        receiver: Option<&syn::Expr>,
+        args: &[Value],
+        arg_exprs: &[&syn::Expr],
+    ) -> Value {
         let callee = &self.index.fns[id];
         let kind = self.return_kind(callee);
         let unknown_result = match &kind {
@@ -1300,33 +1339,59 @@ impl Walker<'_> {
                 }),
             })
             .collect();
-        let mut positions = Vec::new();
+        let receiver_text = receiver.and_then(|r| subject_text(strip_refs(r)));
+        // (the argument's position, or `None` for a path from the receiver; its clause; its
+        // type; the caller's text of a path from the receiver)
+        let mut given = Vec::new();
         for clause in &contract.clauses {
+            let subject: String = clause.subject.split_whitespace().collect();
+            if let Some(rest) = subject.strip_prefix("self.")
+                && let Some(text) = &receiver_text
+            {
+                let theirs = format!("{text}.{rest}");
+                if let Some(Value::Tensor(t)) = self.subject_value_of(&theirs) {
+                    given.push((None, clause, t, Some(theirs)));
+                }
+                continue;
+            }
             let Some(position) = params
                 .iter()
-                .position(|p| p.as_deref() == Some(clause.subject.as_str()))
+                .position(|p| p.as_deref() == Some(subject.as_str()))
             else {
                 continue;
             };
             if let Some(Value::Tensor(t)) = args.get(position) {
-                positions.push((position, clause, t.clone()));
+                given.push((Some(position), clause, t.clone(), None));
             }
         }
         let pairs: Vec<(&TensorType, &TensorType)> =
-            positions.iter().map(|(_, c, t)| (&c.spec, t)).collect();
+            given.iter().map(|(_, c, t, _)| (&c.spec, t)).collect();
         let mut bindings = Bindings::new();
         if let Err((i, reason)) = bindings.match_all(&pairs) {
-            let (position, clause, found) = &positions[i];
+            let (position, clause, found, theirs) = &given[i];
             let mismatch = Mismatch {
                 op: callee.display.clone(),
-                argument: Argument::Position(*position),
+                argument: position.map_or(Argument::Receiver, Argument::Position),
                 expected: clause.signature(),
                 found: found.to_string(),
                 help: suggest(found, &clause.spec, &reason),
                 reason,
             };
-            if let Some(expr) = arg_exprs.get(*position) {
-                self.report(&mismatch, expr, arg_exprs, expr.span());
+            match (position, theirs, receiver) {
+                (Some(position), _, _) => {
+                    if let Some(expr) = arg_exprs.get(*position) {
+                        self.report(&mismatch, expr, arg_exprs, expr.span());
+                    }
+                }
+                (None, Some(theirs), Some(receiver)) => {
+                    let origin = self
+                        .subjects
+                        .get(theirs)
+                        .and_then(|(_, place)| place.clone())
+                        .map(|place| (place, format!("`{theirs}` is declared `{found}` here")));
+                    self.record(&mismatch, receiver.span(), theirs, origin);
+                }
+                _ => {}
             }
             return unknown_result;
         }
@@ -1410,7 +1475,6 @@ impl Walker<'_> {
             }
             None => (call, self.text(call)),
         };
-        let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
         let origin = wrong.and_then(|expr| {
             let place = self.subject_origin(expr)?;
             let name = subject_text(strip_refs(expr))?;
@@ -1423,6 +1487,18 @@ impl Walker<'_> {
                 },
             ))
         });
+        self.record(mismatch, span, &given, origin);
+    }
+
+    /// Records a mismatch at `span`, naming the wrong value `given`.
+    fn record(
+        &mut self,
+        mismatch: &Mismatch,
+        span: Span,
+        given: &str,
+        origin: Option<(Place, String)>,
+    ) {
+        let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
         self.findings.push(Finding {
             place: self.place(span),
             message: mismatch.message(&given),

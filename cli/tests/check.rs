@@ -96,6 +96,11 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
             "--> src/lib.rs:16:31",
             "error: `Encoder::decode` takes `h: f32[B, 10]`, but `h` is `f32[B, 64]` here",
             "--> src/lib.rs:22:25",
+            // `self.encoder.decode(&h, target)`: by the field's declared type.
+            "error: `Encoder::decode` takes `h: f32[B, 10]`, but `h` is `f32[B, 64]` here",
+            "--> src/model/mod.rs:39:30",
+            "error: `Encoder::forward` takes `self.weight: f32[784, 64]`, but `self.encoder.weight` is `f32[784, 32]` here",
+            "--> src/model/mod.rs:45:9",
             "error: `Encoder::decode` takes `h: f32[B, 10]`, but `probs` is `f32[B, 64]` here",
             "--> src/model/encoder.rs:23:29",
         ]
@@ -104,7 +109,11 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
     assert!(stderr.contains(
         "15 |         let logits = crate::model::encode(&flat)?;\n   |             ------ `logits` is bound here"
     ));
-    assert!(stderr.ends_with("error: 3 certain mismatches in 7 contracted functions in 3 files\n"));
+    // The receiver's clause, where the callee's `self.weight` clause is checked against it.
+    assert!(stderr.contains(
+        "43 |     #[contract(xs: f32[B, 784], self.encoder.weight: f32[784, 32])]\n   |                                 ------------------- `self.encoder.weight` is declared `f32[784, 32]` here"
+    ));
+    assert!(stderr.ends_with("error: 5 certain mismatches in 9 contracted functions in 3 files\n"));
     assert_eq!(code, 1);
 }
 
