@@ -103,6 +103,9 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
             "--> src/model/mod.rs:45:9",
             "error: `Encoder::decode` takes `h: f32[B, 10]`, but `probs` is `f32[B, 64]` here",
             "--> src/model/encoder.rs:23:29",
+            // `encode` through `use super::*` of a module that has `pub use crate::model::*`.
+            "error: `model::encode` takes `xs: f32[B, 784]`, but `q.flatten_from(1)?.narrow(1, 0, 700)?` is `f32[B, 700]` here",
+            "--> src/layers/attention.rs:6:13",
         ]
     );
     // Where the wrong value comes from: the `let` of the caller.
@@ -113,7 +116,9 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
     assert!(stderr.contains(
         "43 |     #[contract(xs: f32[B, 784], self.encoder.weight: f32[784, 32])]\n   |                                 ------------------- `self.encoder.weight` is declared `f32[784, 32]` here"
     ));
-    assert!(stderr.ends_with("error: 5 certain mismatches in 9 contracted functions in 3 files\n"));
+    assert!(
+        stderr.ends_with("error: 6 certain mismatches in 10 contracted functions in 5 files\n")
+    );
     assert_eq!(code, 1);
 }
 
