@@ -64,6 +64,8 @@ pub struct Module {
     pub uses: BTreeMap<String, Vec<String>>,
     /// Its glob imports (`use super::*`).
     pub globs: Vec<Vec<String>>,
+    /// Whether a macro invocation among its items may define names the index cannot see.
+    pub opaque: bool,
 }
 
 /// A contract's text as written in a file.
@@ -226,6 +228,7 @@ impl Index {
             items: BTreeMap::new(),
             uses: BTreeMap::new(),
             globs: Vec::new(),
+            opaque: false,
         });
         self.modules.len() - 1
     }
@@ -306,11 +309,11 @@ impl Index {
                     }
                     self.pending_impls.push((module, self_ty, ids));
                 }
-                syn::Item::Macro(m) => {
-                    if let Some(ident) = &m.ident {
-                        self.insert(module, ident.to_string(), Item::Other);
-                    }
-                }
+                syn::Item::Macro(m) => match &m.ident {
+                    Some(ident) => self.insert(module, ident.to_string(), Item::Other),
+                    // It may define any item, which would shadow a glob import or a crate.
+                    None => self.modules[module].opaque = true,
+                },
                 _ => {}
             }
         }
@@ -508,6 +511,7 @@ impl Index {
                 None => Resolved::Unknown,
             },
             name => match self.lookup(module, name, depth, false) {
+                Resolved::Unknown if m.opaque => Resolved::Unknown,
                 Resolved::Unknown => match self.external(m.krate, name) {
                     Resolved::Unknown => self.lookup(module, name, depth, true),
                     found => found,
@@ -576,6 +580,9 @@ impl Index {
         }
         if let Some(path) = m.uses.get(name) {
             return self.resolve_at(module, path, depth + 1);
+        }
+        if m.opaque {
+            return Resolved::Unknown;
         }
         let mut externals = Vec::new();
         for glob in &m.globs {

@@ -679,6 +679,10 @@ impl Walker<'_> {
                 None => {}
             }
         }
+        let opaque = self.local_paths.iter().any(|frame| frame.contains_key(""));
+        if opaque && !matches!(first.as_str(), "crate" | "self" | "super" | "Self") {
+            return Resolved::Unknown;
+        }
         if first == "Self" {
             return match (&self.f.owner, segments.len()) {
                 (Some(key), 1) => Resolved::Type(key.clone()),
@@ -695,8 +699,19 @@ impl Walker<'_> {
         self.scope.push(BTreeMap::new());
         let mut paths = BTreeMap::new();
         for stmt in &block.stmts {
-            if let syn::Stmt::Item(item) = stmt {
-                local_item(item, &mut paths);
+            let unknown_macro = match stmt {
+                syn::Stmt::Item(syn::Item::Macro(m)) => m.ident.is_none(),
+                syn::Stmt::Item(item) => {
+                    local_item(item, &mut paths);
+                    false
+                }
+                syn::Stmt::Macro(m) => !self.known_macro(&m.mac),
+                syn::Stmt::Expr(syn::Expr::Macro(m), _) => !self.known_macro(&m.mac),
+                _ => false,
+            };
+            // A macro may define items here that shadow the module's names.
+            if unknown_macro {
+                paths.insert(String::new(), None);
             }
         }
         self.local_paths.push(paths);
@@ -1404,6 +1419,29 @@ impl Walker<'_> {
         }
     }
 
+    /// Whether `mac` is a macro known to define no items: std's formatting, assertion and
+    /// panicking macros, and `candle_contracts`' `check!`.
+    fn known_macro(&self, mac: &syn::Macro) -> bool {
+        let Some(name) = mac.path.segments.last().map(|s| s.ident.to_string()) else {
+            return false;
+        };
+        EXPRESSION_MACROS.contains(&name.as_str())
+            || DIVERGING_MACROS.contains(&name.as_str())
+            || self.is_check_macro(mac)
+    }
+
+    fn is_check_macro(&self, mac: &syn::Macro) -> bool {
+        let segments: Vec<String> = mac
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        segments.last().is_some_and(|name| name == "check")
+            && matches!(self.index.resolve(self.module(), &segments),
+                Resolved::External(p) if p.first().is_some_and(|c| c == "candle_contracts"))
+    }
+
     fn mac(&mut self, mac: &syn::Macro) -> Value {
         let name = mac
             .path
@@ -1421,9 +1459,7 @@ impl Walker<'_> {
                 .ok()
             })
             .flatten();
-        let guard_macro = name == "check"
-            && matches!(self.resolve(&mac.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>()),
-                Resolved::External(p) if p.first().is_some_and(|c| c == "candle_contracts"));
+        let guard_macro = self.is_check_macro(mac);
         match parsed {
             Some(exprs) => self.forget_in(|c| {
                 for e in &exprs {
