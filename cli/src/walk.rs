@@ -434,6 +434,7 @@ impl Walker<'_> {
             if subject != root
                 && !subject.contains(['?', '[', '{'])
                 && immutable_roots.contains(root)
+                && !through_interior_mutability(&subject)
             {
                 let origin = self.clause_place(&clause.subject);
                 self.subjects.insert(subject, (clause.spec.clone(), origin));
@@ -772,9 +773,10 @@ impl Walker<'_> {
             syn::Expr::Paren(p) => self.expr(&p.expr),
             syn::Expr::Group(g) => self.expr(&g.expr),
             syn::Expr::Lit(lit) => match &lit.lit {
+                syn::Lit::Int(int) if int.suffix().starts_with('f') => Value::Float,
                 syn::Lit::Int(int) => match int.base10_parse::<u64>() {
-                    Ok(n) if !int.suffix().starts_with('f') => Value::Int(Dim::lit(n)),
-                    _ => Value::Float,
+                    Ok(n) => Value::Int(Dim::lit(n)),
+                    Err(_) => Value::Other,
                 },
                 syn::Lit::Float(_) => Value::Float,
                 _ => Value::Other,
@@ -1660,6 +1662,30 @@ fn subject_text(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Paren(p) => subject_text(&p.expr),
         _ => None,
     }
+}
+
+/// Whether a subject's path goes through a cell or a lock (`self.cache.borrow().kv`), where
+/// what it names may change behind `&self`.
+fn through_interior_mutability(subject: &str) -> bool {
+    const CELLS: &[&str] = &[
+        "borrow",
+        "borrow_mut",
+        "try_borrow",
+        "lock",
+        "try_lock",
+        "read",
+        "write",
+        "get",
+        "get_mut",
+        "take",
+        "replace",
+        "load",
+        "upgrade",
+    ];
+    subject
+        .split('.')
+        .filter_map(|step| step.strip_suffix("()"))
+        .any(|method| CELLS.contains(&method))
 }
 
 fn strip_refs(expr: &syn::Expr) -> &syn::Expr {
