@@ -118,3 +118,40 @@ fn display_name(path: &Path) -> String {
         .display()
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters_and_lines_start_at_one() {
+        let mut sources = Sources::default();
+        let path = std::env::temp_dir().join(format!("cc-source-{}.rs", std::process::id()));
+        std::fs::write(&path, "// [B, 128] × [64, 10]\nfn f() {}\n").unwrap();
+        let id = sources.load(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let source = sources.get(id);
+        // `×` is two bytes: the column after it is a character count.
+        let after = source.offset(LineColumn {
+            line: 1,
+            column: 13,
+        });
+        assert_eq!(&source.text[after..after + 2], " [");
+        let fn_start = source.offset(LineColumn { line: 2, column: 0 });
+        assert_eq!(&source.text[fn_start..fn_start + 2], "fn");
+        assert_eq!(source.line_of(fn_start), 2);
+        assert_eq!(source.line_of(0), 1);
+        // Past the end of a line or of the text: clamped, never a panic.
+        assert_eq!(
+            source.offset(LineColumn {
+                line: 2,
+                column: 99
+            }),
+            source.text.len() - 1
+        );
+        assert_eq!(
+            source.offset(LineColumn { line: 9, column: 0 }),
+            source.text.len()
+        );
+    }
+}
