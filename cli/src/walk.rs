@@ -965,6 +965,24 @@ impl Walker<'_> {
                 self.expr(&i.index);
                 Value::Other
             }
+            syn::Expr::Struct(lit) => {
+                for field in &lit.fields {
+                    self.expr(&field.expr);
+                }
+                if let Some(rest) = &lit.rest {
+                    self.expr(rest);
+                }
+                let segments: Vec<String> = lit
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                match (&lit.qself, self.resolve(&segments)) {
+                    (None, Resolved::Type(key)) => Value::Instance(key),
+                    _ => Value::Other,
+                }
+            }
             syn::Expr::MethodCall(call) => self.method_call(expr, call),
             syn::Expr::Call(call) => self.call(call),
             syn::Expr::Macro(m) => self.mac(&m.mac),

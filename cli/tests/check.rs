@@ -106,6 +106,9 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
             // `encode` through `use super::*` of a module that has `pub use crate::model::*`.
             "error: `model::encode` takes `xs: f32[B, 784]`, but `q.flatten_from(1)?.narrow(1, 0, 700)?` is `f32[B, 700]` here",
             "--> src/layers/attention.rs:6:13",
+            // `let encoder = Encoder { .. }` is an `Encoder`.
+            "error: `Encoder::decode` takes `h: f32[B, 10]`, but `xs` is `f32[B, 784]` here",
+            "--> src/layers/attention.rs:15:20",
         ]
     );
     // Where the wrong value comes from: the `let` of the caller.
@@ -117,7 +120,7 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
         "43 |     #[contract(xs: f32[B, 784], self.encoder.weight: f32[784, 32])]\n   |                                 ------------------- `self.encoder.weight` is declared `f32[784, 32]` here"
     ));
     assert!(
-        stderr.ends_with("error: 6 certain mismatches in 10 contracted functions in 5 files\n")
+        stderr.ends_with("error: 7 certain mismatches in 11 contracted functions in 5 files\n")
     );
     assert_eq!(code, 1);
 }
