@@ -130,6 +130,7 @@ pub struct Index {
     methods: BTreeMap<(String, String), Vec<FnId>>,
     libs: BTreeMap<String, usize>,
     pending_impls: Vec<(ModId, Vec<String>, Vec<FnId>)>,
+    external_methods: std::collections::BTreeSet<(String, String)>,
     fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
 }
 
@@ -173,8 +174,17 @@ impl Index {
             index.read_items(root, &file.1.items, file.0, &dir, sources);
         }
         for (module, self_ty, ids) in std::mem::take(&mut index.pending_impls) {
-            let Resolved::Type(key) = index.resolve(module, &self_ty) else {
-                continue;
+            let key = match index.resolve(module, &self_ty) {
+                Resolved::Type(key) => key,
+                // A method the crate adds to another crate's type (through its own trait).
+                Resolved::External(path) => {
+                    for id in ids {
+                        let name = index.fns[id].name.clone();
+                        index.external_methods.insert((path.join("::"), name));
+                    }
+                    continue;
+                }
+                _ => continue,
             };
             let type_name = self_ty.last().cloned().unwrap_or_default();
             for id in ids {
@@ -610,6 +620,12 @@ impl Index {
     pub fn field(&self, key: &str, name: &str) -> Option<(ModId, &'static syn::Type)> {
         let (module, fields) = self.fields.get(key)?;
         Some((*module, fields.get(name)?.0))
+    }
+
+    /// Whether the crates read define a method `name` on the other crate's type `path`.
+    pub fn has_external_method(&self, path: &str, name: &str) -> bool {
+        self.external_methods
+            .contains(&(path.to_string(), name.to_string()))
     }
 
     /// The functions named `name` in the `impl` blocks of the type `key`.

@@ -64,6 +64,8 @@ enum Value {
     Tuple(Vec<Value>),
     /// A value of a type of the crates read, by its key.
     Instance(String),
+    /// A value of another crate's type, by its path (`candle_contracts::nn::Embedding`).
+    External(String),
     /// What an expression that never completes yields (`return`, `panic!`).
     Never,
     /// Anything else.
@@ -82,6 +84,7 @@ impl Value {
             Value::Int(_) => Value::Int(Dim::Unknown),
             Value::Float => Value::Float,
             Value::Instance(key) => Value::Instance(key.clone()),
+            Value::External(path) => Value::External(path.clone()),
             _ => Value::Other,
         }
     }
@@ -136,7 +139,22 @@ enum Kind {
     Int,
     Float,
     Instance(String),
+    External(String),
     Other,
+}
+
+impl Kind {
+    /// A value of this kind whose tensor type, size or contents are not known.
+    fn unknown_value(self) -> Value {
+        match self {
+            Kind::Tensor => Value::tensor_unknown(),
+            Kind::Int => Value::Int(Dim::Unknown),
+            Kind::Float => Value::Float,
+            Kind::Instance(key) => Value::Instance(key),
+            Kind::External(path) => Value::External(path),
+            Kind::Other => Value::Other,
+        }
+    }
 }
 
 /// Methods of candle's `Tensor` that return a `Tensor` (or `Result<Tensor>`): the engine's
@@ -415,10 +433,7 @@ impl Walker<'_> {
                     let clause = self.contract.clause(&name).map(|c| c.spec.clone());
                     let value = match self.kind(&typed.ty, clause.is_some()) {
                         Kind::Tensor => Value::Tensor(clause.unwrap_or_else(TensorType::unknown)),
-                        Kind::Int => Value::Int(Dim::Unknown),
-                        Kind::Float => Value::Float,
-                        Kind::Instance(key) => Value::Instance(key),
-                        Kind::Other => Value::Other,
+                        kind => kind.unknown_value(),
                     };
                     let origin = self.clause_place(&name);
                     self.bind(&name, value, origin);
@@ -614,6 +629,7 @@ impl Walker<'_> {
                 };
                 match resolved {
                     Resolved::External(path) if is_candle_tensor(&path) => Kind::Tensor,
+                    Resolved::External(path) => Kind::External(path.join("::")),
                     Resolved::Type(key) => Kind::Instance(key),
                     _ if clause && last == "Tensor" => Kind::Tensor,
                     _ => Kind::Other,
@@ -655,13 +671,8 @@ impl Walker<'_> {
         let Some((module, ty)) = self.index.field(key, name) else {
             return Value::Other;
         };
-        match self.kind_at(ty, false, module, Some(key), false) {
-            Kind::Tensor => Value::tensor_unknown(),
-            Kind::Int => Value::Int(Dim::Unknown),
-            Kind::Float => Value::Float,
-            Kind::Instance(key) => Value::Instance(key),
-            Kind::Other => Value::Other,
-        }
+        self.kind_at(ty, false, module, Some(key), false)
+            .unknown_value()
     }
 
     /// What a path written in the body names: the blocks' own `use`s and items first.
@@ -1170,6 +1181,7 @@ impl Walker<'_> {
         let name = call.method.to_string();
         match receiver {
             Value::Tensor(t) => self.tensor_method(&t, &name, &args, call, &arg_exprs),
+            Value::External(path) => self.external_method(&path, &name, &args, call, &arg_exprs),
             Value::Instance(key) => {
                 let ids = self.index.methods(&key, &name);
                 match ids {
@@ -1181,6 +1193,74 @@ impl Walker<'_> {
                 }
             }
             _ => Value::Other,
+        }
+    }
+
+    /// A method of another crate's type: `candle_contracts::nn::Embedding::forward`, the
+    /// guarded lookup of its table (the receiver's `embeddings()`, where a clause names it),
+    /// and candle-nn's `Embedding::forward`, whose result has the table's dtype.
+    fn external_method(
+        &mut self,
+        path: &str,
+        name: &str,
+        args: &[Value],
+        call: &syn::ExprMethodCall,
+        arg_exprs: &[&syn::Expr],
+    ) -> Value {
+        let guarded = match path {
+            "candle_contracts::nn::Embedding" => true,
+            "candle_nn::Embedding" | "candle_nn::embedding::Embedding" => false,
+            _ => return Value::Other,
+        };
+        // The crate's own trait may give the type a method of that name.
+        if name != "forward" || self.index.has_external_method(path, name) {
+            return Value::Other;
+        }
+        let table_text =
+            subject_text(strip_refs(&call.receiver)).map(|r| format!("{r}.embeddings()"));
+        let table = table_text
+            .as_deref()
+            .and_then(|text| self.subject_value_of(text))
+            .unwrap_or_else(Value::tensor_unknown);
+        if !guarded {
+            // candle-nn's: the table's rows for each id, of the layer's `hidden_size`.
+            let Value::Tensor(table) = table else {
+                return Value::tensor_unknown();
+            };
+            return match args.first() {
+                Some(Value::Tensor(ids)) => Value::Tensor(TensorType::new(
+                    table.dtypes,
+                    ids.shape.clone().appended(Dim::Unknown),
+                )),
+                _ => Value::Tensor(TensorType::new(table.dtypes, Shape::unknown())),
+            };
+        }
+        let rule_args = [args.first().map_or(Arg::Unknown, Value::arg), table.arg()];
+        match function("candle_contracts::nn::embedding", &rule_args) {
+            Ok(t) => Value::Tensor(t),
+            Err(mismatch) => {
+                let mismatch = Mismatch {
+                    op: "nn::Embedding::forward".to_string(),
+                    ..*mismatch
+                };
+                match (mismatch.argument, table_text) {
+                    (Argument::Position(1), Some(text)) => {
+                        let origin = self
+                            .subjects
+                            .get(&text)
+                            .and_then(|(_, place)| place.clone())
+                            .map(|place| {
+                                (
+                                    place,
+                                    format!("`{text}` is declared `{}` here", mismatch.found),
+                                )
+                            });
+                        self.record(&mismatch, call.receiver.span(), &text, origin);
+                    }
+                    _ => self.report(&mismatch, &call.receiver, arg_exprs, call.span()),
+                }
+                Value::tensor_unknown()
+            }
         }
     }
 
@@ -1352,13 +1432,8 @@ impl Walker<'_> {
     ) -> Value {
         let callee = &self.index.fns[id];
         let kind = self.return_kind(callee);
-        let unknown_result = match &kind {
-            Kind::Tensor => Value::tensor_unknown(),
-            Kind::Int => Value::Int(Dim::Unknown),
-            Kind::Float => Value::Float,
-            Kind::Instance(key) => Value::Instance(key.clone()),
-            Kind::Other => Value::Other,
-        };
+        let returns_tensor = matches!(kind, Kind::Tensor);
+        let unknown_result = kind.unknown_value();
         let Some(contract) = callee.contract.as_ref().and_then(|c| c.parsed.as_ref()) else {
             return unknown_result;
         };
@@ -1433,8 +1508,8 @@ impl Walker<'_> {
         if callee.sig.asyncness.is_some() {
             return Value::Other;
         }
-        match (kind, contract.clause("return")) {
-            (Kind::Tensor, Some(clause)) => Value::Tensor(bindings.instantiate(&clause.spec)),
+        match (returns_tensor, contract.clause("return")) {
+            (true, Some(clause)) => Value::Tensor(bindings.instantiate(&clause.spec)),
             _ => unknown_result,
         }
     }

@@ -109,6 +109,9 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
             // `let encoder = Encoder { .. }` is an `Encoder`.
             "error: `Encoder::decode` takes `h: f32[B, 10]`, but `xs` is `f32[B, 784]` here",
             "--> src/layers/attention.rs:15:20",
+            // `candle_contracts::nn::Embedding::forward` by the field's declared type.
+            "error: `nn::Embedding::forward` takes `ids: u8 | u32 | i64 [..]`, but `ids` is `f32[B, T]` here",
+            "--> src/layers/attention.rs:27:28",
         ]
     );
     // Where the wrong value comes from: the `let` of the caller.
@@ -120,7 +123,7 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
         "43 |     #[contract(xs: f32[B, 784], self.encoder.weight: f32[784, 32])]\n   |                                 ------------------- `self.encoder.weight` is declared `f32[784, 32]` here"
     ));
     assert!(
-        stderr.ends_with("error: 7 certain mismatches in 11 contracted functions in 5 files\n")
+        stderr.ends_with("error: 8 certain mismatches in 12 contracted functions in 5 files\n")
     );
     assert_eq!(code, 1);
 }
@@ -140,7 +143,7 @@ fn correct_programs_the_checker_cannot_follow_pass() {
     let (code, stdout, stderr) = run(&fixture("gradual"), &["check"]);
     assert_eq!(
         stderr,
-        "checked 25 contracted functions in 1 file: no certain mismatch\n"
+        "checked 26 contracted functions in 1 file: no certain mismatch\n"
     );
     assert_eq!((code, stdout.as_str()), (0, ""));
 }
