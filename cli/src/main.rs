@@ -21,6 +21,24 @@
 //! `check` exits with 0 when nothing is certainly wrong, 1 when something is, and 2 when the
 //! path cannot be read. `shapes FILE:FUNCTION` prints the type inferred for every name a
 //! `let` binds in that function (`12  h  f32[B, 128]`; `?` where unknown), as inlay hints do.
+//!
+//! # What is resolved, and what is left unknown
+//!
+//! Paths resolve through the module tree (`crate::`, `super::`, `self::`, file and inline
+//! modules, `#[path]`), `use`s (groups, renames, re-exports, globs of the crate's modules and
+//! of one other crate), a body's own `use`s and items, renamed dependencies
+//! (`candle = { package = "candle-core" }`) and the package's library from its other
+//! targets. Methods resolve by the receiver's declared type: `self` in an `impl`, a
+//! parameter typed `&Model`, a field of a struct of the crate, a struct literal, a function
+//! returning `Self`; `Self::f(self, ..)` and `Model::f(&m, ..)` too. A callee's clauses on
+//! `self.*` are checked against the caller's clauses on the receiver. `Embedding::forward`
+//! of `candle_contracts::nn` and of candle-nn resolve by the receiver's type.
+//!
+//! Unknown (and so never reported): what a call the rules and the crate's contracts do not
+//! know returns; methods on anything not known to be a `Tensor`; a name defined twice (once
+//! per `cfg`), or that a macro among the items or statements may define; values a loop, a
+//! closure, an async block, a `&mut` or a macro may change; fields behind `&mut self` or
+//! through a cell or a lock; `.await`; labeled blocks; sequence and tuple clauses.
 
 mod index;
 mod report;

@@ -1698,6 +1698,23 @@ impl<'ast> Visit<'ast> for PatNames {
         syn::visit::visit_pat_ident(self, p);
     }
 
+    /// A pattern macro may bind any name it is given.
+    fn visit_pat(&mut self, p: &'ast syn::Pat) {
+        fn idents(tokens: &TokenStream, into: &mut Vec<syn::Ident>) {
+            for token in tokens.clone() {
+                match token {
+                    TokenTree::Ident(ident) => into.push(ident),
+                    TokenTree::Group(group) => idents(&group.stream(), into),
+                    _ => {}
+                }
+            }
+        }
+        match p {
+            syn::Pat::Macro(m) => idents(&m.mac.tokens, &mut self.0),
+            _ => syn::visit::visit_pat(self, p),
+        }
+    }
+
     fn visit_expr(&mut self, _: &'ast syn::Expr) {}
 }
 
