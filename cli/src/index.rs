@@ -68,13 +68,13 @@ pub struct Module {
     pub opaque: bool,
 }
 
-/// A contract's text as written in a file.
+/// A function's contract as written in a file: the text of each `#[contract(...)]` (two
+/// attributes join into one contract, as the macro joins them).
 #[derive(Debug)]
 pub struct ContractText {
-    /// The clauses, as between the attribute's parentheses.
-    pub text: String,
-    /// The byte offset of the text in its file.
-    pub start: usize,
+    /// Each attribute's clauses, as between its parentheses, with the byte offset of the text
+    /// in the file.
+    pub pieces: Vec<(String, usize)>,
     /// The clauses read by the engine; `None` when the engine cannot read them (the macro
     /// reports it).
     pub parsed: Option<Contract>,
@@ -380,9 +380,20 @@ impl Index {
                 path.join("::")
             }
         };
-        let contract = attrs
+        let pieces: Vec<(String, usize)> = attrs
             .iter()
-            .find_map(|attr| contract_text(attr, file, sources));
+            .filter_map(|attr| contract_text(attr, file, sources))
+            .collect();
+        let contract = (!pieces.is_empty()).then(|| {
+            let parsed = pieces
+                .iter()
+                .map(|(text, _)| Contract::parse(text).ok())
+                .collect::<Option<Vec<Contract>>>()
+                .map(|contracts| Contract {
+                    clauses: contracts.into_iter().flat_map(|c| c.clauses).collect(),
+                });
+            ContractText { pieces, parsed }
+        });
         self.fns.push(FnDef {
             name,
             display,
@@ -636,8 +647,13 @@ impl Index {
     }
 }
 
-/// The text of a `#[contract(...)]` attribute (any path ending in `contract`).
-fn contract_text(attr: &syn::Attribute, file: FileId, sources: &Sources) -> Option<ContractText> {
+/// The text of a `#[contract(...)]` attribute (any path ending in `contract`), and its
+/// byte offset in the file.
+fn contract_text(
+    attr: &syn::Attribute,
+    file: FileId,
+    sources: &Sources,
+) -> Option<(String, usize)> {
     let last = attr.path().segments.last()?;
     if last.ident != "contract" {
         return None;
@@ -650,12 +666,7 @@ fn contract_text(attr: &syn::Attribute, file: FileId, sources: &Sources) -> Opti
     let start = range.start + 1;
     let end = range.end.saturating_sub(1).max(start);
     let text = source.text.get(start..end)?.to_string();
-    let parsed = Contract::parse(&text).ok();
-    Some(ContractText {
-        text,
-        start,
-        parsed,
-    })
+    Some((text, start))
 }
 
 /// The value of an integer literal expression (`784`, `10usize`).

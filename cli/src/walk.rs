@@ -389,24 +389,27 @@ impl Walker<'_> {
 
     /// Where `subject`'s clause is written in the contract.
     fn clause_place(&self, subject: &str) -> Option<Place> {
-        let text = self.f.contract.as_ref()?;
-        let bytes = text.text.as_bytes();
-        let mut from = 0;
-        while let Some(found) = text.text[from..].find(subject) {
-            let at = from + found;
-            let before_ok = at == 0 || matches!(bytes[at - 1], b' ' | b'\n' | b'\t' | b',' | b'(');
-            let after = text.text[at + subject.len()..].trim_start();
-            if before_ok && after.starts_with(':') && !after.starts_with("::") {
-                let start = text.start + at;
-                return Some(Place {
-                    file: self.f.file,
-                    start,
-                    end: start + subject.len(),
-                });
+        let contract = self.f.contract.as_ref()?;
+        contract.pieces.iter().find_map(|(text, offset)| {
+            let bytes = text.as_bytes();
+            let mut from = 0;
+            while let Some(found) = text[from..].find(subject) {
+                let at = from + found;
+                let before_ok =
+                    at == 0 || matches!(bytes[at - 1], b' ' | b'\n' | b'\t' | b',' | b'(');
+                let after = text[at + subject.len()..].trim_start();
+                if before_ok && after.starts_with(':') && !after.starts_with("::") {
+                    let start = offset + at;
+                    return Some(Place {
+                        file: self.f.file,
+                        start,
+                        end: start + subject.len(),
+                    });
+                }
+                from = at + subject.len();
             }
-            from = at + subject.len();
-        }
-        None
+            None
+        })
     }
 
     fn bind_params(&mut self) {

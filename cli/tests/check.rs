@@ -112,6 +112,9 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
             // `candle_contracts::nn::Embedding::forward` by the field's declared type.
             "error: `nn::Embedding::forward` takes `ids: u8 | u32 | i64 [..]`, but `ids` is `f32[B, T]` here",
             "--> src/layers/attention.rs:27:28",
+            // Two `#[contract]`s: the second's return clause.
+            "error: `layers::attention::two_contracts` returns `return: f32[B]`, but `x.sum_keepdim(1)` is `f32[B, 1]` here",
+            "--> src/layers/attention.rs:35:5",
         ]
     );
     // Where the wrong value comes from: the `let` of the caller.
@@ -123,7 +126,7 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
         "43 |     #[contract(xs: f32[B, 784], self.encoder.weight: f32[784, 32])]\n   |                                 ------------------- `self.encoder.weight` is declared `f32[784, 32]` here"
     ));
     assert!(
-        stderr.ends_with("error: 8 certain mismatches in 12 contracted functions in 5 files\n")
+        stderr.ends_with("error: 9 certain mismatches in 13 contracted functions in 5 files\n")
     );
     assert_eq!(code, 1);
 }
