@@ -1890,8 +1890,10 @@ fn local_item(item: &syn::Item, into: &mut BTreeMap<String, Option<Vec<String>>>
                 }
                 into.insert(r.rename.to_string(), Some(prefix));
             }
-            // A glob in a body may bring any name: the body's one-segment paths are unknown.
-            syn::UseTree::Glob(_) => {}
+            // A glob in a body may bring any name: the block's paths are unknown.
+            syn::UseTree::Glob(_) => {
+                into.insert(String::new(), None);
+            }
             syn::UseTree::Group(g) => {
                 for item in &g.items {
                     uses(item, prefix.clone(), into);
