@@ -96,8 +96,10 @@ pub struct FnDef {
     pub block: &'static syn::Block,
     /// The file it is written in.
     pub file: FileId,
-    /// Its `#[contract(...)]`, if it has one.
+    /// Its `#[contract(...)]`s, if it has any.
     pub contract: Option<ContractText>,
+    /// The generic parameters of its `impl` block (which shadow the module's names).
+    pub impl_generics: Vec<String>,
 }
 
 impl std::fmt::Debug for FnDef {
@@ -307,14 +309,14 @@ impl Index {
                             .collect(),
                         _ => Vec::new(),
                     };
+                    let generics = generic_names(&i.generics);
                     let mut ids = Vec::new();
                     for impl_item in &i.items {
                         if let syn::ImplItem::Fn(f) = impl_item {
-                            ids.push(
-                                self.add_fn(
-                                    module, None, &f.sig, &f.block, &f.attrs, file, sources,
-                                ),
-                            );
+                            let id = self
+                                .add_fn(module, None, &f.sig, &f.block, &f.attrs, file, sources);
+                            self.fns[id].impl_generics = generics.clone();
+                            ids.push(id);
                         }
                     }
                     self.pending_impls.push((module, self_ty, ids));
@@ -403,6 +405,7 @@ impl Index {
             block,
             file,
             contract,
+            impl_generics: Vec::new(),
         });
         self.fns.len() - 1
     }
@@ -667,6 +670,19 @@ fn contract_text(
     let end = range.end.saturating_sub(1).max(start);
     let text = source.text.get(start..end)?.to_string();
     Some((text, start))
+}
+
+/// The names of generic type and const parameters (`B`, `N`).
+pub fn generic_names(generics: &syn::Generics) -> Vec<String> {
+    generics
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+            syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect()
 }
 
 /// The value of an integer literal expression (`784`, `10usize`).

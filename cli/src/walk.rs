@@ -340,6 +340,15 @@ pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<Le
         hints: Vec::new(),
         in_let: false,
     };
+    // Generic parameters shadow the module's names.
+    let generics = f
+        .impl_generics
+        .iter()
+        .cloned()
+        .chain(crate::index::generic_names(&f.sig.generics))
+        .map(|name| (name, None))
+        .collect();
+    walker.local_paths.push(generics);
     walker.bind_params();
     let tail = walker.block(f.block);
     if let Some(expr) = tail_expr(f.block) {
