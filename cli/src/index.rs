@@ -270,9 +270,12 @@ impl Index {
                 syn::Item::Struct(s) => {
                     self.add_type(module, &s.ident);
                     let key = self.type_key(module, &s.ident.to_string());
+                    // A field typed by a generic parameter is of no type the index knows.
+                    let generics = generic_names(&s.generics);
                     let fields = s
                         .fields
                         .iter()
+                        .filter(|f| !starts_with_any(&f.ty, &generics))
                         .filter_map(|f| Some((f.ident.as_ref()?.to_string(), FieldType(&f.ty))))
                         .collect();
                     self.fields.insert(key, (module, fields));
@@ -670,6 +673,23 @@ fn contract_text(
     let end = range.end.saturating_sub(1).max(start);
     let text = source.text.get(start..end)?.to_string();
     Some((text, start))
+}
+
+/// Whether `ty`'s path (behind references) starts with one of `names` (generic parameters).
+pub fn starts_with_any(ty: &syn::Type, names: &[String]) -> bool {
+    match ty {
+        syn::Type::Reference(r) => starts_with_any(&r.elem, names),
+        syn::Type::Paren(p) => starts_with_any(&p.elem, names),
+        syn::Type::Group(g) => starts_with_any(&g.elem, names),
+        syn::Type::Path(p) => {
+            p.qself.is_some()
+                || p.path
+                    .segments
+                    .first()
+                    .is_some_and(|s| names.iter().any(|n| s.ident == n))
+        }
+        _ => false,
+    }
 }
 
 /// The names of generic type and const parameters (`B`, `N`).

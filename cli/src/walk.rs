@@ -669,6 +669,15 @@ impl Walker<'_> {
             }
             ty => ty,
         };
+        let generics: Vec<String> = callee
+            .impl_generics
+            .iter()
+            .cloned()
+            .chain(crate::index::generic_names(&callee.sig.generics))
+            .collect();
+        if crate::index::starts_with_any(ty, &generics) {
+            return Kind::Other;
+        }
         self.kind_at(
             ty,
             callee.contract.is_some(),
