@@ -1,0 +1,157 @@
+//! The source files read: their text, their display names, and the conversion of syn's spans
+//! (line and character column) into byte ranges for the diagnostics.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{LineColumn, Span};
+
+/// Index of a file in [`Sources`].
+pub type FileId = usize;
+
+/// A byte range in one file.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Place {
+    /// The file.
+    pub file: FileId,
+    /// The first byte in the file's text.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl Place {
+    /// The bytes covered.
+    pub fn range(&self) -> Range<usize> {
+        self.start..self.end
+    }
+}
+
+/// One source file.
+#[derive(Debug)]
+pub struct Source {
+    /// Where it is on disk.
+    pub path: PathBuf,
+    /// The name diagnostics print (relative to the current directory where it is below it).
+    pub name: String,
+    /// Its text.
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl Source {
+    /// The byte offset of a line (1-based) and character column (0-based), as proc-macro2
+    /// reports them; clamped to the text.
+    pub fn offset(&self, at: LineColumn) -> usize {
+        let Some(&start) = self.line_starts.get(at.line.saturating_sub(1)) else {
+            return self.text.len();
+        };
+        let line = &self.text[start..];
+        let end = line.find('\n').unwrap_or(line.len());
+        start
+            + line[..end]
+                .char_indices()
+                .nth(at.column)
+                .map_or(end, |(i, _)| i)
+    }
+
+    /// The bytes a span covers.
+    pub fn range(&self, span: Span) -> Range<usize> {
+        let (start, end) = (self.offset(span.start()), self.offset(span.end()));
+        start..end.max(start)
+    }
+
+    /// The 1-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&start| start <= offset)
+    }
+
+    /// The text of a span, as written.
+    pub fn text_of(&self, span: Span) -> &str {
+        &self.text[self.range(span)]
+    }
+}
+
+/// Every file read in one run.
+#[derive(Debug, Default)]
+pub struct Sources {
+    files: Vec<Source>,
+}
+
+impl Sources {
+    /// Reads `path`; `None` with the error when it cannot be read.
+    pub fn load(&mut self, path: &Path) -> std::io::Result<FileId> {
+        if let Some(id) = self.files.iter().position(|file| file.path == path) {
+            return Ok(id);
+        }
+        let text = std::fs::read_to_string(path)?;
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        self.files.push(Source {
+            path: path.to_path_buf(),
+            name: display_name(path),
+            text,
+            line_starts,
+        });
+        Ok(self.files.len() - 1)
+    }
+
+    /// The file of an id.
+    pub fn get(&self, id: FileId) -> &Source {
+        &self.files[id]
+    }
+
+    /// Every file, by id.
+    pub fn iter(&self) -> impl Iterator<Item = (FileId, &Source)> {
+        self.files.iter().enumerate()
+    }
+}
+
+/// A path as diagnostics print it: relative to the current directory where it is below it.
+fn display_name(path: &Path) -> String {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
+    relative
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters_and_lines_start_at_one() {
+        let mut sources = Sources::default();
+        let path = std::env::temp_dir().join(format!("cc-source-{}.rs", std::process::id()));
+        std::fs::write(&path, "// [B, 128] × [64, 10]\nfn f() {}\n").unwrap();
+        let id = sources.load(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let source = sources.get(id);
+        // `×` is two bytes: the column after it is a character count.
+        let after = source.offset(LineColumn {
+            line: 1,
+            column: 13,
+        });
+        assert_eq!(&source.text[after..after + 2], " [");
+        let fn_start = source.offset(LineColumn { line: 2, column: 0 });
+        assert_eq!(&source.text[fn_start..fn_start + 2], "fn");
+        assert_eq!(source.line_of(fn_start), 2);
+        assert_eq!(source.line_of(0), 1);
+        // Past the end of a line or of the text: clamped, never a panic.
+        assert_eq!(
+            source.offset(LineColumn {
+                line: 2,
+                column: 99
+            }),
+            source.text.len() - 1
+        );
+        assert_eq!(
+            source.offset(LineColumn { line: 9, column: 0 }),
+            source.text.len()
+        );
+    }
+}

@@ -1,0 +1,2013 @@
+//! The walk of one contracted function's body: each expression's value (a tensor type, a
+//! size, a dim index, ...) from the contract, the engine's rules and the contracts of the
+//! functions it calls, and every call that is certain to fail.
+//!
+//! What is not known is unknown and silent. A method is candle's only on a receiver known to
+//! be a `Tensor`; a name that a loop, a closure, a macro or a `&mut` may change is forgotten;
+//! branches that disagree are joined. So a correct program is never reported.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use candle_contracts_shapes::{
+    Arg, Argument, Bindings, Contract, DType, DTypeSet, Dim, DimIndex, Env, Help, Mismatch, Reason,
+    Shape, TensorType, function, method, rules::contract_ops,
+};
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+use crate::index::{FnDef, FnId, Index, ModId, Resolved};
+use crate::source::{Place, Sources};
+
+/// A call certain to fail, worded for a diagnostic.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Finding {
+    /// The expression that is wrong (an argument, a receiver, the tail expression).
+    pub place: Place,
+    /// The message (`` `Tensor::matmul` takes ..., but `w2.t()?` is `f32[64, 10]` here ``).
+    pub message: String,
+    /// Why, as the engine's reason says it.
+    pub note: String,
+    /// A likely fix.
+    pub help: Option<String>,
+    /// Where the wrong value's type was declared, and what it was declared as.
+    pub origin: Option<(Place, String)>,
+}
+
+/// The type inferred for one name a `let` binds.
+#[derive(Clone, Debug)]
+pub struct LetHint {
+    /// The line of the name.
+    pub line: usize,
+    /// The name.
+    pub name: String,
+    /// Its type (`f32[B, 128]`), `?` where unknown.
+    pub ty: String,
+}
+
+/// What the walk knows of a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Value {
+    /// A candle `Tensor` (or `Result<Tensor>`), with what is known of its type.
+    Tensor(TensorType),
+    /// An array of tensors (`[&a, &b]`).
+    Tensors(Vec<TensorType>),
+    /// An integer, with the size it is where known.
+    Int(Dim),
+    /// A float.
+    Float,
+    /// A `DType::*`.
+    DType(DType),
+    /// A `D::Minus*`.
+    DimIndex(DimIndex),
+    /// A tuple.
+    Tuple(Vec<Value>),
+    /// A value of a type of the crates read, by its key.
+    Instance(String),
+    /// A value of another crate's type, by its path (`candle_contracts::nn::Embedding`).
+    External(String),
+    /// What an expression that never completes yields (`return`, `panic!`).
+    Never,
+    /// Anything else.
+    Other,
+}
+
+impl Value {
+    fn tensor_unknown() -> Value {
+        Value::Tensor(TensorType::unknown())
+    }
+
+    /// The value after a change the walk cannot follow that keeps its Rust type.
+    fn forgotten(&self) -> Value {
+        match self {
+            Value::Tensor(_) => Value::tensor_unknown(),
+            Value::Int(_) => Value::Int(Dim::Unknown),
+            Value::Float => Value::Float,
+            Value::Instance(key) => Value::Instance(key.clone()),
+            Value::External(path) => Value::External(path.clone()),
+            _ => Value::Other,
+        }
+    }
+
+    /// What two branches agree on.
+    fn join(&self, other: &Value) -> Value {
+        match (self, other) {
+            (Value::Never, v) | (v, Value::Never) => v.clone(),
+            (Value::Tensor(a), Value::Tensor(b)) => Value::Tensor(a.join(b)),
+            (Value::Int(a), Value::Int(b)) if a == b => Value::Int(a.clone()),
+            (Value::Int(_), Value::Int(_)) => Value::Int(Dim::Unknown),
+            (Value::Tuple(a), Value::Tuple(b)) if a.len() == b.len() => {
+                Value::Tuple(a.iter().zip(b).map(|(x, y)| x.join(y)).collect())
+            }
+            (a, b) if a == b => a.clone(),
+            _ => Value::Other,
+        }
+    }
+
+    fn arg(&self) -> Arg {
+        match self {
+            Value::Tensor(t) => Arg::Tensor(t.clone()),
+            Value::Tensors(ts) => Arg::Tensors(ts.clone()),
+            Value::Int(d) => Arg::Int(d.clone()),
+            Value::Float => Arg::Float,
+            Value::DType(d) => Arg::DType(*d),
+            Value::DimIndex(i) => Arg::Dim(*i),
+            Value::Tuple(items) => Arg::Tuple(items.iter().map(Value::arg).collect()),
+            _ => Arg::Unknown,
+        }
+    }
+
+    fn hint(&self) -> String {
+        match self {
+            Value::Tensor(t) if !t.is_unknown() => t.to_string(),
+            Value::Int(d) if !d.is_unknown() => format!("= {d}"),
+            _ => "?".to_string(),
+        }
+    }
+}
+
+/// A name in scope: its value, and where its type was declared.
+#[derive(Clone, Debug)]
+struct Binding {
+    value: Value,
+    origin: Option<Place>,
+}
+
+/// What a Rust type is, as far as the walk cares.
+enum Kind {
+    Tensor,
+    Int,
+    Float,
+    Instance(String),
+    External(String),
+    Other,
+}
+
+impl Kind {
+    /// A value of this kind whose tensor type, size or contents are not known.
+    fn unknown_value(self) -> Value {
+        match self {
+            Kind::Tensor => Value::tensor_unknown(),
+            Kind::Int => Value::Int(Dim::Unknown),
+            Kind::Float => Value::Float,
+            Kind::Instance(key) => Value::Instance(key),
+            Kind::External(path) => Value::External(path),
+            Kind::Other => Value::Other,
+        }
+    }
+}
+
+/// Methods of candle's `Tensor` that return a `Tensor` (or `Result<Tensor>`): the engine's
+/// rules, and others whose result is a tensor of unknown type.
+const TENSOR_METHODS: &[&str] = &[
+    "clone",
+    "contiguous",
+    "force_contiguous",
+    "detach",
+    "copy",
+    "to_device",
+    "relu",
+    "exp",
+    "log",
+    "sqrt",
+    "sqr",
+    "neg",
+    "abs",
+    "tanh",
+    "sin",
+    "cos",
+    "gelu",
+    "gelu_erf",
+    "erf",
+    "silu",
+    "recip",
+    "ceil",
+    "floor",
+    "round",
+    "sign",
+    "affine",
+    "powf",
+    "elu",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "maximum",
+    "minimum",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "broadcast_add",
+    "broadcast_sub",
+    "broadcast_mul",
+    "broadcast_div",
+    "broadcast_maximum",
+    "broadcast_minimum",
+    "broadcast_eq",
+    "broadcast_ne",
+    "broadcast_lt",
+    "broadcast_le",
+    "broadcast_gt",
+    "broadcast_ge",
+    "to_dtype",
+    "matmul",
+    "broadcast_matmul",
+    "t",
+    "transpose",
+    "permute",
+    "reshape",
+    "flatten_all",
+    "flatten",
+    "flatten_from",
+    "flatten_to",
+    "squeeze",
+    "unsqueeze",
+    "narrow",
+    "get",
+    "sum_keepdim",
+    "mean_keepdim",
+    "sum",
+    "mean",
+    "max_keepdim",
+    "min_keepdim",
+    "max",
+    "min",
+    "argmax_keepdim",
+    "argmin_keepdim",
+    "argmax",
+    "argmin",
+    "sum_all",
+    "mean_all",
+    "max_all",
+    "min_all",
+    "broadcast_as",
+    "expand",
+    "broadcast_left",
+    "where_cond",
+    // A tensor whose type the engine leaves unknown.
+    "i",
+    "index_select",
+    "gather",
+    "scatter_add",
+    "index_add",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "avg_pool2d",
+    "max_pool2d",
+    "pad_with_zeros",
+    "pad_with_same",
+    "repeat",
+    "cumsum",
+    "pow",
+    "broadcast_pow",
+    "apply",
+    "apply_t",
+    "log_sum_exp",
+    "var",
+    "var_keepdim",
+    "clamp",
+    "roll",
+    "zeros_like",
+    "ones_like",
+    "rand_like",
+    "randn_like",
+    "upsample_nearest1d",
+    "upsample_nearest2d",
+    "interpolate1d",
+    "interpolate2d",
+    "slice_assign",
+    "slice_scatter",
+    "slice_scatter0",
+    "sort_last_dim",
+    "arg_sort_last_dim",
+    "cmp",
+    "broadcast_cmp",
+    "squeeze_dims",
+    "abs_diff",
+];
+
+/// Methods of `Result` (and `anyhow`'s `Context`) that keep the `Ok` value.
+const KEEP_OK: &[&str] = &["unwrap", "expect", "context", "with_context", "map_err"];
+
+/// std macros that never assign their arguments (their arguments are still read for `&mut`).
+const EXPRESSION_MACROS: &[&str] = &[
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "write",
+    "writeln",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "dbg",
+    "format_args",
+    "vec",
+];
+/// Macros that never return.
+const DIVERGING_MACROS: &[&str] = &["panic", "unreachable", "todo", "unimplemented", "bail"];
+
+/// Checks the body of `id` (the whole walk; `findings` are the certain failures).
+pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<LetHint>) {
+    let f = &index.fns[id];
+    let contract = match &f.contract {
+        Some(text) => match &text.parsed {
+            Some(contract) => contract.clone(),
+            None => return (Vec::new(), Vec::new()),
+        },
+        None => Contract::default(),
+    };
+    let mut walker = Walker {
+        index,
+        sources,
+        f,
+        env: Env::for_function(f.display.clone(), &contract),
+        contract,
+        scope: vec![BTreeMap::new()],
+        local_paths: Vec::new(),
+        subjects: BTreeMap::new(),
+        closures: 0,
+        findings: Vec::new(),
+        hints: Vec::new(),
+        in_let: false,
+    };
+    // Generic parameters shadow the module's names.
+    let generics = f
+        .impl_generics
+        .iter()
+        .cloned()
+        .chain(crate::index::generic_names(&f.sig.generics))
+        .map(|name| (name, None))
+        .collect();
+    walker.local_paths.push(generics);
+    walker.bind_params();
+    let tail = walker.block(f.block);
+    if let Some(expr) = tail_expr(f.block) {
+        walker.check_return(expr, &tail);
+    }
+    (walker.findings, walker.hints)
+}
+
+struct Walker<'a> {
+    index: &'a Index,
+    sources: &'a Sources,
+    f: &'a FnDef,
+    env: Env,
+    contract: Contract,
+    /// Frames of names, innermost last; the first holds the parameters.
+    scope: Vec<BTreeMap<String, Binding>>,
+    /// The `use`s (`Some`) and other items (`None`) declared in the blocks entered.
+    local_paths: Vec<BTreeMap<String, Option<Vec<String>>>>,
+    /// Clauses on paths from a parameter that cannot change (`self.head.weight()`), by their
+    /// text without spaces.
+    subjects: BTreeMap<String, (TensorType, Option<Place>)>,
+    /// How many closures and async blocks the walk is inside.
+    closures: usize,
+    findings: Vec<Finding>,
+    hints: Vec<LetHint>,
+    /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
+    in_let: bool,
+}
+
+impl Walker<'_> {
+    fn module(&self) -> ModId {
+        self.f.module
+    }
+
+    fn place(&self, span: Span) -> Place {
+        let range = self.sources.get(self.f.file).range(span);
+        Place {
+            file: self.f.file,
+            start: range.start,
+            end: range.end,
+        }
+    }
+
+    fn text(&self, span: Span) -> String {
+        self.sources.get(self.f.file).text_of(span).to_string()
+    }
+
+    /// Where `subject`'s clause is written in the contract.
+    fn clause_place(&self, subject: &str) -> Option<Place> {
+        let contract = self.f.contract.as_ref()?;
+        contract.pieces.iter().find_map(|(text, offset)| {
+            let bytes = text.as_bytes();
+            let mut from = 0;
+            while let Some(found) = text[from..].find(subject) {
+                let at = from + found;
+                let before_ok =
+                    at == 0 || matches!(bytes[at - 1], b' ' | b'\n' | b'\t' | b',' | b'(');
+                let after = text[at + subject.len()..].trim_start();
+                if before_ok && after.starts_with(':') && !after.starts_with("::") {
+                    let start = offset + at;
+                    return Some(Place {
+                        file: self.f.file,
+                        start,
+                        end: start + subject.len(),
+                    });
+                }
+                from = at + subject.len();
+            }
+            None
+        })
+    }
+
+    fn bind_params(&mut self) {
+        let sig = self.f.sig;
+        let mut immutable_roots = BTreeSet::new();
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Receiver(receiver) => {
+                    let value = match &self.f.owner {
+                        Some(key) => Value::Instance(key.clone()),
+                        None => Value::Other,
+                    };
+                    self.bind("self", value, None);
+                    if receiver.mutability.is_none() && !is_mut_ref(&receiver.ty) {
+                        immutable_roots.insert("self".to_string());
+                    }
+                }
+                syn::FnArg::Typed(typed) => {
+                    let syn::Pat::Ident(ident) = &*typed.pat else {
+                        self.bind_unknown(&typed.pat);
+                        continue;
+                    };
+                    let name = ident.ident.to_string();
+                    let clause = self.contract.clause(&name).map(|c| c.spec.clone());
+                    let value = match self.kind(&typed.ty, clause.is_some()) {
+                        Kind::Tensor => Value::Tensor(clause.unwrap_or_else(TensorType::unknown)),
+                        kind => kind.unknown_value(),
+                    };
+                    let origin = self.clause_place(&name);
+                    self.bind(&name, value, origin);
+                    if ident.mutability.is_none() && !is_mut_ref(&typed.ty) {
+                        immutable_roots.insert(name);
+                    }
+                }
+            }
+        }
+        for clause in &self.contract.clauses {
+            let subject: String = clause.subject.split_whitespace().collect();
+            let root = subject.split(['.', '(', '[', '?']).next().unwrap_or("");
+            if subject != root
+                && !subject.contains(['?', '[', '{'])
+                && immutable_roots.contains(root)
+                && !through_interior_mutability(&subject)
+            {
+                let origin = self.clause_place(&clause.subject);
+                self.subjects.insert(subject, (clause.spec.clone(), origin));
+            }
+        }
+    }
+
+    // ----- scope -----
+
+    fn bind(&mut self, name: &str, value: Value, origin: Option<Place>) {
+        if let Some(frame) = self.scope.last_mut() {
+            frame.insert(name.to_string(), Binding { value, origin });
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scope.iter().rev().find_map(|frame| frame.get(name))
+    }
+
+    /// Whether `name` is the parameter itself (not shadowed by a `let`).
+    fn is_param(&self, name: &str) -> bool {
+        self.scope
+            .iter()
+            .rposition(|frame| frame.contains_key(name))
+            == Some(0)
+    }
+
+    fn set(&mut self, name: &str, value: Value, origin: Option<Place>) {
+        if let Some(frame) = self.scope.iter_mut().rev().find(|f| f.contains_key(name)) {
+            frame.insert(name.to_string(), Binding { value, origin });
+        }
+    }
+
+    /// Forgets what the walk knew of names a loop, closure, `&mut` or macro may change.
+    fn forget(&mut self, changed: &Changed) {
+        for frame in &mut self.scope {
+            for (name, binding) in frame.iter_mut() {
+                if changed.rebound.contains(name) {
+                    *binding = Binding {
+                        value: Value::Other,
+                        origin: None,
+                    };
+                } else if changed.kept.contains(name) {
+                    *binding = Binding {
+                        value: binding.value.forgotten(),
+                        origin: None,
+                    };
+                }
+            }
+        }
+        if changed.kept.contains("self") || changed.rebound.contains("self") {
+            self.subjects.clear();
+        }
+        let roots: Vec<String> = changed
+            .kept
+            .iter()
+            .chain(&changed.rebound)
+            .cloned()
+            .collect();
+        self.subjects.retain(|subject, _| {
+            let root = subject.split(['.', '(']).next().unwrap_or("");
+            !roots.iter().any(|r| r == root)
+        });
+    }
+
+    fn forget_in(&mut self, visit: impl FnOnce(&mut Changed)) {
+        let mut changed = Changed::default();
+        visit(&mut changed);
+        self.forget(&changed);
+    }
+
+    /// Binds every name a pattern binds to an unknown value.
+    fn bind_unknown(&mut self, pat: &syn::Pat) {
+        let mut names = PatNames::default();
+        names.visit_pat(pat);
+        for ident in names.0 {
+            self.bind_let(&ident, Value::Other);
+        }
+    }
+
+    fn bind_let(&mut self, ident: &syn::Ident, value: Value) {
+        let place = self.place(ident.span());
+        if self.in_let {
+            self.hints.push(LetHint {
+                line: self.sources.get(self.f.file).line_of(place.start),
+                name: ident.to_string(),
+                ty: value.hint(),
+            });
+        }
+        let origin = matches!(value, Value::Tensor(_)).then_some(place);
+        self.bind(&ident.to_string(), value, origin);
+    }
+
+    fn bind_pattern(&mut self, pat: &syn::Pat, value: Value) {
+        match pat {
+            syn::Pat::Ident(ident) if ident.subpat.is_none() => self.bind_let(&ident.ident, value),
+            syn::Pat::Type(typed) => self.bind_pattern(&typed.pat, value),
+            syn::Pat::Reference(r) => self.bind_pattern(&r.pat, value),
+            syn::Pat::Paren(p) => self.bind_pattern(&p.pat, value),
+            syn::Pat::Tuple(tuple) => match value {
+                Value::Tuple(items)
+                    if items.len() == tuple.elems.len()
+                        && !tuple.elems.iter().any(|p| matches!(p, syn::Pat::Rest(_))) =>
+                {
+                    for (p, v) in tuple.elems.iter().zip(items) {
+                        self.bind_pattern(p, v);
+                    }
+                }
+                _ => self.bind_unknown(pat),
+            },
+            _ => self.bind_unknown(pat),
+        }
+    }
+
+    // ----- types and paths -----
+
+    /// What the Rust type `ty` (written in this function's module) is; `clause` says the
+    /// contract has a clause on it, which makes any type named `Tensor` candle's.
+    fn kind(&self, ty: &syn::Type, clause: bool) -> Kind {
+        self.kind_at(ty, clause, self.module(), self.f.owner.as_deref(), true)
+    }
+
+    /// What `ty` is when written in `module` (in an `impl` of `owner`); `body` says it is
+    /// written in this function's body, where the body's own `use`s count.
+    fn kind_at(
+        &self,
+        ty: &syn::Type,
+        clause: bool,
+        module: ModId,
+        owner: Option<&str>,
+        body: bool,
+    ) -> Kind {
+        let again = |ty: &syn::Type| self.kind_at(ty, clause, module, owner, body);
+        match ty {
+            syn::Type::Reference(r) => again(&r.elem),
+            syn::Type::Paren(p) => again(&p.elem),
+            syn::Type::Group(g) => again(&g.elem),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let segments: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                let last = segments.last().map_or("", String::as_str);
+                if segments.len() == 1 {
+                    match last {
+                        "usize" | "u8" | "u16" | "u32" | "u64" | "isize" | "i8" | "i16" | "i32"
+                        | "i64" => return Kind::Int,
+                        "f32" | "f64" => return Kind::Float,
+                        "Self" => {
+                            return match owner {
+                                Some(key) => Kind::Instance(key.to_string()),
+                                None => Kind::Other,
+                            };
+                        }
+                        _ => {}
+                    }
+                }
+                if matches!(last, "Box" | "Rc" | "Arc") {
+                    let inner = p.path.segments.last().and_then(|s| match &s.arguments {
+                        syn::PathArguments::AngleBracketed(a) => a.args.first(),
+                        _ => None,
+                    });
+                    return match inner {
+                        Some(syn::GenericArgument::Type(inner)) => match again(inner) {
+                            Kind::Tensor => Kind::Tensor,
+                            _ => Kind::Other,
+                        },
+                        _ => Kind::Other,
+                    };
+                }
+                let resolved = if body {
+                    self.resolve(&segments)
+                } else {
+                    self.index.resolve(module, &segments)
+                };
+                match resolved {
+                    Resolved::External(path) if is_candle_tensor(&path) => Kind::Tensor,
+                    Resolved::External(path) => Kind::External(path.join("::")),
+                    Resolved::Type(key) => Kind::Instance(key),
+                    _ if clause && last == "Tensor" => Kind::Tensor,
+                    _ => Kind::Other,
+                }
+            }
+            _ => Kind::Other,
+        }
+    }
+
+    /// The kind of what a function returns (the `Ok` value of a `Result`), in the callee's
+    /// own module.
+    fn return_kind(&self, callee: &FnDef) -> Kind {
+        let syn::ReturnType::Type(_, ty) = &callee.sig.output else {
+            return Kind::Other;
+        };
+        let ty = match &**ty {
+            syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result") => {
+                match p.path.segments.last().map(|s| &s.arguments) {
+                    Some(syn::PathArguments::AngleBracketed(a)) => match a.args.first() {
+                        Some(syn::GenericArgument::Type(t)) => t,
+                        _ => return Kind::Other,
+                    },
+                    _ => return Kind::Other,
+                }
+            }
+            ty => ty,
+        };
+        let generics: Vec<String> = callee
+            .impl_generics
+            .iter()
+            .cloned()
+            .chain(crate::index::generic_names(&callee.sig.generics))
+            .collect();
+        if crate::index::starts_with_any(ty, &generics) {
+            return Kind::Other;
+        }
+        self.kind_at(
+            ty,
+            callee.contract.is_some(),
+            callee.module,
+            callee.owner.as_deref(),
+            false,
+        )
+    }
+
+    /// A named field of a value of a type of the crates read, by its declared type.
+    fn field_value(&self, key: &str, name: &str) -> Value {
+        let Some((module, ty)) = self.index.field(key, name) else {
+            return Value::Other;
+        };
+        self.kind_at(ty, false, module, Some(key), false)
+            .unknown_value()
+    }
+
+    /// What a path written in the body names: the blocks' own `use`s and items first.
+    fn resolve(&self, segments: &[String]) -> Resolved {
+        let Some(first) = segments.first() else {
+            return Resolved::Unknown;
+        };
+        for frame in self.local_paths.iter().rev() {
+            match frame.get(first) {
+                Some(Some(path)) => {
+                    let mut full = path.clone();
+                    full.extend(segments[1..].iter().cloned());
+                    return self.index.resolve(self.module(), &full);
+                }
+                Some(None) => return Resolved::Unknown,
+                None => {}
+            }
+        }
+        let opaque = self.local_paths.iter().any(|frame| frame.contains_key(""));
+        if opaque && !matches!(first.as_str(), "crate" | "self" | "super" | "Self") {
+            return Resolved::Unknown;
+        }
+        if first == "Self" {
+            return match (&self.f.owner, segments.len()) {
+                (Some(key), 1) => Resolved::Type(key.clone()),
+                (Some(key), 2) => Resolved::Assoc(key.clone(), segments[1].clone()),
+                _ => Resolved::Unknown,
+            };
+        }
+        self.index.resolve(self.module(), segments)
+    }
+
+    // ----- statements and blocks -----
+
+    fn block(&mut self, block: &syn::Block) -> Value {
+        self.scope.push(BTreeMap::new());
+        let mut paths = BTreeMap::new();
+        for stmt in &block.stmts {
+            let unknown_macro = match stmt {
+                syn::Stmt::Item(syn::Item::Macro(m)) => m.ident.is_none(),
+                syn::Stmt::Item(item) => {
+                    local_item(item, &mut paths);
+                    false
+                }
+                syn::Stmt::Macro(m) => !self.known_macro(&m.mac),
+                syn::Stmt::Expr(syn::Expr::Macro(m), _) => !self.known_macro(&m.mac),
+                _ => false,
+            };
+            // A macro may define items here that shadow the module's names.
+            if unknown_macro {
+                paths.insert(String::new(), None);
+            }
+        }
+        self.local_paths.push(paths);
+        let mut value = Value::Other;
+        let mut never = false;
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            let last = i + 1 == block.stmts.len();
+            let v = self.stmt(stmt);
+            never |= v == Value::Never;
+            if last && matches!(stmt, syn::Stmt::Expr(_, None)) {
+                value = v;
+            }
+        }
+        self.local_paths.pop();
+        self.scope.pop();
+        if never { Value::Never } else { value }
+    }
+
+    fn stmt(&mut self, stmt: &syn::Stmt) -> Value {
+        match stmt {
+            syn::Stmt::Local(local) => {
+                let value = match &local.init {
+                    Some(init) => {
+                        let value = self.expr(&init.expr);
+                        if let Some((_, diverge)) = &init.diverge {
+                            let saved = self.scope.clone();
+                            self.expr(diverge);
+                            self.scope = saved;
+                        }
+                        value
+                    }
+                    None => Value::Other,
+                };
+                let value = if value == Value::Never {
+                    Value::Other
+                } else {
+                    value
+                };
+                self.in_let = true;
+                if local.init.as_ref().is_some_and(|i| i.diverge.is_some()) {
+                    self.bind_unknown(&local.pat);
+                } else {
+                    self.bind_pattern(&local.pat, value);
+                }
+                self.in_let = false;
+                Value::Other
+            }
+            syn::Stmt::Item(_) => Value::Other,
+            syn::Stmt::Expr(expr, _) => self.expr(expr),
+            syn::Stmt::Macro(m) => self.mac(&m.mac),
+        }
+    }
+
+    // ----- expressions -----
+
+    fn expr(&mut self, expr: &syn::Expr) -> Value {
+        match expr {
+            syn::Expr::Paren(p) => self.expr(&p.expr),
+            syn::Expr::Group(g) => self.expr(&g.expr),
+            syn::Expr::Lit(lit) => match &lit.lit {
+                syn::Lit::Int(int) if int.suffix().starts_with('f') => Value::Float,
+                syn::Lit::Int(int) => match int.base10_parse::<u64>() {
+                    Ok(n) => Value::Int(Dim::lit(n)),
+                    Err(_) => Value::Other,
+                },
+                syn::Lit::Float(_) => Value::Float,
+                _ => Value::Other,
+            },
+            syn::Expr::Path(p) => self.path_value(p),
+            syn::Expr::Reference(r) => {
+                let value = self.expr(&r.expr);
+                if r.mutability.is_some() {
+                    self.forget_in(|c| c.kept.extend(root(&r.expr)));
+                }
+                value
+            }
+            syn::Expr::Try(t) => self.expr(&t.expr),
+            syn::Expr::Unary(u) => {
+                let value = self.expr(&u.expr);
+                match (&u.op, value) {
+                    (syn::UnOp::Deref(_), v) => v,
+                    (syn::UnOp::Neg(_), Value::Tensor(t)) => Value::Tensor(t),
+                    (syn::UnOp::Neg(_), Value::Float) => Value::Float,
+                    _ => Value::Other,
+                }
+            }
+            syn::Expr::Cast(c) => {
+                let value = self.expr(&c.expr);
+                let to_int = matches!(self.kind(&c.ty, false), Kind::Int);
+                match (value, self.kind(&c.ty, false)) {
+                    (Value::Int(d), _) if to_int => Value::Int(d),
+                    (Value::Int(_) | Value::Float, Kind::Float) => Value::Float,
+                    (_, Kind::Int) => Value::Int(Dim::Unknown),
+                    _ => Value::Other,
+                }
+            }
+            syn::Expr::Tuple(t) => Value::Tuple(t.elems.iter().map(|e| self.expr(e)).collect()),
+            syn::Expr::Array(a) => {
+                let items: Vec<Value> = a.elems.iter().map(|e| self.expr(e)).collect();
+                array_value(items)
+            }
+            syn::Expr::Block(b) => {
+                let value = self.block(&b.block);
+                if b.label.is_some() {
+                    Value::Other
+                } else {
+                    value
+                }
+            }
+            syn::Expr::Unsafe(u) => self.block(&u.block),
+            syn::Expr::TryBlock(t) => self.block(&t.block),
+            syn::Expr::Const(c) => {
+                self.block(&c.block);
+                Value::Other
+            }
+            syn::Expr::If(i) => self.if_expr(i),
+            syn::Expr::Match(m) => self.match_expr(m),
+            syn::Expr::Let(l) => {
+                self.expr(&l.expr);
+                self.bind_unknown(&l.pat);
+                Value::Other
+            }
+            syn::Expr::ForLoop(f) => {
+                self.expr(&f.expr);
+                let mut changed = Changed::default();
+                changed.visit_block(&f.body);
+                self.forget(&changed);
+                self.scope.push(BTreeMap::new());
+                self.bind_unknown(&f.pat);
+                self.block(&f.body);
+                self.scope.pop();
+                self.forget(&changed);
+                Value::Other
+            }
+            syn::Expr::While(w) => {
+                let mut changed = Changed::default();
+                changed.visit_expr(&w.cond);
+                changed.visit_block(&w.body);
+                self.forget(&changed);
+                self.scope.push(BTreeMap::new());
+                self.expr(&w.cond);
+                self.block(&w.body);
+                self.scope.pop();
+                self.forget(&changed);
+                Value::Other
+            }
+            syn::Expr::Loop(l) => {
+                let mut changed = Changed::default();
+                changed.visit_block(&l.body);
+                self.forget(&changed);
+                self.block(&l.body);
+                self.forget(&changed);
+                Value::Other
+            }
+            syn::Expr::Closure(c) => {
+                let mut changed = Changed::default();
+                changed.visit_expr(&c.body);
+                let saved = self.scope.clone();
+                let saved_subjects = self.subjects.clone();
+                self.closures += 1;
+                self.scope.push(BTreeMap::new());
+                for input in &c.inputs {
+                    match input {
+                        syn::Pat::Type(typed) => match (&*typed.pat, self.kind(&typed.ty, false)) {
+                            (syn::Pat::Ident(ident), Kind::Tensor) => {
+                                self.bind_let(&ident.ident, Value::tensor_unknown())
+                            }
+                            _ => self.bind_unknown(&typed.pat),
+                        },
+                        pat => self.bind_unknown(pat),
+                    }
+                }
+                // The body may run any number of times.
+                self.forget(&changed);
+                self.expr(&c.body);
+                self.closures -= 1;
+                self.scope = saved;
+                self.subjects = saved_subjects;
+                self.forget(&changed);
+                Value::Other
+            }
+            syn::Expr::Async(a) => {
+                let mut changed = Changed::default();
+                changed.visit_block(&a.block);
+                let saved = self.scope.clone();
+                let saved_subjects = self.subjects.clone();
+                self.closures += 1;
+                self.forget(&changed);
+                self.block(&a.block);
+                self.closures -= 1;
+                self.scope = saved;
+                self.subjects = saved_subjects;
+                self.forget(&changed);
+                Value::Other
+            }
+            syn::Expr::Await(a) => {
+                self.expr(&a.base);
+                Value::Other
+            }
+            syn::Expr::Return(r) => {
+                if let Some(value_expr) = &r.expr {
+                    let value = self.expr(value_expr);
+                    self.check_return(value_expr, &value);
+                }
+                Value::Never
+            }
+            syn::Expr::Break(b) => {
+                if let Some(e) = &b.expr {
+                    self.expr(e);
+                }
+                Value::Never
+            }
+            syn::Expr::Continue(_) => Value::Never,
+            syn::Expr::Assign(a) => {
+                let value = self.expr(&a.right);
+                match place_local(&a.left) {
+                    Some(name) if self.lookup(&name).is_some() => {
+                        let origin =
+                            matches!(value, Value::Tensor(_)).then(|| self.place(a.left.span()));
+                        self.set(&name, value, origin);
+                        if name == "self" {
+                            self.subjects.clear();
+                        }
+                    }
+                    _ => {
+                        self.expr(&a.left);
+                        self.forget_in(|c| c.kept.extend(root(&a.left)));
+                    }
+                }
+                Value::Other
+            }
+            syn::Expr::Binary(b) => self.binary(b),
+            syn::Expr::Field(field) => {
+                if let Some(value) = self.subject_value(expr) {
+                    return value;
+                }
+                let base = self.expr(&field.base);
+                match (base, &field.member) {
+                    (Value::Tuple(items), syn::Member::Unnamed(i)) => {
+                        items.get(i.index as usize).cloned().unwrap_or(Value::Other)
+                    }
+                    (Value::Instance(key), syn::Member::Named(name)) => {
+                        self.field_value(&key, &name.to_string())
+                    }
+                    _ => Value::Other,
+                }
+            }
+            syn::Expr::Index(i) => {
+                self.expr(&i.expr);
+                self.expr(&i.index);
+                Value::Other
+            }
+            syn::Expr::Struct(lit) => {
+                for field in &lit.fields {
+                    self.expr(&field.expr);
+                }
+                if let Some(rest) = &lit.rest {
+                    self.expr(rest);
+                }
+                let segments: Vec<String> = lit
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                match (&lit.qself, self.resolve(&segments)) {
+                    (None, Resolved::Type(key)) => Value::Instance(key),
+                    _ => Value::Other,
+                }
+            }
+            syn::Expr::MethodCall(call) => self.method_call(expr, call),
+            syn::Expr::Call(call) => self.call(call),
+            syn::Expr::Macro(m) => self.mac(&m.mac),
+            _ => {
+                // Struct literals, ranges, ...: nothing known, but what they may change is.
+                self.forget_in(|c| c.visit_expr(expr));
+                Value::Other
+            }
+        }
+    }
+
+    fn path_value(&mut self, p: &syn::ExprPath) -> Value {
+        let segments: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        if p.qself.is_none()
+            && let [name] = segments.as_slice()
+            && let Some(binding) = self.lookup(name)
+        {
+            return binding.value.clone();
+        }
+        if let [.., d, minus] = segments.as_slice()
+            && d == "D"
+        {
+            match minus.as_str() {
+                "Minus1" => return Value::DimIndex(DimIndex::FromEnd(1)),
+                "Minus2" => return Value::DimIndex(DimIndex::FromEnd(2)),
+                _ => {}
+            }
+        }
+        if let [.., dtype, name] = segments.as_slice()
+            && dtype == "DType"
+            && let Some(dtype) = DType::from_name(&name.to_lowercase())
+        {
+            return Value::DType(dtype);
+        }
+        match self.resolve(&segments) {
+            Resolved::Const(Some(n)) => Value::Int(Dim::lit(n)),
+            Resolved::Const(None) => Value::Other,
+            _ => Value::Other,
+        }
+    }
+
+    /// The clause's type of a path the contract names (`self.head.weight()`).
+    fn subject_value(&self, expr: &syn::Expr) -> Option<Value> {
+        self.subject_value_of(&subject_text(expr)?)
+    }
+
+    /// The clause's type of a path the contract names, by its text without spaces.
+    fn subject_value_of(&self, text: &str) -> Option<Value> {
+        let root = text.split(['.', '(']).next()?;
+        if !self.is_param(root) {
+            return None;
+        }
+        let (spec, _) = self.subjects.get(text)?;
+        Some(Value::Tensor(spec.clone()))
+    }
+
+    fn subject_origin(&self, expr: &syn::Expr) -> Option<Place> {
+        let text = subject_text(strip_refs(expr))?;
+        match text.split_once('.') {
+            None => self.lookup(&text)?.origin.clone(),
+            Some(_) => self.subjects.get(&text)?.1.clone(),
+        }
+    }
+
+    fn if_expr(&mut self, i: &syn::ExprIf) -> Value {
+        self.scope.push(BTreeMap::new());
+        self.expr(&i.cond);
+        let mut before = self.scope.clone();
+        before.pop();
+        let then = self.block(&i.then_branch);
+        self.scope.pop();
+        let then_scope = std::mem::replace(&mut self.scope, before.clone());
+        let otherwise = match &i.else_branch {
+            Some((_, e)) => self.expr(e),
+            None => Value::Other,
+        };
+        let else_scope = std::mem::take(&mut self.scope);
+        self.scope = match (&then, &otherwise) {
+            (Value::Never, _) => else_scope,
+            (_, Value::Never) => then_scope,
+            _ => merge(&then_scope, &else_scope),
+        };
+        match &i.else_branch {
+            Some(_) => then.join(&otherwise),
+            None => Value::Other,
+        }
+    }
+
+    fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
+        self.expr(&m.expr);
+        let before = self.scope.clone();
+        let mut value: Option<Value> = None;
+        let mut after: Option<Vec<BTreeMap<String, Binding>>> = None;
+        for arm in &m.arms {
+            self.scope = before.clone();
+            self.scope.push(BTreeMap::new());
+            self.bind_unknown(&arm.pat);
+            if let Some((_, guard)) = &arm.guard {
+                self.expr(guard);
+            }
+            let v = self.expr(&arm.body);
+            self.scope.pop();
+            if v == Value::Never {
+                continue;
+            }
+            value = Some(match value {
+                Some(prev) => prev.join(&v),
+                None => v,
+            });
+            after = Some(match after {
+                Some(prev) => merge(&prev, &self.scope),
+                None => self.scope.clone(),
+            });
+        }
+        self.scope = after.unwrap_or(before);
+        value.unwrap_or(Value::Never)
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary) -> Value {
+        use syn::BinOp;
+        let left = self.expr(&b.left);
+        let right = self.expr(&b.right);
+        let name = match b.op {
+            BinOp::Add(_) => "add",
+            BinOp::Sub(_) => "sub",
+            BinOp::Mul(_) => "mul",
+            BinOp::Div(_) => "div",
+            BinOp::Rem(_) => "rem",
+            BinOp::AddAssign(_)
+            | BinOp::SubAssign(_)
+            | BinOp::MulAssign(_)
+            | BinOp::DivAssign(_)
+            | BinOp::RemAssign(_)
+            | BinOp::BitXorAssign(_)
+            | BinOp::BitAndAssign(_)
+            | BinOp::BitOrAssign(_)
+            | BinOp::ShlAssign(_)
+            | BinOp::ShrAssign(_) => {
+                self.forget_in(|c| c.kept.extend(root(&b.left)));
+                return Value::Other;
+            }
+            _ => return Value::Other,
+        };
+        match (left, right) {
+            (Value::Int(a), Value::Int(c)) => Value::Int(match name {
+                "add" => a.add(c),
+                "sub" => a.sub(c),
+                "mul" => a.mul(c),
+                "div" => a.div(c),
+                _ => a.rem(c),
+            }),
+            // candle's operators on tensors are its `add`, `sub`, `mul` and `div`.
+            (Value::Tensor(a), Value::Tensor(c)) if name != "rem" => {
+                match method(name, &a, &[Arg::Tensor(c)]) {
+                    Ok(t) => Value::Tensor(t),
+                    Err(mismatch) => {
+                        self.report(&mismatch, &b.left, &[&*b.right], b.span());
+                        Value::tensor_unknown()
+                    }
+                }
+            }
+            (Value::Tensor(a), Value::Float | Value::Int(_)) => Value::Tensor(a),
+            (Value::Float | Value::Int(_), Value::Tensor(c)) => Value::Tensor(c),
+            (Value::Float, Value::Float | Value::Int(_)) | (Value::Int(_), Value::Float) => {
+                Value::Float
+            }
+            _ => Value::Other,
+        }
+    }
+
+    fn method_call(&mut self, expr: &syn::Expr, call: &syn::ExprMethodCall) -> Value {
+        if call.args.is_empty()
+            && let Some(value) = self.subject_value(expr)
+        {
+            return value;
+        }
+        let receiver = self.expr(&call.receiver);
+        let args: Vec<Value> = call.args.iter().map(|a| self.expr(a)).collect();
+        let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
+        let name = call.method.to_string();
+        match receiver {
+            Value::Tensor(t) => self.tensor_method(&t, &name, &args, call, &arg_exprs),
+            Value::External(path) => self.external_method(&path, &name, &args, call, &arg_exprs),
+            Value::Instance(key) => {
+                let ids = self.index.methods(&key, &name);
+                match ids {
+                    // A method of the type: its contract, or its signature.
+                    [id] if self.index.fns[*id].sig.receiver().is_some() => {
+                        self.call_fn(*id, Some(&call.receiver), &args, &arg_exprs)
+                    }
+                    _ => Value::Other,
+                }
+            }
+            _ => Value::Other,
+        }
+    }
+
+    /// A method of another crate's type: `candle_contracts::nn::Embedding::forward`, the
+    /// guarded lookup of its table (the receiver's `embeddings()`, where a clause names it),
+    /// and candle-nn's `Embedding::forward`, whose result has the table's dtype.
+    fn external_method(
+        &mut self,
+        path: &str,
+        name: &str,
+        args: &[Value],
+        call: &syn::ExprMethodCall,
+        arg_exprs: &[&syn::Expr],
+    ) -> Value {
+        let guarded = match path {
+            "candle_contracts::nn::Embedding" => true,
+            "candle_nn::Embedding" | "candle_nn::embedding::Embedding" => false,
+            _ => return Value::Other,
+        };
+        // The crate's own trait may give the type a method of that name.
+        if name != "forward" || self.index.has_external_method(path, name) {
+            return Value::Other;
+        }
+        let table_text =
+            subject_text(strip_refs(&call.receiver)).map(|r| format!("{r}.embeddings()"));
+        let table = table_text
+            .as_deref()
+            .and_then(|text| self.subject_value_of(text))
+            .unwrap_or_else(Value::tensor_unknown);
+        if !guarded {
+            // candle-nn's: the table's rows for each id, of the layer's `hidden_size`.
+            let Value::Tensor(table) = table else {
+                return Value::tensor_unknown();
+            };
+            return match args.first() {
+                Some(Value::Tensor(ids)) => Value::Tensor(TensorType::new(
+                    table.dtypes,
+                    ids.shape.clone().appended(Dim::Unknown),
+                )),
+                _ => Value::Tensor(TensorType::new(table.dtypes, Shape::unknown())),
+            };
+        }
+        let rule_args = [args.first().map_or(Arg::Unknown, Value::arg), table.arg()];
+        match function("candle_contracts::nn::embedding", &rule_args) {
+            Ok(t) => Value::Tensor(t),
+            Err(mismatch) => {
+                let mismatch = Mismatch {
+                    op: "nn::Embedding::forward".to_string(),
+                    ..*mismatch
+                };
+                match (mismatch.argument, table_text) {
+                    (Argument::Position(1), Some(text)) => {
+                        let origin = self
+                            .subjects
+                            .get(&text)
+                            .and_then(|(_, place)| place.clone())
+                            .map(|place| {
+                                (
+                                    place,
+                                    format!("`{text}` is declared `{}` here", mismatch.found),
+                                )
+                            });
+                        self.record(&mismatch, call.receiver.span(), &text, origin);
+                    }
+                    _ => self.report(&mismatch, &call.receiver, arg_exprs, call.span()),
+                }
+                Value::tensor_unknown()
+            }
+        }
+    }
+
+    fn tensor_method(
+        &mut self,
+        t: &TensorType,
+        name: &str,
+        args: &[Value],
+        call: &syn::ExprMethodCall,
+        arg_exprs: &[&syn::Expr],
+    ) -> Value {
+        let dims_n = match name {
+            "dims2" => Some(2),
+            "dims3" => Some(3),
+            "dims4" => Some(4),
+            "dims5" => Some(5),
+            _ => None,
+        };
+        if let Some(n) = dims_n {
+            return Value::Tuple(match t.shape.dims() {
+                Some(dims) if dims.len() == n => dims.iter().cloned().map(Value::Int).collect(),
+                _ => vec![Value::Int(Dim::Unknown); n],
+            });
+        }
+        match name {
+            "dim" => {
+                let index = args.first().map(Value::arg).and_then(|a| a.dim_index());
+                let dim = index.map_or(Dim::Unknown, |index| match t.shape.resolve(index) {
+                    candle_contracts_shapes::shape::Resolved::At(axis) => t.shape.get(axis),
+                    _ => Dim::Unknown,
+                });
+                Value::Int(dim)
+            }
+            "elem_count" => Value::Int(t.shape.elem_count()),
+            _ if KEEP_OK.contains(&name) => Value::Tensor(t.clone()),
+            _ if TENSOR_METHODS.contains(&name) => {
+                let args: Vec<Arg> = args.iter().map(Value::arg).collect();
+                match method(name, t, &args) {
+                    Ok(result) => Value::Tensor(result),
+                    Err(mismatch) => {
+                        self.report(&mismatch, &call.receiver, arg_exprs, call.span());
+                        Value::tensor_unknown()
+                    }
+                }
+            }
+            _ => Value::Other,
+        }
+    }
+
+    fn call(&mut self, call: &syn::ExprCall) -> Value {
+        let args: Vec<Value> = call.args.iter().map(|a| self.expr(a)).collect();
+        let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
+        let syn::Expr::Path(path) = &*call.func else {
+            self.expr(&call.func);
+            return Value::Other;
+        };
+        if path.qself.is_some() {
+            return Value::Other;
+        }
+        let segments: Vec<String> = path
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        if let [name] = segments.as_slice() {
+            if self.lookup(name).is_some() {
+                return Value::Other;
+            }
+            if name == "Ok" {
+                return args.into_iter().next().unwrap_or(Value::Other);
+            }
+        }
+        if let [.., d, minus] = segments.as_slice()
+            && d == "D"
+            && minus == "Minus"
+            && let Some(Value::Int(k)) = args.first()
+            && let Some(k) = k.as_literal().and_then(|k| usize::try_from(k).ok())
+        {
+            return Value::DimIndex(DimIndex::FromEnd(k));
+        }
+        match self.resolve(&segments) {
+            Resolved::Fn(id) => self.call_fn(id, None, &args, &arg_exprs),
+            Resolved::Assoc(key, name) => match self.index.methods(&key, &name) {
+                [id] => {
+                    let id = *id;
+                    if self.index.fns[id].sig.receiver().is_some() {
+                        // `Model::forward(&model, &xs)`: the receiver comes first.
+                        let receiver = arg_exprs.first().copied();
+                        match (args.get(1..), arg_exprs.get(1..)) {
+                            (Some(args), Some(exprs)) => self.call_fn(id, receiver, args, exprs),
+                            _ => Value::Other,
+                        }
+                    } else {
+                        self.call_fn(id, None, &args, &arg_exprs)
+                    }
+                }
+                _ => Value::Other,
+            },
+            Resolved::External(path) => self.external_call(&path, &args, &arg_exprs, call),
+            _ => Value::Other,
+        }
+    }
+
+    /// A call into candle, candle-nn or `candle_contracts::nn`, through the engine's rules.
+    fn external_call(
+        &mut self,
+        path: &[String],
+        args: &[Value],
+        arg_exprs: &[&syn::Expr],
+        call: &syn::ExprCall,
+    ) -> Value {
+        let mut path: Vec<&str> = path.iter().map(String::as_str).collect();
+        // `candle_core::tensor::Tensor::cat` is `candle_core::Tensor::cat`.
+        if path.first() == Some(&"candle_core")
+            && path.len() > 3
+            && path[path.len() - 2] == "Tensor"
+        {
+            path = vec!["candle_core", "Tensor", path[path.len() - 1]];
+        }
+        let full = path.join("::");
+        let returns_tensor = match path.as_slice() {
+            ["candle_core", "Tensor", name] => matches!(
+                *name,
+                "cat"
+                    | "stack"
+                    | "new"
+                    | "zeros"
+                    | "ones"
+                    | "zeros_like"
+                    | "ones_like"
+                    | "arange"
+                    | "arange_step"
+                    | "from_vec"
+                    | "from_slice"
+                    | "rand"
+                    | "randn"
+                    | "full"
+                    | "eye"
+                    | "tril2"
+                    | "triu2"
+            ),
+            ["candle_nn", "ops" | "loss", _] => true,
+            _ => contract_ops().iter().any(|op| op.path == full),
+        };
+        if !returns_tensor {
+            return Value::Other;
+        }
+        let rule_args: Vec<Arg> = args.iter().map(Value::arg).collect();
+        match function(&full, &rule_args) {
+            Ok(t) => Value::Tensor(t),
+            Err(mismatch) => {
+                let receiver = arg_exprs.first().copied().unwrap_or(&call.func);
+                self.report(&mismatch, receiver, arg_exprs, call.span());
+                Value::tensor_unknown()
+            }
+        }
+    }
+
+    /// A call of a function of the crates read: its arguments against its contract (and its
+    /// `self.*` clauses against the caller's clauses on the receiver), and its result from
+    /// its `return` clause (or its signature).
+    fn call_fn(
+        &mut self,
+        id: FnId,
+        receiver: Option<&syn::Expr>,
+        args: &[Value],
+        arg_exprs: &[&syn::Expr],
+    ) -> Value {
+        let callee = &self.index.fns[id];
+        let kind = self.return_kind(callee);
+        let returns_tensor = matches!(kind, Kind::Tensor);
+        let unknown_result = kind.unknown_value();
+        let Some(contract) = callee.contract.as_ref().and_then(|c| c.parsed.as_ref()) else {
+            return unknown_result;
+        };
+        let params: Vec<Option<String>> = callee
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|input| match input {
+                syn::FnArg::Receiver(_) => None,
+                syn::FnArg::Typed(t) => Some(match &*t.pat {
+                    syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                    _ => None,
+                }),
+            })
+            .collect();
+        let receiver_text = receiver.and_then(|r| subject_text(strip_refs(r)));
+        // (the argument's position, or `None` for a path from the receiver; its clause; its
+        // type; the caller's text of a path from the receiver)
+        let mut given = Vec::new();
+        for clause in &contract.clauses {
+            let subject: String = clause.subject.split_whitespace().collect();
+            if let Some(rest) = subject.strip_prefix("self.")
+                && let Some(text) = &receiver_text
+            {
+                let theirs = format!("{text}.{rest}");
+                if let Some(Value::Tensor(t)) = self.subject_value_of(&theirs) {
+                    given.push((None, clause, t, Some(theirs)));
+                }
+                continue;
+            }
+            let Some(position) = params
+                .iter()
+                .position(|p| p.as_deref() == Some(subject.as_str()))
+            else {
+                continue;
+            };
+            if let Some(Value::Tensor(t)) = args.get(position) {
+                given.push((Some(position), clause, t.clone(), None));
+            }
+        }
+        let pairs: Vec<(&TensorType, &TensorType)> =
+            given.iter().map(|(_, c, t, _)| (&c.spec, t)).collect();
+        let mut bindings = Bindings::new();
+        if let Err((i, reason)) = bindings.match_all(&pairs) {
+            let (position, clause, found, theirs) = &given[i];
+            let mismatch = Mismatch {
+                op: callee.display.clone(),
+                argument: position.map_or(Argument::Receiver, Argument::Position),
+                expected: clause.signature(),
+                found: found.to_string(),
+                help: suggest(found, &clause.spec, &reason),
+                reason,
+            };
+            match (position, theirs, receiver) {
+                (Some(position), _, _) => {
+                    if let Some(expr) = arg_exprs.get(*position) {
+                        self.report(&mismatch, expr, arg_exprs, expr.span());
+                    }
+                }
+                (None, Some(theirs), Some(receiver)) => {
+                    let origin = self
+                        .subjects
+                        .get(theirs)
+                        .and_then(|(_, place)| place.clone())
+                        .map(|place| (place, format!("`{theirs}` is declared `{found}` here")));
+                    self.record(&mismatch, receiver.span(), theirs, origin);
+                }
+                _ => {}
+            }
+            return unknown_result;
+        }
+        if callee.sig.asyncness.is_some() {
+            return Value::Other;
+        }
+        match (returns_tensor, contract.clause("return")) {
+            (true, Some(clause)) => Value::Tensor(bindings.instantiate(&clause.spec)),
+            _ => unknown_result,
+        }
+    }
+
+    /// Whether `mac` is a macro known to define no items: std's formatting, assertion and
+    /// panicking macros, and `candle_contracts`' `check!`.
+    fn known_macro(&self, mac: &syn::Macro) -> bool {
+        let Some(name) = mac.path.segments.last().map(|s| s.ident.to_string()) else {
+            return false;
+        };
+        EXPRESSION_MACROS.contains(&name.as_str())
+            || DIVERGING_MACROS.contains(&name.as_str())
+            || self.is_check_macro(mac)
+    }
+
+    fn is_check_macro(&self, mac: &syn::Macro) -> bool {
+        let segments: Vec<String> = mac
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        segments.last().is_some_and(|name| name == "check")
+            && matches!(self.index.resolve(self.module(), &segments),
+                Resolved::External(p) if p.first().is_some_and(|c| c == "candle_contracts"))
+    }
+
+    fn mac(&mut self, mac: &syn::Macro) -> Value {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        let std_like =
+            EXPRESSION_MACROS.contains(&name.as_str()) || DIVERGING_MACROS.contains(&name.as_str());
+        let parsed = std_like
+            .then(|| {
+                mac.parse_body_with(
+                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+                )
+                .ok()
+            })
+            .flatten();
+        let guard_macro = self.is_check_macro(mac);
+        match parsed {
+            Some(exprs) => self.forget_in(|c| {
+                for e in &exprs {
+                    c.visit_expr(e);
+                }
+            }),
+            // `check!` reads its tensors; anything else may bind or assign the names it holds.
+            None if guard_macro => {}
+            None => self.forget_in(|c| idents(&mac.tokens, &mut c.rebound)),
+        }
+        if DIVERGING_MACROS.contains(&name.as_str()) {
+            Value::Never
+        } else {
+            Value::Other
+        }
+    }
+
+    // ----- findings -----
+
+    fn check_return(&mut self, expr: &syn::Expr, value: &Value) {
+        if self.closures > 0 {
+            return;
+        }
+        let Value::Tensor(t) = value else {
+            return;
+        };
+        if let Err(mismatch) = self.env.check_return(t) {
+            let inner = ok_inner(expr);
+            self.report(&mismatch, inner, &[], inner.span());
+        }
+    }
+
+    /// Records a mismatch, naming the argument by its text.
+    fn report(
+        &mut self,
+        mismatch: &Mismatch,
+        receiver: &syn::Expr,
+        args: &[&syn::Expr],
+        call: Span,
+    ) {
+        let wrong = match mismatch.argument {
+            Argument::Receiver | Argument::Return => Some(receiver),
+            Argument::Position(i) => args.get(i).copied(),
+        };
+        let (span, given) = match wrong {
+            Some(expr) => {
+                let expr = strip_refs(expr);
+                (expr.span(), self.text(expr.span()))
+            }
+            None => (call, self.text(call)),
+        };
+        let origin = wrong.and_then(|expr| {
+            let place = self.subject_origin(expr)?;
+            let name = subject_text(strip_refs(expr))?;
+            let declared = name.contains('.') || self.is_param(&name);
+            Some((
+                place,
+                match declared {
+                    true => format!("`{name}` is declared `{}` here", mismatch.found),
+                    false => format!("`{name}` is bound here"),
+                },
+            ))
+        });
+        self.record(mismatch, span, &given, origin);
+    }
+
+    /// Records a mismatch at `span`, naming the wrong value `given`.
+    fn record(
+        &mut self,
+        mismatch: &Mismatch,
+        span: Span,
+        given: &str,
+        origin: Option<(Place, String)>,
+    ) {
+        let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.findings.push(Finding {
+            place: self.place(span),
+            message: mismatch.message(&given),
+            note: mismatch.note(),
+            help: mismatch.help(&given),
+            origin,
+        });
+    }
+}
+
+/// Names a piece of code may assign (`kept`: the type stays, the value may change) or bind
+/// anew (`rebound`, from a macro).
+#[derive(Default)]
+struct Changed {
+    kept: BTreeSet<String>,
+    rebound: BTreeSet<String>,
+}
+
+impl<'ast> Visit<'ast> for Changed {
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        self.kept.extend(root(&a.left));
+        syn::visit::visit_expr_assign(self, a);
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        use syn::BinOp;
+        if matches!(
+            b.op,
+            BinOp::AddAssign(_)
+                | BinOp::SubAssign(_)
+                | BinOp::MulAssign(_)
+                | BinOp::DivAssign(_)
+                | BinOp::RemAssign(_)
+                | BinOp::BitXorAssign(_)
+                | BinOp::BitAndAssign(_)
+                | BinOp::BitOrAssign(_)
+                | BinOp::ShlAssign(_)
+                | BinOp::ShrAssign(_)
+        ) {
+            self.kept.extend(root(&b.left));
+        }
+        syn::visit::visit_expr_binary(self, b);
+    }
+
+    fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+        if r.mutability.is_some() {
+            self.kept.extend(root(&r.expr));
+        }
+        syn::visit::visit_expr_reference(self, r);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        idents(&mac.tokens, &mut self.rebound);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Every identifier a pattern binds.
+#[derive(Default)]
+struct PatNames(Vec<syn::Ident>);
+
+impl<'ast> Visit<'ast> for PatNames {
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        self.0.push(p.ident.clone());
+        syn::visit::visit_pat_ident(self, p);
+    }
+
+    /// A pattern macro may bind any name it is given.
+    fn visit_pat(&mut self, p: &'ast syn::Pat) {
+        fn idents(tokens: &TokenStream, into: &mut Vec<syn::Ident>) {
+            for token in tokens.clone() {
+                match token {
+                    TokenTree::Ident(ident) => into.push(ident),
+                    TokenTree::Group(group) => idents(&group.stream(), into),
+                    _ => {}
+                }
+            }
+        }
+        match p {
+            syn::Pat::Macro(m) => idents(&m.mac.tokens, &mut self.0),
+            _ => syn::visit::visit_pat(self, p),
+        }
+    }
+
+    fn visit_expr(&mut self, _: &'ast syn::Expr) {}
+}
+
+fn idents(tokens: &TokenStream, into: &mut BTreeSet<String>) {
+    for token in tokens.clone() {
+        match token {
+            TokenTree::Ident(ident) => {
+                into.insert(ident.to_string());
+            }
+            TokenTree::Group(group) => idents(&group.stream(), into),
+            _ => {}
+        }
+    }
+}
+
+/// The local a place expression (`x`, `x.field`, `x[i]`, `*x`) belongs to.
+fn root(expr: &syn::Expr) -> Option<String> {
+    match expr {
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+        syn::Expr::Field(f) => root(&f.base),
+        syn::Expr::Index(i) => root(&i.expr),
+        syn::Expr::Paren(p) => root(&p.expr),
+        syn::Expr::Group(g) => root(&g.expr),
+        syn::Expr::Unary(u) => root(&u.expr),
+        syn::Expr::MethodCall(m) => root(&m.receiver),
+        syn::Expr::Reference(r) => root(&r.expr),
+        _ => None,
+    }
+}
+
+/// The local an assignment replaces whole (`x = ...`, `*x = ...`).
+fn place_local(expr: &syn::Expr) -> Option<String> {
+    match expr {
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+        syn::Expr::Paren(p) => place_local(&p.expr),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => place_local(&u.expr),
+        _ => None,
+    }
+}
+
+/// `self.head.weight()` as a contract writes a subject, without spaces.
+fn subject_text(expr: &syn::Expr) -> Option<String> {
+    match expr {
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+        syn::Expr::Field(f) => {
+            let member = match &f.member {
+                syn::Member::Named(name) => name.to_string(),
+                syn::Member::Unnamed(i) => i.index.to_string(),
+            };
+            Some(format!("{}.{member}", subject_text(&f.base)?))
+        }
+        syn::Expr::MethodCall(m) if m.args.is_empty() && m.turbofish.is_none() => {
+            Some(format!("{}.{}()", subject_text(&m.receiver)?, m.method))
+        }
+        syn::Expr::Paren(p) => subject_text(&p.expr),
+        _ => None,
+    }
+}
+
+/// Whether a subject's path goes through a cell or a lock (`self.cache.borrow().kv`), where
+/// what it names may change behind `&self`.
+fn through_interior_mutability(subject: &str) -> bool {
+    const CELLS: &[&str] = &[
+        "borrow",
+        "borrow_mut",
+        "try_borrow",
+        "lock",
+        "try_lock",
+        "read",
+        "write",
+        "get",
+        "get_mut",
+        "take",
+        "replace",
+        "load",
+        "upgrade",
+    ];
+    subject
+        .split('.')
+        .filter_map(|step| step.strip_suffix("()"))
+        .any(|method| CELLS.contains(&method))
+}
+
+fn strip_refs(expr: &syn::Expr) -> &syn::Expr {
+    match expr {
+        syn::Expr::Reference(r) => strip_refs(&r.expr),
+        syn::Expr::Paren(p) => strip_refs(&p.expr),
+        _ => expr,
+    }
+}
+
+/// `x` of a tail `Ok(x)`.
+fn ok_inner(expr: &syn::Expr) -> &syn::Expr {
+    if let syn::Expr::Call(call) = expr
+        && let syn::Expr::Path(p) = &*call.func
+        && p.path.is_ident("Ok")
+        && call.args.len() == 1
+        && let Some(inner) = call.args.first()
+    {
+        return inner;
+    }
+    expr
+}
+
+fn tail_expr(block: &syn::Block) -> Option<&syn::Expr> {
+    match block.stmts.last()? {
+        syn::Stmt::Expr(expr, None) => Some(expr),
+        _ => None,
+    }
+}
+
+fn is_mut_ref(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Reference(r) if r.mutability.is_some())
+}
+
+fn is_candle_tensor(path: &[String]) -> bool {
+    matches!(
+        path.first().map(String::as_str),
+        Some("candle_core" | "candle")
+    ) && path.last().is_some_and(|last| last == "Tensor")
+}
+
+/// An array's value: the tensors of `&[&a, &b]`, or the sizes of `[b, 1, d]`.
+fn array_value(items: Vec<Value>) -> Value {
+    if items.is_empty() {
+        return Value::Other;
+    }
+    if items.iter().all(|v| matches!(v, Value::Tensor(_))) {
+        return Value::Tensors(
+            items
+                .into_iter()
+                .filter_map(|v| match v {
+                    Value::Tensor(t) => Some(t),
+                    _ => None,
+                })
+                .collect(),
+        );
+    }
+    if items.iter().all(|v| matches!(v, Value::Int(_))) {
+        return Value::Tuple(items);
+    }
+    Value::Other
+}
+
+/// Names a block's own items bring into scope: `use`s with their paths, other items as
+/// names the walk does not follow.
+fn local_item(item: &syn::Item, into: &mut BTreeMap<String, Option<Vec<String>>>) {
+    fn uses(
+        tree: &syn::UseTree,
+        mut prefix: Vec<String>,
+        into: &mut BTreeMap<String, Option<Vec<String>>>,
+    ) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                uses(&p.tree, prefix, into);
+            }
+            syn::UseTree::Name(n) if n.ident == "self" => {
+                if let Some(last) = prefix.last().cloned() {
+                    into.insert(last, Some(prefix));
+                }
+            }
+            syn::UseTree::Name(n) => {
+                prefix.push(n.ident.to_string());
+                into.insert(n.ident.to_string(), Some(prefix));
+            }
+            syn::UseTree::Rename(r) => {
+                if r.ident != "self" {
+                    prefix.push(r.ident.to_string());
+                }
+                into.insert(r.rename.to_string(), Some(prefix));
+            }
+            // A glob in a body may bring any name: the block's paths are unknown.
+            syn::UseTree::Glob(_) => {
+                into.insert(String::new(), None);
+            }
+            syn::UseTree::Group(g) => {
+                for item in &g.items {
+                    uses(item, prefix.clone(), into);
+                }
+            }
+        }
+    }
+    let ident = match item {
+        syn::Item::Use(u) => return uses(&u.tree, Vec::new(), into),
+        syn::Item::Fn(f) => &f.sig.ident,
+        syn::Item::Struct(s) => &s.ident,
+        syn::Item::Enum(e) => &e.ident,
+        syn::Item::Const(c) => &c.ident,
+        syn::Item::Static(s) => &s.ident,
+        syn::Item::Mod(m) => &m.ident,
+        syn::Item::Trait(t) => &t.ident,
+        syn::Item::Type(t) => &t.ident,
+        syn::Item::Union(u) => &u.ident,
+        _ => return,
+    };
+    into.insert(ident.to_string(), None);
+}
+
+/// Two branches' scopes, frame by frame: what both agree on.
+fn merge(
+    a: &[BTreeMap<String, Binding>],
+    b: &[BTreeMap<String, Binding>],
+) -> Vec<BTreeMap<String, Binding>> {
+    a.iter()
+        .zip(b)
+        .map(|(fa, fb)| {
+            fa.iter()
+                .map(|(name, x)| {
+                    let binding = match fb.get(name) {
+                        Some(y) => Binding {
+                            value: x.value.join(&y.value),
+                            origin: if x.value == y.value {
+                                x.origin.clone()
+                            } else {
+                                None
+                            },
+                        },
+                        None => Binding {
+                            value: Value::Other,
+                            origin: None,
+                        },
+                    };
+                    (name.clone(), binding)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The fix for a tensor of type `found` where a contract takes `expected`, if one is likely
+/// (as the engine suggests for its own ops): a size-1 dim too many or too few, a dtype.
+fn suggest(found: &TensorType, expected: &TensorType, reason: &Reason) -> Option<Help> {
+    match reason {
+        Reason::DTypes {
+            expected: wanted, ..
+        } => {
+            let dtype = wanted.single().or_else(|| {
+                [DType::F32, DType::U32, DType::I64]
+                    .into_iter()
+                    .find(|d| wanted.contains(*d))
+            })?;
+            Some(Help::ToDType(dtype))
+        }
+        Reason::Rank { .. } => {
+            let (dims, pattern) = (found.shape.dims()?, expected.shape.dims()?);
+            let wanted = TensorType::new(DTypeSet::ANY, expected.shape.clone());
+            let fits = |dims: Vec<Dim>| {
+                let candidate = TensorType::new(DTypeSet::ANY, Shape::new(dims));
+                Bindings::new().match_all(&[(&wanted, &candidate)]).is_ok()
+            };
+            if dims.len() == pattern.len() + 1 {
+                let at = (0..dims.len()).rev().find(|&i| {
+                    let mut without = dims.to_vec();
+                    without.remove(i);
+                    dims[i].as_literal() == Some(1) && fits(without)
+                })?;
+                Some(Help::Squeeze {
+                    dim: at,
+                    last: at + 1 == dims.len(),
+                })
+            } else if dims.len() + 1 == pattern.len() {
+                let at = (0..=dims.len()).rev().find(|&i| {
+                    let mut with = dims.to_vec();
+                    with.insert(i, Dim::lit(1));
+                    pattern[i].as_literal() == Some(1) && fits(with)
+                })?;
+                Some(Help::Unsqueeze { dim: at })
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,254 @@
+//! `cargo-contracts check` and `shapes` on fixture crates (in `tests/fixtures/`, never built)
+//! and on the project's own crates.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Runs the binary in `dir` with `args`: (exit code, stdout, stderr).
+fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-contracts"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the binary runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The `error:` lines and the `-->` lines under them.
+fn headlines(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with("error: `") || line.trim_start().starts_with("--> "))
+        .map(|line| line.trim().to_string())
+        .collect()
+}
+
+const ISSUE_ERRORS: &str = "\
+error: `nn::binary_cross_entropy_with_logit` takes `target: float[*S]`, but `target` is `f32[N]` here
+  --> src/lib.rs:8:49
+  |
+6 | #[contract(logits: f32[N, 1], target: f32[N] in 0.0..=1.0)]
+  |                               ------ `target` is declared `f32[N]` here
+7 | fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+8 |     nn::binary_cross_entropy_with_logit(logits, target) // [N, 1] vs [N]
+  |                                                 ^^^^^^
+  |
+  = note: `*S` is [N] here, [N, 1] where it was bound
+
+error: `Tensor::matmul` takes `rhs: f32[.., 128, _]`, but `w2.t()?` is `f32[64, 10]` here
+   --> src/lib.rs:14:15
+   |
+14 |     h.matmul(&w2.t()?) // [B, 128] x [64, 10]
+   |               ^^^^^^^
+   |
+   = note: dim -2: 64 given, 128 expected
+
+error: `total` returns `return: f32[B]`, but `x.sum_keepdim(1)` is `f32[B, 1]` here
+   --> src/lib.rs:19:5
+   |
+19 |     x.sum_keepdim(1) // returns [B, 1]
+   |     ^^^^^^^^^^^^^^^^
+   |
+   = note: rank 2 given, rank 1 expected
+   = help: squeeze the last dim: `x.sum_keepdim(1).squeeze(1)?`
+
+error: 3 certain mismatches in 3 contracted functions in 1 file
+";
+
+#[test]
+fn the_issues_three_programs_give_exactly_their_errors() {
+    let (code, stdout, stderr) = run(&fixture("issue"), &["check"]);
+    assert_eq!(stderr, ISSUE_ERRORS);
+    assert_eq!(stdout, "");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn cargo_passes_its_subcommand_name_and_a_file_is_a_crate() {
+    let dir = fixture("issue");
+    let (code, _, stderr) = run(&dir, &["contracts", "check"]);
+    assert_eq!((code, stderr.as_str()), (1, ISSUE_ERRORS));
+    // A path to the package, and a path to one file (its crates named by the Cargo.toml above).
+    let (code, _, stderr) = run(&fixture(""), &["check", "issue"]);
+    assert_eq!(code, 1);
+    assert_eq!(headlines(&stderr)[1], "--> issue/src/lib.rs:8:49");
+    let (code, _, stderr) = run(&dir, &["check", "src/lib.rs"]);
+    assert_eq!((code, stderr.as_str()), (1, ISSUE_ERRORS));
+}
+
+#[test]
+fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
+    let (code, _, stderr) = run(&fixture("modules"), &["check"]);
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `model::encode` takes `xs: f32[B, 784]`, but `logits` is `f32[B, 10]` here",
+            "--> src/lib.rs:16:31",
+            "error: `Encoder::decode` takes `h: f32[B, 10]`, but `h` is `f32[B, 64]` here",
+            "--> src/lib.rs:22:25",
+            // `self.encoder.decode(&h, target)`: by the field's declared type.
+            "error: `Encoder::decode` takes `h: f32[B, 10]`, but `h` is `f32[B, 64]` here",
+            "--> src/model/mod.rs:39:30",
+            "error: `Encoder::forward` takes `self.weight: f32[784, 64]`, but `self.encoder.weight` is `f32[784, 32]` here",
+            "--> src/model/mod.rs:45:9",
+            "error: `Encoder::decode` takes `h: f32[B, 10]`, but `probs` is `f32[B, 64]` here",
+            "--> src/model/encoder.rs:23:29",
+            // `encode` through `use super::*` of a module that has `pub use crate::model::*`.
+            "error: `model::encode` takes `xs: f32[B, 784]`, but `q.flatten_from(1)?.narrow(1, 0, 700)?` is `f32[B, 700]` here",
+            "--> src/layers/attention.rs:6:13",
+            // `let encoder = Encoder { .. }` is an `Encoder`.
+            "error: `Encoder::decode` takes `h: f32[B, 10]`, but `xs` is `f32[B, 784]` here",
+            "--> src/layers/attention.rs:15:20",
+            // `candle_contracts::nn::Embedding::forward` by the field's declared type.
+            "error: `nn::Embedding::forward` takes `ids: u8 | u32 | i64 [..]`, but `ids` is `f32[B, T]` here",
+            "--> src/layers/attention.rs:27:28",
+            // Two `#[contract]`s: the second's return clause.
+            "error: `layers::attention::two_contracts` returns `return: f32[B]`, but `x.sum_keepdim(1)` is `f32[B, 1]` here",
+            "--> src/layers/attention.rs:35:5",
+        ]
+    );
+    // Where the wrong value comes from: the `let` of the caller.
+    assert!(stderr.contains(
+        "15 |         let logits = crate::model::encode(&flat)?;\n   |             ------ `logits` is bound here"
+    ));
+    // The receiver's clause, where the callee's `self.weight` clause is checked against it.
+    assert!(stderr.contains(
+        "43 |     #[contract(xs: f32[B, 784], self.encoder.weight: f32[784, 32])]\n   |                                 ------------------- `self.encoder.weight` is declared `f32[784, 32]` here"
+    ));
+    assert!(
+        stderr.ends_with("error: 9 certain mismatches in 13 contracted functions in 5 files\n")
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn methods_of_other_types_with_the_same_names_are_not_candles() {
+    // `Scaler::matmul` of a scalar and `Decoder::forward` of a `[B, 1]` would be certain
+    // failures as `Tensor::matmul` and `Encoder::forward`.
+    let (_, _, stderr) = run(&fixture("modules"), &["check"]);
+    assert!(!stderr.contains("src/lib.rs:28"), "{stderr}");
+    assert!(!stderr.contains("src/lib.rs:30"), "{stderr}");
+    assert!(!stderr.contains("Tensor::matmul"), "{stderr}");
+}
+
+#[test]
+fn correct_programs_the_checker_cannot_follow_pass() {
+    let (code, stdout, stderr) = run(&fixture("gradual"), &["check"]);
+    assert_eq!(
+        stderr,
+        "checked 30 contracted functions in 1 file: no certain mismatch\n"
+    );
+    assert_eq!((code, stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn a_file_that_does_not_parse_is_skipped_with_a_warning() {
+    let (code, _, stderr) = run(&fixture("broken"), &["check"]);
+    assert!(stderr.starts_with(
+        "warning: `src/half_written.rs` does not parse (cannot parse string into token stream at 3:1); skipped\n"
+    ));
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::narrow` takes `len: at most 3 - start`, but `2` is `2` here",
+            "--> src/lib.rs:10:20",
+        ]
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn paths_that_cannot_be_read_are_usage_errors() {
+    let dir = fixture("");
+    let (code, _, stderr) = run(&dir, &["check", "no-such-crate"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with("error: cannot read `no-such-crate`"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&dir, &["check", "../check.rs/"]);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, _) = run(&dir, &["shapes", "gradual/src/lib.rs"]);
+    assert_eq!(code, 2);
+    let (code, _, stderr) = run(&dir, &["shapes", "gradual/src/lib.rs:nowhere"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no function `nowhere`"), "{stderr}");
+    let (code, _, _) = run(&dir, &["frobnicate"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn the_projects_own_crates_have_no_errors() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for krate in ["examples", "tests", "runtime"] {
+        let (code, _, stderr) = run(&workspace, &["check", krate]);
+        assert!(
+            stderr.contains(": no certain mismatch"),
+            "{krate}: {stderr}"
+        );
+        assert_eq!(code, 0, "{krate}: {stderr}");
+    }
+    // The contracted functions of the examples and of the end-to-end tests are all read.
+    let (_, _, stderr) = run(&workspace, &["check", "examples"]);
+    assert!(
+        stderr.starts_with("checked 6 contracted functions in "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn shapes_prints_the_type_of_every_let() {
+    let dir = fixture("modules");
+    let (code, stdout, _) = run(&dir, &["shapes", "src/lib.rs:by_path"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["14  flat    f32[B, 784]", "15  logits  f32[B, 10]"]
+    );
+    let (_, stdout, _) = run(
+        &dir,
+        &["shapes", "src/model/encoder.rs:Encoder::train_step"],
+    );
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["21  h      f32[B, 64]", "22  probs  f32[B, 64]"]
+    );
+    let (_, stdout, _) = run(
+        &fixture("gradual"),
+        &["shapes", "src/lib.rs:values_from_dims"],
+    );
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "18  b      = B",
+            "18  t      = T",
+            "18  e      = E",
+            "19  flat   f32[B * T, E]",
+            "20  again  f32[B, E * T]",
+            "21  n      = E * T",
+        ]
+    );
+    let (_, stdout, _) = run(
+        &fixture("gradual"),
+        &["shapes", "src/lib.rs:loops_and_closures"],
+    );
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "55  h      f32[2, 3]",
+            "59  g      f32[2, 3]",
+            "60  flip   ?",
+            "62  apply  ?",
+        ]
+    );
+}
