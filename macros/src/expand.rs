@@ -34,6 +34,11 @@ pub(crate) fn analyze(
 }
 
 pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
+    if args.is_empty()
+        && let Some(expanded) = crate::analysis::expand_scope(&input)
+    {
+        return expanded;
+    }
     let location = args
         .clone()
         .into_iter()
@@ -77,10 +82,15 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
             .map(|c| c.ident.to_string())
             .collect(),
     };
-    let plan = analyze(args, &cx, &mut errors);
+    let plan = analyze(args.clone(), &cx, &mut errors);
     match (plan, &item.body) {
         (Some(plan), Some(body)) if errors.is_empty() => {
-            expand_fn(&item, body, &plan, &cx, location)
+            let mut expanded = expand_fn(&item, body, &plan, &cx, location);
+            if plan.static_checks {
+                let errors = crate::analysis::check_function(&args, &item.sig, body);
+                expanded.extend(errors.into_iter().map(|e| e.to_compile_error()));
+            }
+            expanded
         }
         _ => fallback::emit(errors, input),
     }

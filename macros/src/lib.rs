@@ -4,8 +4,10 @@
 //!
 //! Phases, one module each: `ast` (syntax with spans), `item` (the function, body untouched),
 //! `valid` (names, dims, dtypes and ranges checked; all errors at once), `expand` (a static spec
-//! table and one guard call), `fallback` (errors plus the original item).
+//! table and one guard call), `fallback` (errors plus the original item), `analysis` (the body
+//! read against the contracts it uses: compile-time shape and dtype errors).
 
+mod analysis;
 mod ast;
 mod dtype;
 mod expand;

@@ -159,6 +159,8 @@ pub struct Plan {
     pub runtime_bounds: Vec<RuntimeBound>,
     pub on_violation: Option<(Failure, Span)>,
     pub same_device: bool,
+    /// Whether the body is checked at compile time (`static = false` turns it off).
+    pub static_checks: bool,
     /// The clauses as canonical text, for the rustdoc `# Contract` section.
     pub doc: Vec<String>,
 }
@@ -224,7 +226,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
         })
         .collect();
 
-    let (on_violation, same_device) = check_options(cx_errors, cx, &options);
+    let (on_violation, same_device, static_checks) = check_options(cx_errors, cx, &options);
     check_subjects(cx_errors, cx, &tensors);
 
     // Inputs in the order written, the return clause last.
@@ -264,7 +266,11 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
         .iter()
         .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation))
         .collect();
-    let doc = clauses.iter().map(ToString::to_string).collect();
+    let doc = clauses
+        .iter()
+        .filter(|c| !matches!(c, Clause::Option(o) if o.name == crate::analysis::CHECKED_BY_SCOPE))
+        .map(ToString::to_string)
+        .collect();
     Plan {
         inputs,
         outputs,
@@ -276,6 +282,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, errors: &mut Vec<syn::Error>) 
         runtime_bounds,
         on_violation,
         same_device,
+        static_checks,
         doc,
     }
 }
@@ -284,9 +291,10 @@ fn check_options(
     cx_errors: &mut Ctxt<'_>,
     cx: &Context,
     options: &[&OptionClause],
-) -> (Option<(Failure, Span)>, bool) {
+) -> (Option<(Failure, Span)>, bool, bool) {
     let mut on_violation = None;
     let mut same_device = true;
+    let mut static_checks = true;
     let mut seen: HashSet<String> = HashSet::new();
     for option in options {
         let name = option.name.to_string();
@@ -333,6 +341,16 @@ fn check_options(
                 }
                 on_violation = Some((failure, option.value.span()));
             }
+            "static" => match value.as_str() {
+                "true" => static_checks = true,
+                "false" => static_checks = false,
+                _ => cx_errors.error_at(
+                    option.value.span(),
+                    format!("`static` is `true` or `false`, not `{value}`"),
+                ),
+            },
+            // Set by an enclosing `#[contract]` that has analysed the body already.
+            crate::analysis::CHECKED_BY_SCOPE => static_checks = false,
             "same_device" => match value.as_str() {
                 "true" => same_device = true,
                 "false" => same_device = false,
@@ -352,7 +370,7 @@ fn check_options(
             }
         }
     }
-    (on_violation, same_device)
+    (on_violation, same_device, static_checks)
 }
 
 fn check_subjects(cx_errors: &mut Ctxt<'_>, cx: &Context, tensors: &[&TensorClause]) {
