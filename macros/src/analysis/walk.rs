@@ -106,6 +106,16 @@ impl<'a> Walker<'a> {
     }
 
     fn check_return(&mut self, value: &TensorType, expr: &Expr) {
+        // `Ok(sums)` is named, and its fix written, on `sums`.
+        let expr = match expr {
+            Expr::Call(call)
+                if call.args.len() == 1
+                    && matches!(&*call.func, Expr::Path(p) if p.path.is_ident("Ok")) =>
+            {
+                &call.args[0]
+            }
+            other => other,
+        };
         if let Err(mismatch) = self.env.check_return(value) {
             let given = text::compact(expr);
             self.report(&mismatch, expr.to_token_stream(), &given);
