@@ -11,6 +11,9 @@ mod scope;
 mod text;
 mod walk;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::BTreeMap;
 
 use candle_contracts_shapes::{Contract, Env};
@@ -109,6 +112,7 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         }
         Item::Mod(module) => {
             let (_, items) = module.content.as_ref()?;
+            scope.free_functions = true;
             for member in items {
                 match member {
                     Item::Fn(function) => {

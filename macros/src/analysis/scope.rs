@@ -32,6 +32,9 @@ pub struct Scope {
     /// An inherent `impl`: `self.name(...)` is certainly the block's own method (no trait
     /// method takes precedence over an inherent one).
     pub methods_on_self: bool,
+    /// A module: a one-segment call may be of one of its contracted functions (in an `impl`,
+    /// an associated function is only ever `Self::name`).
+    pub free_functions: bool,
     /// The module's own `use` trees and item names, seen by every body inside.
     pub uses: Vec<UseTree>,
     pub items: BTreeSet<String>,
@@ -284,6 +287,11 @@ impl Body {
         if entry.as_deref() != Some(target.as_str()) {
             *entry = None;
         }
+    }
+
+    /// Whether the body defines an item (a function, a macro) named `name`.
+    pub fn defines(&self, name: &str) -> bool {
+        self.items.contains(name) || self.scope_items.contains(name)
     }
 
     /// Whether a call of `name` may be of something the body defines or binds.

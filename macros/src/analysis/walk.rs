@@ -49,6 +49,12 @@ impl Val {
             Val::Int(dim) => Arg::Int(dim.clone()),
             Val::Index(index) => Arg::Dim(*index),
             Val::Tuple(items) => Arg::Tuple(items.iter().map(Val::arg).collect()),
+            // `[2, 3]` is a shape (or dims) as a tuple is.
+            Val::Array(items)
+                if !items.is_empty() && items.iter().all(|i| matches!(i, Val::Int(_))) =>
+            {
+                Arg::Tuple(items.iter().map(Val::arg).collect())
+            }
             Val::Array(items) => Arg::Tensors(
                 items
                     .iter()
@@ -196,7 +202,7 @@ impl<'a> Walker<'a> {
                 Stmt::Expr(expr, semi) => {
                     let value = self.expr(expr);
                     if let Expr::Macro(mac) = expr {
-                        self.forget_macro_names(&mac.mac.tokens);
+                        self.forget_macro_names(&mac.mac);
                     }
                     match (semi, value) {
                         (None, value) => value,
@@ -206,7 +212,7 @@ impl<'a> Walker<'a> {
                 }
                 // A macro statement may expand to a `let` of any name it is given.
                 Stmt::Macro(mac) => {
-                    self.forget_macro_names(&mac.mac.tokens);
+                    self.forget_macro_names(&mac.mac);
                     Val::Unknown
                 }
             };
@@ -215,7 +221,34 @@ impl<'a> Walker<'a> {
         value
     }
 
-    fn forget_macro_names(&mut self, tokens: &TokenStream) {
+    fn forget_macro_names(&mut self, mac: &syn::Macro) {
+        // The standard library's macros that print, format or assert bind nothing.
+        const BIND_NOTHING: &[&str] = &[
+            "println",
+            "print",
+            "eprintln",
+            "eprint",
+            "format",
+            "write",
+            "writeln",
+            "assert",
+            "assert_eq",
+            "assert_ne",
+            "debug_assert",
+            "debug_assert_eq",
+            "debug_assert_ne",
+            "panic",
+            "todo",
+            "unreachable",
+            "unimplemented",
+        ];
+        if mac.path.get_ident().is_some_and(|name| {
+            BIND_NOTHING.contains(&name.to_string().as_str())
+                && !self.body.defines(&name.to_string())
+        }) {
+            return;
+        }
+        let tokens = &mac.tokens;
         let mut names = BTreeSet::new();
         idents(tokens.clone(), &mut names);
         for name in names {
@@ -282,6 +315,11 @@ impl<'a> Walker<'a> {
             Expr::Call(call) => self.call(call),
             Expr::Tuple(tuple) => Val::Tuple(tuple.elems.iter().map(|e| self.expr(e)).collect()),
             Expr::Array(array) => Val::Array(array.elems.iter().map(|e| self.expr(e)).collect()),
+            // A labelled block may yield a `break 'label value`.
+            Expr::Block(block) if block.label.is_some() => {
+                self.block(&block.block);
+                Val::Unknown
+            }
             Expr::Block(block) => self.block(&block.block),
             Expr::Unsafe(block) => self.block(&block.block),
             Expr::Async(block) => {
@@ -298,17 +336,9 @@ impl<'a> Walker<'a> {
                 Val::Unknown
             }
             Expr::If(if_expr) => {
-                let then = match &*if_expr.cond {
-                    Expr::Let(let_expr) => {
-                        self.expr(&let_expr.expr);
-                        let pat = &*let_expr.pat;
-                        self.scoped(&[pat], |walker| walker.block(&if_expr.then_branch))
-                    }
-                    cond => {
-                        self.expr(cond);
-                        self.block(&if_expr.then_branch)
-                    }
-                };
+                self.expr(&if_expr.cond);
+                let pats = let_patterns(&if_expr.cond);
+                let then = self.scoped(&pats, |walker| walker.block(&if_expr.then_branch));
                 match &if_expr.else_branch {
                     Some((_, other)) => then.join(self.expr(other)),
                     None => Val::Unknown,
@@ -339,17 +369,9 @@ impl<'a> Walker<'a> {
                 Val::Unknown
             }
             Expr::While(while_loop) => {
-                match &*while_loop.cond {
-                    Expr::Let(let_expr) => {
-                        self.expr(&let_expr.expr);
-                        let pat = &*let_expr.pat;
-                        self.scoped(&[pat], |walker| walker.block(&while_loop.body));
-                    }
-                    cond => {
-                        self.expr(cond);
-                        self.block(&while_loop.body);
-                    }
-                }
+                self.expr(&while_loop.cond);
+                let pats = let_patterns(&while_loop.cond);
+                self.scoped(&pats, |walker| walker.block(&while_loop.body));
                 Val::Unknown
             }
             Expr::Loop(loop_expr) => {
@@ -509,7 +531,8 @@ impl<'a> Walker<'a> {
                 return args.into_iter().next().unwrap_or(Val::Unknown);
             }
             [name] if path.path.leading_colon.is_none() && self.body.imported(name).is_none() => {
-                if !self.body.shadows(name)
+                if self.scope.free_functions
+                    && !self.body.shadows(name)
                     && let Some(sibling) = self.scope.sibling(name, false)
                 {
                     return self.sibling_call(sibling, &args, &texts, at);
@@ -623,6 +646,20 @@ fn is_self(expr: &Expr) -> bool {
         Expr::Paren(paren) => is_self(&paren.expr),
         Expr::Reference(reference) => is_self(&reference.expr),
         _ => false,
+    }
+}
+
+/// The patterns of the `let`s of an `if` or `while` condition (`let Some(x) = a && ...`).
+fn let_patterns(cond: &Expr) -> Vec<&Pat> {
+    match cond {
+        Expr::Let(let_expr) => vec![&*let_expr.pat],
+        Expr::Binary(binary) => {
+            let mut pats = let_patterns(&binary.left);
+            pats.extend(let_patterns(&binary.right));
+            pats
+        }
+        Expr::Paren(paren) => let_patterns(&paren.expr),
+        _ => Vec::new(),
     }
 }
 
