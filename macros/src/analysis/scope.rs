@@ -156,13 +156,13 @@ impl Body {
             body.add_use(String::new(), tree);
         }
         for input in &sig.inputs {
-            if let syn::FnArg::Typed(typed) = input {
-                if let syn::Pat::Ident(ident) = &*typed.pat {
-                    // A parameter may hold a closure: a call of its name is not a sibling's.
-                    body.not_only_called.insert(ident.ident.to_string());
-                    if ident.mutability.is_some() {
-                        body.unstable.insert(ident.ident.to_string());
-                    }
+            if let syn::FnArg::Typed(typed) = input
+                && let syn::Pat::Ident(ident) = &*typed.pat
+            {
+                // A parameter may hold a closure: a call of its name is not a sibling's.
+                body.not_only_called.insert(ident.ident.to_string());
+                if ident.mutability.is_some() {
+                    body.unstable.insert(ident.ident.to_string());
                 }
             }
         }
