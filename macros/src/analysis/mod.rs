@@ -50,7 +50,15 @@ fn parse_contract(args: &TokenStream) -> Option<Contract> {
 }
 
 fn check(contract: &Contract, sig: &Signature, block: &Block, scope: &Scope) -> Vec<syn::Error> {
-    let env = Env::for_function(sig.ident.to_string(), contract);
+    // The `return` clause is read against the tail only where the value is the tensor
+    // (`Tensor`, `Result<Tensor>`), not an `Option` or a tuple of it.
+    let env = if scope::returns_tensor(sig) {
+        Env::for_function(sig.ident.to_string(), contract)
+    } else {
+        let mut inputs = contract.clone();
+        inputs.clauses.retain(|clause| clause.subject != "return");
+        Env::for_function(sig.ident.to_string(), &inputs)
+    };
     let body = Body::new(quote!(#block), sig, scope);
     let tensor_params: Vec<String> = sig
         .inputs

@@ -382,3 +382,26 @@ fn other_items_are_no_scope() {
         .is_none()
     );
 }
+
+#[test]
+fn the_return_clause_is_read_only_on_a_tensor_result() {
+    // `Option<Tensor>`: the tail `Ok(...)` is no tensor of the clause's type.
+    let found = errors(
+        quote!(x: f32[B, D], return: f32[B]),
+        quote!(
+            fn f(x: &Tensor) -> Result<Option<Tensor>> {
+                x.sum_keepdim(1)
+            }
+        ),
+    );
+    assert!(found.is_empty(), "{found:#?}");
+    let found = errors(
+        quote!(x: f32[B, D], return: f32[B]),
+        quote!(
+            async fn f(x: &Tensor) -> candle_core::Result<Tensor> {
+                return x.sum_keepdim(1);
+            }
+        ),
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+}
