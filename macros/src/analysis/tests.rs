@@ -405,3 +405,69 @@ fn the_return_clause_is_read_only_on_a_tensor_result() {
     );
     assert_eq!(found.len(), 1, "{found:#?}");
 }
+
+/// The analysis' own cost, for the compile-time figure: 100 contracted functions with the
+/// bodies of `scripts/measure-compile-time.sh` (FORMS=bodies). Run with `--ignored
+/// --nocapture`; a debug build of the macro, as cargo uses for proc macros.
+#[test]
+#[ignore]
+fn analysis_cost_of_100_functions() {
+    let cases = [
+        (
+            quote!(xs: f32[B, 784], w1: f32[128, 784], w2: f32[10, 128], target: u32[B] in 0..10),
+            quote! {
+                fn f(xs: &Tensor, w1: &Tensor, w2: &Tensor, target: &Tensor) -> Result<Tensor> {
+                    let h = xs.matmul(&w1.t()?)?.relu()?;
+                    let logits = h.matmul(&w2.t()?)?;
+                    let probs = candle_nn::ops::softmax(&logits, D::Minus1)?;
+                    let _predicted = probs.argmax(D::Minus1)?;
+                    candle_contracts::nn::cross_entropy(&logits, target)
+                }
+            },
+        ),
+        (
+            quote!(q: f32[B, T, E], k: f32[B, T, E], v: f32[B, T, E], return: f32[B, T, E]),
+            quote! {
+                fn f(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+                    let scores = q.matmul(&k.transpose(1, 2)?)?.affine(0.125, 0.0)?;
+                    let attention = candle_nn::ops::softmax_last_dim(&scores)?;
+                    let mixed = if scores.dims().is_empty() { attention.clone() } else { attention };
+                    mixed.matmul(v)
+                }
+            },
+        ),
+        (
+            quote!(images: f32[N, 28, 28], w: f32[10, 784], return: f32[N, 10]),
+            quote! {
+                fn f(images: &Tensor, w: &Tensor) -> Result<Tensor> {
+                    let (n, _, _) = images.dims3()?;
+                    let flat = images.reshape((n, 784))?;
+                    let logits = flat.matmul(&w.t()?)?;
+                    let mean = logits.mean_keepdim(1)?;
+                    logits.broadcast_sub(&mean)
+                }
+            },
+        ),
+        (
+            quote!(logits: f32[N, 1], target: f32[N, 1] in 0.0..=1.0, return: f32[]),
+            quote! {
+                fn f(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+                    let bce = candle_contracts::nn::binary_cross_entropy_with_logit(logits, target)?;
+                    let mse = candle_nn::loss::mse(&logits.squeeze(1)?, &target.squeeze(1)?)?;
+                    bce.add(&mse)
+                }
+            },
+        ),
+    ];
+    let items: Vec<(TokenStream, ContractFn)> = cases
+        .iter()
+        .map(|(args, function)| (args.clone(), syn::parse2(function.clone()).unwrap()))
+        .collect();
+    let start = std::time::Instant::now();
+    for i in 0..100 {
+        let (args, item) = &items[i % items.len()];
+        let found = check_function(args, &item.sig, item.body.as_ref().unwrap());
+        assert!(found.is_empty(), "{found:#?}");
+    }
+    println!("analysis of 100 functions: {:?}", start.elapsed());
+}
