@@ -11,12 +11,14 @@ use syn::{ReturnType, Signature, Type, UseTree};
 
 /// Another contracted function the body can call.
 pub struct Sibling {
+    /// The function's name.
     pub name: String,
     /// Whether it takes `self` (called as `self.name(...)`).
     pub method: bool,
     /// Its parameters after `self`, in order: the name of each one that is a `Tensor` (or a
     /// reference to one), `None` for the others.
     pub params: Vec<Option<String>>,
+    /// Its contract's tensor clauses.
     pub contract: Contract,
     /// The name messages use: `Model::forward`, `loss`.
     pub display: String,
@@ -28,6 +30,7 @@ pub struct Sibling {
 /// The contracts visible to each other inside a `#[contract]` `impl` block or module.
 #[derive(Default)]
 pub struct Scope {
+    /// The contracted functions inside.
     pub siblings: Vec<Sibling>,
     /// An inherent `impl`: `self.name(...)` is certainly the block's own method (no trait
     /// method takes precedence over an inherent one).
@@ -37,10 +40,12 @@ pub struct Scope {
     pub free_functions: bool,
     /// The module's own `use` trees and item names, seen by every body inside.
     pub uses: Vec<UseTree>,
+    /// The names of the module's items (functions, modules, types, constants).
     pub items: BTreeSet<String>,
 }
 
 impl Scope {
+    /// The contracted function `name` (a method when `method`).
     pub fn sibling(&self, name: &str, method: bool) -> Option<&Sibling> {
         self.siblings
             .iter()
@@ -139,6 +144,7 @@ pub struct Body {
 }
 
 impl Body {
+    /// Reads the body's `tokens`, with the parameters of `sig` and the enclosing `scope`.
     pub fn new(tokens: TokenStream, sig: &Signature, scope: &Scope) -> Body {
         let mut body = Body {
             unstable: BTreeSet::new(),

@@ -88,10 +88,12 @@ pub struct Walker<'a> {
     scope: &'a Scope,
     /// Inside a closure or an `async` block, where `return` is not the function's.
     nested: usize,
+    /// The certain mismatches found, in the order of the body.
     pub errors: Vec<syn::Error>,
 }
 
 impl<'a> Walker<'a> {
+    /// A walk with the function's `env` (its `return` clause) and its known values `vars`.
     pub fn new(env: Env, vars: BTreeMap<String, Val>, body: &'a Body, scope: &'a Scope) -> Self {
         Walker {
             env,
