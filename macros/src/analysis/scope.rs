@@ -76,7 +76,8 @@ impl Sibling {
                     syn::FnArg::Receiver(_) => None,
                 })
                 .collect(),
-            returns_tensor: returns_tensor(sig),
+            // An `async fn`'s call is a future; its tensor comes after `.await`.
+            returns_tensor: returns_tensor(sig) && sig.asyncness.is_none(),
             contract,
             name,
         }

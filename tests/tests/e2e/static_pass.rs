@@ -234,3 +234,29 @@ fn static_false_turns_the_analysis_off() {
         "{error}"
     );
 }
+
+/// The functions of a `#[contract]` module see each other's contracts: `features` returns
+/// `[N, 784]`, which is what `logits` takes.
+#[contract]
+mod pipeline {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(images: f32[N, 28, 28], return: f32[N, 784])]
+    pub fn features(images: &Tensor) -> Result<Tensor> {
+        images.flatten_from(1)
+    }
+
+    #[contract(images: f32[N, 28, 28], w: f32[10, 784], return: f32[N, 10])]
+    pub fn logits(images: &Tensor, w: &Tensor) -> Result<Tensor> {
+        let flat = features(images)?;
+        flat.matmul(&w.t()?)
+    }
+}
+
+#[test]
+fn contracts_of_a_module_see_each_other() {
+    let logits = pipeline::logits(&ones(&[3, 28, 28]), &ones(&[10, 784])).unwrap();
+    assert_eq!(logits.dims(), &[3, 10]);
+    assert_eq!(logits.to_vec2::<f32>().unwrap()[2][9], 784.0);
+}
