@@ -54,6 +54,7 @@ SECTIONS = [
     ("unknown_option", "Unknown option", "The options are `on_violation` and `same_device`."),
     ("relation_with_one_equals", "A dim set with one `=`", "A relation compares with `==`, `<=`, `<`, `>=` or `>`; `name = value` is an option."),
     ("bad_option_value", "Unknown option value", ""),
+    ("static_option_value", "`static` is `true` or `false`", "`static = false` turns the compile-time reading of the body off."),
     ("on_violation_error_without_result", "`on_violation = error` without a `Result`", "Without a `Result` there is no `Err` to return."),
     ("error_type_without_from", "An error type that cannot carry a violation", "The function's error type needs `From<ContractError>`; rustc reports it at the return type."),
     ("const_fn", "`#[contract]` on a `const fn`", "The guard reads tensors at run time."),
