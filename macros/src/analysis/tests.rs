@@ -471,3 +471,24 @@ fn analysis_cost_of_100_functions() {
     }
     println!("analysis of 100 functions: {:?}", start.elapsed());
 }
+
+#[test]
+fn operators_are_candle_s_between_tensors() {
+    let found = errors(
+        quote!(a: f32[N, 3], b: f32[N, 4]),
+        quote! {
+            fn f(a: &Tensor, b: &Tensor, k: f64) -> Result<Tensor> {
+                let scaled = ((a * 2.0)? + a)?;
+                let wrong = (&scaled - b)?;
+                let unknown = (a * k)?; // `k` is no value the walk knows
+                b + 1.0
+            }
+        },
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("`Tensor::sub` takes `rhs: f32[N, 3] (the shape of `self`)`, but `b` is `f32[N, 4]` here"),
+        "{}",
+        found[0]
+    );
+}

@@ -400,11 +400,7 @@ impl<'a> Walker<'a> {
                 self.expr(&assign.right);
                 Val::Unknown
             }
-            Expr::Binary(binary) => {
-                self.expr(&binary.left);
-                self.expr(&binary.right);
-                Val::Unknown
-            }
+            Expr::Binary(binary) => self.binary(binary),
             Expr::Index(index) => {
                 self.expr(&index.expr);
                 self.expr(&index.index);
@@ -446,6 +442,34 @@ impl<'a> Walker<'a> {
             [.., dtype, name] if dtype == "DType" => DTypeSet::from_name(&name.to_lowercase())
                 .and_then(DTypeSet::single)
                 .map_or(Val::Unknown, Val::DType),
+            _ => Val::Unknown,
+        }
+    }
+
+    /// `&a + &b`, `x * 2.0`: candle's operators are its `add`, ... (same shape) between
+    /// tensors, and `affine` with an `f64`. Any other operand is not candle's operator.
+    fn binary(&mut self, binary: &syn::ExprBinary) -> Val {
+        let left = self.expr(&binary.left);
+        let right = self.expr(&binary.right);
+        let name = match binary.op {
+            syn::BinOp::Add(_) => "add",
+            syn::BinOp::Sub(_) => "sub",
+            syn::BinOp::Mul(_) => "mul",
+            syn::BinOp::Div(_) => "div",
+            _ => return Val::Unknown,
+        };
+        match (left, right) {
+            (Val::Tensor(left), Val::Tensor(right)) => {
+                match method(name, &left, &[Arg::Tensor(right)]) {
+                    Ok(result) => Val::Tensor(result),
+                    Err(mismatch) => {
+                        let given = text::argument(&binary.right);
+                        self.report(&mismatch, binary.to_token_stream(), &given);
+                        Val::Unknown
+                    }
+                }
+            }
+            (Val::Tensor(left), Val::Float) => Val::Tensor(left),
             _ => Val::Unknown,
         }
     }
