@@ -3,8 +3,10 @@
 # functions with contracts and the same crate without them (dependencies built first, so only
 # the crate itself is timed), three times each, and prints the median of each and the
 # difference. With FORMS=v2 the contracts use the v2 forms (constants, braced dims, relations
-# on config values, sequences, tuple returns). Usage: [FORMS=v2] scripts/measure-compile-time.sh
-# [work dir]
+# on config values, sequences, tuple returns). With FORMS=bodies both crates have contracts and
+# realistic bodies (matmul chains, softmax, losses, reshape), and the second says
+# `static = false` on each: the difference is what the compile-time reading of the bodies
+# costs. Usage: [FORMS=v2|bodies] scripts/measure-compile-time.sh [work dir]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d)}
@@ -26,18 +28,59 @@ publish = false
 [dependencies]
 candle-contracts = { path = "$root/runtime" }
 candle-core = "0.11.1"
+candle-nn = "0.11.1"
 
 [workspace]
 TOML
   cp "$root/Cargo.lock" "$dir/Cargo.lock"
   {
     echo "use candle_core::{Result, Tensor};"
+    if [ "$forms" = bodies ]; then
+      echo "use candle_core::D;"
+      # The analysis on (1) or off on each function (0).
+      off=""
+      [ "$2" = 0 ] && off=", static = false"
+    fi
     if [ "$forms" = v2 ]; then
       echo "pub const IMAGE_DIM: usize = 784;"
       echo "pub const LABELS: usize = 10;"
       echo "pub struct Cfg { pub hidden: usize, pub max_len: usize }"
     fi
     for i in $(seq 1 100); do
+      if [ "$forms" = bodies ]; then
+        case $((i % 4)) in
+          0) echo "#[candle_contracts::contract(xs: f32[B, 784], w1: f32[128, 784], w2: f32[10, 128], target: u32[B] in 0..10$off)]"
+             echo "pub fn f$i(xs: &Tensor, w1: &Tensor, w2: &Tensor, target: &Tensor) -> Result<Tensor> {"
+             echo "    let h = xs.matmul(&w1.t()?)?.relu()?;"
+             echo "    let logits = h.matmul(&w2.t()?)?;"
+             echo "    let probs = candle_nn::ops::softmax(&logits, D::Minus1)?;"
+             echo "    let _predicted = probs.argmax(D::Minus1)?;"
+             echo "    candle_contracts::nn::cross_entropy(&logits, target)"
+             echo "}" ;;
+          1) echo "#[candle_contracts::contract(q: f32[B, T, E], k: f32[B, T, E], v: f32[B, T, E], return: f32[B, T, E]$off)]"
+             echo "pub fn f$i(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {"
+             echo "    let scores = q.matmul(&k.transpose(1, 2)?)?.affine(0.125, 0.0)?;"
+             echo "    let attention = candle_nn::ops::softmax_last_dim(&scores)?;"
+             echo "    let mixed = if scores.dims().is_empty() { attention.clone() } else { attention };"
+             echo "    mixed.matmul(v)"
+             echo "}" ;;
+          2) echo "#[candle_contracts::contract(images: f32[N, 28, 28], w: f32[10, 784], return: f32[N, 10]$off)]"
+             echo "pub fn f$i(images: &Tensor, w: &Tensor) -> Result<Tensor> {"
+             echo "    let (n, _, _) = images.dims3()?;"
+             echo "    let flat = images.reshape((n, 784))?;"
+             echo "    let logits = flat.matmul(&w.t()?)?;"
+             echo "    let mean = logits.mean_keepdim(1)?;"
+             echo "    logits.broadcast_sub(&mean)"
+             echo "}" ;;
+          3) echo "#[candle_contracts::contract(logits: f32[N, 1], target: f32[N, 1] in 0.0..=1.0, return: f32[]$off)]"
+             echo "pub fn f$i(logits: &Tensor, target: &Tensor) -> Result<Tensor> {"
+             echo "    let bce = candle_contracts::nn::binary_cross_entropy_with_logit(logits, target)?;"
+             echo "    let mse = candle_nn::loss::mse(&logits.squeeze(1)?, &target.squeeze(1)?)?;"
+             echo "    bce.add(&mse)"
+             echo "}" ;;
+        esac
+        continue
+      fi
       if [ "$forms" = v2 ]; then
         case $((i % 4)) in
           0) [ "$2" = 1 ] && echo "#[candle_contracts::contract(xs: f32[N, IMAGE_DIM], ys: u32[N] in 0..LABELS)]"
@@ -83,5 +126,10 @@ make_crate with_contracts 1
 make_crate without_contracts 0
 with=$(time_build with_contracts)
 without=$(time_build without_contracts)
+if [ "$forms" = bodies ]; then
+  printf 'bodies, debug build of 100 contracted functions: analysis on %.2f s, static = false %.2f s, added %.2f s\n' \
+    "$with" "$without" "$(echo "$with - $without" | bc)"
+  exit 0
+fi
 printf '%s forms, debug build of 100 functions: with contracts %.2f s, without %.2f s, added %.2f s\n' \
   "$forms" "$with" "$without" "$(echo "$with - $without" | bc)"

@@ -54,6 +54,7 @@ SECTIONS = [
     ("unknown_option", "Unknown option", "The options are `on_violation` and `same_device`."),
     ("relation_with_one_equals", "A dim set with one `=`", "A relation compares with `==`, `<=`, `<`, `>=` or `>`; `name = value` is an option."),
     ("bad_option_value", "Unknown option value", ""),
+    ("static_option_value", "`static` is `true` or `false`", "`static = false` turns the compile-time reading of the body off."),
     ("on_violation_error_without_result", "`on_violation = error` without a `Result`", "Without a `Result` there is no `Err` to return."),
     ("error_type_without_from", "An error type that cannot carry a violation", "The function's error type needs `From<ContractError>`; rustc reports it at the return type."),
     ("missing_docs_kept", "`missing_docs` on an undocumented contracted function", "The contract's doc section goes only on a function that has docs already, so `missing_docs` still reports one that has none."),
@@ -63,6 +64,14 @@ SECTIONS = [
     ("empty_contract", "An empty contract", ""),
     ("check_return_clause", "`return` and `on_violation` in `check!`", "`check!` always returns `Result<(), ContractError>`."),
     ("all_errors_at_once", "Every error at once", "All errors of one attribute are reported in one compile."),
+    ("static_rank_mismatch", "Body: a rank that certainly differs", "The body is read against the contract at compile time; `add` takes a tensor of the receiver's shape (`broadcast_add` broadcasts)."),
+    ("static_literal_dim", "Body: two literal dims that differ", "`matmul` needs the receiver's last dim to be the argument's second to last."),
+    ("static_symbolic_offset", "Body: `N` against `N + 1`", "Two dims whose difference is a nonzero constant differ for every size; two different names (`N`, `M`) may be equal, and are not reported."),
+    ("static_dtype_set", "Body: dtypes with nothing in common", "The guarded ops' contracts are checked at their calls."),
+    ("static_guarded_op", "Body: a guarded op's contract", "A column of class ids is not what `nn::cross_entropy` takes."),
+    ("static_return_clause", "Body: the value returned against the `return` clause", ""),
+    ("static_cross_method", "Body: a call of another contracted method", "`#[contract]` on the `impl` block makes its methods' contracts visible to each other."),
+    ("static_issue_examples", "Body: every mismatch at once", "Every certain mismatch of a crate is reported in one compile, and the functions still expand."),
 ]
 
 missing = {p.stem for p in ui.glob("*.rs")} - {s[0] for s in SECTIONS}

@@ -29,6 +29,11 @@ pub(crate) fn analyze(args: TokenStream, cx: &Context, errors: &Ctxt) -> Option<
 }
 
 pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
+    if args.is_empty()
+        && let Some(expanded) = crate::analysis::expand_scope(&input)
+    {
+        return expanded;
+    }
     let location = args
         .clone()
         .into_iter()
@@ -100,9 +105,16 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
             .map(|c| c.ident.to_string())
             .collect(),
     };
-    let plan = analyze(args, &cx, &errors);
+    let plan = analyze(args.clone(), &cx, &errors);
     match (errors.check(), plan, &item.body) {
-        (Ok(()), Some(plan), Some(body)) => expand_fn(&item, body, &plan, &cx, location),
+        (Ok(()), Some(plan), Some(body)) => {
+            let mut expanded = expand_fn(&item, body, &plan, &cx, location);
+            if plan.static_checks {
+                let errors = crate::analysis::check_function(&args, &item.sig, body);
+                expanded.extend(errors.into_iter().map(|e| e.to_compile_error()));
+            }
+            expanded
+        }
         (Err(errors), ..) => fallback::emit(errors, input),
         // Without errors there is a plan, and a body (its absence is an error).
         (Ok(()), ..) => input,

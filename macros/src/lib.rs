@@ -7,8 +7,10 @@
 //! body untouched), `plan` (the runtime's spec table, printing itself), `valid` (names, dims,
 //! dtypes and ranges checked, all errors at once; builds the plan), `expand` (wraps the
 //! function around the plan's table and one guard call), `fallback` (errors plus the original
-//! item).
+//! item), `analysis` (the body read against the contracts it uses: compile-time shape and
+//! dtype errors).
 
+mod analysis;
 mod ctxt;
 mod dtype;
 mod expand;

@@ -138,8 +138,9 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
             path,
         }));
     }
-    if input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
-        let name: Ident = input.parse()?;
+    let keyword_option = input.peek(Token![static]) && input.peek2(Token![=]);
+    if keyword_option || input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
+        let name: Ident = input.call(Ident::parse_any)?;
         input.parse::<Token![=]>()?;
         if !input.peek(Ident::peek_any) && !kw::OPTIONS.iter().any(|o| name == o) {
             // `N = 3`: a relation written with one `=`, or an option that does not exist.

@@ -196,6 +196,8 @@ pub struct Plan {
     pub runtime_bounds: Vec<RuntimeBound>,
     pub on_violation: Option<(Failure, Span)>,
     pub same_device: bool,
+    /// Whether the body is checked at compile time (`static = false` turns it off).
+    pub static_checks: bool,
     /// The path generated code names the runtime by: `::candle_contracts` unless `crate = ..`.
     pub krate: TokenStream,
     /// The clauses as canonical text, for the rustdoc `# Contract` section.

@@ -43,8 +43,9 @@ pub mod kw {
     pub const ON_VIOLATION: &str = "on_violation";
     pub const SAME_DEVICE: &str = "same_device";
     pub const CRATE: &str = "crate";
+    pub const STATIC: &str = "static";
     /// The options a contract takes, `name = value`.
-    pub const OPTIONS: &[&str] = &[ON_VIOLATION, SAME_DEVICE, CRATE];
+    pub const OPTIONS: &[&str] = &[ON_VIOLATION, SAME_DEVICE, CRATE, STATIC];
     /// The values of `on_violation`.
     pub const PANIC: &str = "panic";
     pub const ERROR: &str = "error";

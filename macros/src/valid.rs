@@ -86,7 +86,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         })
         .collect();
 
-    let (on_violation, same_device) = check_options(cx_errors, cx, &options);
+    let (on_violation, same_device, static_checks) = check_options(cx_errors, cx, &options);
     let mut krate = None;
     for clause in clauses {
         if let Clause::Crate(path) = clause {
@@ -142,6 +142,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let doc = clauses
         .iter()
         .filter(|c| !matches!(c, Clause::Crate(_)))
+        .filter(|c| !matches!(c, Clause::Option(o) if o.name == crate::analysis::CHECKED_BY_SCOPE))
         .map(ToString::to_string)
         .collect();
     Plan {
@@ -156,6 +157,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         on_violation,
         same_device,
         krate: krate.unwrap_or_else(|| quote!(::candle_contracts)),
+        static_checks,
         doc,
     }
 }
@@ -164,9 +166,10 @@ fn check_options(
     cx_errors: &Ctxt,
     cx: &Context,
     options: &[&OptionClause],
-) -> (Option<(Failure, Span)>, bool) {
+) -> (Option<(Failure, Span)>, bool, bool) {
     let mut on_violation = None;
     let mut same_device = true;
+    let mut static_checks = true;
     let mut seen: HashSet<String> = HashSet::new();
     for option in options {
         let name = option.name.to_string();
@@ -217,6 +220,16 @@ fn check_options(
                 }
                 on_violation = Some((failure, option.value.span()));
             }
+            kw::STATIC => match value.as_str() {
+                "true" => static_checks = true,
+                "false" => static_checks = false,
+                _ => cx_errors.error_at(
+                    option.value.span(),
+                    format!("`static` is `true` or `false`, not `{value}`"),
+                ),
+            },
+            // Set by an enclosing `#[contract]` that has analysed the body already.
+            crate::analysis::CHECKED_BY_SCOPE => static_checks = false,
             kw::SAME_DEVICE => match value.as_str() {
                 "true" => same_device = true,
                 "false" => same_device = false,
@@ -236,7 +249,7 @@ fn check_options(
             }
         }
     }
-    (on_violation, same_device)
+    (on_violation, same_device, static_checks)
 }
 
 fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorClause]) {

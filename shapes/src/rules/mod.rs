@@ -243,6 +243,12 @@ pub fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
     tensor::method(name, receiver, args)
 }
 
+/// Whether [`method`] has a rule for `name`: a call of it on a candle `Tensor` yields a
+/// `Tensor` (or a `Result` of one). Any other method may return anything.
+pub fn has_method_rule(name: &str) -> bool {
+    tensor::has_rule(name)
+}
+
 /// The type of `path(args...)`, `path` as resolved by the caller (`Tensor::cat`,
 /// `candle_nn::ops::softmax`, `candle_contracts::nn::cross_entropy`). A path matches a rule
 /// when it is the rule's full path or a suffix of it of at least two segments
@@ -306,5 +312,36 @@ pub(crate) fn suggest(found: &TensorType, expected: &TensorType, reason: &Reason
             }
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_method_rule;
+
+    #[test]
+    fn the_methods_with_rules_are_the_table_s() {
+        for name in [
+            "matmul",
+            "t",
+            "reshape",
+            "sum_keepdim",
+            "broadcast_add",
+            "broadcast_eq",
+            "relu",
+        ] {
+            assert!(has_method_rule(name), "{name}");
+        }
+        for name in [
+            "i",
+            "dims",
+            "to_vec1",
+            "forward",
+            "chunk",
+            "broadcast_foo",
+            "len",
+        ] {
+            assert!(!has_method_rule(name), "{name}");
+        }
     }
 }

@@ -47,6 +47,56 @@ const SAME_SHAPE: &[&str] = &["add", "sub", "mul", "div", "maximum", "minimum"];
 /// Comparisons: the receiver's shape, dtype u8.
 const COMPARE: &[&str] = &["eq", "ne", "lt", "le", "gt", "ge"];
 
+/// Methods with an arm of their own in [`method`].
+const OTHER: &[&str] = &[
+    "to_dtype",
+    "matmul",
+    "broadcast_matmul",
+    "t",
+    "transpose",
+    "permute",
+    "reshape",
+    "flatten_all",
+    "flatten",
+    "flatten_from",
+    "flatten_to",
+    "squeeze",
+    "unsqueeze",
+    "narrow",
+    "get",
+    "sum_keepdim",
+    "mean_keepdim",
+    "sum",
+    "mean",
+    "max_keepdim",
+    "min_keepdim",
+    "max",
+    "min",
+    "argmax_keepdim",
+    "argmin_keepdim",
+    "argmax",
+    "argmin",
+    "sum_all",
+    "mean_all",
+    "max_all",
+    "min_all",
+    "broadcast_as",
+    "expand",
+    "broadcast_left",
+    "where_cond",
+];
+
+/// Whether [`method`] has a rule for `name` (so a call of it on a tensor yields a tensor).
+pub(crate) fn has_rule(name: &str) -> bool {
+    SAME_TYPE.contains(&name)
+        || SAME_SHAPE.contains(&name)
+        || COMPARE.contains(&name)
+        || OTHER.contains(&name)
+        || name
+            .strip_prefix("broadcast_")
+            .is_some_and(|op| SAME_SHAPE.contains(&op) || COMPARE.contains(&op))
+}
+
 pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
     let call = Call {
         op: format!("Tensor::{name}"),

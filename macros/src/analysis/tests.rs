@@ -1,0 +1,494 @@
+//! The walk on token input: what it reports, and the correct programs it must accept.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{check_function, expand_scope};
+use crate::item::ContractFn;
+
+/// The messages of `#[contract(args)]` on `function`.
+fn errors(args: TokenStream, function: TokenStream) -> Vec<String> {
+    let item: ContractFn = syn::parse2(function).unwrap();
+    check_function(&args, &item.sig, item.body.as_ref().unwrap())
+        .into_iter()
+        .map(|e| e.to_string())
+        .collect()
+}
+
+/// The messages of `#[contract]` on an `impl` block or module.
+fn scope_errors(item: TokenStream) -> Vec<String> {
+    let expanded = expand_scope(&item).unwrap().to_string();
+    expanded
+        .split("compile_error")
+        .skip(1)
+        .map(|e| e.split('"').nth(1).unwrap_or_default().replace("\\n", "\n"))
+        .collect()
+}
+
+#[test]
+fn the_issue_s_examples_fail() {
+    let bce = errors(
+        quote!(logits: f32[N, 1], target: f32[N] in 0.0..=1.0),
+        quote! {
+            fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+                nn::binary_cross_entropy_with_logit(logits, target)
+            }
+        },
+    );
+    assert_eq!(
+        bce,
+        [
+            "`nn::binary_cross_entropy_with_logit` takes `target: float[*S]`, but `target` is \
+          `f32[N]` here\n= note: `*S` is [N] here, [N, 1] where it was bound"
+        ]
+    );
+    let mlp = errors(
+        quote!(xs: f32[B, 784], w1: f32[128, 784], w2: f32[10, 64]),
+        quote! {
+            fn mlp(xs: &Tensor, w1: &Tensor, w2: &Tensor) -> Result<Tensor> {
+                let h = xs.matmul(&w1.t()?)?.relu()?;
+                h.matmul(&w2.t()?)
+            }
+        },
+    );
+    assert_eq!(
+        mlp,
+        [
+            "`Tensor::matmul` takes `rhs: f32[.., 128, _]`, but `w2.t()?` is `f32[64, 10]` \
+          here\n= note: dim -2: 64 given, 128 expected"
+        ]
+    );
+    let total = errors(
+        quote!(x: f32[B, D], return: f32[B]),
+        quote!(
+            fn total(x: &Tensor) -> Result<Tensor> {
+                x.sum_keepdim(1)
+            }
+        ),
+    );
+    assert_eq!(
+        total,
+        [
+            "`total` returns `return: f32[B]`, but `x.sum_keepdim(1)` is `f32[B, 1]` here\n\
+          = note: rank 2 given, rank 1 expected\n\
+          = help: squeeze the last dim: `x.sum_keepdim(1).squeeze(1)?`"
+        ]
+    );
+}
+
+#[test]
+fn every_mismatch_of_a_body_is_reported() {
+    let found = errors(
+        quote!(a: f32[2, 3], b: f32[2, 4], return: f32[3, 3]),
+        quote! {
+            fn f(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+                let x = a.add(b)?;
+                let y = b.matmul(a)?;
+                if x.dims().is_empty() { return a.matmul(&a.t()?); }
+                a.t()?.matmul(a)
+            }
+        },
+    );
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(
+        found[0].starts_with("`Tensor::add` takes `rhs: f32[2, 3]"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[1].starts_with("`Tensor::matmul` takes `rhs: f32[.., 4, _]`"),
+        "{}",
+        found[1]
+    );
+    assert!(
+        found[2]
+            .starts_with("`f` returns `return: f32[3, 3]`, but `a.matmul(&a.t()?)` is `f32[2, 2]`"),
+        "{}",
+        found[2]
+    );
+}
+
+/// Bodies that are correct, or that the walk cannot prove wrong: no error.
+#[test]
+fn what_is_not_certain_is_silent() {
+    let silent = |args: TokenStream, body: TokenStream| {
+        let function = quote!(fn f(x: &Tensor, y: &Tensor, k: usize) -> Result<Tensor> #body);
+        let found = errors(args, function);
+        assert!(found.is_empty(), "{found:#?}");
+    };
+    let args = quote!(x: f32[N, 3], y: f32[M, 4]);
+    // Two names may be equal.
+    silent(args.clone(), quote!({ x.t()?.matmul(&y.t()?) }));
+    // Shadowed by `if let`, a `match` arm, a closure, a `for` pattern, a `let` chain.
+    silent(
+        args.clone(),
+        quote!({
+            if let Some(x) = other() {
+                x.add(y)
+            } else {
+                Ok(y.clone())
+            }
+        }),
+    );
+    silent(
+        args.clone(),
+        quote!({
+            match other() {
+                Some(x) => x.add(y),
+                None => Ok(y.clone()),
+            }
+        }),
+    );
+    silent(
+        args.clone(),
+        quote!({
+            let g = |x: &Tensor| x.add(y);
+            g(x)
+        }),
+    );
+    silent(
+        args.clone(),
+        quote!({
+            for x in others() {
+                x.add(y)?;
+            }
+            Ok(y.clone())
+        }),
+    );
+    silent(
+        args.clone(),
+        quote!({
+            if let Some(x) = other()
+                && k > 1
+            {
+                x.add(y)
+            } else {
+                Ok(y.clone())
+            }
+        }),
+    );
+    // `mut` names are never known; a macro statement may rebind what it names.
+    silent(
+        args.clone(),
+        quote!({
+            let mut z = x.clone();
+            z = y.clone();
+            z.add(y)
+        }),
+    );
+    silent(
+        args.clone(),
+        quote!({
+            rebind!(x);
+            x.add(y)
+        }),
+    );
+    // Values from unknown calls and methods, a labelled block's `break`.
+    silent(
+        args.clone(),
+        quote!({
+            let x = helper(x)?;
+            x.add(y)
+        }),
+    );
+    silent(
+        args.clone(),
+        quote!({
+            let x = x.i(0)?;
+            x.add(y)
+        }),
+    );
+    silent(
+        args.clone(),
+        quote!({
+            let x = 'b: {
+                if k > 0 {
+                    break 'b y.clone();
+                }
+                x.clone()
+            };
+            x.add(y)
+        }),
+    );
+    // A path through a module the body defines or imports from elsewhere.
+    silent(
+        args.clone(),
+        quote!({
+            use crate::mine as nn;
+            nn::cross_entropy(x, y)
+        }),
+    );
+    silent(
+        args.clone(),
+        quote!({
+            mod ops {}
+            ops::softmax(x, 7)
+        }),
+    );
+    silent(
+        args.clone(),
+        quote!({
+            use other::*;
+            loss::mse(x, y)
+        }),
+    );
+    // `nn::embedding` may be candle-nn's.
+    silent(args.clone(), quote!({ nn::embedding(x, y) }));
+    // The standard macros bind nothing: `x` stays known, and the call is correct.
+    silent(
+        args.clone(),
+        quote!({
+            println!("{:?}", x.dims());
+            x.matmul(&x.t()?)
+        }),
+    );
+    // A body that does not parse is skipped.
+    silent(args.clone(), quote!({ x.add(y) + }));
+}
+
+#[test]
+fn sizes_read_from_dims_are_the_dims() {
+    let found = errors(
+        quote!(x: f32[2, 3, 4]),
+        quote! {
+            fn f(x: &Tensor) -> Result<Tensor> {
+                let (b, c, _) = x.dims3()?;
+                let n = x.dim(D::Minus1)?;
+                let same = x.reshape((b, c, n))?;
+                let unknown = x.reshape((b, c * n + 1))?; // arithmetic is unknown: silent
+                same.reshape((b, 5, 2))
+            }
+        },
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].contains("`Tensor::reshape`"), "{}", found[0]);
+}
+
+#[test]
+fn contracts_in_an_impl_see_each_other() {
+    let found = scope_errors(quote! {
+        impl Model {
+            #[contract(xs: f32[N, 784], return: f32[N, 10])]
+            fn forward(&self, xs: &Tensor) -> Result<Tensor> { todo!() }
+
+            #[contract(images: f32[N, 28, 28], target: u32[N])]
+            fn train_step(&self, images: &Tensor, target: &Tensor) -> Result<Tensor> {
+                let flat = images.flatten_from(1)?;
+                let logits = self.forward(&flat)?;
+                let wrong = Self::forward(self, images)?;
+                nn::cross_entropy(&logits.sum(1)?, target)
+            }
+
+            #[contract(xs: f32[N, 784], static = false)]
+            fn unchecked(&self, xs: &Tensor) -> Result<Tensor> { xs.t()?.add(xs) }
+        }
+    });
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "`Model::forward` takes `xs: f32[N, 784]`, but `images` is `f32[N, 28, 28]` here"
+        ),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[1].contains("but `logits.sum(1)?` is `f32[N]` here"),
+        "{}",
+        found[1]
+    );
+    // Each inner contract is told, so that it does not report again.
+    let expanded = expand_scope(&quote! {
+        impl Model {
+            #[contract(xs: f32[N, 784],)]
+            fn forward(&self, xs: &Tensor) -> Result<Tensor> { todo!() }
+        }
+    })
+    .unwrap()
+    .to_string();
+    assert!(
+        expanded.contains("# [contract (xs : f32 [N , 784] , __checked_by_scope = true)]"),
+        "{expanded}"
+    );
+}
+
+#[test]
+fn only_an_inherent_impl_s_methods_are_certain() {
+    // In a trait impl, `self.forward` may be an inherent method defined elsewhere; a bare
+    // `forward(...)` in an impl is never an associated function.
+    let found = scope_errors(quote! {
+        impl Module for Model {
+            #[contract(xs: f32[N, 784])]
+            fn forward(&self, xs: &Tensor) -> Result<Tensor> { todo!() }
+
+            #[contract(images: f32[N, 28, 28])]
+            fn other(&self, images: &Tensor) -> Result<Tensor> {
+                self.forward(images)?;
+                forward(images)
+            }
+        }
+    });
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn functions_of_a_module_see_each_other() {
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_core::{Result, Tensor};
+
+            #[contract(x: f32[N, 784], return: f32[N, 10])]
+            pub fn forward(x: &Tensor) -> Result<Tensor> { todo!() }
+
+            #[contract(images: f32[N, 28, 28], other: f32[N, 784])]
+            pub fn step(images: &Tensor, other: &Tensor) -> Result<Tensor> {
+                let ok = forward(other)?;
+                let logits = forward(images)?;
+                ok.add(&logits)
+            }
+
+            #[contract(images: f32[N, 28, 28])]
+            pub fn shadowed(images: &Tensor) -> Result<Tensor> {
+                let forward = |x: &Tensor| x.clone();
+                Ok(forward(images))
+            }
+        }
+    });
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("`forward` takes `x: f32[N, 784]`"),
+        "{}",
+        found[0]
+    );
+}
+
+#[test]
+fn other_items_are_no_scope() {
+    assert!(
+        expand_scope(&quote!(
+            struct S;
+        ))
+        .is_none()
+    );
+    assert!(
+        expand_scope(&quote!(
+            mod outside;
+        ))
+        .is_none()
+    );
+    assert!(
+        expand_scope(&quote!(
+            fn f() {}
+        ))
+        .is_none()
+    );
+}
+
+#[test]
+fn the_return_clause_is_read_only_on_a_tensor_result() {
+    // `Option<Tensor>`: the tail `Ok(...)` is no tensor of the clause's type.
+    let found = errors(
+        quote!(x: f32[B, D], return: f32[B]),
+        quote!(
+            fn f(x: &Tensor) -> Result<Option<Tensor>> {
+                x.sum_keepdim(1)
+            }
+        ),
+    );
+    assert!(found.is_empty(), "{found:#?}");
+    let found = errors(
+        quote!(x: f32[B, D], return: f32[B]),
+        quote!(
+            async fn f(x: &Tensor) -> candle_core::Result<Tensor> {
+                return x.sum_keepdim(1);
+            }
+        ),
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+}
+
+/// The analysis' own cost, for the compile-time figure: 100 contracted functions with the
+/// bodies of `scripts/measure-compile-time.sh` (FORMS=bodies). Run with `--ignored
+/// --nocapture`; a debug build of the macro, as cargo uses for proc macros.
+#[test]
+#[ignore]
+fn analysis_cost_of_100_functions() {
+    let cases = [
+        (
+            quote!(xs: f32[B, 784], w1: f32[128, 784], w2: f32[10, 128], target: u32[B] in 0..10),
+            quote! {
+                fn f(xs: &Tensor, w1: &Tensor, w2: &Tensor, target: &Tensor) -> Result<Tensor> {
+                    let h = xs.matmul(&w1.t()?)?.relu()?;
+                    let logits = h.matmul(&w2.t()?)?;
+                    let probs = candle_nn::ops::softmax(&logits, D::Minus1)?;
+                    let _predicted = probs.argmax(D::Minus1)?;
+                    candle_contracts::nn::cross_entropy(&logits, target)
+                }
+            },
+        ),
+        (
+            quote!(q: f32[B, T, E], k: f32[B, T, E], v: f32[B, T, E], return: f32[B, T, E]),
+            quote! {
+                fn f(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+                    let scores = q.matmul(&k.transpose(1, 2)?)?.affine(0.125, 0.0)?;
+                    let attention = candle_nn::ops::softmax_last_dim(&scores)?;
+                    let mixed = if scores.dims().is_empty() { attention.clone() } else { attention };
+                    mixed.matmul(v)
+                }
+            },
+        ),
+        (
+            quote!(images: f32[N, 28, 28], w: f32[10, 784], return: f32[N, 10]),
+            quote! {
+                fn f(images: &Tensor, w: &Tensor) -> Result<Tensor> {
+                    let (n, _, _) = images.dims3()?;
+                    let flat = images.reshape((n, 784))?;
+                    let logits = flat.matmul(&w.t()?)?;
+                    let mean = logits.mean_keepdim(1)?;
+                    logits.broadcast_sub(&mean)
+                }
+            },
+        ),
+        (
+            quote!(logits: f32[N, 1], target: f32[N, 1] in 0.0..=1.0, return: f32[]),
+            quote! {
+                fn f(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+                    let bce = candle_contracts::nn::binary_cross_entropy_with_logit(logits, target)?;
+                    let mse = candle_nn::loss::mse(&logits.squeeze(1)?, &target.squeeze(1)?)?;
+                    bce.add(&mse)
+                }
+            },
+        ),
+    ];
+    let items: Vec<(TokenStream, ContractFn)> = cases
+        .iter()
+        .map(|(args, function)| (args.clone(), syn::parse2(function.clone()).unwrap()))
+        .collect();
+    let start = std::time::Instant::now();
+    for i in 0..100 {
+        let (args, item) = &items[i % items.len()];
+        let found = check_function(args, &item.sig, item.body.as_ref().unwrap());
+        assert!(found.is_empty(), "{found:#?}");
+    }
+    println!("analysis of 100 functions: {:?}", start.elapsed());
+}
+
+#[test]
+fn operators_are_candle_s_between_tensors() {
+    let found = errors(
+        quote!(a: f32[N, 3], b: f32[N, 4]),
+        quote! {
+            fn f(a: &Tensor, b: &Tensor, k: f64) -> Result<Tensor> {
+                let scaled = ((a * 2.0)? + a)?;
+                let wrong = (&scaled - b)?;
+                let unknown = (a * k)?; // `k` is no value the walk knows
+                b + 1.0
+            }
+        },
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("`Tensor::sub` takes `rhs: f32[N, 3] (the shape of `self`)`, but `b` is `f32[N, 4]` here"),
+        "{}",
+        found[0]
+    );
+}
