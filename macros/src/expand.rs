@@ -192,16 +192,18 @@ fn option_tokens(value: Option<TokenStream>) -> TokenStream {
     }
 }
 
-fn clause_tokens(clause: &PlanClause) -> TokenStream {
+/// A clause's spec; `inline` for `check!`, whose plain names are variables, not arguments.
+fn clause_tokens(clause: &PlanClause, inline: bool) -> TokenStream {
     let p = private();
     let name = &clause.name;
     let subject = match &clause.subject {
-        PlanSubject::Param(_) => quote!(#p::SubjectSpec::Argument(#name)),
-        PlanSubject::Path { optional: true, .. } => quote!(#p::SubjectSpec::Optional(#name)),
-        PlanSubject::Path { .. } => quote!(#p::SubjectSpec::Field(#name)),
-        PlanSubject::Output(None) => quote!(#p::SubjectSpec::Output),
-        PlanSubject::Output(Some(_)) => quote!(#p::SubjectSpec::OutputField(#name)),
+        PlanSubject::Param(_) if inline => quote!(#p::Subject::Variable(#name)),
+        PlanSubject::Param(_) => quote!(#p::Subject::Argument(#name)),
+        PlanSubject::Path { .. } => quote!(#p::Subject::Field(#name)),
+        PlanSubject::Output(None) => quote!(#p::Subject::Return),
+        PlanSubject::Output(Some(_)) => quote!(#p::Subject::ReturnField(#name)),
     };
+    let optional = matches!(clause.subject, PlanSubject::Path { optional: true, .. });
     let dtypes = clause
         .dtype_constants
         .iter()
@@ -256,6 +258,7 @@ fn clause_tokens(clause: &PlanClause) -> TokenStream {
     let note = option_tokens(clause.note.as_ref().map(|n| quote!(#n)));
     quote!(#p::ClauseSpec {
         subject: #subject,
+        optional: #optional,
         dtypes: #dtypes,
         dtypes_text: #dtypes_text,
         shape: &[#(#shape),*],
@@ -308,10 +311,16 @@ fn probe_tokens(ident: &Ident) -> TokenStream {
 }
 
 /// `static __CC_SPEC: ContractSpec = …;`, located at the contract for `file!()` / `line!()`.
-fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
+fn spec_tokens(plan: &Plan, function: &str, location: Span, inline: bool) -> TokenStream {
     let p = private();
-    let inputs = plan.inputs.iter().map(clause_tokens);
-    let outputs = plan.outputs.iter().map(clause_tokens);
+    let inputs = plan
+        .inputs
+        .iter()
+        .map(|clause| clause_tokens(clause, inline));
+    let outputs = plan
+        .outputs
+        .iter()
+        .map(|clause| clause_tokens(clause, inline));
     let values = plan.values.iter().map(|v| &v.text);
     let relations = plan.relations.iter().map(|relation| {
         let text = &relation.text;
@@ -497,34 +506,40 @@ fn borrow_if(place: bool, acc: TokenStream) -> TokenStream {
     if place { quote!(&#acc) } else { acc }
 }
 
-/// The values from scope that dims and relations use: evaluated unless the mode is off.
-fn values_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
-    let p = private();
-    evaluated_array(&plan.values, quote!(#mode != #p::Mode::Off))
-}
-
-/// The value rules' bounds: evaluated in full mode only.
-fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
-    let p = private();
-    evaluated_array(&plan.runtime_bounds, quote!(#mode == #p::Mode::Full))
-}
-
-/// `[bound(&(expr)), ..]` when `condition` holds, `[Unset; n]` otherwise.
-fn evaluated_array(items: &[valid::RuntimeBound], condition: TokenStream) -> TokenStream {
-    let p = private();
-    let count = items.len();
-    if count == 0 {
-        return quote!([]);
-    }
+/// `[bound(&(expr)), ..]`: the values from scope that dims and relations use, or the value
+/// rules' bounds; the guard evaluates them only in the modes that need them.
+fn evaluated_array(items: &[valid::RuntimeBound]) -> TokenStream {
     let values = items.iter().map(|item| {
         let tokens = &item.tokens;
         quote_spanned!(item.span=> ::candle_contracts::__private::bound(&(#tokens)))
     });
+    quote!([#(#values),*])
+}
+
+/// `Guard::<DIMS, RUNS, BOUNDS, VALUES>`, for the plan's counts.
+fn guard_type(plan: &Plan) -> TokenStream {
+    let p = private();
+    let dims = plan.dims.len();
+    let runs = plan.runs.len();
+    let bounds = plan.runtime_bounds.len();
+    let values = plan.values.len();
+    quote!(#p::Guard::<#dims, #runs, #bounds, #values>)
+}
+
+/// The closure `check_inputs` runs in `full` and `shapes` mode: the constants' probes, the
+/// held paths and the arguments, handed to the guard with the values and bounds.
+fn inputs_closure(plan: &Plan) -> TokenStream {
+    let inputs = local("__cc_inputs");
+    let constants = constants_tokens(plan);
+    let constants_local = local("__cc_constants");
+    let (held, accesses) = access_tokens(plan);
+    let values = evaluated_array(&plan.values);
+    let bounds = evaluated_array(&plan.runtime_bounds);
     quote! {
-        if #condition {
-            [#(#values),*]
-        } else {
-            [#p::BoundValue::Unset; #count]
+        |#inputs| {
+            #constants
+            #held
+            #inputs.check(&[#(#accesses),*], &#constants_local, #values, || #bounds)
         }
     }
 }
@@ -557,19 +572,8 @@ fn expand_fn(
         ..
     } = item;
     let docs = doc_attrs(plan);
-    let spec = spec_tokens(plan, &cx.function, location);
-    let mode = local("__cc_mode");
-    let state = local("__cc_state");
-    let bounds = local("__cc_bounds");
+    let spec = spec_tokens(plan, &cx.function, location, false);
     let error = local("__cc_error");
-    let dims_count = plan.dims.len();
-    let runs_count = plan.runs.len();
-    let bounds_value = bounds_tokens(plan, &mode);
-    let bounds_count = plan.runtime_bounds.len();
-    let values = local("__cc_values");
-    let values_value = values_tokens(plan, &mode);
-    let values_count = plan.values.len();
-    let (held, accesses) = access_tokens(plan);
     let failure = match plan.on_violation {
         Some((failure, _)) => failure,
         None if cx.output.returns_result() => Failure::Error,
@@ -603,141 +607,95 @@ fn expand_fn(
         }
         Failure::Panic => quote!(#p::violated(#error)),
     };
-    let constants = constants_tokens(plan);
-    let constants_local = local("__cc_constants");
-    // With a return clause the body runs in a closure: the input guard runs first inside it,
-    // where the body's own items (a `const` in the body) are in scope, as without one; its
-    // spec is handed out for the output check.
-    let with_output = !plan.outputs.is_empty();
-    let state_ref = local("__cc_state_ref");
-    let spec_out = local("__cc_spec_out");
-    let spec_slot = local("__cc_spec_slot");
-    let spec_local = local("__cc_spec");
-    let bindings = if with_output {
-        quote!(#state_ref.bindings())
-    } else {
-        quote!(#state.bindings())
-    };
-    let hand_out = if with_output {
-        quote!(*#spec_out = ::core::option::Option::Some(&__CC_SPEC);)
-    } else {
-        quote!()
-    };
-    let new_state = quote!(let mut #state = #p::CallState::<#dims_count, #runs_count>::new(););
-    // Without a return clause the call state lives inside the guard: `off` costs one load.
-    let (outer_state, inner_state) = if with_output {
-        (new_state, quote!())
-    } else {
-        (quote!(), new_state)
-    };
-    let prelude = quote! {
-        let #mode = #p::mode();
-        #outer_state
-        let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
-        let #values: [#p::BoundValue; #values_count] = #values_value;
-    };
-    let input_guard = quote! {
-        #spec
-        if #mode != #p::Mode::Off {
-            #inner_state
-            #hand_out
-            #constants
-            #held
-            if let ::core::result::Result::Err(#error) = #p::check_inputs(
-                &__CC_SPEC,
-                #mode,
-                &[#(#accesses),*],
-                &#bounds,
-                &#values,
-                &#constants_local,
-                #bindings,
-            ) {
+    let guard_type = guard_type(plan);
+    let inputs = inputs_closure(plan);
+    let new_body = if plan.outputs.is_empty() {
+        // The guard is a temporary: in `off` mode it costs the mode's load and one test.
+        let guard = quote! {
+            #spec
+            if let ::core::result::Result::Err(#error) =
+                #guard_type::new(&__CC_SPEC).check_inputs(#inputs)
+            {
                 #fail
             }
-        }
-    };
-    let new_body = match with_output {
-        false => item::body_with(body, quote!(#prelude #input_guard)),
-        true => {
-            let output = local("__cc_output");
-            let tensor = local("__cc_tensor");
-            let fake = match cx.output.ty() {
-                Some(ty) if !cx.output.is_opaque() => {
-                    let fake = local("__cc_fake");
-                    quote! {
-                        #[allow(unreachable_code, clippy::diverging_sub_expression)]
-                        if false {
-                            let #fake: #ty = loop {};
-                            return #fake;
-                        }
+        };
+        item::body_with(body, guard)
+    } else {
+        // With a return clause the body runs in a closure (or `async` block). The input check
+        // runs first inside it, where the body's own items (a `const` in the body) are in
+        // scope, as without one; the guard outside keeps what it bound for the output check.
+        let guard = local("__cc_guard");
+        let guard_in = local("__cc_guard_in");
+        let output = local("__cc_output");
+        let fake = match cx.output.ty() {
+            Some(ty) if !cx.output.is_opaque() => {
+                let fake = local("__cc_fake");
+                quote! {
+                    #[allow(unreachable_code, clippy::diverging_sub_expression)]
+                    if false {
+                        let #fake: #ty = loop {};
+                        return #fake;
                     }
                 }
-                _ => quote!(),
-            };
-            let body = item::body_with(body, quote!(#input_guard #fake));
-            let run_body = if sig.asyncness.is_some() {
-                quote!(async move #body.await)
-            } else {
-                quote!(#p::run_body(move || #body))
-            };
-            let ok = local("__cc_ok");
-            let outputs_count = plan.outputs.len();
-            let args_of = |value: &TokenStream| {
-                let args = plan.outputs.iter().map(|clause| {
-                    let place = match clause.subject {
-                        PlanSubject::Output(Some(index)) => {
-                            let index = syn::Index::from(index as usize);
-                            quote!(#value.#index)
-                        }
-                        _ => value.clone(),
-                    };
-                    if clause.sequence.is_some() {
-                        quote!(#p::many(&#place))
-                    } else {
-                        quote!(#p::one(&#place))
+            }
+            _ => quote!(),
+        };
+        let input_guard = quote! {
+            if let ::core::result::Result::Err(#error) = #guard_in.check_inputs(#inputs) {
+                #fail
+            }
+        };
+        let body = item::body_with(body, quote!(#input_guard #fake));
+        let run_body = if sig.asyncness.is_some() {
+            quote!(async move #body.await)
+        } else {
+            quote!(#p::run_body(move || #body))
+        };
+        let ok = local("__cc_ok");
+        let outputs_count = plan.outputs.len();
+        let args_of = |value: &TokenStream| {
+            let args = plan.outputs.iter().map(|clause| {
+                let place = match clause.subject {
+                    PlanSubject::Output(Some(index)) => {
+                        let index = syn::Index::from(index as usize);
+                        quote!(#value.#index)
                     }
-                });
-                quote!([#(#args),*])
-            };
-            let extract = match cx.output {
-                Output::Result(_) => {
-                    let args = args_of(&quote!((*#ok)));
-                    quote! {
-                        match &#output {
-                            ::core::result::Result::Ok(#ok) => #args,
-                            ::core::result::Result::Err(_) => ::core::array::from_fn::<
-                                _,
-                                #outputs_count,
-                                _,
-                            >(|_| #p::ClauseArg::One(::core::option::Option::None)),
-                        }
+                    _ => value.clone(),
+                };
+                if clause.sequence.is_some() {
+                    quote!(#p::many(&#place))
+                } else {
+                    quote!(#p::one(&#place))
+                }
+            });
+            quote!([#(#args),*])
+        };
+        let extract = match cx.output {
+            Output::Result(_) => {
+                let args = args_of(&quote!((*#ok)));
+                quote! {
+                    match &#output {
+                        ::core::result::Result::Ok(#ok) => #args,
+                        ::core::result::Result::Err(_) => ::core::array::from_fn::<
+                            _,
+                            #outputs_count,
+                            _,
+                        >(|_| #p::ClauseArg::One(::core::option::Option::None)),
                     }
                 }
-                _ => args_of(&quote!(#output)),
-            };
-            quote!({
-                #prelude
-                let mut #spec_slot: ::core::option::Option<&'static #p::ContractSpec> =
-                    ::core::option::Option::None;
-                let #state_ref = &mut #state;
-                let #spec_out = &mut #spec_slot;
-                let #output = #run_body;
-                if let ::core::option::Option::Some(#spec_local) = #spec_slot {
-                    let #tensor = #extract;
-                    if let ::core::result::Result::Err(#error) = #p::check_output(
-                        #spec_local,
-                        #mode,
-                        &#tensor,
-                        &#bounds,
-                        &#values,
-                        #state.bindings(),
-                    ) {
-                        #fail
-                    }
-                }
-                #output
-            })
-        }
+            }
+            _ => args_of(&quote!(#output)),
+        };
+        quote!({
+            #spec
+            let mut #guard = #guard_type::new(&__CC_SPEC);
+            let #guard_in = &mut #guard;
+            let #output = #run_body;
+            if let ::core::result::Result::Err(#error) = #guard.check_output(|| #extract) {
+                #fail
+            }
+            #output
+        })
     };
     quote! {
         #(#attrs)*
@@ -747,43 +705,13 @@ fn expand_fn(
 }
 
 fn expand_check(plan: &Plan, location: Span) -> TokenStream {
-    let p = private();
-    let spec = spec_tokens(plan, "check!", location);
-    let mode = local("__cc_mode");
-    let state = local("__cc_state");
-    let bounds = local("__cc_bounds");
-    let dims_count = plan.dims.len();
-    let runs_count = plan.runs.len();
-    let bounds_count = plan.runtime_bounds.len();
-    let bounds_value = bounds_tokens(plan, &mode);
-    let values = local("__cc_values");
-    let values_value = values_tokens(plan, &mode);
-    let values_count = plan.values.len();
-    let (held, accesses) = access_tokens(plan);
-    let constants = constants_tokens(plan);
-    let constants_local = local("__cc_constants");
+    let spec = spec_tokens(plan, "check!", location, true);
+    let guard_type = guard_type(plan);
+    let inputs = inputs_closure(plan);
     quote! {
         {
             #spec
-            let #mode = #p::mode();
-            if #mode == #p::Mode::Off {
-                ::core::result::Result::<(), #p::ContractError>::Ok(())
-            } else {
-                let mut #state = #p::CallState::<#dims_count, #runs_count>::new();
-                let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
-                let #values: [#p::BoundValue; #values_count] = #values_value;
-                #constants
-                #held
-                #p::check_inputs(
-                    &__CC_SPEC,
-                    #mode,
-                    &[#(#accesses),*],
-                    &#bounds,
-                    &#values,
-                    &#constants_local,
-                    #state.bindings(),
-                )
-            }
+            #guard_type::new(&__CC_SPEC).check_inputs(#inputs)
         }
     }
 }

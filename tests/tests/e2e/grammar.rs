@@ -1,6 +1,6 @@
 //! Every grammar element of the contract language, passing and failing.
 
-use candle_contracts::{contract, Rule};
+use candle_contracts::{contract, ContractError, Rule};
 use candle_core::{DType, Device, Result, Tensor};
 
 use crate::{contract_error, only_violation, zeros};
@@ -252,7 +252,7 @@ fn dim_expressions() {
     let text = error.to_string();
     assert!(text.contains("`padded`: shape [3, 7] does not match [N + 1, 2 * C] = [3, 6]\n    dim 1 is 7 but 2 * C = 6 with C = 3 (bound by `x` dim 1)"), "{text}");
     assert!(text.contains("`pooled`: shape [4] does not match [H / 2] = [3]\n    dim 0 is 4 but H / 2 = 3 with H = 7 (bound by `source` dim 0)"), "{text}");
-    // An expression that would go below zero is a violation, never a wrap.
+    // An expression that would go below zero is a violation of its own, never a wrap.
     let error = expressions(
         &f(&[2, 3]),
         &f(&[3, 6]),
@@ -262,10 +262,13 @@ fn dim_expressions() {
         &f(&[0]),
     )
     .unwrap_err();
+    let found = ContractError::find_in(&error).unwrap();
+    assert_eq!(found.violations()[0].rule(), Rule::DimArithmetic);
     assert!(
-        error
-            .to_string()
-            .contains("dim 0: L - 1 goes below zero with L = 0 (bound by `sequence` dim 0)"),
+        error.to_string().contains(
+            "`window`: dim 0 of [L - 1]: `L - 1` goes below zero with L = 0 (bound by \
+             `sequence` dim 0)"
+        ),
         "{error}"
     );
 }
