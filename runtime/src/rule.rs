@@ -139,8 +139,14 @@ pub(crate) trait Compare: Copy + PartialOrd + Send + Sync + 'static {
     fn exact(value: Num) -> Option<Self>;
     /// The type's maximum, for `ignore MAX` (integers only).
     fn max_value() -> Option<Self>;
+    /// The element as the user's value, in its own dtype.
     fn to_value(self, dtype: DType) -> Value;
+    /// Whether the element is NaN (never, for integers).
     fn is_nan(self) -> bool;
+    /// The largest value (+inf for floats): where a running minimum starts.
+    const HIGHEST: Self;
+    /// The smallest value (-inf for floats): where a running maximum starts.
+    const LOWEST: Self;
 }
 
 /// A clause's rule compiled for one compare type.
@@ -243,6 +249,9 @@ macro_rules! int_compare {
             fn is_nan(self) -> bool {
                 false
             }
+
+            const HIGHEST: Self = <$t>::MAX;
+            const LOWEST: Self = <$t>::MIN;
         }
     )*};
 }
@@ -342,6 +351,9 @@ macro_rules! float_compare {
             fn is_nan(self) -> bool {
                 self.is_nan()
             }
+
+            const HIGHEST: Self = <$t>::INFINITY;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
         }
     };
 }

@@ -544,6 +544,53 @@ impl<C: Compare> Tally<C> {
         }
     }
 
+    /// The tally of a contiguous slice under one interval `[lo, hi]` with nothing ignored: a
+    /// branch-free pass for the counts and the range, then, only if something is outside,
+    /// a second look at this slice for the first offending elements.
+    #[inline(always)]
+    fn of_slice<T: Copy>(
+        slice: &[T],
+        widen: impl Fn(T) -> C,
+        lo: C,
+        hi: C,
+        row: usize,
+        from: usize,
+    ) -> Self {
+        let mut tally = Self::new();
+        // A slice is at most one block (`CHUNK` elements): u32 counters cannot overflow and
+        // keep the loop in vector registers.
+        let (mut outside, mut nan) = (0u32, 0u32);
+        let (mut min, mut max) = (C::HIGHEST, C::LOWEST);
+        for &x in slice {
+            let v = widen(x);
+            outside += u32::from(!((v >= lo) & (v <= hi)));
+            nan += u32::from(v.is_nan());
+            // NaN compares false, so it never becomes the minimum or maximum.
+            min = if v < min { v } else { min };
+            max = if v > max { v } else { max };
+        }
+        tally.violating = u64::from(outside);
+        tally.nan = u64::from(nan);
+        tally.read = slice.len() as u64;
+        let usable = slice.len() as u64 - tally.nan;
+        tally.range = (usable > 0).then_some((min, max));
+        if outside > 0 {
+            for (i, &x) in slice.iter().enumerate() {
+                let v = widen(x);
+                if !((v >= lo) & (v <= hi)) {
+                    if tally.first.is_none() {
+                        tally.first = Some((row, from + i, v));
+                    }
+                    tally.note_offending(v);
+                    if tally.offending.len() == OFFENDING_SHOWN {
+                        break;
+                    }
+                }
+            }
+        }
+        tally
+    }
+
     /// Adds a later block.
     fn merge(&mut self, later: Self) {
         self.violating += later.violating;
@@ -585,19 +632,29 @@ impl ScanOp for Statistics<'_> {
         let (inner_len, inner_stride) = stored.inner();
         let rows = stored.rows();
         let blocks = Blocks::new(rows, inner_len);
+        // One interval, nothing ignored, contiguous rows: the common case, counted by a
+        // branch-free loop; only a block with a violation is read again for where it is.
+        let single = match (&rule.intervals, rule.ignore.is_empty(), inner_stride) {
+            (Some(intervals), true, 1) if intervals.len() == 1 => Some(intervals[0]),
+            _ => None,
+        };
         let block = |b: usize| {
             let mut tally = Tally::new();
             for (row, from, to) in blocks.segments(b) {
                 let start = stored.row_start(row);
-                for position in from..to {
-                    tally.visit(
-                        widen(data[start + position * inner_stride]),
-                        &rule,
-                        row,
-                        position,
-                    );
+                match single {
+                    Some((lo, hi)) => {
+                        let slice = &data[start + from..start + to];
+                        tally.merge(Tally::of_slice(slice, widen, lo, hi, row, from));
+                    }
+                    None => {
+                        for position in from..to {
+                            let v = widen(data[start + position * inner_stride]);
+                            tally.visit(v, &rule, row, position);
+                        }
+                        tally.read += (to - from) as u64;
+                    }
                 }
-                tally.read += (to - from) as u64;
             }
             tally
         };
@@ -742,5 +799,148 @@ mod tests {
         assert_eq!(decode_e8m0(0) as f64, 2f64.powi(-127));
         assert_eq!(decode_e8m0(254) as f64, 2f64.powi(127));
         assert!(decode_e8m0(255).is_nan());
+    }
+
+    /// The statistics by a plain walk over every element of the view in logical order.
+    fn reference(t: &Tensor, rule: &Resolved) -> Details {
+        let values = t.flatten_all().unwrap().to_dtype(DType::F64).unwrap();
+        let values = values.to_vec1::<f64>().unwrap();
+        let typed = TypedRule::<f64>::new(rule);
+        let mut details = Details::default();
+        details.counts.total = values.len() as u64;
+        let mut range: Option<(f64, f64)> = None;
+        for (position, &v) in values.iter().enumerate() {
+            if typed.is_ignored(v) {
+                details.counts.ignored += 1;
+                continue;
+            }
+            if v.is_nan() {
+                details.counts.nan += 1;
+            } else {
+                range = Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+            }
+            if !typed.accepts(v) {
+                details.counts.violating += 1;
+                if details.first_index.is_none() {
+                    let mut index = vec![0; t.rank()];
+                    let mut rest = position;
+                    for (axis, &size) in t.dims().iter().enumerate().rev() {
+                        index[axis] = rest % size;
+                        rest /= size;
+                    }
+                    details.first_index = Some(index);
+                }
+            }
+        }
+        details.observed = range.map(|(lo, hi)| {
+            (
+                crate::error::Value::Float(lo, DType::F64),
+                crate::error::Value::Float(hi, DType::F64),
+            )
+        });
+        details
+    }
+
+    fn same_statistics(t: &Tensor, rule: &Resolved) {
+        let (details, _) = statistics(t, rule).unwrap();
+        let expected = reference(t, rule);
+        assert_eq!(details.counts, expected.counts, "{:?}", t.layout());
+        assert_eq!(
+            details.first_index,
+            expected.first_index,
+            "{:?}",
+            t.layout()
+        );
+        let as_f64 = |d: &Details| d.observed.map(|(lo, hi)| (lo.to_f64(), hi.to_f64()));
+        assert_eq!(as_f64(&details), as_f64(&expected), "{:?}", t.layout());
+    }
+
+    #[test]
+    fn statistics_match_a_walk_in_logical_order_on_every_view() {
+        let data: Vec<f32> = (0..4 * 6 * 5)
+            .map(|i| match i % 17 {
+                3 => f32::NAN,
+                7 => 9.0,
+                11 => -2.0,
+                _ => (i % 3) as f32,
+            })
+            .collect();
+        let t = Tensor::from_vec(data, (4, 6, 5), &Device::Cpu).unwrap();
+        let one_interval = rule(0, 3);
+        let two_intervals = Resolved {
+            ranges: Some(vec![
+                Interval {
+                    lo: Some(Num::Int(0)),
+                    hi: Some(Num::Int(1)),
+                    inclusive: false,
+                },
+                Interval {
+                    lo: Some(Num::Int(2)),
+                    hi: Some(Num::Int(3)),
+                    inclusive: false,
+                },
+            ]),
+            ignore: vec![crate::rule::Ignore::Value(Num::Int(-2))],
+            finite: false,
+            allow_all: false,
+        };
+        let views = [
+            t.clone(),
+            t.narrow(1, 1, 4).unwrap(),
+            t.transpose(0, 2).unwrap(),
+            t.narrow(2, 2, 1).unwrap(),
+            t.narrow(0, 1, 1).unwrap().broadcast_as((3, 6, 5)).unwrap(),
+            t.narrow(2, 0, 1).unwrap().broadcast_as((4, 6, 7)).unwrap(),
+            t.narrow(1, 2, 1)
+                .unwrap()
+                .broadcast_as((4, 9, 5))
+                .unwrap()
+                .transpose(1, 2)
+                .unwrap(),
+        ];
+        for view in &views {
+            same_statistics(view, &one_interval);
+            same_statistics(view, &two_intervals);
+        }
+    }
+
+    #[test]
+    fn a_broadcast_view_is_read_over_its_stored_elements() {
+        // One stored element shown 10^8 times: the failure path reads it once.
+        let five = Tensor::new(5u32, &Device::Cpu).unwrap();
+        let view = five.broadcast_as((10_000, 10_000)).unwrap();
+        let (details, read) = statistics(&view, &rule(0, 3)).unwrap();
+        assert_eq!(read, 1);
+        assert_eq!(details.counts.violating, 100_000_000);
+        assert_eq!(details.counts.total, 100_000_000);
+        assert_eq!(details.first_index, Some(vec![0, 0]));
+        // A broadcast row: its 7 stored elements, each read once.
+        let row = Tensor::new(&[0u32, 1, 2, 3, 4, 5, 6], &Device::Cpu).unwrap();
+        let view = row.broadcast_as((1000, 7)).unwrap();
+        let (details, read) = statistics(&view, &rule(0, 3)).unwrap();
+        assert_eq!(read, 7);
+        assert_eq!(details.counts.violating, 4000);
+        assert_eq!(details.first_index, Some(vec![0, 3]));
+        // Beyond 2^32 elements, over one stored element: the counts are exact.
+        let huge = five.broadcast_as((1 << 17, 1 << 16)).unwrap();
+        let (details, read) = statistics(&huge, &rule(0, 3)).unwrap();
+        assert_eq!((read, details.counts.violating), (1, 1 << 33));
+    }
+
+    #[test]
+    fn a_dense_violation_reads_each_element_once() {
+        let n = PARALLEL_MIN * 2 + 3;
+        let mut data = vec![1u32; n];
+        data[n - 1] = 5;
+        data[n / 2] = 4;
+        let t = Tensor::from_vec(data, n, &Device::Cpu).unwrap();
+        let (details, read) = statistics(&t, &rule(0, 3)).unwrap();
+        assert_eq!(read, n as u64);
+        assert_eq!(details.counts.violating, 2);
+        assert_eq!(details.first_index, Some(vec![n / 2]));
+        assert_eq!(
+            details.offending,
+            vec![crate::error::Value::Int(4), crate::error::Value::Int(5)]
+        );
     }
 }

@@ -240,7 +240,7 @@ impl Masks {
         }
     }
 
-    fn statistics_typed<C: Compare + WithDType + Extremes>(&self) -> candle_core::Result<Details> {
+    fn statistics_typed<C: Compare + WithDType>(&self) -> candle_core::Result<Details> {
         let device = self.values.device();
         let values = &self.values;
         let stored = values.elem_count();
@@ -434,28 +434,6 @@ fn unravel(mut position: u64, dims: &[usize]) -> Vec<usize> {
         }
     }
     index
-}
-
-/// The values that stand in for "no element" in a min or max.
-trait Extremes: Sized {
-    const HIGHEST: Self;
-    const LOWEST: Self;
-}
-
-macro_rules! extremes {
-    ($($t:ty: $high:expr, $low:expr;)*) => {$(
-        impl Extremes for $t {
-            const HIGHEST: Self = $high;
-            const LOWEST: Self = $low;
-        }
-    )*};
-}
-extremes! {
-    u8: u8::MAX, u8::MIN;
-    u32: u32::MAX, u32::MIN;
-    i64: i64::MAX, i64::MIN;
-    f32: f32::INFINITY, f32::NEG_INFINITY;
-    f64: f64::INFINITY, f64::NEG_INFINITY;
 }
 
 #[cfg(test)]
