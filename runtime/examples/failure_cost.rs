@@ -1,6 +1,6 @@
 //! Prints what a value rule costs on a pass and on a violation, for a broadcast view and a dense
 //! tensor of [20000, 20000] u32 elements under `in 0..3` (pass: all 1; violation: the last one
-//! is 5). Run in release and debug: `cargo run -p candle-contracts --example failure_cost
+//! is 5), and the device path (forced on the CPU) on the broadcast view. Run in release and debug: `cargo run -p candle-contracts --example failure_cost
 //! [--release]`; `FAILURE_COST_SIDE=4096` for a smaller side.
 
 use std::time::Instant;
@@ -30,6 +30,11 @@ fn main() -> candle_core::Result<()> {
     let fail = Tensor::new(5u32, &Device::Cpu)?.broadcast_as(shape)?;
     time("broadcast pass", &pass, true);
     time("broadcast violation", &fail, false);
+    // The device path (candle ops and one transfer), forced on these CPU tensors.
+    candle_contracts::__private::force_device_path(true);
+    time("device path broadcast pass", &pass, true);
+    time("device path broadcast violation", &fail, false);
+    candle_contracts::__private::force_device_path(false);
     let mut data = vec![1u32; side * side];
     let dense_pass = Tensor::from_slice(&data, shape, &Device::Cpu)?;
     time("dense pass", &dense_pass, true);

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use candle_core::{CpuStorage, CustomOp1, DType, Device, Layout, Shape, Tensor, WithDType};
 
-use crate::error::Counts;
+use crate::error::{Counts, Value};
 use crate::rule::{Compare, Details, Ignore, Num, Resolved, TypedRule};
 use crate::scan::{Outcome, Request, count_transfer};
 
@@ -168,11 +168,10 @@ impl Masks {
             return Ok(None);
         };
         let (stored, repeat) = stored_elements(tensor)?;
-        let flat = stored.flatten_all()?;
         let rule = &with_own_max(tensor.dtype(), rule);
         let (values, (ok, ignored, has_ignore)) = match read {
             Read::Cast(dtype) => {
-                let values = flat.to_dtype(dtype)?;
+                let values = stored.flatten_all()?.to_dtype(dtype)?;
                 let masks = match dtype {
                     DType::U8 => masks::<u8>(&values, &TypedRule::new(rule))?,
                     DType::U32 => masks::<u32>(&values, &TypedRule::new(rule))?,
@@ -183,7 +182,8 @@ impl Masks {
                 (values, masks)
             }
             Read::E8m0Bits => {
-                let values = flat.apply_op1_no_bwd(&E8m0Bits)?;
+                // The op reads the view in logical order: candle copies no f8e8m0 view.
+                let values = stored.apply_op1_no_bwd(&E8m0Bits)?.flatten_all()?;
                 let masks = masks::<u8>(&values, &e8m0_bits_rule(&TypedRule::new(rule)))?;
                 (values, masks)
             }
@@ -215,32 +215,24 @@ impl Masks {
     /// The failure path: exact counts, the first offending element and the observed range, with
     /// a few more small transfers.
     fn statistics(&self) -> candle_core::Result<Details> {
+        let dtype = self.dtype;
         match (self.read, self.values.dtype()) {
-            (Read::E8m0Bits, _) => self.statistics_typed::<u8>(),
-            (_, DType::U8) => self.statistics_typed::<u8>(),
-            (_, DType::U32) => self.statistics_typed::<u32>(),
-            (_, DType::I64) => self.statistics_typed::<i64>(),
-            (_, DType::F32) => self.statistics_typed::<f32>(),
-            _ => self.statistics_typed::<f64>(),
-        }
-    }
-
-    /// A compare-typed value as the user's value: e8m0 bits decoded.
-    fn value_of<C: Compare + WithDType>(&self, v: C) -> crate::error::Value {
-        match self.read {
-            Read::E8m0Bits => {
-                let bits = v.to_value(DType::U8);
-                let bits = match bits {
-                    crate::error::Value::Int(b) => b as u8,
-                    crate::error::Value::Float(..) => 0xFF,
-                };
+            (Read::E8m0Bits, _) => self.statistics_typed(|bits: u8| {
                 crate::rule::decode_e8m0(bits).to_value(DType::F8E8M0)
-            }
-            Read::Cast(_) => v.to_value(self.dtype),
+            }),
+            (_, DType::U8) => self.statistics_typed(|v: u8| v.to_value(dtype)),
+            (_, DType::U32) => self.statistics_typed(|v: u32| v.to_value(dtype)),
+            (_, DType::I64) => self.statistics_typed(|v: i64| v.to_value(dtype)),
+            (_, DType::F32) => self.statistics_typed(|v: f32| v.to_value(dtype)),
+            _ => self.statistics_typed(|v: f64| v.to_value(dtype)),
         }
     }
 
-    fn statistics_typed<C: Compare + WithDType>(&self) -> candle_core::Result<Details> {
+    /// `value_of` turns a compare-typed element into the user's value (e8m0 bits decoded).
+    fn statistics_typed<C: Compare + WithDType>(
+        &self,
+        value_of: impl Fn(C) -> Value,
+    ) -> candle_core::Result<Details> {
         let device = self.values.device();
         let values = &self.values;
         let stored = values.elem_count();
@@ -273,8 +265,8 @@ impl Masks {
             let at = usize::try_from(first_position).unwrap_or(0);
             let first_value = values.narrow(0, at, 1)?.copy()?.to_vec1::<C>()?[0];
             details.first_index = Some(unravel(first_position, &self.dims));
-            details.first_value = Some(self.value_of(first_value));
-            details.offending = vec![self.value_of(first_value)];
+            details.first_value = Some(value_of(first_value));
+            details.offending = vec![value_of(first_value)];
         }
         // Observed range over elements that are neither ignored nor NaN.
         let zero = Tensor::zeros((), DType::U8, device)?;
@@ -286,7 +278,7 @@ impl Masks {
             let max = usable.where_cond(values, &low)?.max(0)?;
             count_transfer();
             let range = Tensor::cat(&[min.reshape(1)?, max.reshape(1)?], 0)?.to_vec1::<C>()?;
-            details.observed = Some((self.value_of(range[0]), self.value_of(range[1])));
+            details.observed = Some((value_of(range[0]), value_of(range[1])));
         }
         Ok(details)
     }
