@@ -1,7 +1,7 @@
 //! The syntax of a contract, as written, with the spans of its tokens. No meaning yet: names are
 //! resolved and rules are checked in `valid.rs`.
 //!
-//! Grammar (`shared/design/contract-language.md` §2–§5):
+//! Grammar (the book's reference chapter describes each form):
 //!
 //! ```text
 //! contract    := clause (',' clause)* ','?

@@ -1,5 +1,5 @@
-//! `ContractError`: every violation of one call, structured, with the message of the language
-//! page §8 as its `Display`.
+//! `ContractError`: every violation of one call, structured, with its message (what was
+//! expected, what was found, where, and the likely cause) as its `Display`.
 
 use std::fmt;
 use std::panic::Location;

@@ -22,15 +22,14 @@
 //! # }
 //! ```
 //!
-//! The contract language (`shared/design/contract-language.md`, and the book's reference
-//! chapter) has tensor clauses with dtypes and dims (`x: f32[N, ..]`), `self.field` and
+//! The contract language (the book's reference chapter) has tensor clauses with dtypes and dims (`x: f32[N, ..]`), `self.field` and
 //! `return` clauses, relations (`T <= P`), value rules (`in 0..C`, `ignore -100`, `finite`,
 //! `contiguous`) and options (`on_violation = panic | error`, `same_device = false`).
 //!
 //! - [`contract`]: the attribute; the guard runs before the body, and the `return` clause on the
 //!   value coming out.
 //! - [`check!`]: the same clauses inline, returning `Result<(), ContractError>`.
-//! - [`ContractError`]: every [`Violation`] of a call, with the message of §8 as `Display`.
+//! - [`ContractError`]: every [`Violation`] of a call, with its message as `Display`.
 //! - [`Mode`], [`set_mode`] and `CANDLE_CONTRACTS=full|shapes|off`: how much is checked.
 //! - [`nn`]: candle-nn's functions that index with user data, guarded, with their edge cases
 //!   fixed: change one `use` line.

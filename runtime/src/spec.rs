@@ -86,7 +86,8 @@ pub enum Subject {
     Return,
     /// One element of a returned tuple, such as `return.0`.
     ReturnField(&'static str),
-    /// A variable or path named in `check!`; `None` is skipped.
+    /// A variable named in `check!`; `None` is skipped. (A path in `check!`, such as
+    /// `batch.labels`, is a [`Subject::Field`].)
     Variable(&'static str),
     /// A relation between dims, such as `T <= P`.
     Relation(&'static str),

@@ -422,3 +422,29 @@ fn all_violations_of_a_call_come_together() {
         [("x", Rule::DType), ("x", Rule::Shape), ("y", Rule::Range)]
     );
 }
+
+#[contract(tokens: f32[B, T], shifted: f32[B, T - 1])]
+fn next_token(tokens: &Tensor, shifted: &Tensor) -> Result<()> {
+    let _ = (tokens, shifted);
+    Ok(())
+}
+
+#[test]
+fn a_dim_expression_below_zero_is_dim_arithmetic() {
+    let f = |n: &[usize]| zeros(n, DType::F32);
+    assert!(next_token(&f(&[2, 5]), &f(&[2, 4])).is_ok());
+    // An empty sequence: `T - 1` has no size; no shape is wrong and no batch differs.
+    let error = next_token(&f(&[2, 0]), &f(&[2, 0])).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.rule(), Rule::DimArithmetic);
+    assert_eq!(violation.argument(), "shifted");
+    let text = error.to_string();
+    assert!(
+        text.contains(
+            "`shifted`: dim 1 of [B, T - 1]: `T - 1` goes below zero with T = 0 (bound by \
+             `tokens` dim 1)\n    help: `T - 1` is a size, so it cannot be negative"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("batch sizes differ"), "{text}");
+}
