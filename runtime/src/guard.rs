@@ -273,7 +273,7 @@ fn check_inputs(
     bindings: &mut Bindings<'_>,
 ) -> Result<(), ContractError> {
     if args.len() != spec.inputs.len() {
-        return Err(malformed(spec, "inputs"));
+        return Err(malformed(spec, "input", spec.inputs.len(), args.len()));
     }
     for (slot, &probe) in bindings.dims.iter_mut().zip(constants) {
         if is_constant(probe) {
@@ -319,7 +319,7 @@ fn check_output(
         return Ok(());
     }
     if args.len() != spec.outputs.len() {
-        return Err(malformed(spec, "outputs"));
+        return Err(malformed(spec, "return", spec.outputs.len(), args.len()));
     }
     let first = spec.inputs.len();
     let mut checker = Checker {
@@ -347,14 +347,22 @@ fn check_output(
 }
 
 /// An expansion that does not match its spec (a macro and runtime of different versions, which
-/// the exact version pin rules out): an error, never a panic.
+/// the exact version pin rules out): an error, never a panic or a silently skipped clause.
 #[cold]
-fn malformed(spec: &'static ContractSpec, what: &str) -> ContractError {
+fn malformed(
+    spec: &'static ContractSpec,
+    what: &str,
+    expected: usize,
+    found: usize,
+) -> ContractError {
     let violation = Violation::new(
         Subject::Argument(spec.function),
         crate::error::Rule::Count,
-        format!("{} clause arguments", what),
-        "another number: the macro and runtime crates differ in version".to_string(),
+        format!("{expected} tensors for the contract's {what} clauses"),
+        format!(
+            "{found}: the expansion and the runtime differ (`candle-contracts` and \
+             `candle-contracts-macros` must be the same version)"
+        ),
     );
     ContractError::new(spec, false, vec![violation])
 }
@@ -829,4 +837,100 @@ fn binding_of(spec: &ContractSpec, slot: &DimSlot, dim: u16) -> Option<DimBindin
         axis: slot.axis,
         source: slot.source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::DTypeSet;
+    use candle_core::DType;
+
+    static CLAUSES: [ClauseSpec; 1] = [ClauseSpec {
+        subject: Subject::Argument("x"),
+        optional: false,
+        dtypes: DTypeSet::F32,
+        dtypes_text: "f32",
+        shape: &[DimSpec::Named(0)],
+        shape_text: "[N]",
+        values: None,
+        contiguous: false,
+        note: None,
+        sequence: None,
+    }];
+
+    static SPEC: ContractSpec = ContractSpec {
+        function: "f",
+        file: "f.rs",
+        line: 1,
+        column: 1,
+        dims: &["N"],
+        values: &[],
+        runs: &[],
+        inputs: &CLAUSES,
+        outputs: &CLAUSES,
+        relations: &[],
+        same_device: true,
+    };
+
+    fn guard(mode: Mode) -> Guard<1, 0, 1, 0> {
+        Guard {
+            spec: &SPEC,
+            mode,
+            call: None,
+        }
+    }
+
+    fn plain(_: u64) -> bool {
+        true
+    }
+
+    #[test]
+    fn off_mode_runs_none_of_the_closures() {
+        let mut off = guard(Mode::Off);
+        let result = off.check_inputs(|_| panic!("the inputs closure ran in off mode"));
+        assert!(result.is_ok());
+        let result = off.check_output(|| -> [ClauseArg<'_>; 1] {
+            panic!("the outputs closure ran in off mode")
+        });
+        assert!(result.is_ok());
+    }
+
+    #[test]
+    fn shapes_mode_keeps_the_bindings_and_evaluates_no_bound() {
+        let x = Tensor::zeros(3, DType::F32, &Device::Cpu).unwrap();
+        let y = Tensor::zeros(4, DType::F32, &Device::Cpu).unwrap();
+        let mut shapes = guard(Mode::Shapes);
+        shapes
+            .check_inputs(|inputs| {
+                inputs.check(&[ClauseArg::One(Some(&x))], &[plain], [], || {
+                    panic!("a bound was evaluated in shapes mode")
+                })
+            })
+            .unwrap();
+        // The return clause sees `N = 3` bound by the inputs.
+        let error = shapes
+            .check_output(|| [ClauseArg::One(Some(&y))])
+            .unwrap_err();
+        assert!(error.body_ran());
+        assert!(
+            error
+                .to_string()
+                .contains("dim 0 is 4 but N = 3 (bound by `x` dim 0)"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_expansion_that_does_not_match_its_spec_is_an_error() {
+        let mut full = guard(Mode::Full);
+        let error = full
+            .check_inputs(|inputs| inputs.check(&[], &[plain], [], || [BoundValue::Unset]))
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("1 tensors for the contract's input clauses"),
+            "{error}"
+        );
+    }
 }
