@@ -55,15 +55,23 @@ pub enum Failure {
     Panic,
 }
 
-/// How the guard reaches a clause's tensor (printed as the spec's `SubjectSpec` with the
-/// clause's name).
+/// What a clause is about, as the spec names it.
+pub enum Subject {
+    Argument(String),
+    Field(String),
+    Return,
+    ReturnField(String),
+    /// A plain name in `check!`: a variable, not an argument.
+    Variable(String),
+}
+
+/// How the guard reaches a clause's tensor (prints nothing: the expansion reads it).
 pub enum Access {
     Param(Ident),
-    /// A path; `optional` when it has a `?` step.
+    /// A path from `self` or a parameter.
     Path {
         root: Ident,
         steps: Vec<Step>,
-        optional: bool,
     },
     /// `return`, or `return.0`.
     Output(Option<u32>),
@@ -149,10 +157,12 @@ pub struct ValueSpec {
     pub finite: bool,
 }
 
-/// A tensor clause; `subject`, `name` and `span` print as its `SubjectSpec`.
+/// A tensor clause; `access` and `span` print nothing.
 pub struct ClauseSpec {
-    pub subject: Access,
-    pub name: String,
+    pub subject: Subject,
+    /// A path with a `?` step: a `None` along it skips the clause.
+    pub optional: bool,
+    pub access: Access,
     pub span: SpanRange,
     pub dtype_constants: Vec<&'static str>,
     pub dtypes_text: String,
@@ -249,14 +259,8 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let p = self.private;
         let clause = self.value;
-        let name = &clause.name;
-        let subject = match &clause.subject {
-            Access::Param(_) => quote!(#p::SubjectSpec::Argument(#name)),
-            Access::Path { optional: true, .. } => quote!(#p::SubjectSpec::Optional(#name)),
-            Access::Path { .. } => quote!(#p::SubjectSpec::Field(#name)),
-            Access::Output(None) => quote!(#p::SubjectSpec::Output),
-            Access::Output(Some(_)) => quote!(#p::SubjectSpec::OutputField(#name)),
-        };
+        let subject = self.with(&clause.subject);
+        let optional = clause.optional;
         let mut dtypes = clause
             .dtype_constants
             .iter()
@@ -277,6 +281,7 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
         let sequence = self.option(clause.sequence.as_ref());
         tokens.extend(quote!(#p::ClauseSpec {
             subject: #subject,
+            optional: #optional,
             dtypes: #dtypes,
             dtypes_text: #dtypes_text,
             shape: #shape,
@@ -286,6 +291,19 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
             note: #note,
             sequence: #sequence,
         }));
+    }
+}
+
+impl ToTokens for InCrate<'_, Subject> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        tokens.extend(match self.value {
+            Subject::Argument(name) => quote!(#p::Subject::Argument(#name)),
+            Subject::Field(name) => quote!(#p::Subject::Field(#name)),
+            Subject::Return => quote!(#p::Subject::Return),
+            Subject::ReturnField(name) => quote!(#p::Subject::ReturnField(#name)),
+            Subject::Variable(name) => quote!(#p::Subject::Variable(#name)),
+        });
     }
 }
 

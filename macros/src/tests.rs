@@ -384,7 +384,7 @@ fn the_crate_option_takes_a_path_or_a_string_once() {
     let output = expand::contract(tokens("crate = ::cc, logits: f32[N, C]"), tokens(ITEM));
     let output = output.to_string();
     assert!(
-        output.contains(":: cc :: __private :: check_inputs"),
+        output.contains(":: cc :: __private :: Guard ::"),
         "{output}"
     );
     assert!(!output.contains("candle_contracts"), "{output}");

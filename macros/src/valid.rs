@@ -12,8 +12,8 @@ use crate::ctxt::Ctxt;
 use crate::dtype::{self, Kind};
 use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
 use crate::plan::{
-    Access, AllowAll, BoundSpec, ClauseSpec, DimExprSpec, DimSpec, ExprOp, Failure, IgnoreSpec,
-    Plan, RangeSpec, RelationSpec, RuntimeBound, Step, ValueSpec,
+    self, Access, AllowAll, BoundSpec, ClauseSpec, DimExprSpec, DimSpec, ExprOp, Failure,
+    IgnoreSpec, Plan, RangeSpec, RelationSpec, RuntimeBound, Step, ValueSpec,
 };
 use crate::suggest::did_you_mean;
 use crate::syntax::{
@@ -822,9 +822,17 @@ fn plan_clause(
         other => other,
     };
     let name = clause.subject.to_string();
-    let subject = match &clause.subject {
-        Subject::Param(ident) => Access::Param(param_ident(cx, ident)),
-        Subject::Return(_, index) => Access::Output(*index),
+    let (subject, access) = match &clause.subject {
+        Subject::Param(ident) if cx.inline => (
+            plan::Subject::Variable(name),
+            Access::Param(param_ident(cx, ident)),
+        ),
+        Subject::Param(ident) => (
+            plan::Subject::Argument(name),
+            Access::Param(param_ident(cx, ident)),
+        ),
+        Subject::Return(_, None) => (plan::Subject::Return, Access::Output(None)),
+        Subject::Return(_, index) => (plan::Subject::ReturnField(name), Access::Output(*index)),
         Subject::Field { root, steps } => {
             let root = if root == "self" {
                 root.clone()
@@ -840,17 +848,15 @@ fn plan_clause(
                     FieldStep::All(span) => Step::All(span.first),
                 })
                 .collect();
-            let optional = steps.iter().any(|s| matches!(s, Step::Optional(_)));
-            Access::Path {
-                root,
-                steps,
-                optional,
-            }
+            (plan::Subject::Field(name), Access::Path { root, steps })
         }
     };
+    let optional = matches!(&access, Access::Path { steps, .. }
+        if steps.iter().any(|s| matches!(s, Step::Optional(_))));
     ClauseSpec {
         subject,
-        name,
+        optional,
+        access,
         span: clause.span,
         dtype_constants,
         dtypes_text: facts.text,

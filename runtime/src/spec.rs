@@ -39,7 +39,11 @@ pub struct ContractSpec {
 #[derive(Debug)]
 pub struct ClauseSpec {
     /// What the clause checks.
-    pub subject: SubjectSpec,
+    pub subject: Subject,
+    /// A path with an optional step (`self.position_embeddings?.embeddings()`): a `None`
+    /// anywhere along it skips the clause. Without one, a [`Subject::Field`] that is `None` is
+    /// a violation.
+    pub optional: bool,
     /// The dtypes allowed.
     pub dtypes: DTypeSet,
     /// The dtypes as written, e.g. `u8 | u32 | i64`.
@@ -69,34 +73,36 @@ pub struct ClauseSpec {
 /// accepts exactly the constant's value.
 pub type ConstantProbe = fn(u64) -> bool;
 
-/// What a clause checks.
+/// What a clause or a violation is about: the subject as written in the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubjectSpec {
-    /// A function parameter; `None` in an `Option` is skipped.
+#[non_exhaustive]
+pub enum Subject {
+    /// A function argument, by parameter name; `None` in an `Option` is skipped.
     Argument(&'static str),
-    /// A path from `self` or a parameter such as `self.weight`; `None` is a violation.
+    /// A path from `self` or a parameter, such as `self.weight` or
+    /// `self.position_embeddings?.embeddings()`; see [`ClauseSpec::optional`] for `None`.
     Field(&'static str),
-    /// A path with an optional step, such as `self.position_embeddings?.embeddings()`: a
-    /// `None` anywhere along it skips the clause.
-    Optional(&'static str),
     /// The function's return value (the `Ok` value of a `Result`).
-    Output,
+    Return,
     /// One element of a returned tuple, such as `return.0`.
-    OutputField(&'static str),
-    /// A variable or path named in `check!`; `None` is skipped.
+    ReturnField(&'static str),
+    /// A variable named in `check!`; `None` is skipped. (A path in `check!`, such as
+    /// `batch.labels`, is a [`Subject::Field`].)
     Variable(&'static str),
+    /// A relation between dims, such as `T <= P`.
+    Relation(&'static str),
 }
 
-impl SubjectSpec {
-    /// The subject as written in the contract.
+impl Subject {
+    /// The name as written in the contract: `target`, `self.weight`, `return` or `T <= P`.
     pub fn name(&self) -> &'static str {
         match self {
-            SubjectSpec::Argument(name)
-            | SubjectSpec::Field(name)
-            | SubjectSpec::Optional(name)
-            | SubjectSpec::OutputField(name)
-            | SubjectSpec::Variable(name) => name,
-            SubjectSpec::Output => "return",
+            Subject::Argument(name)
+            | Subject::Field(name)
+            | Subject::Variable(name)
+            | Subject::ReturnField(name)
+            | Subject::Relation(name) => name,
+            Subject::Return => "return",
         }
     }
 }

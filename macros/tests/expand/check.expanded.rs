@@ -11,9 +11,8 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
             runs: &[],
             inputs: &[
                 ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::SubjectSpec::Argument(
-                        "images",
-                    ),
+                    subject: ::candle_contracts::__private::Subject::Variable("images"),
+                    optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::F32,
                     dtypes_text: "f32",
                     shape: &[
@@ -36,9 +35,8 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
                     sequence: ::core::option::Option::None,
                 },
                 ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::SubjectSpec::Argument(
-                        "labels",
-                    ),
+                    subject: ::candle_contracts::__private::Subject::Variable("labels"),
+                    optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::U32,
                     dtypes_text: "u32",
                     shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
@@ -72,54 +70,46 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
             relations: &[],
             same_device: true,
         };
-        let __cc_mode = ::candle_contracts::__private::mode();
-        if __cc_mode == ::candle_contracts::__private::Mode::Off {
-            ::core::result::Result::<
-                (),
-                ::candle_contracts::__private::ContractError,
-            >::Ok(())
-        } else {
-            let mut __cc_state = ::candle_contracts::__private::CallState::<
-                1usize,
-                0usize,
-            >::new();
-            let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
-            let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
-            #[allow(
-                non_snake_case,
-                non_upper_case_globals,
-                unreachable_patterns,
-                unused_variables,
-                unused_assignments,
-                clippy::all,
-                clippy::pedantic
-            )]
-            let __cc_constants: [::candle_contracts::__private::ConstantProbe; 1usize] = [
-                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                    let mut __cc_s = 0;
-                    match ::core::convert::TryFrom::try_from(__cc_v) {
-                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                        ::core::result::Result::Err(_) => return false,
-                    }
-                    match __cc_s {
-                        B => true,
-                        _ => false,
-                    }
-                },
-            ];
-            ::candle_contracts::__private::check_inputs(
-                &__CC_SPEC,
-                __cc_mode,
-                &[
-                    ::candle_contracts::__private::one(&images),
-                    ::candle_contracts::__private::one(&labels),
-                ],
-                &__cc_bounds,
-                &__cc_values,
-                &__cc_constants,
-                __cc_state.bindings(),
-            )
-        }
+        ::candle_contracts::__private::Guard::<
+            1usize,
+            0usize,
+            0usize,
+            0usize,
+        >::new(&__CC_SPEC)
+            .check_inputs(|__cc_inputs| {
+                #[allow(
+                    non_snake_case,
+                    non_upper_case_globals,
+                    unreachable_patterns,
+                    unused_variables,
+                    unused_assignments,
+                    clippy::all,
+                    clippy::pedantic
+                )]
+                let __cc_constants: [::candle_contracts::__private::ConstantProbe; 1usize] = [
+                    |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                        let mut __cc_s = 0;
+                        match ::core::convert::TryFrom::try_from(__cc_v) {
+                            ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                            ::core::result::Result::Err(_) => return false,
+                        }
+                        match __cc_s {
+                            B => true,
+                            _ => false,
+                        }
+                    },
+                ];
+                __cc_inputs
+                    .check(
+                        &[
+                            ::candle_contracts::__private::one(&images),
+                            ::candle_contracts::__private::one(&labels),
+                        ],
+                        &__cc_constants,
+                        [],
+                        || [],
+                    )
+            })
     };
     checked?;
     Ok(())
