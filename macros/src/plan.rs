@@ -150,9 +150,9 @@ pub enum AllowAll {
 
 pub struct ValueSpec {
     pub ranges: Vec<RangeSpec>,
-    pub ranges_text: String,
+    pub ranges_span: TextSpan,
     pub ignore: Vec<IgnoreSpec>,
-    pub ignore_text: String,
+    pub ignore_span: TextSpan,
     pub allow_all: AllowAll,
     pub finite: bool,
 }
@@ -165,9 +165,9 @@ pub struct ClauseSpec {
     pub access: Access,
     pub span: SpanRange,
     pub dtype_constants: Vec<&'static str>,
-    pub dtypes_text: String,
+    pub dtypes_span: TextSpan,
     pub shape: Vec<DimSpec>,
-    pub shape_text: String,
+    pub shape_span: TextSpan,
     pub values: Option<ValueSpec>,
     pub contiguous: bool,
     pub note: Option<String>,
@@ -190,6 +190,51 @@ pub struct RuntimeBound {
     pub text: String,
 }
 
+/// A byte range of the contract's text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextSpan {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// The contract's canonical text (its clauses one a line, as the doc section shows them),
+/// which the spec carries once; a part of a clause is a [`TextSpan`] of it.
+pub struct ContractText {
+    pub text: String,
+}
+
+impl ContractText {
+    /// The span of `piece`, found in the text at or after byte `from` (the same text anywhere
+    /// prints the same message); a piece the text lacks is appended on a line of its own.
+    pub fn span(&mut self, piece: &str, from: usize) -> TextSpan {
+        let from = from.min(self.text.len());
+        let start = match self.text.get(from..).and_then(|rest| rest.find(piece)) {
+            Some(offset) => from + offset,
+            None => {
+                if !self.text.is_empty() {
+                    self.text.push('\n');
+                }
+                self.text.push_str(piece);
+                self.text.len() - piece.len()
+            }
+        };
+        // A contract's text is far below 4 GiB: the attribute's tokens are a few lines.
+        let offset = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        TextSpan {
+            start: offset(start),
+            end: offset(start + piece.len()),
+        }
+    }
+
+    /// The text `span` covers (empty for a span off the text).
+    #[cfg(test)]
+    pub fn of(&self, span: TextSpan) -> &str {
+        self.text
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or_default()
+    }
+}
+
 /// A contract with every name resolved, ready to expand: the spec table's parts and what the
 /// expansion evaluates before the body.
 pub struct Plan {
@@ -210,6 +255,8 @@ pub struct Plan {
     pub krate: TokenStream,
     /// The clauses as canonical text, for the rustdoc `# Contract` section.
     pub doc: Vec<String>,
+    /// The text the spec's [`TextSpan`]s point into: the doc lines, one a line.
+    pub text: ContractText,
 }
 
 /// The spec table of one contract: a `Plan` where it stands, for `file!()` and `line!()`.
@@ -234,6 +281,7 @@ impl ToTokens for InCrate<'_, ContractSpec<'_>> {
         let dims = &plan.dims;
         let runs = &plan.runs;
         let same_device = plan.same_device;
+        let text = &plan.text.text;
         let file = quote_spanned!(*location=> ::core::file!());
         let line = quote_spanned!(*location=> ::core::line!());
         let column = quote_spanned!(*location=> ::core::column!());
@@ -250,6 +298,7 @@ impl ToTokens for InCrate<'_, ContractSpec<'_>> {
                 outputs: #outputs,
                 relations: #relations,
                 same_device: #same_device,
+                text: #text,
             }
         });
     }
@@ -269,9 +318,9 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
             Some(first) => quote!(#p::DTypeSet::#first #(.or(#p::DTypeSet::#dtypes))*),
             None => quote!(#p::DTypeSet::ANY),
         };
-        let dtypes_text = &clause.dtypes_text;
+        let dtypes_span = self.with(&clause.dtypes_span);
         let shape = self.slice(&clause.shape);
-        let shape_text = &clause.shape_text;
+        let shape_span = self.with(&clause.shape_span);
         let values = option_tokens(clause.values.as_ref().map(|values| {
             let values = self.with(values);
             quote!(&#values)
@@ -283,14 +332,23 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
             subject: #subject,
             optional: #optional,
             dtypes: #dtypes,
-            dtypes_text: #dtypes_text,
+            dtypes_span: #dtypes_span,
             shape: #shape,
-            shape_text: #shape_text,
+            shape_span: #shape_span,
             values: #values,
             contiguous: #contiguous,
             note: #note,
             sequence: #sequence,
         }));
+    }
+}
+
+impl ToTokens for InCrate<'_, TextSpan> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        let start = Literal::u32_unsuffixed(self.value.start);
+        let end = Literal::u32_unsuffixed(self.value.end);
+        tokens.extend(quote!(#p::TextSpan::new(#start, #end)));
     }
 }
 
@@ -386,9 +444,9 @@ impl ToTokens for InCrate<'_, ValueSpec> {
         let p = self.private;
         let values = self.value;
         let ranges = self.slice(&values.ranges);
-        let ranges_text = &values.ranges_text;
+        let ranges_span = self.with(&values.ranges_span);
         let ignore = self.slice(&values.ignore);
-        let ignore_text = &values.ignore_text;
+        let ignore_span = self.with(&values.ignore_span);
         let allow_all = match &values.allow_all {
             AllowAll::No => quote!(#p::AllowAll::No),
             AllowAll::Yes => quote!(#p::AllowAll::Yes),
@@ -397,9 +455,9 @@ impl ToTokens for InCrate<'_, ValueSpec> {
         let finite = values.finite;
         tokens.extend(quote!(#p::ValueSpec {
             ranges: #ranges,
-            ranges_text: #ranges_text,
+            ranges_span: #ranges_span,
             ignore: #ignore,
-            ignore_text: #ignore_text,
+            ignore_span: #ignore_span,
             allow_all_ignored: #allow_all,
             finite: #finite,
         }));

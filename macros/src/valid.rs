@@ -12,8 +12,8 @@ use crate::ctxt::Ctxt;
 use crate::dtype::{self, Kind};
 use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
 use crate::plan::{
-    self, Access, AllowAll, BoundSpec, ClauseSpec, DimExprSpec, DimSpec, ExprOp, Failure,
-    IgnoreSpec, Plan, RangeSpec, RelationSpec, RuntimeBound, Step, ValueSpec,
+    self, Access, AllowAll, BoundSpec, ClauseSpec, ContractText, DimExprSpec, DimSpec, ExprOp,
+    Failure, IgnoreSpec, Plan, RangeSpec, RelationSpec, RuntimeBound, Step, TextSpan, ValueSpec,
 };
 use crate::suggest::did_you_mean;
 use crate::syntax::{
@@ -116,6 +116,14 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let mut dims = collect_dims(cx_errors, cx, &ordered);
     check_returns(cx_errors, &ordered);
 
+    let doc: Vec<String> = clauses
+        .iter()
+        .filter(|c| !matches!(c, Clause::Crate(_)))
+        .map(ToString::to_string)
+        .collect();
+    let mut text = ContractText {
+        text: doc.join("\n"),
+    };
     let mut runtime_bounds = Vec::new();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
@@ -128,6 +136,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
             clause,
             is_output,
             &mut runtime_bounds,
+            &mut text,
         );
         if is_output {
             outputs.push(plan);
@@ -138,11 +147,6 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let relations = relations
         .iter()
         .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation))
-        .collect();
-    let doc = clauses
-        .iter()
-        .filter(|c| !matches!(c, Clause::Crate(_)))
-        .map(ToString::to_string)
         .collect();
     Plan {
         inputs,
@@ -157,6 +161,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         same_device,
         krate: krate.unwrap_or_else(|| quote!(::candle_contracts)),
         doc,
+        text,
     }
 }
 
@@ -704,8 +709,12 @@ fn plan_clause(
     clause: &TensorClause,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
+    text: &mut ContractText,
 ) -> ClauseSpec {
     let spec = &clause.spec;
+    // The clause's parts are spans of its line in the contract's text, in the order written.
+    let line = format!("{}: {}", clause.subject, spec);
+    let from = text.text.find(&line).unwrap_or(0) + clause.subject.to_string().len();
     let (dtype_constants, facts) = check_dtypes(cx_errors, spec);
     let shape = plan_shape(cx_errors, cx, dims, &clause.spec.shape.dims, is_output);
     let sequence = clause.spec.sequence.as_ref().map(|count| {
@@ -713,11 +722,14 @@ fn plan_clause(
             .pop()
             .unwrap_or(DimSpec::Any)
     });
+    let dtypes_span = text.span(&facts.text, from);
+    let shape_span = text.span(&spec.shape.to_string(), dtypes_span.end as usize);
+    let after_shape = shape_span.end as usize;
     let mut values = ValueSpec {
         ranges: Vec::new(),
-        ranges_text: String::new(),
+        ranges_span: TextSpan::default(),
         ignore: Vec::new(),
-        ignore_text: String::new(),
+        ignore_span: TextSpan::default(),
         allow_all: AllowAll::No,
         finite: false,
     };
@@ -748,7 +760,7 @@ fn plan_clause(
         match constraint {
             Constraint::In { patterns, .. } => {
                 has_values = true;
-                values.ranges_text = join(patterns, " | ");
+                values.ranges_span = text.span(&join(patterns, " | "), after_shape);
                 for pattern in patterns {
                     let range = plan_pattern(
                         cx_errors,
@@ -768,7 +780,7 @@ fn plan_clause(
                 ..
             } => {
                 has_values = true;
-                values.ignore_text = join(ignored, " | ");
+                values.ignore_span = text.span(&join(ignored, " | "), after_shape);
                 values.allow_all = match allow_all {
                     None => AllowAll::No,
                     Some(syntax::AllowAll {
@@ -859,9 +871,9 @@ fn plan_clause(
         access,
         span: clause.span,
         dtype_constants,
-        dtypes_text: facts.text,
+        dtypes_span,
         shape,
-        shape_text: spec.shape.to_string(),
+        shape_span,
         values: has_values.then_some(values),
         contiguous,
         note,

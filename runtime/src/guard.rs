@@ -486,7 +486,8 @@ impl Checker<'_, '_> {
             _ => None,
         };
         if let Some(past_the_end) = missing {
-            self.violations.push(report::missing(clause, past_the_end));
+            self.violations
+                .push(report::missing(self.spec, clause, past_the_end));
             return;
         }
         if let (ClauseArg::Many(items), Some(count)) = (arg, clause.sequence) {
@@ -532,7 +533,7 @@ impl Checker<'_, '_> {
                 Err(problem) => {
                     let names = self.names_in(expr.ops);
                     self.violations.push(report::dim_arithmetic(
-                        clause, None, expr.text, problem, names,
+                        self.spec, clause, None, expr.text, problem, names,
                     ));
                     return;
                 }
@@ -577,7 +578,8 @@ impl Checker<'_, '_> {
     /// `contiguous`.
     fn check_layout(&mut self, clause: &'static ClauseSpec, tensor: &Tensor) {
         if !clause.dtypes.contains(tensor.dtype()) {
-            self.violations.push(report::dtype(clause, tensor));
+            self.violations
+                .push(report::dtype(self.spec, clause, tensor));
         }
         let dims = tensor.dims();
         match Alignment::of(clause.shape, dims.len()) {
@@ -650,6 +652,7 @@ impl Checker<'_, '_> {
                     Err(problem) => {
                         let names = self.names_in(expr.ops);
                         self.violations.push(report::dim_arithmetic(
+                            self.spec,
                             clause,
                             Some(axis),
                             expr.text,
@@ -800,8 +803,7 @@ impl Checker<'_, '_> {
         let spec = self.spec;
         let dim_value =
             |id: u16| -> Option<DimBinding> { binding_of(spec, &dims[usize::from(id)], id) };
-        let spec_dims = |id: u16| spec.dims[usize::from(id)];
-        let found = value::check_clauses(clauses, bounds, &dim_value, &spec_dims);
+        let found = value::check_clauses(spec, clauses, bounds, &dim_value);
         self.violations.extend(found);
     }
 
@@ -842,16 +844,16 @@ fn binding_of(spec: &ContractSpec, slot: &DimSlot, dim: u16) -> Option<DimBindin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::DTypeSet;
+    use crate::spec::{DTypeSet, TextSpan};
     use candle_core::DType;
 
     static CLAUSES: [ClauseSpec; 1] = [ClauseSpec {
         subject: Subject::Argument("x"),
         optional: false,
         dtypes: DTypeSet::F32,
-        dtypes_text: "f32",
+        dtypes_span: TextSpan { start: 3, end: 6 },
         shape: &[DimSpec::Named(0)],
-        shape_text: "[N]",
+        shape_span: TextSpan { start: 6, end: 9 },
         values: None,
         contiguous: false,
         note: None,
@@ -870,6 +872,7 @@ mod tests {
         outputs: &CLAUSES,
         relations: &[],
         same_device: true,
+        text: "x: f32[N]",
     };
 
     fn guard(mode: Mode) -> Guard<1, 0, 1, 0> {

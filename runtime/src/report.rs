@@ -35,7 +35,7 @@ fn of_clause(clause: &ClauseSpec, rule: Rule, expected: String, found: String) -
 }
 
 /// A `self` field that is `None`, or an index past the end of its sequence.
-pub(crate) fn missing(clause: &ClauseSpec, past_the_end: bool) -> Violation {
+pub(crate) fn missing(spec: &ContractSpec, clause: &ClauseSpec, past_the_end: bool) -> Violation {
     let found = if past_the_end {
         "past the end of its sequence"
     } else {
@@ -44,7 +44,11 @@ pub(crate) fn missing(clause: &ClauseSpec, past_the_end: bool) -> Violation {
     of_clause(
         clause,
         Rule::Missing,
-        format!("{}{}", clause.dtypes_text, clause.shape_text),
+        format!(
+            "{}{}",
+            spec.text_of(clause.dtypes_span),
+            spec.text_of(clause.shape_span)
+        ),
         found.to_string(),
     )
 }
@@ -62,11 +66,11 @@ pub(crate) fn count(
 }
 
 /// A dtype the clause does not allow.
-pub(crate) fn dtype(clause: &ClauseSpec, tensor: &Tensor) -> Violation {
+pub(crate) fn dtype(spec: &ContractSpec, clause: &ClauseSpec, tensor: &Tensor) -> Violation {
     let mut violation = of_clause(
         clause,
         Rule::DType,
-        clause.dtypes_text.to_string(),
+        spec.text_of(clause.dtypes_span).to_string(),
         tensor.dtype().as_str().to_string(),
     );
     violation.help = help::for_dtype(clause, tensor);
@@ -94,7 +98,7 @@ pub(crate) fn expected_shape<'a>(
         .iter()
         .all(|d| matches!(d, DimSpec::Fixed(_) | DimSpec::Any | DimSpec::Rest));
     if literal_only {
-        return clause.shape_text.to_string();
+        return spec.text_of(clause.shape_span).to_string();
     }
     let mut any_bound = false;
     let parts: Vec<String> = clause
@@ -119,9 +123,13 @@ pub(crate) fn expected_shape<'a>(
         .filter(|part| !part.is_empty())
         .collect();
     if any_bound {
-        format!("{} = [{}]", clause.shape_text, join_elided(&parts))
+        format!(
+            "{} = [{}]",
+            spec.text_of(clause.shape_span),
+            join_elided(&parts)
+        )
     } else {
-        clause.shape_text.to_string()
+        spec.text_of(clause.shape_span).to_string()
     }
 }
 
@@ -258,6 +266,7 @@ pub(crate) fn shape(
 
 /// A dim expression of a shape or count that has no value at this call (`N - 1` with `N = 0`).
 pub(crate) fn dim_arithmetic(
+    spec: &ContractSpec,
     clause: &ClauseSpec,
     axis: Option<usize>,
     text: &'static str,
@@ -265,7 +274,7 @@ pub(crate) fn dim_arithmetic(
     names: Vec<DimBinding>,
 ) -> Violation {
     let place = match axis {
-        Some(axis) => format!("dim {axis} of {}", clause.shape_text),
+        Some(axis) => format!("dim {axis} of {}", spec.text_of(clause.shape_span)),
         None => "the count".to_string(),
     };
     let mut violation = of_clause(
@@ -381,6 +390,7 @@ pub(crate) fn bound(
 /// A tensor whose values cannot be read: a packed dtype (`error` is `None`), or a device
 /// that failed.
 pub(crate) fn unreadable(
+    spec: &ContractSpec,
     clause: &ClauseSpec,
     values: &ValueSpec,
     element: Option<usize>,
@@ -398,7 +408,7 @@ pub(crate) fn unreadable(
             device_name(tensor.device())
         ),
     };
-    let mut violation = of_clause(clause, Rule::Unreadable, expected_text(values), found);
+    let mut violation = of_clause(clause, Rule::Unreadable, expected_text(spec, values), found);
     violation.element = element;
     violation
 }
@@ -423,21 +433,23 @@ fn ignored_text(written: &str, resolved: &[Ignore]) -> String {
 }
 
 /// The rule as written: `0..C`, `0..=1 and finite`, `finite values`, with ignored values.
-pub(crate) fn expected_text(values: &ValueSpec) -> String {
+pub(crate) fn expected_text(spec: &ContractSpec, values: &ValueSpec) -> String {
+    let ranges = spec.text_of(values.ranges_span);
     let mut text = match (values.ranges.is_empty(), values.finite) {
-        (false, false) => values.ranges_text.to_string(),
-        (false, true) => format!("{} and finite", values.ranges_text),
+        (false, false) => ranges.to_string(),
+        (false, true) => format!("{ranges} and finite"),
         (true, true) => "finite values".to_string(),
         (true, false) => "any value".to_string(),
     };
     if !values.ignore.is_empty() {
-        text.push_str(&format!(" (ignoring {})", values.ignore_text));
+        text.push_str(&format!(" (ignoring {})", spec.text_of(values.ignore_span)));
     }
     text
 }
 
 /// A value clause whose scan failed, with what it resolved its rule to.
 pub(crate) struct ValueFailure<'a> {
+    pub spec: &'a ContractSpec,
     pub clause: &'a ClauseSpec,
     pub values: &'a ValueSpec,
     pub element: Option<usize>,
@@ -450,7 +462,12 @@ pub(crate) struct ValueFailure<'a> {
 
 /// The violations a failed scan stands for: out-of-range elements, all elements ignored, or both.
 pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Violation> {
-    let ValueFailure { clause, values, .. } = *failure;
+    let ValueFailure {
+        spec,
+        clause,
+        values,
+        ..
+    } = *failure;
     let counts = details.counts;
     let mut out = Vec::new();
     if counts.violating > 0 {
@@ -462,7 +479,7 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
         let mut violation = of_clause(
             clause,
             rule,
-            expected_text(values),
+            expected_text(spec, values),
             details
                 .first_value
                 .map(|v| v.to_string())
@@ -491,10 +508,10 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
             format!(
                 "all {} elements are ignored values ({}); a mean over them is 0/0",
                 counts.total,
-                ignored_text(values.ignore_text, &failure.rule.ignore)
+                ignored_text(spec.text_of(values.ignore_span), &failure.rule.ignore)
             )
         };
-        let mut violation = of_clause(clause, Rule::AllIgnored, expected_text(values), found);
+        let mut violation = of_clause(clause, Rule::AllIgnored, expected_text(spec, values), found);
         violation.counts = Some(Counts {
             violating: counts.total,
             total: counts.total,

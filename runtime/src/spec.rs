@@ -33,6 +33,35 @@ pub struct ContractSpec {
     pub relations: &'static [RelationSpec],
     /// Whether every checked tensor must be on one device (the default).
     pub same_device: bool,
+    /// The contract's clauses as canonical text, one a line (the doc section's text); each
+    /// [`TextSpan`] of the spec points into it.
+    pub text: &'static str,
+}
+
+impl ContractSpec {
+    /// The part of the contract's text that `span` covers: `u32`, `[N, C]`, `0..C`. Empty for a
+    /// span that does not fall on the text (a hand-written spec), never a panic.
+    pub fn text_of(&self, span: TextSpan) -> &'static str {
+        let text: &'static str = self.text;
+        text.get(span.start as usize..span.end as usize)
+            .unwrap_or_default()
+    }
+}
+
+/// A byte range of [`ContractSpec::text`]: where a part of a clause is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TextSpan {
+    /// The first byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl TextSpan {
+    /// The bytes `start..end`.
+    pub const fn new(start: u32, end: u32) -> Self {
+        Self { start, end }
+    }
 }
 
 /// One tensor clause, such as `target: u8 | u32 | i64 [N] in 0..C`.
@@ -47,11 +76,11 @@ pub struct ClauseSpec {
     /// The dtypes allowed.
     pub dtypes: DTypeSet,
     /// The dtypes as written, e.g. `u8 | u32 | i64`.
-    pub dtypes_text: &'static str,
+    pub dtypes_span: TextSpan,
     /// The dims, left to right.
     pub shape: &'static [DimSpec],
     /// The shape as written, e.g. `[N, C]`.
-    pub shape_text: &'static str,
+    pub shape_span: TextSpan,
     /// `in`, `ignore` and `finite`, if any.
     pub values: Option<&'static ValueSpec>,
     /// Whether the clause says `contiguous`.
@@ -207,11 +236,11 @@ pub struct ValueSpec {
     /// Allowed ranges and single values, joined by `|` (empty: no `in`).
     pub ranges: &'static [RangeSpec],
     /// The `in` patterns as written, e.g. `0..C`.
-    pub ranges_text: &'static str,
+    pub ranges_span: TextSpan,
     /// Ignored values.
     pub ignore: &'static [IgnoreSpec],
     /// The ignored values as written, e.g. `-100 | MAX`.
-    pub ignore_text: &'static str,
+    pub ignore_span: TextSpan,
     /// `allow_all`: whether a tensor with no usable element (every element ignored, or none at
     /// all) is allowed.
     pub allow_all_ignored: AllowAll,
@@ -367,6 +396,41 @@ impl std::fmt::Debug for DTypeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    static SPANNED: ContractSpec = ContractSpec {
+        function: "f",
+        file: "f.rs",
+        line: 1,
+        column: 1,
+        dims: &["N", "C"],
+        values: &[],
+        runs: &[],
+        inputs: &[],
+        outputs: &[],
+        relations: &[],
+        same_device: true,
+        text: "logits: f32[N, C]\ntarget: u32 | i64 [N] in 0..{self.classes} ignore -100",
+    };
+
+    #[test]
+    fn text_spans_cover_the_parts_of_the_contract_text() {
+        assert_eq!(SPANNED.text_of(TextSpan::new(8, 11)), "f32");
+        assert_eq!(SPANNED.text_of(TextSpan::new(11, 17)), "[N, C]");
+        assert_eq!(SPANNED.text_of(TextSpan::new(26, 35)), "u32 | i64");
+        assert_eq!(SPANNED.text_of(TextSpan::new(43, 60)), "0..{self.classes}");
+        assert_eq!(SPANNED.text_of(TextSpan::new(68, 72)), "-100");
+        assert_eq!(SPANNED.text_of(TextSpan::default()), "");
+        // A span off the text, reversed, or inside a character is empty, never a panic.
+        assert_eq!(SPANNED.text_of(TextSpan::new(70, 900)), "");
+        assert_eq!(SPANNED.text_of(TextSpan::new(11, 8)), "");
+        assert_eq!(SPANNED.text_of(TextSpan::new(u32::MAX, u32::MAX)), "");
+        let accented = ContractSpec {
+            text: "é",
+            ..SPANNED
+        };
+        assert_eq!(accented.text_of(TextSpan::new(0, 1)), "");
+        assert_eq!(accented.text_of(TextSpan::new(0, 2)), "é");
+    }
 
     #[test]
     fn families_hold_their_dtypes() {

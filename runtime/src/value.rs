@@ -7,7 +7,9 @@ use crate::error::{DimBinding, Violation};
 use crate::report::{self, ValueFailure};
 use crate::rule::{BoundValue, Details, Ignore, Interval, Num, Resolved, Used};
 use crate::scan::{self, Outcome, Request};
-use crate::spec::{AllowAll, BoundSpec, ClauseSpec, IgnoreSpec, RangeSpec, ValueSpec};
+use crate::spec::{
+    AllowAll, BoundSpec, ClauseSpec, ContractSpec, IgnoreSpec, RangeSpec, ValueSpec,
+};
 
 /// Why a bound could not be evaluated.
 struct BoundProblem {
@@ -127,6 +129,7 @@ impl Resolver<'_> {
 
 /// A value clause whose bounds are resolved, waiting for its scan.
 struct Pending<'t> {
+    spec: &'static ContractSpec,
     clause: &'static ClauseSpec,
     values: &'static ValueSpec,
     element: Option<usize>,
@@ -147,6 +150,7 @@ impl Pending<'_> {
 
     fn failure(&self) -> ValueFailure<'_> {
         ValueFailure {
+            spec: self.spec,
             clause: self.clause,
             values: self.values,
             element: self.element,
@@ -163,6 +167,7 @@ impl Pending<'_> {
             Outcome::Pass => Vec::new(),
             Outcome::Fail(details) => report::values(&self.failure(), &details),
             Outcome::Unreadable => vec![report::unreadable(
+                self.spec,
                 self.clause,
                 self.values,
                 self.element,
@@ -170,6 +175,7 @@ impl Pending<'_> {
                 None,
             )],
             Outcome::Failed(error) => vec![report::unreadable(
+                self.spec,
                 self.clause,
                 self.values,
                 self.element,
@@ -184,11 +190,12 @@ impl Pending<'_> {
 /// in place, in the order of the clauses; tensors on other devices after them, with one
 /// transfer for all of them. Nothing is allocated while every clause passes.
 pub(crate) fn check_clauses(
+    spec: &'static ContractSpec,
     clauses: &[(Option<usize>, &'static ClauseSpec, &Tensor)],
     bounds: &[BoundValue],
     dim_value: &dyn Fn(u16) -> Option<DimBinding>,
-    spec_dims: &dyn Fn(u16) -> &'static str,
 ) -> Vec<Violation> {
+    let spec_dims = |id: u16| spec.dims[usize::from(id)];
     let mut violations = Vec::new();
     let mut on_device = Vec::new();
     for &(element, clause, tensor) in clauses {
@@ -198,7 +205,7 @@ pub(crate) fn check_clauses(
         let resolver = Resolver {
             bounds,
             dim_value,
-            spec_dims,
+            spec_dims: &spec_dims,
             used: Used::default(),
         };
         let (rule, used) = match resolver.resolve(values) {
@@ -220,6 +227,7 @@ pub(crate) fn check_clauses(
         };
         let needs_usable = !values.ignore.is_empty() && !rule.allow_all;
         let item = Pending {
+            spec,
             clause,
             values,
             element,

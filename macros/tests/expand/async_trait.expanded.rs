@@ -34,18 +34,24 @@ impl Scorer for Softmax {
                     subject: ::candle_contracts::__private::Subject::Argument("logits"),
                     optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_text: "f32",
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(8, 11),
                     shape: &[
                         ::candle_contracts::__private::DimSpec::Named(0u16),
                         ::candle_contracts::__private::DimSpec::Named(1u16),
                     ],
-                    shape_text: "[N, C]",
+                    shape_span: ::candle_contracts::__private::TextSpan::new(11, 17),
                     values: ::core::option::Option::Some(
                         &::candle_contracts::__private::ValueSpec {
                             ranges: &[],
-                            ranges_text: "",
+                            ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             ignore: &[],
-                            ignore_text: "",
+                            ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                             finite: true,
                         },
@@ -58,6 +64,7 @@ impl Scorer for Softmax {
             outputs: &[],
             relations: &[],
             same_device: true,
+            text: "logits: f32[N, C] finite",
         };
         if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::Guard::<
             2usize,

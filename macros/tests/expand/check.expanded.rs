@@ -14,18 +14,24 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
                     subject: ::candle_contracts::__private::Subject::Variable("images"),
                     optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_text: "f32",
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(8, 11),
                     shape: &[
                         ::candle_contracts::__private::DimSpec::Named(0u16),
                         ::candle_contracts::__private::DimSpec::Fixed(784usize),
                     ],
-                    shape_text: "[B, 784]",
+                    shape_span: ::candle_contracts::__private::TextSpan::new(11, 19),
                     values: ::core::option::Option::Some(
                         &::candle_contracts::__private::ValueSpec {
                             ranges: &[],
-                            ranges_text: "",
+                            ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             ignore: &[],
-                            ignore_text: "",
+                            ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                             finite: true,
                         },
@@ -38,9 +44,9 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
                     subject: ::candle_contracts::__private::Subject::Variable("labels"),
                     optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::U32,
-                    dtypes_text: "u32",
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(35, 38),
                     shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                    shape_text: "[B]",
+                    shape_span: ::candle_contracts::__private::TextSpan::new(38, 41),
                     values: ::core::option::Option::Some(
                         &::candle_contracts::__private::ValueSpec {
                             ranges: &[
@@ -54,9 +60,15 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
                                     inclusive: false,
                                 },
                             ],
-                            ranges_text: "0..10",
+                            ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                45,
+                                50,
+                            ),
                             ignore: &[],
-                            ignore_text: "",
+                            ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                             finite: false,
                         },
@@ -69,6 +81,7 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
             outputs: &[],
             relations: &[],
             same_device: true,
+            text: "images: f32[B, 784] finite\nlabels: u32[B] in 0..10",
         };
         ::candle_contracts::__private::Guard::<
             1usize,

@@ -23,12 +23,12 @@ impl Embedding {
                     subject: ::candle_contracts::__private::Subject::Field("self.table"),
                     optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_text: "f32",
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(12, 15),
                     shape: &[
                         ::candle_contracts::__private::DimSpec::Named(0u16),
                         ::candle_contracts::__private::DimSpec::Named(1u16),
                     ],
-                    shape_text: "[V, D]",
+                    shape_span: ::candle_contracts::__private::TextSpan::new(15, 21),
                     values: ::core::option::Option::None,
                     contiguous: false,
                     note: ::core::option::Option::None,
@@ -38,12 +38,12 @@ impl Embedding {
                     subject: ::candle_contracts::__private::Subject::Argument("ids"),
                     optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::U32,
-                    dtypes_text: "u32",
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(27, 30),
                     shape: &[
                         ::candle_contracts::__private::DimSpec::Named(2u16),
                         ::candle_contracts::__private::DimSpec::Named(3u16),
                     ],
-                    shape_text: "[B, T]",
+                    shape_span: ::candle_contracts::__private::TextSpan::new(30, 36),
                     values: ::core::option::Option::Some(
                         &::candle_contracts::__private::ValueSpec {
                             ranges: &[
@@ -60,9 +60,15 @@ impl Embedding {
                                     inclusive: false,
                                 },
                             ],
-                            ranges_text: "0..{self.vocab_size}",
+                            ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                40,
+                                60,
+                            ),
                             ignore: &[],
-                            ignore_text: "",
+                            ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                             finite: false,
                         },
@@ -77,13 +83,13 @@ impl Embedding {
                     subject: ::candle_contracts::__private::Subject::Return,
                     optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_text: "f32",
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(69, 72),
                     shape: &[
                         ::candle_contracts::__private::DimSpec::Named(2u16),
                         ::candle_contracts::__private::DimSpec::Named(3u16),
                         ::candle_contracts::__private::DimSpec::Named(1u16),
                     ],
-                    shape_text: "[B, T, D]",
+                    shape_span: ::candle_contracts::__private::TextSpan::new(72, 81),
                     values: ::core::option::Option::None,
                     contiguous: false,
                     note: ::core::option::Option::None,
@@ -100,6 +106,7 @@ impl Embedding {
                 },
             ],
             same_device: true,
+            text: "self.table: f32[V, D]\nids: u32[B, T] in 0..{self.vocab_size}\nreturn: f32[B, T, D]\nT <= 512",
         };
         let mut __cc_guard = ::candle_contracts::__private::Guard::<
             4usize,
@@ -234,15 +241,15 @@ async fn scale(x: &Tensor) -> Tensor {
                 subject: ::candle_contracts::__private::Subject::Argument("x"),
                 optional: false,
                 dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                dtypes_text: "f32",
+                dtypes_span: ::candle_contracts::__private::TextSpan::new(3, 6),
                 shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                shape_text: "[N]",
+                shape_span: ::candle_contracts::__private::TextSpan::new(6, 9),
                 values: ::core::option::Option::Some(
                     &::candle_contracts::__private::ValueSpec {
                         ranges: &[],
-                        ranges_text: "",
+                        ranges_span: ::candle_contracts::__private::TextSpan::new(0, 0),
                         ignore: &[],
-                        ignore_text: "",
+                        ignore_span: ::candle_contracts::__private::TextSpan::new(0, 0),
                         allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                         finite: true,
                     },
@@ -257,9 +264,9 @@ async fn scale(x: &Tensor) -> Tensor {
                 subject: ::candle_contracts::__private::Subject::Return,
                 optional: false,
                 dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                dtypes_text: "f32",
+                dtypes_span: ::candle_contracts::__private::TextSpan::new(25, 28),
                 shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                shape_text: "[N]",
+                shape_span: ::candle_contracts::__private::TextSpan::new(28, 31),
                 values: ::core::option::Option::None,
                 contiguous: false,
                 note: ::core::option::Option::None,
@@ -268,6 +275,7 @@ async fn scale(x: &Tensor) -> Tensor {
         ],
         relations: &[],
         same_device: true,
+        text: "x: f32[N] finite\nreturn: f32[N]",
     };
     let mut __cc_guard = ::candle_contracts::__private::Guard::<
         1usize,

@@ -20,12 +20,12 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
                 subject: ::candle_contracts::__private::Subject::Argument("logits"),
                 optional: false,
                 dtypes: ::candle_contracts::__private::DTypeSet::FLOAT,
-                dtypes_text: "float",
+                dtypes_span: ::candle_contracts::__private::TextSpan::new(8, 13),
                 shape: &[
                     ::candle_contracts::__private::DimSpec::Named(0u16),
                     ::candle_contracts::__private::DimSpec::Named(1u16),
                 ],
-                shape_text: "[N, C]",
+                shape_span: ::candle_contracts::__private::TextSpan::new(13, 19),
                 values: ::core::option::Option::None,
                 contiguous: false,
                 note: ::core::option::Option::None,
@@ -37,9 +37,9 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
                 dtypes: ::candle_contracts::__private::DTypeSet::U8
                     .or(::candle_contracts::__private::DTypeSet::U32)
                     .or(::candle_contracts::__private::DTypeSet::I64),
-                dtypes_text: "u8 | u32 | i64",
+                dtypes_span: ::candle_contracts::__private::TextSpan::new(28, 42),
                 shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                shape_text: "[N]",
+                shape_span: ::candle_contracts::__private::TextSpan::new(43, 46),
                 values: ::core::option::Option::Some(
                     &::candle_contracts::__private::ValueSpec {
                         ranges: &[
@@ -53,11 +53,17 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
                                 inclusive: false,
                             },
                         ],
-                        ranges_text: "0..C",
+                        ranges_span: ::candle_contracts::__private::TextSpan::new(
+                            50,
+                            54,
+                        ),
                         ignore: &[
                             ::candle_contracts::__private::IgnoreSpec::Int(-100i128),
                         ],
-                        ignore_text: "-100",
+                        ignore_span: ::candle_contracts::__private::TextSpan::new(
+                            62,
+                            66,
+                        ),
                         allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                         finite: false,
                     },
@@ -70,6 +76,7 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
         outputs: &[],
         relations: &[],
         same_device: true,
+        text: "logits: float[N, C]\ntarget: u8 | u32 | i64 [N] in 0..C ignore -100",
     };
     if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::Guard::<
         2usize,
