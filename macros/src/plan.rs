@@ -94,7 +94,7 @@ pub enum DimSpec {
 }
 
 pub struct DimExprSpec {
-    pub text: String,
+    pub text: TextSpan,
     pub ops: Vec<ExprOp>,
 }
 
@@ -126,7 +126,7 @@ pub enum BoundSpec {
     Int(i128),
     Float(f64),
     Dim(u16),
-    Runtime(u16, String),
+    Runtime(u16, TextSpan),
 }
 
 pub struct RangeSpec {
@@ -139,13 +139,13 @@ pub enum IgnoreSpec {
     Int(i128),
     Float(f64),
     Max,
-    Runtime(u16, String),
+    Runtime(u16, TextSpan),
 }
 
 pub enum AllowAll {
     No,
     Yes,
-    When(u16, String),
+    When(u16, TextSpan),
 }
 
 pub struct ValueSpec {
@@ -176,7 +176,7 @@ pub struct ClauseSpec {
 }
 
 pub struct RelationSpec {
-    pub text: String,
+    pub text: TextSpan,
     pub lhs: Vec<ExprOp>,
     pub op: CmpOp,
     pub rhs: Vec<ExprOp>,
@@ -388,7 +388,7 @@ impl ToTokens for InCrate<'_, DimSpec> {
 impl ToTokens for InCrate<'_, DimExprSpec> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let p = self.private;
-        let text = &self.value.text;
+        let text = self.with(&self.value.text);
         let ops = self.slice(&self.value.ops);
         tokens.extend(quote!(#p::DimExprSpec { text: #text, ops: #ops }));
     }
@@ -417,7 +417,7 @@ impl ToTokens for InCrate<'_, RelationSpec> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let p = self.private;
         let relation = self.value;
-        let text = &relation.text;
+        let text = self.with(&relation.text);
         let lhs = self.slice(&relation.lhs);
         let rhs = self.slice(&relation.rhs);
         let op = match relation.op {
@@ -450,7 +450,10 @@ impl ToTokens for InCrate<'_, ValueSpec> {
         let allow_all = match &values.allow_all {
             AllowAll::No => quote!(#p::AllowAll::No),
             AllowAll::Yes => quote!(#p::AllowAll::Yes),
-            AllowAll::When(index, text) => quote!(#p::AllowAll::When(#index, #text)),
+            AllowAll::When(index, text) => {
+                let text = self.with(text);
+                quote!(#p::AllowAll::When(#index, #text))
+            }
         };
         let finite = values.finite;
         tokens.extend(quote!(#p::ValueSpec {
@@ -487,7 +490,10 @@ impl ToTokens for InCrate<'_, BoundSpec> {
                 quote!(#p::BoundSpec::Float(#v))
             }
             BoundSpec::Dim(id) => quote!(#p::BoundSpec::Dim(#id)),
-            BoundSpec::Runtime(index, text) => quote!(#p::BoundSpec::Runtime(#index, #text)),
+            BoundSpec::Runtime(index, text) => {
+                let text = self.with(text);
+                quote!(#p::BoundSpec::Runtime(#index, #text))
+            }
         });
     }
 }
@@ -505,7 +511,10 @@ impl ToTokens for InCrate<'_, IgnoreSpec> {
                 quote!(#p::IgnoreSpec::Float(#v))
             }
             IgnoreSpec::Max => quote!(#p::IgnoreSpec::Max),
-            IgnoreSpec::Runtime(index, text) => quote!(#p::IgnoreSpec::Runtime(#index, #text)),
+            IgnoreSpec::Runtime(index, text) => {
+                let text = self.with(text);
+                quote!(#p::IgnoreSpec::Runtime(#index, #text))
+            }
         });
     }
 }

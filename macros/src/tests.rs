@@ -585,7 +585,7 @@ fn clause_parts_are_spans_of_the_contract_text() {
     let errors = crate::ctxt::Ctxt::new();
     let plan = expand::analyze(
         tokens(
-            "logits: f32[B, T, V], ids: u32 | i64 [B, T] in 0..{ self . vocab_size } \
+            "logits: f32[B, T - 1, V], ids: u32 | i64 [B, T] in 0..{ self . vocab_size } \
              ignore -100, T <= 512",
         ),
         &cx,
@@ -595,7 +595,7 @@ fn clause_parts_are_spans_of_the_contract_text() {
     let plan = plan.expect("a plan");
     assert_eq!(
         plan.text.text,
-        "logits: f32[B, T, V]\nids: u32 | i64 [B, T] in 0..{self.vocab_size} ignore -100\n\
+        "logits: f32[B, T - 1, V]\nids: u32 | i64 [B, T] in 0..{self.vocab_size} ignore -100\n\
          T <= 512"
     );
     let [logits, ids] = &plan.inputs[..] else {
@@ -603,7 +603,12 @@ fn clause_parts_are_spans_of_the_contract_text() {
     };
     let text = &plan.text;
     assert_eq!(text.of(logits.dtypes_span), "f32");
-    assert_eq!(text.of(logits.shape_span), "[B, T, V]");
+    assert_eq!(text.of(logits.shape_span), "[B, T - 1, V]");
+    let crate::plan::DimSpec::Expr(expr) = &logits.shape[1] else {
+        panic!("`T - 1` is a dim expression");
+    };
+    assert_eq!(text.of(expr.text), "T - 1");
+    assert_eq!(text.of(plan.relations[0].text), "T <= 512");
     assert_eq!(text.of(ids.dtypes_span), "u32 | i64");
     assert_eq!(text.of(ids.shape_span), "[B, T]");
     let values = ids.values.as_ref().expect("value rules");

@@ -146,7 +146,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     }
     let relations = relations
         .iter()
-        .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation))
+        .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation, &mut text))
         .collect();
     Plan {
         inputs,
@@ -624,6 +624,7 @@ fn plan_relation(
     cx: &Context,
     dims: &mut Dims,
     relation: &Relation,
+    text: &mut ContractText,
 ) -> RelationSpec {
     let mut lhs = Vec::new();
     let mut rhs = Vec::new();
@@ -637,7 +638,10 @@ fn plan_relation(
             .is_some_and(|i| !i.bound_by_input)
     });
     RelationSpec {
-        text: format!("{} {} {}", relation.lhs, relation.op, relation.rhs),
+        text: text.span(
+            &format!("{} {} {}", relation.lhs, relation.op, relation.rhs),
+            0,
+        ),
         lhs,
         op: relation.op,
         rhs,
@@ -716,15 +720,33 @@ fn plan_clause(
     let line = format!("{}: {}", clause.subject, spec);
     let from = text.text.find(&line).unwrap_or(0) + clause.subject.to_string().len();
     let (dtype_constants, facts) = check_dtypes(cx_errors, spec);
-    let shape = plan_shape(cx_errors, cx, dims, &clause.spec.shape.dims, is_output);
+    let shape = plan_shape(
+        cx_errors,
+        cx,
+        dims,
+        &clause.spec.shape.dims,
+        is_output,
+        text,
+    );
     let sequence = clause.spec.sequence.as_ref().map(|count| {
-        plan_shape(cx_errors, cx, dims, std::slice::from_ref(count), is_output)
-            .pop()
-            .unwrap_or(DimSpec::Any)
+        plan_shape(
+            cx_errors,
+            cx,
+            dims,
+            std::slice::from_ref(count),
+            is_output,
+            text,
+        )
+        .pop()
+        .unwrap_or(DimSpec::Any)
     });
     let dtypes_span = text.span(&facts.text, from);
     let shape_span = text.span(&spec.shape.to_string(), dtypes_span.end as usize);
     let after_shape = shape_span.end as usize;
+    let mut added = Added {
+        bounds: runtime_bounds,
+        text,
+    };
     let mut values = ValueSpec {
         ranges: Vec::new(),
         ranges_span: TextSpan::default(),
@@ -760,17 +782,10 @@ fn plan_clause(
         match constraint {
             Constraint::In { patterns, .. } => {
                 has_values = true;
-                values.ranges_span = text.span(&join(patterns, " | "), after_shape);
+                values.ranges_span = added.text.span(&join(patterns, " | "), after_shape);
                 for pattern in patterns {
-                    let range = plan_pattern(
-                        cx_errors,
-                        cx,
-                        dims,
-                        &facts,
-                        pattern,
-                        is_output,
-                        runtime_bounds,
-                    );
+                    let range =
+                        plan_pattern(cx_errors, cx, dims, &facts, pattern, is_output, &mut added);
                     values.ranges.push(range);
                 }
             }
@@ -780,7 +795,7 @@ fn plan_clause(
                 ..
             } => {
                 has_values = true;
-                values.ignore_span = text.span(&join(ignored, " | "), after_shape);
+                values.ignore_span = added.text.span(&join(ignored, " | "), after_shape);
                 values.allow_all = match allow_all {
                     None => AllowAll::No,
                     Some(syntax::AllowAll {
@@ -790,23 +805,19 @@ fn plan_clause(
                         condition: Some(condition),
                         span,
                     }) => {
-                        let index = runtime_bounds.len() as u16;
-                        let text = format!("{{{}}}", code_text(&condition.0));
-                        runtime_bounds.push(RuntimeBound {
-                            tokens: quote!({ #condition }),
-                            span: span.first,
-                            text: text.clone(),
-                        });
-                        AllowAll::When(index, text)
+                        let (index, at) = added.runtime_bound(
+                            quote!({ #condition }),
+                            span.first,
+                            format!("{{{}}}", code_text(&condition.0)),
+                            after_shape,
+                        );
+                        AllowAll::When(index, at)
                     }
                 };
                 for value in ignored {
-                    values.ignore.push(check_ignore_value(
-                        cx_errors,
-                        &facts,
-                        value,
-                        runtime_bounds,
-                    ));
+                    values
+                        .ignore
+                        .push(check_ignore_value(cx_errors, &facts, value, &mut added));
                 }
             }
             Constraint::Finite(span) => {
@@ -897,6 +908,7 @@ fn plan_shape(
     dims: &mut Dims,
     shape_dims: &[Dim],
     is_output: bool,
+    text: &mut ContractText,
 ) -> Vec<DimSpec> {
     let mut variadic: Option<Span> = None;
     let mut shape = Vec::new();
@@ -921,7 +933,7 @@ fn plan_shape(
             Dim::Named(ident) if cx.const_generics.contains(&ident.to_string()) => {
                 let index = scope_value(dims, quote!(#ident), ident.span(), ident.to_string());
                 DimSpec::Expr(DimExprSpec {
-                    text: ident.to_string(),
+                    text: text.span(&ident.to_string(), 0),
                     ops: vec![ExprOp::Value(index)],
                 })
             }
@@ -942,7 +954,7 @@ fn plan_shape(
                     check_bound_by_inputs(cx_errors, dims, &used);
                 }
                 DimSpec::Expr(DimExprSpec {
-                    text: expr.to_string(),
+                    text: text.span(&expr.to_string(), 0),
                     ops,
                 })
             }
@@ -980,6 +992,34 @@ fn literal(bound: &BoundExpr) -> Option<f64> {
     }
 }
 
+/// What planning a clause's value rules adds to the contract: bounds evaluated at call time,
+/// and the spans of their text.
+struct Added<'a> {
+    bounds: &'a mut Vec<RuntimeBound>,
+    text: &'a mut ContractText,
+}
+
+impl Added<'_> {
+    /// A bound from scope (`written` as the contract shows it, found at or after `from`): its
+    /// index among the bounds the guard evaluates, and its span of the contract's text.
+    fn runtime_bound(
+        &mut self,
+        tokens: TokenStream,
+        span: Span,
+        written: String,
+        from: usize,
+    ) -> (u16, TextSpan) {
+        let index = self.bounds.len() as u16;
+        let at = self.text.span(&written, from);
+        self.bounds.push(RuntimeBound {
+            tokens,
+            span,
+            text: written,
+        });
+        (index, at)
+    }
+}
+
 fn plan_pattern(
     cx_errors: &Ctxt,
     cx: &Context,
@@ -987,10 +1027,10 @@ fn plan_pattern(
     facts: &DTypeFacts,
     pattern: &Pattern,
     is_output: bool,
-    runtime_bounds: &mut Vec<RuntimeBound>,
+    added: &mut Added<'_>,
 ) -> RangeSpec {
     let mut resolve = |cx_errors: &Ctxt, bound: &BoundExpr| {
-        plan_bound(cx_errors, cx, dims, facts, bound, is_output, runtime_bounds)
+        plan_bound(cx_errors, cx, dims, facts, bound, is_output, added)
     };
     match pattern {
         Pattern::Single(bound) => {
@@ -1085,7 +1125,7 @@ fn plan_bound_copy(bound: &Option<BoundSpec>) -> Option<BoundSpec> {
         BoundSpec::Int(v) => BoundSpec::Int(*v),
         BoundSpec::Float(v) => BoundSpec::Float(*v),
         BoundSpec::Dim(v) => BoundSpec::Dim(*v),
-        BoundSpec::Runtime(i, text) => BoundSpec::Runtime(*i, text.clone()),
+        BoundSpec::Runtime(i, text) => BoundSpec::Runtime(*i, *text),
     })
 }
 
@@ -1096,7 +1136,7 @@ fn plan_bound(
     facts: &DTypeFacts,
     bound: &BoundExpr,
     is_output: bool,
-    runtime_bounds: &mut Vec<RuntimeBound>,
+    added: &mut Added<'_>,
 ) -> Option<BoundSpec> {
     match bound {
         BoundExpr::Int { value, span } => {
@@ -1169,22 +1209,12 @@ fn plan_bound(
             }
             // An integer parameter, or a constant in scope: rustc reports a name that is
             // neither where it stands.
-            let index = runtime_bounds.len() as u16;
-            runtime_bounds.push(RuntimeBound {
-                tokens: quote!(#ident),
-                span: ident.span(),
-                text: name.clone(),
-            });
-            Some(BoundSpec::Runtime(index, name))
+            let (index, text) = added.runtime_bound(quote!(#ident), ident.span(), name, 0);
+            Some(BoundSpec::Runtime(index, text))
         }
         BoundExpr::Block { tokens, span } => {
-            let index = runtime_bounds.len() as u16;
-            let text = format!("{{{}}}", code_text(&tokens.0));
-            runtime_bounds.push(RuntimeBound {
-                tokens: quote!({ #tokens }),
-                span: span.first,
-                text: text.clone(),
-            });
+            let written = format!("{{{}}}", code_text(&tokens.0));
+            let (index, text) = added.runtime_bound(quote!({ #tokens }), span.first, written, 0);
             Some(BoundSpec::Runtime(index, text))
         }
     }
@@ -1201,7 +1231,7 @@ fn check_ignore_value(
     cx_errors: &Ctxt,
     facts: &DTypeFacts,
     value: &IgnoreValue,
-    runtime_bounds: &mut Vec<RuntimeBound>,
+    added: &mut Added<'_>,
 ) -> IgnoreSpec {
     match value {
         IgnoreValue::Int { value: v, span } => {
@@ -1247,13 +1277,8 @@ fn check_ignore_value(
             IgnoreSpec::Float(*v)
         }
         IgnoreValue::Block { tokens, span } => {
-            let index = runtime_bounds.len() as u16;
-            let text = format!("{{{}}}", code_text(&tokens.0));
-            runtime_bounds.push(RuntimeBound {
-                tokens: quote!({ #tokens }),
-                span: span.first,
-                text: text.clone(),
-            });
+            let written = format!("{{{}}}", code_text(&tokens.0));
+            let (index, text) = added.runtime_bound(quote!({ #tokens }), span.first, written, 0);
             IgnoreSpec::Runtime(index, text)
         }
         IgnoreValue::Max(span) => {

@@ -533,7 +533,12 @@ impl Checker<'_, '_> {
                 Err(problem) => {
                     let names = self.names_in(expr.ops);
                     self.violations.push(report::dim_arithmetic(
-                        self.spec, clause, None, expr.text, problem, names,
+                        self.spec,
+                        clause,
+                        None,
+                        self.spec.text_of(expr.text),
+                        problem,
+                        names,
                     ));
                     return;
                 }
@@ -643,7 +648,7 @@ impl Checker<'_, '_> {
                     Ok(Some(expected)) => mismatches.push(Mismatch::Expr {
                         axis,
                         actual: dims[axis],
-                        text: expr.text,
+                        text: self.spec.text_of(expr.text),
                         expected,
                         names: self.names_in(expr.ops),
                     }),
@@ -655,7 +660,7 @@ impl Checker<'_, '_> {
                             self.spec,
                             clause,
                             Some(axis),
-                            expr.text,
+                            self.spec.text_of(expr.text),
                             problem,
                             names,
                         ));
@@ -744,7 +749,7 @@ impl Checker<'_, '_> {
                 }
             }
             self.violations
-                .push(report::relation(relation, found, names));
+                .push(report::relation(self.spec, relation, found, names));
         }
     }
 

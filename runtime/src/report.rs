@@ -118,7 +118,7 @@ pub(crate) fn expected_shape<'a>(
             }
             (DimSpec::Named(id), Known::Unknown) => spec.dims[usize::from(id)].to_string(),
             (DimSpec::Run(id), Known::Unknown) => format!("*{}", spec.runs[usize::from(id)]),
-            (DimSpec::Expr(expr), Known::Unknown) => expr.text.to_string(),
+            (DimSpec::Expr(expr), Known::Unknown) => spec.text_of(expr.text).to_string(),
         })
         .filter(|part| !part.is_empty())
         .collect();
@@ -345,6 +345,7 @@ pub(crate) enum RelationFound {
 
 /// A relation between dims that does not hold.
 pub(crate) fn relation(
+    spec: &ContractSpec,
     relation: &'static RelationSpec,
     found: RelationFound,
     names: Vec<DimBinding>,
@@ -366,9 +367,9 @@ pub(crate) fn relation(
         RelationFound::Problem(problem) => format!("cannot evaluate: {}", problem.text()),
     };
     let mut violation = Violation::new(
-        Subject::Relation(relation.text),
+        Subject::Relation(spec.text_of(relation.text)),
         Rule::Relation,
-        relation.text.to_string(),
+        spec.text_of(relation.text).to_string(),
         found,
     );
     violation.bound_dims = names;

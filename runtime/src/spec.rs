@@ -157,7 +157,7 @@ pub enum DimSpec {
 #[derive(Debug)]
 pub struct DimExprSpec {
     /// The expression as written.
-    pub text: &'static str,
+    pub text: TextSpan,
     /// Postfix program evaluated on a stack of `u64`.
     pub ops: &'static [ExprOp],
 }
@@ -219,7 +219,7 @@ impl CmpOp {
 #[derive(Debug)]
 pub struct RelationSpec {
     /// The relation as written.
-    pub text: &'static str,
+    pub text: TextSpan,
     /// Left side.
     pub lhs: &'static [ExprOp],
     /// Comparison.
@@ -257,7 +257,7 @@ pub enum AllowAll {
     Yes,
     /// `allow_all {condition}`: the index of the condition in the bounds the expansion passes
     /// (a bool, as 1 or 0), and its text.
-    When(u16, &'static str),
+    When(u16, TextSpan),
 }
 
 /// One `in` pattern. A single value `v` is `v..=v`.
@@ -282,7 +282,7 @@ pub enum BoundSpec {
     Dim(u16),
     /// An integer parameter or a braced expression, evaluated before the body; the index into
     /// the bounds the expansion passes, and the text as written.
-    Runtime(u16, &'static str),
+    Runtime(u16, TextSpan),
 }
 
 /// An ignored value.
@@ -296,7 +296,7 @@ pub enum IgnoreSpec {
     Max,
     /// A braced expression evaluated before the body: the index into the bounds the
     /// expansion passes, and the text as written.
-    Runtime(u16, &'static str),
+    Runtime(u16, TextSpan),
 }
 
 /// A set of candle dtypes, built from names and families at compile time.

@@ -8,7 +8,7 @@ use crate::report::{self, ValueFailure};
 use crate::rule::{BoundValue, Details, Ignore, Interval, Num, Resolved, Used};
 use crate::scan::{self, Outcome, Request};
 use crate::spec::{
-    AllowAll, BoundSpec, ClauseSpec, ContractSpec, IgnoreSpec, RangeSpec, ValueSpec,
+    AllowAll, BoundSpec, ClauseSpec, ContractSpec, IgnoreSpec, RangeSpec, TextSpan, ValueSpec,
 };
 
 /// Why a bound could not be evaluated.
@@ -22,13 +22,14 @@ struct BoundProblem {
 struct Resolver<'a> {
     bounds: &'a [BoundValue],
     dim_value: &'a dyn Fn(u16) -> Option<DimBinding>,
-    spec_dims: &'a dyn Fn(u16) -> &'static str,
+    spec: &'static ContractSpec,
     used: Used,
 }
 
 impl Resolver<'_> {
     /// A parameter or braced expression: `None` when it is `None`.
-    fn runtime(&mut self, index: u16, text: &'static str) -> Result<Option<Num>, BoundProblem> {
+    fn runtime(&mut self, index: u16, text: TextSpan) -> Result<Option<Num>, BoundProblem> {
+        let text = self.spec.text_of(text);
         let problem = |reason: String| BoundProblem {
             text: text.to_string(),
             reason,
@@ -69,7 +70,7 @@ impl Resolver<'_> {
                     Ok(Some(Num::Int(value as i128)))
                 }
                 None => {
-                    let name = (self.spec_dims)(id);
+                    let name = self.spec.dims[usize::from(id)];
                     Err(BoundProblem {
                         text: name.to_string(),
                         reason: format!(
@@ -195,7 +196,6 @@ pub(crate) fn check_clauses(
     bounds: &[BoundValue],
     dim_value: &dyn Fn(u16) -> Option<DimBinding>,
 ) -> Vec<Violation> {
-    let spec_dims = |id: u16| spec.dims[usize::from(id)];
     let mut violations = Vec::new();
     let mut on_device = Vec::new();
     for &(element, clause, tensor) in clauses {
@@ -205,7 +205,7 @@ pub(crate) fn check_clauses(
         let resolver = Resolver {
             bounds,
             dim_value,
-            spec_dims: &spec_dims,
+            spec,
             used: Used::default(),
         };
         let (rule, used) = match resolver.resolve(values) {

@@ -54,7 +54,7 @@ impl Embedding {
                                     hi: ::core::option::Option::Some(
                                         ::candle_contracts::__private::BoundSpec::Runtime(
                                             0u16,
-                                            "{self.vocab_size}",
+                                            ::candle_contracts::__private::TextSpan::new(43, 60),
                                         ),
                                     ),
                                     inclusive: false,
@@ -98,7 +98,7 @@ impl Embedding {
             ],
             relations: &[
                 ::candle_contracts::__private::RelationSpec {
-                    text: "T <= 512",
+                    text: ::candle_contracts::__private::TextSpan::new(82, 90),
                     lhs: &[::candle_contracts::__private::ExprOp::Dim(3u16)],
                     op: ::candle_contracts::__private::CmpOp::Le,
                     rhs: &[::candle_contracts::__private::ExprOp::Lit(512u64)],
