@@ -212,7 +212,7 @@ fn access_tokens(plan: &Plan) -> (TokenStream, Vec<TokenStream>) {
     for (k, clause) in plan.inputs.iter().enumerate() {
         let span = clause.span.first;
         let sp = respan(&p, span);
-        let arg = match &clause.subject {
+        let arg = match &clause.access {
             Access::Param(ident) if clause.sequence.is_some() => {
                 quote_spanned!(span=> #sp::many(&#ident))
             }
@@ -352,34 +352,42 @@ fn borrow_if(place: bool, acc: TokenStream) -> TokenStream {
     if place { quote!(&#acc) } else { acc }
 }
 
-/// The values from scope that dims and relations use: evaluated unless the mode is off.
-fn values_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
-    let p = private(plan);
-    evaluated_array(&p, &plan.values, quote!(#mode != #p::Mode::Off))
-}
-
-/// The value rules' bounds: evaluated in full mode only.
-fn bounds_tokens(plan: &Plan, mode: &Ident) -> TokenStream {
-    let p = private(plan);
-    evaluated_array(&p, &plan.runtime_bounds, quote!(#mode == #p::Mode::Full))
-}
-
-/// `[bound(&(expr)), ..]` when `condition` holds, `[Unset; n]` otherwise.
-fn evaluated_array(p: &TokenStream, items: &[RuntimeBound], condition: TokenStream) -> TokenStream {
-    let count = items.len();
-    if count == 0 {
-        return quote!([]);
-    }
+/// `[bound(&(expr)), ..]`: the values from scope that dims and relations use, or the value
+/// rules' bounds; the guard evaluates them only in the modes that need them.
+fn evaluated_array(p: &TokenStream, items: &[RuntimeBound]) -> TokenStream {
     let values = items.iter().map(|item| {
         let tokens = &item.tokens;
         let sp = respan(p, item.span);
         quote_spanned!(item.span=> #sp::bound(&(#tokens)))
     });
+    quote!([#(#values),*])
+}
+
+/// `Guard::<DIMS, RUNS, BOUNDS, VALUES>`, for the plan's counts.
+fn guard_type(plan: &Plan) -> TokenStream {
+    let p = private(plan);
+    let dims = plan.dims.len();
+    let runs = plan.runs.len();
+    let bounds = plan.runtime_bounds.len();
+    let values = plan.values.len();
+    quote!(#p::Guard::<#dims, #runs, #bounds, #values>)
+}
+
+/// The closure `check_inputs` runs in `full` and `shapes` mode: the constants' probes, the
+/// held paths and the arguments, handed to the guard with the values and bounds.
+fn inputs_closure(plan: &Plan) -> TokenStream {
+    let p = private(plan);
+    let inputs = local("__cc_inputs");
+    let constants = constants_tokens(plan);
+    let constants_local = local("__cc_constants");
+    let (held, accesses) = access_tokens(plan);
+    let values = evaluated_array(&p, &plan.values);
+    let bounds = evaluated_array(&p, &plan.runtime_bounds);
     quote! {
-        if #condition {
-            [#(#values),*]
-        } else {
-            [#p::BoundValue::Unset; #count]
+        |#inputs| {
+            #constants
+            #held
+            #inputs.check(&[#(#accesses),*], &#constants_local, #values, || #bounds)
         }
     }
 }
@@ -427,18 +435,7 @@ fn expand_fn(
         TokenStream::new()
     };
     let spec = spec_tokens(plan, &cx.function, location);
-    let mode = local("__cc_mode");
-    let state = local("__cc_state");
-    let bounds = local("__cc_bounds");
     let error = local("__cc_error");
-    let dims_count = plan.dims.len();
-    let runs_count = plan.runs.len();
-    let bounds_value = bounds_tokens(plan, &mode);
-    let bounds_count = plan.runtime_bounds.len();
-    let values = local("__cc_values");
-    let values_value = values_tokens(plan, &mode);
-    let values_count = plan.values.len();
-    let (held, accesses) = access_tokens(plan);
     let failure = match plan.on_violation {
         Some((failure, _)) => failure,
         None if cx.output.returns_result() => Failure::Error,
@@ -469,150 +466,104 @@ fn expand_fn(
         }
         Failure::Panic => quote!(#p::violated(#error)),
     };
-    let constants = constants_tokens(plan);
-    let constants_local = local("__cc_constants");
-    // With a return clause the body runs in a closure: the input guard runs first inside it,
-    // where the body's own items (a `const` in the body) are in scope, as without one; its
-    // spec is handed out for the output check.
-    let with_output = !plan.outputs.is_empty();
-    let state_ref = local("__cc_state_ref");
-    let spec_out = local("__cc_spec_out");
-    let spec_slot = local("__cc_spec_slot");
-    let spec_local = local("__cc_spec");
-    let bindings = if with_output {
-        quote!(#state_ref.bindings())
-    } else {
-        quote!(#state.bindings())
-    };
-    let hand_out = if with_output {
-        quote!(*#spec_out = ::core::option::Option::Some(&__CC_SPEC);)
-    } else {
-        quote!()
-    };
-    let new_state = quote!(let mut #state = #p::CallState::<#dims_count, #runs_count>::new(););
-    // Without a return clause the call state lives inside the guard: `off` costs one load.
-    let (outer_state, inner_state) = if with_output {
-        (new_state, quote!())
-    } else {
-        (quote!(), new_state)
-    };
-    let prelude = quote! {
-        let #mode = #p::mode();
-        #outer_state
-        let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
-        let #values: [#p::BoundValue; #values_count] = #values_value;
-    };
-    let input_guard = quote! {
-        #spec
-        if #mode != #p::Mode::Off {
-            #inner_state
-            #hand_out
-            #constants
-            #held
-            if let ::core::result::Result::Err(#error) = #p::check_inputs(
-                &__CC_SPEC,
-                #mode,
-                &[#(#accesses),*],
-                &#bounds,
-                &#values,
-                &#constants_local,
-                #bindings,
-            ) {
+    let guard_type = guard_type(plan);
+    let inputs = inputs_closure(plan);
+    let parts = item::BodyParts::of(body);
+    let new_body = if plan.outputs.is_empty() {
+        // The guard is a temporary: in `off` mode it costs the mode's load and one test.
+        let guard = quote! {
+            #spec
+            if let ::core::result::Result::Err(#error) =
+                #guard_type::new(&__CC_SPEC).check_inputs(#inputs)
+            {
                 #fail
             }
-        }
-    };
-    let parts = item::BodyParts::of(body);
-    let new_body = match with_output {
-        false => parts.with(quote!(#prelude #input_guard), true),
-        true => {
-            let output = local("__cc_output");
-            let tensor = local("__cc_tensor");
-            // The body's return type, for `?` and `return` inside it; an `impl Trait` cannot be
-            // written there and is left to inference.
-            let ty = cx.output.ty().filter(|_| !cx.output.is_opaque());
-            let run_body = if sig.asyncness.is_some() {
-                // An `async` block has no place for a return type: a `return` of that type that
-                // never runs gives it one (no `loop {}`: no `unreachable_code` to allow).
-                let fake = ty.map(|ty| {
-                    let span = Span::call_site().located_at(first_span(ty, cx.name_span));
-                    let fake = local("__cc_fake");
-                    quote_spanned! {span=>
-                        if false {
-                            let #fake: ::core::option::Option<#ty> = ::core::option::Option::None;
-                            if let ::core::option::Option::Some(#fake) = #fake {
-                                return #fake;
-                            }
-                        }
-                    }
-                });
-                let body = parts.with(quote!(#input_guard #fake), false);
-                quote!(async move #body.await)
-            } else {
-                let ty = ty.map(|ty| quote!(-> #ty));
-                let body = parts.with(input_guard, false);
-                quote!(#p::run_body(move || #ty #body))
-            };
-            let ok = local("__cc_ok");
-            let outputs_count = plan.outputs.len();
-            let args_of = |value: &TokenStream| {
-                let args = plan.outputs.iter().map(|clause| {
-                    let place = match clause.subject {
-                        Access::Output(Some(index)) => {
-                            let index = syn::Index::from(index as usize);
-                            quote!(#value.#index)
-                        }
-                        _ => value.clone(),
-                    };
-                    if clause.sequence.is_some() {
-                        quote!(#p::many(&#place))
-                    } else {
-                        quote!(#p::one(&#place))
-                    }
-                });
-                quote!([#(#args),*])
-            };
-            let extract = match cx.output {
-                Output::Result(_) => {
-                    let args = args_of(&quote!((*#ok)));
-                    quote! {
-                        match &#output {
-                            ::core::result::Result::Ok(#ok) => #args,
-                            ::core::result::Result::Err(_) => ::core::array::from_fn::<
-                                _,
-                                #outputs_count,
-                                _,
-                            >(|_| #p::ClauseArg::One(::core::option::Option::None)),
+        };
+        parts.with(guard, true)
+    } else {
+        // With a return clause the body runs in a closure (or `async` block). The input check
+        // runs first inside it, where the body's own items (a `const` in the body) are in
+        // scope, as without one; the guard outside keeps what it bound for the output check.
+        let guard = local("__cc_guard");
+        let guard_in = local("__cc_guard_in");
+        let output = local("__cc_output");
+        let input_guard = quote! {
+            if let ::core::result::Result::Err(#error) = #guard_in.check_inputs(#inputs) {
+                #fail
+            }
+        };
+        // The body's return type, for `?` and `return` inside it; an `impl Trait` cannot be
+        // written there and is left to inference.
+        let ty = cx.output.ty().filter(|_| !cx.output.is_opaque());
+        let run_body = if sig.asyncness.is_some() {
+            // An `async` block has no place for a return type: a `return` of that type that
+            // never runs gives it one (no `loop {}`: no `unreachable_code` to allow).
+            let fake = ty.map(|ty| {
+                let span = Span::call_site().located_at(first_span(ty, cx.name_span));
+                let fake = local("__cc_fake");
+                quote_spanned! {span=>
+                    if false {
+                        let #fake: ::core::option::Option<#ty> = ::core::option::Option::None;
+                        if let ::core::option::Option::Some(#fake) = #fake {
+                            return #fake;
                         }
                     }
                 }
-                _ => args_of(&quote!(#output)),
-            };
-            let inner_attrs = &parts.inner_attrs;
-            quote!({
-                #inner_attrs
-                #prelude
-                let mut #spec_slot: ::core::option::Option<&'static #p::ContractSpec> =
-                    ::core::option::Option::None;
-                let #state_ref = &mut #state;
-                let #spec_out = &mut #spec_slot;
-                let #output = #run_body;
-                if let ::core::option::Option::Some(#spec_local) = #spec_slot {
-                    let #tensor = #extract;
-                    if let ::core::result::Result::Err(#error) = #p::check_output(
-                        #spec_local,
-                        #mode,
-                        &#tensor,
-                        &#bounds,
-                        &#values,
-                        #state.bindings(),
-                    ) {
-                        #fail
+            });
+            let body = parts.with(quote!(#input_guard #fake), false);
+            quote!(async move #body.await)
+        } else {
+            let ty = ty.map(|ty| quote!(-> #ty));
+            let body = parts.with(input_guard, false);
+            quote!(#p::run_body(move || #ty #body))
+        };
+        let ok = local("__cc_ok");
+        let outputs_count = plan.outputs.len();
+        let args_of = |value: &TokenStream| {
+            let args = plan.outputs.iter().map(|clause| {
+                let place = match clause.access {
+                    Access::Output(Some(index)) => {
+                        let index = syn::Index::from(index as usize);
+                        quote!(#value.#index)
+                    }
+                    _ => value.clone(),
+                };
+                if clause.sequence.is_some() {
+                    quote!(#p::many(&#place))
+                } else {
+                    quote!(#p::one(&#place))
+                }
+            });
+            quote!([#(#args),*])
+        };
+        let extract = match cx.output {
+            Output::Result(_) => {
+                let args = args_of(&quote!((*#ok)));
+                quote! {
+                    match &#output {
+                        ::core::result::Result::Ok(#ok) => #args,
+                        ::core::result::Result::Err(_) => ::core::array::from_fn::<
+                            _,
+                            #outputs_count,
+                            _,
+                        >(|_| #p::ClauseArg::One(::core::option::Option::None)),
                     }
                 }
-                #output
-            })
-        }
+            }
+            _ => args_of(&quote!(#output)),
+        };
+        let inner_attrs = &parts.inner_attrs;
+        quote!({
+            #inner_attrs
+            #spec
+            let mut #guard = #guard_type::new(&__CC_SPEC);
+            let #guard_in = &mut #guard;
+            let #output = #run_body;
+            if let ::core::result::Result::Err(#error) = #guard.check_output(|| #extract) {
+                #fail
+            }
+            #output
+        })
     };
     quote! {
         #(#attrs)*
@@ -622,43 +573,13 @@ fn expand_fn(
 }
 
 fn expand_check(plan: &Plan, location: Span) -> TokenStream {
-    let p = private(plan);
     let spec = spec_tokens(plan, "check!", location);
-    let mode = local("__cc_mode");
-    let state = local("__cc_state");
-    let bounds = local("__cc_bounds");
-    let dims_count = plan.dims.len();
-    let runs_count = plan.runs.len();
-    let bounds_count = plan.runtime_bounds.len();
-    let bounds_value = bounds_tokens(plan, &mode);
-    let values = local("__cc_values");
-    let values_value = values_tokens(plan, &mode);
-    let values_count = plan.values.len();
-    let (held, accesses) = access_tokens(plan);
-    let constants = constants_tokens(plan);
-    let constants_local = local("__cc_constants");
+    let guard_type = guard_type(plan);
+    let inputs = inputs_closure(plan);
     quote! {
         {
             #spec
-            let #mode = #p::mode();
-            if #mode == #p::Mode::Off {
-                ::core::result::Result::<(), #p::ContractError>::Ok(())
-            } else {
-                let mut #state = #p::CallState::<#dims_count, #runs_count>::new();
-                let #bounds: [#p::BoundValue; #bounds_count] = #bounds_value;
-                let #values: [#p::BoundValue; #values_count] = #values_value;
-                #constants
-                #held
-                #p::check_inputs(
-                    &__CC_SPEC,
-                    #mode,
-                    &[#(#accesses),*],
-                    &#bounds,
-                    &#values,
-                    &#constants_local,
-                    #state.bindings(),
-                )
-            }
+            #guard_type::new(&__CC_SPEC).check_inputs(#inputs)
         }
     }
 }

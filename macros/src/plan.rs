@@ -55,15 +55,23 @@ pub enum Failure {
     Panic,
 }
 
-/// How the guard reaches a clause's tensor (printed as the spec's `SubjectSpec` with the
-/// clause's name).
+/// What a clause is about, as the spec names it.
+pub enum Subject {
+    Argument(String),
+    Field(String),
+    Return,
+    ReturnField(String),
+    /// A plain name in `check!`: a variable, not an argument.
+    Variable(String),
+}
+
+/// How the guard reaches a clause's tensor (prints nothing: the expansion reads it).
 pub enum Access {
     Param(Ident),
-    /// A path; `optional` when it has a `?` step.
+    /// A path from `self` or a parameter.
     Path {
         root: Ident,
         steps: Vec<Step>,
-        optional: bool,
     },
     /// `return`, or `return.0`.
     Output(Option<u32>),
@@ -86,7 +94,7 @@ pub enum DimSpec {
 }
 
 pub struct DimExprSpec {
-    pub text: String,
+    pub text: TextSpan,
     pub ops: Vec<ExprOp>,
 }
 
@@ -118,7 +126,7 @@ pub enum BoundSpec {
     Int(i128),
     Float(f64),
     Dim(u16),
-    Runtime(u16, String),
+    Runtime(u16, TextSpan),
 }
 
 pub struct RangeSpec {
@@ -131,33 +139,35 @@ pub enum IgnoreSpec {
     Int(i128),
     Float(f64),
     Max,
-    Runtime(u16, String),
+    Runtime(u16, TextSpan),
 }
 
 pub enum AllowAll {
     No,
     Yes,
-    When(u16, String),
+    When(u16, TextSpan),
 }
 
 pub struct ValueSpec {
     pub ranges: Vec<RangeSpec>,
-    pub ranges_text: String,
+    pub ranges_span: TextSpan,
     pub ignore: Vec<IgnoreSpec>,
-    pub ignore_text: String,
+    pub ignore_span: TextSpan,
     pub allow_all: AllowAll,
     pub finite: bool,
 }
 
-/// A tensor clause; `subject`, `name` and `span` print as its `SubjectSpec`.
+/// A tensor clause; `access` and `span` print nothing.
 pub struct ClauseSpec {
-    pub subject: Access,
-    pub name: String,
+    pub subject: Subject,
+    /// A path with a `?` step: a `None` along it skips the clause.
+    pub optional: bool,
+    pub access: Access,
     pub span: SpanRange,
     pub dtype_constants: Vec<&'static str>,
-    pub dtypes_text: String,
+    pub dtypes_span: TextSpan,
     pub shape: Vec<DimSpec>,
-    pub shape_text: String,
+    pub shape_span: TextSpan,
     pub values: Option<ValueSpec>,
     pub contiguous: bool,
     pub note: Option<String>,
@@ -166,7 +176,7 @@ pub struct ClauseSpec {
 }
 
 pub struct RelationSpec {
-    pub text: String,
+    pub text: TextSpan,
     pub lhs: Vec<ExprOp>,
     pub op: CmpOp,
     pub rhs: Vec<ExprOp>,
@@ -178,6 +188,51 @@ pub struct RuntimeBound {
     pub span: Span,
     /// As written, for messages (values from scope in dims and relations).
     pub text: String,
+}
+
+/// A byte range of the contract's text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextSpan {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// The contract's canonical text (its clauses one a line, as the doc section shows them),
+/// which the spec carries once; a part of a clause is a [`TextSpan`] of it.
+pub struct ContractText {
+    pub text: String,
+}
+
+impl ContractText {
+    /// The span of `piece`, found in the text at or after byte `from` (the same text anywhere
+    /// prints the same message); a piece the text lacks is appended on a line of its own.
+    pub fn span(&mut self, piece: &str, from: usize) -> TextSpan {
+        let from = from.min(self.text.len());
+        let start = match self.text.get(from..).and_then(|rest| rest.find(piece)) {
+            Some(offset) => from + offset,
+            None => {
+                if !self.text.is_empty() {
+                    self.text.push('\n');
+                }
+                self.text.push_str(piece);
+                self.text.len() - piece.len()
+            }
+        };
+        // A contract's text is far below 4 GiB: the attribute's tokens are a few lines.
+        let offset = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        TextSpan {
+            start: offset(start),
+            end: offset(start + piece.len()),
+        }
+    }
+
+    /// The text `span` covers (empty for a span off the text).
+    #[cfg(test)]
+    pub fn of(&self, span: TextSpan) -> &str {
+        self.text
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or_default()
+    }
 }
 
 /// A contract with every name resolved, ready to expand: the spec table's parts and what the
@@ -202,6 +257,8 @@ pub struct Plan {
     pub krate: TokenStream,
     /// The clauses as canonical text, for the rustdoc `# Contract` section.
     pub doc: Vec<String>,
+    /// The text the spec's [`TextSpan`]s point into: the doc lines, one a line.
+    pub text: ContractText,
 }
 
 /// The spec table of one contract: a `Plan` where it stands, for `file!()` and `line!()`.
@@ -226,6 +283,7 @@ impl ToTokens for InCrate<'_, ContractSpec<'_>> {
         let dims = &plan.dims;
         let runs = &plan.runs;
         let same_device = plan.same_device;
+        let text = &plan.text.text;
         let file = quote_spanned!(*location=> ::core::file!());
         let line = quote_spanned!(*location=> ::core::line!());
         let column = quote_spanned!(*location=> ::core::column!());
@@ -242,6 +300,7 @@ impl ToTokens for InCrate<'_, ContractSpec<'_>> {
                 outputs: #outputs,
                 relations: #relations,
                 same_device: #same_device,
+                text: #text,
             }
         });
     }
@@ -251,14 +310,8 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let p = self.private;
         let clause = self.value;
-        let name = &clause.name;
-        let subject = match &clause.subject {
-            Access::Param(_) => quote!(#p::SubjectSpec::Argument(#name)),
-            Access::Path { optional: true, .. } => quote!(#p::SubjectSpec::Optional(#name)),
-            Access::Path { .. } => quote!(#p::SubjectSpec::Field(#name)),
-            Access::Output(None) => quote!(#p::SubjectSpec::Output),
-            Access::Output(Some(_)) => quote!(#p::SubjectSpec::OutputField(#name)),
-        };
+        let subject = self.with(&clause.subject);
+        let optional = clause.optional;
         let mut dtypes = clause
             .dtype_constants
             .iter()
@@ -267,9 +320,9 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
             Some(first) => quote!(#p::DTypeSet::#first #(.or(#p::DTypeSet::#dtypes))*),
             None => quote!(#p::DTypeSet::ANY),
         };
-        let dtypes_text = &clause.dtypes_text;
+        let dtypes_span = self.with(&clause.dtypes_span);
         let shape = self.slice(&clause.shape);
-        let shape_text = &clause.shape_text;
+        let shape_span = self.with(&clause.shape_span);
         let values = option_tokens(clause.values.as_ref().map(|values| {
             let values = self.with(values);
             quote!(&#values)
@@ -279,15 +332,38 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
         let sequence = self.option(clause.sequence.as_ref());
         tokens.extend(quote!(#p::ClauseSpec {
             subject: #subject,
+            optional: #optional,
             dtypes: #dtypes,
-            dtypes_text: #dtypes_text,
+            dtypes_span: #dtypes_span,
             shape: #shape,
-            shape_text: #shape_text,
+            shape_span: #shape_span,
             values: #values,
             contiguous: #contiguous,
             note: #note,
             sequence: #sequence,
         }));
+    }
+}
+
+impl ToTokens for InCrate<'_, TextSpan> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        let start = Literal::u32_unsuffixed(self.value.start);
+        let end = Literal::u32_unsuffixed(self.value.end);
+        tokens.extend(quote!(#p::TextSpan::new(#start, #end)));
+    }
+}
+
+impl ToTokens for InCrate<'_, Subject> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        tokens.extend(match self.value {
+            Subject::Argument(name) => quote!(#p::Subject::Argument(#name)),
+            Subject::Field(name) => quote!(#p::Subject::Field(#name)),
+            Subject::Return => quote!(#p::Subject::Return),
+            Subject::ReturnField(name) => quote!(#p::Subject::ReturnField(#name)),
+            Subject::Variable(name) => quote!(#p::Subject::Variable(#name)),
+        });
     }
 }
 
@@ -314,7 +390,7 @@ impl ToTokens for InCrate<'_, DimSpec> {
 impl ToTokens for InCrate<'_, DimExprSpec> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let p = self.private;
-        let text = &self.value.text;
+        let text = self.with(&self.value.text);
         let ops = self.slice(&self.value.ops);
         tokens.extend(quote!(#p::DimExprSpec { text: #text, ops: #ops }));
     }
@@ -343,7 +419,7 @@ impl ToTokens for InCrate<'_, RelationSpec> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let p = self.private;
         let relation = self.value;
-        let text = &relation.text;
+        let text = self.with(&relation.text);
         let lhs = self.slice(&relation.lhs);
         let rhs = self.slice(&relation.rhs);
         let op = match relation.op {
@@ -370,20 +446,23 @@ impl ToTokens for InCrate<'_, ValueSpec> {
         let p = self.private;
         let values = self.value;
         let ranges = self.slice(&values.ranges);
-        let ranges_text = &values.ranges_text;
+        let ranges_span = self.with(&values.ranges_span);
         let ignore = self.slice(&values.ignore);
-        let ignore_text = &values.ignore_text;
+        let ignore_span = self.with(&values.ignore_span);
         let allow_all = match &values.allow_all {
             AllowAll::No => quote!(#p::AllowAll::No),
             AllowAll::Yes => quote!(#p::AllowAll::Yes),
-            AllowAll::When(index, text) => quote!(#p::AllowAll::When(#index, #text)),
+            AllowAll::When(index, text) => {
+                let text = self.with(text);
+                quote!(#p::AllowAll::When(#index, #text))
+            }
         };
         let finite = values.finite;
         tokens.extend(quote!(#p::ValueSpec {
             ranges: #ranges,
-            ranges_text: #ranges_text,
+            ranges_span: #ranges_span,
             ignore: #ignore,
-            ignore_text: #ignore_text,
+            ignore_span: #ignore_span,
             allow_all_ignored: #allow_all,
             finite: #finite,
         }));
@@ -413,7 +492,10 @@ impl ToTokens for InCrate<'_, BoundSpec> {
                 quote!(#p::BoundSpec::Float(#v))
             }
             BoundSpec::Dim(id) => quote!(#p::BoundSpec::Dim(#id)),
-            BoundSpec::Runtime(index, text) => quote!(#p::BoundSpec::Runtime(#index, #text)),
+            BoundSpec::Runtime(index, text) => {
+                let text = self.with(text);
+                quote!(#p::BoundSpec::Runtime(#index, #text))
+            }
         });
     }
 }
@@ -431,7 +513,10 @@ impl ToTokens for InCrate<'_, IgnoreSpec> {
                 quote!(#p::IgnoreSpec::Float(#v))
             }
             IgnoreSpec::Max => quote!(#p::IgnoreSpec::Max),
-            IgnoreSpec::Runtime(index, text) => quote!(#p::IgnoreSpec::Runtime(#index, #text)),
+            IgnoreSpec::Runtime(index, text) => {
+                let text = self.with(text);
+                quote!(#p::IgnoreSpec::Runtime(#index, #text))
+            }
         });
     }
 }

@@ -3,7 +3,7 @@
 //! the rules). Each type prints as its canonical text, for messages and the rustdoc
 //! `# Contract` section.
 //!
-//! Grammar (`shared/design/contract-language.md` §2–§5):
+//! Grammar (the book's reference chapter describes each form):
 //!
 //! ```text
 //! contract    := clause (',' clause)* ','?

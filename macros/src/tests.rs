@@ -384,7 +384,7 @@ fn the_crate_option_takes_a_path_or_a_string_once() {
     let output = expand::contract(tokens("crate = ::cc, logits: f32[N, C]"), tokens(ITEM));
     let output = output.to_string();
     assert!(
-        output.contains(":: cc :: __private :: check_inputs"),
+        output.contains(":: cc :: __private :: Guard ::"),
         "{output}"
     );
     assert!(!output.contains("candle_contracts"), "{output}");
@@ -565,4 +565,59 @@ fn an_unknown_constraint_lists_the_constraint_words() {
              note string after the shape; did you mean `finite`?"
         ]
     );
+}
+
+/// The spec carries the contract's text once: each clause's dtypes, shape, ranges and ignored
+/// values are spans of it, canonical whatever the spacing of the tokens.
+#[test]
+fn clause_parts_are_spans_of_the_contract_text() {
+    use crate::item::Output;
+    use crate::valid::Context;
+    let cx = Context {
+        inline: true,
+        function: "check!".to_string(),
+        params: Vec::new(),
+        has_receiver: true,
+        output: Output::Unit,
+        name_span: proc_macro2::Span::call_site(),
+        const_generics: Vec::new(),
+    };
+    let errors = crate::ctxt::Ctxt::new();
+    let plan = expand::analyze(
+        tokens(
+            "logits: f32[B, T - 1, V], ids: u32 | i64 [B, T] in 0..{ self . vocab_size } \
+             ignore -100, T <= 512",
+        ),
+        &cx,
+        &errors,
+    );
+    assert!(errors.check().is_ok());
+    let plan = plan.expect("a plan");
+    assert_eq!(
+        plan.text.text,
+        "logits: f32[B, T - 1, V]\nids: u32 | i64 [B, T] in 0..{self.vocab_size} ignore -100\n\
+         T <= 512"
+    );
+    let [logits, ids] = &plan.inputs[..] else {
+        panic!("two input clauses");
+    };
+    let text = &plan.text;
+    assert_eq!(text.of(logits.dtypes_span), "f32");
+    assert_eq!(text.of(logits.shape_span), "[B, T - 1, V]");
+    let crate::plan::DimSpec::Expr(expr) = &logits.shape[1] else {
+        panic!("`T - 1` is a dim expression");
+    };
+    assert_eq!(text.of(expr.text), "T - 1");
+    assert_eq!(text.of(plan.relations[0].text), "T <= 512");
+    assert_eq!(text.of(ids.dtypes_span), "u32 | i64");
+    assert_eq!(text.of(ids.shape_span), "[B, T]");
+    let values = ids.values.as_ref().expect("value rules");
+    assert_eq!(text.of(values.ranges_span), "0..{self.vocab_size}");
+    assert_eq!(text.of(values.ignore_span), "-100");
+    // The spans point into the clause's own line, not at the same text elsewhere.
+    assert_eq!(
+        ids.shape_span.start as usize,
+        text.text.find("[B, T]").unwrap()
+    );
+    assert!(ids.dtypes_span.start as usize > text.text.find('\n').unwrap());
 }

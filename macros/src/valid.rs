@@ -12,8 +12,8 @@ use crate::ctxt::Ctxt;
 use crate::dtype::{self, Kind};
 use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
 use crate::plan::{
-    Access, AllowAll, BoundSpec, ClauseSpec, DimExprSpec, DimSpec, ExprOp, Failure, IgnoreSpec,
-    Plan, RangeSpec, RelationSpec, RuntimeBound, Step, ValueSpec,
+    self, Access, AllowAll, BoundSpec, ClauseSpec, ContractText, DimExprSpec, DimSpec, ExprOp,
+    Failure, IgnoreSpec, Plan, RangeSpec, RelationSpec, RuntimeBound, Step, TextSpan, ValueSpec,
 };
 use crate::suggest::did_you_mean;
 use crate::syntax::{
@@ -116,6 +116,15 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let mut dims = collect_dims(cx_errors, cx, &ordered);
     check_returns(cx_errors, &ordered);
 
+    let doc: Vec<String> = clauses
+        .iter()
+        .filter(|c| !matches!(c, Clause::Crate(_)))
+        .filter(|c| !matches!(c, Clause::Option(o) if o.name == crate::analysis::CHECKED_BY_SCOPE))
+        .map(ToString::to_string)
+        .collect();
+    let mut text = ContractText {
+        text: doc.join("\n"),
+    };
     let mut runtime_bounds = Vec::new();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
@@ -128,6 +137,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
             clause,
             is_output,
             &mut runtime_bounds,
+            &mut text,
         );
         if is_output {
             outputs.push(plan);
@@ -137,13 +147,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     }
     let relations = relations
         .iter()
-        .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation))
-        .collect();
-    let doc = clauses
-        .iter()
-        .filter(|c| !matches!(c, Clause::Crate(_)))
-        .filter(|c| !matches!(c, Clause::Option(o) if o.name == crate::analysis::CHECKED_BY_SCOPE))
-        .map(ToString::to_string)
+        .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation, &mut text))
         .collect();
     Plan {
         inputs,
@@ -159,6 +163,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         krate: krate.unwrap_or_else(|| quote!(::candle_contracts)),
         static_checks,
         doc,
+        text,
     }
 }
 
@@ -632,6 +637,7 @@ fn plan_relation(
     cx: &Context,
     dims: &mut Dims,
     relation: &Relation,
+    text: &mut ContractText,
 ) -> RelationSpec {
     let mut lhs = Vec::new();
     let mut rhs = Vec::new();
@@ -645,7 +651,10 @@ fn plan_relation(
             .is_some_and(|i| !i.bound_by_input)
     });
     RelationSpec {
-        text: format!("{} {} {}", relation.lhs, relation.op, relation.rhs),
+        text: text.span(
+            &format!("{} {} {}", relation.lhs, relation.op, relation.rhs),
+            0,
+        ),
         lhs,
         op: relation.op,
         rhs,
@@ -717,20 +726,45 @@ fn plan_clause(
     clause: &TensorClause,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
+    text: &mut ContractText,
 ) -> ClauseSpec {
     let spec = &clause.spec;
+    // The clause's parts are spans of its line in the contract's text, in the order written.
+    let line = format!("{}: {}", clause.subject, spec);
+    let from = text.text.find(&line).unwrap_or(0) + clause.subject.to_string().len();
     let (dtype_constants, facts) = check_dtypes(cx_errors, spec);
-    let shape = plan_shape(cx_errors, cx, dims, &clause.spec.shape.dims, is_output);
+    let shape = plan_shape(
+        cx_errors,
+        cx,
+        dims,
+        &clause.spec.shape.dims,
+        is_output,
+        text,
+    );
     let sequence = clause.spec.sequence.as_ref().map(|count| {
-        plan_shape(cx_errors, cx, dims, std::slice::from_ref(count), is_output)
-            .pop()
-            .unwrap_or(DimSpec::Any)
+        plan_shape(
+            cx_errors,
+            cx,
+            dims,
+            std::slice::from_ref(count),
+            is_output,
+            text,
+        )
+        .pop()
+        .unwrap_or(DimSpec::Any)
     });
+    let dtypes_span = text.span(&facts.text, from);
+    let shape_span = text.span(&spec.shape.to_string(), dtypes_span.end as usize);
+    let after_shape = shape_span.end as usize;
+    let mut added = Added {
+        bounds: runtime_bounds,
+        text,
+    };
     let mut values = ValueSpec {
         ranges: Vec::new(),
-        ranges_text: String::new(),
+        ranges_span: TextSpan::default(),
         ignore: Vec::new(),
-        ignore_text: String::new(),
+        ignore_span: TextSpan::default(),
         allow_all: AllowAll::No,
         finite: false,
     };
@@ -761,17 +795,10 @@ fn plan_clause(
         match constraint {
             Constraint::In { patterns, .. } => {
                 has_values = true;
-                values.ranges_text = join(patterns, " | ");
+                values.ranges_span = added.text.span(&join(patterns, " | "), after_shape);
                 for pattern in patterns {
-                    let range = plan_pattern(
-                        cx_errors,
-                        cx,
-                        dims,
-                        &facts,
-                        pattern,
-                        is_output,
-                        runtime_bounds,
-                    );
+                    let range =
+                        plan_pattern(cx_errors, cx, dims, &facts, pattern, is_output, &mut added);
                     values.ranges.push(range);
                 }
             }
@@ -781,7 +808,7 @@ fn plan_clause(
                 ..
             } => {
                 has_values = true;
-                values.ignore_text = join(ignored, " | ");
+                values.ignore_span = added.text.span(&join(ignored, " | "), after_shape);
                 values.allow_all = match allow_all {
                     None => AllowAll::No,
                     Some(syntax::AllowAll {
@@ -791,23 +818,19 @@ fn plan_clause(
                         condition: Some(condition),
                         span,
                     }) => {
-                        let index = runtime_bounds.len() as u16;
-                        let text = format!("{{{}}}", code_text(&condition.0));
-                        runtime_bounds.push(RuntimeBound {
-                            tokens: quote!({ #condition }),
-                            span: span.first,
-                            text: text.clone(),
-                        });
-                        AllowAll::When(index, text)
+                        let (index, at) = added.runtime_bound(
+                            quote!({ #condition }),
+                            span.first,
+                            format!("{{{}}}", code_text(&condition.0)),
+                            after_shape,
+                        );
+                        AllowAll::When(index, at)
                     }
                 };
                 for value in ignored {
-                    values.ignore.push(check_ignore_value(
-                        cx_errors,
-                        &facts,
-                        value,
-                        runtime_bounds,
-                    ));
+                    values
+                        .ignore
+                        .push(check_ignore_value(cx_errors, &facts, value, &mut added));
                 }
             }
             Constraint::Finite(span) => {
@@ -835,9 +858,17 @@ fn plan_clause(
         other => other,
     };
     let name = clause.subject.to_string();
-    let subject = match &clause.subject {
-        Subject::Param(ident) => Access::Param(param_ident(cx, ident)),
-        Subject::Return(_, index) => Access::Output(*index),
+    let (subject, access) = match &clause.subject {
+        Subject::Param(ident) if cx.inline => (
+            plan::Subject::Variable(name),
+            Access::Param(param_ident(cx, ident)),
+        ),
+        Subject::Param(ident) => (
+            plan::Subject::Argument(name),
+            Access::Param(param_ident(cx, ident)),
+        ),
+        Subject::Return(_, None) => (plan::Subject::Return, Access::Output(None)),
+        Subject::Return(_, index) => (plan::Subject::ReturnField(name), Access::Output(*index)),
         Subject::Field { root, steps } => {
             let root = if root == "self" {
                 root.clone()
@@ -853,22 +884,20 @@ fn plan_clause(
                     FieldStep::All(span) => Step::All(span.first),
                 })
                 .collect();
-            let optional = steps.iter().any(|s| matches!(s, Step::Optional(_)));
-            Access::Path {
-                root,
-                steps,
-                optional,
-            }
+            (plan::Subject::Field(name), Access::Path { root, steps })
         }
     };
+    let optional = matches!(&access, Access::Path { steps, .. }
+        if steps.iter().any(|s| matches!(s, Step::Optional(_))));
     ClauseSpec {
         subject,
-        name,
+        optional,
+        access,
         span: clause.span,
         dtype_constants,
-        dtypes_text: facts.text,
+        dtypes_span,
         shape,
-        shape_text: spec.shape.to_string(),
+        shape_span,
         values: has_values.then_some(values),
         contiguous,
         note,
@@ -892,6 +921,7 @@ fn plan_shape(
     dims: &mut Dims,
     shape_dims: &[Dim],
     is_output: bool,
+    text: &mut ContractText,
 ) -> Vec<DimSpec> {
     let mut variadic: Option<Span> = None;
     let mut shape = Vec::new();
@@ -916,7 +946,7 @@ fn plan_shape(
             Dim::Named(ident) if cx.const_generics.contains(&ident.to_string()) => {
                 let index = scope_value(dims, quote!(#ident), ident.span(), ident.to_string());
                 DimSpec::Expr(DimExprSpec {
-                    text: ident.to_string(),
+                    text: text.span(&ident.to_string(), 0),
                     ops: vec![ExprOp::Value(index)],
                 })
             }
@@ -937,7 +967,7 @@ fn plan_shape(
                     check_bound_by_inputs(cx_errors, dims, &used);
                 }
                 DimSpec::Expr(DimExprSpec {
-                    text: expr.to_string(),
+                    text: text.span(&expr.to_string(), 0),
                     ops,
                 })
             }
@@ -975,6 +1005,34 @@ fn literal(bound: &BoundExpr) -> Option<f64> {
     }
 }
 
+/// What planning a clause's value rules adds to the contract: bounds evaluated at call time,
+/// and the spans of their text.
+struct Added<'a> {
+    bounds: &'a mut Vec<RuntimeBound>,
+    text: &'a mut ContractText,
+}
+
+impl Added<'_> {
+    /// A bound from scope (`written` as the contract shows it, found at or after `from`): its
+    /// index among the bounds the guard evaluates, and its span of the contract's text.
+    fn runtime_bound(
+        &mut self,
+        tokens: TokenStream,
+        span: Span,
+        written: String,
+        from: usize,
+    ) -> (u16, TextSpan) {
+        let index = self.bounds.len() as u16;
+        let at = self.text.span(&written, from);
+        self.bounds.push(RuntimeBound {
+            tokens,
+            span,
+            text: written,
+        });
+        (index, at)
+    }
+}
+
 fn plan_pattern(
     cx_errors: &Ctxt,
     cx: &Context,
@@ -982,10 +1040,10 @@ fn plan_pattern(
     facts: &DTypeFacts,
     pattern: &Pattern,
     is_output: bool,
-    runtime_bounds: &mut Vec<RuntimeBound>,
+    added: &mut Added<'_>,
 ) -> RangeSpec {
     let mut resolve = |cx_errors: &Ctxt, bound: &BoundExpr| {
-        plan_bound(cx_errors, cx, dims, facts, bound, is_output, runtime_bounds)
+        plan_bound(cx_errors, cx, dims, facts, bound, is_output, added)
     };
     match pattern {
         Pattern::Single(bound) => {
@@ -1080,7 +1138,7 @@ fn plan_bound_copy(bound: &Option<BoundSpec>) -> Option<BoundSpec> {
         BoundSpec::Int(v) => BoundSpec::Int(*v),
         BoundSpec::Float(v) => BoundSpec::Float(*v),
         BoundSpec::Dim(v) => BoundSpec::Dim(*v),
-        BoundSpec::Runtime(i, text) => BoundSpec::Runtime(*i, text.clone()),
+        BoundSpec::Runtime(i, text) => BoundSpec::Runtime(*i, *text),
     })
 }
 
@@ -1091,7 +1149,7 @@ fn plan_bound(
     facts: &DTypeFacts,
     bound: &BoundExpr,
     is_output: bool,
-    runtime_bounds: &mut Vec<RuntimeBound>,
+    added: &mut Added<'_>,
 ) -> Option<BoundSpec> {
     match bound {
         BoundExpr::Int { value, span } => {
@@ -1164,22 +1222,12 @@ fn plan_bound(
             }
             // An integer parameter, or a constant in scope: rustc reports a name that is
             // neither where it stands.
-            let index = runtime_bounds.len() as u16;
-            runtime_bounds.push(RuntimeBound {
-                tokens: quote!(#ident),
-                span: ident.span(),
-                text: name.clone(),
-            });
-            Some(BoundSpec::Runtime(index, name))
+            let (index, text) = added.runtime_bound(quote!(#ident), ident.span(), name, 0);
+            Some(BoundSpec::Runtime(index, text))
         }
         BoundExpr::Block { tokens, span } => {
-            let index = runtime_bounds.len() as u16;
-            let text = format!("{{{}}}", code_text(&tokens.0));
-            runtime_bounds.push(RuntimeBound {
-                tokens: quote!({ #tokens }),
-                span: span.first,
-                text: text.clone(),
-            });
+            let written = format!("{{{}}}", code_text(&tokens.0));
+            let (index, text) = added.runtime_bound(quote!({ #tokens }), span.first, written, 0);
             Some(BoundSpec::Runtime(index, text))
         }
     }
@@ -1196,7 +1244,7 @@ fn check_ignore_value(
     cx_errors: &Ctxt,
     facts: &DTypeFacts,
     value: &IgnoreValue,
-    runtime_bounds: &mut Vec<RuntimeBound>,
+    added: &mut Added<'_>,
 ) -> IgnoreSpec {
     match value {
         IgnoreValue::Int { value: v, span } => {
@@ -1242,13 +1290,8 @@ fn check_ignore_value(
             IgnoreSpec::Float(*v)
         }
         IgnoreValue::Block { tokens, span } => {
-            let index = runtime_bounds.len() as u16;
-            let text = format!("{{{}}}", code_text(&tokens.0));
-            runtime_bounds.push(RuntimeBound {
-                tokens: quote!({ #tokens }),
-                span: span.first,
-                text: text.clone(),
-            });
+            let written = format!("{{{}}}", code_text(&tokens.0));
+            let (index, text) = added.runtime_bound(quote!({ #tokens }), span.first, written, 0);
             IgnoreSpec::Runtime(index, text)
         }
         IgnoreValue::Max(span) => {

@@ -1,54 +1,12 @@
-//! `ContractError`: every violation of one call, structured, with the message of the language
-//! page §8 as its `Display`.
+//! `ContractError`: every violation of one call, structured, with its message (what was
+//! expected, what was found, where, and the likely cause) as its `Display`.
 
 use std::fmt;
 use std::panic::Location;
 
 use candle_core::DType;
 
-use crate::spec::{ContractSpec, SubjectSpec};
-
-/// What a violation is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Subject {
-    /// A function argument, by parameter name.
-    Argument(&'static str),
-    /// A field path from `self`, such as `self.weight`.
-    Field(&'static str),
-    /// The function's return value.
-    Return,
-    /// One element of a returned tuple, such as `return.0`.
-    ReturnField(&'static str),
-    /// A variable named in `check!`.
-    Variable(&'static str),
-    /// A relation between dims, such as `T <= P`.
-    Relation(&'static str),
-}
-
-impl Subject {
-    /// The name as written in the contract: `target`, `self.weight`, `return` or `T <= P`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Subject::Argument(name)
-            | Subject::Field(name)
-            | Subject::Variable(name)
-            | Subject::ReturnField(name)
-            | Subject::Relation(name) => name,
-            Subject::Return => "return",
-        }
-    }
-
-    pub(crate) fn of(spec: SubjectSpec) -> Self {
-        match spec {
-            SubjectSpec::Argument(name) => Subject::Argument(name),
-            SubjectSpec::Field(name) | SubjectSpec::Optional(name) => Subject::Field(name),
-            SubjectSpec::Output => Subject::Return,
-            SubjectSpec::OutputField(name) => Subject::ReturnField(name),
-            SubjectSpec::Variable(name) => Subject::Variable(name),
-        }
-    }
-}
+use crate::spec::{ContractSpec, Subject};
 
 /// Which rule of the contract was broken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,25 +1,26 @@
 //! Checking one call against its contract: binding named dims left to right, then dtype, rank,
 //! dims, dim expressions, relations, device and `contiguous`, then the value rules.
 //!
-//! The success path allocates nothing: violations go into a `Vec` that stays empty, and dims are
-//! bound into arrays the expansion keeps on the stack.
+//! An expansion holds a [`Guard`]: it reads the mode once, and owns what the call binds from
+//! the inputs to the `return` clause. In `off` mode it runs none of the closures it is given,
+//! so nothing of the contract is evaluated. The success path allocates nothing: violations go
+//! into a `Vec` that stays empty, and dims are bound into arrays on the stack.
 
 use candle_core::{Device, Tensor};
 
-use crate::error::{
-    ContractError, DimBinding, DimSource, Rule, Subject, Violation, format_dims, format_run,
-    join_elided,
-};
-use crate::help;
-use crate::mode::Mode;
-use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, SubjectSpec};
-use crate::value::{self, BoundValue};
+use crate::dims::{self, ArithmeticError};
+use crate::error::{ContractError, DimBinding, DimSource, Violation};
+use crate::mode::{self, Mode};
+use crate::report::{self, Known, Mismatch, RelationFound};
+use crate::rule::BoundValue;
+use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, Subject};
+use crate::value;
 
 const UNBOUND: u16 = u16::MAX;
 
 /// The value of a named dim during one call, and the clause and axis that bound it.
 #[derive(Debug, Clone, Copy)]
-pub struct DimSlot {
+struct DimSlot {
     value: usize,
     clause: u16,
     axis: usize,
@@ -30,7 +31,7 @@ pub struct DimSlot {
 
 impl DimSlot {
     /// A dim not bound yet.
-    pub const UNBOUND: Self = Self {
+    const UNBOUND: Self = Self {
         value: 0,
         clause: UNBOUND,
         axis: 0,
@@ -75,7 +76,7 @@ fn tensors_of<'t>(arg: &'t ClauseArg<'t>) -> impl Iterator<Item = (Option<usize>
 
 /// The sizes of a named run of dims (`*B`) during one call.
 #[derive(Debug, Clone)]
-pub struct RunSlot {
+struct RunSlot {
     dims: Vec<usize>,
     clause: u16,
     axis: usize,
@@ -83,7 +84,7 @@ pub struct RunSlot {
 
 impl RunSlot {
     /// A run not bound yet.
-    pub const UNBOUND: Self = Self {
+    const UNBOUND: Self = Self {
         dims: Vec::new(),
         clause: UNBOUND,
         axis: 0,
@@ -103,29 +104,36 @@ pub enum ClauseArg<'a> {
     Many(Vec<Option<&'a Tensor>>),
 }
 
-/// What one guarded call has bound so far; kept from the inputs to the return clause.
-/// Plain data (`Send`), so an `async fn`'s future stays `Send`.
+/// The guard of one call: the contract, the mode read at the call, and what the inputs bound
+/// (kept for the `return` clause). `BOUNDS` and `VALUES` count the value rules' bounds and the
+/// values from scope that dims use (`ContractSpec::values`).
+///
+/// An expansion is its spec table and at most three calls:
+/// `Guard::<DIMS, RUNS, BOUNDS, VALUES>::new(&SPEC)`, [`check_inputs`](Self::check_inputs)
+/// before the body and [`check_output`](Self::check_output) after it.
 #[derive(Debug)]
-pub struct CallState<const DIMS: usize, const RUNS: usize> {
+pub struct Guard<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: usize> {
+    spec: &'static ContractSpec,
+    mode: Mode,
+    /// `None` until the inputs are checked (and so in `off` mode).
+    call: Option<CallState<DIMS, RUNS, BOUNDS, VALUES>>,
+}
+
+/// What one guarded call has bound so far. Plain data (`Send`), so an `async fn`'s future
+/// stays `Send`.
+#[derive(Debug)]
+struct CallState<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: usize> {
     dims: [DimSlot; DIMS],
     runs: [RunSlot; RUNS],
     device: Option<Device>,
+    bounds: [BoundValue; BOUNDS],
+    values: [BoundValue; VALUES],
 }
 
-impl<const DIMS: usize, const RUNS: usize> CallState<DIMS, RUNS> {
-    /// Nothing bound.
-    #[inline]
-    pub const fn new() -> Self {
-        Self {
-            dims: [DimSlot::UNBOUND; DIMS],
-            runs: [const { RunSlot::UNBOUND }; RUNS],
-            device: None,
-        }
-    }
-
-    /// A view of the bindings for the guard.
-    #[inline]
-    pub fn bindings(&mut self) -> Bindings<'_> {
+impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: usize>
+    CallState<DIMS, RUNS, BOUNDS, VALUES>
+{
+    fn bindings(&mut self) -> Bindings<'_> {
         Bindings {
             dims: &mut self.dims,
             runs: &mut self.runs,
@@ -134,34 +142,139 @@ impl<const DIMS: usize, const RUNS: usize> CallState<DIMS, RUNS> {
     }
 }
 
-impl<const DIMS: usize, const RUNS: usize> Default for CallState<DIMS, RUNS> {
-    fn default() -> Self {
-        Self::new()
+impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: usize>
+    Guard<DIMS, RUNS, BOUNDS, VALUES>
+{
+    /// The guard of a call to the function `spec` describes, in the current [`Mode`].
+    #[inline]
+    pub fn new(spec: &'static ContractSpec) -> Self {
+        Self {
+            spec,
+            mode: mode::mode(),
+            call: None,
+        }
+    }
+
+    /// Checks the arguments and fields, unless the mode is `off`: then `inputs` is not called.
+    /// `inputs` gathers the call's tensors (in the function's scope) and hands them to
+    /// [`Inputs::check`].
+    #[inline]
+    pub fn check_inputs(
+        &mut self,
+        inputs: impl FnOnce(Inputs<'_, DIMS, RUNS, BOUNDS, VALUES>) -> Result<(), ContractError>,
+    ) -> Result<(), ContractError> {
+        if self.mode == Mode::Off {
+            return Ok(());
+        }
+        inputs(Inputs { guard: self })
+    }
+
+    /// Checks the value coming out of the body against the `return` clauses (`outputs()[i]`
+    /// belongs to `spec.outputs[i]`), with the dims the inputs bound; nothing when the inputs
+    /// were not checked (`off` mode). An `Err` returned by the body is passed through
+    /// unchecked: its clause arguments are all `ClauseArg::One(None)`.
+    #[inline]
+    pub fn check_output<'a, const N: usize>(
+        &mut self,
+        outputs: impl FnOnce() -> [ClauseArg<'a>; N],
+    ) -> Result<(), ContractError> {
+        match &mut self.call {
+            None => Ok(()),
+            Some(call) => {
+                let bounds = call.bounds;
+                let values = call.values;
+                check_output(
+                    self.spec,
+                    self.mode,
+                    &outputs(),
+                    &bounds,
+                    &values,
+                    call.bindings(),
+                )
+            }
+        }
+    }
+}
+
+/// The input check of a [`Guard`] in `full` or `shapes` mode, handed to the closure that
+/// gathers the tensors.
+#[derive(Debug)]
+pub struct Inputs<
+    'g,
+    const DIMS: usize,
+    const RUNS: usize,
+    const BOUNDS: usize,
+    const VALUES: usize,
+> {
+    guard: &'g mut Guard<DIMS, RUNS, BOUNDS, VALUES>,
+}
+
+impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: usize>
+    Inputs<'_, DIMS, RUNS, BOUNDS, VALUES>
+{
+    /// Checks the arguments and fields of one call: `args[i]` belongs to `spec.inputs[i]`,
+    /// `constants[i]` is the probe of named dim `i` (see [`ConstantProbe`]), `values` are the
+    /// values from scope that `spec.values` names, and `bounds` evaluates the value rules'
+    /// bounds, called in `full` mode only.
+    #[inline]
+    pub fn check(
+        self,
+        args: &[ClauseArg<'_>],
+        constants: &[ConstantProbe; DIMS],
+        values: [BoundValue; VALUES],
+        bounds: impl FnOnce() -> [BoundValue; BOUNDS],
+    ) -> Result<(), ContractError> {
+        let guard = self.guard;
+        let bounds = if guard.mode == Mode::Full {
+            bounds()
+        } else {
+            [BoundValue::Unset; BOUNDS]
+        };
+        let call = guard.call.insert(CallState {
+            dims: [DimSlot::UNBOUND; DIMS],
+            runs: [const { RunSlot::UNBOUND }; RUNS],
+            device: None,
+            bounds,
+            values,
+        });
+        let mut bindings = Bindings {
+            dims: &mut call.dims,
+            runs: &mut call.runs,
+            device: &mut call.device,
+        };
+        check_inputs(
+            guard.spec,
+            guard.mode,
+            args,
+            &call.bounds,
+            &call.values,
+            constants,
+            &mut bindings,
+        )
     }
 }
 
 /// Mutable access to a call's bindings, independent of their count.
 #[derive(Debug)]
-pub struct Bindings<'a> {
+struct Bindings<'a> {
     dims: &'a mut [DimSlot],
     runs: &'a mut [RunSlot],
     device: &'a mut Option<Device>,
 }
 
-/// Checks the arguments and fields of one call (`args[i]` belongs to `spec.inputs[i]`;
-/// `values` are the values from scope that `spec.values` names, evaluated unless the mode is
-/// off; `bounds` the value rules' bounds, evaluated in full mode; `constants[i]` the probe of
-/// named dim `i`, see [`ConstantProbe`]).
-pub fn check_inputs(
+/// Checks the arguments and fields of one call (see [`Inputs::check`]).
+fn check_inputs(
     spec: &'static ContractSpec,
     mode: Mode,
     args: &[ClauseArg<'_>],
     bounds: &[BoundValue],
     values: &[BoundValue],
     constants: &[ConstantProbe],
-    mut bindings: Bindings<'_>,
+    bindings: &mut Bindings<'_>,
 ) -> Result<(), ContractError> {
-    debug_assert_eq!(args.len(), spec.inputs.len());
+    if args.len() != spec.inputs.len() {
+        return Err(malformed(spec, "input", spec.inputs.len(), args.len()));
+    }
     for (slot, &probe) in bindings.dims.iter_mut().zip(constants) {
         if is_constant(probe) {
             slot.constant = Some(probe);
@@ -169,7 +282,7 @@ pub fn check_inputs(
     }
     let mut checker = Checker {
         spec,
-        bindings: &mut bindings,
+        bindings,
         values,
         violations: Vec::new(),
     };
@@ -193,10 +306,8 @@ pub fn check_inputs(
     checker.finish(false)
 }
 
-/// Checks the value coming out of the body against the `return` clauses (`args[i]` belongs to
-/// `spec.outputs[i]`), with the dims the inputs bound. An `Err` returned by the body is passed
-/// through unchecked: its `args` are all `ClauseArg::One(None)`.
-pub fn check_output(
+/// Checks the value coming out of the body (see [`Guard::check_output`]).
+fn check_output(
     spec: &'static ContractSpec,
     mode: Mode,
     args: &[ClauseArg<'_>],
@@ -206,6 +317,9 @@ pub fn check_output(
 ) -> Result<(), ContractError> {
     if spec.outputs.is_empty() || args.iter().all(|a| matches!(a, ClauseArg::One(None))) {
         return Ok(());
+    }
+    if args.len() != spec.outputs.len() {
+        return Err(malformed(spec, "return", spec.outputs.len(), args.len()));
     }
     let first = spec.inputs.len();
     let mut checker = Checker {
@@ -230,6 +344,27 @@ pub fn check_output(
         }
     }
     checker.finish(true)
+}
+
+/// An expansion that does not match its spec (a macro and runtime of different versions, which
+/// the exact version pin rules out): an error, never a panic or a silently skipped clause.
+#[cold]
+fn malformed(
+    spec: &'static ContractSpec,
+    what: &str,
+    expected: usize,
+    found: usize,
+) -> ContractError {
+    let violation = Violation::new(
+        Subject::Argument(spec.function),
+        crate::error::Rule::Count,
+        format!("{expected} tensors for the contract's {what} clauses"),
+        format!(
+            "{found}: the expansion and the runtime differ (`candle-contracts` and \
+             `candle-contracts-macros` must be the same version)"
+        ),
+    );
+    ContractError::new(spec, false, vec![violation])
 }
 
 /// The tensors whose value rules apply: an allowed dtype, and a clause with value rules.
@@ -346,19 +481,13 @@ impl Checker<'_, '_> {
         first_device: &mut Option<(&'t Device, &'static str)>,
     ) {
         let missing = match (arg, clause.subject) {
-            (ClauseArg::Missing, _) => Some("past the end of its sequence"),
-            (ClauseArg::One(None), SubjectSpec::Field(_)) => Some("None"),
+            (ClauseArg::Missing, _) => Some(true),
+            (ClauseArg::One(None), Subject::Field(_)) if !clause.optional => Some(false),
             _ => None,
         };
-        if let Some(found) = missing {
-            let mut violation = Violation::new(
-                Subject::of(clause.subject),
-                Rule::Missing,
-                format!("{}{}", clause.dtypes_text, clause.shape_text),
-                found.to_string(),
-            );
-            violation.note = clause.note;
-            self.violations.push(violation);
+        if let Some(past_the_end) = missing {
+            self.violations
+                .push(report::missing(self.spec, clause, past_the_end));
             return;
         }
         if let (ClauseArg::Many(items), Some(count)) = (arg, clause.sequence) {
@@ -370,7 +499,12 @@ impl Checker<'_, '_> {
             if self.spec.same_device {
                 match *first_device {
                     None => *first_device = Some((tensor.device(), clause.subject.name())),
-                    Some((device, owner)) => self.check_device(clause, tensor, device, owner),
+                    Some((device, owner)) => {
+                        if !tensor.device().same_device(device) {
+                            self.violations
+                                .push(report::device(clause, tensor, device, owner));
+                        }
+                    }
                 }
             }
             for violation in &mut self.violations[before..] {
@@ -394,23 +528,28 @@ impl Checker<'_, '_> {
                 (slot.get(), binding.into_iter().collect())
             }
             DimSpec::Expr(expr) => match self.eval(expr.ops) {
-                Ok(Some(n)) => (Some(n as usize), self.names_in(expr.ops)),
-                _ => (None, Vec::new()),
+                Ok(Some(n)) => (usize::try_from(n).ok(), self.names_in(expr.ops)),
+                Ok(None) => (None, Vec::new()),
+                Err(problem) => {
+                    let names = self.names_in(expr.ops);
+                    self.violations.push(report::dim_arithmetic(
+                        self.spec,
+                        clause,
+                        None,
+                        self.spec.text_of(expr.text),
+                        problem,
+                        names,
+                    ));
+                    return;
+                }
             },
             DimSpec::Any | DimSpec::Rest | DimSpec::Run(_) => (None, Vec::new()),
         };
         if let Some(expected) = expected
             && expected != len
         {
-            let mut violation = Violation::new(
-                Subject::of(clause.subject),
-                Rule::Count,
-                expected.to_string(),
-                len.to_string(),
-            );
-            violation.bound_dims = bound;
-            violation.note = clause.note;
-            self.violations.push(violation);
+            self.violations
+                .push(report::count(clause, expected, len, bound));
         }
     }
 
@@ -443,76 +582,35 @@ impl Checker<'_, '_> {
     /// Second pass: dtype, rank, every dim against its literal, binding or expression, and
     /// `contiguous`.
     fn check_layout(&mut self, clause: &'static ClauseSpec, tensor: &Tensor) {
-        let subject = Subject::of(clause.subject);
-        let dtype = tensor.dtype();
-        if !clause.dtypes.contains(dtype) {
-            let mut violation = Violation::new(
-                subject,
-                Rule::DType,
-                clause.dtypes_text.to_string(),
-                dtype.as_str().to_string(),
-            );
-            violation.help = help::for_dtype(clause, tensor);
-            violation.note = clause.note;
-            self.violations.push(violation);
+        if !clause.dtypes.contains(tensor.dtype()) {
+            self.violations
+                .push(report::dtype(self.spec, clause, tensor));
         }
         let dims = tensor.dims();
         match Alignment::of(clause.shape, dims.len()) {
             None => {
-                let expected_rank = clause
-                    .shape
-                    .iter()
-                    .filter(|d| !matches!(d, DimSpec::Rest | DimSpec::Run(_)))
-                    .count();
-                let variadic = expected_rank != clause.shape.len();
-                let mut violation = Violation::new(
-                    subject,
-                    Rule::Rank,
-                    self.expected_shape(clause),
-                    format_dims(dims),
-                );
-                violation.expected.push_str(&format!(
-                    " (rank {}, expected rank {}{})",
-                    dims.len(),
-                    if variadic { "at least " } else { "" },
-                    expected_rank
-                ));
-                violation.help = help::for_rank(clause, dims);
-                violation.note = clause.note;
-                self.violations.push(violation);
+                let expected = self.expected_shape(clause);
+                self.violations.push(report::rank(clause, expected, dims));
             }
             Some(alignment) => self.check_dims(clause, dims, &alignment),
         }
         if clause.contiguous && !tensor.is_contiguous() {
-            let mut violation = Violation::new(
-                subject,
-                Rule::Contiguous,
-                "a contiguous layout".to_string(),
-                format!(
-                    "stride {} for shape {}",
-                    format_dims(tensor.stride()),
-                    format_dims(dims)
-                ),
-            );
-            violation.help = Some(
-                "a transpose, narrow or broadcast made a strided view; call `.contiguous()?` \
-                 before passing it"
-                    .to_string(),
-            );
-            violation.note = clause.note;
-            self.violations.push(violation);
+            self.violations.push(report::contiguous(clause, tensor));
         }
     }
 
     fn check_dims(&mut self, clause: &'static ClauseSpec, dims: &[usize], alignment: &Alignment) {
-        let mut details = Vec::new();
-        let mut bound_dims = Vec::new();
+        let mut mismatches = Vec::new();
         for (position, dim) in clause.shape.iter().enumerate() {
             let axis = alignment.axis(position);
             match *dim {
                 DimSpec::Fixed(expected) => {
                     if dims[axis] != expected {
-                        details.push(format!("dim {axis} is {}, expected {expected}", dims[axis]));
+                        mismatches.push(Mismatch::Fixed {
+                            axis,
+                            actual: dims[axis],
+                            expected,
+                        });
                     }
                 }
                 DimSpec::Named(id) => {
@@ -524,86 +622,86 @@ impl Checker<'_, '_> {
                         _ => slot.get() == Some(dims[axis]),
                     };
                     if !matches && let Some(binding) = self.binding(id) {
-                        details.push(format!("dim {axis} is {} but {binding}", dims[axis]));
-                        bound_dims.push(binding);
+                        mismatches.push(Mismatch::Named {
+                            axis,
+                            actual: dims[axis],
+                            binding,
+                        });
                     }
                 }
                 DimSpec::Run(id) => {
                     let actual = &dims[position..position + alignment.rest_len];
                     let slot = &self.bindings.runs[usize::from(id)];
                     if slot.dims != actual {
-                        let end = position + alignment.rest_len;
-                        let mut detail = format!(
-                            "dims {position}..{end} are {} but *{} = {} (bound by `{}` dims \
-                             {}..{})",
-                            format_run(actual),
-                            self.spec.runs[usize::from(id)],
-                            format_run(&slot.dims),
-                            self.clause_name(slot.clause),
-                            slot.axis,
-                            slot.axis + slot.dims.len(),
-                        );
-                        // A long run is elided: name the first dim that differs.
-                        if let Some(i) = actual.iter().zip(&slot.dims).position(|(a, b)| a != b)
-                            && actual.len().max(slot.dims.len()) > 12
-                        {
-                            detail.push_str(&format!(
-                                "; dim {} is {}, expected {}",
-                                position + i,
-                                actual[i],
-                                slot.dims[i]
-                            ));
-                        }
-                        details.push(detail);
+                        mismatches.push(Mismatch::Run {
+                            from: position,
+                            actual: actual.to_vec(),
+                            name: self.spec.runs[usize::from(id)],
+                            bound: slot.dims.clone(),
+                            bound_by: self.clause_name(slot.clause),
+                            bound_at: slot.axis,
+                        });
                     }
                 }
                 DimSpec::Expr(expr) => match self.eval(expr.ops) {
                     Ok(Some(expected)) if expected == dims[axis] as u64 => {}
-                    Ok(Some(expected)) => {
-                        let names = self.names_in(expr.ops);
-                        // `{cfg.hidden} = 4` already says what a lone value is.
-                        let shown: Vec<DimBinding> = names
-                            .iter()
-                            .filter(|b| b.name != expr.text)
-                            .cloned()
-                            .collect();
-                        details.push(format!(
-                            "dim {axis} is {} but {} = {expected}{}",
-                            dims[axis],
-                            expr.text,
-                            with_names(&shown)
-                        ));
-                        bound_dims.extend(names);
-                    }
+                    Ok(Some(expected)) => mismatches.push(Mismatch::Expr {
+                        axis,
+                        actual: dims[axis],
+                        text: self.spec.text_of(expr.text),
+                        expected,
+                        names: self.names_in(expr.ops),
+                    }),
                     // A dim it names is bound only by an absent `Option`: nothing to compare.
                     Ok(None) => {}
                     Err(problem) => {
                         let names = self.names_in(expr.ops);
-                        details.push(format!(
-                            "dim {axis}: {} {problem}{}",
-                            expr.text,
-                            with_names(&names)
+                        self.violations.push(report::dim_arithmetic(
+                            self.spec,
+                            clause,
+                            Some(axis),
+                            self.spec.text_of(expr.text),
+                            problem,
+                            names,
                         ));
-                        bound_dims.extend(names);
                     }
                 },
                 DimSpec::Any | DimSpec::Rest => {}
             }
         }
-        if !details.is_empty() {
-            let mut violation = Violation::new(
-                Subject::of(clause.subject),
-                Rule::Shape,
-                self.expected_shape(clause),
-                format_dims(dims),
-            );
-            let expected_sizes = self.expected_sizes(clause, dims, alignment);
-            violation.help = help::for_shape(clause, dims, expected_sizes.as_deref(), &bound_dims);
-            violation.details = details;
-            violation.bound_dims = bound_dims;
-            violation.note = clause.note;
-            self.violations.push(violation);
+        if !mismatches.is_empty() {
+            let expected = self.expected_shape(clause);
+            let sizes = self.expected_sizes(clause, dims, alignment);
+            self.violations
+                .push(report::shape(clause, expected, dims, mismatches, sizes));
         }
+    }
+
+    /// What a dim of a shape stands for now.
+    fn known(&self, dim: &DimSpec) -> Known<'_> {
+        match *dim {
+            DimSpec::Named(id) => match self.bindings.dims[usize::from(id)].get() {
+                Some(value) => Known::Size(value as u64),
+                None => Known::Unknown,
+            },
+            DimSpec::Run(id) => {
+                let slot = &self.bindings.runs[usize::from(id)];
+                if slot.clause == UNBOUND {
+                    Known::Unknown
+                } else {
+                    Known::Run(&slot.dims)
+                }
+            }
+            DimSpec::Expr(expr) => match self.eval(expr.ops) {
+                Ok(Some(value)) => Known::Size(value),
+                _ => Known::Unknown,
+            },
+            DimSpec::Fixed(_) | DimSpec::Any | DimSpec::Rest => Known::Unknown,
+        }
+    }
+
+    fn expected_shape(&self, clause: &ClauseSpec) -> String {
+        report::expected_shape(self.spec, clause, |dim| self.known(dim))
     }
 
     /// The sizes a shape stands for once its names are bound, if every dim of it is known.
@@ -622,84 +720,12 @@ impl Checker<'_, '_> {
                 DimSpec::Any => sizes.push(dims[axis]),
                 DimSpec::Rest => sizes.extend(&dims[position..position + alignment.rest_len]),
                 DimSpec::Run(id) => sizes.extend(&self.bindings.runs[usize::from(id)].dims),
-                DimSpec::Expr(expr) => sizes.push(self.eval(expr.ops).ok()?? as usize),
+                DimSpec::Expr(expr) => {
+                    sizes.push(usize::try_from(self.eval(expr.ops).ok()??).ok()?)
+                }
             }
         }
         Some(sizes)
-    }
-
-    /// The shape as written, followed by its bound values when it names any:
-    /// `[B, P] = [4, 6]`.
-    fn expected_shape(&self, clause: &ClauseSpec) -> String {
-        let literal_only = clause
-            .shape
-            .iter()
-            .all(|d| matches!(d, DimSpec::Fixed(_) | DimSpec::Any | DimSpec::Rest));
-        if literal_only {
-            return clause.shape_text.to_string();
-        }
-        let mut any_bound = false;
-        let parts: Vec<String> = clause
-            .shape
-            .iter()
-            .map(|dim| match *dim {
-                DimSpec::Fixed(n) => n.to_string(),
-                DimSpec::Any => "_".to_string(),
-                DimSpec::Rest => "..".to_string(),
-                DimSpec::Named(id) => match self.bindings.dims[usize::from(id)].get() {
-                    Some(value) => {
-                        any_bound = true;
-                        value.to_string()
-                    }
-                    None => self.spec.dims[usize::from(id)].to_string(),
-                },
-                DimSpec::Run(id) => {
-                    let slot = &self.bindings.runs[usize::from(id)];
-                    if slot.clause == UNBOUND {
-                        format!("*{}", self.spec.runs[usize::from(id)])
-                    } else {
-                        any_bound = true;
-                        join_elided(&slot.dims)
-                    }
-                }
-                DimSpec::Expr(expr) => match self.eval(expr.ops) {
-                    Ok(Some(value)) => {
-                        any_bound = true;
-                        value.to_string()
-                    }
-                    _ => expr.text.to_string(),
-                },
-            })
-            .filter(|part| !part.is_empty())
-            .collect();
-        if any_bound {
-            format!("{} = [{}]", clause.shape_text, join_elided(&parts))
-        } else {
-            clause.shape_text.to_string()
-        }
-    }
-
-    fn check_device(
-        &mut self,
-        clause: &ClauseSpec,
-        tensor: &Tensor,
-        expected: &Device,
-        owner: &str,
-    ) {
-        if !tensor.device().same_device(expected) {
-            let mut violation = Violation::new(
-                Subject::of(clause.subject),
-                Rule::Device,
-                format!("{} like `{owner}`", device_name(expected)),
-                device_name(tensor.device()),
-            );
-            violation.help = Some(
-                "move the tensors to one device first (`.to_device(&device)?`), or state \
-                 `same_device = false` in the contract"
-                    .to_string(),
-            );
-            self.violations.push(violation);
-        }
     }
 
     fn check_relations(&mut self, after_body: bool) {
@@ -709,55 +735,36 @@ impl Checker<'_, '_> {
             }
             let lhs = self.eval_signed(relation.lhs);
             let rhs = self.eval_signed(relation.rhs);
+            let found = match (lhs, rhs) {
+                (Ok(Some(lhs)), Ok(Some(rhs))) if relation.op.holds(lhs, rhs) => continue,
+                (Ok(Some(lhs)), Ok(Some(rhs))) => RelationFound::Sides(lhs, rhs),
+                (Err(problem), _) | (_, Err(problem)) => RelationFound::Problem(problem),
+                // A dim bound only by an absent `Option`: the relation says nothing.
+                _ => continue,
+            };
             let mut names = self.names_in(relation.lhs);
             for name in self.names_in(relation.rhs) {
                 if !names.contains(&name) {
                     names.push(name);
                 }
             }
-            let found = match (lhs, rhs) {
-                (Ok(Some(lhs)), Ok(Some(rhs))) if relation.op.holds(lhs, rhs) => continue,
-                (Ok(Some(lhs)), Ok(Some(rhs))) => {
-                    let simple =
-                        |ops: &[ExprOp]| matches!(ops, [ExprOp::Dim(_)] | [ExprOp::Lit(_)]);
-                    if simple(relation.lhs) && simple(relation.rhs) {
-                        String::new()
-                    } else {
-                        format!("left side is {lhs}, right side is {rhs}")
-                    }
-                }
-                (Err(problem), _) | (_, Err(problem)) => format!("cannot evaluate: {problem}"),
-                // A dim bound only by an absent `Option`: the relation says nothing.
-                _ => continue,
-            };
-            let mut violation = Violation::new(
-                Subject::Relation(relation.text),
-                Rule::Relation,
-                relation.text.to_string(),
-                found,
-            );
-            violation.bound_dims = names;
-            self.violations.push(violation);
+            self.violations
+                .push(report::relation(self.spec, relation, found, names));
         }
     }
 
     /// Evaluates a dim expression as a size: `Ok(None)` when a dim is not bound, an error when
     /// it is below zero.
-    fn eval(&self, ops: &[ExprOp]) -> Result<Option<u64>, &'static str> {
-        match self.eval_signed(ops)? {
-            Some(value) => u64::try_from(value)
-                .map(Some)
-                .map_err(|_| "goes below zero"),
-            None => Ok(None),
-        }
+    fn eval(&self, ops: &[ExprOp]) -> Result<Option<u64>, ArithmeticError> {
+        dims::as_size(self.eval_signed(ops)?)
     }
 
     /// Evaluates one side of a relation, which may be negative (`T > lim` with `lim = -1`).
-    fn eval_signed(&self, ops: &[ExprOp]) -> Result<Option<i128>, &'static str> {
-        eval_ops(
+    fn eval_signed(&self, ops: &[ExprOp]) -> Result<Option<i128>, ArithmeticError> {
+        dims::eval_ops(
             ops,
             |id| self.bindings.dims[usize::from(id)].get(),
-            |index| scope_value(self.values, index),
+            |index| dims::scope_value(self.values, index),
         )
     }
 
@@ -766,7 +773,7 @@ impl Checker<'_, '_> {
         for op in ops {
             let binding = match *op {
                 ExprOp::Dim(id) => self.binding(id),
-                ExprOp::Value(index) => match scope_value(self.values, index) {
+                ExprOp::Value(index) => match dims::scope_value(self.values, index) {
                     Ok(Some(value)) => Some(DimBinding {
                         name: self
                             .spec
@@ -774,7 +781,7 @@ impl Checker<'_, '_> {
                             .get(usize::from(index))
                             .copied()
                             .unwrap_or("?"),
-                        value: value as usize,
+                        value: usize::try_from(value).unwrap_or(usize::MAX),
                         bound_by: "",
                         axis: 0,
                         source: DimSource::Scope,
@@ -801,8 +808,7 @@ impl Checker<'_, '_> {
         let spec = self.spec;
         let dim_value =
             |id: u16| -> Option<DimBinding> { binding_of(spec, &dims[usize::from(id)], id) };
-        let spec_dims = |id: u16| spec.dims[usize::from(id)];
-        let found = value::check_clauses(clauses, bounds, &dim_value, &spec_dims);
+        let found = value::check_clauses(spec, clauses, bounds, &dim_value);
         self.violations.extend(found);
     }
 
@@ -813,14 +819,6 @@ impl Checker<'_, '_> {
             Err(ContractError::new(self.spec, after_body, self.violations))
         }
     }
-}
-
-fn with_names(names: &[DimBinding]) -> String {
-    if names.is_empty() {
-        return String::new();
-    }
-    let parts: Vec<String> = names.iter().map(ToString::to_string).collect();
-    format!(" with {}", parts.join(", "))
 }
 
 fn clause_name(spec: &ContractSpec, index: u16) -> &'static str {
@@ -848,105 +846,99 @@ fn binding_of(spec: &ContractSpec, slot: &DimSlot, dim: u16) -> Option<DimBindin
     })
 }
 
-/// A value from scope in a dim expression: `Ok(None)` for `None` (what needs it is skipped).
-fn scope_value(values: &[BoundValue], index: u16) -> Result<Option<i128>, &'static str> {
-    match values.get(usize::from(index)) {
-        Some(BoundValue::Int(v)) => Ok(Some(*v)),
-        Some(BoundValue::Float(_)) => Err("uses a float where a dim needs an integer"),
-        Some(BoundValue::Absent) => Ok(None),
-        Some(BoundValue::Unset) | None => Err("uses a value that was not evaluated"),
-    }
-}
-
-/// Evaluates a postfix dim expression on integers: `/` rounds towards zero (down, for the
-/// non-negative sizes of dims), and dividing by zero or overflowing is an error, never a wrap.
-/// A size that ends below zero is an error where a size is needed (`Checker::eval`).
-pub(crate) fn eval_ops(
-    ops: &[ExprOp],
-    dim: impl Fn(u16) -> Option<usize>,
-    value: impl Fn(u16) -> Result<Option<i128>, &'static str>,
-) -> Result<Option<i128>, &'static str> {
-    let mut stack = [0i128; 16];
-    let mut depth = 0usize;
-    for op in ops {
-        let value = match *op {
-            ExprOp::Lit(value) => i128::from(value),
-            ExprOp::Dim(id) => match dim(id) {
-                Some(value) => value as i128,
-                None => return Ok(None),
-            },
-            ExprOp::Value(index) => match value(index)? {
-                Some(value) => value,
-                None => return Ok(None),
-            },
-            binary => {
-                if depth < 2 {
-                    return Err("is malformed");
-                }
-                let (lhs, rhs) = (stack[depth - 2], stack[depth - 1]);
-                depth -= 2;
-                match binary {
-                    ExprOp::Add => lhs.checked_add(rhs).ok_or("overflows")?,
-                    ExprOp::Sub => lhs.checked_sub(rhs).ok_or("overflows")?,
-                    ExprOp::Mul => lhs.checked_mul(rhs).ok_or("overflows")?,
-                    ExprOp::Div => lhs.checked_div(rhs).ok_or("divides by zero")?,
-                    ExprOp::Rem => lhs.checked_rem(rhs).ok_or("divides by zero")?,
-                    ExprOp::Lit(_) | ExprOp::Dim(_) | ExprOp::Value(_) => {
-                        unreachable!("handled above")
-                    }
-                }
-            }
-        };
-        if depth == stack.len() {
-            return Err("is too deeply nested");
-        }
-        stack[depth] = value;
-        depth += 1;
-    }
-    if depth == 1 {
-        Ok(Some(stack[0]))
-    } else {
-        Err("is malformed")
-    }
-}
-
-/// `cpu`, `cuda:0`, `metal:0`.
-pub(crate) fn device_name(device: &Device) -> String {
-    match device.location() {
-        candle_core::DeviceLocation::Cpu => "cpu".to_string(),
-        candle_core::DeviceLocation::Cuda { gpu_id } => format!("cuda:{gpu_id}"),
-        candle_core::DeviceLocation::Metal { gpu_id } => format!("metal:{gpu_id}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::{DTypeSet, TextSpan};
+    use candle_core::DType;
+
+    static CLAUSES: [ClauseSpec; 1] = [ClauseSpec {
+        subject: Subject::Argument("x"),
+        optional: false,
+        dtypes: DTypeSet::F32,
+        dtypes_span: TextSpan { start: 3, end: 6 },
+        shape: &[DimSpec::Named(0)],
+        shape_span: TextSpan { start: 6, end: 9 },
+        values: None,
+        contiguous: false,
+        note: None,
+        sequence: None,
+    }];
+
+    static SPEC: ContractSpec = ContractSpec {
+        function: "f",
+        file: "f.rs",
+        line: 1,
+        column: 1,
+        dims: &["N"],
+        values: &[],
+        runs: &[],
+        inputs: &CLAUSES,
+        outputs: &CLAUSES,
+        relations: &[],
+        same_device: true,
+        text: "x: f32[N]",
+    };
+
+    fn guard(mode: Mode) -> Guard<1, 0, 1, 0> {
+        Guard {
+            spec: &SPEC,
+            mode,
+            call: None,
+        }
+    }
+
+    fn plain(_: u64) -> bool {
+        true
+    }
 
     #[test]
-    fn dim_arithmetic_is_checked() {
-        let dims = [Some(5usize), Some(0), None];
-        let dim = |id: u16| dims[usize::from(id)];
-        let eval = |ops: &[ExprOp]| eval_ops(ops, dim, |_| Ok(None));
-        use ExprOp::*;
-        assert_eq!(eval(&[Dim(0), Lit(1), Add]), Ok(Some(6)));
-        assert_eq!(eval(&[Dim(0), Lit(2), Div]), Ok(Some(2)));
-        assert_eq!(eval(&[Dim(0), Lit(3), Rem]), Ok(Some(2)));
-        assert_eq!(eval(&[Lit(2), Dim(0), Mul]), Ok(Some(10)));
-        // Signed: a relation may compare with a negative value; a size below zero is refused
-        // by `Checker::eval` (tested end to end).
-        assert_eq!(eval(&[Dim(1), Lit(1), Sub]), Ok(Some(-1)));
-        assert_eq!(eval(&[Dim(0), Dim(1), Div]), Err("divides by zero"));
-        assert_eq!(eval(&[Lit(u64::MAX), Lit(u64::MAX), Mul]), Err("overflows"));
-        assert_eq!(eval(&[Dim(2), Lit(1), Add]), Ok(None));
-        let values = [
-            BoundValue::Int(768),
-            BoundValue::Int(-1),
-            BoundValue::Absent,
-        ];
-        let with_values = |ops: &[ExprOp]| eval_ops(ops, dim, |i| scope_value(&values, i));
-        assert_eq!(with_values(&[Value(0), Lit(2), Div]), Ok(Some(384)));
-        assert_eq!(with_values(&[Value(1)]), Ok(Some(-1)));
-        assert_eq!(with_values(&[Dim(0), Value(2), Add]), Ok(None));
+    fn off_mode_runs_none_of_the_closures() {
+        let mut off = guard(Mode::Off);
+        let result = off.check_inputs(|_| panic!("the inputs closure ran in off mode"));
+        assert!(result.is_ok());
+        let result = off.check_output(|| -> [ClauseArg<'_>; 1] {
+            panic!("the outputs closure ran in off mode")
+        });
+        assert!(result.is_ok());
+    }
+
+    #[test]
+    fn shapes_mode_keeps_the_bindings_and_evaluates_no_bound() {
+        let x = Tensor::zeros(3, DType::F32, &Device::Cpu).unwrap();
+        let y = Tensor::zeros(4, DType::F32, &Device::Cpu).unwrap();
+        let mut shapes = guard(Mode::Shapes);
+        shapes
+            .check_inputs(|inputs| {
+                inputs.check(&[ClauseArg::One(Some(&x))], &[plain], [], || {
+                    panic!("a bound was evaluated in shapes mode")
+                })
+            })
+            .unwrap();
+        // The return clause sees `N = 3` bound by the inputs.
+        let error = shapes
+            .check_output(|| [ClauseArg::One(Some(&y))])
+            .unwrap_err();
+        assert!(error.body_ran());
+        assert!(
+            error
+                .to_string()
+                .contains("dim 0 is 4 but N = 3 (bound by `x` dim 0)"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_expansion_that_does_not_match_its_spec_is_an_error() {
+        let mut full = guard(Mode::Full);
+        let error = full
+            .check_inputs(|inputs| inputs.check(&[], &[plain], [], || [BoundValue::Unset]))
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("1 tensors for the contract's input clauses"),
+            "{error}"
+        );
     }
 }

@@ -5,8 +5,8 @@
 use candle_core::{DType, Tensor};
 
 use crate::error::{DimBinding, DimSource, Value};
+use crate::rule::{Details, Ignore, Num, Resolved, Used};
 use crate::spec::{BoundSpec, ClauseSpec, DTypeSet, DimSpec};
-use crate::value::{Details, Ignore, Num, Resolved, Used};
 
 fn all_int(clause: &ClauseSpec) -> bool {
     DTypeSet::INT.or(clause.dtypes) == DTypeSet::INT

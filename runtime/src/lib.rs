@@ -22,8 +22,7 @@
 //! # }
 //! ```
 //!
-//! The contract language (`shared/design/contract-language.md`, and the book's reference
-//! chapter) has tensor clauses with dtypes and dims (`x: f32[N, ..]`), `self.field` and
+//! The contract language (the book's reference chapter) has tensor clauses with dtypes and dims (`x: f32[N, ..]`), `self.field` and
 //! `return` clauses, relations (`T <= P`), value rules (`in 0..C`, `ignore -100`, `finite`,
 //! `contiguous`) and options (`on_violation = panic | error`, `same_device = false`,
 //! `crate = ::renamed` for a renamed dependency).
@@ -31,7 +30,7 @@
 //! - [`contract`]: the attribute; the guard runs before the body, and the `return` clause on the
 //!   value coming out.
 //! - [`check!`]: the same clauses inline, returning `Result<(), ContractError>`.
-//! - [`ContractError`]: every [`Violation`] of a call, with the message of §8 as `Display`.
+//! - [`ContractError`]: every [`Violation`] of a call, with its message as `Display`.
 //! - [`Mode`], [`set_mode`] and `CANDLE_CONTRACTS=full|shapes|off`: how much is checked.
 //! - [`nn`]: candle-nn's functions that index with user data, guarded, with their edge cases
 //!   fixed: change one `use` line.
@@ -40,11 +39,15 @@
 // `::candle_contracts`.
 extern crate self as candle_contracts;
 
+// Imports run one way, in this order: each module uses only those above it.
+mod dims;
 mod error;
 mod guard;
 mod help;
 mod mode;
 pub mod nn;
+mod report;
+mod rule;
 mod scan;
 mod spec;
 mod value;
@@ -91,5 +94,57 @@ pub use candle_contracts_macros::contract;
 /// ```
 pub use candle_contracts_macros::check;
 
-pub use error::{ContractError, Counts, DimBinding, Rule, Subject, Value, Violation};
+pub use error::{ContractError, Counts, DimBinding, Rule, Value, Violation};
 pub use mode::{MODE_ENV_VAR, Mode, ParseModeError, mode, set_mode};
+pub use spec::Subject;
+
+#[cfg(test)]
+mod tests {
+    /// The modules in layer order: each may use only those before it (`use crate::…` at the top
+    /// of the file), so imports run one way.
+    const LAYERS: &[(&str, &str)] = &[
+        ("mode", include_str!("mode.rs")),
+        ("spec", include_str!("spec.rs")),
+        ("error", include_str!("error.rs")),
+        ("rule", include_str!("rule.rs")),
+        ("dims", include_str!("dims.rs")),
+        ("scan", include_str!("scan/mod.rs")),
+        ("scan::cpu", include_str!("scan/cpu.rs")),
+        ("scan::device", include_str!("scan/device.rs")),
+        ("help", include_str!("help.rs")),
+        ("report", include_str!("report.rs")),
+        ("value", include_str!("value.rs")),
+        ("guard", include_str!("guard.rs")),
+        ("nn", include_str!("nn.rs")),
+        ("__private", include_str!("private.rs")),
+    ];
+
+    #[test]
+    fn imports_run_one_way() {
+        let rank = |module: &str| {
+            LAYERS
+                .iter()
+                .position(|(name, _)| *name == module || module.starts_with(&format!("{name}::")))
+        };
+        for (position, (module, source)) in LAYERS.iter().enumerate() {
+            for line in source.lines().filter(|l| l.starts_with("use crate::")) {
+                let path = line.trim_start_matches("use crate::");
+                let used = path
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or_default();
+                // `scan::cpu` and `scan::device` use their parent's request and outcome types.
+                if used == "scan" && module.starts_with("scan::") {
+                    continue;
+                }
+                let Some(used_rank) = rank(used) else {
+                    continue; // the crate root's re-exports (`crate::check`)
+                };
+                assert!(
+                    used_rank < position,
+                    "`{module}` uses `crate::{path}`, which is not below it"
+                );
+            }
+        }
+    }
+}

@@ -5,16 +5,13 @@
 use candle_core::Tensor;
 
 pub use crate::error::ContractError;
-pub use crate::guard::{
-    Bindings, CallState, ClauseArg, DimSlot, RunSlot, check_inputs, check_output,
-};
-pub use crate::mode::{Mode, mode};
+pub use crate::guard::{ClauseArg, Guard, Inputs};
+pub use crate::rule::{BoundValue, IntoBound};
 pub use crate::scan::{device_transfers, force_device_path};
 pub use crate::spec::{
     AllowAll, BoundSpec, ClauseSpec, CmpOp, ConstantProbe, ContractSpec, DTypeSet, DimExprSpec,
-    DimSpec, ExprOp, IgnoreSpec, RangeSpec, RelationSpec, SubjectSpec, ValueSpec,
+    DimSpec, ExprOp, IgnoreSpec, RangeSpec, RelationSpec, Subject, TextSpan, ValueSpec,
 };
-pub use crate::value::{BoundValue, IntoBound};
 
 /// Types a tensor clause can name: a tensor, a reference or smart pointer to one, a `Var`, or
 /// an `Option` of those (`None` skips the clause for an argument and is a violation for a

@@ -33,21 +33,54 @@ pub struct ContractSpec {
     pub relations: &'static [RelationSpec],
     /// Whether every checked tensor must be on one device (the default).
     pub same_device: bool,
+    /// The contract's clauses as canonical text, one a line (the doc section's text); each
+    /// [`TextSpan`] of the spec points into it.
+    pub text: &'static str,
+}
+
+impl ContractSpec {
+    /// The part of the contract's text that `span` covers: `u32`, `[N, C]`, `0..C`. Empty for a
+    /// span that does not fall on the text (a hand-written spec), never a panic.
+    pub fn text_of(&self, span: TextSpan) -> &'static str {
+        let text: &'static str = self.text;
+        text.get(span.start as usize..span.end as usize)
+            .unwrap_or_default()
+    }
+}
+
+/// A byte range of [`ContractSpec::text`]: where a part of a clause is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TextSpan {
+    /// The first byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl TextSpan {
+    /// The bytes `start..end`.
+    pub const fn new(start: u32, end: u32) -> Self {
+        Self { start, end }
+    }
 }
 
 /// One tensor clause, such as `target: u8 | u32 | i64 [N] in 0..C`.
 #[derive(Debug)]
 pub struct ClauseSpec {
     /// What the clause checks.
-    pub subject: SubjectSpec,
+    pub subject: Subject,
+    /// A path with an optional step (`self.position_embeddings?.embeddings()`): a `None`
+    /// anywhere along it skips the clause. Without one, a [`Subject::Field`] that is `None` is
+    /// a violation.
+    pub optional: bool,
     /// The dtypes allowed.
     pub dtypes: DTypeSet,
     /// The dtypes as written, e.g. `u8 | u32 | i64`.
-    pub dtypes_text: &'static str,
+    pub dtypes_span: TextSpan,
     /// The dims, left to right.
     pub shape: &'static [DimSpec],
     /// The shape as written, e.g. `[N, C]`.
-    pub shape_text: &'static str,
+    pub shape_span: TextSpan,
     /// `in`, `ignore` and `finite`, if any.
     pub values: Option<&'static ValueSpec>,
     /// Whether the clause says `contiguous`.
@@ -69,34 +102,36 @@ pub struct ClauseSpec {
 /// accepts exactly the constant's value.
 pub type ConstantProbe = fn(u64) -> bool;
 
-/// What a clause checks.
+/// What a clause or a violation is about: the subject as written in the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubjectSpec {
-    /// A function parameter; `None` in an `Option` is skipped.
+#[non_exhaustive]
+pub enum Subject {
+    /// A function argument, by parameter name; `None` in an `Option` is skipped.
     Argument(&'static str),
-    /// A path from `self` or a parameter such as `self.weight`; `None` is a violation.
+    /// A path from `self` or a parameter, such as `self.weight` or
+    /// `self.position_embeddings?.embeddings()`; see [`ClauseSpec::optional`] for `None`.
     Field(&'static str),
-    /// A path with an optional step, such as `self.position_embeddings?.embeddings()`: a
-    /// `None` anywhere along it skips the clause.
-    Optional(&'static str),
     /// The function's return value (the `Ok` value of a `Result`).
-    Output,
+    Return,
     /// One element of a returned tuple, such as `return.0`.
-    OutputField(&'static str),
-    /// A variable or path named in `check!`; `None` is skipped.
+    ReturnField(&'static str),
+    /// A variable named in `check!`; `None` is skipped. (A path in `check!`, such as
+    /// `batch.labels`, is a [`Subject::Field`].)
     Variable(&'static str),
+    /// A relation between dims, such as `T <= P`.
+    Relation(&'static str),
 }
 
-impl SubjectSpec {
-    /// The subject as written in the contract.
+impl Subject {
+    /// The name as written in the contract: `target`, `self.weight`, `return` or `T <= P`.
     pub fn name(&self) -> &'static str {
         match self {
-            SubjectSpec::Argument(name)
-            | SubjectSpec::Field(name)
-            | SubjectSpec::Optional(name)
-            | SubjectSpec::OutputField(name)
-            | SubjectSpec::Variable(name) => name,
-            SubjectSpec::Output => "return",
+            Subject::Argument(name)
+            | Subject::Field(name)
+            | Subject::Variable(name)
+            | Subject::ReturnField(name)
+            | Subject::Relation(name) => name,
+            Subject::Return => "return",
         }
     }
 }
@@ -122,7 +157,7 @@ pub enum DimSpec {
 #[derive(Debug)]
 pub struct DimExprSpec {
     /// The expression as written.
-    pub text: &'static str,
+    pub text: TextSpan,
     /// Postfix program evaluated on a stack of `u64`.
     pub ops: &'static [ExprOp],
 }
@@ -184,7 +219,7 @@ impl CmpOp {
 #[derive(Debug)]
 pub struct RelationSpec {
     /// The relation as written.
-    pub text: &'static str,
+    pub text: TextSpan,
     /// Left side.
     pub lhs: &'static [ExprOp],
     /// Comparison.
@@ -201,11 +236,11 @@ pub struct ValueSpec {
     /// Allowed ranges and single values, joined by `|` (empty: no `in`).
     pub ranges: &'static [RangeSpec],
     /// The `in` patterns as written, e.g. `0..C`.
-    pub ranges_text: &'static str,
+    pub ranges_span: TextSpan,
     /// Ignored values.
     pub ignore: &'static [IgnoreSpec],
     /// The ignored values as written, e.g. `-100 | MAX`.
-    pub ignore_text: &'static str,
+    pub ignore_span: TextSpan,
     /// `allow_all`: whether a tensor with no usable element (every element ignored, or none at
     /// all) is allowed.
     pub allow_all_ignored: AllowAll,
@@ -222,7 +257,7 @@ pub enum AllowAll {
     Yes,
     /// `allow_all {condition}`: the index of the condition in the bounds the expansion passes
     /// (a bool, as 1 or 0), and its text.
-    When(u16, &'static str),
+    When(u16, TextSpan),
 }
 
 /// One `in` pattern. A single value `v` is `v..=v`.
@@ -247,7 +282,7 @@ pub enum BoundSpec {
     Dim(u16),
     /// An integer parameter or a braced expression, evaluated before the body; the index into
     /// the bounds the expansion passes, and the text as written.
-    Runtime(u16, &'static str),
+    Runtime(u16, TextSpan),
 }
 
 /// An ignored value.
@@ -261,7 +296,7 @@ pub enum IgnoreSpec {
     Max,
     /// A braced expression evaluated before the body: the index into the bounds the
     /// expansion passes, and the text as written.
-    Runtime(u16, &'static str),
+    Runtime(u16, TextSpan),
 }
 
 /// A set of candle dtypes, built from names and families at compile time.
@@ -361,6 +396,41 @@ impl std::fmt::Debug for DTypeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    static SPANNED: ContractSpec = ContractSpec {
+        function: "f",
+        file: "f.rs",
+        line: 1,
+        column: 1,
+        dims: &["N", "C"],
+        values: &[],
+        runs: &[],
+        inputs: &[],
+        outputs: &[],
+        relations: &[],
+        same_device: true,
+        text: "logits: f32[N, C]\ntarget: u32 | i64 [N] in 0..{self.classes} ignore -100",
+    };
+
+    #[test]
+    fn text_spans_cover_the_parts_of_the_contract_text() {
+        assert_eq!(SPANNED.text_of(TextSpan::new(8, 11)), "f32");
+        assert_eq!(SPANNED.text_of(TextSpan::new(11, 17)), "[N, C]");
+        assert_eq!(SPANNED.text_of(TextSpan::new(26, 35)), "u32 | i64");
+        assert_eq!(SPANNED.text_of(TextSpan::new(43, 60)), "0..{self.classes}");
+        assert_eq!(SPANNED.text_of(TextSpan::new(68, 72)), "-100");
+        assert_eq!(SPANNED.text_of(TextSpan::default()), "");
+        // A span off the text, reversed, or inside a character is empty, never a panic.
+        assert_eq!(SPANNED.text_of(TextSpan::new(70, 900)), "");
+        assert_eq!(SPANNED.text_of(TextSpan::new(11, 8)), "");
+        assert_eq!(SPANNED.text_of(TextSpan::new(u32::MAX, u32::MAX)), "");
+        let accented = ContractSpec {
+            text: "é",
+            ..SPANNED
+        };
+        assert_eq!(accented.text_of(TextSpan::new(0, 1)), "");
+        assert_eq!(accented.text_of(TextSpan::new(0, 2)), "é");
+    }
 
     #[test]
     fn families_hold_their_dtypes() {

@@ -21,9 +21,6 @@ impl Scorer for Softmax {
         'life1: 'async_trait,
         Self: 'async_trait,
     {
-        let __cc_mode = ::candle_contracts::__private::mode();
-        let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
-        let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
         static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
             function: "score",
             file: ::core::file!(),
@@ -34,22 +31,27 @@ impl Scorer for Softmax {
             runs: &[],
             inputs: &[
                 ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::SubjectSpec::Argument(
-                        "logits",
-                    ),
+                    subject: ::candle_contracts::__private::Subject::Argument("logits"),
+                    optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_text: "f32",
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(8, 11),
                     shape: &[
                         ::candle_contracts::__private::DimSpec::Named(0u16),
                         ::candle_contracts::__private::DimSpec::Named(1u16),
                     ],
-                    shape_text: "[N, C]",
+                    shape_span: ::candle_contracts::__private::TextSpan::new(11, 17),
                     values: ::core::option::Option::Some(
                         &::candle_contracts::__private::ValueSpec {
                             ranges: &[],
-                            ranges_text: "",
+                            ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             ignore: &[],
-                            ignore_text: "",
+                            ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                             finite: true,
                         },
@@ -62,61 +64,63 @@ impl Scorer for Softmax {
             outputs: &[],
             relations: &[],
             same_device: true,
+            text: "logits: f32[N, C] finite",
         };
-        if __cc_mode != ::candle_contracts::__private::Mode::Off {
-            let mut __cc_state = ::candle_contracts::__private::CallState::<
-                2usize,
-                0usize,
-            >::new();
-            #[allow(
-                non_snake_case,
-                non_upper_case_globals,
-                unreachable_patterns,
-                unused_variables,
-                unused_assignments,
-                clippy::all,
-                clippy::pedantic
-            )]
-            let __cc_constants: [::candle_contracts::__private::ConstantProbe; 2usize] = [
-                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                    let mut __cc_s = 0;
-                    match ::core::convert::TryFrom::try_from(__cc_v) {
-                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                        ::core::result::Result::Err(_) => return false,
-                    }
-                    match __cc_s {
-                        N => true,
-                        _ => false,
-                    }
-                },
-                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                    let mut __cc_s = 0;
-                    match ::core::convert::TryFrom::try_from(__cc_v) {
-                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                        ::core::result::Result::Err(_) => return false,
-                    }
-                    match __cc_s {
-                        C => true,
-                        _ => false,
-                    }
-                },
-            ];
-            if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
-                &__CC_SPEC,
-                __cc_mode,
-                &[::candle_contracts::__private::one(&logits)],
-                &__cc_bounds,
-                &__cc_values,
-                &__cc_constants,
-                __cc_state.bindings(),
-            ) {
-                return ::std::boxed::Box::pin(async move {
-                    let __cc_value: Result<Tensor> = ::core::result::Result::Err(
-                        ::candle_contracts::__private::into_error(__cc_error),
-                    );
-                    __cc_value
-                });
-            }
+        if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::Guard::<
+            2usize,
+            0usize,
+            0usize,
+            0usize,
+        >::new(&__CC_SPEC)
+            .check_inputs(|__cc_inputs| {
+                #[allow(
+                    non_snake_case,
+                    non_upper_case_globals,
+                    unreachable_patterns,
+                    unused_variables,
+                    unused_assignments,
+                    clippy::all,
+                    clippy::pedantic
+                )]
+                let __cc_constants: [::candle_contracts::__private::ConstantProbe; 2usize] = [
+                    |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                        let mut __cc_s = 0;
+                        match ::core::convert::TryFrom::try_from(__cc_v) {
+                            ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                            ::core::result::Result::Err(_) => return false,
+                        }
+                        match __cc_s {
+                            N => true,
+                            _ => false,
+                        }
+                    },
+                    |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                        let mut __cc_s = 0;
+                        match ::core::convert::TryFrom::try_from(__cc_v) {
+                            ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                            ::core::result::Result::Err(_) => return false,
+                        }
+                        match __cc_s {
+                            C => true,
+                            _ => false,
+                        }
+                    },
+                ];
+                __cc_inputs
+                    .check(
+                        &[::candle_contracts::__private::one(&logits)],
+                        &__cc_constants,
+                        [],
+                        || [],
+                    )
+            })
+        {
+            return ::std::boxed::Box::pin(async move {
+                let __cc_value: Result<Tensor> = ::core::result::Result::Err(
+                    ::candle_contracts::__private::into_error(__cc_error),
+                );
+                __cc_value
+            });
         }
         Box::pin(async move { candle_nn::ops::softmax_last_dim(logits) })
     }

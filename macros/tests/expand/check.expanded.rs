@@ -11,22 +11,27 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
             runs: &[],
             inputs: &[
                 ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::SubjectSpec::Argument(
-                        "images",
-                    ),
+                    subject: ::candle_contracts::__private::Subject::Variable("images"),
+                    optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_text: "f32",
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(8, 11),
                     shape: &[
                         ::candle_contracts::__private::DimSpec::Named(0u16),
                         ::candle_contracts::__private::DimSpec::Fixed(784usize),
                     ],
-                    shape_text: "[B, 784]",
+                    shape_span: ::candle_contracts::__private::TextSpan::new(11, 19),
                     values: ::core::option::Option::Some(
                         &::candle_contracts::__private::ValueSpec {
                             ranges: &[],
-                            ranges_text: "",
+                            ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             ignore: &[],
-                            ignore_text: "",
+                            ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                             finite: true,
                         },
@@ -36,13 +41,12 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
                     sequence: ::core::option::Option::None,
                 },
                 ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::SubjectSpec::Argument(
-                        "labels",
-                    ),
+                    subject: ::candle_contracts::__private::Subject::Variable("labels"),
+                    optional: false,
                     dtypes: ::candle_contracts::__private::DTypeSet::U32,
-                    dtypes_text: "u32",
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(35, 38),
                     shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                    shape_text: "[B]",
+                    shape_span: ::candle_contracts::__private::TextSpan::new(38, 41),
                     values: ::core::option::Option::Some(
                         &::candle_contracts::__private::ValueSpec {
                             ranges: &[
@@ -56,9 +60,15 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
                                     inclusive: false,
                                 },
                             ],
-                            ranges_text: "0..10",
+                            ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                45,
+                                50,
+                            ),
                             ignore: &[],
-                            ignore_text: "",
+                            ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
                             allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                             finite: false,
                         },
@@ -71,55 +81,48 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
             outputs: &[],
             relations: &[],
             same_device: true,
+            text: "images: f32[B, 784] finite\nlabels: u32[B] in 0..10",
         };
-        let __cc_mode = ::candle_contracts::__private::mode();
-        if __cc_mode == ::candle_contracts::__private::Mode::Off {
-            ::core::result::Result::<
-                (),
-                ::candle_contracts::__private::ContractError,
-            >::Ok(())
-        } else {
-            let mut __cc_state = ::candle_contracts::__private::CallState::<
-                1usize,
-                0usize,
-            >::new();
-            let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
-            let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
-            #[allow(
-                non_snake_case,
-                non_upper_case_globals,
-                unreachable_patterns,
-                unused_variables,
-                unused_assignments,
-                clippy::all,
-                clippy::pedantic
-            )]
-            let __cc_constants: [::candle_contracts::__private::ConstantProbe; 1usize] = [
-                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                    let mut __cc_s = 0;
-                    match ::core::convert::TryFrom::try_from(__cc_v) {
-                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                        ::core::result::Result::Err(_) => return false,
-                    }
-                    match __cc_s {
-                        B => true,
-                        _ => false,
-                    }
-                },
-            ];
-            ::candle_contracts::__private::check_inputs(
-                &__CC_SPEC,
-                __cc_mode,
-                &[
-                    ::candle_contracts::__private::one(&images),
-                    ::candle_contracts::__private::one(&labels),
-                ],
-                &__cc_bounds,
-                &__cc_values,
-                &__cc_constants,
-                __cc_state.bindings(),
-            )
-        }
+        ::candle_contracts::__private::Guard::<
+            1usize,
+            0usize,
+            0usize,
+            0usize,
+        >::new(&__CC_SPEC)
+            .check_inputs(|__cc_inputs| {
+                #[allow(
+                    non_snake_case,
+                    non_upper_case_globals,
+                    unreachable_patterns,
+                    unused_variables,
+                    unused_assignments,
+                    clippy::all,
+                    clippy::pedantic
+                )]
+                let __cc_constants: [::candle_contracts::__private::ConstantProbe; 1usize] = [
+                    |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                        let mut __cc_s = 0;
+                        match ::core::convert::TryFrom::try_from(__cc_v) {
+                            ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                            ::core::result::Result::Err(_) => return false,
+                        }
+                        match __cc_s {
+                            B => true,
+                            _ => false,
+                        }
+                    },
+                ];
+                __cc_inputs
+                    .check(
+                        &[
+                            ::candle_contracts::__private::one(&images),
+                            ::candle_contracts::__private::one(&labels),
+                        ],
+                        &__cc_constants,
+                        [],
+                        || [],
+                    )
+            })
     };
     checked?;
     Ok(())

@@ -7,9 +7,6 @@
 ///target: u8 | u32 | i64 [N] in 0..C ignore -100
 ///```
 fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
-    let __cc_mode = ::candle_contracts::__private::mode();
-    let __cc_bounds: [::candle_contracts::__private::BoundValue; 0usize] = [];
-    let __cc_values: [::candle_contracts::__private::BoundValue; 0usize] = [];
     static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
         function: "loss",
         file: ::core::file!(),
@@ -20,27 +17,29 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
         runs: &[],
         inputs: &[
             ::candle_contracts::__private::ClauseSpec {
-                subject: ::candle_contracts::__private::SubjectSpec::Argument("logits"),
+                subject: ::candle_contracts::__private::Subject::Argument("logits"),
+                optional: false,
                 dtypes: ::candle_contracts::__private::DTypeSet::FLOAT,
-                dtypes_text: "float",
+                dtypes_span: ::candle_contracts::__private::TextSpan::new(8, 13),
                 shape: &[
                     ::candle_contracts::__private::DimSpec::Named(0u16),
                     ::candle_contracts::__private::DimSpec::Named(1u16),
                 ],
-                shape_text: "[N, C]",
+                shape_span: ::candle_contracts::__private::TextSpan::new(13, 19),
                 values: ::core::option::Option::None,
                 contiguous: false,
                 note: ::core::option::Option::None,
                 sequence: ::core::option::Option::None,
             },
             ::candle_contracts::__private::ClauseSpec {
-                subject: ::candle_contracts::__private::SubjectSpec::Argument("target"),
+                subject: ::candle_contracts::__private::Subject::Argument("target"),
+                optional: false,
                 dtypes: ::candle_contracts::__private::DTypeSet::U8
                     .or(::candle_contracts::__private::DTypeSet::U32)
                     .or(::candle_contracts::__private::DTypeSet::I64),
-                dtypes_text: "u8 | u32 | i64",
+                dtypes_span: ::candle_contracts::__private::TextSpan::new(28, 42),
                 shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                shape_text: "[N]",
+                shape_span: ::candle_contracts::__private::TextSpan::new(43, 46),
                 values: ::core::option::Option::Some(
                     &::candle_contracts::__private::ValueSpec {
                         ranges: &[
@@ -54,11 +53,17 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
                                 inclusive: false,
                             },
                         ],
-                        ranges_text: "0..C",
+                        ranges_span: ::candle_contracts::__private::TextSpan::new(
+                            50,
+                            54,
+                        ),
                         ignore: &[
                             ::candle_contracts::__private::IgnoreSpec::Int(-100i128),
                         ],
-                        ignore_text: "-100",
+                        ignore_span: ::candle_contracts::__private::TextSpan::new(
+                            62,
+                            66,
+                        ),
                         allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
                         finite: false,
                     },
@@ -71,61 +76,63 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
         outputs: &[],
         relations: &[],
         same_device: true,
+        text: "logits: float[N, C]\ntarget: u8 | u32 | i64 [N] in 0..C ignore -100",
     };
-    if __cc_mode != ::candle_contracts::__private::Mode::Off {
-        let mut __cc_state = ::candle_contracts::__private::CallState::<
-            2usize,
-            0usize,
-        >::new();
-        #[allow(
-            non_snake_case,
-            non_upper_case_globals,
-            unreachable_patterns,
-            unused_variables,
-            unused_assignments,
-            clippy::all,
-            clippy::pedantic
-        )]
-        let __cc_constants: [::candle_contracts::__private::ConstantProbe; 2usize] = [
-            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                let mut __cc_s = 0;
-                match ::core::convert::TryFrom::try_from(__cc_v) {
-                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                    ::core::result::Result::Err(_) => return false,
-                }
-                match __cc_s {
-                    N => true,
-                    _ => false,
-                }
-            },
-            |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
-                let mut __cc_s = 0;
-                match ::core::convert::TryFrom::try_from(__cc_v) {
-                    ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
-                    ::core::result::Result::Err(_) => return false,
-                }
-                match __cc_s {
-                    C => true,
-                    _ => false,
-                }
-            },
-        ];
-        if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::check_inputs(
-            &__CC_SPEC,
-            __cc_mode,
-            &[
-                ::candle_contracts::__private::one(&logits),
-                ::candle_contracts::__private::one(&target),
-            ],
-            &__cc_bounds,
-            &__cc_values,
-            &__cc_constants,
-            __cc_state.bindings(),
-        ) {
-            return ::core::result::Result::Err(
-                ::candle_contracts::__private::into_error(__cc_error),
-            );
-        }
+    if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::Guard::<
+        2usize,
+        0usize,
+        0usize,
+        0usize,
+    >::new(&__CC_SPEC)
+        .check_inputs(|__cc_inputs| {
+            #[allow(
+                non_snake_case,
+                non_upper_case_globals,
+                unreachable_patterns,
+                unused_variables,
+                unused_assignments,
+                clippy::all,
+                clippy::pedantic
+            )]
+            let __cc_constants: [::candle_contracts::__private::ConstantProbe; 2usize] = [
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        N => true,
+                        _ => false,
+                    }
+                },
+                |__cc_v: ::core::primitive::u64| -> ::core::primitive::bool {
+                    let mut __cc_s = 0;
+                    match ::core::convert::TryFrom::try_from(__cc_v) {
+                        ::core::result::Result::Ok(__cc_x) => __cc_s = __cc_x,
+                        ::core::result::Result::Err(_) => return false,
+                    }
+                    match __cc_s {
+                        C => true,
+                        _ => false,
+                    }
+                },
+            ];
+            __cc_inputs
+                .check(
+                    &[
+                        ::candle_contracts::__private::one(&logits),
+                        ::candle_contracts::__private::one(&target),
+                    ],
+                    &__cc_constants,
+                    [],
+                    || [],
+                )
+        })
+    {
+        return ::core::result::Result::Err(
+            ::candle_contracts::__private::into_error(__cc_error),
+        );
     }
     candle_nn::loss::cross_entropy(logits, target)
 }

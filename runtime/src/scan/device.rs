@@ -1,7 +1,12 @@
 //! Value statistics of tensors on a GPU (or any non-CPU device), computed with candle ops on
-//! the device. Every clause's statistics of one call are concatenated and brought back in one
+//! the device. Every clause's verdicts of one call are concatenated and brought back in one
 //! small transfer per device; a whole tensor is never copied to the host. Only comparisons,
-//! `where_cond`, casts and reductions run: none of candle's kernels that can assert.
+//! `where_cond`, casts, strided copies and reductions run: none of candle's kernels that can
+//! assert.
+//!
+//! A broadcast view is narrowed to its stored elements first (each broadcast dim to size 1),
+//! so the masks are as large as the data, not as the view; the counts are multiplied back.
+//! Counts and positions are `i64` on the device and `u64` here: correct beyond 2^32 elements.
 //!
 //! The verdict is built from masks, never from min/max (whose NaN handling differs by backend
 //! and dtype): the count of elements outside every pattern is zero exactly when the sum of the
@@ -9,36 +14,38 @@
 
 use std::borrow::Cow;
 
-use candle_core::{DType, Device, Tensor, WithDType};
+use candle_core::{CpuStorage, CustomOp1, DType, Device, Layout, Shape, Tensor, WithDType};
 
-use crate::error::Violation;
-use crate::scan::count_transfer;
-use crate::value::{
-    Compare, Details, Ignore, Num, Pending, Resolved, Summary, TypedRule, unreadable, violations_of,
-};
+use crate::error::{Counts, Value};
+use crate::rule::{Compare, Details, Ignore, Num, Resolved, TypedRule};
+use crate::scan::{Outcome, Request, count_transfer};
 
-/// Checks every pending clause, with one device-to-host transfer per device on success.
-pub(crate) fn check(pending: &[Pending<'_>]) -> Vec<Violation> {
-    let mut violations = Vec::new();
+/// Reads every request, with one device-to-host transfer per device when all pass. The
+/// outcomes are in the order of the requests.
+pub(crate) fn scan(requests: &[Request<'_>]) -> Vec<Outcome> {
+    let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(requests.len());
     let mut prepared: Vec<(usize, Masks)> = Vec::new();
-    for (index, item) in pending.iter().enumerate() {
-        match Masks::build(item.tensor, &item.rule) {
-            Ok(Some(masks)) => prepared.push((index, masks)),
-            Ok(None) => violations.push(unreadable(item, None)),
-            Err(error) => violations.push(unreadable(item, Some(&error))),
+    for (index, request) in requests.iter().enumerate() {
+        match Masks::build(request.tensor, request.rule) {
+            Ok(Some(masks)) => {
+                outcomes.push(None);
+                prepared.push((index, masks));
+            }
+            Ok(None) => outcomes.push(Some(Outcome::Unreadable)),
+            Err(error) => outcomes.push(Some(Outcome::Failed(error))),
         }
     }
     // Group by device: tensors may be on several devices under `same_device = false`.
     let mut groups: Vec<(Device, Vec<usize>)> = Vec::new();
     for (position, (index, _)) in prepared.iter().enumerate() {
-        let device = pending[*index].tensor.device();
+        let device = requests[*index].tensor.device();
         match groups.iter_mut().find(|(d, _)| d.same_device(device)) {
             Some((_, members)) => members.push(position),
             None => groups.push((device.clone(), vec![position])),
         }
     }
     for (_, members) in groups {
-        let stats: candle_core::Result<Vec<f32>> = (|| {
+        let verdicts: candle_core::Result<Vec<f32>> = (|| {
             let mut parts = Vec::with_capacity(members.len() * 2);
             for &position in &members {
                 let masks = &prepared[position].1;
@@ -49,54 +56,56 @@ pub(crate) fn check(pending: &[Pending<'_>]) -> Vec<Violation> {
             count_transfer();
             all.to_vec1::<f32>()
         })();
-        match stats {
-            Ok(stats) => {
-                for (k, &position) in members.iter().enumerate() {
-                    let (index, masks) = &prepared[position];
-                    let item = &pending[*index];
-                    let violating = stats[2 * k] != 0.0;
-                    let none_usable = stats[2 * k + 1] == 0.0;
-                    if violating || (item.needs_usable() && none_usable) {
-                        match locate(item.tensor, &item.rule, masks) {
-                            Ok((summary, details)) => {
-                                violations.extend(violations_of(item, summary, details))
-                            }
-                            Err(error) => violations.push(unreadable(item, Some(&error))),
+        for (k, &position) in members.iter().enumerate() {
+            let (index, masks) = &prepared[position];
+            let request = &requests[*index];
+            let outcome = match &verdicts {
+                Ok(verdicts) => {
+                    let violating = verdicts[2 * k] != 0.0;
+                    let none_usable = verdicts[2 * k + 1] == 0.0;
+                    if violating || (request.needs_usable && none_usable) {
+                        match masks.statistics() {
+                            Ok(details) => Outcome::Fail(details),
+                            Err(error) => Outcome::Failed(error),
                         }
+                    } else {
+                        Outcome::Pass
                     }
                 }
-            }
-            Err(error) => {
-                for &position in &members {
-                    let item = &pending[prepared[position].0];
-                    violations.push(unreadable(item, Some(&error)));
-                }
-            }
+                Err(error) => Outcome::Failed(candle_core::Error::Msg(error.to_string())),
+            };
+            outcomes[*index] = Some(outcome);
         }
     }
-    violations
+    outcomes
+        .into_iter()
+        .map(|outcome| {
+            outcome.unwrap_or_else(|| {
+                Outcome::Failed(candle_core::Error::Msg(
+                    "the device scan lost this tensor's verdict".to_string(),
+                ))
+            })
+        })
+        .collect()
 }
 
-/// The masks of one clause, on the tensor's device.
-struct Masks {
-    /// The tensor in its compare dtype, flattened in logical order.
-    values: Tensor,
-    /// u8, 1 where an element is outside every pattern and not ignored.
-    violating: Tensor,
-    /// u8, 1 where an element is ignored (zeros without `ignore`).
-    ignored: Tensor,
-    /// f32 scalars: sums of `violating` and of "not ignored".
-    violating_sum: Tensor,
-    usable_sum: Tensor,
+/// How a dtype is read on a device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// Cast to this compare dtype (all exact).
+    Cast(DType),
+    /// `f8e8m0`: candle casts it nowhere; its exponent bits, read as `u8`, order its values.
+    E8m0Bits,
 }
 
 /// The dtype elements are compared in on a device: floats widen to f32 (f64 stays), the small
-/// signed integers widen to i64; all exact.
-fn compare_dtype(dtype: DType) -> Option<DType> {
+/// signed integers widen to i64; `None` for the packed formats no backend can read.
+fn read_as(dtype: DType) -> Option<Read> {
     match dtype {
-        DType::U8 | DType::U32 | DType::I64 | DType::F32 | DType::F64 => Some(dtype),
-        DType::I16 | DType::I32 => Some(DType::I64),
-        DType::F16 | DType::BF16 | DType::F8E4M3 => Some(DType::F32),
+        DType::U8 | DType::U32 | DType::I64 | DType::F32 | DType::F64 => Some(Read::Cast(dtype)),
+        DType::I16 | DType::I32 => Some(Read::Cast(DType::I64)),
+        DType::F16 | DType::BF16 | DType::F8E4M3 => Some(Read::Cast(DType::F32)),
+        DType::F8E8M0 => Some(Read::E8m0Bits),
         _ => None,
     }
 }
@@ -118,20 +127,66 @@ fn with_own_max(dtype: DType, rule: &Resolved) -> Cow<'_, Resolved> {
     Cow::Owned(own)
 }
 
+/// The view with every broadcast dim narrowed to size 1, and how many times the view shows
+/// each of its elements. Its index of an element is the view's first index of that element.
+fn stored_elements(tensor: &Tensor) -> candle_core::Result<(Tensor, u64)> {
+    let mut stored = tensor.clone();
+    let mut repeat = 1u64;
+    for (axis, (&size, &stride)) in tensor.dims().iter().zip(tensor.stride()).enumerate() {
+        if stride == 0 && size > 1 {
+            stored = stored.narrow(axis, 0, 1)?;
+            repeat = repeat.saturating_mul(size as u64);
+        }
+    }
+    Ok((stored, repeat))
+}
+
+/// The masks of one clause, on the tensor's device.
+struct Masks {
+    /// The stored elements in their compare dtype, flattened in logical order.
+    values: Tensor,
+    /// The dims of the stored elements (the view's, with broadcast dims at 1).
+    dims: Vec<usize>,
+    /// How many times the view shows each stored element.
+    repeat: u64,
+    /// The tensor's own dtype, for the values in the message.
+    dtype: DType,
+    read: Read,
+    /// u8, 1 where an element is outside every pattern and not ignored.
+    violating: Tensor,
+    /// u8, 1 where an element is ignored (zeros without `ignore`).
+    ignored: Tensor,
+    /// f32 scalars: sums of `violating` and of "not ignored" (verdicts only: zero or not).
+    violating_sum: Tensor,
+    usable_sum: Tensor,
+}
+
 impl Masks {
     /// `Ok(None)` when the dtype's values cannot be read on a device.
     fn build(tensor: &Tensor, rule: &Resolved) -> candle_core::Result<Option<Self>> {
-        let Some(dtype) = compare_dtype(tensor.dtype()) else {
+        let Some(read) = read_as(tensor.dtype()) else {
             return Ok(None);
         };
-        let values = tensor.flatten_all()?.to_dtype(dtype)?;
+        let (stored, repeat) = stored_elements(tensor)?;
         let rule = &with_own_max(tensor.dtype(), rule);
-        let (ok, ignored, has_ignore) = match dtype {
-            DType::U8 => masks::<u8>(&values, rule)?,
-            DType::U32 => masks::<u32>(&values, rule)?,
-            DType::I64 => masks::<i64>(&values, rule)?,
-            DType::F32 => masks::<f32>(&values, rule)?,
-            _ => masks::<f64>(&values, rule)?,
+        let (values, (ok, ignored, has_ignore)) = match read {
+            Read::Cast(dtype) => {
+                let values = stored.flatten_all()?.to_dtype(dtype)?;
+                let masks = match dtype {
+                    DType::U8 => masks::<u8>(&values, &TypedRule::new(rule))?,
+                    DType::U32 => masks::<u32>(&values, &TypedRule::new(rule))?,
+                    DType::I64 => masks::<i64>(&values, &TypedRule::new(rule))?,
+                    DType::F32 => masks::<f32>(&values, &TypedRule::new(rule))?,
+                    _ => masks::<f64>(&values, &TypedRule::new(rule))?,
+                };
+                (values, masks)
+            }
+            Read::E8m0Bits => {
+                // The op reads the view in logical order: candle copies no f8e8m0 view.
+                let values = stored.apply_op1_no_bwd(&E8m0Bits)?.flatten_all()?;
+                let masks = masks::<u8>(&values, &e8m0_bits_rule(&TypedRule::new(rule)))?;
+                (values, masks)
+            }
         };
         let zero = Tensor::zeros((), DType::U8, values.device())?;
         let violating = ok.broadcast_eq(&zero)?;
@@ -146,24 +201,101 @@ impl Masks {
         };
         Ok(Some(Self {
             values,
+            dims: stored.dims().to_vec(),
+            repeat,
+            dtype: tensor.dtype(),
+            read,
             violating,
             ignored,
             violating_sum,
             usable_sum,
         }))
     }
+
+    /// The failure path: exact counts, the first offending element and the observed range, with
+    /// a few more small transfers.
+    fn statistics(&self) -> candle_core::Result<Details> {
+        let dtype = self.dtype;
+        match (self.read, self.values.dtype()) {
+            (Read::E8m0Bits, _) => self.statistics_typed(|bits: u8| {
+                crate::rule::decode_e8m0(bits).to_value(DType::F8E8M0)
+            }),
+            (_, DType::U8) => self.statistics_typed(|v: u8| v.to_value(dtype)),
+            (_, DType::U32) => self.statistics_typed(|v: u32| v.to_value(dtype)),
+            (_, DType::I64) => self.statistics_typed(|v: i64| v.to_value(dtype)),
+            (_, DType::F32) => self.statistics_typed(|v: f32| v.to_value(dtype)),
+            _ => self.statistics_typed(|v: f64| v.to_value(dtype)),
+        }
+    }
+
+    /// `value_of` turns a compare-typed element into the user's value (e8m0 bits decoded).
+    fn statistics_typed<C: Compare + WithDType>(
+        &self,
+        value_of: impl Fn(C) -> Value,
+    ) -> candle_core::Result<Details> {
+        let device = self.values.device();
+        let values = &self.values;
+        let stored = values.elem_count();
+        let violating = count(&self.violating)?;
+        let ignored = count(&self.ignored)?;
+        let not_nan = match self.read {
+            Read::E8m0Bits => values.ne(0xFFu8)?,
+            Read::Cast(_) => values.eq(values)?,
+        };
+        let nan = (stored as u64).saturating_sub(count(&not_nan)?);
+        let repeat = self.repeat;
+        let mut details = Details {
+            counts: Counts {
+                violating: violating.saturating_mul(repeat),
+                total: (stored as u64).saturating_mul(repeat),
+                nan: nan.saturating_mul(repeat),
+                ignored: ignored.saturating_mul(repeat),
+            },
+            ..Details::default()
+        };
+        if violating > 0 {
+            let positions = Tensor::arange(0i64, stored as i64, device)?;
+            let past_end = Tensor::new(stored as i64, device)?.broadcast_as(stored)?;
+            let first = self.violating.where_cond(&positions, &past_end)?.min(0)?;
+            count_transfer();
+            let first_position = u64::try_from(first.to_vec0::<i64>()?).unwrap_or(0);
+            // A one-element copy: reading a view would bring back its whole buffer, and a masked
+            // sum would turn -0.0 into 0.
+            count_transfer();
+            let at = usize::try_from(first_position).unwrap_or(0);
+            let first_value = values.narrow(0, at, 1)?.copy()?.to_vec1::<C>()?[0];
+            details.first_index = Some(unravel(first_position, &self.dims));
+            details.first_value = Some(value_of(first_value));
+            details.offending = vec![value_of(first_value)];
+        }
+        // Observed range over elements that are neither ignored nor NaN.
+        let zero = Tensor::zeros((), DType::U8, device)?;
+        let usable = self.ignored.broadcast_eq(&zero)?.mul(&not_nan)?;
+        if count(&usable)? > 0 {
+            let high = Tensor::new(C::HIGHEST, device)?.broadcast_as(stored)?;
+            let low = Tensor::new(C::LOWEST, device)?.broadcast_as(stored)?;
+            let min = usable.where_cond(values, &high)?.min(0)?;
+            let max = usable.where_cond(values, &low)?.max(0)?;
+            count_transfer();
+            let range = Tensor::cat(&[min.reshape(1)?, max.reshape(1)?], 0)?.to_vec1::<C>()?;
+            details.observed = Some((value_of(range[0]), value_of(range[1])));
+        }
+        Ok(details)
+    }
 }
 
-fn scalar<C: WithDType>(value: C, device: &Device) -> candle_core::Result<Tensor> {
-    Tensor::new(value, device)
+/// The number of ones in a u8 mask, summed in `i64` so no count wraps.
+fn count(mask: &Tensor) -> candle_core::Result<u64> {
+    count_transfer();
+    let sum = mask.to_dtype(DType::I64)?.sum_all()?.to_vec0::<i64>()?;
+    Ok(u64::try_from(sum).unwrap_or(0))
 }
 
 /// `(accepted or ignored, ignored, has ignore values)` as u8 masks.
 fn masks<C: Compare + WithDType>(
     values: &Tensor,
-    rule: &Resolved,
+    typed: &TypedRule<C>,
 ) -> candle_core::Result<(Tensor, Tensor, bool)> {
-    let typed = TypedRule::<C>::new(rule);
     let device = values.device();
     let accepted = match &typed.intervals {
         None => Tensor::ones(values.shape(), DType::U8, device)?,
@@ -171,8 +303,8 @@ fn masks<C: Compare + WithDType>(
             let mut accepted = Tensor::zeros(values.shape(), DType::U8, device)?;
             for &(lo, hi) in intervals {
                 let inside = values
-                    .broadcast_ge(&scalar(lo, device)?)?
-                    .mul(&values.broadcast_le(&scalar(hi, device)?)?)?;
+                    .broadcast_ge(&Tensor::new(lo, device)?)?
+                    .mul(&values.broadcast_le(&Tensor::new(hi, device)?)?)?;
                 accepted = accepted.maximum(&inside)?;
             }
             accepted
@@ -180,126 +312,120 @@ fn masks<C: Compare + WithDType>(
     };
     let mut ignored = Tensor::zeros(values.shape(), DType::U8, device)?;
     for &value in &typed.ignore {
-        ignored = ignored.maximum(&values.broadcast_eq(&scalar(value, device)?)?)?;
+        ignored = ignored.maximum(&values.broadcast_eq(&Tensor::new(value, device)?)?)?;
     }
     let ok = accepted.maximum(&ignored)?;
     Ok((ok, ignored, !typed.ignore.is_empty()))
 }
 
-/// The failure path: exact counts, the first offending element and the observed range, with a
-/// few more small transfers.
-fn locate(
-    tensor: &Tensor,
-    rule: &Resolved,
-    masks: &Masks,
-) -> candle_core::Result<(Summary, Details)> {
-    match masks.values.dtype() {
-        DType::U8 => locate_typed::<u8>(tensor, rule, masks),
-        DType::U32 => locate_typed::<u32>(tensor, rule, masks),
-        DType::I64 => locate_typed::<i64>(tensor, rule, masks),
-        DType::F32 => locate_typed::<f32>(tensor, rule, masks),
-        _ => locate_typed::<f64>(tensor, rule, masks),
+/// An `f8e8m0` rule on the exponent bits: the value of bits `e` is 2^(e - 127) for `e` below
+/// 0xFF (NaN), increasing with `e`, so each interval of values is an interval of bits.
+fn e8m0_bits_rule(rule: &TypedRule<f32>) -> TypedRule<u8> {
+    let decoded: Vec<(u8, f32)> = (0..=0xFEu8)
+        .map(|e| (e, crate::rule::decode_e8m0(e)))
+        .collect();
+    let intervals = rule.intervals.as_ref().map(|intervals| {
+        intervals
+            .iter()
+            .filter_map(|&(lo, hi)| {
+                let first = decoded.iter().find(|&&(_, v)| v >= lo)?.0;
+                let last = decoded.iter().rev().find(|&&(_, v)| v <= hi)?.0;
+                (first <= last).then_some((first, last))
+            })
+            .collect()
+    });
+    let ignore = rule
+        .ignore
+        .iter()
+        .filter_map(|&v| decoded.iter().find(|&&(_, d)| d == v).map(|&(e, _)| e))
+        .collect();
+    TypedRule { intervals, ignore }
+}
+
+/// The bits of an `f8e8m0` view as a contiguous `u8` tensor, in logical order: candle casts
+/// `f8e8m0` to no other dtype.
+struct E8m0Bits;
+
+impl CustomOp1 for E8m0Bits {
+    fn name(&self) -> &'static str {
+        "candle-contracts-e8m0-bits"
+    }
+
+    fn cpu_fwd(
+        &self,
+        storage: &CpuStorage,
+        layout: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let CpuStorage::F8E8M0(data) = storage else {
+            candle_core::bail!("e8m0 bits of a tensor of another dtype")
+        };
+        let bits = match layout.contiguous_offsets() {
+            Some((start, end)) => data[start..end].to_vec(),
+            None => strided(layout).map(|offset| data[offset]).collect(),
+        };
+        Ok((CpuStorage::U8(bits), layout.shape().clone()))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        storage: &candle_core::CudaStorage,
+        layout: &Layout,
+    ) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
+        use candle_core::backend::{BackendDevice, BackendStorage};
+        use candle_core::cuda_backend::CudaStorageSlice;
+        let CudaStorageSlice::F8E8M0(stored) = &storage.slice else {
+            candle_core::bail!("e8m0 bits of a {:?} tensor", storage.dtype())
+        };
+        let device = storage.device.clone();
+        let stored = stored
+            .try_clone()
+            .map_err(|error| candle_core::Error::Msg(error.to_string()))?;
+        let as_bytes = candle_core::CudaStorage {
+            slice: CudaStorageSlice::U8(stored),
+            device: device.clone(),
+        };
+        // SAFETY: the strided copy just below writes every element.
+        let mut bits = unsafe { device.alloc_uninit(layout.shape(), DType::U8)? };
+        as_bytes.copy_strided_src(&mut bits, 0, layout)?;
+        Ok((bits, layout.shape().clone()))
     }
 }
 
-fn count(mask: &Tensor) -> candle_core::Result<u64> {
-    count_transfer();
-    Ok(u64::from(
-        mask.to_dtype(DType::U32)?.sum_all()?.to_vec0::<u32>()?,
-    ))
+/// The storage offsets of a layout's elements in logical order.
+fn strided(layout: &Layout) -> impl Iterator<Item = usize> + '_ {
+    let dims = layout.dims();
+    let strides = layout.stride();
+    let total: usize = dims.iter().product();
+    let mut index = vec![0usize; dims.len()];
+    let mut offset = layout.start_offset();
+    (0..total).map(move |_| {
+        let here = offset;
+        for axis in (0..dims.len()).rev() {
+            index[axis] += 1;
+            offset += strides[axis];
+            if index[axis] < dims[axis] {
+                break;
+            }
+            offset -= strides[axis] * dims[axis];
+            index[axis] = 0;
+        }
+        here
+    })
 }
 
-fn locate_typed<C: Compare + WithDType + Extremes>(
-    tensor: &Tensor,
-    _rule: &Resolved,
-    masks: &Masks,
-) -> candle_core::Result<(Summary, Details)> {
-    let dtype = tensor.dtype();
-    let device = masks.values.device();
-    let values = &masks.values;
-    let total = values.elem_count();
-    let violating = count(&masks.violating)?;
-    let ignored = count(&masks.ignored)?;
-    let not_nan = values.eq(values)?;
-    let nan = total as u64 - count(&not_nan)?;
-    let mut details = Details {
-        counts: crate::error::Counts {
-            violating,
-            total: total as u64,
-            nan,
-            ignored,
-        },
-        ..Details::default()
-    };
-    if violating > 0 {
-        let positions = Tensor::arange(0u32, total as u32, device)?;
-        let past_end = Tensor::new(total as u32, device)?.broadcast_as(total)?;
-        let first = masks.violating.where_cond(&positions, &past_end)?.min(0)?;
-        count_transfer();
-        let first_position = first.to_vec0::<u32>()? as usize;
-        // A one-element copy: reading a view would bring back its whole buffer, and a masked
-        // sum would turn -0.0 into 0.
-        count_transfer();
-        let first_value = values
-            .narrow(0, first_position, 1)?
-            .copy()?
-            .to_vec1::<C>()?[0];
-        details.first_index = Some(unravel(first_position, tensor.dims()));
-        details.first_value = Some(first_value.to_value(dtype));
-        details.offending = vec![first_value.to_value(dtype)];
-    }
-    // Observed range over elements that are neither ignored nor NaN.
-    let zero = Tensor::zeros((), DType::U8, device)?;
-    let usable = masks.ignored.broadcast_eq(&zero)?.mul(&not_nan)?;
-    if count(&usable)? > 0 {
-        let high = Tensor::new(C::HIGHEST, device)?.broadcast_as(total)?;
-        let low = Tensor::new(C::LOWEST, device)?.broadcast_as(total)?;
-        let min = usable.where_cond(values, &high)?.min(0)?;
-        let max = usable.where_cond(values, &low)?.max(0)?;
-        count_transfer();
-        let range = Tensor::cat(&[min.reshape(1)?, max.reshape(1)?], 0)?.to_vec1::<C>()?;
-        details.observed = Some((range[0].to_value(dtype), range[1].to_value(dtype)));
-    }
-    let summary = Summary {
-        violating,
-        ignored,
-        total: total as u64,
-    };
-    Ok((summary, details))
-}
-
-/// The multi-dimensional index of a position in logical (row-major) order.
-fn unravel(mut position: usize, dims: &[usize]) -> Vec<usize> {
+/// The multi-dimensional index of a position in logical (row-major) order, in `u64` so that
+/// positions beyond 2^32 are exact on every platform.
+fn unravel(mut position: u64, dims: &[usize]) -> Vec<usize> {
     let mut index = vec![0; dims.len()];
     for (axis, &size) in dims.iter().enumerate().rev() {
         if size > 0 {
-            index[axis] = position % size;
+            let size = size as u64;
+            index[axis] = (position % size) as usize;
             position /= size;
         }
     }
     index
-}
-
-/// The values that stand in for "no element" in a min or max.
-trait Extremes: Sized {
-    const HIGHEST: Self;
-    const LOWEST: Self;
-}
-
-macro_rules! extremes {
-    ($($t:ty: $high:expr, $low:expr;)*) => {$(
-        impl Extremes for $t {
-            const HIGHEST: Self = $high;
-            const LOWEST: Self = $low;
-        }
-    )*};
-}
-extremes! {
-    u8: u8::MAX, u8::MIN;
-    u32: u32::MAX, u32::MIN;
-    i64: i64::MAX, i64::MIN;
-    f32: f32::INFINITY, f32::NEG_INFINITY;
-    f64: f64::INFINITY, f64::NEG_INFINITY;
 }
 
 #[cfg(test)]
@@ -312,5 +438,31 @@ mod tests {
         assert_eq!(unravel(22, &[2, 4, 4]), vec![1, 1, 2]);
         assert_eq!(unravel(5, &[6]), vec![5]);
         assert_eq!(unravel(0, &[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn unravel_is_exact_beyond_two_to_the_32() {
+        // [3, 2^32 + 5]: the last element sits at 3 * (2^32 + 5) - 1, past every u32.
+        let wide = (1usize << 32) + 5;
+        let last = 3 * wide as u64 - 1;
+        assert_eq!(unravel(last, &[3, wide]), vec![2, wide - 1]);
+        assert_eq!(unravel(wide as u64 + 7, &[3, wide]), vec![1, 7]);
+    }
+
+    #[test]
+    fn e8m0_rules_become_bit_intervals() {
+        let rule = TypedRule::<f32> {
+            intervals: Some(vec![(0.5, 4.0)]),
+            ignore: vec![1.0],
+        };
+        let bits = e8m0_bits_rule(&rule);
+        // 0.5 = 2^-1 is bits 126, 4 = 2^2 is bits 129, 1 = 2^0 is bits 127.
+        assert_eq!(bits.intervals, Some(vec![(126, 129)]));
+        assert_eq!(bits.ignore, vec![127]);
+        let between = TypedRule::<f32> {
+            intervals: Some(vec![(0.6, 0.9)]),
+            ignore: vec![],
+        };
+        assert_eq!(e8m0_bits_rule(&between).intervals, Some(vec![]));
     }
 }

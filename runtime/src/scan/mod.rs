@@ -1,7 +1,12 @@
 //! Reading tensor data for the value rules: in place on the CPU (`cpu.rs`), with candle ops and
-//! one small transfer on other devices (`device.rs`).
+//! one small transfer on other devices (`device.rs`). Scans return statistics only; the
+//! violations they stand for are built above, in `report.rs`.
 
 use std::cell::Cell;
+
+use candle_core::Tensor;
+
+use crate::rule::{Details, Resolved};
 
 pub(crate) mod cpu;
 pub(crate) mod device;
@@ -28,4 +33,31 @@ pub fn device_transfers() -> u64 {
 
 pub(crate) fn count_transfer() {
     DEVICE_TRANSFERS.with(|count| count.set(count.get() + 1));
+}
+
+/// One tensor whose value rules need its data read.
+pub(crate) struct Request<'t> {
+    pub tensor: &'t Tensor,
+    pub rule: &'t Resolved,
+    /// Whether a tensor with no usable element breaks the rule (`ignore` without `allow_all`).
+    pub needs_usable: bool,
+}
+
+/// What reading one tensor found.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Every element passes.
+    Pass,
+    /// Elements break the rule, or none is usable: the statistics for the message.
+    Fail(Details),
+    /// The dtype's values cannot be read (candle's packed `f4` / `f6` formats).
+    Unreadable,
+    /// The device failed while reading.
+    Failed(candle_core::Error),
+}
+
+/// Whether a tensor is read in place by `cpu.rs` (a CPU tensor, unless the device path is
+/// forced); the others go to `device.rs`.
+pub(crate) fn reads_in_place(tensor: &Tensor) -> bool {
+    tensor.device().is_cpu() && !device_path_forced()
 }

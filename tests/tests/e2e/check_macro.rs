@@ -79,3 +79,19 @@ fn check_inside_a_method_sees_self() {
     let contract = ContractError::find_in(&error).unwrap();
     assert_eq!(contract.violations()[0].argument(), "hidden");
 }
+
+#[test]
+fn check_names_its_variables_as_variables() {
+    let labels = Tensor::new(&[3u8, 1], &Device::Cpu).unwrap();
+    let error = check!(labels: u8[N] in 0..2).unwrap_err();
+    assert_eq!(
+        error.violations()[0].subject(),
+        candle_contracts::Subject::Variable("labels")
+    );
+    // A path stays a field.
+    let error = step(&load(2, 10), 10).unwrap_err();
+    assert_eq!(
+        error.violations()[0].subject(),
+        candle_contracts::Subject::Field("batch.labels")
+    );
+}

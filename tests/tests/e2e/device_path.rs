@@ -156,3 +156,83 @@ fn device_path_reads_max_and_negative_zero_as_the_cpu_does() {
     assert!(cpu.contains("z[0] = -0,"), "{cpu}");
     assert_eq!(cpu, device);
 }
+
+#[test]
+fn device_path_reads_f8e8m0_as_the_cpu_does() {
+    // f8e8m0 is a bare exponent: byte 127 is 1.0, 128 is 2.0, 126 is 0.5, 255 is NaN.
+    let f8 = |bytes: &[u8]| {
+        Tensor::from_raw_buffer(bytes, DType::F8E8M0, &[bytes.len()], &Device::Cpu).unwrap()
+    };
+    for bytes in [&[127u8, 126, 125][..], &[127, 128, 255, 129], &[255, 255]] {
+        let x = f8(bytes);
+        let (cpu, device) = both_paths(|| Ok(check!(x: f8e8m0[N] in 0..=1)?));
+        assert_eq!(cpu, device, "{bytes:?}");
+        let (cpu, device) = both_paths(|| Ok(check!(x: f8e8m0[N] finite)?));
+        assert_eq!(cpu, device, "{bytes:?}");
+    }
+    let x = f8(&[127, 128, 255, 129]);
+    let message = || check!(x: f8e8m0[N] in 0..=1).unwrap_err().to_string();
+    // The device lists only the first offending value; the rest of the message is the same.
+    let (cpu, device) = (message(), on_device_path(message));
+    for text in [&cpu, &device] {
+        assert!(text.contains("x[1] = 2, expected 0..=1\n    3 of 4 elements violate the rule (1 NaN); observed range 1..=4"), "{text}");
+    }
+    // A strided view of f8e8m0 is read in logical order.
+    let grid = Tensor::from_raw_buffer(
+        &[127u8, 128, 126, 127],
+        DType::F8E8M0,
+        &[2, 2],
+        &Device::Cpu,
+    )
+    .unwrap()
+    .t()
+    .unwrap();
+    let (cpu, device) = both_paths(|| Ok(check!(grid: f8e8m0[A, B] in 0..=1)?));
+    assert_eq!(cpu.len(), 1);
+    assert_eq!(cpu, device);
+}
+
+#[test]
+fn device_path_reads_a_broadcast_view_over_its_stored_elements() {
+    // One stored element shown 4 * 10^8 times: copied in full, 10^8 of them took 3.9 s and
+    // ~1 GB.
+    let x = Tensor::new(7u32, &Device::Cpu)
+        .unwrap()
+        .broadcast_as((20_000, 20_000))
+        .unwrap();
+    let start = std::time::Instant::now();
+    let (cpu, device) = both_paths(|| Ok(check!(x: u32[N, M] in 0..3)?));
+    assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
+    assert_eq!(cpu.len(), 1);
+    assert_eq!(cpu, device);
+    let passing = Tensor::new(1u32, &Device::Cpu)
+        .unwrap()
+        .broadcast_as((10_000, 10_000))
+        .unwrap();
+    on_device_path(|| {
+        let before = device_transfers();
+        check!(passing: u32[N, M] in 0..3).unwrap();
+        assert_eq!(device_transfers() - before, 1);
+    });
+    // A broadcast row and column: the first offending index is the view's first.
+    let row = Tensor::new(&[0u32, 1, 5, 2], &Device::Cpu)
+        .unwrap()
+        .broadcast_as((6, 3, 4))
+        .unwrap();
+    let (cpu, device) = both_paths(|| Ok(check!(row: u32[A, B, C] in 0..3)?));
+    assert!(cpu[0].contains("Some([0, 0, 2])"), "{cpu:?}");
+    assert_eq!(cpu, device);
+}
+
+#[test]
+fn device_path_counts_beyond_two_to_the_32_elements() {
+    // 2^33 elements over one stored element: u32 counts and positions would wrap to 0.
+    let x = Tensor::new(9i64, &Device::Cpu)
+        .unwrap()
+        .broadcast_as((1usize << 17, 1usize << 16))
+        .unwrap();
+    let error = on_device_path(|| check!(x: i64[N, M] in 0..3).unwrap_err());
+    let counts = error.violations()[0].counts().unwrap();
+    assert_eq!((counts.violating, counts.total), (1 << 33, 1 << 33));
+    assert_eq!(error.violations()[0].index(), Some(&[0, 0][..]));
+}

@@ -1,6 +1,6 @@
 //! Every grammar element of the contract language, passing and failing.
 
-use candle_contracts::{contract, Rule};
+use candle_contracts::{contract, ContractError, Rule};
 use candle_core::{DType, Device, Result, Tensor};
 
 use crate::{contract_error, only_violation, zeros};
@@ -252,7 +252,7 @@ fn dim_expressions() {
     let text = error.to_string();
     assert!(text.contains("`padded`: shape [3, 7] does not match [N + 1, 2 * C] = [3, 6]\n    dim 1 is 7 but 2 * C = 6 with C = 3 (bound by `x` dim 1)"), "{text}");
     assert!(text.contains("`pooled`: shape [4] does not match [H / 2] = [3]\n    dim 0 is 4 but H / 2 = 3 with H = 7 (bound by `source` dim 0)"), "{text}");
-    // An expression that would go below zero is a violation, never a wrap.
+    // An expression that would go below zero is a violation of its own, never a wrap.
     let error = expressions(
         &f(&[2, 3]),
         &f(&[3, 6]),
@@ -262,10 +262,13 @@ fn dim_expressions() {
         &f(&[0]),
     )
     .unwrap_err();
+    let found = ContractError::find_in(&error).unwrap();
+    assert_eq!(found.violations()[0].rule(), Rule::DimArithmetic);
     assert!(
-        error
-            .to_string()
-            .contains("dim 0: L - 1 goes below zero with L = 0 (bound by `sequence` dim 0)"),
+        error.to_string().contains(
+            "`window`: dim 0 of [L - 1]: `L - 1` goes below zero with L = 0 (bound by \
+             `sequence` dim 0)"
+        ),
         "{error}"
     );
 }
@@ -418,4 +421,30 @@ fn all_violations_of_a_call_come_together() {
         rules,
         [("x", Rule::DType), ("x", Rule::Shape), ("y", Rule::Range)]
     );
+}
+
+#[contract(tokens: f32[B, T], shifted: f32[B, T - 1])]
+fn next_token(tokens: &Tensor, shifted: &Tensor) -> Result<()> {
+    let _ = (tokens, shifted);
+    Ok(())
+}
+
+#[test]
+fn a_dim_expression_below_zero_is_dim_arithmetic() {
+    let f = |n: &[usize]| zeros(n, DType::F32);
+    assert!(next_token(&f(&[2, 5]), &f(&[2, 4])).is_ok());
+    // An empty sequence: `T - 1` has no size; no shape is wrong and no batch differs.
+    let error = next_token(&f(&[2, 0]), &f(&[2, 0])).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.rule(), Rule::DimArithmetic);
+    assert_eq!(violation.argument(), "shifted");
+    let text = error.to_string();
+    assert!(
+        text.contains(
+            "`shifted`: dim 1 of [B, T - 1]: `T - 1` goes below zero with T = 0 (bound by \
+             `tokens` dim 1)\n    help: `T - 1` is a size, so it cannot be negative"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("batch sizes differ"), "{text}");
 }

@@ -61,3 +61,33 @@ fn the_deepest_accepted_expression_evaluates() {
     let error = deepest_expression(&x, &x).unwrap_err();
     assert!(error.to_string().contains("= 17"), "{error}");
 }
+
+#[contract(ids: u32[N, M] in 0..3)]
+fn class_ids(ids: &Tensor) -> candle_core::Result<()> {
+    let _ = ids;
+    Ok(())
+}
+
+#[test]
+fn a_violation_in_a_broadcast_view_costs_what_its_stored_elements_cost() {
+    // One stored 5 shown 4 * 10^8 times: the failure path reads it once (46 s in a debug build
+    // when it walked the view); the bound is generous for a busy machine.
+    let ids = Tensor::new(5u32, &Device::Cpu)
+        .unwrap()
+        .broadcast_as((20_000, 20_000))
+        .unwrap();
+    let start = std::time::Instant::now();
+    let error = class_ids(&ids).unwrap_err();
+    let elapsed = start.elapsed();
+    assert!(elapsed.as_secs_f64() < 5.0, "{elapsed:?}");
+    let violation = only_violation(&error);
+    assert_eq!(violation.index(), Some(&[0, 0][..]));
+    let counts = violation.counts().unwrap();
+    assert_eq!((counts.violating, counts.total), (400_000_000, 400_000_000));
+    assert!(
+        error
+            .to_string()
+            .contains("`ids`: value out of range: ids[0, 0] = 5, expected 0..3"),
+        "{error}"
+    );
+}

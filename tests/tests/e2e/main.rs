@@ -2,10 +2,10 @@
 //! `Ok` values. One binary, one module per topic.
 
 mod check_macro;
+mod common_mistakes;
 mod device_path;
 mod error_types;
 mod grammar;
-mod handed;
 mod help_lines;
 mod hygiene;
 mod limits;

@@ -1,5 +1,7 @@
 //! `candle_contracts::nn`: each op equals candle's (or PyTorch's value where candle is wrong)
-//! on valid input, and the handed cases H05, H08, H12, H14, H18, H19, H20, H21.
+//! on valid input, and the mistakes each op catches or fixes (ignored rows, candle's MAX
+//! sentinel, u8 class 255, large logits, integer BCE targets, ids past the vocabulary, empty
+//! index tensors, an ignore value passed into `one_hot`).
 
 use candle_contracts::nn::{self, LossOptions, Reduction};
 use candle_contracts::{Rule, Value};
@@ -87,7 +89,7 @@ fn cross_entropy_rejects_bad_class_ids_and_empty_batches() {
 }
 
 #[test]
-fn h05_ignored_rows_leave_the_mean() {
+fn ignored_rows_leave_the_mean() {
     let logits = logits(6, 3);
     let target = Tensor::new(&[0i64, 1, -100, 0, 1, 2], &cpu()).unwrap();
     let kept = [(0, 0), (1, 1), (3, 0), (4, 1), (5, 2)];
@@ -152,7 +154,7 @@ fn all_ignored_is_an_error_for_the_mean_only() {
 }
 
 #[test]
-fn h19_max_sentinel_in_targets() {
+fn max_sentinel_in_targets() {
     let logits = Tensor::new(
         &[[1f32, 2., 3., 4.], [0., 0., 0., 0.], [5., 1., 1., 1.]],
         &cpu(),
@@ -178,7 +180,7 @@ fn h19_max_sentinel_in_targets() {
 }
 
 #[test]
-fn h20_u8_class_255_is_a_real_class() {
+fn u8_class_255_is_a_real_class() {
     let values: Vec<f32> = (0..300).map(|i| (i as f32 / 50.0).sin()).collect();
     let logits = Tensor::from_vec(values, (1, 300), &cpu()).unwrap();
     let target = Tensor::new(&[255u8], &cpu()).unwrap();
@@ -251,7 +253,7 @@ fn binary_cross_entropy_with_logit_equals_candle_where_candle_is_right() {
 }
 
 #[test]
-fn h21_large_logits_stay_finite_and_correct() {
+fn large_logits_stay_finite_and_correct() {
     let logits = Tensor::new(&[16.7f32, -89.0], &cpu()).unwrap();
     let target = Tensor::new(&[1f32, 0.], &cpu()).unwrap();
     let candle =
@@ -267,7 +269,7 @@ fn h21_large_logits_stay_finite_and_correct() {
 }
 
 #[test]
-fn h08_integer_targets_given_to_bce_with_logits() {
+fn integer_targets_given_to_bce_with_logits() {
     let logits = Tensor::zeros(8, DType::F32, &cpu()).unwrap();
     let target = Tensor::new(&[0i64, 1, 1, 0, 1, 0, 0, 1], &cpu()).unwrap();
     let error = nn::binary_cross_entropy_with_logit(&logits, &target).unwrap_err();
@@ -316,7 +318,7 @@ fn embedding_equals_index_select_and_checks_ids() {
 }
 
 #[test]
-fn h12_token_id_past_the_vocabulary() {
+fn token_id_past_the_vocabulary() {
     let table = Tensor::zeros((50257, 16), DType::F32, &cpu()).unwrap();
     let ids = Tensor::new(
         &[[
@@ -449,7 +451,7 @@ fn index_ops_report_the_bad_index() {
 }
 
 #[test]
-fn h18_empty_index_tensor() {
+fn empty_index_tensor() {
     let source = Tensor::arange(0f32, 27., &cpu())
         .unwrap()
         .reshape((3, 3, 3))
@@ -487,7 +489,7 @@ fn one_hot_equals_candle_and_honours_minus_one() {
 }
 
 #[test]
-fn h14_ignore_value_passed_straight_into_one_hot() {
+fn ignore_value_passed_straight_into_one_hot() {
     let indices = Tensor::new(&[[0i64, 3, -100, -100], [1, 2, -100, -100]], &cpu()).unwrap();
     let error = nn::one_hot(indices, 5, 1f32, 0f32).unwrap_err();
     let violation = only_violation(&error);

@@ -1,6 +1,7 @@
-//! The v2 forms (language page §10): constants, braced dims, values from scope in relations,
-//! optional and indexed paths, tuple returns, sequences and raw identifiers. Each passes on
-//! good input and names what is wrong on bad input.
+//! Names from the function's scope (the book's reference has a section on each): constants,
+//! braced dims, values from scope in relations, optional and indexed paths, tuple returns,
+//! sequences and raw identifiers. Each passes on good input and names what is wrong on bad
+//! input.
 
 use candle_contracts::{contract, Rule};
 use candle_core::{DType, Device, Result, Tensor};

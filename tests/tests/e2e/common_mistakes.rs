@@ -1,5 +1,6 @@
-//! The handed cases of `shared/cases/handed.md` that a user's own contract handles. (The cases
-//! for `candle_contracts::nn` are in `nn_ops.rs`.)
+//! Common mistakes with class ids, masks, probabilities and batches that a user's own contract
+//! catches, each with the message and help line it gets. (The mistakes that
+//! `candle_contracts::nn` handles are in `nn_ops.rs`.)
 
 use candle_contracts::{contract, Rule, Value};
 use candle_core::{DType, Device, Result, Tensor, D};
@@ -16,7 +17,7 @@ fn class_loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h01_more_classes_in_the_data_than_in_the_head() {
+fn more_classes_in_the_data_than_in_the_head() {
     let logits = Tensor::zeros((8, 3), DType::F32, &cpu()).unwrap();
     let target = Tensor::new(&[5i64, 5, 0, 10, 0, 0, 10, 5], &cpu()).unwrap();
     let error = class_loss(&logits, &target).unwrap_err();
@@ -45,7 +46,7 @@ fn no_label_loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h02_minus_one_as_no_label_without_ignore() {
+fn minus_one_as_no_label_without_ignore() {
     let logits = Tensor::zeros((4, 11), DType::F32, &cpu()).unwrap();
     let target = Tensor::new(&[3i64, -1, 7, -1], &cpu()).unwrap();
     let error = no_label_loss(&logits, &target).unwrap_err();
@@ -74,7 +75,7 @@ fn segmentation_loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h03_masks_saved_as_0_and_255() {
+fn masks_saved_as_0_and_255() {
     let logits = Tensor::zeros((2, 2, 4, 4), DType::F32, &cpu()).unwrap();
     let mut mask = vec![0i64; 32];
     mask[16 + 4 + 2] = 255;
@@ -96,7 +97,7 @@ fn ignoring_loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h04_every_target_is_the_ignore_value() {
+fn every_target_is_the_ignore_value() {
     let logits = Tensor::zeros((5, 10), DType::F32, &cpu()).unwrap();
     let target = Tensor::new(&[-100i64; 5], &cpu()).unwrap();
     let error = ignoring_loss(&logits, &target).unwrap_err();
@@ -116,7 +117,7 @@ fn indices_loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h06_one_hot_target_instead_of_class_indices() {
+fn one_hot_target_instead_of_class_indices() {
     let logits = Tensor::zeros((4, 5), DType::F32, &cpu()).unwrap();
     let one_hot = Tensor::eye(5, DType::F32, &cpu())
         .unwrap()
@@ -151,7 +152,7 @@ fn h06_one_hot_target_instead_of_class_indices() {
 }
 
 #[test]
-fn h07_target_as_a_column_vector() {
+fn target_as_a_column_vector() {
     let logits = Tensor::zeros((6, 4), DType::F32, &cpu()).unwrap();
     let target = Tensor::zeros((6, 1), DType::U32, &cpu()).unwrap();
     let error = indices_loss(&logits, &target).unwrap_err();
@@ -176,7 +177,7 @@ fn bce(probabilities: &Tensor, target: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h09_masks_not_scaled_before_bce() {
+fn masks_not_scaled_before_bce() {
     let probabilities = Tensor::full(0.5f32, (2, 1, 4, 4), &cpu()).unwrap();
     let mut mask = vec![0f32; 32];
     mask[5] = 255.;
@@ -207,7 +208,7 @@ fn bce_on_probabilities(input: &Tensor, target: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h10_head_without_a_sigmoid() {
+fn head_without_a_sigmoid() {
     let logits = Tensor::new(
         &[
             [2.3f32, -1.7, 0.4],
@@ -267,7 +268,7 @@ fn probabilities_only(input: &Tensor) -> Result<()> {
 }
 
 #[test]
-fn h11_nan_reached_the_bce_input() {
+fn nan_reached_the_bce_input() {
     let input = Tensor::new(&[0.2f32, f32::NAN, 0.9, 0.4, f32::NAN, 0.1], &cpu()).unwrap();
     // candle's min/max skip the NaN, so a min/max check would pass this tensor.
     assert_eq!(
@@ -311,7 +312,7 @@ fn embed_unpadded(table: &Tensor, ids: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h13_pad_id_minus_one_declared_as_ignored() {
+fn pad_id_minus_one_declared_as_ignored() {
     let table = Tensor::arange(0f32, 20., &cpu())
         .unwrap()
         .reshape((10, 2))
@@ -343,7 +344,7 @@ fn sample_weights(probs: &Tensor) -> Result<()> {
 }
 
 #[test]
-fn h16_sampling_weights_overflowed() {
+fn sampling_weights_overflowed() {
     let probs = Tensor::new(&[0f32, f32::INFINITY], &cpu()).unwrap();
     let error = sample_weights(&probs).unwrap_err();
     let violation = only_violation(&error);
@@ -359,7 +360,7 @@ fn masked_scores(mask: &Tensor, scores: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h15_equal_element_counts_different_shapes() {
+fn equal_element_counts_different_shapes() {
     let mask = Tensor::zeros((4, 6), DType::U8, &cpu()).unwrap();
     let scores = Tensor::zeros((24, 1), DType::F32, &cpu()).unwrap();
     let error = masked_scores(&mask, &scores).unwrap_err();
@@ -391,7 +392,7 @@ impl Classifier {
 }
 
 #[test]
-fn h17_last_batch_smaller_than_the_batch_size() {
+fn last_batch_smaller_than_the_batch_size() {
     let model = Classifier {
         weight: Tensor::zeros((3, 10), DType::F32, &cpu()).unwrap(),
     };
@@ -429,7 +430,7 @@ fn skipping_loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
-fn h19_candles_max_sentinel_in_targets() {
+fn candles_max_sentinel_in_targets() {
     let logits = Tensor::new(
         &[[1f32, 2., 3., 4.], [0., 0., 0., 0.], [5., 1., 1., 1.]],
         &cpu(),
