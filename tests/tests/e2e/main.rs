@@ -9,6 +9,7 @@ mod handed;
 mod help_lines;
 mod limits;
 mod nn_ops;
+mod nn_pytorch_parity;
 mod placement;
 mod properties;
 mod real_models;
