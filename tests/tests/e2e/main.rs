@@ -8,6 +8,7 @@ mod grammar;
 mod handed;
 mod help_lines;
 mod limits;
+mod nn_differential;
 mod nn_ops;
 mod nn_pytorch_parity;
 mod placement;
