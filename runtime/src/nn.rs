@@ -773,8 +773,9 @@ pub fn index_select(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor>
 /// # Errors
 ///
 /// A contract violation for an id outside the dim; an error for `ids` of another rank than
-/// `source` (empty `ids` included) or larger than `source` on a dim but `dim` (PyTorch's
-/// error too); candle's errors for a `dim` past the rank.
+/// `source` or larger than `source` on a dim but `dim` (PyTorch's errors too, but PyTorch
+/// skips these rules when `ids` is empty, where this function keeps them: a shape slip shows
+/// before the first non-empty batch); candle's errors for a `dim` past the rank.
 ///
 /// # Contract
 ///
@@ -807,6 +808,19 @@ pub fn gather(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor> {
     // smaller it reads the wrong rows; cut `source` to the ids' extent there first.
     let source = corner(source, ids, Some(dim))?;
     source.contiguous()?.gather(&gather_indices(ids)?, dim)
+}
+
+/// PyTorch's rule of scatter_add and index_add: `source` has `base`'s dtype.
+fn same_dtype(op: &str, base: &Tensor, source: &Tensor) -> Result<()> {
+    if base.dtype() != source.dtype() {
+        candle_core::bail!(
+            "{op}: `base` is {} and `source` {}: they take one dtype (convert `source` with \
+             `to_dtype`)",
+            base.dtype().as_str(),
+            source.dtype().as_str()
+        );
+    }
+    Ok(())
 }
 
 /// `tensor` narrowed to `like`'s size on every dim but `except` (a view, no copy); the caller
@@ -870,9 +884,10 @@ fn no_larger_than(
 ///
 /// # Errors
 ///
-/// A contract violation for an id outside the dim; an error for ranks that differ or `ids`
-/// larger than `source` or `base` as above (PyTorch's errors too); candle's errors otherwise
-/// (a `source` of another dtype).
+/// A contract violation for an id outside the dim; an error for a `source` of another dtype
+/// than `base`, ranks that differ or `ids` larger than `source` or `base` as above (PyTorch's
+/// errors too, but PyTorch skips the shape rules when `ids` is empty, where this function
+/// keeps them: a shape slip shows before the first non-empty batch).
 ///
 /// # Contract
 ///
@@ -890,6 +905,7 @@ pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> 
         dim,
         |base| check!(base: _[S, ..], ids: u8 | u32 | i64 [..] in 0..S, source: _[..]),
     )?;
+    same_dtype("scatter_add", base, source)?;
     no_larger_than("scatter_add", ("ids", ids), ("source", source), None)?;
     no_larger_than("scatter_add", ("ids", ids), ("base", base), Some(dim))?;
     if ids.elem_count() == 0 {
@@ -921,8 +937,9 @@ pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> 
 ///
 /// # Errors
 ///
-/// A contract violation for an id outside the dim or `ids` of the wrong rank; candle's errors
-/// for a mis-shaped `source`.
+/// A contract violation for an id outside the dim or `ids` of the wrong rank; an error for a
+/// `source` of another dtype than `base`, or of a shape other than `base`'s with dim `dim` of
+/// size `I` (empty `ids` included, as in PyTorch).
 ///
 /// # Contract
 ///
@@ -940,6 +957,19 @@ pub fn index_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Re
         dim,
         |base| check!(base: _[S, ..], ids: u8 | u32 | i64 [I] in 0..S, source: _[..]),
     )?;
+    same_dtype("index_add", base, source)?;
+    // Checked here, not left to candle: empty ids return before candle would see `source`.
+    let mut expected = base.dims().to_vec();
+    expected[dim] = ids.elem_count();
+    if source.dims() != expected.as_slice() {
+        candle_core::bail!(
+            "index_add: `source` is {:?} where {expected:?} is expected: `base` {:?} with dim \
+             {dim} the length of `ids` ({})",
+            source.dims(),
+            base.dims(),
+            ids.elem_count()
+        );
+    }
     if ids.elem_count() == 0 {
         return base.copy();
     }

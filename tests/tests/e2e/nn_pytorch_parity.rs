@@ -130,3 +130,40 @@ fn binary_cross_entropy_refuses_a_target_of_another_dtype() {
         "{error}"
     );
 }
+
+#[test]
+fn index_add_checks_source_against_base_even_for_empty_ids() {
+    // PyTorch: "Number of indices (0) should be equal to source.size(dim): (1), for dim: 0",
+    // and "source tensor shape must match self tensor shape, excluding the specified
+    // dimension" for a source of width 4 into a base of width 3.
+    let base = Tensor::zeros((2, 3), DType::F32, &cpu()).unwrap();
+    let ids = Tensor::zeros(0, DType::U32, &cpu()).unwrap();
+    for source in [(1, 3), (0, 4)] {
+        let source = Tensor::zeros(source, DType::F32, &cpu()).unwrap();
+        let error = nn::index_add(&base, &ids, &source, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("where [0, 3] is expected"), "{error}");
+    }
+    let source = Tensor::zeros((0, 3), DType::F32, &cpu()).unwrap();
+    let out = nn::index_add(&base, &ids, &source, 0).unwrap();
+    assert_eq!(out.to_vec2::<f32>().unwrap(), [[0.; 3]; 2]);
+}
+
+#[test]
+fn scatter_and_index_add_refuse_a_source_of_another_dtype_even_for_empty_ids() {
+    // PyTorch: "scatter(): Expected self.dtype to be equal to src.dtype", "index_add_():
+    // self (Float) and source (Double) must have the same scalar type".
+    let base = Tensor::zeros((2, 3), DType::F32, &cpu()).unwrap();
+    let ids = Tensor::zeros((0, 3), DType::U32, &cpu()).unwrap();
+    let source = Tensor::zeros((0, 3), DType::F64, &cpu()).unwrap();
+    let error = nn::scatter_add(&base, &ids, &source, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("`base` is f32 and `source` f64"), "{error}");
+    let ids = Tensor::zeros(0, DType::U32, &cpu()).unwrap();
+    let error = nn::index_add(&base, &ids, &source, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("`base` is f32 and `source` f64"), "{error}");
+}
