@@ -1,6 +1,6 @@
 //! A plain timing loop for the range scan against candle's `sum_all`, without criterion: the
 //! two alternate on the same f32 [16384, 1000] tensor in one process, and each round prints
-//! the ratio of their best times of that round (`sum_all` time / scan time, so above 1 means
+//! the ratio of their median times of that round (`sum_all` time / scan time, so above 1 means
 //! the scan is faster). `SCAN_LOOP_ROUNDS` sets the rounds (default 7).
 //!
 //! `cargo bench -p candle-contracts --bench scan_loop`
@@ -17,16 +17,18 @@ fn range_checked(x: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// The shortest of `repeats` timings of `f`.
-fn best_of(repeats: usize, mut f: impl FnMut()) -> Duration {
-    (0..repeats)
+/// The median of `repeats` timings of `f` (robust to a neighbour's burst on a shared
+/// machine, unlike the mean, and not flattered by one lucky run, unlike the minimum).
+fn median_of(repeats: usize, mut f: impl FnMut()) -> Duration {
+    let mut times: Vec<Duration> = (0..repeats)
         .map(|_| {
             let start = Instant::now();
             f();
             start.elapsed()
         })
-        .min()
-        .unwrap_or_default()
+        .collect();
+    times.sort();
+    times[repeats / 2]
 }
 
 fn main() -> Result<()> {
@@ -45,10 +47,10 @@ fn main() -> Result<()> {
     }
     let mut ratios = Vec::with_capacity(rounds);
     for round in 0..rounds {
-        let sum = best_of(10, || {
+        let sum = median_of(15, || {
             black_box(black_box(&x).sum_all().unwrap());
         });
-        let scan = best_of(10, || range_checked(black_box(&x)).unwrap());
+        let scan = median_of(15, || range_checked(black_box(&x)).unwrap());
         let ratio = sum.as_secs_f64() / scan.as_secs_f64();
         ratios.push(ratio);
         println!(
