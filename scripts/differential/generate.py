@@ -437,6 +437,36 @@ def case(op, inputs, params, outcome, expect_ok, divergence, _dtype):
     return entry
 
 
+def pinned_cases():
+    """The cases issue 11 reported, and one of each mixed-dtype binary cross-entropy, so every
+    seed replays them."""
+    L = torch.int64
+    cases = []
+    source = torch.tensor([[[0.0, 1.0], [2.0, 3.0]]])
+    ids = torch.tensor([[[0], [0]]], dtype=L)
+    cases.append(case("gather", [tensor_json("f32", source), tensor_json("i64", ids)],
+                      {"dim": 0}, run_torch(lambda: torch.gather(source, 0, ids)), True, None,
+                      None))
+    base = torch.arange(12.0).reshape(3, 4)
+    ids2 = torch.tensor([[0], [1]], dtype=L)
+    ones = torch.ones(2, 1)
+    cases.append(case("scatter_add",
+                      [tensor_json("f32", base), tensor_json("u32", ids2), tensor_json("f32", ones)],
+                      {"dim": 1}, run_torch(lambda: base.scatter_add(1, ids2, ones)), True, None,
+                      None))
+    for a, b in [("f32", "f64"), ("f64", "f32"), ("f16", "f32"), ("f32", "bf16")]:
+        x = torch.tensor([0.3, -1.2, 4.0]).to(DTYPES[a])
+        t = torch.tensor([1.0, 0.25, 0.0]).to(DTYPES[b])
+        outcome = run_torch(lambda: F.binary_cross_entropy_with_logits(x, t))
+        cases.append(case("binary_cross_entropy_with_logit", [tensor_json(a, x), tensor_json(b, t)],
+                          {}, outcome, True, None, None))
+        p = torch.tensor([0.3, 0.5, 0.9]).to(DTYPES[a])
+        outcome = run_torch(lambda: F.binary_cross_entropy(p, t))
+        cases.append(case("binary_cross_entropy", [tensor_json(a, p), tensor_json(b, t)], {},
+                          outcome, False, None, None))
+    return cases
+
+
 OPS = {
     "cross_entropy": lambda g: loss_case(g, "cross_entropy"),
     "nll": lambda g: loss_case(g, "nll"),
@@ -469,6 +499,7 @@ def main():
     for op, make_case in OPS.items():
         for _ in range(args.per_op * (2 if op in ("gather", "scatter_add") else 1)):
             cases.append(make_case(g))
+    cases.extend(pinned_cases())
     for i, entry in enumerate(cases):
         entry["id"] = i
     fixture = {
