@@ -11,10 +11,13 @@
 //! | [`cross_entropy`], [`nll`] | `candle_nn::loss::{cross_entropy, nll}` | class ids checked; NaN and infinite logits, and log-probabilities above 0, are errors, not a NaN loss; u8 id 255 is a class, not candle's skip sentinel; an empty batch is an error, not NaN |
 //! | [`cross_entropy_with`], [`nll_with`] | PyTorch's `ignore_index` and `reduction` | ignored rows are left out of the mean's denominator (candle has no ignore index) and out of the finite check |
 //! | [`binary_cross_entropy`] | `torch.nn.functional.binary_cross_entropy` | candle has none; logs clamped at -100 like PyTorch |
-//! | [`binary_cross_entropy_with_logit`] | `candle_nn::loss::binary_cross_entropy_with_logit` | stable for large logits (candle's gives NaN once \|logit\| ≳ 17 in f32) |
+//! | [`binary_cross_entropy_with_logit`] | `candle_nn::loss::binary_cross_entropy_with_logit` | stable for large logits (candle's gives NaN once \|logit\| ≳ 17 in f32); the target's dtype, as PyTorch |
 //! | [`embedding`], [`Embedding`] | `torch.nn.functional.embedding`, `candle_nn::Embedding` | ids checked against the table's rows |
-//! | [`index_select`], [`gather`], [`scatter_add`], [`index_add`] | candle's `Tensor` methods | indices checked against the indexed dim; empty indices launch nothing |
+//! | [`index_select`], [`gather`], [`scatter_add`], [`index_add`] | candle's `Tensor` methods | indices checked against the indexed dim; empty indices launch nothing; `gather` and `scatter_add` take ids smaller than the other tensors, as PyTorch (candle's gather reads wrong elements there) |
 //! | [`one_hot`] | `candle_nn::encoding::one_hot` | indices checked with candle's `-1` convention, before any copy |
+//!
+//! Each op is checked against PyTorch by a differential test (`scripts/differential/`, replayed
+//! by the e2e test `nn_differential`).
 //!
 //! Every function is `#[track_caller]`: a violation names the op (`nn::embedding`) and the line
 //! that called it, so with two embedding tables in one model the message says which call
@@ -485,7 +488,8 @@ fn reduced_nll(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Res
 /// # Errors
 ///
 /// A contract violation for a value outside `0..=1` (NaN included) in either argument, an
-/// integer target, or shapes that differ; an error for empty tensors (the mean is 0/0).
+/// integer target, or shapes that differ; an error for empty tensors (the mean is 0/0) and for
+/// a target of another float dtype than the probabilities (PyTorch's error too).
 ///
 /// # Contract
 ///
@@ -499,6 +503,14 @@ pub fn binary_cross_entropy(probabilities: &Tensor, target: &Tensor) -> Result<T
         "nn::binary_cross_entropy",
         check!(probabilities: float[*S] in 0.0..=1.0, target: float[*S] in 0.0..=1.0),
     )?;
+    if probabilities.dtype() != target.dtype() {
+        candle_core::bail!(
+            "binary_cross_entropy: `probabilities` is {} and `target` {}: they take one dtype, \
+             as in PyTorch (convert the target with `to_dtype`)",
+            probabilities.dtype().as_str(),
+            target.dtype().as_str()
+        );
+    }
     if probabilities.elem_count() == 0 {
         candle_core::bail!("binary_cross_entropy: the mean over an empty tensor is 0/0");
     }
@@ -524,8 +536,12 @@ fn log1p(y: &Tensor) -> Result<Tensor> {
 ///
 /// - `logits`: any shape, a float dtype, finite raw scores.
 /// - `target`: the same shape and a float dtype, values in `0..=1`.
-/// - returns a scalar: `mean(max(x, 0) - x * t + log(1 + exp(-|x|)))`, the form PyTorch uses,
-///   finite for any finite logit.
+/// - returns a scalar of the target's dtype: `mean(max(x, 0) - x * t + log(1 + exp(-|x|)))`,
+///   the form PyTorch uses, finite for any finite logit.
+///
+/// The result's dtype is the target's, as in PyTorch (f32 logits with an f64 target give an
+/// f64 loss, f64 logits with an f32 target an f32 one); the loss is computed in the wider of
+/// the two dtypes, f32 at least. (candle's version returns the logits' dtype.)
 ///
 /// Mirrors `candle_nn::loss::binary_cross_entropy_with_logit` and PyTorch's
 /// `F.binary_cross_entropy_with_logits`. candle's version applies a sigmoid and takes logs, so
@@ -554,11 +570,17 @@ pub fn binary_cross_entropy_with_logit(logits: &Tensor, target: &Tensor) -> Resu
     if logits.elem_count() == 0 {
         candle_core::bail!("binary_cross_entropy_with_logit: the mean over an empty tensor is 0/0");
     }
-    let x = widened(logits)?;
-    let target = target.to_dtype(x.dtype())?;
+    // Computed in the wider of the two dtypes (f32 at least), returned in the target's.
+    let wide = if logits.dtype() == DType::F64 || target.dtype() == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    };
+    let x = logits.to_dtype(wide)?;
+    let t = target.to_dtype(wide)?;
     let softplus_of_minus_abs = log1p(&x.abs()?.neg()?.exp()?)?;
-    let loss = (x.relu()? - x.mul(&target)?)?.add(&softplus_of_minus_abs)?;
-    loss.mean_all()?.to_dtype(logits.dtype())
+    let loss = (x.relu()? - x.mul(&t)?)?.add(&softplus_of_minus_abs)?;
+    loss.mean_all()?.to_dtype(target.dtype())
 }
 
 /// The rows of `table` picked by token ids: `table[ids]`.
@@ -740,17 +762,23 @@ pub fn index_select(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor>
 /// The elements of `source` along `dim` at `ids`: candle's `Tensor::gather`.
 ///
 /// - `source`: any shape and dtype.
-/// - `ids`: the same rank as `source` (sizes may be smaller), u8, u32 or i64, in
+/// - `ids`: the same rank as `source`, no larger on any dim but `dim`, u8, u32 or i64, in
 ///   `0..source.dim(dim)`.
-/// - returns `ids`' shape, `source`'s dtype.
+/// - returns `ids`' shape, `source`'s dtype: `out[i][j][k] = source[ids[i][j][k]][j][k]` for
+///   `dim = 0`, and so on.
 ///
-/// Mirrors `Tensor::gather(&source, &ids, dim)` (PyTorch's `torch.gather`), with out-of-range
-/// ids reported instead of asserting; empty `ids` launch nothing.
+/// Mirrors PyTorch's `torch.gather(source, dim, ids)`, with out-of-range ids reported instead
+/// of asserting; empty `ids` launch nothing. Where `ids` is smaller than `source` on another
+/// dim, candle's `Tensor::gather` reads the wrong elements silently (source `[[[0., 1.], [2.,
+/// 3.]]]`, ids `[[[0], [0]]]`, dim 0 gives `[[[0.], [1.]]]`); this one gives PyTorch's
+/// `[[[0.], [2.]]]`.
 ///
 /// # Errors
 ///
 /// A contract violation for an id outside the dim; an error for `ids` of another rank than
-/// `source` (empty `ids` included); candle's errors for a `dim` past the rank.
+/// `source` or larger than `source` on a dim but `dim` (PyTorch's errors too, but PyTorch
+/// skips these rules when `ids` is empty, where this function keeps them: a shape slip shows
+/// before the first non-empty batch); candle's errors for a `dim` past the rank.
 ///
 /// # Contract
 ///
@@ -775,33 +803,101 @@ pub fn gather(source: &Tensor, ids: &Tensor, dim: usize) -> Result<Tensor> {
             source.rank()
         );
     }
+    no_larger_than("gather", ("ids", ids), ("source", source), Some(dim))?;
     if ids.elem_count() == 0 {
         return Tensor::zeros(ids.shape(), source.dtype(), source.device());
     }
+    // candle's gather walks `source` with the ids' shape, so on another dim where the ids are
+    // smaller it reads the wrong rows; cut `source` to the ids' extent there first.
+    let source = corner(source, ids, Some(dim))?;
     source.contiguous()?.gather(&gather_indices(ids)?, dim)
+}
+
+/// PyTorch's rule of scatter_add and index_add: `source` has `base`'s dtype.
+fn same_dtype(op: &str, base: &Tensor, source: &Tensor) -> Result<()> {
+    if base.dtype() != source.dtype() {
+        candle_core::bail!(
+            "{op}: `base` is {} and `source` {}: they take one dtype (convert `source` with \
+             `to_dtype`)",
+            base.dtype().as_str(),
+            source.dtype().as_str()
+        );
+    }
+    Ok(())
+}
+
+/// `tensor` narrowed to `like`'s size on every dim but `except` (a view, no copy); the caller
+/// has checked that `like` is no larger there.
+fn corner(tensor: &Tensor, like: &Tensor, except: Option<usize>) -> Result<Tensor> {
+    let mut cut = tensor.clone();
+    for (axis, &size) in like.dims().iter().enumerate() {
+        if Some(axis) != except && size < cut.dim(axis)? {
+            cut = cut.narrow(axis, 0, size)?;
+        }
+    }
+    Ok(cut)
+}
+
+/// PyTorch's size rule of gather and scatter: `small` is no larger than `large` on every dim
+/// but `except`; both have the same rank.
+fn no_larger_than(
+    op: &str,
+    (small_name, small): (&str, &Tensor),
+    (large_name, large): (&str, &Tensor),
+    except: Option<usize>,
+) -> Result<()> {
+    if small.rank() != large.rank() {
+        candle_core::bail!(
+            "{op}: `{small_name}` has rank {} and `{large_name}` rank {}: they take the same rank",
+            small.rank(),
+            large.rank()
+        );
+    }
+    for (axis, (&s, &l)) in small.dims().iter().zip(large.dims()).enumerate() {
+        if Some(axis) != except && s > l {
+            let but = match except {
+                Some(except) => format!(" on every dim but {except}"),
+                None => String::new(),
+            };
+            candle_core::bail!(
+                "{op}: `{small_name}` dim {axis} is {s} and `{large_name}` dim {axis} is {l}: \
+                 `{small_name}` {:?} must be no larger than `{large_name}` {:?}{but}",
+                small.dims(),
+                large.dims()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `base` with `source[i]` added at `ids[i]` along `dim`: candle's `Tensor::scatter_add`.
 ///
 /// - `base`: any shape and dtype.
-/// - `ids`: the shape of `source`, u8, u32 or i64, in `0..base.dim(dim)`.
-/// - `source`: the dtype of `base`.
+/// - `ids`: `base`'s rank, u8, u32 or i64, in `0..base.dim(dim)`; no larger than `source` on
+///   any dim, nor than `base` on any dim but `dim`.
+/// - `source`: `base`'s rank and dtype.
 /// - returns a new tensor of `base`'s shape; `base` is not modified.
 ///
-/// Mirrors `Tensor::scatter_add(&base, &ids, &source, dim)` (PyTorch's `Tensor.scatter_add`),
-/// with out-of-range ids reported instead of asserting; empty `ids` return a copy of `base`.
+/// Mirrors PyTorch's `Tensor.scatter_add(dim, index, src)`: `out[.., ids[i], ..] +=
+/// source[i]` for every index `i` of `ids`, so ids and a source smaller than `base` on the
+/// other dims add into the corner they cover, and of a source larger than the ids only the
+/// ids-shaped corner is read. (candle's `Tensor::scatter_add` takes only ids and source of one
+/// shape, equal to `base`'s but on `dim`.) Out-of-range ids are reported instead of
+/// asserting; empty `ids` return a copy of `base`.
 ///
 /// # Errors
 ///
-/// A contract violation for an id outside the dim or shapes of `ids` and `source` that
-/// differ; candle's errors otherwise.
+/// A contract violation for an id outside the dim; an error for a `source` of another dtype
+/// than `base`, ranks that differ or `ids` larger than `source` or `base` as above (PyTorch's
+/// errors too, but PyTorch skips the shape rules when `ids` is empty, where this function
+/// keeps them: a shape slip shows before the first non-empty batch).
 ///
 /// # Contract
 ///
 /// ```text
 /// base: _[..],
-/// ids: u8 | u32 | i64 [*I] in 0..S,   -- S = base.dim(dim)
-/// source: _[*I]
+/// ids: u8 | u32 | i64 [..] in 0..S,   -- S = base.dim(dim)
+/// source: _[..]
 /// ```
 #[track_caller]
 pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Result<Tensor> {
@@ -810,12 +906,25 @@ pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> 
         "base",
         base,
         dim,
-        |base| check!(base: _[S, ..], ids: u8 | u32 | i64 [*I] in 0..S, source: _[*I]),
+        |base| check!(base: _[S, ..], ids: u8 | u32 | i64 [..] in 0..S, source: _[..]),
     )?;
+    same_dtype("scatter_add", base, source)?;
+    no_larger_than("scatter_add", ("ids", ids), ("source", source), None)?;
+    no_larger_than("scatter_add", ("ids", ids), ("base", base), Some(dim))?;
     if ids.elem_count() == 0 {
         return base.copy();
     }
-    base.scatter_add(&gather_indices(ids)?, &source.contiguous()?, dim)
+    // candle's scatter_add takes ids and source of one shape, equal to `base`'s on the other
+    // dims; PyTorch adds the ids-shaped corner of `source` into the corner of `base` the ids
+    // cover. Do that on the corner and write it back.
+    let source = corner(source, ids, None)?.contiguous()?;
+    let base_corner = corner(base, ids, Some(dim))?;
+    let added = base_corner.scatter_add(&gather_indices(ids)?, &source, dim)?;
+    if base_corner.dims() == base.dims() {
+        return Ok(added);
+    }
+    let ranges: Vec<std::ops::Range<usize>> = added.dims().iter().map(|&size| 0..size).collect();
+    base.slice_assign(&ranges, &added)
 }
 
 /// `base` with the slices of `source` added at `ids` along `dim`: candle's
@@ -831,8 +940,9 @@ pub fn scatter_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> 
 ///
 /// # Errors
 ///
-/// A contract violation for an id outside the dim or `ids` of the wrong rank; candle's errors
-/// for a mis-shaped `source`.
+/// A contract violation for an id outside the dim or `ids` of the wrong rank; an error for a
+/// `source` of another dtype than `base`, or of a shape other than `base`'s with dim `dim` of
+/// size `I` (empty `ids` included, as in PyTorch).
 ///
 /// # Contract
 ///
@@ -850,6 +960,19 @@ pub fn index_add(base: &Tensor, ids: &Tensor, source: &Tensor, dim: usize) -> Re
         dim,
         |base| check!(base: _[S, ..], ids: u8 | u32 | i64 [I] in 0..S, source: _[..]),
     )?;
+    same_dtype("index_add", base, source)?;
+    // Checked here, not left to candle: empty ids return before candle would see `source`.
+    let mut expected = base.dims().to_vec();
+    expected[dim] = ids.elem_count();
+    if source.dims() != expected.as_slice() {
+        candle_core::bail!(
+            "index_add: `source` is {:?} where {expected:?} is expected: `base` {:?} with dim \
+             {dim} the length of `ids` ({})",
+            source.dims(),
+            base.dims(),
+            ids.elem_count()
+        );
+    }
     if ids.elem_count() == 0 {
         return base.copy();
     }

@@ -15,6 +15,9 @@ use rayon::prelude::*;
 use crate::rule::{Compare, Details, Resolved, Summary, TypedRule, decode_e8m0};
 use crate::scan::{Outcome, Request};
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
 /// Below this many elements one thread is faster than splitting.
 const PARALLEL_MIN: usize = 1 << 17;
 /// Elements per task when splitting.
@@ -261,7 +264,8 @@ fn count_contiguous<T: Copy, C: Compare>(
     }
 }
 
-/// Elements outside `[lo, hi]` (NaN included), with the best vector width the CPU has.
+/// Elements outside `[lo, hi]` (NaN included), with the best vector width the CPU has:
+/// AVX-512 for f32 and f64 compare types, else the portable loop compiled for AVX2 or plain.
 #[inline]
 fn count_outside<T: Copy, C: Compare>(
     data: &[T],
@@ -269,6 +273,13 @@ fn count_outside<T: Copy, C: Compare>(
     lo: C,
     hi: C,
 ) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        if let Some(count) = unsafe { avx512::count_outside(data, widen, lo, hi) } {
+            return count;
+        }
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
