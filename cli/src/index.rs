@@ -78,6 +78,8 @@ pub struct ContractText {
     /// The clauses read by the engine; `None` when the engine cannot read them (the macro
     /// reports it).
     pub parsed: Option<Contract>,
+    /// `static = false` in one of the attributes: the body is not checked.
+    pub static_off: bool,
 }
 
 /// One function (free, in an `impl` block, or a trait's provided method).
@@ -397,7 +399,12 @@ impl Index {
                 .map(|contracts| Contract {
                     clauses: contracts.into_iter().flat_map(|c| c.clauses).collect(),
                 });
-            ContractText { pieces, parsed }
+            let static_off = attrs.iter().any(static_false);
+            ContractText {
+                pieces,
+                parsed,
+                static_off,
+            }
         });
         self.fns.push(FnDef {
             name,
@@ -651,6 +658,28 @@ impl Index {
             .get(&(key.to_string(), name.to_string()))
             .map_or(&[], Vec::as_slice)
     }
+}
+
+/// Whether `attr` is a `#[contract(...)]` with the option `static = false`.
+fn static_false(attr: &syn::Attribute) -> bool {
+    let is_contract = attr
+        .path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "contract");
+    let syn::Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    let tokens: Vec<String> = list
+        .tokens
+        .clone()
+        .into_iter()
+        .map(|t| t.to_string())
+        .collect();
+    is_contract
+        && tokens
+            .windows(3)
+            .any(|w| w[0] == "static" && w[1] == "=" && w[2] == "false")
 }
 
 /// The text of a `#[contract(...)]` attribute (any path ending in `contract`), and its

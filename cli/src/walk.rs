@@ -354,6 +354,10 @@ pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<Le
     if let Some(expr) = tail_expr(f.block) {
         walker.check_return(expr, &tail);
     }
+    // `static = false`: the macro does not read this body, so neither does the checker.
+    if f.contract.as_ref().is_some_and(|c| c.static_off) {
+        walker.findings.clear();
+    }
     (walker.findings, walker.hints)
 }
 
@@ -1605,6 +1609,14 @@ impl Walker<'_> {
         if let Err(mismatch) = self.env.check_return(t) {
             let inner = ok_inner(expr);
             self.report(&mismatch, inner, &[], inner.span());
+            // A tail call that is still a `Result` (`x.sum_keepdim(1)`) takes the fix after `?`.
+            if std::ptr::eq(inner, expr) && returns_result(inner) {
+                let given = self.text(strip_refs(inner).span());
+                let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
+                if let Some(finding) = self.findings.last_mut() {
+                    finding.help = mismatch.help_for_result(&given);
+                }
+            }
         }
     }
 
@@ -1828,6 +1840,16 @@ fn strip_refs(expr: &syn::Expr) -> &syn::Expr {
 }
 
 /// `x` of a tail `Ok(x)`.
+/// Whether a returned expression is a call that yields a `Result` (every candle op but
+/// `clone`), rather than a tensor (`x`, `x?`, `x.clone()`).
+fn returns_result(expr: &syn::Expr) -> bool {
+    match expr {
+        syn::Expr::MethodCall(call) => call.method != "clone",
+        syn::Expr::Call(_) => true,
+        _ => false,
+    }
+}
+
 fn ok_inner(expr: &syn::Expr) -> &syn::Expr {
     if let syn::Expr::Call(call) = expr
         && let syn::Expr::Path(p) = &*call.func

@@ -60,7 +60,7 @@ error: `total` returns `return: f32[B]`, but `x.sum_keepdim(1)` is `f32[B, 1]` h
    |     ^^^^^^^^^^^^^^^^
    |
    = note: rank 2 given, rank 1 expected
-   = help: squeeze the last dim: `x.sum_keepdim(1).squeeze(1)?`
+   = help: squeeze the last dim: `x.sum_keepdim(1)?.squeeze(1)`
 
 error: 3 certain mismatches in 3 contracted functions in 1 file
 ";
@@ -160,7 +160,7 @@ fn a_file_that_does_not_parse_is_skipped_with_a_warning() {
     assert_eq!(
         headlines(&stderr),
         [
-            "error: `Tensor::narrow` takes `len: at most 3 - start`, but `2` is `2` here",
+            "error: `Tensor::narrow` takes `len: at most 3 - start`, but `2` is given here",
             "--> src/lib.rs:10:20",
         ]
     );

@@ -132,8 +132,12 @@ mod tests {
         );
         assert_eq!(mismatch.note(), "rank 2 given, rank 1 expected");
         assert_eq!(
-            mismatch.help("x.sum_keepdim(1)").as_deref(),
-            Some("squeeze the last dim: `x.sum_keepdim(1).squeeze(1)?`")
+            mismatch.help_for_result("x.sum_keepdim(1)").as_deref(),
+            Some("squeeze the last dim: `x.sum_keepdim(1)?.squeeze(1)`")
+        );
+        assert_eq!(
+            mismatch.help("sums").as_deref(),
+            Some("squeeze the last dim: `sums.squeeze(1)?`")
         );
         assert!(env.check_return(&t("f32[B]")).is_ok());
         assert!(env.check_return(&t("f32[M]")).is_ok());

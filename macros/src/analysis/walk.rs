@@ -115,6 +115,7 @@ impl<'a> Walker<'a> {
 
     fn check_return(&mut self, value: &TensorType, expr: &Expr) {
         // `Ok(sums)` is named, and its fix written, on `sums`.
+        let tail = expr;
         let expr = match expr {
             Expr::Call(call)
                 if call.args.len() == 1
@@ -126,7 +127,18 @@ impl<'a> Walker<'a> {
         };
         if let Err(mismatch) = self.env.check_return(value) {
             let given = text::compact(expr);
-            self.report(&mismatch, expr.to_token_stream(), &given);
+            let mut message = mismatch.message(&given);
+            message.push_str(&format!("\n= note: {}", mismatch.note()));
+            // A tail call that is still a `Result` (`x.sum_keepdim(1)`) takes the fix after `?`.
+            let help = match std::ptr::eq(tail, expr) && returns_result(expr) {
+                true => mismatch.help_for_result(&given),
+                false => mismatch.help(&given),
+            };
+            if let Some(help) = help {
+                message.push_str(&format!("\n= help: {help}"));
+            }
+            self.errors
+                .push(syn::Error::new_spanned(expr.to_token_stream(), message));
         }
     }
 
@@ -708,5 +720,15 @@ pub fn idents(tokens: TokenStream, names: &mut BTreeSet<String>) {
             TokenTree::Group(group) => idents(group.stream(), names),
             _ => {}
         }
+    }
+}
+
+/// Whether a returned expression is a call that yields a `Result` (every candle op but
+/// `clone`), rather than a tensor (`x`, `x?`, `x.clone()`).
+fn returns_result(expr: &Expr) -> bool {
+    match expr {
+        Expr::MethodCall(call) => call.method != "clone",
+        Expr::Call(_) => true,
+        _ => false,
     }
 }

@@ -188,6 +188,13 @@ impl Mismatch {
             Argument::Return => "returns",
             _ => "takes",
         };
+        if given == self.found {
+            // A literal argument: its text is its value.
+            return format!(
+                "`{}` {verb} `{}`, but `{given}` is given here",
+                self.op, self.expected
+            );
+        }
         format!(
             "`{}` {verb} `{}`, but `{given}` is `{}` here",
             self.op, self.expected, self.found
@@ -199,22 +206,38 @@ impl Mismatch {
         self.reason.to_string()
     }
 
-    /// The help line, with the argument's text `given` in the suggested code.
+    /// The help line, with the argument's text `given` in the suggested code; `given` is a
+    /// tensor (`target`, `&x`, `x.t()?`).
     pub fn help(&self, given: &str) -> Option<String> {
+        self.help_with(given, false)
+    }
+
+    /// The help line for `given` that is itself a `Result<Tensor>` kept as one, such as a
+    /// function's tail `x.sum_keepdim(1)`: the fix goes after a `?` and ends without one
+    /// (`x.sum_keepdim(1)?.squeeze(1)`), so the tail stays a `Result`.
+    pub fn help_for_result(&self, given: &str) -> Option<String> {
+        self.help_with(given, true)
+    }
+
+    fn help_with(&self, given: &str, result: bool) -> Option<String> {
+        let fix = |call: String| match result {
+            true => format!("`{given}?.{call}`"),
+            false => format!("`{given}.{call}?`"),
+        };
         Some(match self.help.as_ref()? {
             Help::Squeeze { dim, last: true } => {
-                format!("squeeze the last dim: `{given}.squeeze({dim})?`")
+                format!("squeeze the last dim: {}", fix(format!("squeeze({dim})")))
             }
             Help::Squeeze { dim, last: false } => {
-                format!("squeeze dim {dim}: `{given}.squeeze({dim})?`")
+                format!("squeeze dim {dim}: {}", fix(format!("squeeze({dim})")))
             }
             Help::Unsqueeze { dim } => {
-                format!("add a dim of size 1: `{given}.unsqueeze({dim})?`")
+                format!("add a dim of size 1: {}", fix(format!("unsqueeze({dim})")))
             }
             Help::ToDType(dtype) => {
-                format!("convert it: `{given}.to_dtype(DType::{dtype:?})?`")
+                format!("convert it: {}", fix(format!("to_dtype(DType::{dtype:?})")))
             }
-            Help::Transpose => format!("transpose it: `{given}.t()?`"),
+            Help::Transpose => format!("transpose it: {}", fix("t()".to_string())),
         })
     }
 }

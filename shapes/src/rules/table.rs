@@ -151,7 +151,7 @@ const OPS: &[ContractOp] = &[
         path: "candle_contracts::nn::scatter_add",
         op: "nn::scatter_add",
         params: &["base", "ids", "source", "dim"],
-        contract: "base: _[S, ..], ids: u8 | u32 | i64 [*I], source: _[*I]",
+        contract: "base: _[S, ..], ids: u8 | u32 | i64 [..], source: _[..]",
         along: Some((0, 3)),
         same_dtype: false,
         returns: |_, given, _| param(given, 0),

@@ -234,7 +234,7 @@ fn resolve(
         Resolved::OutOfRange { rank } => Err(position_error(
             op,
             position,
-            format!("dim: a dim of `{tensor}`"),
+            format!("dim: a dim of {tensor}"),
             index.to_string(),
             Reason::DimIndex { index, rank },
         )),
