@@ -191,7 +191,9 @@ fn probe_tokens(ident: &Ident) -> TokenStream {
     }
 }
 
-/// `static __CC_SPEC: ContractSpec = …;`, located at the contract for `file!()` / `line!()`.
+/// `let __cc_spec = { static __CC_SPEC: ContractSpec = …; &__CC_SPEC };`, located at the
+/// contract for `file!()` / `line!()`. The static sits in its own block so that a second
+/// contract under another name (`use contract as requires`) defines its own.
 fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
     let p = private(plan);
     let spec = ContractSpec {
@@ -200,7 +202,13 @@ fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
         location,
     };
     let spec = InCrate::new(&p, &spec);
-    quote!(static __CC_SPEC: #p::ContractSpec = #spec;)
+    let local = local("__cc_spec");
+    quote! {
+        let #local: &'static #p::ContractSpec = {
+            static __CC_SPEC: #p::ContractSpec = #spec;
+            &__CC_SPEC
+        };
+    }
 }
 
 /// For each input clause, the expression of its `ClauseArg`, and the `let`s it needs first (a
@@ -467,6 +475,7 @@ fn expand_fn(
         Failure::Panic => quote!(#p::violated(#error)),
     };
     let guard_type = guard_type(plan);
+    let cc_spec = local("__cc_spec");
     let inputs = inputs_closure(plan);
     let parts = item::BodyParts::of(body);
     let new_body = if plan.outputs.is_empty() {
@@ -474,7 +483,7 @@ fn expand_fn(
         let guard = quote! {
             #spec
             if let ::core::result::Result::Err(#error) =
-                #guard_type::new(&__CC_SPEC).check_inputs(#inputs)
+                #guard_type::new(#cc_spec).check_inputs(#inputs)
             {
                 #fail
             }
@@ -556,7 +565,7 @@ fn expand_fn(
         quote!({
             #inner_attrs
             #spec
-            let mut #guard = #guard_type::new(&__CC_SPEC);
+            let mut #guard = #guard_type::new(#cc_spec);
             let #guard_in = &mut #guard;
             let #output = #run_body;
             if let ::core::result::Result::Err(#error) = #guard.check_output(|| #extract) {
@@ -575,11 +584,12 @@ fn expand_fn(
 fn expand_check(plan: &Plan, location: Span) -> TokenStream {
     let spec = spec_tokens(plan, "check!", location);
     let guard_type = guard_type(plan);
+    let cc_spec = local("__cc_spec");
     let inputs = inputs_closure(plan);
     quote! {
         {
             #spec
-            #guard_type::new(&__CC_SPEC).check_inputs(#inputs)
+            #guard_type::new(#cc_spec).check_inputs(#inputs)
         }
     }
 }

@@ -182,7 +182,7 @@ fn largest_allowed(rule: &Resolved) -> Option<i128> {
     match rule.ranges.as_deref()? {
         [range] if matches!(range.lo, Some(Num::Int(0))) => match range.hi? {
             Num::Int(hi) if range.inclusive => Some(hi),
-            Num::Int(hi) => Some(hi - 1),
+            Num::Int(hi) => hi.checked_sub(1),
             Num::Float(_) => None,
         },
         _ => None,

@@ -21,57 +21,62 @@ impl Scorer for Softmax {
         'life1: 'async_trait,
         Self: 'async_trait,
     {
-        static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
-            function: "score",
-            file: ::core::file!(),
-            line: ::core::line!(),
-            column: ::core::column!(),
-            dims: &["N", "C"],
-            values: &[],
-            runs: &[],
-            inputs: &[
-                ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::Subject::Argument("logits"),
-                    optional: false,
-                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_span: ::candle_contracts::__private::TextSpan::new(8, 11),
-                    shape: &[
-                        ::candle_contracts::__private::DimSpec::Named(0u16),
-                        ::candle_contracts::__private::DimSpec::Named(1u16),
-                    ],
-                    shape_span: ::candle_contracts::__private::TextSpan::new(11, 17),
-                    values: ::core::option::Option::Some(
-                        &::candle_contracts::__private::ValueSpec {
-                            ranges: &[],
-                            ranges_span: ::candle_contracts::__private::TextSpan::new(
-                                0,
-                                0,
-                            ),
-                            ignore: &[],
-                            ignore_span: ::candle_contracts::__private::TextSpan::new(
-                                0,
-                                0,
-                            ),
-                            allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
-                            finite: true,
-                        },
-                    ),
-                    contiguous: false,
-                    note: ::core::option::Option::None,
-                    sequence: ::core::option::Option::None,
-                },
-            ],
-            outputs: &[],
-            relations: &[],
-            same_device: true,
-            text: "logits: f32[N, C] finite",
+        let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
+            static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+                function: "score",
+                file: ::core::file!(),
+                line: ::core::line!(),
+                column: ::core::column!(),
+                dims: &["N", "C"],
+                values: &[],
+                runs: &[],
+                inputs: &[
+                    ::candle_contracts::__private::ClauseSpec {
+                        subject: ::candle_contracts::__private::Subject::Argument(
+                            "logits",
+                        ),
+                        optional: false,
+                        dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                        dtypes_span: ::candle_contracts::__private::TextSpan::new(8, 11),
+                        shape: &[
+                            ::candle_contracts::__private::DimSpec::Named(0u16),
+                            ::candle_contracts::__private::DimSpec::Named(1u16),
+                        ],
+                        shape_span: ::candle_contracts::__private::TextSpan::new(11, 17),
+                        values: ::core::option::Option::Some(
+                            &::candle_contracts::__private::ValueSpec {
+                                ranges: &[],
+                                ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                    0,
+                                    0,
+                                ),
+                                ignore: &[],
+                                ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                    0,
+                                    0,
+                                ),
+                                allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
+                                finite: true,
+                            },
+                        ),
+                        contiguous: false,
+                        note: ::core::option::Option::None,
+                        sequence: ::core::option::Option::None,
+                    },
+                ],
+                outputs: &[],
+                relations: &[],
+                same_device: true,
+                text: "logits: f32[N, C] finite",
+            };
+            &__CC_SPEC
         };
         if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::Guard::<
             2usize,
             0usize,
             0usize,
             0usize,
-        >::new(&__CC_SPEC)
+        >::new(__cc_spec)
             .check_inputs(|__cc_inputs| {
                 #[allow(
                     non_snake_case,

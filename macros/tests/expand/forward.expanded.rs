@@ -10,110 +10,124 @@ impl Embedding {
     ///T <= 512
     ///```
     fn forward(&self, ids: &Tensor) -> Result<Tensor> {
-        static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
-            function: "forward",
-            file: ::core::file!(),
-            line: ::core::line!(),
-            column: ::core::column!(),
-            dims: &["V", "D", "B", "T"],
-            values: &[],
-            runs: &[],
-            inputs: &[
-                ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::Subject::Field("self.table"),
-                    optional: false,
-                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_span: ::candle_contracts::__private::TextSpan::new(12, 15),
-                    shape: &[
-                        ::candle_contracts::__private::DimSpec::Named(0u16),
-                        ::candle_contracts::__private::DimSpec::Named(1u16),
-                    ],
-                    shape_span: ::candle_contracts::__private::TextSpan::new(15, 21),
-                    values: ::core::option::Option::None,
-                    contiguous: false,
-                    note: ::core::option::Option::None,
-                    sequence: ::core::option::Option::None,
-                },
-                ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::Subject::Argument("ids"),
-                    optional: false,
-                    dtypes: ::candle_contracts::__private::DTypeSet::U32,
-                    dtypes_span: ::candle_contracts::__private::TextSpan::new(27, 30),
-                    shape: &[
-                        ::candle_contracts::__private::DimSpec::Named(2u16),
-                        ::candle_contracts::__private::DimSpec::Named(3u16),
-                    ],
-                    shape_span: ::candle_contracts::__private::TextSpan::new(30, 36),
-                    values: ::core::option::Option::Some(
-                        &::candle_contracts::__private::ValueSpec {
-                            ranges: &[
-                                ::candle_contracts::__private::RangeSpec {
-                                    lo: ::core::option::Option::Some(
-                                        ::candle_contracts::__private::BoundSpec::Int(0i128),
-                                    ),
-                                    hi: ::core::option::Option::Some(
-                                        ::candle_contracts::__private::BoundSpec::Runtime(
-                                            0u16,
-                                            ::candle_contracts::__private::TextSpan::new(43, 60),
+        let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
+            static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+                function: "forward",
+                file: ::core::file!(),
+                line: ::core::line!(),
+                column: ::core::column!(),
+                dims: &["V", "D", "B", "T"],
+                values: &[],
+                runs: &[],
+                inputs: &[
+                    ::candle_contracts::__private::ClauseSpec {
+                        subject: ::candle_contracts::__private::Subject::Field(
+                            "self.table",
+                        ),
+                        optional: false,
+                        dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                        dtypes_span: ::candle_contracts::__private::TextSpan::new(
+                            12,
+                            15,
+                        ),
+                        shape: &[
+                            ::candle_contracts::__private::DimSpec::Named(0u16),
+                            ::candle_contracts::__private::DimSpec::Named(1u16),
+                        ],
+                        shape_span: ::candle_contracts::__private::TextSpan::new(15, 21),
+                        values: ::core::option::Option::None,
+                        contiguous: false,
+                        note: ::core::option::Option::None,
+                        sequence: ::core::option::Option::None,
+                    },
+                    ::candle_contracts::__private::ClauseSpec {
+                        subject: ::candle_contracts::__private::Subject::Argument("ids"),
+                        optional: false,
+                        dtypes: ::candle_contracts::__private::DTypeSet::U32,
+                        dtypes_span: ::candle_contracts::__private::TextSpan::new(
+                            27,
+                            30,
+                        ),
+                        shape: &[
+                            ::candle_contracts::__private::DimSpec::Named(2u16),
+                            ::candle_contracts::__private::DimSpec::Named(3u16),
+                        ],
+                        shape_span: ::candle_contracts::__private::TextSpan::new(30, 36),
+                        values: ::core::option::Option::Some(
+                            &::candle_contracts::__private::ValueSpec {
+                                ranges: &[
+                                    ::candle_contracts::__private::RangeSpec {
+                                        lo: ::core::option::Option::Some(
+                                            ::candle_contracts::__private::BoundSpec::Int(0i128),
                                         ),
-                                    ),
-                                    inclusive: false,
-                                },
-                            ],
-                            ranges_span: ::candle_contracts::__private::TextSpan::new(
-                                40,
-                                60,
-                            ),
-                            ignore: &[],
-                            ignore_span: ::candle_contracts::__private::TextSpan::new(
-                                0,
-                                0,
-                            ),
-                            allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
-                            finite: false,
-                        },
-                    ),
-                    contiguous: false,
-                    note: ::core::option::Option::None,
-                    sequence: ::core::option::Option::None,
-                },
-            ],
-            outputs: &[
-                ::candle_contracts::__private::ClauseSpec {
-                    subject: ::candle_contracts::__private::Subject::Return,
-                    optional: false,
-                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                    dtypes_span: ::candle_contracts::__private::TextSpan::new(69, 72),
-                    shape: &[
-                        ::candle_contracts::__private::DimSpec::Named(2u16),
-                        ::candle_contracts::__private::DimSpec::Named(3u16),
-                        ::candle_contracts::__private::DimSpec::Named(1u16),
-                    ],
-                    shape_span: ::candle_contracts::__private::TextSpan::new(72, 81),
-                    values: ::core::option::Option::None,
-                    contiguous: false,
-                    note: ::core::option::Option::None,
-                    sequence: ::core::option::Option::None,
-                },
-            ],
-            relations: &[
-                ::candle_contracts::__private::RelationSpec {
-                    text: ::candle_contracts::__private::TextSpan::new(82, 90),
-                    lhs: &[::candle_contracts::__private::ExprOp::Dim(3u16)],
-                    op: ::candle_contracts::__private::CmpOp::Le,
-                    rhs: &[::candle_contracts::__private::ExprOp::Lit(512u64)],
-                    after_body: false,
-                },
-            ],
-            same_device: true,
-            text: "self.table: f32[V, D]\nids: u32[B, T] in 0..{self.vocab_size}\nreturn: f32[B, T, D]\nT <= 512",
+                                        hi: ::core::option::Option::Some(
+                                            ::candle_contracts::__private::BoundSpec::Runtime(
+                                                0u16,
+                                                ::candle_contracts::__private::TextSpan::new(43, 60),
+                                            ),
+                                        ),
+                                        inclusive: false,
+                                    },
+                                ],
+                                ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                    40,
+                                    60,
+                                ),
+                                ignore: &[],
+                                ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                    0,
+                                    0,
+                                ),
+                                allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
+                                finite: false,
+                            },
+                        ),
+                        contiguous: false,
+                        note: ::core::option::Option::None,
+                        sequence: ::core::option::Option::None,
+                    },
+                ],
+                outputs: &[
+                    ::candle_contracts::__private::ClauseSpec {
+                        subject: ::candle_contracts::__private::Subject::Return,
+                        optional: false,
+                        dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                        dtypes_span: ::candle_contracts::__private::TextSpan::new(
+                            69,
+                            72,
+                        ),
+                        shape: &[
+                            ::candle_contracts::__private::DimSpec::Named(2u16),
+                            ::candle_contracts::__private::DimSpec::Named(3u16),
+                            ::candle_contracts::__private::DimSpec::Named(1u16),
+                        ],
+                        shape_span: ::candle_contracts::__private::TextSpan::new(72, 81),
+                        values: ::core::option::Option::None,
+                        contiguous: false,
+                        note: ::core::option::Option::None,
+                        sequence: ::core::option::Option::None,
+                    },
+                ],
+                relations: &[
+                    ::candle_contracts::__private::RelationSpec {
+                        text: ::candle_contracts::__private::TextSpan::new(82, 90),
+                        lhs: &[::candle_contracts::__private::ExprOp::Dim(3u16)],
+                        op: ::candle_contracts::__private::CmpOp::Le,
+                        rhs: &[::candle_contracts::__private::ExprOp::Lit(512u64)],
+                        after_body: false,
+                    },
+                ],
+                same_device: true,
+                text: "self.table: f32[V, D]\nids: u32[B, T] in 0..{self.vocab_size}\nreturn: f32[B, T, D]\nT <= 512",
+            };
+            &__CC_SPEC
         };
         let mut __cc_guard = ::candle_contracts::__private::Guard::<
             4usize,
             0usize,
             1usize,
             0usize,
-        >::new(&__CC_SPEC);
+        >::new(__cc_spec);
         let __cc_guard_in = &mut __cc_guard;
         let __cc_output = ::candle_contracts::__private::run_body(move || -> Result<
             Tensor,
@@ -228,61 +242,70 @@ impl Embedding {
 ///return: f32[N]
 ///```
 async fn scale(x: &Tensor) -> Tensor {
-    static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
-        function: "scale",
-        file: ::core::file!(),
-        line: ::core::line!(),
-        column: ::core::column!(),
-        dims: &["N"],
-        values: &[],
-        runs: &[],
-        inputs: &[
-            ::candle_contracts::__private::ClauseSpec {
-                subject: ::candle_contracts::__private::Subject::Argument("x"),
-                optional: false,
-                dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                dtypes_span: ::candle_contracts::__private::TextSpan::new(3, 6),
-                shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                shape_span: ::candle_contracts::__private::TextSpan::new(6, 9),
-                values: ::core::option::Option::Some(
-                    &::candle_contracts::__private::ValueSpec {
-                        ranges: &[],
-                        ranges_span: ::candle_contracts::__private::TextSpan::new(0, 0),
-                        ignore: &[],
-                        ignore_span: ::candle_contracts::__private::TextSpan::new(0, 0),
-                        allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
-                        finite: true,
-                    },
-                ),
-                contiguous: false,
-                note: ::core::option::Option::None,
-                sequence: ::core::option::Option::None,
-            },
-        ],
-        outputs: &[
-            ::candle_contracts::__private::ClauseSpec {
-                subject: ::candle_contracts::__private::Subject::Return,
-                optional: false,
-                dtypes: ::candle_contracts::__private::DTypeSet::F32,
-                dtypes_span: ::candle_contracts::__private::TextSpan::new(25, 28),
-                shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                shape_span: ::candle_contracts::__private::TextSpan::new(28, 31),
-                values: ::core::option::Option::None,
-                contiguous: false,
-                note: ::core::option::Option::None,
-                sequence: ::core::option::Option::None,
-            },
-        ],
-        relations: &[],
-        same_device: true,
-        text: "x: f32[N] finite\nreturn: f32[N]",
+    let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
+        static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+            function: "scale",
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+            dims: &["N"],
+            values: &[],
+            runs: &[],
+            inputs: &[
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::Subject::Argument("x"),
+                    optional: false,
+                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(3, 6),
+                    shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
+                    shape_span: ::candle_contracts::__private::TextSpan::new(6, 9),
+                    values: ::core::option::Option::Some(
+                        &::candle_contracts::__private::ValueSpec {
+                            ranges: &[],
+                            ranges_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
+                            ignore: &[],
+                            ignore_span: ::candle_contracts::__private::TextSpan::new(
+                                0,
+                                0,
+                            ),
+                            allow_all_ignored: ::candle_contracts::__private::AllowAll::No,
+                            finite: true,
+                        },
+                    ),
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+            ],
+            outputs: &[
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::Subject::Return,
+                    optional: false,
+                    dtypes: ::candle_contracts::__private::DTypeSet::F32,
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(25, 28),
+                    shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
+                    shape_span: ::candle_contracts::__private::TextSpan::new(28, 31),
+                    values: ::core::option::Option::None,
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+            ],
+            relations: &[],
+            same_device: true,
+            text: "x: f32[N] finite\nreturn: f32[N]",
+        };
+        &__CC_SPEC
     };
     let mut __cc_guard = ::candle_contracts::__private::Guard::<
         1usize,
         0usize,
         0usize,
         0usize,
-    >::new(&__CC_SPEC);
+    >::new(__cc_spec);
     let __cc_guard_in = &mut __cc_guard;
     let __cc_output = async move {
         if let ::core::result::Result::Err(__cc_error) = __cc_guard_in

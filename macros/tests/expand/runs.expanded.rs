@@ -8,70 +8,73 @@
 ///return: float[*B, D]
 ///```
 fn layer_norm(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
-    static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
-        function: "layer_norm",
-        file: ::core::file!(),
-        line: ::core::line!(),
-        column: ::core::column!(),
-        dims: &["D"],
-        values: &[],
-        runs: &["B"],
-        inputs: &[
-            ::candle_contracts::__private::ClauseSpec {
-                subject: ::candle_contracts::__private::Subject::Argument("x"),
-                optional: false,
-                dtypes: ::candle_contracts::__private::DTypeSet::FLOAT,
-                dtypes_span: ::candle_contracts::__private::TextSpan::new(3, 8),
-                shape: &[
-                    ::candle_contracts::__private::DimSpec::Run(0u16),
-                    ::candle_contracts::__private::DimSpec::Named(0u16),
-                ],
-                shape_span: ::candle_contracts::__private::TextSpan::new(8, 15),
-                values: ::core::option::Option::None,
-                contiguous: false,
-                note: ::core::option::Option::None,
-                sequence: ::core::option::Option::None,
-            },
-            ::candle_contracts::__private::ClauseSpec {
-                subject: ::candle_contracts::__private::Subject::Argument("weight"),
-                optional: false,
-                dtypes: ::candle_contracts::__private::DTypeSet::FLOAT,
-                dtypes_span: ::candle_contracts::__private::TextSpan::new(24, 29),
-                shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
-                shape_span: ::candle_contracts::__private::TextSpan::new(29, 32),
-                values: ::core::option::Option::None,
-                contiguous: false,
-                note: ::core::option::Option::None,
-                sequence: ::core::option::Option::None,
-            },
-        ],
-        outputs: &[
-            ::candle_contracts::__private::ClauseSpec {
-                subject: ::candle_contracts::__private::Subject::Return,
-                optional: false,
-                dtypes: ::candle_contracts::__private::DTypeSet::FLOAT,
-                dtypes_span: ::candle_contracts::__private::TextSpan::new(41, 46),
-                shape: &[
-                    ::candle_contracts::__private::DimSpec::Run(0u16),
-                    ::candle_contracts::__private::DimSpec::Named(0u16),
-                ],
-                shape_span: ::candle_contracts::__private::TextSpan::new(46, 53),
-                values: ::core::option::Option::None,
-                contiguous: false,
-                note: ::core::option::Option::None,
-                sequence: ::core::option::Option::None,
-            },
-        ],
-        relations: &[],
-        same_device: true,
-        text: "x: float[*B, D]\nweight: float[D]\nreturn: float[*B, D]",
+    let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
+        static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
+            function: "layer_norm",
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+            dims: &["D"],
+            values: &[],
+            runs: &["B"],
+            inputs: &[
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::Subject::Argument("x"),
+                    optional: false,
+                    dtypes: ::candle_contracts::__private::DTypeSet::FLOAT,
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(3, 8),
+                    shape: &[
+                        ::candle_contracts::__private::DimSpec::Run(0u16),
+                        ::candle_contracts::__private::DimSpec::Named(0u16),
+                    ],
+                    shape_span: ::candle_contracts::__private::TextSpan::new(8, 15),
+                    values: ::core::option::Option::None,
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::Subject::Argument("weight"),
+                    optional: false,
+                    dtypes: ::candle_contracts::__private::DTypeSet::FLOAT,
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(24, 29),
+                    shape: &[::candle_contracts::__private::DimSpec::Named(0u16)],
+                    shape_span: ::candle_contracts::__private::TextSpan::new(29, 32),
+                    values: ::core::option::Option::None,
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+            ],
+            outputs: &[
+                ::candle_contracts::__private::ClauseSpec {
+                    subject: ::candle_contracts::__private::Subject::Return,
+                    optional: false,
+                    dtypes: ::candle_contracts::__private::DTypeSet::FLOAT,
+                    dtypes_span: ::candle_contracts::__private::TextSpan::new(41, 46),
+                    shape: &[
+                        ::candle_contracts::__private::DimSpec::Run(0u16),
+                        ::candle_contracts::__private::DimSpec::Named(0u16),
+                    ],
+                    shape_span: ::candle_contracts::__private::TextSpan::new(46, 53),
+                    values: ::core::option::Option::None,
+                    contiguous: false,
+                    note: ::core::option::Option::None,
+                    sequence: ::core::option::Option::None,
+                },
+            ],
+            relations: &[],
+            same_device: true,
+            text: "x: float[*B, D]\nweight: float[D]\nreturn: float[*B, D]",
+        };
+        &__CC_SPEC
     };
     let mut __cc_guard = ::candle_contracts::__private::Guard::<
         1usize,
         1usize,
         0usize,
         0usize,
-    >::new(&__CC_SPEC);
+    >::new(__cc_spec);
     let __cc_guard_in = &mut __cc_guard;
     let __cc_output = ::candle_contracts::__private::run_body(move || -> Result<Tensor> {
         if let ::core::result::Result::Err(__cc_error) = __cc_guard_in

@@ -60,6 +60,30 @@ fn two_contracts_on_one_function_are_one_guard() {
     assert_eq!((violation.argument(), violation.rule()), ("y", Rule::Shape));
 }
 
+mod renamed_attribute {
+    use candle_contracts::contract;
+    use candle_contracts::contract as requires;
+    use candle_core::{Result, Tensor};
+
+    /// A second contract under another name is not merged: it is a guard of its own, around
+    /// the first (it used to define the spec table twice, E0428).
+    #[contract(x: f32[N])]
+    #[requires(y: u32[M])]
+    pub fn two_guards(x: &Tensor, y: &Tensor) -> Result<usize> {
+        Ok(x.dim(0)? + y.dim(0)?)
+    }
+}
+
+#[test]
+fn a_second_contract_under_another_name_is_its_own_guard() {
+    let sum = renamed_attribute::two_guards(&zeros(&[2], DType::F32), &zeros(&[3], DType::U32));
+    assert_eq!(sum.unwrap(), 5);
+    let error = renamed_attribute::two_guards(&zeros(&[2], DType::F32), &zeros(&[3], DType::F32))
+        .unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!((violation.argument(), violation.rule()), ("y", Rule::DType));
+}
+
 /// Variants named like the prelude's items, imported over them in the bodies below.
 #[allow(dead_code)]
 #[derive(Debug, PartialEq)]

@@ -91,3 +91,25 @@ fn a_violation_in_a_broadcast_view_costs_what_its_stored_elements_cost() {
         "{error}"
     );
 }
+
+#[contract(x: u8[N] in 0..hi)]
+fn below(x: &Tensor, hi: i128) -> candle_core::Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+fn extreme_integer_bounds_are_violations_not_panics() {
+    // `0..i128::MIN` allows nothing; its help line once computed `hi - 1` and overflowed.
+    let x = Tensor::new(&[5u8], &Device::Cpu).unwrap();
+    for hi in [i128::MIN, i128::MIN + 1, -1, 0] {
+        let error = below(&x, hi).unwrap_err();
+        assert_eq!(
+            only_violation(&error).rule(),
+            candle_contracts::Rule::Range,
+            "{error}"
+        );
+        assert!(error.to_string().contains("x[0] = 5"), "{error}");
+    }
+    below(&x, i128::MAX).unwrap();
+}
