@@ -78,6 +78,9 @@ pub struct ContractText {
     /// The clauses read by the engine; `None` when the engine cannot read them (the macro
     /// reports it).
     pub parsed: Option<Contract>,
+    /// Whether an attribute says `static = false`: the body is not checked (the contract still
+    /// is what callers see).
+    pub analysis_off: bool,
 }
 
 /// One function (free, in an `impl` block, or a trait's provided method).
@@ -397,7 +400,11 @@ impl Index {
                 .map(|contracts| Contract {
                     clauses: contracts.into_iter().flat_map(|c| c.clauses).collect(),
                 });
-            ContractText { pieces, parsed }
+            ContractText {
+                pieces,
+                parsed,
+                analysis_off: attrs.iter().any(analysis_off),
+            }
         });
         self.fns.push(FnDef {
             name,
@@ -673,6 +680,27 @@ fn contract_text(
     let end = range.end.saturating_sub(1).max(start);
     let text = source.text.get(start..end)?.to_string();
     Some((text, start))
+}
+
+/// Whether a `#[contract(...)]` attribute says `static = false`, as the macro reads it.
+fn analysis_off(attr: &syn::Attribute) -> bool {
+    let syn::Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    if attr
+        .path()
+        .segments
+        .last()
+        .is_none_or(|last| last.ident != "contract")
+    {
+        return false;
+    }
+    let trees: Vec<proc_macro2::TokenTree> = list.tokens.clone().into_iter().collect();
+    trees.windows(3).any(|w| {
+        matches!(&w[0], proc_macro2::TokenTree::Ident(i) if i == "static")
+            && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '=')
+            && matches!(&w[2], proc_macro2::TokenTree::Ident(i) if i == "false")
+    })
 }
 
 /// Whether `ty`'s path (behind references) starts with one of `names` (generic parameters).

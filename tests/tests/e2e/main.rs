@@ -14,6 +14,7 @@ mod placement;
 mod properties;
 mod real_models;
 mod scope_names;
+mod static_attacks;
 mod static_pass;
 mod values;
 
