@@ -16,6 +16,7 @@ mod real_models;
 mod scope_names;
 mod static_attacks;
 mod static_pass;
+mod static_real_models;
 mod values;
 
 use candle_contracts::{ContractError, Violation};
