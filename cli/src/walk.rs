@@ -294,6 +294,27 @@ const TENSOR_METHODS: &[&str] = &[
 /// Methods of `Result` (and `anyhow`'s `Context`) that keep the `Ok` value.
 const KEEP_OK: &[&str] = &["unwrap", "expect", "context", "with_context", "map_err"];
 
+/// candle's `&self` methods that read a tensor without a rule of their own; any other method
+/// without a rule may take `&mut self` (`clone_from`, a trait's `reset_to`) and replace it.
+const READ_ONLY: &[&str] = &[
+    "shape",
+    "dims",
+    "dims1",
+    "dim",
+    "rank",
+    "dtype",
+    "device",
+    "layout",
+    "stride",
+    "is_contiguous",
+    "elem_count",
+    "to_scalar",
+    "to_vec0",
+    "to_vec1",
+    "to_vec2",
+    "to_vec3",
+];
+
 /// std macros that never assign their arguments (their arguments are still read for `&mut`).
 const EXPRESSION_MACROS: &[&str] = &[
     "println",
@@ -1201,7 +1222,14 @@ impl Walker<'_> {
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         let name = call.method.to_string();
         match receiver {
-            Value::Tensor(t) => self.tensor_method(&t, &name, &args, call, &arg_exprs),
+            Value::Tensor(t) => {
+                let value = self.tensor_method(&t, &name, &args, call, &arg_exprs);
+                if matches!(value, Value::Other) && !READ_ONLY.contains(&name.as_str()) {
+                    // A method the walk does not know may take `&mut self`.
+                    self.forget_in(|c| c.kept.extend(root(&call.receiver)));
+                }
+                value
+            }
             Value::External(path) => self.external_method(&path, &name, &args, call, &arg_exprs),
             Value::Instance(key) => {
                 let ids = self.index.methods(&key, &name);

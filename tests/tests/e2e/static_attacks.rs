@@ -378,3 +378,466 @@ fn tricky_programs_run() {
     assert_eq!(literal_transpose(&x).unwrap().dims(), &[2, 3]);
     assert_eq!(flatten_scalar(&x).unwrap().dims(), &[2, 3]);
 }
+
+// Second batch: literal dims, so that a wrong reading of a binding is a certain mismatch.
+
+macro_rules! rebind_t {
+    ($x:ident) => {
+        let $x = $x.t()?;
+    };
+}
+
+#[contract(x: f32[2, 3], y: f32[3, 2])]
+fn macro_rebinds_literal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    rebind_t!(x);
+    x.add(y)
+}
+
+#[contract(x: f32[2, 3], y: f32[3, 2])]
+fn closure_param_shadows(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let f = |x: &Tensor| x.add(y);
+    f(&x.t()?)
+}
+
+#[contract(x: f32[2, 4], w: f32[4, 3])]
+fn match_pattern_shadows(x: &Tensor, w: &Tensor, alt: Option<Tensor>) -> Result<Tensor> {
+    match alt {
+        Some(x) => x.matmul(&w.t()?),
+        None => x.matmul(w),
+    }
+}
+
+#[contract(x: f32[2, 4], w: f32[4, 3])]
+fn if_let_shadows(x: &Tensor, w: &Tensor, alt: Option<Tensor>) -> Result<Tensor> {
+    if let Some(x) = alt {
+        return x.matmul(&w.t()?);
+    }
+    x.matmul(w)
+}
+
+#[contract(x: f32[2, 4], w: f32[4, 3])]
+fn for_pattern_shadows(x: &Tensor, w: &Tensor, rest: &[Tensor]) -> Result<Tensor> {
+    for x in rest {
+        x.matmul(&w.t()?)?;
+    }
+    x.matmul(w)
+}
+
+#[contract(x: f32[2, 4], w: f32[4, 3])]
+fn nested_fn_param(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    fn inner(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+        x.matmul(&w.t()?)
+    }
+    let y = x.matmul(w)?;
+    inner(&y, w)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn tuple_swap(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (a, b) = (b, a);
+    a.matmul(b)?.matmul(a)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn mem_swap(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut a = a.clone();
+    let mut b = b.clone();
+    std::mem::swap(&mut a, &mut b);
+    a.add(&b.t()?)?.matmul(&b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn mem_replace(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut a = a.clone();
+    let old = std::mem::replace(&mut a, b.clone());
+    a.add(b)?.matmul(&old)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn through_mut_ref(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    let r = &mut h;
+    *r = b.clone();
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn clone_from(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.clone_from(b);
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_in_closure(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    let mut set = |t: &Tensor| h = t.clone();
+    set(b);
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn option_take(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut slot = Some(a.t()?);
+    let h = slot.take().unwrap_or_else(|| a.clone());
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3])]
+fn loop_used_after_reassign(a: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    for i in 0..2 {
+        if i > 0 {
+            h = h.matmul(&h.t()?)?;
+        } else {
+            h = h.t()?;
+        }
+    }
+    h.sum_all()
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_in_block_expr(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.add(a)?;
+    let _ = {
+        h = b.clone();
+        0
+    };
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_in_match_guard(a: &Tensor, b: &Tensor, c: bool) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.add(a)?;
+    if c || {
+        h = b.clone();
+        true
+    } {
+        h = b.clone();
+    }
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn let_else(a: &Tensor, b: &Tensor, alt: Option<Tensor>) -> Result<Tensor> {
+    let Some(a) = alt else {
+        return b.t();
+    };
+    a.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn loop_break_value(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let h = loop {
+        break b.clone();
+    };
+    let _ = a;
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn struct_field_named_like_param(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    struct Pair {
+        a: Tensor,
+    }
+    let p = Pair { a: b.clone() };
+    let _ = a;
+    p.a.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_to_param(mut a: Tensor, b: &Tensor) -> Result<Tensor> {
+    a = b.clone();
+    a.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_in_while_cond(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    let mut n = 0;
+    while {
+        n += 1;
+        n < 2
+    } {
+        h = b.clone();
+    }
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn async_block(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    futures_executor::block_on(async {
+        h = b.clone();
+    });
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn cat_of_reassigned_vec(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut parts = vec![a.clone()];
+    parts[0] = b.t()?;
+    let whole = Tensor::cat(&parts, 0)?;
+    whole.add(a)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn shadowed_in_inner_block(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let h = {
+        let a = b;
+        a.clone()
+    };
+    h.add(b)?;
+    a.add(&b.t()?)
+}
+
+#[contract(a: f32[2, 3])]
+fn i_with_ranges(a: &Tensor) -> Result<Tensor> {
+    let r = a.i((.., 1..3))?;
+    let s = a.i(1)?;
+    let t = a.i((1, ..))?;
+    r.sum(1)?.add(&s.narrow(0, 0, 2)?)?.add(&t.narrow(0, 1, 2)?)
+}
+
+#[contract(a: f32[2, 3], b: f32[3])]
+fn matmul_with_one_d(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    a.broadcast_mul(&b.unsqueeze(0)?)?.sum(1)
+}
+
+#[contract(a: f32[2, 1, 3])]
+fn squeeze_negative(a: &Tensor) -> Result<Tensor> {
+    a.squeeze(D::Minus2)?.add(&a.squeeze(1)?)
+}
+
+#[contract(a: f32[2, 3, 4], return: f32[2, 12])]
+fn flatten_negative(a: &Tensor) -> Result<Tensor> {
+    a.flatten(D::Minus2, D::Minus1)
+}
+
+#[contract(a: f32[2, 3])]
+fn chunk_and_cat(a: &Tensor) -> Result<Tensor> {
+    let parts = a.chunk(3, 1)?;
+    Tensor::cat(&parts, 1)?.add(a)
+}
+
+#[contract(a: f32[2, 3], b: f32[2, 3])]
+fn ops_with_refs(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let c = (a + b)?;
+    let d = (&c * &c)?;
+    let e = (d - 1.0)?.exp()?;
+    (e / 2.0)?.add(a)
+}
+
+#[contract(a: f32[2, 3], b: f32[2, 3])]
+fn add_scalar_tensor(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let s = a.sum_all()?;
+    a.broadcast_add(&s)?.add(b)
+}
+
+#[contract(a: f32[4])]
+fn reshape_usize(a: &Tensor) -> Result<Tensor> {
+    a.reshape(4)?
+        .reshape((2, 2))?
+        .reshape(&[4])?
+        .reshape(vec![2, 2])
+}
+
+#[contract(a: f32[2, 3])]
+fn transpose_same(a: &Tensor) -> Result<Tensor> {
+    a.transpose(0, 0)?.add(a)
+}
+
+#[contract(a: f32[2, 3])]
+fn unsqueeze_end(a: &Tensor) -> Result<Tensor> {
+    a.unsqueeze(2)?
+        .unsqueeze(D::Minus1)?
+        .squeeze(3)?
+        .squeeze(2)?
+        .add(a)
+}
+
+#[contract(a: f32[2, 3])]
+fn narrow_zero(a: &Tensor) -> Result<Tensor> {
+    let e = a.narrow(1, 3, 0)?;
+    Tensor::cat(&[a, &e], 1)?.add(a)
+}
+
+#[contract(a: f32[2, 3])]
+fn pad_and_expand(a: &Tensor) -> Result<Tensor> {
+    let p = a.pad_with_zeros(1, 1, 1)?;
+    p.narrow(1, 1, 3)?.add(a)?.expand((4, 2, 3))
+}
+
+#[contract(a: f32[2, 3], b: u32[2, 3])]
+fn where_cond_mask(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let m = b.ge(1u32)?;
+    m.where_cond(a, &a.zeros_like()?)
+}
+
+#[contract(a: f32[2, 3])]
+fn gather_index_select(a: &Tensor) -> Result<Tensor> {
+    let ids = Tensor::new(&[0u32, 2], a.device())?;
+    let picked = a.index_select(&ids, 1)?;
+    let idx = Tensor::new(&[[0u32], [1]], a.device())?;
+    picked.gather(&idx, 1)?.broadcast_add(&picked)
+}
+
+#[contract(a: f32[2, 3], return: f32[2, 3])]
+fn softmax_variants(a: &Tensor) -> Result<Tensor> {
+    let s = candle_nn::ops::softmax(a, 1)?;
+    let l = candle_nn::ops::log_softmax(a, D::Minus1)?;
+    let m = candle_nn::ops::softmax_last_dim(a)?;
+    (s + l)? + m
+}
+
+#[contract(a: f32[2, 3], b: f32[2, 3])]
+fn stack_cat_neg(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let s = Tensor::stack(&[a, b], D::Minus1)?;
+    let c = Tensor::cat(&[a, b], D::Minus1)?;
+    s.flatten_from(1)?.add(&c)
+}
+
+#[contract(a: f32[2, 3])]
+fn dims_destructure(a: &Tensor) -> Result<Tensor> {
+    let (n, d) = a.dims2()?;
+    let z = Tensor::zeros((d, n), DType::F32, a.device())?;
+    a.matmul(&z)
+}
+
+#[contract(a: f32[2, 3])]
+fn shape_dims_index(a: &Tensor) -> Result<Tensor> {
+    let d = a.dims()[1];
+    let n = a.shape().dims()[0];
+    a.reshape((d, n))?.t()?.add(a)
+}
+
+#[test]
+fn tricky_programs_with_literal_dims_run() {
+    let a = ones(&[2, 3]);
+    let b = ones(&[3, 2]);
+    assert_eq!(macro_rebinds_literal(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(closure_param_shadows(&a, &b).unwrap().dims(), &[3, 2]);
+    let w = ones(&[4, 3]);
+    assert_eq!(
+        match_pattern_shadows(&ones(&[2, 4]), &w, Some(ones(&[5, 3])))
+            .unwrap()
+            .dims(),
+        &[5, 4]
+    );
+    assert_eq!(
+        if_let_shadows(&ones(&[2, 4]), &w, Some(ones(&[5, 3])))
+            .unwrap()
+            .dims(),
+        &[5, 4]
+    );
+    assert_eq!(
+        for_pattern_shadows(&ones(&[2, 4]), &w, &[ones(&[5, 3])])
+            .unwrap()
+            .dims(),
+        &[2, 3]
+    );
+    assert_eq!(nested_fn_param(&ones(&[2, 4]), &w).unwrap().dims(), &[2, 4]);
+    assert_eq!(tuple_swap(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(mem_swap(&a, &b).unwrap().dims(), &[3, 3]);
+    assert_eq!(mem_replace(&a, &b).unwrap().dims(), &[3, 3]);
+    assert_eq!(through_mut_ref(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(clone_from(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(assign_in_closure(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(option_take(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(
+        loop_used_after_reassign(&a).unwrap().dims(),
+        &[] as &[usize]
+    );
+    assert_eq!(assign_in_block_expr(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(
+        assign_in_match_guard(&a, &b, false).unwrap().dims(),
+        &[3, 2]
+    );
+    assert_eq!(let_else(&a, &b, Some(b.clone())).unwrap().dims(), &[3, 2]);
+    assert_eq!(loop_break_value(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(
+        struct_field_named_like_param(&a, &b).unwrap().dims(),
+        &[3, 2]
+    );
+    assert_eq!(assign_to_param(a.clone(), &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(assign_in_while_cond(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(async_block(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(cat_of_reassigned_vec(&a, &b).unwrap().dims(), &[2, 3]);
+    assert_eq!(shadowed_in_inner_block(&a, &b).unwrap().dims(), &[2, 3]);
+    assert_eq!(i_with_ranges(&a).unwrap().dims(), &[2]);
+    assert_eq!(matmul_with_one_d(&a, &ones(&[3])).unwrap().dims(), &[2]);
+    assert_eq!(squeeze_negative(&ones(&[2, 1, 3])).unwrap().dims(), &[2, 3]);
+    assert_eq!(
+        flatten_negative(&ones(&[2, 3, 4])).unwrap().dims(),
+        &[2, 12]
+    );
+    assert_eq!(chunk_and_cat(&a).unwrap().dims(), &[2, 3]);
+    assert_eq!(ops_with_refs(&a, &a).unwrap().dims(), &[2, 3]);
+    assert_eq!(add_scalar_tensor(&a, &a).unwrap().dims(), &[2, 3]);
+    assert_eq!(reshape_usize(&ones(&[4])).unwrap().dims(), &[2, 2]);
+    assert_eq!(transpose_same(&a).unwrap().dims(), &[2, 3]);
+    assert_eq!(unsqueeze_end(&a).unwrap().dims(), &[2, 3]);
+    assert_eq!(narrow_zero(&a).unwrap().dims(), &[2, 3]);
+    assert_eq!(pad_and_expand(&a).unwrap().dims(), &[4, 2, 3]);
+    let ids = Tensor::ones((2, 3), DType::U32, &Device::Cpu).unwrap();
+    assert_eq!(where_cond_mask(&a, &ids).unwrap().dims(), &[2, 3]);
+    assert_eq!(gather_index_select(&a).unwrap().dims(), &[2, 2]);
+    assert_eq!(softmax_variants(&a).unwrap().dims(), &[2, 3]);
+    assert_eq!(stack_cat_neg(&a, &a).unwrap().dims(), &[2, 6]);
+    assert_eq!(dims_destructure(&a).unwrap().dims(), &[2, 2]);
+    assert_eq!(shape_dims_index(&a).unwrap().dims(), &[2, 3]);
+}
+
+/// A `&mut self` method of an extension trait may replace the tensor.
+trait Reset {
+    fn reset_to(&mut self, other: &Tensor);
+}
+
+impl Reset for Tensor {
+    fn reset_to(&mut self, other: &Tensor) {
+        *self = other.clone();
+    }
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn mut_self_extension(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.reset_to(b);
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3])]
+fn vec_push_then_cat(a: &Tensor) -> Result<Tensor> {
+    let mut parts = vec![a.clone()];
+    parts.push(a.clone());
+    let whole = Tensor::cat(&parts, 0)?;
+    whole.add(&Tensor::cat(&[a, a], 0)?)
+}
+
+#[contract(a: f32[2, 3])]
+fn array_then_cat(a: &Tensor) -> Result<Tensor> {
+    let mut parts = [a.clone(), a.clone()];
+    parts[1] = a.narrow(0, 0, 1)?;
+    let whole = Tensor::cat(&parts, 0)?;
+    whole.add(&a.narrow(0, 0, 3 - 1)?.pad_with_zeros(0, 0, 1)?)
+}
+
+#[contract(a: f32[2, 3])]
+fn vec_extend_then_stack(a: &Tensor) -> Result<Tensor> {
+    let mut parts = vec![a.clone()];
+    parts.extend([a.clone()]);
+    let whole = Tensor::stack(&parts, 0)?;
+    whole.add(&Tensor::stack(&[a, a], 0)?)
+}
+
+#[test]
+fn mutated_collections_and_receivers_run() {
+    let a = ones(&[2, 3]);
+    let b = ones(&[3, 2]);
+    assert_eq!(mut_self_extension(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(vec_push_then_cat(&a).unwrap().dims(), &[4, 3]);
+    assert_eq!(array_then_cat(&a).unwrap().dims(), &[3, 3]);
+    assert_eq!(vec_extend_then_stack(&a).unwrap().dims(), &[2, 2, 3]);
+}
