@@ -841,3 +841,211 @@ fn mutated_collections_and_receivers_run() {
     assert_eq!(array_then_cat(&a).unwrap().dims(), &[3, 3]);
     assert_eq!(vec_extend_then_stack(&a).unwrap().dims(), &[2, 2, 3]);
 }
+
+#[contract(a: f32[2, 3])]
+fn cat_of_repeat_array(a: &Tensor) -> Result<Tensor> {
+    let twice = Tensor::cat(&[a; 2], 0)?;
+    let thrice = Tensor::cat(&vec![a; 3], 0)?;
+    let stacked = Tensor::stack(&[a; 2], 0)?;
+    twice.add(&Tensor::cat(&[a, a], 0)?)?;
+    stacked.flatten_to(1)?.add(&twice)?;
+    thrice.narrow(0, 0, 4)?.add(&twice)
+}
+
+#[contract(a: f32[2, 3, 4, 5], b: f32[3, 2, 5, 6], return: f32[2, 3, 4, 6])]
+fn matmul_batch_counts(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    a.matmul(b)
+}
+
+#[contract(a: f32[X, Y, M, K], b: f32[Y, X, K, N], return: f32[X, Y, M, N])]
+fn matmul_batch_counts_symbolic(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    a.matmul(b)
+}
+
+#[contract(a: f32[2, 3], return: f32[2, 3, 2])]
+fn stack_at_rank(a: &Tensor) -> Result<Tensor> {
+    Tensor::stack(&[a, a], 2)
+}
+
+#[contract(a: f32[2, 3, 4])]
+fn reduce_tuples(a: &Tensor) -> Result<Tensor> {
+    let s = a.sum((0, 2))?;
+    let k = a.sum_keepdim((0, 2))?;
+    let m = a.mean(vec![0, 1])?;
+    let t = a.max_keepdim(D::Minus1)?;
+    s.add(&k.flatten_all()?)?;
+    m.add(
+        &t.squeeze(2)?
+            .get(0)?
+            .narrow(0, 0, 3)?
+            .sum(0)?
+            .broadcast_as(4)?,
+    )
+}
+
+#[contract(a: f32[2, 3, 4])]
+fn permute_forms(a: &Tensor) -> Result<Tensor> {
+    let p = a.permute((2, 0, 1))?;
+    let q = a.permute(vec![2, 0, 1])?;
+    let r = a.permute([2, 0, 1])?;
+    p.add(&q)?.add(&r)
+}
+
+#[contract(a: f32[2, 3], b: f32[3])]
+fn broadcast_to_rank(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let c = b.broadcast_as((4, 2, 3))?;
+    let d = a.broadcast_left(4)?;
+    c.add(&d)?.broadcast_sub(b)?.broadcast_mul(a)
+}
+
+#[contract(a: f32[2, 3])]
+fn index_forms(a: &Tensor) -> Result<Tensor> {
+    let x = a.i((.., 0..2))?;
+    let y = a.i((0..2, ..2))?;
+    let z = a.i((1.., 1..=2))?;
+    let w = a.i(..)?;
+    x.add(&y)?
+        .narrow(0, 0, 1)?
+        .add(&z)?
+        .broadcast_add(&w.narrow(1, 0, 2)?)
+}
+
+#[contract(a: f32[N, 3])]
+fn narrow_with_dims(a: &Tensor) -> Result<Tensor> {
+    let n = a.dim(0)?;
+    let head = a.narrow(0, 0, n - 1)?;
+    let tail = a.narrow(0, 1, n - 1)?;
+    let last = a.narrow(0, n - 1, 1)?;
+    let _ = last;
+    head.sub(&tail)
+}
+
+#[contract(a: f32[2, 3])]
+fn chunk_index(a: &Tensor) -> Result<Tensor> {
+    let parts = a.chunk(2, 0)?;
+    parts[0].add(&parts[1])
+}
+
+#[contract(a: f32[B, T, C])]
+fn split_heads(a: &Tensor) -> Result<Tensor> {
+    let (b, t, c) = a.dims3()?;
+    let h = a.reshape((b, t, 1, c))?.transpose(1, 2)?;
+    let back = h.transpose(1, 2)?.reshape((b, t, c))?;
+    back.add(a)
+}
+
+#[test]
+fn candle_semantics_run() {
+    let a = ones(&[2, 3]);
+    assert_eq!(cat_of_repeat_array(&a).unwrap().dims(), &[4, 3]);
+    assert_eq!(
+        matmul_batch_counts(&ones(&[2, 3, 4, 5]), &ones(&[3, 2, 5, 6]))
+            .unwrap()
+            .dims(),
+        &[2, 3, 4, 6]
+    );
+    assert_eq!(
+        matmul_batch_counts_symbolic(&ones(&[2, 3, 4, 5]), &ones(&[3, 2, 5, 6]))
+            .unwrap()
+            .dims(),
+        &[2, 3, 4, 6]
+    );
+    assert_eq!(stack_at_rank(&a).unwrap().dims(), &[2, 3, 2]);
+    assert_eq!(reduce_tuples(&ones(&[2, 3, 4])).unwrap().dims(), &[4]);
+    assert_eq!(permute_forms(&ones(&[2, 3, 4])).unwrap().dims(), &[4, 2, 3]);
+    assert_eq!(
+        broadcast_to_rank(&a, &ones(&[3])).unwrap().dims(),
+        &[4, 2, 3]
+    );
+    assert_eq!(index_forms(&a).unwrap().dims(), &[2, 2]);
+    assert_eq!(narrow_with_dims(&ones(&[4, 3])).unwrap().dims(), &[3, 3]);
+    assert_eq!(chunk_index(&a).unwrap().dims(), &[1, 3]);
+    assert_eq!(split_heads(&ones(&[2, 3, 4])).unwrap().dims(), &[2, 3, 4]);
+}
+
+struct Layer {
+    w: Tensor,
+}
+
+impl Layer {
+    fn replace(&mut self, w: &Tensor) {
+        self.w = w.clone();
+    }
+
+    #[contract(self.w: f32[2, 3], b: f32[3, 2])]
+    fn assign_field(&mut self, b: &Tensor) -> Result<Tensor> {
+        self.w = b.clone();
+        self.w.add(b)
+    }
+
+    #[contract(self.w: f32[2, 3], b: f32[3, 2])]
+    fn mutate_field_by_method(&mut self, b: &Tensor) -> Result<Tensor> {
+        self.replace(b);
+        self.w.add(b)
+    }
+
+    #[contract(self.w: f32[2, 3], b: f32[3, 2])]
+    fn shadow_self_field(&self, b: &Tensor) -> Result<Tensor> {
+        let w = b;
+        w.add(b)?;
+        self.w.add(&b.t()?)
+    }
+}
+
+/// (A clause cannot name a generic `T`: the guard needs a tensor type.)
+#[contract(w: f32[3, 2])]
+fn generic_param<T: AsRef<Tensor>>(x: T, w: &Tensor) -> Result<Tensor> {
+    x.as_ref().matmul(w)
+}
+
+#[contract(w: f32[2, 3])]
+fn impl_trait_param(x: impl AsRef<Tensor>, w: &Tensor) -> Result<Tensor> {
+    x.as_ref().t()?.matmul(w)
+}
+
+#[contract(x: f32[N, 3], mask: f32[N, 3])]
+fn optional_param(x: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+    match mask {
+        Some(mask) => x.mul(mask),
+        None => Ok(x.clone()),
+    }
+}
+
+#[contract(x: f32[2, 3], return.0: f32[2, 3], return.1: f32[3, 2])]
+fn tuple_return(x: &Tensor) -> Result<(Tensor, Tensor)> {
+    let t = x.t()?;
+    Ok((x.clone(), t))
+}
+
+#[contract(x: f32[2, 3], return: f32[3, 2])]
+async fn async_contract(x: &Tensor) -> Result<Tensor> {
+    let y = async { x.t() }.await?;
+    Ok(y)
+}
+
+#[contract(xs: [f32[3]; N])]
+fn sequence_param(xs: &[Tensor]) -> Result<Tensor> {
+    Tensor::stack(xs, 0)
+}
+
+#[test]
+fn fields_generics_and_options_run() {
+    let a = ones(&[2, 3]);
+    let b = ones(&[3, 2]);
+    let mut layer = Layer { w: a.clone() };
+    assert_eq!(layer.assign_field(&b).unwrap().dims(), &[3, 2]);
+    let mut layer = Layer { w: a.clone() };
+    assert_eq!(layer.mutate_field_by_method(&b).unwrap().dims(), &[3, 2]);
+    let layer = Layer { w: a.clone() };
+    assert_eq!(layer.shadow_self_field(&b).unwrap().dims(), &[2, 3]);
+    assert_eq!(generic_param(&a, &b).unwrap().dims(), &[2, 2]);
+    assert_eq!(impl_trait_param(&a, &a).unwrap().dims(), &[3, 3]);
+    assert_eq!(optional_param(&a, Some(&a)).unwrap().dims(), &[2, 3]);
+    assert_eq!(tuple_return(&a).unwrap().1.dims(), &[3, 2]);
+    let y = futures_executor::block_on(async_contract(&a)).unwrap();
+    assert_eq!(y.dims(), &[3, 2]);
+    assert_eq!(
+        sequence_param(&[ones(&[3]), ones(&[3])]).unwrap().dims(),
+        &[2, 3]
+    );
+}
