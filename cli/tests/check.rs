@@ -160,7 +160,7 @@ fn a_file_that_does_not_parse_is_skipped_with_a_warning() {
     assert_eq!(
         headlines(&stderr),
         [
-            "error: `Tensor::narrow` takes `len: at most 3 - start`, but `2` is `2` here",
+            "error: `Tensor::narrow` takes `len: at most 3 - start`, but `2` is given here",
             "--> src/lib.rs:10:20",
         ]
     );

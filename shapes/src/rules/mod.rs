@@ -188,9 +188,15 @@ impl Mismatch {
             Argument::Return => "returns",
             _ => "takes",
         };
+        let found = if given == self.found {
+            "given".to_string()
+        } else {
+            format!("`{}`", self.found)
+        };
         format!(
-            "`{}` {verb} `{}`, but `{given}` is `{}` here",
-            self.op, self.expected, self.found
+            "`{}` {verb} {}, but `{given}` is {found} here",
+            self.op,
+            quoted(&self.expected)
         )
     }
 
@@ -216,6 +222,23 @@ impl Mismatch {
             }
             Help::Transpose => format!("transpose it: `{given}.t()?`"),
         })
+    }
+}
+
+/// An expected clause in backticks, its words outside: `` `rhs: f32[2, 3]` (the shape of
+/// `self`) ``, `` `dim`: a dim of `f32[N, 3]` `` (never backticks inside backticks).
+fn quoted(expected: &str) -> String {
+    if let Some((code, prose)) = expected.split_once(" (")
+        && !code.contains('`')
+    {
+        return format!("`{code}` ({prose}");
+    }
+    if !expected.contains('`') {
+        return format!("`{expected}`");
+    }
+    match expected.split_once(": ") {
+        Some((name, prose)) if !name.contains('`') => format!("`{name}`: {prose}"),
+        _ => expected.to_string(),
     }
 }
 

@@ -1049,3 +1049,78 @@ fn fields_generics_and_options_run() {
         &[2, 3]
     );
 }
+
+/// Two types of one `#[contract]` module with methods of one name: `self.forward` is the
+/// receiver's own.
+#[contract]
+mod two_models {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    pub struct Small;
+    pub struct Wide;
+
+    impl Small {
+        #[contract(xs: f32[N, 3], return: f32[N, 3])]
+        pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            Ok(xs.clone())
+        }
+    }
+
+    impl Wide {
+        #[contract(xs: f32[N, 5], return: f32[N, 5])]
+        pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            Ok(xs.clone())
+        }
+
+        #[contract(xs: f32[N, 5], return: f32[N, 5])]
+        pub fn step(&self, xs: &Tensor) -> Result<Tensor> {
+            self.forward(xs)
+        }
+    }
+
+    /// A free function named like the methods.
+    #[contract(xs: f32[N, 7], return: f32[N, 7])]
+    pub fn forward(xs: &Tensor) -> Result<Tensor> {
+        Ok(xs.clone())
+    }
+
+    #[contract(xs: f32[N, 5])]
+    pub fn wide_twice(xs: &Tensor) -> Result<Tensor> {
+        let ys = Wide.forward(xs)?;
+        let small = |xs: &Tensor| Small.forward(xs);
+        let _ = small;
+        Wide.step(&ys)
+    }
+
+    pub mod inner {
+        use candle_contracts::contract;
+        use candle_core::{Result, Tensor};
+
+        #[contract(xs: f32[N, 2], return: f32[N, 2])]
+        pub fn forward(xs: &Tensor) -> Result<Tensor> {
+            Ok(xs.clone())
+        }
+
+        #[contract(xs: f32[N, 2])]
+        pub fn call_own(xs: &Tensor) -> Result<Tensor> {
+            forward(xs)
+        }
+    }
+}
+
+#[test]
+fn methods_of_one_name_in_a_module_run() {
+    let xs = ones(&[2, 5]);
+    assert_eq!(two_models::Wide.step(&xs).unwrap().dims(), &[2, 5]);
+    assert_eq!(two_models::wide_twice(&xs).unwrap().dims(), &[2, 5]);
+    assert_eq!(
+        two_models::inner::call_own(&ones(&[2, 2])).unwrap().dims(),
+        &[2, 2]
+    );
+    assert_eq!(
+        two_models::Small.forward(&ones(&[2, 3])).unwrap().dims(),
+        &[2, 3]
+    );
+    assert_eq!(two_models::forward(&ones(&[2, 7])).unwrap().dims(), &[2, 7]);
+}
