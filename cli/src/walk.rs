@@ -358,6 +358,7 @@ pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<Le
         subjects: BTreeMap::new(),
         closures: 0,
         findings: Vec::new(),
+        fix_suffix: "",
         hints: Vec::new(),
         in_let: false,
     };
@@ -394,6 +395,8 @@ struct Walker<'a> {
     /// How many closures and async blocks the walk is inside.
     closures: usize,
     findings: Vec<Finding>,
+    /// Written after the wrong value's text in a fix (`?` on a returned `Result`).
+    fix_suffix: &'static str,
     hints: Vec<LetHint>,
     /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
     in_let: bool,
@@ -1632,7 +1635,15 @@ impl Walker<'_> {
         };
         if let Err(mismatch) = self.env.check_return(t) {
             let inner = ok_inner(expr);
+            // Any value but `Ok(..)` of a function that returns a `Result` is one: its fix
+            // starts with `?`.
+            self.fix_suffix = if std::ptr::eq(inner, expr) && returns_result(self.f.sig) {
+                "?"
+            } else {
+                ""
+            };
             self.report(&mismatch, inner, &[], inner.span());
+            self.fix_suffix = "";
         }
     }
 
@@ -1683,7 +1694,7 @@ impl Walker<'_> {
             place: self.place(span),
             message: mismatch.message(&given),
             note: mismatch.note(),
-            help: mismatch.help(&given),
+            help: mismatch.help(&format!("{given}{}", self.fix_suffix)),
             origin,
         });
     }
@@ -1856,6 +1867,15 @@ fn strip_refs(expr: &syn::Expr) -> &syn::Expr {
 }
 
 /// `x` of a tail `Ok(x)`.
+/// Whether `sig` returns a `Result` (`Result<Tensor>`, `anyhow::Result<_>`).
+fn returns_result(sig: &syn::Signature) -> bool {
+    match &sig.output {
+        syn::ReturnType::Type(_, ty) => matches!(&**ty, syn::Type::Path(path)
+            if path.path.segments.last().is_some_and(|segment| segment.ident == "Result")),
+        syn::ReturnType::Default => false,
+    }
+}
+
 fn ok_inner(expr: &syn::Expr) -> &syn::Expr {
     if let syn::Expr::Call(call) = expr
         && let syn::Expr::Path(p) = &*call.func

@@ -60,7 +60,7 @@ error: `total` returns `return: f32[B]`, but `x.sum_keepdim(1)` is `f32[B, 1]` h
    |     ^^^^^^^^^^^^^^^^
    |
    = note: rank 2 given, rank 1 expected
-   = help: squeeze the last dim: `x.sum_keepdim(1).squeeze(1)?`
+   = help: squeeze the last dim: `x.sum_keepdim(1)?.squeeze(1)?`
 
 error: 3 certain mismatches in 3 contracted functions in 1 file
 ";

@@ -71,7 +71,7 @@ fn the_issue_s_examples_fail() {
         [
             "`total` returns `return: f32[B]`, but `x.sum_keepdim(1)` is `f32[B, 1]` here\n\
           = note: rank 2 given, rank 1 expected\n\
-          = help: squeeze the last dim: `x.sum_keepdim(1).squeeze(1)?`"
+          = help: squeeze the last dim: `x.sum_keepdim(1)?.squeeze(1)?`"
         ]
     );
 }

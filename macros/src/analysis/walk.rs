@@ -88,6 +88,8 @@ pub struct Walker<'a> {
     scope: &'a Scope,
     /// Inside a closure or an `async` block, where `return` is not the function's.
     nested: usize,
+    /// The function returns a `Result`: a returned value other than `Ok(..)` is one.
+    pub returns_result: bool,
     /// The certain mismatches found, in the order of the body.
     pub errors: Vec<syn::Error>,
 }
@@ -101,6 +103,7 @@ impl<'a> Walker<'a> {
             body,
             scope,
             nested: 0,
+            returns_result: false,
             errors: Vec::new(),
         }
     }
@@ -114,26 +117,37 @@ impl<'a> Walker<'a> {
     }
 
     fn check_return(&mut self, value: &TensorType, expr: &Expr) {
-        // `Ok(sums)` is named, and its fix written, on `sums`.
-        let expr = match expr {
+        // `Ok(sums)` is named, and its fix written, on `sums`; any other value of a function
+        // that returns a `Result` is one, so its fix starts with `?`.
+        let (expr, wrapped) = match expr {
             Expr::Call(call)
                 if call.args.len() == 1
                     && matches!(&*call.func, Expr::Path(p) if p.path.is_ident("Ok")) =>
             {
-                &call.args[0]
+                (&call.args[0], true)
             }
-            other => other,
+            other => (other, false),
         };
         if let Err(mismatch) = self.env.check_return(value) {
             let given = text::compact(expr);
-            self.report(&mismatch, expr.to_token_stream(), &given);
+            let fixed = if self.returns_result && !wrapped {
+                format!("{given}?")
+            } else {
+                given.clone()
+            };
+            self.report_fixing(&mismatch, expr.to_token_stream(), &given, &fixed);
         }
     }
 
     fn report(&mut self, mismatch: &Mismatch, at: TokenStream, given: &str) {
+        self.report_fixing(mismatch, at, given, given);
+    }
+
+    /// Reports `mismatch` on `given`, its fix written on `fixed` (`x.sum_keepdim(1)?`).
+    fn report_fixing(&mut self, mismatch: &Mismatch, at: TokenStream, given: &str, fixed: &str) {
         let mut message = mismatch.message(given);
         message.push_str(&format!("\n= note: {}", mismatch.note()));
-        if let Some(help) = mismatch.help(given) {
+        if let Some(help) = mismatch.help(fixed) {
             message.push_str(&format!("\n= help: {help}"));
         }
         self.errors.push(syn::Error::new_spanned(at, message));
