@@ -1124,3 +1124,63 @@ fn methods_of_one_name_in_a_module_run() {
     );
     assert_eq!(two_models::forward(&ones(&[2, 7])).unwrap().dims(), &[2, 7]);
 }
+
+#[contract(a: f32[2, 3, 4], return: f32[2, 4, 3])]
+fn minus_k_dims(a: &Tensor) -> Result<Tensor> {
+    let s = a.sum_keepdim(D::Minus(2))?.squeeze(D::Minus(2))?;
+    let n = a.narrow(D::Minus(3), 0_usize, 0x2)?;
+    let _ = (s, n);
+    a.transpose(D::Minus(1), D::Minus(2))
+}
+
+#[contract(a: f32[2, 1_000])]
+fn literal_forms(a: &Tensor) -> Result<Tensor> {
+    a.reshape((2usize, 10, 100))?
+        .reshape((2, 1_000))?
+        .narrow(1, 999, 1)
+}
+
+#[test]
+fn dim_forms_run() {
+    assert_eq!(minus_k_dims(&ones(&[2, 3, 4])).unwrap().dims(), &[2, 4, 3]);
+    assert_eq!(literal_forms(&ones(&[2, 1000])).unwrap().dims(), &[2, 1]);
+}
+
+#[contract(a: f32[2, 3], return: f32[2, 3])]
+fn returns_of_inner_bodies(a: &Tensor) -> Result<Tensor> {
+    fn inner(a: &Tensor) -> Result<Tensor> {
+        return a.t();
+    }
+    let f = || -> Result<Tensor> {
+        return a.t();
+    };
+    let g = async {
+        return a.t();
+    };
+    let _ = futures_executor::block_on(g)?;
+    let _ = (inner(a)?, f()?);
+    Ok(a.clone())
+}
+
+impl Layer {
+    /// A method whose `self.w` is replaced through a `&mut self` borrow in a closure.
+    #[contract(self.w: f32[2, 3], b: f32[3, 2], return: f32[3, 2])]
+    fn field_set_in_closure(&mut self, b: &Tensor) -> Result<Tensor> {
+        let mut set = |w: &Tensor| self.w = w.clone();
+        set(b);
+        Ok(self.w.clone())
+    }
+}
+
+#[test]
+fn inner_returns_run() {
+    assert_eq!(
+        returns_of_inner_bodies(&ones(&[2, 3])).unwrap().dims(),
+        &[2, 3]
+    );
+    let mut layer = Layer { w: ones(&[2, 3]) };
+    assert_eq!(
+        layer.field_set_in_closure(&ones(&[3, 2])).unwrap().dims(),
+        &[3, 2]
+    );
+}
