@@ -1,7 +1,15 @@
 //! Correct but tricky programs the compile-time analysis must accept: each compiles and runs to
 //! the shape candle gives.
 
-#![allow(clippy::needless_borrow, clippy::redundant_clone)]
+// The odd forms (`*rr`, a loop that only breaks, `return` as a tail, `vec!`) are the attacks.
+#![allow(
+    clippy::needless_borrow,
+    clippy::redundant_clone,
+    clippy::explicit_auto_deref,
+    clippy::never_loop,
+    clippy::needless_return,
+    clippy::useless_vec
+)]
 
 use candle_contracts::contract;
 use candle_core::{DType, Device, IndexOp, Result, Tensor, D};
