@@ -78,8 +78,9 @@ pub struct ContractText {
     /// The clauses read by the engine; `None` when the engine cannot read them (the macro
     /// reports it).
     pub parsed: Option<Contract>,
-    /// `static = false` in one of the attributes: the body is not checked.
-    pub static_off: bool,
+    /// Whether an attribute says `static = false`: the body is not checked (the contract still
+    /// is what callers see).
+    pub analysis_off: bool,
 }
 
 /// One function (free, in an `impl` block, or a trait's provided method).
@@ -399,11 +400,10 @@ impl Index {
                 .map(|contracts| Contract {
                     clauses: contracts.into_iter().flat_map(|c| c.clauses).collect(),
                 });
-            let static_off = attrs.iter().any(static_false);
             ContractText {
                 pieces,
                 parsed,
-                static_off,
+                analysis_off: attrs.iter().any(analysis_off),
             }
         });
         self.fns.push(FnDef {
@@ -660,28 +660,6 @@ impl Index {
     }
 }
 
-/// Whether `attr` is a `#[contract(...)]` with the option `static = false`.
-fn static_false(attr: &syn::Attribute) -> bool {
-    let is_contract = attr
-        .path()
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == "contract");
-    let syn::Meta::List(list) = &attr.meta else {
-        return false;
-    };
-    let tokens: Vec<String> = list
-        .tokens
-        .clone()
-        .into_iter()
-        .map(|t| t.to_string())
-        .collect();
-    is_contract
-        && tokens
-            .windows(3)
-            .any(|w| w[0] == "static" && w[1] == "=" && w[2] == "false")
-}
-
 /// The text of a `#[contract(...)]` attribute (any path ending in `contract`), and its
 /// byte offset in the file.
 fn contract_text(
@@ -702,6 +680,27 @@ fn contract_text(
     let end = range.end.saturating_sub(1).max(start);
     let text = source.text.get(start..end)?.to_string();
     Some((text, start))
+}
+
+/// Whether a `#[contract(...)]` attribute says `static = false`, as the macro reads it.
+fn analysis_off(attr: &syn::Attribute) -> bool {
+    let syn::Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    if attr
+        .path()
+        .segments
+        .last()
+        .is_none_or(|last| last.ident != "contract")
+    {
+        return false;
+    }
+    let trees: Vec<proc_macro2::TokenTree> = list.tokens.clone().into_iter().collect();
+    trees.windows(3).any(|w| {
+        matches!(&w[0], proc_macro2::TokenTree::Ident(i) if i == "static")
+            && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '=')
+            && matches!(&w[2], proc_macro2::TokenTree::Ident(i) if i == "false")
+    })
 }
 
 /// Whether `ty`'s path (behind references) starts with one of `names` (generic parameters).

@@ -294,6 +294,27 @@ const TENSOR_METHODS: &[&str] = &[
 /// Methods of `Result` (and `anyhow`'s `Context`) that keep the `Ok` value.
 const KEEP_OK: &[&str] = &["unwrap", "expect", "context", "with_context", "map_err"];
 
+/// candle's `&self` methods that read a tensor without a rule of their own; any other method
+/// without a rule may take `&mut self` (`clone_from`, a trait's `reset_to`) and replace it.
+const READ_ONLY: &[&str] = &[
+    "shape",
+    "dims",
+    "dims1",
+    "dim",
+    "rank",
+    "dtype",
+    "device",
+    "layout",
+    "stride",
+    "is_contiguous",
+    "elem_count",
+    "to_scalar",
+    "to_vec0",
+    "to_vec1",
+    "to_vec2",
+    "to_vec3",
+];
+
 /// std macros that never assign their arguments (their arguments are still read for `&mut`).
 const EXPRESSION_MACROS: &[&str] = &[
     "println",
@@ -337,6 +358,7 @@ pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<Le
         subjects: BTreeMap::new(),
         closures: 0,
         findings: Vec::new(),
+        fix_result: false,
         hints: Vec::new(),
         in_let: false,
     };
@@ -353,10 +375,6 @@ pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<Le
     let tail = walker.block(f.block);
     if let Some(expr) = tail_expr(f.block) {
         walker.check_return(expr, &tail);
-    }
-    // `static = false`: the macro does not read this body, so neither does the checker.
-    if f.contract.as_ref().is_some_and(|c| c.static_off) {
-        walker.findings.clear();
     }
     (walker.findings, walker.hints)
 }
@@ -377,6 +395,8 @@ struct Walker<'a> {
     /// How many closures and async blocks the walk is inside.
     closures: usize,
     findings: Vec<Finding>,
+    /// Whether the wrong value is a returned `Result`: its fix goes after a `?`.
+    fix_result: bool,
     hints: Vec<LetHint>,
     /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
     in_let: bool,
@@ -1205,7 +1225,14 @@ impl Walker<'_> {
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         let name = call.method.to_string();
         match receiver {
-            Value::Tensor(t) => self.tensor_method(&t, &name, &args, call, &arg_exprs),
+            Value::Tensor(t) => {
+                let value = self.tensor_method(&t, &name, &args, call, &arg_exprs);
+                if matches!(value, Value::Other) && !READ_ONLY.contains(&name.as_str()) {
+                    // A method the walk does not know may take `&mut self`.
+                    self.forget_in(|c| c.kept.extend(root(&call.receiver)));
+                }
+                value
+            }
             Value::External(path) => self.external_method(&path, &name, &args, call, &arg_exprs),
             Value::Instance(key) => {
                 let ids = self.index.methods(&key, &name);
@@ -1608,15 +1635,11 @@ impl Walker<'_> {
         };
         if let Err(mismatch) = self.env.check_return(t) {
             let inner = ok_inner(expr);
+            // Any value but `Ok(..)` of a function that returns a `Result` is one: its fix
+            // starts with `?`.
+            self.fix_result = std::ptr::eq(inner, expr) && returns_result(self.f.sig);
             self.report(&mismatch, inner, &[], inner.span());
-            // A tail call that is still a `Result` (`x.sum_keepdim(1)`) takes the fix after `?`.
-            if std::ptr::eq(inner, expr) && returns_result(inner) {
-                let given = self.text(strip_refs(inner).span());
-                let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
-                if let Some(finding) = self.findings.last_mut() {
-                    finding.help = mismatch.help_for_result(&given);
-                }
-            }
+            self.fix_result = false;
         }
     }
 
@@ -1667,7 +1690,10 @@ impl Walker<'_> {
             place: self.place(span),
             message: mismatch.message(&given),
             note: mismatch.note(),
-            help: mismatch.help(&given),
+            help: match self.fix_result {
+                true => mismatch.help_for_result(&given),
+                false => mismatch.help(&given),
+            },
             origin,
         });
     }
@@ -1840,13 +1866,12 @@ fn strip_refs(expr: &syn::Expr) -> &syn::Expr {
 }
 
 /// `x` of a tail `Ok(x)`.
-/// Whether a returned expression is a call that yields a `Result` (every candle op but
-/// `clone`), rather than a tensor (`x`, `x?`, `x.clone()`).
-fn returns_result(expr: &syn::Expr) -> bool {
-    match expr {
-        syn::Expr::MethodCall(call) => call.method != "clone",
-        syn::Expr::Call(_) => true,
-        _ => false,
+/// Whether `sig` returns a `Result` (`Result<Tensor>`, `anyhow::Result<_>`).
+fn returns_result(sig: &syn::Signature) -> bool {
+    match &sig.output {
+        syn::ReturnType::Type(_, ty) => matches!(&**ty, syn::Type::Path(path)
+            if path.path.segments.last().is_some_and(|segment| segment.ident == "Result")),
+        syn::ReturnType::Default => false,
     }
 }
 

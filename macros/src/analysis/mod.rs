@@ -85,6 +85,7 @@ fn check(contract: &Contract, sig: &Signature, block: &Block, scope: &Scope) -> 
         }
     }
     let mut walker = Walker::new(env, vars, &body, scope);
+    walker.returns_result = returns_result(sig);
     walker.function_body(block);
     walker.errors
 }
@@ -172,6 +173,22 @@ fn contract_args(attrs: &[syn::Attribute]) -> Option<TokenStream> {
         }
         _ => None,
     })
+}
+
+/// Whether `sig` returns a `Result` (`Result<Tensor>`, `candle_core::Result<_>`,
+/// `anyhow::Result<_>`).
+fn returns_result(sig: &Signature) -> bool {
+    match &sig.output {
+        syn::ReturnType::Type(_, ty) => match &**ty {
+            syn::Type::Path(path) => path
+                .path
+                .segments
+                .last()
+                .is_some_and(|segment| segment.ident == "Result"),
+            _ => false,
+        },
+        syn::ReturnType::Default => false,
+    }
 }
 
 /// Whether a contract says `static = false`.

@@ -487,7 +487,7 @@ fn operators_are_candle_s_between_tensors() {
     );
     assert_eq!(found.len(), 1, "{found:#?}");
     assert!(
-        found[0].starts_with("`Tensor::sub` takes `rhs: f32[N, 3] (the shape of `self`)`, but `b` is `f32[N, 4]` here"),
+        found[0].starts_with("`Tensor::sub` takes `rhs: f32[N, 3]` (the shape of `self`), but `b` is `f32[N, 4]` here"),
         "{}",
         found[0]
     );

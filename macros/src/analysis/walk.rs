@@ -88,6 +88,8 @@ pub struct Walker<'a> {
     scope: &'a Scope,
     /// Inside a closure or an `async` block, where `return` is not the function's.
     nested: usize,
+    /// The function returns a `Result`: a returned value other than `Ok(..)` is one.
+    pub returns_result: bool,
     /// The certain mismatches found, in the order of the body.
     pub errors: Vec<syn::Error>,
 }
@@ -101,6 +103,7 @@ impl<'a> Walker<'a> {
             body,
             scope,
             nested: 0,
+            returns_result: false,
             errors: Vec::new(),
         }
     }
@@ -114,23 +117,22 @@ impl<'a> Walker<'a> {
     }
 
     fn check_return(&mut self, value: &TensorType, expr: &Expr) {
-        // `Ok(sums)` is named, and its fix written, on `sums`.
-        let tail = expr;
-        let expr = match expr {
+        // `Ok(sums)` is named, and its fix written, on `sums`; any other value of a function
+        // that returns a `Result` is one, so its fix starts with `?`.
+        let (expr, wrapped) = match expr {
             Expr::Call(call)
                 if call.args.len() == 1
                     && matches!(&*call.func, Expr::Path(p) if p.path.is_ident("Ok")) =>
             {
-                &call.args[0]
+                (&call.args[0], true)
             }
-            other => other,
+            other => (other, false),
         };
         if let Err(mismatch) = self.env.check_return(value) {
             let given = text::compact(expr);
             let mut message = mismatch.message(&given);
             message.push_str(&format!("\n= note: {}", mismatch.note()));
-            // A tail call that is still a `Result` (`x.sum_keepdim(1)`) takes the fix after `?`.
-            let help = match std::ptr::eq(tail, expr) && returns_result(expr) {
+            let help = match self.returns_result && !wrapped {
                 true => mismatch.help_for_result(&given),
                 false => mismatch.help(&given),
             };
@@ -142,6 +144,7 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Reports `mismatch` on `given`, a tensor.
     fn report(&mut self, mismatch: &Mismatch, at: TokenStream, given: &str) {
         let mut message = mismatch.message(given);
         message.push_str(&format!("\n= note: {}", mismatch.note()));
@@ -720,15 +723,5 @@ pub fn idents(tokens: TokenStream, names: &mut BTreeSet<String>) {
             TokenTree::Group(group) => idents(group.stream(), names),
             _ => {}
         }
-    }
-}
-
-/// Whether a returned expression is a call that yields a `Result` (every candle op but
-/// `clone`), rather than a tensor (`x`, `x?`, `x.clone()`).
-fn returns_result(expr: &Expr) -> bool {
-    match expr {
-        Expr::MethodCall(call) => call.method != "clone",
-        Expr::Call(_) => true,
-        _ => false,
     }
 }

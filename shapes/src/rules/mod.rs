@@ -188,16 +188,15 @@ impl Mismatch {
             Argument::Return => "returns",
             _ => "takes",
         };
-        if given == self.found {
-            // A literal argument: its text is its value.
-            return format!(
-                "`{}` {verb} `{}`, but `{given}` is given here",
-                self.op, self.expected
-            );
-        }
+        let found = if given == self.found {
+            "given".to_string()
+        } else {
+            format!("`{}`", self.found)
+        };
         format!(
-            "`{}` {verb} `{}`, but `{given}` is `{}` here",
-            self.op, self.expected, self.found
+            "`{}` {verb} {}, but `{given}` is {found} here",
+            self.op,
+            quoted(&self.expected)
         )
     }
 
@@ -212,9 +211,9 @@ impl Mismatch {
         self.help_with(given, false)
     }
 
-    /// The help line for `given` that is itself a `Result<Tensor>` kept as one, such as a
-    /// function's tail `x.sum_keepdim(1)`: the fix goes after a `?` and ends without one
-    /// (`x.sum_keepdim(1)?.squeeze(1)`), so the tail stays a `Result`.
+    /// The help line for `given` that is itself a `Result<Tensor>` kept as one, such as the
+    /// tail `x.sum_keepdim(1)` of a function returning `Result`: the fix goes after a `?` and
+    /// ends without one (`x.sum_keepdim(1)?.squeeze(1)`), so the tail stays a `Result`.
     pub fn help_for_result(&self, given: &str) -> Option<String> {
         self.help_with(given, true)
     }
@@ -239,6 +238,23 @@ impl Mismatch {
             }
             Help::Transpose => format!("transpose it: {}", fix("t()".to_string())),
         })
+    }
+}
+
+/// An expected clause in backticks, its words outside: `` `rhs: f32[2, 3]` (the shape of
+/// `self`) ``, `` `dim`: a dim of `f32[N, 3]` `` (never backticks inside backticks).
+fn quoted(expected: &str) -> String {
+    if let Some((code, prose)) = expected.split_once(" (")
+        && !code.contains('`')
+    {
+        return format!("`{code}` ({prose}");
+    }
+    if !expected.contains('`') {
+        return format!("`{expected}`");
+    }
+    match expected.split_once(": ") {
+        Some((name, prose)) if !name.contains('`') => format!("`{name}`: {prose}"),
+        _ => expected.to_string(),
     }
 }
 

@@ -234,7 +234,7 @@ fn resolve(
         Resolved::OutOfRange { rank } => Err(position_error(
             op,
             position,
-            format!("dim: a dim of {tensor}"),
+            format!("dim: a dim of `{tensor}`"),
             index.to_string(),
             Reason::DimIndex { index, rank },
         )),
@@ -838,11 +838,11 @@ impl Call<'_> {
         else {
             return Ok(TensorType::unknown());
         };
-        for (position, branch) in [(0, on_true), (1, on_false)] {
+        for (position, name, branch) in [(0, "on_true", on_true), (1, "on_false", on_false)] {
             if let Verdict::Different(reason) = branch.shape.compare(&self.receiver.shape) {
                 return Err(self.arg_error(
                     position,
-                    format!("on_true: _{} (the shape of the mask)", self.receiver.shape),
+                    format!("{name}: _{} (the shape of the mask)", self.receiver.shape),
                     branch,
                     reason,
                 ));

@@ -16,7 +16,9 @@ mod placement;
 mod properties;
 mod real_models;
 mod scope_names;
+mod static_attacks;
 mod static_pass;
+mod static_real_models;
 mod values;
 
 use candle_contracts::{ContractError, Violation};
