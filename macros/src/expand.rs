@@ -562,7 +562,7 @@ fn expand_fn(
             _ => args_of(&quote!(#output)),
         };
         let inner_attrs = &parts.inner_attrs;
-        quote!({
+        let stream = quote! {
             #inner_attrs
             #spec
             let mut #guard = #guard_type::new(#cc_spec);
@@ -572,7 +572,12 @@ fn expand_fn(
                 #fail
             }
             #output
-        })
+        };
+        // The body's own braces: with the macro's, clippy takes the whole function for
+        // generated code and skips its lints (`missing_errors_doc`).
+        let mut block = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, stream);
+        block.set_span(body.span());
+        proc_macro2::TokenTree::Group(block).into()
     };
     quote! {
         #(#attrs)*

@@ -399,8 +399,10 @@ fn the_crate_option_takes_a_path_or_a_string_once() {
     );
     assert_eq!(
         errors("crate = ::a, crate = ::b, logits: f32[N, C]"),
-        ["option `crate` is given twice"]
+        ["option `crate` names two different paths; give it once"]
     );
+    // Two joined contracts of a renamed crate each name it.
+    assert!(errors("crate = ::cc, logits: f32[N, C], crate = ::cc").is_empty());
     assert_eq!(
         errors("krate = cc, logits: f32[N, C]"),
         ["unknown option `krate`; did you mean `crate`?"]

@@ -87,17 +87,25 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         .collect();
 
     let (on_violation, same_device, static_checks) = check_options(cx_errors, cx, &options);
-    let mut krate = None;
+    let mut krate: Option<TokenStream> = None;
     for clause in clauses {
-        if let Clause::Crate(path) = clause {
-            if krate.is_some() {
+        if let Clause::Crate(option) = clause {
+            let path = &option.path;
+            let path_tokens = quote!(#path);
+            // Joined contracts of a renamed crate each name it: the same path twice is one.
+            if krate
+                .as_ref()
+                .is_some_and(|seen| seen.to_string() != path_tokens.to_string())
+            {
                 cx_errors.error_at(
-                    path.keyword,
-                    format!("option `{}` is given twice", kw::CRATE),
+                    option.keyword,
+                    format!(
+                        "option `{}` names two different paths; give it once",
+                        kw::CRATE
+                    ),
                 );
             }
-            let path = &path.path;
-            krate = Some(quote!(#path));
+            krate = Some(path_tokens);
         }
     }
     check_subjects(cx_errors, cx, &tensors);

@@ -98,8 +98,10 @@ pub fn mode() -> Mode {
 #[inline(never)]
 fn mode_from_env() -> Mode {
     let from_env = match std::env::var(MODE_ENV_VAR) {
+        // `CANDLE_CONTRACTS=` (empty) is unset, as shells and CI files often leave it.
+        Ok(text) if text.trim().is_empty() => Mode::Full,
         Ok(text) => text.parse::<Mode>().unwrap_or_else(|error| {
-            eprintln!("candle-contracts: {error} in {MODE_ENV_VAR}; using `full`");
+            eprintln!("{error} in {MODE_ENV_VAR}; using `full`");
             Mode::Full
         }),
         Err(_) => Mode::Full,

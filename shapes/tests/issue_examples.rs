@@ -23,7 +23,7 @@ fn a_column_target_for_cross_entropy() {
     assert_eq!(mismatch.note(), "rank 2 given, rank 1 expected");
     assert_eq!(
         mismatch.help("target").as_deref(),
-        Some("squeeze the last dim: `target.squeeze(1)?`")
+        Some("squeeze the last dim: `&target.squeeze(1)?`")
     );
     // The fix the help suggests passes.
     let squeezed = method("squeeze", &env.get("target"), &[Arg::int(1)]).unwrap();
@@ -88,7 +88,7 @@ fn a_matmul_with_untransposed_weights_suggests_the_transpose() {
     assert_eq!(mismatch.note(), "dim -2: 128 given, 784 expected");
     assert_eq!(
         mismatch.help("w").as_deref(),
-        Some("transpose it: `w.t()?`")
+        Some("transpose it: `&w.t()?`")
     );
 }
 

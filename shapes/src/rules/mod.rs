@@ -38,7 +38,7 @@
 //! let column = method("unsqueeze", &classes, &[Arg::int(1)])?;
 //! let mismatch = function("nn::cross_entropy", &[Arg::Tensor(logits), Arg::Tensor(column)]).unwrap_err();
 //! assert_eq!(mismatch.note(), "rank 2 given, rank 1 expected");
-//! assert_eq!(mismatch.help("target").as_deref(), Some("squeeze the last dim: `target.squeeze(1)?`"));
+//! assert_eq!(mismatch.help("target").as_deref(), Some("squeeze the last dim: `&target.squeeze(1)?`"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -136,7 +136,7 @@ pub enum Argument {
 /// A fix worth suggesting, written with the text of the argument by [`Mismatch::help`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Help {
-    /// Remove a dim of size 1: `target.squeeze(1)?`.
+    /// Remove a dim of size 1: `&target.squeeze(1)?`.
     Squeeze {
         /// The dim to remove.
         dim: usize,
@@ -148,9 +148,9 @@ pub enum Help {
         /// Where.
         dim: usize,
     },
-    /// Convert the dtype: `target.to_dtype(DType::U32)?`.
+    /// Convert the dtype: `&target.to_dtype(DType::U32)?`.
     ToDType(DType),
-    /// Swap the last two dims: `w.t()?`.
+    /// Swap the last two dims: `&w.t()?`.
     Transpose,
 }
 
@@ -162,7 +162,7 @@ pub enum Help {
 /// ```text
 /// error: `nn::cross_entropy` takes `target: u8 | u32 | i64 [N]`, but `target` is `u32[N, 1]` here
 ///    = note: rank 2 given, rank 1 expected
-///    = help: squeeze the last dim: `target.squeeze(1)?`
+///    = help: squeeze the last dim: `&target.squeeze(1)?`
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mismatch {
@@ -219,9 +219,14 @@ impl Mismatch {
     }
 
     fn help_with(&self, given: &str, result: bool) -> Option<String> {
+        // A tensor argument of a candle op is a `&Tensor`: the fixed value is borrowed again.
+        let borrow = match self.argument {
+            Argument::Position(_) if !given.starts_with('&') => "&",
+            _ => "",
+        };
         let fix = |call: String| match result {
-            true => format!("`{given}?.{call}`"),
-            false => format!("`{given}.{call}?`"),
+            true => format!("`{borrow}{given}?.{call}`"),
+            false => format!("`{borrow}{given}.{call}?`"),
         };
         Some(match self.help.as_ref()? {
             Help::Squeeze { dim, last: true } => {

@@ -27,6 +27,29 @@ pub fn sum_last(x: &Tensor) -> Result<Tensor> {
     x.sum(1)
 }
 
+/// Means of `x` over its last dim, with no `# Errors` section on purpose.
+// Clippy must still lint a function with a return clause: with the macro's own braces around
+// the body it took the function for generated code and the expectation went unfulfilled.
+#[expect(
+    clippy::missing_errors_doc,
+    reason = "pins that clippy lints a contracted function"
+)]
+#[contract(crate = ::cc, x: f32[B, D], return: f32[B])]
+pub fn mean_last(x: &Tensor) -> Result<Tensor> {
+    x.mean(1)
+}
+
+/// Scales `x`; two joined contracts, each naming the crate as a user of a renamed crate writes
+/// them.
+///
+/// # Errors
+/// When the contract is violated, or candle's `affine` fails.
+#[contract(crate = ::cc, x: f32[N])]
+#[cc::contract(crate = ::cc, return: f32[N])]
+pub fn twice(x: &Tensor) -> Result<Tensor> {
+    x.affine(2.0, 0.0)
+}
+
 /// `check!` with the option.
 ///
 /// # Errors
