@@ -44,6 +44,9 @@ pub mod kw {
     pub const SAME_DEVICE: &str = "same_device";
     pub const CRATE: &str = "crate";
     pub const STATIC: &str = "static";
+    /// The hidden option an enclosing `#[contract]` adds to the contracts it has analysed, so that
+    /// their own expansion does not report the same errors again.
+    pub const CHECKED_BY_SCOPE: &str = "__checked_by_scope";
     /// The options a contract takes, `name = value`.
     pub const OPTIONS: &[&str] = &[ON_VIOLATION, SAME_DEVICE, CRATE, STATIC];
     /// The values of `on_violation`.

@@ -127,7 +127,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let doc: Vec<String> = clauses
         .iter()
         .filter(|c| !matches!(c, Clause::Crate(_)))
-        .filter(|c| !matches!(c, Clause::Option(o) if o.name == crate::analysis::CHECKED_BY_SCOPE))
+        .filter(|c| !matches!(c, Clause::Option(o) if o.name == kw::CHECKED_BY_SCOPE))
         .map(ToString::to_string)
         .collect();
     let mut text = ContractText {
@@ -242,7 +242,7 @@ fn check_options(
                 ),
             },
             // Set by an enclosing `#[contract]` that has analysed the body already.
-            crate::analysis::CHECKED_BY_SCOPE => static_checks = false,
+            kw::CHECKED_BY_SCOPE => static_checks = false,
             kw::SAME_DEVICE => match value.as_str() {
                 "true" => same_device = true,
                 "false" => same_device = false,

@@ -24,10 +24,6 @@ use syn::{Block, ImplItem, Item, Signature};
 use scope::{Body, Scope, Sibling};
 use walk::{Val, Walker};
 
-/// The hidden option an enclosing `#[contract]` adds to the contracts it has analysed, so that
-/// their own expansion does not report the same errors again.
-pub const CHECKED_BY_SCOPE: &str = "__checked_by_scope";
-
 /// The errors of the body of `sig` against its contract `args` (the attribute's tokens).
 pub fn check_function(args: &TokenStream, sig: &Signature, body: &Group) -> Vec<syn::Error> {
     let Ok(block) = syn::parse2::<Block>(TokenTree::Group(body.clone()).into()) else {
@@ -265,7 +261,7 @@ fn mark_attribute(stream: TokenStream) -> TokenStream {
             .into_iter()
             .last()
             .is_some_and(|t| matches!(&t, TokenTree::Punct(p) if p.as_char() == ','));
-        let option = syn::Ident::new(CHECKED_BY_SCOPE, Span::call_site());
+        let option = syn::Ident::new(crate::syntax::kw::CHECKED_BY_SCOPE, Span::call_site());
         stream.extend(if ends_with_comma {
             quote!(#option = true)
         } else {
