@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use candle_contracts_shapes::{
-    Arg, Argument, Bindings, Contract, DType, DTypeSet, Dim, DimIndex, Env, Help, Mismatch, Reason,
-    Shape, TensorType, function, method, rules::contract_ops,
+    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, Shape, TensorType,
+    function, has_method_rule, method, rules::contract_ops, suggest,
 };
 use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::spanned::Spanned;
@@ -157,97 +157,9 @@ impl Kind {
     }
 }
 
-/// Methods of candle's `Tensor` that return a `Tensor` (or `Result<Tensor>`): the engine's
-/// rules, and others whose result is a tensor of unknown type.
-const TENSOR_METHODS: &[&str] = &[
-    "clone",
-    "contiguous",
-    "force_contiguous",
-    "detach",
-    "copy",
-    "to_device",
-    "relu",
-    "exp",
-    "log",
-    "sqrt",
-    "sqr",
-    "neg",
-    "abs",
-    "tanh",
-    "sin",
-    "cos",
-    "gelu",
-    "gelu_erf",
-    "erf",
-    "silu",
-    "recip",
-    "ceil",
-    "floor",
-    "round",
-    "sign",
-    "affine",
-    "powf",
-    "elu",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "maximum",
-    "minimum",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "broadcast_add",
-    "broadcast_sub",
-    "broadcast_mul",
-    "broadcast_div",
-    "broadcast_maximum",
-    "broadcast_minimum",
-    "broadcast_eq",
-    "broadcast_ne",
-    "broadcast_lt",
-    "broadcast_le",
-    "broadcast_gt",
-    "broadcast_ge",
-    "to_dtype",
-    "matmul",
-    "broadcast_matmul",
-    "t",
-    "transpose",
-    "permute",
-    "reshape",
-    "flatten_all",
-    "flatten",
-    "flatten_from",
-    "flatten_to",
-    "squeeze",
-    "unsqueeze",
-    "narrow",
-    "get",
-    "sum_keepdim",
-    "mean_keepdim",
-    "sum",
-    "mean",
-    "max_keepdim",
-    "min_keepdim",
-    "max",
-    "min",
-    "argmax_keepdim",
-    "argmin_keepdim",
-    "argmax",
-    "argmin",
-    "sum_all",
-    "mean_all",
-    "max_all",
-    "min_all",
-    "broadcast_as",
-    "expand",
-    "broadcast_left",
-    "where_cond",
-    // A tensor whose type the engine leaves unknown.
+/// Methods of candle's `Tensor` that return a `Tensor` (or `Result<Tensor>`) but have no rule
+/// in the engine ([`has_method_rule`] covers those): their result is a tensor of unknown type.
+const UNKNOWN_TENSOR_METHODS: &[&str] = &[
     "i",
     "index_select",
     "gather",
@@ -1348,7 +1260,7 @@ impl Walker<'_> {
             }
             "elem_count" => Value::Int(t.shape.elem_count()),
             _ if KEEP_OK.contains(&name) => Value::Tensor(t.clone()),
-            _ if TENSOR_METHODS.contains(&name) => {
+            _ if has_method_rule(name) || UNKNOWN_TENSOR_METHODS.contains(&name) => {
                 let args: Vec<Arg> = args.iter().map(Value::arg).collect();
                 match method(name, t, &args) {
                     Ok(result) => Value::Tensor(result),
@@ -2011,50 +1923,4 @@ fn merge(
                 .collect()
         })
         .collect()
-}
-
-/// The fix for a tensor of type `found` where a contract takes `expected`, if one is likely
-/// (as the engine suggests for its own ops): a size-1 dim too many or too few, a dtype.
-fn suggest(found: &TensorType, expected: &TensorType, reason: &Reason) -> Option<Help> {
-    match reason {
-        Reason::DTypes {
-            expected: wanted, ..
-        } => {
-            let dtype = wanted.single().or_else(|| {
-                [DType::F32, DType::U32, DType::I64]
-                    .into_iter()
-                    .find(|d| wanted.contains(*d))
-            })?;
-            Some(Help::ToDType(dtype))
-        }
-        Reason::Rank { .. } => {
-            let (dims, pattern) = (found.shape.dims()?, expected.shape.dims()?);
-            let wanted = TensorType::new(DTypeSet::ANY, expected.shape.clone());
-            let fits = |dims: Vec<Dim>| {
-                let candidate = TensorType::new(DTypeSet::ANY, Shape::new(dims));
-                Bindings::new().match_all(&[(&wanted, &candidate)]).is_ok()
-            };
-            if dims.len() == pattern.len() + 1 {
-                let at = (0..dims.len()).rev().find(|&i| {
-                    let mut without = dims.to_vec();
-                    without.remove(i);
-                    dims[i].as_literal() == Some(1) && fits(without)
-                })?;
-                Some(Help::Squeeze {
-                    dim: at,
-                    last: at + 1 == dims.len(),
-                })
-            } else if dims.len() + 1 == pattern.len() {
-                let at = (0..=dims.len()).rev().find(|&i| {
-                    let mut with = dims.to_vec();
-                    with.insert(i, Dim::lit(1));
-                    pattern[i].as_literal() == Some(1) && fits(with)
-                })?;
-                Some(Help::Unsqueeze { dim: at })
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
 }

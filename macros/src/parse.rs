@@ -744,35 +744,13 @@ fn parse_optional_bound(input: ParseStream<'_>) -> syn::Result<Option<BoundExpr>
 }
 
 fn parse_bound(input: ParseStream<'_>, context: &str) -> syn::Result<BoundExpr> {
-    let start = first_span(input);
-    let negative = if input.peek(Token![-]) {
-        input.parse::<Token![-]>()?;
-        true
-    } else {
-        false
-    };
-    if input.peek(LitInt) {
-        let lit: LitInt = input.parse()?;
-        let value = parse_int(&lit, negative)?;
-        return Ok(BoundExpr::Int {
-            value,
-            span: SpanRange {
-                first: start,
-                last: lit.span(),
-            },
-        });
-    }
-    if input.peek(LitFloat) {
-        let lit: LitFloat = input.parse()?;
-        let (value, text) = parse_float(&lit, negative)?;
-        return Ok(BoundExpr::Float {
-            value,
-            text,
-            span: SpanRange {
-                first: start,
-                last: lit.span(),
-            },
-        });
+    let (number, negative) = parse_number(input)?;
+    match number {
+        Some(Number::Int { value, span }) => return Ok(BoundExpr::Int { value, span }),
+        Some(Number::Float { value, text, span }) => {
+            return Ok(BoundExpr::Float { value, text, span });
+        }
+        None => {}
     }
     if negative {
         return Err(input.error(
@@ -805,35 +783,13 @@ fn parse_bound(input: ParseStream<'_>, context: &str) -> syn::Result<BoundExpr> 
 }
 
 fn parse_ignore_value(input: ParseStream<'_>) -> syn::Result<IgnoreValue> {
-    let start = first_span(input);
-    let negative = if input.peek(Token![-]) {
-        input.parse::<Token![-]>()?;
-        true
-    } else {
-        false
-    };
-    if input.peek(LitInt) {
-        let lit: LitInt = input.parse()?;
-        let value = parse_int(&lit, negative)?;
-        return Ok(IgnoreValue::Int {
-            value,
-            span: SpanRange {
-                first: start,
-                last: lit.span(),
-            },
-        });
-    }
-    if input.peek(LitFloat) {
-        let lit: LitFloat = input.parse()?;
-        let (value, text) = parse_float(&lit, negative)?;
-        return Ok(IgnoreValue::Float {
-            value,
-            text,
-            span: SpanRange {
-                first: start,
-                last: lit.span(),
-            },
-        });
+    let (number, negative) = parse_number(input)?;
+    match number {
+        Some(Number::Int { value, span }) => return Ok(IgnoreValue::Int { value, span }),
+        Some(Number::Float { value, text, span }) => {
+            return Ok(IgnoreValue::Float { value, text, span });
+        }
+        None => {}
     }
     if !negative && input.peek(syn::token::Brace) {
         let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
@@ -856,6 +812,53 @@ fn parse_ignore_value(input: ParseStream<'_>) -> syn::Result<IgnoreValue> {
          dtype's maximum, candle's skip sentinel) or a braced expression such as \
          `{options.ignore_index}`",
     ))
+}
+
+/// A number as bounds and ignored values start with, its `-` included in value and span.
+enum Number {
+    Int {
+        value: i128,
+        span: SpanRange,
+    },
+    Float {
+        value: f64,
+        text: String,
+        span: SpanRange,
+    },
+}
+
+/// Reads an optional `-` and the number after it; `None` (and whether a `-` was read) when
+/// no number follows, for the caller's other forms and message.
+fn parse_number(input: ParseStream<'_>) -> syn::Result<(Option<Number>, bool)> {
+    let start = first_span(input);
+    let negative = input.peek(Token![-]);
+    if negative {
+        input.parse::<Token![-]>()?;
+    }
+    let number = if input.peek(LitInt) {
+        let lit: LitInt = input.parse()?;
+        Some(Number::Int {
+            value: parse_int(&lit, negative)?,
+            span: SpanRange {
+                first: start,
+                last: lit.span(),
+            },
+        })
+    } else if input.peek(LitFloat) {
+        let lit: LitFloat = input.parse()?;
+        let (value, text) = parse_float(&lit, negative)?;
+        Some(Number::Float {
+            value,
+            text,
+            span: SpanRange {
+                first: start,
+                last: lit.span(),
+            },
+        })
+    } else {
+        None
+    };
+    Ok((number, negative))
 }
 
 fn parse_int(lit: &LitInt, negative: bool) -> syn::Result<i128> {

@@ -314,8 +314,10 @@ pub fn function(path: &str, args: &[Arg]) -> Outcome {
 }
 
 /// The fix for a tensor of type `found` where `expected` is taken, if one is likely: a dim of
-/// size 1 too many or too few, or a dtype to convert.
-pub(crate) fn suggest(found: &TensorType, expected: &TensorType, reason: &Reason) -> Option<Help> {
+/// size 1 too many or too few, or a dtype to convert. `reason` is why the two differ; any
+/// other reason has no fix. Used for the engine's own ops and by callers that check a call
+/// against a contract of their own (the command-line checker).
+pub fn suggest(found: &TensorType, expected: &TensorType, reason: &Reason) -> Option<Help> {
     match reason {
         Reason::DTypes {
             expected: wanted, ..
