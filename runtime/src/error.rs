@@ -150,8 +150,11 @@ pub struct Counts {
     pub total: u64,
     /// NaN elements (they break every range and `finite`).
     pub nan: u64,
-    /// Elements equal to an ignored value.
+    /// Elements equal to an ignored value (among the checked ones).
     pub ignored: u64,
+    /// Positions a `where` mask exempts (the mask is zero there): neither checked, ignored nor
+    /// violating. The checked positions are `total - exempt`.
+    pub exempt: u64,
 }
 
 /// One broken rule: which argument, which rule, what was expected and what was found.

@@ -518,6 +518,7 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
             total: counts.total,
             nan: 0,
             ignored: counts.ignored,
+            exempt: counts.exempt,
         });
         violation.help = Some(format!(
             "skip batches with no usable `{}` before this call; a contract that expects \

@@ -120,6 +120,8 @@ pub(crate) struct Resolved {
     pub finite: bool,
     /// Whether a tensor with no usable element is allowed (`allow_all`).
     pub allow_all: bool,
+    /// `integral`: every checked value must be a whole number (NaN and ±inf are not).
+    pub integral: bool,
 }
 
 /// The named dims and evaluated expressions a clause's rule used, for the message.
@@ -484,6 +486,7 @@ mod tests {
             ignore: vec![],
             finite: false,
             allow_all: false,
+            integral: false,
         };
         let typed = TypedRule::<f32>::new(&rule);
         assert!(!typed.accepts(f32::NAN));
@@ -493,6 +496,7 @@ mod tests {
             ignore: vec![],
             finite: true,
             allow_all: false,
+            integral: false,
         };
         let typed = TypedRule::<f32>::new(&finite_only);
         assert!(!typed.accepts(f32::NAN));

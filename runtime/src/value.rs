@@ -123,6 +123,7 @@ impl Resolver<'_> {
             ignore,
             finite: spec.finite,
             allow_all,
+            integral: false,
         };
         Ok((resolved, self.used))
     }
@@ -144,6 +145,7 @@ impl Pending<'_> {
     fn request(&self) -> Request<'_> {
         Request {
             tensor: self.tensor,
+            mask: None,
             rule: &self.rule,
             needs_usable: self.needs_usable,
         }

@@ -712,6 +712,7 @@ mod tests {
             ignore: vec![],
             finite: false,
             allow_all: false,
+            integral: false,
         }
     }
 
@@ -784,6 +785,7 @@ mod tests {
             ignore: vec![],
             finite: false,
             allow_all: false,
+            integral: false,
         };
         assert_eq!(summarize(&t, &unit).unwrap().violating, expected);
         let matrix = t
@@ -894,6 +896,7 @@ mod tests {
             ignore: vec![crate::rule::Ignore::Value(Num::Int(-2))],
             finite: false,
             allow_all: false,
+            integral: false,
         };
         let views = [
             t.clone(),

@@ -250,6 +250,7 @@ impl Masks {
                 total: (stored as u64).saturating_mul(repeat),
                 nan: nan.saturating_mul(repeat),
                 ignored: ignored.saturating_mul(repeat),
+                exempt: 0,
             },
             ..Details::default()
         };

@@ -38,6 +38,10 @@ pub(crate) fn count_transfer() {
 /// One tensor whose value rules need its data read.
 pub(crate) struct Request<'t> {
     pub tensor: &'t Tensor,
+    /// `where MASK`: the value rules apply only where the mask is non-zero. Already broadcast
+    /// to the tensor's dims (a view: stride 0 on broadcast dims), of any dtype; a float mask is
+    /// non-zero where it is not `0.0` or `-0.0` (NaN is non-zero, as PyTorch's `bool()`).
+    pub mask: Option<&'t Tensor>,
     pub rule: &'t Resolved,
     /// Whether a tensor with no usable element breaks the rule (`ignore` without `allow_all`).
     pub needs_usable: bool,
