@@ -11,7 +11,7 @@ use crate::ctxt::Ctxt;
 use crate::fallback;
 use crate::item::{self, ContractFn, Output};
 use crate::parse;
-use crate::plan::{Access, ContractSpec, Failure, InCrate, Plan, RuntimeBound, Step};
+use crate::plan::{Access, ContractSpec, Failure, InCrate, MaskAccess, Plan, RuntimeBound, Step};
 use crate::valid::{self, Context};
 
 /// Everything the attribute and `check!` share: parse, validate, and either a plan or errors.
@@ -243,7 +243,10 @@ fn access_tokens(plan: &Plan) -> (TokenStream, Vec<TokenStream>) {
                     quote_spanned!(span=> #p::Held::arg(&#local))
                 }
             }
-            Access::Output(_) => quote!(#p::ClauseArg::One(::core::option::Option::None)),
+            // A derived subject is computed after the inputs pass (`later_tokens`).
+            Access::Output(_) | Access::Derived { .. } => {
+                quote!(#p::ClauseArg::One(::core::option::Option::None))
+            }
         };
         args.push(arg);
     }
@@ -400,6 +403,64 @@ fn inputs_closure(plan: &Plan) -> TokenStream {
     }
 }
 
+/// Whether the contract has derived subjects or masks, checked after the inputs.
+fn has_later(plan: &Plan) -> bool {
+    !plan.masks.is_empty()
+        || plan
+            .inputs
+            .iter()
+            .any(|clause| matches!(clause.access, Access::Derived { .. }))
+}
+
+/// The `let`s that compute the derived subjects and braced masks in the function's scope (a `?`
+/// in them returns the function's error), and the arguments of `check_derived`: the inputs
+/// again, the derived subjects and the masks.
+fn later_parts(plan: &Plan) -> (TokenStream, TokenStream) {
+    let p = private(plan);
+    let mut lets = TokenStream::new();
+    let mut derived = Vec::new();
+    for clause in &plan.inputs {
+        if let Access::Derived { index, tokens } = &clause.access {
+            let local = local(&format!("__cc_derived_{index}"));
+            lets.extend(quote!(let #local = #tokens;));
+            derived.push(quote!(#p::one(&#local)));
+        }
+    }
+    let mut masks = Vec::new();
+    for (index, mask) in plan.masks.iter().enumerate() {
+        match mask {
+            MaskAccess::Param(ident) => masks.push(quote!(#p::one(&#ident))),
+            MaskAccess::Expr(tokens) => {
+                let local = local(&format!("__cc_mask_{index}"));
+                lets.extend(quote!(let #local = #tokens;));
+                masks.push(quote!(#p::one(&#local)));
+            }
+        }
+    }
+    let (held, accesses) = access_tokens(plan);
+    lets.extend(held);
+    let args = quote!(&[#(#accesses),*], &[#(#derived),*], &[#(#masks),*]);
+    (lets, args)
+}
+
+/// After the input check: in `full` mode, once the inputs passed, the derived subjects and
+/// masks are computed and checked with the value rules; nothing for a contract without them.
+fn later_tokens(plan: &Plan, guard: &Ident, fail: &TokenStream) -> TokenStream {
+    if !has_later(plan) {
+        return TokenStream::new();
+    }
+    let error = local("__cc_error");
+    let (lets, args) = later_parts(plan);
+    quote! {
+        if #guard.derives() {
+            #lets
+            if let ::core::result::Result::Err(#error) = #guard.check_derived(#args) {
+                #fail
+            }
+        }
+    }
+}
+
 /// The span of a type's first token (`default` for an empty one).
 fn first_span(ty: &syn::Type, default: Span) -> Span {
     ty.into_token_stream()
@@ -478,7 +539,19 @@ fn expand_fn(
     let cc_spec = local("__cc_spec");
     let inputs = inputs_closure(plan);
     let parts = item::BodyParts::of(body);
-    let new_body = if plan.outputs.is_empty() {
+    let new_body = if plan.outputs.is_empty() && has_later(plan) {
+        let guard = local("__cc_guard");
+        let later = later_tokens(plan, &guard, &fail);
+        let guard = quote! {
+            #spec
+            let mut #guard = #guard_type::new(#cc_spec);
+            if let ::core::result::Result::Err(#error) = #guard.check_inputs(#inputs) {
+                #fail
+            }
+            #later
+        };
+        parts.with(guard, true)
+    } else if plan.outputs.is_empty() {
         // The guard is a temporary: in `off` mode it costs the mode's load and one test.
         let guard = quote! {
             #spec
@@ -496,10 +569,12 @@ fn expand_fn(
         let guard = local("__cc_guard");
         let guard_in = local("__cc_guard_in");
         let output = local("__cc_output");
+        let later = later_tokens(plan, &guard_in, &fail);
         let input_guard = quote! {
             if let ::core::result::Result::Err(#error) = #guard_in.check_inputs(#inputs) {
                 #fail
             }
+            #later
         };
         // The body's return type, for `?` and `return` inside it; an `impl Trait` cannot be
         // written there and is left to inference.
@@ -591,10 +666,27 @@ fn expand_check(plan: &Plan, location: Span) -> TokenStream {
     let guard_type = guard_type(plan);
     let cc_spec = local("__cc_spec");
     let inputs = inputs_closure(plan);
+    if !has_later(plan) {
+        return quote! {
+            {
+                #spec
+                #guard_type::new(#cc_spec).check_inputs(#inputs)
+            }
+        };
+    }
+    let guard = local("__cc_guard");
+    let (lets, args) = later_parts(plan);
     quote! {
         {
             #spec
-            #guard_type::new(#cc_spec).check_inputs(#inputs)
+            let mut #guard = #guard_type::new(#cc_spec);
+            match #guard.check_inputs(#inputs) {
+                ::core::result::Result::Ok(()) if #guard.derives() => {
+                    #lets
+                    #guard.check_derived(#args)
+                }
+                other => other,
+            }
         }
     }
 }

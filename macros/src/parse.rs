@@ -9,7 +9,7 @@ use syn::{Ident, LitFloat, LitInt, LitStr, Member, Token};
 use crate::ctxt::Ctxt;
 use crate::syntax::{
     AllowAll, ArithOp, BoundExpr, Clause, CmpOp, Constraint, CratePath, DTypeName, Dim, DimExpr,
-    FieldStep, IgnoreValue, OptionClause, Pattern, Relation, Shape, SpanRange, Subject,
+    FieldStep, IgnoreValue, Mask, OptionClause, Pattern, Relation, Shape, SpanRange, Subject,
     TensorClause, TensorSpec, Tokens, code_list, kw, options_list,
 };
 
@@ -79,6 +79,32 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
         };
         return Ok(Clause::Tensor(TensorClause {
             subject: Subject::Return(keyword.span.into(), index),
+            spec,
+            span,
+        }));
+    }
+    if input.peek(syn::token::Brace) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+        let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
+            unreachable!("peeked a brace group")
+        };
+        if group.stream().is_empty() {
+            return Err(syn::Error::new(
+                group.span(),
+                "empty braces: a derived subject is a Rust expression whose value is a tensor, \
+                 e.g. `{target.sum(1)?}: f32[N] in 0.999..=1.001`",
+            ));
+        }
+        input.parse::<Token![:]>()?;
+        let spec = parse_tensor_spec(input)?;
+        let span = SpanRange {
+            first: start,
+            last: last_span(&spec),
+        };
+        return Ok(Clause::Tensor(TensorClause {
+            subject: Subject::Derived {
+                tokens: Tokens(group.stream()),
+                span: group.span().into(),
+            },
             spec,
             span,
         }));
@@ -603,6 +629,36 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
     if input.peek(LitStr) {
         return Ok(Constraint::Note(input.parse()?));
     }
+    if input.peek(Token![where]) {
+        let keyword: Token![where] = input.parse()?;
+        let mask = if input.peek(syn::token::Brace) {
+            let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
+                unreachable!("peeked a brace group")
+            };
+            if group.stream().is_empty() {
+                return Err(syn::Error::new(
+                    group.span(),
+                    "empty braces: write the mask as a Rust expression, e.g. \
+                     `where {input_ids.ge(2)?}`",
+                ));
+            }
+            Mask::Block {
+                tokens: Tokens(group.stream()),
+                span: group.span().into(),
+            }
+        } else if input.peek(Ident) {
+            Mask::Param(input.parse()?)
+        } else {
+            return Err(input.error(
+                "expected a mask after `where`: a parameter (`where attention_mask`) or a \
+                 braced expression (`where {input_ids.ge(2)?}`)",
+            ));
+        };
+        return Ok(Constraint::Where {
+            keyword: keyword.span.into(),
+            mask,
+        });
+    }
     let ident = match input.call(Ident::parse_any) {
         Ok(ident) => ident,
         Err(_) => {
@@ -644,6 +700,7 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
             })
         }
         kw::FINITE => Ok(Constraint::Finite(ident.span().into())),
+        kw::INTEGRAL => Ok(Constraint::Integral(ident.span().into())),
         kw::CONTIGUOUS => Ok(Constraint::Contiguous(ident.span().into())),
         kw::ALLOW_ALL => Err(syn::Error::new(
             ident.span(),

@@ -63,6 +63,8 @@ pub enum Subject {
     ReturnField(String),
     /// A plain name in `check!`: a variable, not an argument.
     Variable(String),
+    /// `{target.sum(1)?}`: a tensor computed before the body, by its text.
+    Derived(String),
 }
 
 /// How the guard reaches a clause's tensor (prints nothing: the expansion reads it).
@@ -75,6 +77,23 @@ pub enum Access {
     },
     /// `return`, or `return.0`.
     Output(Option<u32>),
+    /// A derived subject: the `k`-th, computed from these tokens in the function's scope.
+    Derived {
+        index: u16,
+        tokens: TokenStream,
+    },
+}
+
+/// Where a `where` mask comes from, and its index among the masks the expansion passes.
+pub struct MaskSpec {
+    pub index: u16,
+    pub text: TextSpan,
+}
+
+/// How the expansion reaches a mask: a parameter, or braced tokens it evaluates.
+pub enum MaskAccess {
+    Param(Ident),
+    Expr(TokenStream),
 }
 
 pub enum Step {
@@ -155,6 +174,7 @@ pub struct ValueSpec {
     pub ignore_span: TextSpan,
     pub allow_all: AllowAll,
     pub finite: bool,
+    pub integral: bool,
 }
 
 /// A tensor clause; `access` and `span` print nothing.
@@ -173,6 +193,7 @@ pub struct ClauseSpec {
     pub note: Option<String>,
     /// A sequence clause's count.
     pub sequence: Option<DimSpec>,
+    pub mask: Option<MaskSpec>,
 }
 
 pub struct RelationSpec {
@@ -249,6 +270,8 @@ pub struct Plan {
     pub values: Vec<RuntimeBound>,
     pub runs: Vec<String>,
     pub runtime_bounds: Vec<RuntimeBound>,
+    /// The masks of `where` rules, in the order of their index.
+    pub masks: Vec<MaskAccess>,
     pub on_violation: Option<(Failure, Span)>,
     pub same_device: bool,
     /// Whether the body is checked at compile time (`static = false` turns it off).
@@ -330,6 +353,7 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
         let contiguous = clause.contiguous;
         let note = option_tokens(clause.note.as_ref().map(|n| quote!(#n)));
         let sequence = self.option(clause.sequence.as_ref());
+        let mask = self.option(clause.mask.as_ref());
         tokens.extend(quote!(#p::ClauseSpec {
             subject: #subject,
             optional: #optional,
@@ -341,6 +365,7 @@ impl ToTokens for InCrate<'_, ClauseSpec> {
             contiguous: #contiguous,
             note: #note,
             sequence: #sequence,
+            mask: #mask,
         }));
     }
 }
@@ -363,7 +388,17 @@ impl ToTokens for InCrate<'_, Subject> {
             Subject::Return => quote!(#p::Subject::Return),
             Subject::ReturnField(name) => quote!(#p::Subject::ReturnField(#name)),
             Subject::Variable(name) => quote!(#p::Subject::Variable(#name)),
+            Subject::Derived(name) => quote!(#p::Subject::Derived(#name)),
         });
+    }
+}
+
+impl ToTokens for InCrate<'_, MaskSpec> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let p = self.private;
+        let index = self.value.index;
+        let text = self.with(&self.value.text);
+        tokens.extend(quote!(#p::MaskSpec { index: #index, text: #text }));
     }
 }
 
@@ -458,6 +493,7 @@ impl ToTokens for InCrate<'_, ValueSpec> {
             }
         };
         let finite = values.finite;
+        let integral = values.integral;
         tokens.extend(quote!(#p::ValueSpec {
             ranges: #ranges,
             ranges_span: #ranges_span,
@@ -465,6 +501,7 @@ impl ToTokens for InCrate<'_, ValueSpec> {
             ignore_span: #ignore_span,
             allow_all_ignored: #allow_all,
             finite: #finite,
+            integral: #integral,
         }));
     }
 }

@@ -8,12 +8,12 @@
 //! ```text
 //! contract    := clause (',' clause)* ','?
 //! clause      := subject ':' dtypes shape constraint* | relation | option
-//! subject     := IDENT | 'self' ('.' member ('(' ')')?)+ | 'return'
+//! subject     := IDENT | 'self' ('.' member ('(' ')')?)+ | 'return' | '{' EXPR '}'
 //! dtypes      := dtype ('|' dtype)*
 //! shape       := '[' (dim (',' dim)*)? ']'
 //! dim         := INT | IDENT | '_' | '..' | '*' IDENT | dim_expr
 //! constraint  := 'in' pattern ('|' pattern)* | 'ignore' value ('|' value)* 'allow_all'?
-//!              | 'finite' | 'contiguous' | STRING
+//!              | 'finite' | 'integral' | 'contiguous' | 'where' (IDENT | '{' EXPR '}') | STRING
 //! relation    := dim_expr ('==' | '!=' | '<' | '<=' | '>' | '>=') dim_expr
 //! option      := IDENT '=' IDENT
 //! ```
@@ -30,15 +30,19 @@ pub mod kw {
     pub const IN: &str = "in";
     pub const IGNORE: &str = "ignore";
     pub const FINITE: &str = "finite";
+    pub const INTEGRAL: &str = "integral";
+    pub const WHERE: &str = "where";
     pub const CONTIGUOUS: &str = "contiguous";
     pub const ALLOW_ALL: &str = "allow_all";
     pub const MAX: &str = "MAX";
     pub const RETURN: &str = "return";
     pub const SELF: &str = "self";
     /// The rules that may follow a shape (besides a note string).
-    pub const CONSTRAINTS: &[&str] = &[IN, IGNORE, FINITE, CONTIGUOUS];
+    pub const CONSTRAINTS: &[&str] = &[IN, IGNORE, FINITE, INTEGRAL, CONTIGUOUS, WHERE];
     /// Words that end an open range and can never be dim or parameter names.
-    pub const RESERVED: &[&str] = &[IN, IGNORE, FINITE, CONTIGUOUS, MAX, RETURN, SELF, ALLOW_ALL];
+    pub const RESERVED: &[&str] = &[
+        IN, IGNORE, FINITE, INTEGRAL, CONTIGUOUS, WHERE, MAX, RETURN, SELF, ALLOW_ALL,
+    ];
 
     pub const ON_VIOLATION: &str = "on_violation";
     pub const SAME_DEVICE: &str = "same_device";
@@ -194,6 +198,8 @@ pub enum Subject {
     Field { root: Ident, steps: Vec<FieldStep> },
     /// `return`, or `return.0` for an element of a returned tuple.
     Return(SpanRange, Option<u32>),
+    /// `{target.sum(1)?}`: a tensor computed in the function's scope before the body.
+    Derived { tokens: Tokens, span: SpanRange },
 }
 
 #[cfg_attr(test, derive(Debug, PartialEq))]
@@ -301,8 +307,40 @@ pub enum Constraint {
         allow_all: Option<AllowAll>,
     },
     Finite(SpanRange),
+    /// `integral`: every checked value is a whole number.
+    Integral(SpanRange),
     Contiguous(SpanRange),
+    /// `where MASK`: the value rules apply only where the mask is non-zero.
+    Where {
+        keyword: SpanRange,
+        mask: Mask,
+    },
     Note(LitStr),
+}
+
+/// The mask after `where`: a parameter, or a braced expression.
+#[cfg_attr(test, derive(Debug, PartialEq))]
+pub enum Mask {
+    Param(Ident),
+    Block { tokens: Tokens, span: SpanRange },
+}
+
+impl Mask {
+    pub fn span(&self) -> SpanRange {
+        match self {
+            Mask::Param(ident) => SpanRange::single(ident.span()),
+            Mask::Block { span, .. } => *span,
+        }
+    }
+}
+
+impl fmt::Display for Mask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mask::Param(ident) => write!(f, "{}", ident.unraw()),
+            Mask::Block { tokens, .. } => write!(f, "{{{}}}", code_text(&tokens.0)),
+        }
+    }
 }
 
 /// `allow_all`, alone or with a braced condition: `allow_all {reduction != Reduction::Mean}`.
@@ -364,7 +402,10 @@ impl Constraint {
     pub fn span(&self) -> Span {
         match self {
             Constraint::In { keyword, .. } | Constraint::Ignore { keyword, .. } => keyword.first,
-            Constraint::Finite(span) | Constraint::Contiguous(span) => span.first,
+            Constraint::Finite(span)
+            | Constraint::Integral(span)
+            | Constraint::Contiguous(span) => span.first,
+            Constraint::Where { mask, .. } => mask.span().last,
             Constraint::Note(lit) => lit.span(),
         }
     }
@@ -559,7 +600,9 @@ impl fmt::Display for Constraint {
                 Ok(())
             }
             Constraint::Finite(_) => f.write_str(kw::FINITE),
+            Constraint::Integral(_) => f.write_str(kw::INTEGRAL),
             Constraint::Contiguous(_) => f.write_str(kw::CONTIGUOUS),
+            Constraint::Where { mask, .. } => write!(f, "{} {mask}", kw::WHERE),
             Constraint::Note(lit) => write!(f, "{:?}", lit.value()),
         }
     }
@@ -599,6 +642,7 @@ impl fmt::Display for Subject {
             Subject::Param(ident) => write!(f, "{}", ident.unraw()),
             Subject::Return(_, None) => f.write_str("return"),
             Subject::Return(_, Some(index)) => write!(f, "return.{index}"),
+            Subject::Derived { tokens, .. } => write!(f, "{{{}}}", code_text(&tokens.0)),
             Subject::Field { root, steps } => {
                 write!(f, "{}", root.unraw())?;
                 for step in steps {

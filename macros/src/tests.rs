@@ -557,14 +557,88 @@ fn canonical_text_has_no_token_spacing() {
     );
 }
 
+/// Derived subjects, masks and `integral` print back canonically, spaced as a person writes
+/// them.
+#[test]
+fn derived_subjects_and_masks_print_canonically() {
+    assert_eq!(
+        clause("{ target . sum (1) ? }: f32[N] in 0.999..=1.001").to_string(),
+        "{target.sum(1)?}: f32[N] in 0.999..=1.001"
+    );
+    assert_eq!(
+        clause("ids: i64[B, T] in 0..V where attention_mask").to_string(),
+        "ids: i64[B, T] in 0..V where attention_mask"
+    );
+    assert_eq!(
+        clause("ids: i64[B, T] in 0.. where { ids . ge (2) ? }").to_string(),
+        "ids: i64[B, T] in 0.. where {ids.ge(2)?}"
+    );
+    assert_eq!(
+        clause("mask: float[H, W] in 0.0..{ n as f64 } integral").to_string(),
+        "mask: float[H, W] in 0.0..{n as f64} integral"
+    );
+}
+
+/// The rules of §11 that a contract can break at compile time.
+#[test]
+fn derived_subjects_masks_and_integral_are_checked_at_compile_time() {
+    assert_eq!(
+        errors("target: i64[N] in 0..C integral"),
+        [
+            "`integral` on an integer clause (`i64`) always holds: it is for floats that must be \
+          whole numbers"
+        ]
+    );
+    assert_eq!(
+        errors("logits: f32[N, C] where target"),
+        [
+            "`where` exempts positions from the value rules, and this clause has none: add `in`, \
+          `ignore`, `finite` or `integral` before it"
+        ]
+    );
+    assert_eq!(
+        errors("logits: f32[N, C] in 0.0.. where mask"),
+        [
+            "unknown parameter `mask`: the parameters of `loss` are `logits`, `target`, \
+          `num_classes`"
+        ]
+    );
+    assert_eq!(
+        errors("logits: f32[N, C], return: f32[N] in 0.0.. where target"),
+        [
+            "a `return` clause takes no `where` mask: check the masked values in the caller, or \
+          with `check!` in the body"
+        ]
+    );
+    assert_eq!(
+        errors("logits: f32[N, C] finite where target where target"),
+        ["`where` appears twice in this clause; remove one"]
+    );
+    assert_eq!(
+        errors("{}: f32[N]"),
+        [
+            "empty braces: a derived subject is a Rust expression whose value is a tensor, e.g. \
+          `{target.sum(1)?}: f32[N] in 0.999..=1.001`"
+        ]
+    );
+    assert_eq!(
+        errors("logits: f32[N, C] finite where"),
+        [
+            "unexpected end of input, expected a mask after `where`: a parameter (`where \
+          attention_mask`) or a braced expression (`where {input_ids.ge(2)?}`)"
+        ]
+    );
+    assert!(errors("{logits.sum(1)?}: f32[N] in 0.0.. where {target.is_some()}").is_empty());
+}
+
 /// The constraint words come from one table; the message lists them as before.
 #[test]
 fn an_unknown_constraint_lists_the_constraint_words() {
     assert_eq!(
         errors("logits: f32[N, C] finit"),
         [
-            "unknown constraint `finit`: expected `in`, `ignore`, `finite`, `contiguous` or a \
-             note string after the shape; did you mean `finite`?"
+            "unknown constraint `finit`: expected `in`, `ignore`, `finite`, `integral`, \
+             `contiguous`, `where` or a note string after the shape; did you mean `finite`?"
         ]
     );
 }

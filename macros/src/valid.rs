@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use crate::ctxt::Ctxt;
@@ -13,7 +13,8 @@ use crate::dtype::{self, Kind};
 use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
 use crate::plan::{
     self, Access, AllowAll, BoundSpec, ClauseSpec, ContractText, DimExprSpec, DimSpec, ExprOp,
-    Failure, IgnoreSpec, Plan, RangeSpec, RelationSpec, RuntimeBound, Step, TextSpan, ValueSpec,
+    Failure, IgnoreSpec, MaskAccess, Plan, RangeSpec, RelationSpec, RuntimeBound, Step, TextSpan,
+    ValueSpec,
 };
 use crate::suggest::did_you_mean;
 use crate::syntax::{
@@ -134,19 +135,26 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         text: doc.join("\n"),
     };
     let mut runtime_bounds = Vec::new();
+    let mut masks = Vec::new();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
+    let mut derived = 0u16;
     for clause in &ordered {
         let is_output = matches!(clause.subject, Subject::Return(..));
-        let plan = plan_clause(
+        let mut plan = plan_clause(
             cx_errors,
             cx,
             &mut dims,
             clause,
             is_output,
             &mut runtime_bounds,
+            &mut masks,
             &mut text,
         );
+        if let Access::Derived { index, .. } = &mut plan.access {
+            *index = derived;
+            derived += 1;
+        }
         if is_output {
             outputs.push(plan);
         } else {
@@ -166,6 +174,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         values: dims.values,
         runs: dims.runs,
         runtime_bounds,
+        masks,
         on_violation,
         same_device,
         krate: krate.unwrap_or_else(|| quote!(::candle_contracts)),
@@ -271,7 +280,7 @@ fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorClause]) {
         let key = clause.subject.to_string();
         let subject_span = match &clause.subject {
             Subject::Param(ident) | Subject::Field { root: ident, .. } => ident.span(),
-            Subject::Return(span, _) => span.first,
+            Subject::Return(span, _) | Subject::Derived { span, .. } => span.first,
         };
         if !seen.insert(key.clone()) {
             cx_errors.error_at(
@@ -302,6 +311,26 @@ fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorClause]) {
                     check_param_subject(cx_errors, cx, root, false);
                 }
                 check_path(cx_errors, steps);
+            }
+            Subject::Derived { span, .. } => {
+                if cx.inline {
+                    cx_errors.error_at(
+                        *span,
+                        "`check!` takes no derived subjects: compute the tensor into a variable \
+                         first and name it in `check!`",
+                    );
+                } else if matches!(cx.output, Output::BoxedFuture { .. }) {
+                    cx_errors.error_at(
+                        *span,
+                        format!(
+                            "`{}` returns a boxed future (as `#[async_trait]` makes of an \
+                             `async fn`): a derived subject is computed before the body, where \
+                             its `?` has no `Result` to return; check it with `check!` inside \
+                             the body",
+                            cx.function
+                        ),
+                    );
+                }
             }
             Subject::Return(span, _) => {
                 if cx.inline {
@@ -734,6 +763,7 @@ fn plan_clause(
     clause: &TensorClause,
     is_output: bool,
     runtime_bounds: &mut Vec<RuntimeBound>,
+    masks: &mut Vec<MaskAccess>,
     text: &mut ContractText,
 ) -> ClauseSpec {
     let spec = &clause.spec;
@@ -775,8 +805,10 @@ fn plan_clause(
         ignore_span: TextSpan::default(),
         allow_all: AllowAll::No,
         finite: false,
+        integral: false,
     };
     let mut has_values = false;
+    let mut mask = None;
     let mut contiguous = false;
     let mut note = None;
     let mut seen: Vec<&'static str> = Vec::new();
@@ -785,13 +817,15 @@ fn plan_clause(
             Constraint::In { .. } => kw::IN,
             Constraint::Ignore { .. } => kw::IGNORE,
             Constraint::Finite(_) => kw::FINITE,
+            Constraint::Integral(_) => kw::INTEGRAL,
             Constraint::Contiguous(_) => kw::CONTIGUOUS,
+            Constraint::Where { .. } => kw::WHERE,
             Constraint::Note(_) => "note",
         };
         if seen.contains(&kind) {
             let message = if kind == "note" {
                 "this clause already has a note string".to_string()
-            } else if kind == kw::FINITE || kind == kw::CONTIGUOUS {
+            } else if [kw::FINITE, kw::CONTIGUOUS, kw::INTEGRAL, kw::WHERE].contains(&kind) {
                 format!("`{kind}` appears twice in this clause; remove one")
             } else {
                 format!("`{kind}` appears twice in this clause; join the values with `|`")
@@ -855,10 +889,76 @@ fn plan_clause(
                     );
                 }
             }
+            Constraint::Integral(span) => {
+                has_values = true;
+                values.integral = true;
+                if facts.all_int() {
+                    cx_errors.error_at(
+                        *span,
+                        format!(
+                            "`integral` on an integer clause (`{}`) always holds: it is for \
+                             floats that must be whole numbers",
+                            facts.text
+                        ),
+                    );
+                }
+            }
+            Constraint::Where {
+                keyword,
+                mask: written,
+            } => {
+                mask = Some((keyword, written));
+            }
             Constraint::Contiguous(_) => contiguous = true,
             Constraint::Note(lit) => note = Some(lit.value()),
         }
     }
+    let mask = mask.and_then(|(keyword, written)| {
+        if !has_values {
+            cx_errors.error_at(
+                keyword.first,
+                format!(
+                    "`where` exempts positions from the value rules, and this clause has none: \
+                     add {} before it",
+                    quoted(&[kw::IN, kw::IGNORE, kw::FINITE, kw::INTEGRAL], "or")
+                ),
+            );
+            return None;
+        }
+        if is_output {
+            cx_errors.error_at(
+                keyword.first,
+                "a `return` clause takes no `where` mask: check the masked values in the caller, \
+                 or with `check!` in the body",
+            );
+            return None;
+        }
+        let access = match written {
+            syntax::Mask::Param(ident) => {
+                if !cx.inline {
+                    check_param_subject(cx_errors, cx, ident, false);
+                }
+                MaskAccess::Param(param_ident(cx, ident))
+            }
+            syntax::Mask::Block { tokens, span } => {
+                if cx.inline {
+                    cx_errors.error_at(
+                        span.first,
+                        "`check!` takes a mask variable, not an expression: compute the mask \
+                         into a variable first and write `where mask`",
+                    );
+                }
+                let tokens = &tokens.0;
+                MaskAccess::Expr(quote_spanned!(span.first=> { #tokens }))
+            }
+        };
+        let index = masks.len() as u16;
+        masks.push(access);
+        Some(plan::MaskSpec {
+            index,
+            text: added.text.span(&written.to_string(), after_shape),
+        })
+    });
     let through_all = matches!(&clause.subject, Subject::Field { steps, .. }
         if steps.iter().any(|s| matches!(s, FieldStep::All(_))));
     let sequence = match sequence {
@@ -876,6 +976,16 @@ fn plan_clause(
             Access::Param(param_ident(cx, ident)),
         ),
         Subject::Return(_, None) => (plan::Subject::Return, Access::Output(None)),
+        Subject::Derived { tokens, span } => {
+            let tokens = &tokens.0;
+            (
+                plan::Subject::Derived(name),
+                Access::Derived {
+                    index: 0,
+                    tokens: quote_spanned!(span.first=> { #tokens }),
+                },
+            )
+        }
         Subject::Return(_, index) => (plan::Subject::ReturnField(name), Access::Output(*index)),
         Subject::Field { root, steps } => {
             let root = if root == "self" {
@@ -910,6 +1020,7 @@ fn plan_clause(
         contiguous,
         note,
         sequence,
+        mask,
     }
 }
 

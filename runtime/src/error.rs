@@ -34,8 +34,13 @@ pub enum Rule {
     Range,
     /// An element is NaN or ±inf under `finite`.
     Finite,
+    /// A float element under `integral` is not a whole number (NaN and ±inf are not).
+    Integral,
     /// Every element is an ignored value.
     AllIgnored,
+    /// The `where` mask of a clause's value rules does not broadcast to its subject's dims, or
+    /// is on another device.
+    Mask,
     /// A bound of an `in` pattern could not be evaluated (a NaN bound, an unbound dim).
     Bound,
     /// The dtype's values cannot be read (candle's packed `f4` / `f6` formats).
@@ -175,6 +180,8 @@ pub struct Violation {
     pub(crate) details: Vec<String>,
     pub(crate) help: Option<String>,
     pub(crate) note: Option<&'static str>,
+    /// The `where` mask of a value rule, as written.
+    pub(crate) mask: Option<&'static str>,
 }
 
 impl Violation {
@@ -195,6 +202,7 @@ impl Violation {
             details: Vec::new(),
             help: None,
             note: None,
+            mask: None,
         }
     }
 
@@ -289,6 +297,12 @@ impl Violation {
     /// The note the contract's author wrote on this clause.
     pub fn note(&self) -> Option<&'static str> {
         self.note
+    }
+
+    /// The `where` mask of the broken value rule, as written (`attention_mask`,
+    /// `{input_ids.ge(OFFSET)?}`); its exempt positions are in [`counts`](Self::counts).
+    pub fn mask(&self) -> Option<&'static str> {
+        self.mask
     }
 }
 
@@ -404,12 +418,12 @@ impl fmt::Display for Violation {
                 self.expected, self.found
             )?,
             Rule::Unreadable => write!(f, "{}", self.found)?,
-            Rule::AllIgnored => write!(f, "{}", self.found)?,
-            Rule::Range | Rule::Finite => {
-                let what = if self.rule == Rule::Finite {
-                    "value not finite"
-                } else {
-                    "value out of range"
+            Rule::AllIgnored | Rule::Mask => write!(f, "{}", self.found)?,
+            Rule::Range | Rule::Finite | Rule::Integral => {
+                let what = match self.rule {
+                    Rule::Finite => "value not finite",
+                    Rule::Integral => "value not a whole number",
+                    _ => "value out of range",
                 };
                 write!(f, "{what}: ")?;
                 match (&self.index, self.value) {
@@ -428,13 +442,24 @@ impl fmt::Display for Violation {
             write!(f, "\n    {detail}")?;
         }
         if let Some(counts) = self.counts
-            && matches!(self.rule, Rule::Range | Rule::Finite)
+            && matches!(self.rule, Rule::Range | Rule::Finite | Rule::Integral)
         {
-            write!(
-                f,
-                "\n    {} of {} elements violate the rule",
-                counts.violating, counts.total
-            )?;
+            match self.mask {
+                Some(mask) => write!(
+                    f,
+                    "\n    {} of {} checked elements violate the rule ({} of {} exempt where \
+                     `{mask}` is 0)",
+                    counts.violating,
+                    counts.total.saturating_sub(counts.exempt),
+                    counts.exempt,
+                    counts.total
+                )?,
+                None => write!(
+                    f,
+                    "\n    {} of {} elements violate the rule",
+                    counts.violating, counts.total
+                )?,
+            }
             if counts.nan > 0 {
                 write!(f, " ({} NaN)", counts.nan)?;
             }

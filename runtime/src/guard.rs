@@ -14,7 +14,7 @@ use crate::mode::{self, Mode};
 use crate::report::{self, Known, Mismatch, RelationFound};
 use crate::rule::BoundValue;
 use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, Subject};
-use crate::value;
+use crate::value::{self, ValueClause};
 
 const UNBOUND: u16 = u16::MAX;
 
@@ -110,7 +110,10 @@ pub enum ClauseArg<'a> {
 ///
 /// An expansion is its spec table and at most three calls:
 /// `Guard::<DIMS, RUNS, BOUNDS, VALUES>::new(&SPEC)`, [`check_inputs`](Self::check_inputs)
-/// before the body and [`check_output`](Self::check_output) after it.
+/// before the body and [`check_output`](Self::check_output) after it. A contract with derived
+/// subjects (`{target.sum(1)?}: ...`) or masks (`where ...`) adds, after `check_inputs`, the
+/// test [`derives`](Self::derives) and, when it holds, the evaluation of those expressions in
+/// the function's scope and [`check_derived`](Self::check_derived).
 #[derive(Debug)]
 pub struct Guard<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: usize> {
     spec: &'static ContractSpec,
@@ -128,6 +131,9 @@ struct CallState<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, cons
     device: Option<Device>,
     bounds: [BoundValue; BOUNDS],
     values: [BoundValue; VALUES],
+    /// The inputs passed and the derived subjects and masks are still to come
+    /// ([`Guard::derives`]).
+    later: bool,
 }
 
 impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: usize>
@@ -167,6 +173,45 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
             return Ok(());
         }
         inputs(Inputs { guard: self })
+    }
+
+    /// Whether the expansion evaluates the derived subjects and masks now and hands them to
+    /// [`check_derived`](Self::check_derived): only in `full` mode (the only mode that checks
+    /// values), for a contract that has them, once the inputs passed their dtype, shape and
+    /// device checks (so an expression such as `{target.sum(1)?}` never runs on a tensor the
+    /// contract has already rejected).
+    #[inline]
+    pub fn derives(&self) -> bool {
+        self.call.as_ref().is_some_and(|call| call.later)
+    }
+
+    /// Checks the derived subjects (`derived[k]` belongs to the `k`-th clause whose subject is
+    /// [`Subject::Derived`]) with the dims the inputs bound, the relations, and then the value
+    /// rules of every input clause, each under its mask (`masks[i]` is the mask of index `i`;
+    /// `None` in it checks every position). `args` are the inputs again, as handed to
+    /// [`Inputs::check`]. Nothing when [`derives`](Self::derives) is false.
+    pub fn check_derived(
+        &mut self,
+        args: &[ClauseArg<'_>],
+        derived: &[ClauseArg<'_>],
+        masks: &[ClauseArg<'_>],
+    ) -> Result<(), ContractError> {
+        let spec = self.spec;
+        let Some(call) = self.call.as_mut().filter(|call| call.later) else {
+            return Ok(());
+        };
+        call.later = false;
+        let bounds = call.bounds;
+        let values = call.values;
+        check_derived(
+            spec,
+            args,
+            derived,
+            masks,
+            &bounds,
+            &values,
+            call.bindings(),
+        )
     }
 
     /// Checks the value coming out of the body against the `return` clauses (`outputs()[i]`
@@ -236,13 +281,14 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
             device: None,
             bounds,
             values,
+            later: false,
         });
         let mut bindings = Bindings {
             dims: &mut call.dims,
             runs: &mut call.runs,
             device: &mut call.device,
         };
-        check_inputs(
+        let later = check_inputs(
             guard.spec,
             guard.mode,
             args,
@@ -250,7 +296,9 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
             &call.values,
             constants,
             &mut bindings,
-        )
+        )?;
+        call.later = later;
+        Ok(())
     }
 }
 
@@ -262,7 +310,9 @@ struct Bindings<'a> {
     device: &'a mut Option<Device>,
 }
 
-/// Checks the arguments and fields of one call (see [`Inputs::check`]).
+/// Checks the arguments and fields of one call (see [`Inputs::check`]). `Ok(true)`: they
+/// passed, and the derived subjects and masks come next ([`Guard::check_derived`]), with the
+/// relations and value rules.
 fn check_inputs(
     spec: &'static ContractSpec,
     mode: Mode,
@@ -271,7 +321,7 @@ fn check_inputs(
     values: &[BoundValue],
     constants: &[ConstantProbe],
     bindings: &mut Bindings<'_>,
-) -> Result<(), ContractError> {
+) -> Result<bool, ContractError> {
     if args.len() != spec.inputs.len() {
         return Err(malformed(spec, "input", spec.inputs.len(), args.len()));
     }
@@ -280,28 +330,125 @@ fn check_inputs(
             slot.constant = Some(probe);
         }
     }
+    let two_phase = mode == Mode::Full && has_later(spec);
     let mut checker = Checker {
         spec,
         bindings,
         values,
         violations: Vec::new(),
     };
-    for (index, (clause, arg)) in spec.inputs.iter().zip(args).enumerate() {
+    // A derived subject is not computed yet: its clause waits for `check_derived`.
+    let given = || {
+        spec.inputs
+            .iter()
+            .zip(args)
+            .enumerate()
+            .filter(|(_, (clause, _))| !is_derived(clause))
+    };
+    for (index, (clause, arg)) in given() {
         checker.bind_clause(index, clause, arg);
     }
     let mut first_device: Option<(&Device, &'static str)> = None;
-    for (index, (clause, arg)) in spec.inputs.iter().zip(args).enumerate() {
+    for (index, (clause, arg)) in given() {
         checker.check_clause(index, clause, arg, &mut first_device);
     }
-    if !spec.outputs.is_empty() && spec.same_device {
+    if (two_phase || !spec.outputs.is_empty()) && spec.same_device {
         *checker.bindings.device = first_device.map(|(device, _)| device.clone());
+    }
+    if two_phase && checker.violations.is_empty() {
+        return Ok(true);
     }
     checker.check_relations(false);
     if mode == Mode::Full {
-        let clauses = value_clauses(spec.inputs, args);
+        // After a shape violation the derived subjects and masks are not computed: the value
+        // rules that need neither are still checked.
+        let clauses = value_clauses(
+            spec.inputs
+                .iter()
+                .zip(args)
+                .filter(|(clause, _)| !is_derived(clause) && clause.mask.is_none()),
+        );
         if !clauses.is_empty() {
             checker.check_values(&clauses, bounds);
         }
+    }
+    checker.finish(false).map(|()| false)
+}
+
+/// Whether a clause's subject is computed before the body (`{target.sum(1)?}: ...`).
+fn is_derived(clause: &ClauseSpec) -> bool {
+    matches!(clause.subject, Subject::Derived(_))
+}
+
+/// Whether a contract has derived subjects or masks, checked after the inputs.
+fn has_later(spec: &ContractSpec) -> bool {
+    spec.inputs
+        .iter()
+        .any(|clause| is_derived(clause) || clause.mask.is_some())
+}
+
+/// Checks the derived subjects, the relations and the value rules (see
+/// [`Guard::check_derived`]).
+fn check_derived(
+    spec: &'static ContractSpec,
+    args: &[ClauseArg<'_>],
+    derived: &[ClauseArg<'_>],
+    masks: &[ClauseArg<'_>],
+    bounds: &[BoundValue],
+    values: &[BoundValue],
+    mut bindings: Bindings<'_>,
+) -> Result<(), ContractError> {
+    let derived_clauses = spec.inputs.iter().filter(|c| is_derived(c)).count();
+    let mask_count = spec
+        .inputs
+        .iter()
+        .filter_map(|c| c.mask.map(|m| usize::from(m.index) + 1))
+        .max()
+        .unwrap_or(0);
+    if args.len() != spec.inputs.len() {
+        return Err(malformed(spec, "input", spec.inputs.len(), args.len()));
+    }
+    if derived.len() != derived_clauses {
+        return Err(malformed(spec, "derived", derived_clauses, derived.len()));
+    }
+    if masks.len() != mask_count {
+        return Err(malformed(spec, "mask", mask_count, masks.len()));
+    }
+    // Each clause with its tensors: the argument, or the next derived subject.
+    let mut derived_args = derived.iter();
+    let all: Vec<(usize, &'static ClauseSpec, &ClauseArg<'_>)> = spec
+        .inputs
+        .iter()
+        .zip(args)
+        .enumerate()
+        .map(|(index, (clause, arg))| {
+            let arg = if is_derived(clause) {
+                derived_args.next().unwrap_or(arg)
+            } else {
+                arg
+            };
+            (index, clause, arg)
+        })
+        .collect();
+    let mut checker = Checker {
+        spec,
+        bindings: &mut bindings,
+        values,
+        violations: Vec::new(),
+    };
+    for &(index, clause, arg) in all.iter().filter(|(_, c, _)| is_derived(c)) {
+        checker.bind_clause(index, clause, arg);
+    }
+    let device = checker.bindings.device.clone();
+    let mut first_device = device.as_ref().map(|d| (d, "the arguments"));
+    for &(index, clause, arg) in all.iter().filter(|(_, c, _)| is_derived(c)) {
+        checker.check_clause(index, clause, arg, &mut first_device);
+    }
+    checker.check_relations(false);
+    let mut clauses = value_clauses(all.iter().map(|&(_, clause, arg)| (clause, arg)));
+    checker.attach_masks(&mut clauses, masks);
+    if !clauses.is_empty() {
+        checker.check_values(&clauses, bounds);
     }
     checker.finish(false)
 }
@@ -338,7 +485,7 @@ fn check_output(
     }
     checker.check_relations(true);
     if mode == Mode::Full {
-        let clauses = value_clauses(spec.outputs, args);
+        let clauses = value_clauses(spec.outputs.iter().zip(args));
         if !clauses.is_empty() {
             checker.check_values(&clauses, bounds);
         }
@@ -369,17 +516,21 @@ fn malformed(
 
 /// The tensors whose value rules apply: an allowed dtype, and a clause with value rules.
 fn value_clauses<'t>(
-    clauses: &'static [ClauseSpec],
-    args: &'t [ClauseArg<'t>],
-) -> Vec<(Option<usize>, &'static ClauseSpec, &'t Tensor)> {
+    clauses: impl Iterator<Item = (&'static ClauseSpec, &'t ClauseArg<'t>)>,
+) -> Vec<ValueClause<'t>> {
     let mut out = Vec::new();
-    for (clause, arg) in clauses.iter().zip(args) {
+    for (clause, arg) in clauses {
         if clause.values.is_none() {
             continue;
         }
         for (element, tensor) in tensors_of(arg) {
             if clause.dtypes.contains(tensor.dtype()) {
-                out.push((element, clause, tensor));
+                out.push(ValueClause {
+                    element,
+                    clause,
+                    tensor,
+                    mask: None,
+                });
             }
         }
     }
@@ -799,11 +950,49 @@ impl Checker<'_, '_> {
         names
     }
 
-    fn check_values(
-        &mut self,
-        clauses: &[(Option<usize>, &'static ClauseSpec, &Tensor)],
-        bounds: &[BoundValue],
-    ) {
+    /// Gives each value clause with a `where` its mask, broadcast to the subject's dims; a
+    /// mask that does not broadcast, or is on another device, is a violation and its clause's
+    /// value rules are not checked. An absent mask (`None`) checks every position.
+    fn attach_masks(&mut self, clauses: &mut Vec<ValueClause<'_>>, masks: &[ClauseArg<'_>]) {
+        clauses.retain_mut(|item| {
+            let Some(spec) = item.clause.mask else {
+                return true;
+            };
+            let mask = match masks.get(usize::from(spec.index)) {
+                Some(ClauseArg::One(Some(mask))) => *mask,
+                _ => return true,
+            };
+            let text = self.spec.text_of(spec.text);
+            if !mask.device().same_device(item.tensor.device()) {
+                self.violations.push(report::mask_device(
+                    item.clause,
+                    item.element,
+                    text,
+                    mask,
+                    item.tensor,
+                ));
+                return false;
+            }
+            match mask.broadcast_as(item.tensor.dims()) {
+                Ok(view) => {
+                    item.mask = Some(view);
+                    true
+                }
+                Err(_) => {
+                    self.violations.push(report::mask_shape(
+                        item.clause,
+                        item.element,
+                        text,
+                        mask.dims(),
+                        item.tensor.dims(),
+                    ));
+                    false
+                }
+            }
+        });
+    }
+
+    fn check_values(&mut self, clauses: &[ValueClause<'_>], bounds: &[BoundValue]) {
         let dims = &*self.bindings.dims;
         let spec = self.spec;
         let dim_value =
@@ -863,6 +1052,7 @@ mod tests {
         contiguous: false,
         note: None,
         sequence: None,
+        mask: None,
     }];
 
     static SPEC: ContractSpec = ContractSpec {

@@ -286,6 +286,17 @@ impl<'a> Seen<'a> {
     }
 }
 
+/// Why a float tensor that must hold whole numbers (class ids in a label map, counts) holds
+/// fractions.
+pub(crate) fn for_fractions(clause: &ClauseSpec) -> String {
+    format!(
+        "`{}` holds fractions where whole numbers belong: a label map divided by 255 or \
+         normalised like an image, or resized with bilinear interpolation, is no longer class \
+         ids; load it as integers and resize it with nearest-neighbour",
+        clause.subject.name()
+    )
+}
+
 pub(crate) fn for_values(
     _clause: &ClauseSpec,
     rule: &Resolved,

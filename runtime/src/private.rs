@@ -10,7 +10,7 @@ pub use crate::rule::{BoundValue, IntoBound};
 pub use crate::scan::{device_transfers, force_device_path};
 pub use crate::spec::{
     AllowAll, BoundSpec, ClauseSpec, CmpOp, ConstantProbe, ContractSpec, DTypeSet, DimExprSpec,
-    DimSpec, ExprOp, IgnoreSpec, RangeSpec, RelationSpec, Subject, TextSpan, ValueSpec,
+    DimSpec, ExprOp, IgnoreSpec, MaskSpec, RangeSpec, RelationSpec, Subject, TextSpan, ValueSpec,
 };
 
 /// Types a tensor clause can name: a tensor, a reference or smart pointer to one, a `Var`, or

@@ -5,7 +5,9 @@
 use candle_core::{Device, Tensor};
 
 use crate::dims::ArithmeticError;
-use crate::error::{Counts, DimBinding, Rule, Violation, format_dims, format_run, join_elided};
+use crate::error::{
+    Counts, DimBinding, Rule, Value, Violation, format_dims, format_run, join_elided,
+};
 use crate::help;
 use crate::rule::{Details, Ignore, Num, Resolved, Used};
 use crate::spec::{ClauseSpec, ContractSpec, DimSpec, RelationSpec, Subject, ValueSpec};
@@ -335,6 +337,58 @@ pub(crate) fn device(
     violation
 }
 
+/// A `where` mask on another device than its subject.
+pub(crate) fn mask_device(
+    clause: &ClauseSpec,
+    element: Option<usize>,
+    mask_text: &'static str,
+    mask: &Tensor,
+    subject: &Tensor,
+) -> Violation {
+    let mut violation = Violation::new(
+        clause.subject,
+        Rule::Mask,
+        format!("a mask on {}", device_name(subject.device())),
+        format!(
+            "mask `{mask_text}` is on {}, the tensor on {}",
+            device_name(mask.device()),
+            device_name(subject.device())
+        ),
+    );
+    violation.element = element;
+    violation.mask = Some(mask_text);
+    violation.help = Some("compute the mask on the tensor's device".to_string());
+    violation
+}
+
+/// A `where` mask whose dims do not broadcast to its subject's.
+pub(crate) fn mask_shape(
+    clause: &ClauseSpec,
+    element: Option<usize>,
+    mask_text: &'static str,
+    mask_dims: &[usize],
+    dims: &[usize],
+) -> Violation {
+    let mut violation = Violation::new(
+        clause.subject,
+        Rule::Mask,
+        format!("a mask that broadcasts to {}", format_dims(dims)),
+        format!(
+            "mask `{mask_text}` of shape {} does not broadcast to the tensor's shape {}",
+            format_dims(mask_dims),
+            format_dims(dims)
+        ),
+    );
+    violation.element = element;
+    violation.mask = Some(mask_text);
+    violation.help = Some(
+        "a mask has the tensor's shape, or dims of size 1 (or fewer leading dims) where it \
+         broadcasts; an attention mask of [B, T] masks ids of [B, T]"
+            .to_string(),
+    );
+    violation
+}
+
 /// Why a relation does not hold.
 pub(crate) enum RelationFound {
     /// Both sides evaluated, and the comparison is false.
@@ -436,11 +490,13 @@ fn ignored_text(written: &str, resolved: &[Ignore]) -> String {
 /// The rule as written: `0..C`, `0..=1 and finite`, `finite values`, with ignored values.
 pub(crate) fn expected_text(spec: &ContractSpec, values: &ValueSpec) -> String {
     let ranges = spec.text_of(values.ranges_span);
-    let mut text = match (values.ranges.is_empty(), values.finite) {
-        (false, false) => ranges.to_string(),
-        (false, true) => format!("{ranges} and finite"),
-        (true, true) => "finite values".to_string(),
-        (true, false) => "any value".to_string(),
+    let mut text = match (values.ranges.is_empty(), values.finite, values.integral) {
+        (false, false, false) => ranges.to_string(),
+        (false, true, false) => format!("{ranges} and finite"),
+        (false, _, true) => format!("whole numbers in {ranges}"),
+        (true, _, true) => "whole numbers".to_string(),
+        (true, true, false) => "finite values".to_string(),
+        (true, false, false) => "any value".to_string(),
     };
     if !values.ignore.is_empty() {
         text.push_str(&format!(" (ignoring {})", spec.text_of(values.ignore_span)));
@@ -470,10 +526,20 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
         ..
     } = *failure;
     let counts = details.counts;
+    let mask = clause.mask.map(|m| spec.text_of(m.text));
     let mut out = Vec::new();
     if counts.violating > 0 {
-        let rule = if values.ranges.is_empty() {
+        // A finite float that is in range but not whole broke `integral`.
+        let fractional = matches!(
+            details.first_value,
+            Some(Value::Float(v, _)) if v.is_finite() && v.fract() != 0.0
+        );
+        let rule = if values.integral && fractional {
+            Rule::Integral
+        } else if values.ranges.is_empty() && !values.integral {
             Rule::Finite
+        } else if values.ranges.is_empty() {
+            Rule::Integral
         } else {
             Rule::Range
         };
@@ -493,33 +559,50 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
         violation.offending = details.offending.clone();
         violation.bound_dims = failure.used.dims.clone();
         violation.bound_values = failure.used.values.clone();
-        violation.help = help::for_values(
-            clause,
-            failure.rule,
-            failure.tensor.dtype(),
-            details,
-            failure.used,
-        );
+        violation.mask = mask;
+        violation.help = if rule == Rule::Integral {
+            Some(help::for_fractions(clause))
+        } else {
+            help::for_values(
+                clause,
+                failure.rule,
+                failure.tensor.dtype(),
+                details,
+                failure.used,
+            )
+        };
         out.push(violation);
     }
-    if failure.needs_usable && counts.ignored == counts.total {
-        let found = if counts.total == 0 {
-            "no elements at all; a mean over them is 0/0".to_string()
-        } else {
-            format!(
+    let checked = counts.total.saturating_sub(counts.exempt);
+    if failure.needs_usable && counts.ignored == checked {
+        let found = match mask {
+            Some(mask) if checked == 0 && counts.total > 0 => format!(
+                "no checked elements: all {} are exempt where `{mask}` is 0; a mean over them \
+                 is 0/0",
+                counts.total
+            ),
+            Some(mask) => format!(
+                "all {checked} checked elements are ignored values ({}; {} exempt where `{mask}` \
+                 is 0); a mean over them is 0/0",
+                ignored_text(spec.text_of(values.ignore_span), &failure.rule.ignore),
+                counts.exempt
+            ),
+            None if counts.total == 0 => "no elements at all; a mean over them is 0/0".to_string(),
+            None => format!(
                 "all {} elements are ignored values ({}); a mean over them is 0/0",
                 counts.total,
                 ignored_text(spec.text_of(values.ignore_span), &failure.rule.ignore)
-            )
+            ),
         };
         let mut violation = of_clause(clause, Rule::AllIgnored, expected_text(spec, values), found);
         violation.counts = Some(Counts {
-            violating: counts.total,
+            violating: checked,
             total: counts.total,
             nan: 0,
             ignored: counts.ignored,
             exempt: counts.exempt,
         });
+        violation.mask = mask;
         violation.help = Some(format!(
             "skip batches with no usable `{}` before this call; a contract that expects \
              all-ignored batches says so with `allow_all`",

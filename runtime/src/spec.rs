@@ -90,6 +90,19 @@ pub struct ClauseSpec {
     /// `items: [f32[E]; N]`, or a path through `[..]`: the clause names a sequence of tensors,
     /// each checked against the spec, and this is the count (`N`, a literal or `_`).
     pub sequence: Option<DimSpec>,
+    /// `where MASK`: the clause's value rules apply only where the mask is non-zero.
+    pub mask: Option<MaskSpec>,
+}
+
+/// The mask of a clause's value rules (`... in 0..V where attention_mask`, `where {ids.ge(2)?}`):
+/// an argument or a braced expression, of the subject's shape or broadcastable to it. A
+/// position is checked where the mask is non-zero and exempt where it is zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaskSpec {
+    /// The index of the mask among the masks the expansion passes with the derived subjects.
+    pub index: u16,
+    /// The mask as written: `attention_mask`, `{input_ids.ge(OFFSET)?}`.
+    pub text: TextSpan,
 }
 
 /// Whether a dim's name is a constant in scope, and which values equal it.
@@ -120,6 +133,9 @@ pub enum Subject {
     Variable(&'static str),
     /// A relation between dims, such as `T <= P`.
     Relation(&'static str),
+    /// A tensor computed in the function's scope before the body (`{target.sum(1)?}`), named
+    /// by its text; evaluated only when the mode checks values.
+    Derived(&'static str),
 }
 
 impl Subject {
@@ -130,7 +146,8 @@ impl Subject {
             | Subject::Field(name)
             | Subject::Variable(name)
             | Subject::ReturnField(name)
-            | Subject::Relation(name) => name,
+            | Subject::Relation(name)
+            | Subject::Derived(name) => name,
             Subject::Return => "return",
         }
     }
@@ -246,6 +263,8 @@ pub struct ValueSpec {
     pub allow_all_ignored: AllowAll,
     /// `finite`: NaN and ±inf are violations.
     pub finite: bool,
+    /// `integral`: every checked value is a whole number (NaN and ±inf are not).
+    pub integral: bool,
 }
 
 /// The opt-out of the all-ignored rule.

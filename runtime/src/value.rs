@@ -123,10 +123,20 @@ impl Resolver<'_> {
             ignore,
             finite: spec.finite,
             allow_all,
-            integral: false,
+            integral: spec.integral,
         };
         Ok((resolved, self.used))
     }
+}
+
+/// One tensor whose clause has value rules, as the guard hands it over.
+pub(crate) struct ValueClause<'t> {
+    /// The element's index in a sequence clause.
+    pub element: Option<usize>,
+    pub clause: &'static ClauseSpec,
+    pub tensor: &'t Tensor,
+    /// The clause's `where` mask, broadcast to the tensor's dims; `None` checks every position.
+    pub mask: Option<Tensor>,
 }
 
 /// A value clause whose bounds are resolved, waiting for its scan.
@@ -136,6 +146,7 @@ struct Pending<'t> {
     values: &'static ValueSpec,
     element: Option<usize>,
     tensor: &'t Tensor,
+    mask: Option<&'t Tensor>,
     rule: Resolved,
     used: Used,
     needs_usable: bool,
@@ -145,7 +156,7 @@ impl Pending<'_> {
     fn request(&self) -> Request<'_> {
         Request {
             tensor: self.tensor,
-            mask: None,
+            mask: self.mask,
             rule: &self.rule,
             needs_usable: self.needs_usable,
         }
@@ -194,13 +205,14 @@ impl Pending<'_> {
 /// transfer for all of them. Nothing is allocated while every clause passes.
 pub(crate) fn check_clauses(
     spec: &'static ContractSpec,
-    clauses: &[(Option<usize>, &'static ClauseSpec, &Tensor)],
+    clauses: &[ValueClause<'_>],
     bounds: &[BoundValue],
     dim_value: &dyn Fn(u16) -> Option<DimBinding>,
 ) -> Vec<Violation> {
     let mut violations = Vec::new();
     let mut on_device = Vec::new();
-    for &(element, clause, tensor) in clauses {
+    for item in clauses {
+        let (element, clause, tensor) = (item.element, item.clause, item.tensor);
         let Some(values) = clause.values else {
             continue;
         };
@@ -234,6 +246,7 @@ pub(crate) fn check_clauses(
             values,
             element,
             tensor,
+            mask: item.mask.as_ref(),
             rule,
             used,
             needs_usable,

@@ -46,6 +46,10 @@ impl Contract {
                 continue;
             };
             let subject = piece[..colon].trim().to_string();
+            // A derived subject (`{target.sum(1)?}: ...`) names no variable of the body.
+            if subject.starts_with('{') {
+                continue;
+            }
             // A sequence of tensors (`items: [f32[E]; N]`) is no tensor: left unknown.
             if piece[colon + 1..].trim_start().starts_with('[') {
                 continue;

@@ -32,6 +32,23 @@ fn rules_of(result: Result<Tensor>) -> Vec<Rule> {
     }
 }
 
+static DERIVED_EVALUATIONS: AtomicUsize = AtomicUsize::new(0);
+
+fn counted_row_sums(target: &Tensor) -> Result<Tensor> {
+    DERIVED_EVALUATIONS.fetch_add(1, Ordering::SeqCst);
+    target.sum(1)
+}
+
+#[contract(
+    target: f32[N, C],
+    {counted_row_sums(target)?}: f32[N] in 0.999..=1.001,
+    ids: i64[N] in 0..C where {ids.ge(0i64)?},
+)]
+fn derived(target: &Tensor, ids: &Tensor) -> Result<()> {
+    let _ = (target, ids);
+    Ok(())
+}
+
 #[test]
 fn modes_switch_what_is_checked() {
     let x = Tensor::ones((2, 3), DType::F32, &Device::Cpu).unwrap();
@@ -73,6 +90,36 @@ fn modes_switch_what_is_checked() {
 
     set_mode(Mode::Full);
     assert!(check!(y: f32[N] finite).is_err());
+
+    // Derived subjects and masks are computed only where values are checked.
+    let rows = Tensor::new(&[[0.5f32, 0.5], [0.1, 0.2]], &Device::Cpu).unwrap();
+    let ids = Tensor::new(&[0i64, 7], &Device::Cpu).unwrap();
+    let run = || rules_of(derived(&rows, &ids).map(|()| rows.clone()));
+    let before = DERIVED_EVALUATIONS.load(Ordering::SeqCst);
+    assert_eq!(run(), [Rule::Range, Rule::Range]);
+    assert_eq!(DERIVED_EVALUATIONS.load(Ordering::SeqCst), before + 1);
+    for quiet in [Mode::Shapes, Mode::Off] {
+        set_mode(quiet);
+        assert_eq!(run(), Vec::<Rule>::new(), "{quiet:?}");
+        assert_eq!(
+            DERIVED_EVALUATIONS.load(Ordering::SeqCst),
+            before + 1,
+            "nothing derived in {quiet:?}"
+        );
+    }
+    // A shape violation still counts in `shapes` mode, and nothing is derived for it.
+    set_mode(Mode::Shapes);
+    let flat = Tensor::new(&[0.5f32, 0.5], &Device::Cpu).unwrap();
+    assert_eq!(
+        rules_of(derived(&flat, &ids).map(|()| rows.clone())),
+        [Rule::Rank]
+    );
+    set_mode(Mode::Full);
+    assert_eq!(
+        rules_of(derived(&flat, &ids).map(|()| rows.clone())),
+        [Rule::Rank]
+    );
+    assert_eq!(DERIVED_EVALUATIONS.load(Ordering::SeqCst), before + 1);
 }
 
 /// Run by `the_environment_variable_is_read_once` in a child process.

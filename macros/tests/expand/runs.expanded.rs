@@ -32,6 +32,7 @@ fn layer_norm(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
                     contiguous: false,
                     note: ::core::option::Option::None,
                     sequence: ::core::option::Option::None,
+                    mask: ::core::option::Option::None,
                 },
                 ::candle_contracts::__private::ClauseSpec {
                     subject: ::candle_contracts::__private::Subject::Argument("weight"),
@@ -44,6 +45,7 @@ fn layer_norm(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
                     contiguous: false,
                     note: ::core::option::Option::None,
                     sequence: ::core::option::Option::None,
+                    mask: ::core::option::Option::None,
                 },
             ],
             outputs: &[
@@ -61,6 +63,7 @@ fn layer_norm(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
                     contiguous: false,
                     note: ::core::option::Option::None,
                     sequence: ::core::option::Option::None,
+                    mask: ::core::option::Option::None,
                 },
             ],
             relations: &[],

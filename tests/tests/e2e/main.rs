@@ -1,6 +1,7 @@
 //! End-to-end tests: real candle tensors through contracted functions, asserting messages and
 //! `Ok` values. One binary, one module per topic.
 
+mod beyond_ranges;
 mod check_macro;
 mod common_mistakes;
 mod device_path;
