@@ -423,7 +423,11 @@ fn later_parts(plan: &Plan) -> (TokenStream, TokenStream) {
         if let Access::Derived { index, tokens } = &clause.access {
             let local = local(&format!("__cc_derived_{index}"));
             lets.extend(quote!(let #local = #tokens;));
-            derived.push(quote!(#p::one(&#local)));
+            if clause.sequence.is_some() {
+                derived.push(quote!(#p::many(&#local)));
+            } else {
+                derived.push(quote!(#p::one(&#local)));
+            }
         }
     }
     let mut masks = Vec::new();

@@ -425,3 +425,24 @@ fn check_takes_a_mask_variable() {
         Some(&[0, 1][..])
     );
 }
+
+#[contract(x: f32[N, C], {x.chunk(2, 1)?}: [f32[N, _] in 0.0..; 2])]
+fn halves(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+fn a_derived_sequence_checks_each_tensor() {
+    let x = Tensor::new(&[[0f32, 1.0, 2.0, 3.0]], &cpu()).unwrap();
+    assert!(halves(&x).is_ok());
+    let x = Tensor::new(&[[0f32, 1.0, -2.0, 3.0]], &cpu()).unwrap();
+    let error = halves(&x).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.element(), Some(1));
+    assert_eq!(violation.index(), Some(&[0, 0][..]));
+    assert!(
+        error.to_string().contains("`{x.chunk(2, 1)?}[1]`: value out of range"),
+        "{error}"
+    );
+}
