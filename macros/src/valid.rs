@@ -134,8 +134,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let mut text = ContractText {
         text: doc.join("\n"),
     };
-    let mut runtime_bounds = Vec::new();
-    let mut masks = Vec::new();
+    let mut evaluated = Evaluated::default();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
     let mut derived = 0u16;
@@ -147,8 +146,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
             &mut dims,
             clause,
             is_output,
-            &mut runtime_bounds,
-            &mut masks,
+            &mut evaluated,
             &mut text,
         );
         if let Access::Derived { index, .. } = &mut plan.access {
@@ -173,8 +171,8 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         dim_idents: dims.idents,
         values: dims.values,
         runs: dims.runs,
-        runtime_bounds,
-        masks,
+        runtime_bounds: evaluated.bounds,
+        masks: evaluated.masks,
         on_violation,
         same_device,
         krate: krate.unwrap_or_else(|| quote!(::candle_contracts)),
@@ -756,16 +754,26 @@ fn check_dtypes(cx_errors: &Ctxt, spec: &TensorSpec) -> (Vec<&'static str>, DTyp
     (constants, DTypeFacts { members, text })
 }
 
+/// What the expansion evaluates in the function's scope: the value rules' bounds, and the masks.
+#[derive(Default)]
+struct Evaluated {
+    bounds: Vec<RuntimeBound>,
+    masks: Vec<MaskAccess>,
+}
+
 fn plan_clause(
     cx_errors: &Ctxt,
     cx: &Context,
     dims: &mut Dims,
     clause: &TensorClause,
     is_output: bool,
-    runtime_bounds: &mut Vec<RuntimeBound>,
-    masks: &mut Vec<MaskAccess>,
+    evaluated: &mut Evaluated,
     text: &mut ContractText,
 ) -> ClauseSpec {
+    let Evaluated {
+        bounds: runtime_bounds,
+        masks,
+    } = evaluated;
     let spec = &clause.spec;
     // The clause's parts are spans of its line in the contract's text, in the order written.
     let line = format!("{}: {}", clause.subject, spec);
