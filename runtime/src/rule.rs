@@ -145,6 +145,10 @@ pub(crate) trait Compare: Copy + PartialOrd + Send + Sync + 'static {
     fn to_value(self, dtype: DType) -> Value;
     /// Whether the element is NaN (never, for integers).
     fn is_nan(self) -> bool;
+    /// Whether the element is a whole number (always, for integers; never NaN or ±inf).
+    fn is_whole(self) -> bool;
+    /// Whether the type holds values that are not whole numbers (floats).
+    const FRACTIONAL: bool;
     /// The largest value (+inf for floats): where a running minimum starts.
     const HIGHEST: Self;
     /// The smallest value (-inf for floats): where a running maximum starts.
@@ -157,6 +161,8 @@ pub(crate) struct TypedRule<C> {
     /// Closed intervals; `None`: every value is accepted.
     pub intervals: Option<Vec<(C, C)>>,
     pub ignore: Vec<C>,
+    /// `integral` on a type with fractions: an accepted value must also be whole.
+    pub integral: bool,
 }
 
 impl<C: Compare> TypedRule<C> {
@@ -184,15 +190,22 @@ impl<C: Compare> TypedRule<C> {
                 Ignore::Max => C::max_value(),
             })
             .collect();
-        Self { intervals, ignore }
+        // `integral` on an integer dtype restricts nothing.
+        let integral = rule.integral && C::FRACTIONAL;
+        Self {
+            intervals,
+            ignore,
+            integral,
+        }
     }
 
     #[inline(always)]
     pub fn accepts(&self, v: C) -> bool {
-        match &self.intervals {
+        let inside = match &self.intervals {
             None => true,
             Some(intervals) => intervals.iter().any(|&(lo, hi)| (v >= lo) & (v <= hi)),
-        }
+        };
+        inside && (!self.integral || v.is_whole())
     }
 
     #[inline(always)]
@@ -251,6 +264,12 @@ macro_rules! int_compare {
             fn is_nan(self) -> bool {
                 false
             }
+
+            fn is_whole(self) -> bool {
+                true
+            }
+
+            const FRACTIONAL: bool = false;
 
             const HIGHEST: Self = <$t>::MAX;
             const LOWEST: Self = <$t>::MIN;
@@ -353,6 +372,13 @@ macro_rules! float_compare {
             fn is_nan(self) -> bool {
                 self.is_nan()
             }
+
+            fn is_whole(self) -> bool {
+                // inf - inf and NaN - NaN are NaN, which is not 0.
+                self - self.trunc() == 0.0
+            }
+
+            const FRACTIONAL: bool = true;
 
             const HIGHEST: Self = <$t>::INFINITY;
             const LOWEST: Self = <$t>::NEG_INFINITY;
