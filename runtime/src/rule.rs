@@ -531,4 +531,37 @@ mod tests {
         let typed = TypedRule::<i64>::new(&finite_only);
         assert!(typed.accepts(i64::MIN));
     }
+
+    #[test]
+    fn integral_accepts_whole_numbers_only() {
+        let rule = Resolved {
+            ranges: None,
+            ignore: vec![Ignore::Value(Num::Float(0.5))],
+            finite: false,
+            allow_all: false,
+            integral: true,
+        };
+        let typed = TypedRule::<f32>::new(&rule);
+        assert!(typed.integral);
+        for whole in [0.0, -0.0, 3.0, -7.0, 16_777_216.0, f32::MAX] {
+            assert!(typed.accepts(whole), "{whole}");
+        }
+        for not_whole in [
+            0.5,
+            -2.25,
+            1e-30,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ] {
+            assert!(!typed.accepts(not_whole), "{not_whole}");
+        }
+        // An ignored value is allowed before `integral` is asked.
+        assert!(typed.is_ignored(0.5));
+        assert!(TypedRule::<f64>::new(&rule).accepts(1e300));
+        assert!(!TypedRule::<f64>::new(&rule).accepts(0.1));
+        // On an integer dtype `integral` restricts nothing.
+        let typed = TypedRule::<i64>::new(&rule);
+        assert!(!typed.integral && typed.intervals.is_none());
+    }
 }
