@@ -145,6 +145,10 @@ pub(crate) trait Compare: Copy + PartialOrd + Send + Sync + 'static {
     fn to_value(self, dtype: DType) -> Value;
     /// Whether the element is NaN (never, for integers).
     fn is_nan(self) -> bool;
+    /// Whether the element is a whole number (always, for integers; never NaN or ±inf).
+    fn is_whole(self) -> bool;
+    /// Whether the type holds values that are not whole numbers (floats).
+    const FRACTIONAL: bool;
     /// The largest value (+inf for floats): where a running minimum starts.
     const HIGHEST: Self;
     /// The smallest value (-inf for floats): where a running maximum starts.
@@ -157,6 +161,8 @@ pub(crate) struct TypedRule<C> {
     /// Closed intervals; `None`: every value is accepted.
     pub intervals: Option<Vec<(C, C)>>,
     pub ignore: Vec<C>,
+    /// `integral` on a type with fractions: an accepted value must also be whole.
+    pub integral: bool,
 }
 
 impl<C: Compare> TypedRule<C> {
@@ -184,15 +190,22 @@ impl<C: Compare> TypedRule<C> {
                 Ignore::Max => C::max_value(),
             })
             .collect();
-        Self { intervals, ignore }
+        // `integral` on an integer dtype restricts nothing.
+        let integral = rule.integral && C::FRACTIONAL;
+        Self {
+            intervals,
+            ignore,
+            integral,
+        }
     }
 
     #[inline(always)]
     pub fn accepts(&self, v: C) -> bool {
-        match &self.intervals {
+        let inside = match &self.intervals {
             None => true,
             Some(intervals) => intervals.iter().any(|&(lo, hi)| (v >= lo) & (v <= hi)),
-        }
+        };
+        inside && (!self.integral || v.is_whole())
     }
 
     #[inline(always)]
@@ -251,6 +264,12 @@ macro_rules! int_compare {
             fn is_nan(self) -> bool {
                 false
             }
+
+            fn is_whole(self) -> bool {
+                true
+            }
+
+            const FRACTIONAL: bool = false;
 
             const HIGHEST: Self = <$t>::MAX;
             const LOWEST: Self = <$t>::MIN;
@@ -353,6 +372,13 @@ macro_rules! float_compare {
             fn is_nan(self) -> bool {
                 self.is_nan()
             }
+
+            fn is_whole(self) -> bool {
+                // inf - inf and NaN - NaN are NaN, which is not 0.
+                self - self.trunc() == 0.0
+            }
+
+            const FRACTIONAL: bool = true;
 
             const HIGHEST: Self = <$t>::INFINITY;
             const LOWEST: Self = <$t>::NEG_INFINITY;
@@ -504,5 +530,38 @@ mod tests {
         assert!(typed.accepts(-0.0));
         let typed = TypedRule::<i64>::new(&finite_only);
         assert!(typed.accepts(i64::MIN));
+    }
+
+    #[test]
+    fn integral_accepts_whole_numbers_only() {
+        let rule = Resolved {
+            ranges: None,
+            ignore: vec![Ignore::Value(Num::Float(0.5))],
+            finite: false,
+            allow_all: false,
+            integral: true,
+        };
+        let typed = TypedRule::<f32>::new(&rule);
+        assert!(typed.integral);
+        for whole in [0.0, -0.0, 3.0, -7.0, 16_777_216.0, f32::MAX] {
+            assert!(typed.accepts(whole), "{whole}");
+        }
+        for not_whole in [
+            0.5,
+            -2.25,
+            1e-30,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ] {
+            assert!(!typed.accepts(not_whole), "{not_whole}");
+        }
+        // An ignored value is allowed before `integral` is asked.
+        assert!(typed.is_ignored(0.5));
+        assert!(TypedRule::<f64>::new(&rule).accepts(1e300));
+        assert!(!TypedRule::<f64>::new(&rule).accepts(0.1));
+        // On an integer dtype `integral` restricts nothing.
+        let typed = TypedRule::<i64>::new(&rule);
+        assert!(!typed.integral && typed.intervals.is_none());
     }
 }

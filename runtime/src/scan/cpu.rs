@@ -17,6 +17,7 @@ use crate::scan::{Outcome, Request};
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+mod masked;
 
 /// Below this many elements one thread is faster than splitting.
 const PARALLEL_MIN: usize = 1 << 17;
@@ -25,6 +26,9 @@ const CHUNK: usize = 1 << 16;
 
 /// The verdict on one CPU tensor: the fast pass, then the statistics if it failed.
 pub(crate) fn scan(request: &Request<'_>) -> Outcome {
+    if let Some(mask) = request.mask {
+        return masked::scan(request, mask);
+    }
     let Some(summary) = summarize(request.tensor, request.rule) else {
         return Outcome::Unreadable;
     };
@@ -240,7 +244,8 @@ fn count_contiguous<T: Copy, C: Compare>(
     bulk: BulkWiden<T, C>,
     rule: &TypedRule<C>,
 ) -> (u64, u64) {
-    match (&rule.intervals, rule.ignore.is_empty()) {
+    // `integral` needs the general loop; without it the branch-free one stays as it was.
+    match (&rule.intervals, rule.ignore.is_empty() && !rule.integral) {
         (None, true) => (0, 0),
         (Some(intervals), true) if intervals.len() == 1 => {
             let (lo, hi) = intervals[0];
@@ -645,7 +650,8 @@ impl ScanOp for Statistics<'_> {
         let blocks = Blocks::new(rows, inner_len);
         // One interval, nothing ignored, contiguous rows: the common case, counted by a
         // branch-free loop; only a block with a violation is read again for where it is.
-        let single = match (&rule.intervals, rule.ignore.is_empty(), inner_stride) {
+        let plain = rule.ignore.is_empty() && !rule.integral;
+        let single = match (&rule.intervals, plain, inner_stride) {
             (Some(intervals), true, 1) if intervals.len() == 1 => Some(intervals[0]),
             _ => None,
         };

@@ -26,7 +26,7 @@ pub(crate) fn scan(requests: &[Request<'_>]) -> Vec<Outcome> {
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(requests.len());
     let mut prepared: Vec<(usize, Masks)> = Vec::new();
     for (index, request) in requests.iter().enumerate() {
-        match Masks::build(request.tensor, request.rule) {
+        match Masks::build(request.tensor, request.mask, request.rule) {
             Ok(Some(masks)) => {
                 outcomes.push(None);
                 prepared.push((index, masks));
@@ -127,18 +127,45 @@ fn with_own_max(dtype: DType, rule: &Resolved) -> Cow<'_, Resolved> {
     Cow::Owned(own)
 }
 
-/// The view with every broadcast dim narrowed to size 1, and how many times the view shows
-/// each of its elements. Its index of an element is the view's first index of that element.
-fn stored_elements(tensor: &Tensor) -> candle_core::Result<(Tensor, u64)> {
+/// The view with every broadcast dim narrowed to size 1 (with a mask: every dim broadcast in
+/// both, the mask narrowed the same way), and how many times the view shows each of its
+/// elements. Its index of an element is the view's first index of that element.
+fn stored_elements(
+    tensor: &Tensor,
+    mask: Option<&Tensor>,
+) -> candle_core::Result<(Tensor, Option<Tensor>, u64)> {
     let mut stored = tensor.clone();
+    let mut stored_mask = mask.cloned();
     let mut repeat = 1u64;
     for (axis, (&size, &stride)) in tensor.dims().iter().zip(tensor.stride()).enumerate() {
-        if stride == 0 && size > 1 {
+        let mask_broadcast = mask.is_none_or(|m| m.stride().get(axis) == Some(&0));
+        if stride == 0 && mask_broadcast && size > 1 {
             stored = stored.narrow(axis, 0, 1)?;
+            stored_mask = stored_mask.map(|m| m.narrow(axis, 0, 1)).transpose()?;
             repeat = repeat.saturating_mul(size as u64);
         }
     }
-    Ok((stored, repeat))
+    Ok((stored, stored_mask, repeat))
+}
+
+/// u8, flattened in logical order: 1 where the mask is non-zero (checked), 0 where it is zero
+/// (exempt). A float mask is zero at `0.0` and `-0.0` and non-zero at NaN (`!=` in IEEE).
+/// `Ok(None)` for a mask dtype no backend can read.
+fn checked_positions(mask: &Tensor) -> candle_core::Result<Option<Tensor>> {
+    let device = mask.device();
+    let mask = match mask.dtype() {
+        DType::U8 | DType::U32 | DType::I64 | DType::F32 | DType::F64 => mask.flatten_all()?,
+        DType::I16 | DType::I32 => mask.flatten_all()?.to_dtype(DType::I64)?,
+        // Exact widenings: -0.0 stays -0.0 and NaN stays NaN.
+        DType::F16 | DType::BF16 | DType::F8E4M3 => mask.flatten_all()?.to_dtype(DType::F32)?,
+        // An exponent alone has no zero: every position is checked.
+        DType::F8E8M0 => {
+            return Ok(Some(Tensor::ones(mask.elem_count(), DType::U8, device)?));
+        }
+        _ => return Ok(None),
+    };
+    let zero = Tensor::zeros((), mask.dtype(), device)?;
+    Ok(Some(mask.broadcast_ne(&zero)?))
 }
 
 /// The masks of one clause, on the tensor's device.
@@ -154,20 +181,42 @@ struct Masks {
     read: Read,
     /// u8, 1 where an element is outside every pattern and not ignored.
     violating: Tensor,
-    /// u8, 1 where an element is ignored (zeros without `ignore`).
+    /// u8, 1 where an element is checked and ignored (zeros without `ignore`).
     ignored: Tensor,
+    /// u8, 1 where the `where` mask checks an element; `None` without a mask (all are).
+    checked: Option<Tensor>,
     /// f32 scalars: sums of `violating` and of "not ignored" (verdicts only: zero or not).
     violating_sum: Tensor,
     usable_sum: Tensor,
 }
 
 impl Masks {
-    /// `Ok(None)` when the dtype's values cannot be read on a device.
-    fn build(tensor: &Tensor, rule: &Resolved) -> candle_core::Result<Option<Self>> {
+    /// `Ok(None)` when the dtype's values (or the mask's) cannot be read on a device.
+    fn build(
+        tensor: &Tensor,
+        mask: Option<&Tensor>,
+        rule: &Resolved,
+    ) -> candle_core::Result<Option<Self>> {
         let Some(read) = read_as(tensor.dtype()) else {
             return Ok(None);
         };
-        let (stored, repeat) = stored_elements(tensor)?;
+        if let Some(mask) = mask
+            && mask.dims() != tensor.dims()
+        {
+            candle_core::bail!(
+                "the mask's dims {:?} are not the tensor's {:?}",
+                mask.dims(),
+                tensor.dims()
+            )
+        }
+        let (stored, stored_mask, repeat) = stored_elements(tensor, mask)?;
+        let checked = match stored_mask {
+            Some(mask) => match checked_positions(&mask)? {
+                Some(checked) => Some(checked),
+                None => return Ok(None),
+            },
+            None => None,
+        };
         let rule = &with_own_max(tensor.dtype(), rule);
         let (values, (ok, ignored, has_ignore)) = match read {
             Read::Cast(dtype) => {
@@ -189,15 +238,20 @@ impl Masks {
             }
         };
         let zero = Tensor::zeros((), DType::U8, values.device())?;
-        let violating = ok.broadcast_eq(&zero)?;
+        let mut violating = ok.broadcast_eq(&zero)?;
+        let mut usable = (has_ignore || checked.is_some())
+            .then(|| ignored.broadcast_eq(&zero))
+            .transpose()?;
+        let mut ignored = ignored;
+        if let Some(checked) = &checked {
+            violating = violating.mul(checked)?;
+            ignored = ignored.mul(checked)?;
+            usable = usable.map(|usable| usable.mul(checked)).transpose()?;
+        }
         let violating_sum = violating.to_dtype(DType::F32)?.sum_all()?;
-        let usable_sum = if has_ignore {
-            ignored
-                .broadcast_eq(&zero)?
-                .to_dtype(DType::F32)?
-                .sum_all()?
-        } else {
-            Tensor::ones((), DType::F32, values.device())?
+        let usable_sum = match usable {
+            Some(usable) => usable.to_dtype(DType::F32)?.sum_all()?,
+            None => Tensor::ones((), DType::F32, values.device())?,
         };
         Ok(Some(Self {
             values,
@@ -207,6 +261,7 @@ impl Masks {
             read,
             violating,
             ignored,
+            checked,
             violating_sum,
             usable_sum,
         }))
@@ -242,7 +297,12 @@ impl Masks {
             Read::E8m0Bits => values.ne(0xFFu8)?,
             Read::Cast(_) => values.eq(values)?,
         };
-        let nan = (stored as u64).saturating_sub(count(&not_nan)?);
+        let (checked, not_nan) = match &self.checked {
+            Some(checked) => (count(checked)?, not_nan.mul(checked)?),
+            None => (stored as u64, not_nan),
+        };
+        let nan = checked.saturating_sub(count(&not_nan)?);
+        let exempt = (stored as u64).saturating_sub(checked);
         let repeat = self.repeat;
         let mut details = Details {
             counts: Counts {
@@ -250,7 +310,7 @@ impl Masks {
                 total: (stored as u64).saturating_mul(repeat),
                 nan: nan.saturating_mul(repeat),
                 ignored: ignored.saturating_mul(repeat),
-                exempt: 0,
+                exempt: exempt.saturating_mul(repeat),
             },
             ..Details::default()
         };
@@ -269,7 +329,8 @@ impl Masks {
             details.first_value = Some(value_of(first_value));
             details.offending = vec![value_of(first_value)];
         }
-        // Observed range over elements that are neither ignored nor NaN.
+        // Observed range over checked elements that are neither ignored nor NaN (`not_nan` is
+        // already zero where exempt).
         let zero = Tensor::zeros((), DType::U8, device)?;
         let usable = self.ignored.broadcast_eq(&zero)?.mul(&not_nan)?;
         if count(&usable)? > 0 {
@@ -311,6 +372,15 @@ fn masks<C: Compare + WithDType>(
             accepted
         }
     };
+    // `integral` (float compare types only): v - floor(v) is 0 exactly for whole numbers; it is
+    // NaN for NaN and ±inf.
+    let accepted = if typed.integral {
+        let zero = Tensor::zeros((), values.dtype(), device)?;
+        let whole = values.sub(&values.floor()?)?.broadcast_eq(&zero)?;
+        accepted.mul(&whole)?
+    } else {
+        accepted
+    };
     let mut ignored = Tensor::zeros(values.shape(), DType::U8, device)?;
     for &value in &typed.ignore {
         ignored = ignored.maximum(&values.broadcast_eq(&Tensor::new(value, device)?)?)?;
@@ -320,7 +390,8 @@ fn masks<C: Compare + WithDType>(
 }
 
 /// An `f8e8m0` rule on the exponent bits: the value of bits `e` is 2^(e - 127) for `e` below
-/// 0xFF (NaN), increasing with `e`, so each interval of values is an interval of bits.
+/// 0xFF (NaN), increasing with `e`, so each interval of values is an interval of bits. The
+/// whole numbers are bits 127 (1.0) to 0xFE, so `integral` is one more interval to meet.
 fn e8m0_bits_rule(rule: &TypedRule<f32>) -> TypedRule<u8> {
     let decoded: Vec<(u8, f32)> = (0..=0xFEu8)
         .map(|e| (e, crate::rule::decode_e8m0(e)))
@@ -333,14 +404,32 @@ fn e8m0_bits_rule(rule: &TypedRule<f32>) -> TypedRule<u8> {
                 let last = decoded.iter().rev().find(|&&(_, v)| v <= hi)?.0;
                 (first <= last).then_some((first, last))
             })
-            .collect()
+            .collect::<Vec<_>>()
     });
+    const WHOLE: (u8, u8) = (127, 0xFE);
+    let intervals = match intervals {
+        _ if !rule.integral => intervals,
+        None => Some(vec![WHOLE]),
+        Some(intervals) => Some(
+            intervals
+                .into_iter()
+                .filter_map(|(a, b)| {
+                    let (a, b) = (a.max(WHOLE.0), b.min(WHOLE.1));
+                    (a <= b).then_some((a, b))
+                })
+                .collect(),
+        ),
+    };
     let ignore = rule
         .ignore
         .iter()
         .filter_map(|&v| decoded.iter().find(|&&(_, d)| d == v).map(|&(e, _)| e))
         .collect();
-    TypedRule { intervals, ignore }
+    TypedRule {
+        intervals,
+        ignore,
+        integral: false,
+    }
 }
 
 /// The bits of an `f8e8m0` view as a contiguous `u8` tensor, in logical order: candle casts
@@ -455,6 +544,7 @@ mod tests {
         let rule = TypedRule::<f32> {
             intervals: Some(vec![(0.5, 4.0)]),
             ignore: vec![1.0],
+            integral: false,
         };
         let bits = e8m0_bits_rule(&rule);
         // 0.5 = 2^-1 is bits 126, 4 = 2^2 is bits 129, 1 = 2^0 is bits 127.
@@ -463,6 +553,7 @@ mod tests {
         let between = TypedRule::<f32> {
             intervals: Some(vec![(0.6, 0.9)]),
             ignore: vec![],
+            integral: false,
         };
         assert_eq!(e8m0_bits_rule(&between).intervals, Some(vec![]));
     }

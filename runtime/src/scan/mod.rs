@@ -10,6 +10,8 @@ use crate::rule::{Details, Resolved};
 
 pub(crate) mod cpu;
 pub(crate) mod device;
+#[cfg(test)]
+mod parity;
 
 thread_local! {
     static FORCE_DEVICE_PATH: Cell<bool> = const { Cell::new(false) };

@@ -308,6 +308,7 @@ mod tests {
             ignore: vec![],
             finite: false,
             allow_all: false,
+            integral: false,
         };
         let tensor = Tensor::from_vec(data, n, &Device::Cpu).unwrap();
         let summary = crate::scan::cpu::summarize(&tensor, &unit).unwrap();
