@@ -442,7 +442,9 @@ fn a_derived_sequence_checks_each_tensor() {
     assert_eq!(violation.element(), Some(1));
     assert_eq!(violation.index(), Some(&[0, 0][..]));
     assert!(
-        error.to_string().contains("`{x.chunk(2, 1)?}[1]`: value out of range"),
+        error
+            .to_string()
+            .contains("`{x.chunk(2, 1)?}[1]`: value out of range"),
         "{error}"
     );
 }

@@ -236,3 +236,57 @@ fn device_path_counts_beyond_two_to_the_32_elements() {
     assert_eq!((counts.violating, counts.total), (1 << 33, 1 << 33));
     assert_eq!(error.violations()[0].index(), Some(&[0, 0][..]));
 }
+
+#[contract(
+    input_ids: i64[B, T] in 0..V where attention_mask,
+    attention_mask: u8[B, T],
+    {soft.sum(1)?}: f32[B] in 0.999..=1.001,
+    soft: f32[B, V] in 0.0..=1.0,
+    labels: f32[B] in 0.0..{soft.dims()[1] as f64} integral where {labels.ge(0.0)?},
+)]
+fn derived_and_masked(
+    input_ids: &Tensor,
+    attention_mask: &Tensor,
+    soft: &Tensor,
+    labels: &Tensor,
+) -> Result<()> {
+    let _ = (input_ids, attention_mask, soft, labels);
+    Ok(())
+}
+
+fn derived_inputs(ids: &[i64], mask: &[u8], rows: &[[f32; 3]; 1], labels: &[f32]) -> [Tensor; 4] {
+    [
+        Tensor::new(ids, &Device::Cpu)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap(),
+        Tensor::new(mask, &Device::Cpu)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap(),
+        Tensor::new(rows, &Device::Cpu).unwrap(),
+        Tensor::new(labels, &Device::Cpu).unwrap(),
+    ]
+}
+
+#[test]
+fn derived_subjects_and_masks_join_the_one_transfer() {
+    let [ids, mask, soft, labels] =
+        derived_inputs(&[2, 1, -1], &[1, 1, 0], &[[0.5, 0.5, 0.0]], &[2.0]);
+    on_device_path(|| {
+        let before = device_transfers();
+        derived_and_masked(&ids, &mask, &soft, &labels).unwrap();
+        assert_eq!(device_transfers() - before, 1);
+    });
+    // The same verdicts, indices and counts (exempt positions too) on both paths.
+    let cases = [
+        derived_inputs(&[2, 1, -1], &[1, 1, 1], &[[0.5, 0.5, 0.0]], &[2.0]),
+        derived_inputs(&[2, 1, -1], &[1, 0, 0], &[[0.1, 0.2, 0.0]], &[0.5]),
+        derived_inputs(&[3, 1, -1], &[1, 1, 0], &[[0.5, 0.5, 0.0]], &[-1.5]),
+    ];
+    for [ids, mask, soft, labels] in &cases {
+        let (cpu, device) = both_paths(|| derived_and_masked(ids, mask, soft, labels));
+        assert!(!cpu.is_empty());
+        assert_eq!(cpu, device);
+    }
+}
