@@ -322,6 +322,19 @@ mod tests {
         if let Some(tally) = simd(data, widen, lo, hi) {
             prop_assert_eq!(tally, expected);
         }
+        // The extremes loop: the same NaN count and extremes, nothing counted outside.
+        let extremes = RangeTally {
+            outside: 0,
+            below_max: C::LOWEST,
+            above_min: C::HIGHEST,
+            ..expected
+        };
+        prop_assert_eq!(super::super::extremes(data, widen), extremes);
+        // The tally the fast pass takes: the full one, or (unoptimised) the extremes when
+        // nothing is outside.
+        let lighter = cfg!(debug_assertions) && expected.outside == 0;
+        let taken = super::super::range_tally(data, widen, lo, hi);
+        prop_assert_eq!(taken, if lighter { extremes } else { expected });
         Ok(())
     }
 
