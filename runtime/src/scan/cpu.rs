@@ -7,7 +7,9 @@
 //! the observed range, and the ranges the offending values lie in (below and above the rule's
 //! interval). The counting loops are branch-free: AVX-512 for f32 and f64 compare types
 //! (`cpu/avx512.rs`), else a loop over 16 independent lanes that the compiler vectorises (built
-//! for AVX2 too and chosen at run time); f16/bf16 are widened a block at a time.
+//! for AVX2 too and chosen at run time); f16/bf16 are widened a block at a time. An unoptimised
+//! build, where loops run as written, first runs a plain loop for the extremes and NaN alone
+//! (all a pass needs) and tallies in full only the slices that fail it.
 //!
 //! Only when the fast pass finds a violation does the locating pass run, and it reads little:
 //! it starts at the first block that holds a violation, stops at the first offending element
