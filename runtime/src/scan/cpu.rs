@@ -490,6 +490,29 @@ fn range_tally<T: Copy, C: Compare>(
     tally_outside(data, widen, lo, hi)
 }
 
+/// The range tally of a short slice, one element at a time.
+fn tally_short<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C,
+    lo: C,
+    hi: C,
+) -> RangeTally<C> {
+    let mut tally = extremes(data, &widen);
+    for &x in data {
+        let v = widen(x);
+        if !((v >= lo) & (v <= hi)) {
+            tally.outside += 1;
+            if v < lo && v > tally.below_max {
+                tally.below_max = v;
+            }
+            if v > hi && v < tally.above_min {
+                tally.above_min = v;
+            }
+        }
+    }
+    tally
+}
+
 /// The NaN count and the extremes of `data`: a [`RangeTally`] with nothing counted outside.
 fn extremes<T: Copy, C: Compare>(data: &[T], widen: impl Fn(T) -> C) -> RangeTally<C> {
     let mut tally = RangeTally::empty();
@@ -510,8 +533,12 @@ fn extremes<T: Copy, C: Compare>(data: &[T], widen: impl Fn(T) -> C) -> RangeTal
     tally
 }
 
+/// Below this many elements a plain loop is faster than setting up vector lanes.
+const SHORT: usize = 64;
+
 /// The range tally of `data` with the best vector width the CPU has: AVX-512 for f32 and f64
-/// compare types, else the portable loop compiled for AVX2 or plain.
+/// compare types, else the portable loop compiled for AVX2 or plain; a plain loop for a short
+/// slice (a small tensor, a broadcast one, a narrow view's rows).
 #[inline]
 fn tally_outside<T: Copy, C: Compare>(
     data: &[T],
@@ -519,6 +546,9 @@ fn tally_outside<T: Copy, C: Compare>(
     lo: C,
     hi: C,
 ) -> RangeTally<C> {
+    if data.len() < SHORT {
+        return tally_short(data, widen, lo, hi);
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F, checked just above.

@@ -330,6 +330,7 @@ mod tests {
             ..expected
         };
         prop_assert_eq!(super::super::extremes(data, widen), extremes);
+        prop_assert_eq!(super::super::tally_short(data, widen, lo, hi), expected);
         // The tally the fast pass takes: the full one, or (unoptimised) the extremes when
         // nothing is outside.
         let lighter = cfg!(debug_assertions) && expected.outside == 0;
