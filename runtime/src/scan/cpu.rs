@@ -13,9 +13,10 @@
 //!
 //! Only when the fast pass finds a violation does the locating pass run, and it reads little:
 //! it starts at the first block that holds a violation, stops at the first offending element
-//! in logical order, then reads on through the blocks with violations for a few distinct
-//! offending values until it has [`OFFENDING_SHOWN`], has seen every violation, or the fast
-//! pass's ranges prove the list complete; it never reads more than [`LOCATE_BLOCKS`] blocks.
+//! in logical order, then reads on through the following blocks (only those with violations,
+//! for a tensor split across threads) for a few distinct offending values until it has
+//! [`OFFENDING_SHOWN`], has seen every violation, or the fast pass's ranges prove the list
+//! complete; it never reads more than [`LOCATE_BLOCKS`] blocks.
 //! A list it cannot prove complete is dropped rather than shown as if it were: a violation
 //! costs about what a pass costs.
 
