@@ -1,7 +1,8 @@
 //! The failure path against the pass path, in one run: a `u32[N, M] in 0..3` rule on
 //! [4096, 4096] elements, dense (all 1; or 5 at the last element) and broadcast from one stored
-//! element (1, or 5). A violation reads the data once more for its statistics; a broadcast view
-//! is read over its stored elements only.
+//! element (1, or 5). The pass already yields the counts and the range; a violation reads only
+//! from the first block that holds one, up to its first offending element; a broadcast view is
+//! read over its stored elements only.
 
 use std::hint::black_box;
 use std::time::Duration;

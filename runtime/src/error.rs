@@ -268,7 +268,10 @@ impl Violation {
         self.observed
     }
 
-    /// A few distinct offending values, in order of first appearance (value rules, CPU).
+    /// A few distinct offending values, in order of first appearance (value rules, CPU): every
+    /// one when fewer than five are listed. Empty where the scan could not prove a short list
+    /// complete without reading the whole tensor again (violations spread over it, with
+    /// several values on one side of the range).
     pub fn offending_values(&self) -> &[Value] {
         &self.offending
     }

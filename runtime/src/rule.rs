@@ -398,12 +398,15 @@ pub(crate) struct Details {
     pub offending: Vec<Value>,
 }
 
-/// What the fast pass found.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What the fast pass found: the counts and the observed range, over the whole tensor.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Summary {
     pub violating: u64,
     pub ignored: u64,
     pub total: u64,
+    pub nan: u64,
+    /// The smallest and largest element that is neither NaN nor ignored.
+    pub observed: Option<(Value, Value)>,
 }
 
 impl Summary {

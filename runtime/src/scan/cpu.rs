@@ -1,13 +1,24 @@
 //! Value statistics of a CPU tensor, read in place from its storage.
 //!
-//! The fast pass ([`summarize`]) walks the layout as contiguous or evenly strided rows (a
-//! broadcast dim is read once and its count multiplied), counts the elements outside the rule
-//! with a branch-free loop the compiler turns into a vector reduction (built for AVX2 too and
-//! chosen at run time), widens f16/bf16 a block at a time, and splits large tensors across
-//! threads with rayon. Only when it finds a violation does one more pass ([`statistics`]) read
-//! the stored elements again, split across threads the same way, for the counts, the observed
-//! range, the first offending element in logical order and a few distinct offending values: a
-//! broadcast dim is not read again there either, so a violation costs about what a pass costs.
+//! The fast pass walks the layout as contiguous or evenly strided rows (a broadcast dim is read
+//! once and its count multiplied), cut into blocks of about [`CHUNK`] stored elements in logical
+//! order and split across threads with rayon when large. One read of each block yields
+//! everything a message states about the whole tensor: the violating, ignored and NaN counts,
+//! the observed range, and the ranges the offending values lie in (below and above the rule's
+//! interval). The counting loops are branch-free: AVX-512 for f32 and f64 compare types
+//! (`cpu/avx512.rs`), else a loop over 16 independent lanes that the compiler vectorises (built
+//! for AVX2 too and chosen at run time); f16/bf16 are widened a block at a time. An unoptimised
+//! build, where loops run as written, first runs a plain loop for the extremes and NaN alone
+//! (all a pass needs) and tallies in full only the slices that fail it.
+//!
+//! Only when the fast pass finds a violation does the locating pass run, and it reads little:
+//! it starts at the first block that holds a violation, stops at the first offending element
+//! in logical order, then reads on through the following blocks (only those with violations,
+//! for a tensor split across threads) for a few distinct offending values until it has
+//! [`OFFENDING_SHOWN`], has seen every violation, or the fast pass's ranges prove the list
+//! complete; it never reads more than [`LOCATE_BLOCKS`] blocks.
+//! A list it cannot prove complete is dropped rather than shown as if it were: a violation
+//! costs about what a pass costs.
 
 use candle_core::{CpuStorage, DType, Layout, Storage, Tensor};
 use rayon::prelude::*;
@@ -21,43 +32,75 @@ mod masked;
 
 /// Below this many elements one thread is faster than splitting.
 const PARALLEL_MIN: usize = 1 << 17;
-/// Elements per task when splitting.
+/// Stored elements per block (a task when splitting; the unit the locating pass reads).
 const CHUNK: usize = 1 << 16;
+/// How many distinct offending values a message lists.
+const OFFENDING_SHOWN: usize = 5;
+/// The most blocks the locating pass reads: the first offender's and a few with violations
+/// after it.
+const LOCATE_BLOCKS: usize = 4;
 
-/// The verdict on one CPU tensor: the fast pass, then the statistics if it failed.
+/// The verdict on one CPU tensor: the fast pass, then the locating pass if it failed.
 pub(crate) fn scan(request: &Request<'_>) -> Outcome {
     if let Some(mask) = request.mask {
         return masked::scan(request, mask);
     }
-    let Some(summary) = summarize(request.tensor, request.rule) else {
-        return Outcome::Unreadable;
-    };
-    if summary.violating == 0 && !(request.needs_usable && summary.none_usable()) {
-        return Outcome::Pass;
-    }
-    match statistics(request.tensor, request.rule) {
-        Some((details, _)) => Outcome::Fail(details),
+    let read = read(
+        request.tensor,
+        request.rule,
+        Want::Verdict {
+            needs_usable: request.needs_usable,
+        },
+    );
+    match read {
         None => Outcome::Unreadable,
+        Some(Read {
+            details: Some((details, _)),
+            ..
+        }) => Outcome::Fail(details),
+        Some(_) => Outcome::Pass,
     }
 }
 
-/// Counts the violating and ignored elements; `None` if the dtype cannot be read.
+/// What the fast pass alone found; `None` if the dtype cannot be read.
+#[cfg(test)]
 pub(crate) fn summarize(tensor: &Tensor, rule: &Resolved) -> Option<Summary> {
-    let (storage, layout) = tensor.storage_and_layout();
-    let Storage::Cpu(storage) = &*storage else {
-        return None;
-    };
-    dispatch(storage, Summarize { layout, rule })
+    read(tensor, rule, Want::Summary).map(|read| read.summary)
 }
 
-/// The statistics of a failed scan, and how many stored elements were read (each once);
-/// `None` if the dtype cannot be read.
+/// The statistics a failed scan reports, and how many stored elements the locating pass read
+/// (the fast pass reads each once); `None` if the dtype cannot be read.
+#[cfg(test)]
 pub(crate) fn statistics(tensor: &Tensor, rule: &Resolved) -> Option<(Details, u64)> {
+    read(tensor, rule, Want::Statistics).and_then(|read| read.details)
+}
+
+/// How far a read goes.
+#[derive(Clone, Copy)]
+enum Want {
+    /// The fast pass only.
+    #[cfg(test)]
+    Summary,
+    /// The fast pass, and the statistics if the tensor breaks the rule.
+    Verdict { needs_usable: bool },
+    /// Both passes, whatever the fast pass found.
+    #[cfg(test)]
+    Statistics,
+}
+
+/// What a read found.
+struct Read {
+    #[cfg(test)]
+    summary: Summary,
+    details: Option<(Details, u64)>,
+}
+
+fn read(tensor: &Tensor, rule: &Resolved, want: Want) -> Option<Read> {
     let (storage, layout) = tensor.storage_and_layout();
     let Storage::Cpu(storage) = &*storage else {
         return None;
     };
-    dispatch(storage, Statistics { layout, rule })
+    dispatch(storage, Scan { layout, rule, want })
 }
 
 /// Widens a slice at once (vectorised where the hardware converts in bulk, as for f16/bf16).
@@ -106,7 +149,8 @@ fn dispatch<O: ScanOp>(storage: &CpuStorage, op: O) -> Option<O::Output> {
 /// A layout reduced to rows: `rows` runs of `inner_len` elements `inner_stride` apart, each
 /// starting where its outer index puts it. Size-1 dims are dropped, broadcast (stride 0) dims
 /// are counted in `repeat` instead of read again, and dims that are contiguous with each other
-/// are merged, so a contiguous tensor is one row.
+/// are merged, so a contiguous tensor is one row. Rows are numbered as in [`Stored`], which
+/// merges the same way and also knows each element's index in the view.
 struct Walk {
     start: usize,
     outer: Vec<(usize, usize)>,
@@ -129,7 +173,7 @@ impl Walk {
                 continue;
             }
             if stride == 0 {
-                repeat *= size as u64;
+                repeat = repeat.saturating_mul(size as u64);
                 continue;
             }
             match merged.last_mut() {
@@ -162,186 +206,11 @@ impl Walk {
         }
         offset
     }
-}
 
-struct Summarize<'a> {
-    layout: &'a Layout,
-    rule: &'a Resolved,
-}
-
-impl ScanOp for Summarize<'_> {
-    type Output = Summary;
-
-    fn run<T: Copy + Send + Sync, C: Compare>(
-        self,
-        data: &[T],
-        widen: impl Fn(T) -> C + Copy + Send + Sync,
-        bulk: BulkWiden<T, C>,
-        _dtype: DType,
-    ) -> Summary {
-        let rule = TypedRule::<C>::new(self.rule);
-        let walk = Walk::new(self.layout);
-        let total = walk.rows * walk.inner_len;
-        let add = |a: (u64, u64), b: (u64, u64)| (a.0 + b.0, a.1 + b.1);
-        let row = |r: usize| {
-            let start = walk.row_start(r);
-            count_run(
-                data,
-                start,
-                walk.inner_len,
-                walk.inner_stride,
-                widen,
-                bulk,
-                &rule,
-            )
-        };
-        let (violating, ignored) = if total < PARALLEL_MIN {
-            (0..walk.rows).map(row).fold((0, 0), add)
-        } else if walk.rows == 1 && walk.inner_stride == 1 {
-            data[walk.start..walk.start + walk.inner_len]
-                .par_chunks(CHUNK)
-                .map(|chunk| count_contiguous(chunk, widen, bulk, &rule))
-                .reduce(|| (0, 0), add)
-        } else {
-            let rows_per_task = (CHUNK / walk.inner_len.max(1)).max(1);
-            (0..walk.rows)
-                .into_par_iter()
-                .with_min_len(rows_per_task)
-                .map(row)
-                .reduce(|| (0, 0), add)
-        };
-        Summary {
-            violating: violating * walk.repeat,
-            ignored: ignored * walk.repeat,
-            total: total as u64 * walk.repeat,
-        }
+    /// Stored elements the walk reads.
+    fn stored(&self) -> usize {
+        self.rows * self.inner_len
     }
-}
-
-#[inline]
-fn count_run<T: Copy, C: Compare>(
-    data: &[T],
-    start: usize,
-    len: usize,
-    stride: usize,
-    widen: impl Fn(T) -> C + Copy,
-    bulk: BulkWiden<T, C>,
-    rule: &TypedRule<C>,
-) -> (u64, u64) {
-    if stride == 1 {
-        count_contiguous(&data[start..start + len], widen, bulk, rule)
-    } else {
-        let elements = (0..len).map(|i| data[start + i * stride]);
-        count_general(elements, widen, rule)
-    }
-}
-
-/// `(violating, ignored)` in a contiguous slice.
-#[inline]
-fn count_contiguous<T: Copy, C: Compare>(
-    data: &[T],
-    widen: impl Fn(T) -> C + Copy,
-    bulk: BulkWiden<T, C>,
-    rule: &TypedRule<C>,
-) -> (u64, u64) {
-    // `integral` needs the general loop; without it the branch-free one stays as it was.
-    match (&rule.intervals, rule.ignore.is_empty() && !rule.integral) {
-        (None, true) => (0, 0),
-        (Some(intervals), true) if intervals.len() == 1 => {
-            let (lo, hi) = intervals[0];
-            match bulk {
-                // Widen a block at a time into a stack buffer, then count in the compare type.
-                Some(bulk) => {
-                    const BUFFER: usize = 1024;
-                    let mut buffer = [lo; BUFFER];
-                    let mut total = 0;
-                    for block in data.chunks(BUFFER) {
-                        let wide = &mut buffer[..block.len()];
-                        bulk(block, wide);
-                        total += count_outside(wide, |v| v, lo, hi);
-                    }
-                    (total, 0)
-                }
-                None => (count_outside(data, widen, lo, hi), 0),
-            }
-        }
-        _ => count_general(data.iter().copied(), widen, rule),
-    }
-}
-
-/// Elements outside `[lo, hi]` (NaN included), with the best vector width the CPU has:
-/// AVX-512 for f32 and f64 compare types, else the portable loop compiled for AVX2 or plain.
-#[inline]
-fn count_outside<T: Copy, C: Compare>(
-    data: &[T],
-    widen: impl Fn(T) -> C + Copy,
-    lo: C,
-    hi: C,
-) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F, checked just above.
-        if let Some(count) = unsafe { avx512::count_outside(data, widen, lo, hi) } {
-            return count;
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { count_outside_avx2(data, widen, lo, hi) };
-    }
-    count_outside_portable(data, widen, lo, hi)
-}
-
-/// The same loop compiled for AVX2 (eight f32 lanes), chosen at run time like candle's own
-/// `vec_sum`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn count_outside_avx2<T: Copy, C: Compare>(
-    data: &[T],
-    widen: impl Fn(T) -> C + Copy,
-    lo: C,
-    hi: C,
-) -> u64 {
-    count_outside_portable(data, widen, lo, hi)
-}
-
-/// A branch-free counting loop that LLVM turns into a vector reduction with several
-/// accumulators. The u32 counter is flushed before it could overflow.
-#[inline(always)]
-fn count_outside_portable<T: Copy, C: Compare>(
-    data: &[T],
-    widen: impl Fn(T) -> C + Copy,
-    lo: C,
-    hi: C,
-) -> u64 {
-    let mut total = 0u64;
-    for block in data.chunks(1 << 30) {
-        let mut count = 0u32;
-        for &x in block {
-            let v = widen(x);
-            count += u32::from(!((v >= lo) & (v <= hi)));
-        }
-        total += u64::from(count);
-    }
-    total
-}
-
-fn count_general<T: Copy, C: Compare>(
-    elements: impl Iterator<Item = T>,
-    widen: impl Fn(T) -> C,
-    rule: &TypedRule<C>,
-) -> (u64, u64) {
-    let (mut violating, mut ignored) = (0u64, 0u64);
-    for x in elements {
-        let v = widen(x);
-        if rule.is_ignored(v) {
-            ignored += 1;
-        } else if !rule.accepts(v) {
-            violating += 1;
-        }
-    }
-    (violating, ignored)
 }
 
 /// A layout as its stored elements: size-1 and broadcast (stride 0) dims dropped, the broadcast
@@ -349,11 +218,8 @@ fn count_general<T: Copy, C: Compare>(
 /// merged dim keeps the axes it stands for, so a stored element's first index in the view is
 /// known: its broadcast axes at 0 (the first time the view shows it).
 struct Stored {
-    start: usize,
     dims: Vec<Merged>,
-    repeat: u64,
     rank: usize,
-    empty: bool,
 }
 
 /// One dim of a [`Stored`] layout and the axes of the view it covers, with their sizes.
@@ -364,19 +230,11 @@ struct Merged {
 }
 
 impl Stored {
+    /// Merges as [`Walk::new`] does, so rows and positions mean the same in both.
     fn new(layout: &Layout) -> Self {
-        let mut repeat = 1u64;
-        let mut empty = false;
         let mut dims: Vec<Merged> = Vec::new();
         for (axis, (&size, &stride)) in layout.dims().iter().zip(layout.stride()).enumerate() {
-            if size == 0 {
-                empty = true;
-            }
-            if size == 1 {
-                continue;
-            }
-            if stride == 0 {
-                repeat = repeat.saturating_mul(size as u64);
+            if size == 1 || stride == 0 {
                 continue;
             }
             match dims.last_mut() {
@@ -393,37 +251,9 @@ impl Stored {
             }
         }
         Self {
-            start: layout.start_offset(),
             dims,
-            repeat,
             rank: layout.dims().len(),
-            empty,
         }
-    }
-
-    /// The length and stride of the innermost dim (one element for a scalar).
-    fn inner(&self) -> (usize, usize) {
-        self.dims.last().map_or((1, 1), |d| (d.size, d.stride))
-    }
-
-    /// Runs of the innermost dim.
-    fn rows(&self) -> usize {
-        if self.empty {
-            return 0;
-        }
-        let outer = self.dims.len().saturating_sub(1);
-        self.dims[..outer].iter().map(|d| d.size).product()
-    }
-
-    fn row_start(&self, row: usize) -> usize {
-        let outer = self.dims.len().saturating_sub(1);
-        let mut rest = row;
-        let mut offset = self.start;
-        for dim in self.dims[..outer].iter().rev() {
-            offset += (rest % dim.size) * dim.stride;
-            rest /= dim.size;
-        }
-        offset
     }
 
     /// The index in the view of element `position` of row `row`.
@@ -499,213 +329,603 @@ impl Blocks {
     }
 }
 
-/// How many distinct offending values a message lists.
-const OFFENDING_SHOWN: usize = 5;
-
-/// What one block of stored elements holds; blocks merge in logical order.
-struct Tally<C> {
+/// What one read of some stored elements found, in the compare type.
+#[derive(Clone, Copy, Debug)]
+struct Part<C> {
     violating: u64,
     ignored: u64,
     nan: u64,
+    /// The smallest and largest value that is neither ignored nor NaN.
     range: Option<(C, C)>,
-    /// The first offending element: its row, position in the row, and value.
-    first: Option<(usize, usize, C)>,
-    offending: Vec<C>,
-    read: u64,
+    /// The offending values that are not NaN lie in `below` and `above`: under and over the
+    /// rule's interval (for a rule of several intervals or with ignored values, all of them in
+    /// `above`). A side whose two ends are equal holds one distinct value.
+    below: Option<(C, C)>,
+    above: Option<(C, C)>,
 }
 
-impl<C: Compare> Tally<C> {
-    fn new() -> Self {
+/// The smaller of two values that are not NaN.
+#[inline(always)]
+fn smaller<C: PartialOrd>(a: C, b: C) -> C {
+    if b < a { b } else { a }
+}
+
+/// The larger of two values that are not NaN.
+#[inline(always)]
+fn larger<C: PartialOrd>(a: C, b: C) -> C {
+    if b > a { b } else { a }
+}
+
+fn union<C: Compare>(a: Option<(C, C)>, b: Option<(C, C)>) -> Option<(C, C)> {
+    match (a, b) {
+        (Some((lo, hi)), Some((l, h))) => Some((smaller(lo, l), larger(hi, h))),
+        (range, None) | (None, range) => range,
+    }
+}
+
+impl<C: Compare> Part<C> {
+    fn empty() -> Self {
         Self {
             violating: 0,
             ignored: 0,
             nan: 0,
             range: None,
-            first: None,
-            offending: Vec::new(),
-            read: 0,
+            below: None,
+            above: None,
         }
     }
 
-    #[inline(always)]
-    fn visit(&mut self, v: C, rule: &TypedRule<C>, row: usize, position: usize) {
-        if rule.is_ignored(v) {
-            self.ignored += 1;
-            return;
+    /// Adds the elements of `other`.
+    fn merge(&mut self, other: Self) {
+        self.violating += other.violating;
+        self.ignored += other.ignored;
+        self.nan += other.nan;
+        self.range = union(self.range, other.range);
+        self.below = union(self.below, other.below);
+        self.above = union(self.above, other.above);
+    }
+
+    /// The part of a slice tallied against the single interval `[lo, hi]`.
+    fn of_tally(tally: RangeTally<C>, lo: C, hi: C) -> Self {
+        let usable = tally.len - tally.nan;
+        let range = (usable > 0).then_some((tally.min, tally.max));
+        Self {
+            violating: tally.outside,
+            ignored: 0,
+            nan: tally.nan,
+            range,
+            below: range.and_then(|(min, _)| (min < lo).then_some((min, tally.below_max))),
+            above: range.and_then(|(_, max)| (max > hi).then_some((tally.above_min, max))),
         }
-        if v.is_nan() {
-            self.nan += 1;
-        } else {
-            self.range = Some(match self.range {
-                None => (v, v),
-                Some((lo, hi)) => (if v < lo { v } else { lo }, if v > hi { v } else { hi }),
-            });
-        }
-        if !rule.accepts(v) {
-            self.violating += 1;
-            if self.first.is_none() {
-                self.first = Some((row, position, v));
-            }
-            self.note_offending(v);
+    }
+}
+
+/// What the range kernels yield for a slice against `[lo, hi]`: its length, the elements
+/// outside (NaN included), the NaN count, the smallest and largest value that is not NaN
+/// (`HIGHEST` and `LOWEST` if there is none), the largest value below `lo` (`LOWEST` if none)
+/// and the smallest above `hi` (`HIGHEST` if none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct RangeTally<C> {
+    len: u64,
+    outside: u64,
+    nan: u64,
+    min: C,
+    max: C,
+    below_max: C,
+    above_min: C,
+}
+
+impl<C: Compare> RangeTally<C> {
+    fn empty() -> Self {
+        Self {
+            len: 0,
+            outside: 0,
+            nan: 0,
+            min: C::HIGHEST,
+            max: C::LOWEST,
+            below_max: C::LOWEST,
+            above_min: C::HIGHEST,
         }
     }
 
-    fn note_offending(&mut self, v: C) {
-        let seen = self
-            .offending
-            .iter()
-            .any(|&o| o == v || (o.is_nan() && v.is_nan()));
-        if !seen && self.offending.len() < OFFENDING_SHOWN {
-            self.offending.push(v);
-        }
+    fn merge(&mut self, other: Self) {
+        self.len += other.len;
+        self.outside += other.outside;
+        self.nan += other.nan;
+        self.min = smaller(self.min, other.min);
+        self.max = larger(self.max, other.max);
+        self.below_max = larger(self.below_max, other.below_max);
+        self.above_min = smaller(self.above_min, other.above_min);
     }
+}
 
-    /// The tally of a contiguous slice under one interval `[lo, hi]` with nothing ignored: a
-    /// branch-free pass for the counts and the range, then, only if something is outside,
-    /// a second look at this slice for the first offending elements.
-    #[inline(always)]
-    fn of_slice<T: Copy>(
-        slice: &[T],
-        widen: impl Fn(T) -> C,
-        lo: C,
-        hi: C,
-        row: usize,
-        from: usize,
-    ) -> Self {
-        let mut tally = Self::new();
-        // A slice is at most one block (`CHUNK` elements): u32 counters cannot overflow and
-        // keep the loop in vector registers.
-        let (mut outside, mut nan) = (0u32, 0u32);
-        let (mut min, mut max) = (C::HIGHEST, C::LOWEST);
-        for &x in slice {
-            let v = widen(x);
-            outside += u32::from(!((v >= lo) & (v <= hi)));
-            nan += u32::from(v.is_nan());
-            // NaN compares false, so it never becomes the minimum or maximum.
-            min = if v < min { v } else { min };
-            max = if v > max { v } else { max };
-        }
-        tally.violating = u64::from(outside);
-        tally.nan = u64::from(nan);
-        tally.read = slice.len() as u64;
-        let usable = slice.len() as u64 - tally.nan;
-        tally.range = (usable > 0).then_some((min, max));
-        if outside > 0 {
-            for (i, &x) in slice.iter().enumerate() {
-                let v = widen(x);
-                if !((v >= lo) & (v <= hi)) {
-                    if tally.first.is_none() {
-                        tally.first = Some((row, from + i, v));
+/// The part of a contiguous slice.
+#[inline]
+fn part_contiguous<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C + Copy,
+    bulk: BulkWiden<T, C>,
+    rule: &TypedRule<C>,
+) -> Part<C> {
+    // `integral` needs the general loop; without it the branch-free ones stay as they were.
+    match (&rule.intervals, rule.ignore.is_empty() && !rule.integral) {
+        // Every value is accepted (`finite` on an integer dtype): nothing can break the rule,
+        // so nothing is read; the counts of a failure (no element at all) are zero.
+        (None, true) if C::finite_interval().is_none() => Part::empty(),
+        (Some(intervals), true) if intervals.len() == 1 => {
+            let (lo, hi) = intervals[0];
+            let tally = match bulk {
+                // Widen a block at a time into a stack buffer, then tally in the compare type.
+                Some(bulk) => {
+                    const BUFFER: usize = 1024;
+                    let mut buffer = [lo; BUFFER];
+                    let mut total = RangeTally::empty();
+                    for block in data.chunks(BUFFER) {
+                        let wide = &mut buffer[..block.len()];
+                        bulk(block, wide);
+                        total.merge(range_tally(wide, |v| v, lo, hi));
                     }
-                    tally.note_offending(v);
-                    if tally.offending.len() == OFFENDING_SHOWN {
-                        break;
-                    }
+                    total
                 }
+                None => range_tally(data, widen, lo, hi),
+            };
+            Part::of_tally(tally, lo, hi)
+        }
+        _ => part_general(data.iter().copied(), widen, rule),
+    }
+}
+
+/// The range tally of `data`: optimised, the full kernel keeps up with memory. Unoptimised,
+/// loops run as written, so a plain extremes-and-NaN loop (what a pass needs: no NaN and both
+/// extremes inside means nothing is outside) goes first, and only a slice that fails it is
+/// tallied in full, while it is still in cache.
+#[inline]
+fn range_tally<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> RangeTally<C> {
+    if cfg!(debug_assertions) {
+        let extremes = extremes(data, widen);
+        // Empty passes too: `HIGHEST >= lo` and `LOWEST <= hi`.
+        if extremes.nan == 0 && extremes.min >= lo && extremes.max <= hi {
+            return extremes;
+        }
+    }
+    tally_outside(data, widen, lo, hi)
+}
+
+/// The range tally of a short slice, one element at a time.
+fn tally_short<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C,
+    lo: C,
+    hi: C,
+) -> RangeTally<C> {
+    let mut tally = extremes(data, &widen);
+    for &x in data {
+        let v = widen(x);
+        if !((v >= lo) & (v <= hi)) {
+            tally.outside += 1;
+            if v < lo && v > tally.below_max {
+                tally.below_max = v;
             }
+            if v > hi && v < tally.above_min {
+                tally.above_min = v;
+            }
+        }
+    }
+    tally
+}
+
+/// The NaN count and the extremes of `data`: a [`RangeTally`] with nothing counted outside.
+fn extremes<T: Copy, C: Compare>(data: &[T], widen: impl Fn(T) -> C) -> RangeTally<C> {
+    let mut tally = RangeTally::empty();
+    tally.len = data.len() as u64;
+    for &x in data {
+        let v = widen(x);
+        if v.is_nan() {
+            tally.nan += 1;
+            continue;
+        }
+        if v < tally.min {
+            tally.min = v;
+        }
+        if v > tally.max {
+            tally.max = v;
+        }
+    }
+    tally
+}
+
+/// Below this many elements a plain loop is faster than setting up vector lanes.
+const SHORT: usize = 64;
+
+/// The range tally of `data` with the best vector width the CPU has: AVX-512 for f32 and f64
+/// compare types, else the portable loop compiled for AVX2 or plain; a plain loop for a short
+/// slice (a small tensor, a broadcast one, a narrow view's rows).
+#[inline]
+fn tally_outside<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> RangeTally<C> {
+    if data.len() < SHORT {
+        return tally_short(data, widen, lo, hi);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        if let Some(tally) = unsafe { avx512::tally_outside(data, widen, lo, hi) } {
+            return tally;
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { tally_avx2(data, widen, lo, hi) };
+    }
+    tally_portable(data, widen, lo, hi)
+}
+
+/// The same loop compiled for AVX2, chosen at run time like candle's own `vec_sum`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn tally_avx2<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> RangeTally<C> {
+    tally_portable(data, widen, lo, hi)
+}
+
+/// Independent lanes of the portable loop: each lane keeps its own counters and extremes, so
+/// the loop body is the same operation on 16 values and LLVM turns it into vector code
+/// without having to reorder a reduction.
+const LANES: usize = 16;
+
+/// The per-lane state of [`tally_portable`].
+struct Lanes<C> {
+    outside: [u32; LANES],
+    nan: [u32; LANES],
+    min: [C; LANES],
+    max: [C; LANES],
+    below_max: [C; LANES],
+    above_min: [C; LANES],
+}
+
+impl<C: Compare> Lanes<C> {
+    fn new() -> Self {
+        Self {
+            outside: [0; LANES],
+            nan: [0; LANES],
+            min: [C::HIGHEST; LANES],
+            max: [C::LOWEST; LANES],
+            below_max: [C::LOWEST; LANES],
+            above_min: [C::HIGHEST; LANES],
+        }
+    }
+
+    /// Adds `v` to lane `i`. NaN compares false, so it counts as outside and never becomes an
+    /// extreme.
+    #[inline(always)]
+    fn add(&mut self, i: usize, v: C, lo: C, hi: C) {
+        self.outside[i] += u32::from(!((v >= lo) & (v <= hi)));
+        self.nan[i] += u32::from(v.is_nan());
+        self.min[i] = if v < self.min[i] { v } else { self.min[i] };
+        self.max[i] = if v > self.max[i] { v } else { self.max[i] };
+        let below = (v < lo) & (v > self.below_max[i]);
+        self.below_max[i] = if below { v } else { self.below_max[i] };
+        let above = (v > hi) & (v < self.above_min[i]);
+        self.above_min[i] = if above { v } else { self.above_min[i] };
+    }
+
+    fn total(&self, len: usize) -> RangeTally<C> {
+        let mut tally = RangeTally::empty();
+        tally.len = len as u64;
+        for i in 0..LANES {
+            tally.outside += u64::from(self.outside[i]);
+            tally.nan += u64::from(self.nan[i]);
+            tally.min = smaller(tally.min, self.min[i]);
+            tally.max = larger(tally.max, self.max[i]);
+            tally.below_max = larger(tally.below_max, self.below_max[i]);
+            tally.above_min = smaller(tally.above_min, self.above_min[i]);
         }
         tally
     }
+}
 
-    /// Adds a later block.
-    fn merge(&mut self, later: Self) {
-        self.violating += later.violating;
-        self.ignored += later.ignored;
-        self.nan += later.nan;
-        self.read += later.read;
-        self.range = match (self.range, later.range) {
-            (Some((lo, hi)), Some((l, h))) => {
-                Some((if l < lo { l } else { lo }, if h > hi { h } else { hi }))
+/// The branch-free range tally. The u32 lane counters are flushed before they could overflow.
+#[inline(always)]
+fn tally_portable<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> RangeTally<C> {
+    let mut total = RangeTally::empty();
+    for block in data.chunks(1 << 30) {
+        let mut lanes = Lanes::new();
+        let (groups, tail) = block.as_chunks::<LANES>();
+        for group in groups {
+            for (i, &x) in group.iter().enumerate() {
+                lanes.add(i, widen(x), lo, hi);
             }
-            (range, None) | (None, range) => range,
+        }
+        for &x in tail {
+            lanes.add(0, widen(x), lo, hi);
+        }
+        total.merge(lanes.total(block.len()));
+    }
+    total
+}
+
+/// The part of any run of elements, under any rule.
+fn part_general<T: Copy, C: Compare>(
+    elements: impl Iterator<Item = T>,
+    widen: impl Fn(T) -> C,
+    rule: &TypedRule<C>,
+) -> Part<C> {
+    let mut part = Part::empty();
+    for x in elements {
+        let v = widen(x);
+        if rule.is_ignored(v) {
+            part.ignored += 1;
+            continue;
+        }
+        if v.is_nan() {
+            part.nan += 1;
+        } else {
+            part.range = union(part.range, Some((v, v)));
+        }
+        if !rule.accepts(v) {
+            part.violating += 1;
+            if !v.is_nan() {
+                part.above = union(part.above, Some((v, v)));
+            }
+        }
+    }
+    part
+}
+
+/// What the fast pass found over the whole tensor, and where its violations are.
+struct Fast<C> {
+    /// Every stored element, each once.
+    all: Part<C>,
+    /// The first block, in logical order, that holds a violation.
+    first_block: Option<usize>,
+    /// Each block's part, for a tensor split across threads (`None`: one thread, few blocks).
+    blocks: Option<Vec<Part<C>>>,
+}
+
+fn fast_pass<T: Copy + Send + Sync, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C + Copy + Send + Sync,
+    bulk: BulkWiden<T, C>,
+    rule: &TypedRule<C>,
+    walk: &Walk,
+    blocks: Blocks,
+) -> Fast<C> {
+    let block = |b: usize| {
+        let mut part = Part::empty();
+        for (row, from, to) in blocks.segments(b) {
+            let start = walk.row_start(row);
+            if walk.inner_stride == 1 {
+                part.merge(part_contiguous(
+                    &data[start + from..start + to],
+                    widen,
+                    bulk,
+                    rule,
+                ));
+            } else {
+                let elements = (from..to).map(|i| data[start + i * walk.inner_stride]);
+                part.merge(part_general(elements, widen, rule));
+            }
+        }
+        part
+    };
+    if walk.stored() < PARALLEL_MIN {
+        let mut all = Part::empty();
+        let mut first_block = None;
+        for b in 0..blocks.count {
+            let part = block(b);
+            if part.violating > 0 && first_block.is_none() {
+                first_block = Some(b);
+            }
+            all.merge(part);
+        }
+        return Fast {
+            all,
+            first_block,
+            blocks: None,
         };
-        if self.first.is_none() {
-            self.first = later.first;
-        }
-        for v in later.offending {
-            self.note_offending(v);
-        }
+    }
+    let parts: Vec<Part<C>> = (0..blocks.count).into_par_iter().map(block).collect();
+    let mut all = Part::empty();
+    for part in &parts {
+        all.merge(*part);
+    }
+    Fast {
+        all,
+        first_block: parts.iter().position(|part| part.violating > 0),
+        blocks: Some(parts),
     }
 }
 
-struct Statistics<'a> {
-    layout: &'a Layout,
-    rule: &'a Resolved,
+/// What the locating pass found: the first offending element (row, position in the row,
+/// value), distinct offending values in order of first appearance, whether they are all the
+/// tensor's (or as many as a message lists), and how many stored elements it read.
+struct Located<C> {
+    first: Option<(usize, usize, C)>,
+    offending: Vec<C>,
+    complete: bool,
+    read: u64,
 }
 
-impl ScanOp for Statistics<'_> {
-    type Output = (Details, u64);
+/// Reads from the first block with a violation, in logical order, for the first offending
+/// element and a few distinct offending values; stops as soon as the list is complete, and
+/// after [`LOCATE_BLOCKS`] blocks with violations in any case.
+fn locate<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C,
+    rule: &TypedRule<C>,
+    walk: &Walk,
+    blocks: Blocks,
+    fast: &Fast<C>,
+) -> Located<C> {
+    let mut located = Located {
+        first: None,
+        offending: Vec::new(),
+        complete: true,
+        read: 0,
+    };
+    let Some(first_block) = fast.first_block else {
+        return located;
+    };
+    let violating = fast.all.violating;
+    let mut seen = 0u64;
+    let candidates = (first_block..blocks.count)
+        .filter(|&b| {
+            fast.blocks
+                .as_ref()
+                .is_none_or(|parts| parts[b].violating > 0)
+        })
+        .take(LOCATE_BLOCKS);
+    let mut complete = false;
+    'blocks: for b in candidates {
+        for (row, from, to) in blocks.segments(b) {
+            let start = walk.row_start(row);
+            for position in from..to {
+                let v = widen(data[start + position * walk.inner_stride]);
+                located.read += 1;
+                if rule.is_ignored(v) || rule.accepts(v) {
+                    continue;
+                }
+                seen += 1;
+                if located.first.is_none() {
+                    located.first = Some((row, position, v));
+                }
+                let listed = located.offending.len();
+                note_offending(&mut located.offending, v);
+                complete = located.offending.len() == OFFENDING_SHOWN
+                    || seen == violating
+                    || (located.offending.len() > listed
+                        && proven_complete(&fast.all, rule, &located.offending));
+                if complete {
+                    break 'blocks;
+                }
+            }
+        }
+    }
+    located.complete = complete;
+    located
+}
+
+fn note_offending<C: Compare>(offending: &mut Vec<C>, v: C) {
+    let seen = offending
+        .iter()
+        .any(|&o| o == v || (o.is_nan() && v.is_nan()));
+    if !seen && offending.len() < OFFENDING_SHOWN {
+        offending.push(v);
+    }
+}
+
+/// Whether `listed` holds every distinct offending value, by the fast pass's ranges: NaN is
+/// listed if any element is NaN, and each side of the interval holds one value, listed.
+fn proven_complete<C: Compare>(all: &Part<C>, rule: &TypedRule<C>, listed: &[C]) -> bool {
+    // NaN breaks every rule that has intervals or `integral`; without them nothing does.
+    let nan_breaks = rule.intervals.is_some() || rule.integral;
+    let nan_listed = all.nan == 0 || !nan_breaks || listed.iter().any(|o| o.is_nan());
+    let side_listed =
+        |side: Option<(C, C)>| side.is_none_or(|(a, b)| a == b && listed.contains(&a));
+    nan_listed && side_listed(all.below) && side_listed(all.above)
+}
+
+/// The fast pass, then the locating pass if the tensor fails (or always, for `statistics`).
+struct Scan<'a> {
+    layout: &'a Layout,
+    rule: &'a Resolved,
+    want: Want,
+}
+
+impl ScanOp for Scan<'_> {
+    type Output = Read;
 
     fn run<T: Copy + Send + Sync, C: Compare>(
         self,
         data: &[T],
         widen: impl Fn(T) -> C + Copy + Send + Sync,
-        _bulk: BulkWiden<T, C>,
+        bulk: BulkWiden<T, C>,
         dtype: DType,
-    ) -> (Details, u64) {
+    ) -> Read {
         let rule = TypedRule::<C>::new(self.rule);
-        let stored = Stored::new(self.layout);
-        let (inner_len, inner_stride) = stored.inner();
-        let rows = stored.rows();
-        let blocks = Blocks::new(rows, inner_len);
-        // One interval, nothing ignored, contiguous rows: the common case, counted by a
-        // branch-free loop; only a block with a violation is read again for where it is.
-        let plain = rule.ignore.is_empty() && !rule.integral;
-        let single = match (&rule.intervals, plain, inner_stride) {
-            (Some(intervals), true, 1) if intervals.len() == 1 => Some(intervals[0]),
-            _ => None,
+        let walk = Walk::new(self.layout);
+        let blocks = Blocks::new(walk.rows, walk.inner_len);
+        let fast = fast_pass(data, widen, bulk, &rule, &walk, blocks);
+        let repeat = walk.repeat;
+        let all = fast.all;
+        let summary = Summary {
+            violating: all.violating.saturating_mul(repeat),
+            ignored: all.ignored.saturating_mul(repeat),
+            total: (walk.stored() as u64).saturating_mul(repeat),
+            nan: all.nan.saturating_mul(repeat),
+            observed: all
+                .range
+                .map(|(lo, hi)| (lo.to_value(dtype), hi.to_value(dtype))),
         };
-        let block = |b: usize| {
-            let mut tally = Tally::new();
-            for (row, from, to) in blocks.segments(b) {
-                let start = stored.row_start(row);
-                match single {
-                    Some((lo, hi)) => {
-                        let slice = &data[start + from..start + to];
-                        tally.merge(Tally::of_slice(slice, widen, lo, hi, row, from));
-                    }
-                    None => {
-                        for position in from..to {
-                            let v = widen(data[start + position * inner_stride]);
-                            tally.visit(v, &rule, row, position);
-                        }
-                        tally.read += (to - from) as u64;
-                    }
-                }
+        let fails = match self.want {
+            #[cfg(test)]
+            Want::Summary => false,
+            Want::Verdict { needs_usable } => {
+                summary.violating > 0 || (needs_usable && summary.none_usable())
             }
-            tally
+            #[cfg(test)]
+            Want::Statistics => true,
         };
-        let tallies: Vec<Tally<C>> = if rows * inner_len < PARALLEL_MIN {
-            (0..blocks.count).map(block).collect()
-        } else {
-            (0..blocks.count).into_par_iter().map(block).collect()
-        };
-        let mut all = Tally::new();
-        for tally in tallies {
-            all.merge(tally);
+        if !fails {
+            return Read {
+                #[cfg(test)]
+                summary,
+                details: None,
+            };
         }
-        let repeat = stored.repeat;
-        let mut details = Details::default();
-        details.counts.total = ((rows * inner_len) as u64).saturating_mul(repeat);
-        details.counts.violating = all.violating.saturating_mul(repeat);
-        details.counts.ignored = all.ignored.saturating_mul(repeat);
-        details.counts.nan = all.nan.saturating_mul(repeat);
-        if let Some((row, position, v)) = all.first {
-            details.first_index = Some(stored.index(row, position));
+        let located = locate(data, widen, &rule, &walk, blocks, &fast);
+        let mut details = Details {
+            observed: summary.observed,
+            ..Details::default()
+        };
+        details.counts.total = summary.total;
+        details.counts.violating = summary.violating;
+        details.counts.ignored = summary.ignored;
+        details.counts.nan = summary.nan;
+        if let Some((row, position, v)) = located.first {
+            details.first_index = Some(Stored::new(self.layout).index(row, position));
             details.first_value = Some(v.to_value(dtype));
         }
-        details.observed = all
-            .range
-            .map(|(lo, hi)| (lo.to_value(dtype), hi.to_value(dtype)));
-        details.offending = all.offending.iter().map(|v| v.to_value(dtype)).collect();
-        (details, all.read)
+        // A list that may miss some values is not shown as if it were all of them.
+        if located.complete {
+            details.offending = located
+                .offending
+                .iter()
+                .map(|v| v.to_value(dtype))
+                .collect();
+        }
+        Read {
+            #[cfg(test)]
+            summary,
+            details: Some((details, located.read)),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rule::{Interval, Num};
+    use crate::error::Value;
+    use crate::rule::{Ignore, Interval, Num};
     use candle_core::Device;
 
     fn rule(lo: i128, hi: i128) -> Resolved {
@@ -751,7 +971,9 @@ mod tests {
             Summary {
                 violating: 7,
                 ignored: 0,
-                total: 12
+                total: 12,
+                nan: 0,
+                observed: Some((Value::Int(2), Value::Int(22))),
             }
         );
         let transposed = t.t().unwrap();
@@ -769,7 +991,9 @@ mod tests {
             Summary {
                 violating: 3,
                 ignored: 0,
-                total: 6
+                total: 6,
+                nan: 0,
+                observed: Some((Value::Int(1), Value::Int(20))),
             }
         );
     }
@@ -820,14 +1044,22 @@ mod tests {
         assert!(decode_e8m0(255).is_nan());
     }
 
-    /// The statistics by a plain walk over every element of the view in logical order.
-    fn reference(t: &Tensor, rule: &Resolved) -> Details {
-        let values = t.flatten_all().unwrap().to_dtype(DType::F64).unwrap();
-        let values = values.to_vec1::<f64>().unwrap();
+    /// The statistics by a plain walk over every element of the view in logical order, with
+    /// every distinct offending value (not only five).
+    fn reference(t: &Tensor, rule: &Resolved) -> (Details, Vec<f64>) {
+        let flat = t.flatten_all().unwrap();
+        // candle's f8e4m3 -> f64 conversion recurses forever; f32 holds every f8e4m3 exactly.
+        let values: Vec<f64> = if t.dtype() == DType::F8E4M3 {
+            let wide = flat.to_dtype(DType::F32).unwrap().to_vec1::<f32>().unwrap();
+            wide.into_iter().map(f64::from).collect()
+        } else {
+            flat.to_dtype(DType::F64).unwrap().to_vec1::<f64>().unwrap()
+        };
         let typed = TypedRule::<f64>::new(rule);
         let mut details = Details::default();
         details.counts.total = values.len() as u64;
         let mut range: Option<(f64, f64)> = None;
+        let mut offending: Vec<f64> = Vec::new();
         for (position, &v) in values.iter().enumerate() {
             if typed.is_ignored(v) {
                 details.counts.ignored += 1;
@@ -840,6 +1072,12 @@ mod tests {
             }
             if !typed.accepts(v) {
                 details.counts.violating += 1;
+                if !offending
+                    .iter()
+                    .any(|&o| o == v || (o.is_nan() && v.is_nan()))
+                {
+                    offending.push(v);
+                }
                 if details.first_index.is_none() {
                     let mut index = vec![0; t.rank()];
                     let mut rest = position;
@@ -851,27 +1089,62 @@ mod tests {
                 }
             }
         }
-        details.observed = range.map(|(lo, hi)| {
-            (
-                crate::error::Value::Float(lo, DType::F64),
-                crate::error::Value::Float(hi, DType::F64),
-            )
-        });
-        details
+        details.observed =
+            range.map(|(lo, hi)| (Value::Float(lo, DType::F64), Value::Float(hi, DType::F64)));
+        (details, offending)
     }
 
+    fn as_f64(observed: Option<(Value, Value)>) -> Option<(f64, f64)> {
+        observed.map(|(lo, hi)| (lo.to_f64(), hi.to_f64()))
+    }
+
+    /// The fast pass's counts and range, and the locating pass's first index and values, equal
+    /// the reference's; the listed values are its first five, or none if not proven complete.
     fn same_statistics(t: &Tensor, rule: &Resolved) {
-        let (details, _) = statistics(t, rule).unwrap();
-        let expected = reference(t, rule);
-        assert_eq!(details.counts, expected.counts, "{:?}", t.layout());
-        assert_eq!(
-            details.first_index,
-            expected.first_index,
-            "{:?}",
-            t.layout()
+        let what = format!("{:?} {:?}", t.dtype(), t.layout());
+        let (expected, every_offending) = reference(t, rule);
+        let summary = summarize(t, rule).unwrap();
+        let counts = (
+            summary.violating,
+            summary.ignored,
+            summary.nan,
+            summary.total,
         );
-        let as_f64 = |d: &Details| d.observed.map(|(lo, hi)| (lo.to_f64(), hi.to_f64()));
-        assert_eq!(as_f64(&details), as_f64(&expected), "{:?}", t.layout());
+        let c = expected.counts;
+        assert_eq!(counts, (c.violating, c.ignored, c.nan, c.total), "{what}");
+        assert_eq!(
+            as_f64(summary.observed),
+            as_f64(expected.observed),
+            "{what}"
+        );
+        let (details, _) = statistics(t, rule).unwrap();
+        assert_eq!(details.counts, expected.counts, "{what}");
+        assert_eq!(details.first_index, expected.first_index, "{what}");
+        assert_eq!(
+            as_f64(details.observed),
+            as_f64(expected.observed),
+            "{what}"
+        );
+        let listed: Vec<f64> = details.offending.iter().map(|v| v.to_f64()).collect();
+        let first_five: Vec<f64> = every_offending
+            .iter()
+            .copied()
+            .take(OFFENDING_SHOWN)
+            .collect();
+        let same = |a: &[f64], b: &[f64]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+        };
+        assert!(
+            same(&listed, &first_five) || listed.is_empty(),
+            "{what}: {listed:?} vs {every_offending:?}"
+        );
+        // Below a few blocks the locating pass can read everything: the list is never dropped.
+        if t.elem_count() < CHUNK {
+            assert!(same(&listed, &first_five), "{what}: {listed:?}");
+        }
     }
 
     #[test]
@@ -899,7 +1172,7 @@ mod tests {
                     inclusive: false,
                 },
             ]),
-            ignore: vec![crate::rule::Ignore::Value(Num::Int(-2))],
+            ignore: vec![Ignore::Value(Num::Int(-2))],
             finite: false,
             allow_all: false,
             integral: false,
@@ -921,6 +1194,78 @@ mod tests {
         for view in &views {
             same_statistics(view, &one_interval);
             same_statistics(view, &two_intervals);
+        }
+    }
+
+    /// Values with NaN, ±inf, -0.0 and values either side of `0..3`, as `dtype` (NaN and inf
+    /// only where the dtype has them).
+    fn mixed(n: usize, dtype: DType) -> Tensor {
+        let float = dtype.is_float();
+        let data: Vec<f64> = (0..n)
+            .map(|i| match (i * 7919) % 23 {
+                0 if float => f64::NAN,
+                1 if float => f64::INFINITY,
+                2 if float => f64::NEG_INFINITY,
+                3 if float => -0.0,
+                4 => 5.0,
+                5 if dtype != DType::U8 && dtype != DType::U32 => -4.0,
+                6 => 3.0,
+                k => (k % 3) as f64,
+            })
+            .collect();
+        Tensor::from_vec(data, n, &Device::Cpu)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap()
+    }
+
+    #[test]
+    fn the_fast_pass_yields_the_reference_counts_and_range_on_every_dtype() {
+        let dtypes = [
+            DType::U8,
+            DType::U32,
+            DType::I16,
+            DType::I32,
+            DType::I64,
+            DType::BF16,
+            DType::F16,
+            DType::F32,
+            DType::F64,
+            DType::F8E4M3,
+        ];
+        let with_ignore = Resolved {
+            ignore: vec![Ignore::Value(Num::Int(5))],
+            ..rule(0, 3)
+        };
+        for dtype in dtypes {
+            // One thread and several, with tails that are no whole vector.
+            for n in [1, 67, 1000, PARALLEL_MIN + 4099] {
+                let t = mixed(n, dtype);
+                same_statistics(&t, &rule(0, 3));
+                same_statistics(&t, &with_ignore);
+            }
+            let t = mixed(60 * 37, dtype).reshape((60, 37)).unwrap();
+            for view in [
+                t.narrow(1, 3, 30).unwrap(),
+                t.t().unwrap(),
+                t.narrow(0, 5, 1).unwrap().broadcast_as((9, 37)).unwrap(),
+            ] {
+                same_statistics(&view, &rule(0, 3));
+            }
+        }
+        // Only NaN: no observed range, every element offending, NaN listed once.
+        for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
+            let nan = Tensor::full(f32::NAN, (3, 70), &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            same_statistics(&nan, &rule(0, 3));
+            let summary = summarize(&nan, &rule(0, 3)).unwrap();
+            assert_eq!((summary.nan, summary.violating), (210, 210));
+            assert_eq!(summary.observed, None);
+            let (details, read) = statistics(&nan, &rule(0, 3)).unwrap();
+            assert_eq!(read, 1);
+            assert!(matches!(details.offending[..], [Value::Float(v, _)] if v.is_nan()));
         }
     }
 
@@ -948,19 +1293,79 @@ mod tests {
     }
 
     #[test]
-    fn a_dense_violation_reads_each_element_once() {
-        let n = PARALLEL_MIN * 2 + 3;
-        let mut data = vec![1u32; n];
-        data[n - 1] = 5;
-        data[n / 2] = 4;
+    fn a_dense_violation_is_located_from_its_block_and_stops_there() {
+        let n = 16 * CHUNK + 5;
+        let dense = |data: Vec<f32>| Tensor::from_vec(data, n, &Device::Cpu).unwrap();
+        // One bad element: read from the start of its block up to it, nothing else.
+        let at = 11 * CHUNK + 1234;
+        let mut data = vec![1.0f32; n];
+        data[at] = 7.0;
+        let (details, read) = statistics(&dense(data), &rule(0, 3)).unwrap();
+        assert_eq!(read, 1235);
+        assert_eq!(details.first_index, Some(vec![at]));
+        assert_eq!(details.offending, [Value::Float(7.0, DType::F32)]);
+        // Every element bad, one value: the fast pass's range proves the list at once.
+        let (details, read) = statistics(&dense(vec![5.0; n]), &rule(0, 3)).unwrap();
+        assert_eq!(read, 1);
+        assert_eq!(details.counts.violating, n as u64);
+        assert_eq!(details.offending, [Value::Float(5.0, DType::F32)]);
+        // Two bad values at the two ends: the first's block, then only the last block (the
+        // clean ones between are skipped).
+        let mut data = vec![1.0f32; n];
+        data[10] = 4.0;
+        data[n - 1] = 5.0;
+        let (details, read) = statistics(&dense(data), &rule(0, 3)).unwrap();
+        assert_eq!(read, (CHUNK + 5) as u64);
+        assert_eq!(details.first_index, Some(vec![10]));
+        let listed = [Value::Float(4.0, DType::F32), Value::Float(5.0, DType::F32)];
+        assert_eq!(details.offending, listed);
+        // Values below and above the range everywhere, one each: proven from the ranges.
+        let data: Vec<f32> = (0..n).map(|i| [1.0, -1.0, 9.0][i % 3]).collect();
+        let (details, read) = statistics(&dense(data), &rule(0, 3)).unwrap();
+        assert_eq!(read, 3);
+        let listed = [
+            Value::Float(-1.0, DType::F32),
+            Value::Float(9.0, DType::F32),
+        ];
+        assert_eq!(details.offending, listed);
+    }
+
+    #[test]
+    fn a_list_that_cannot_be_proven_complete_is_dropped_after_a_few_blocks() {
+        // 5 and 7 everywhere, and one 6 at the end: after LOCATE_BLOCKS blocks the list 5, 7
+        // could still miss values, so none is listed; the counts and range stay exact.
+        let n = 16 * CHUNK;
+        let mut data: Vec<u32> = (0..n).map(|i| [5, 7][i % 2]).collect();
+        data[n - 1] = 6;
         let t = Tensor::from_vec(data, n, &Device::Cpu).unwrap();
         let (details, read) = statistics(&t, &rule(0, 3)).unwrap();
-        assert_eq!(read, n as u64);
+        assert_eq!(read, (LOCATE_BLOCKS * CHUNK) as u64);
+        assert_eq!(details.counts.violating, n as u64);
+        assert_eq!(details.first_index, Some(vec![0]));
+        assert_eq!(details.first_value, Some(Value::Int(5)));
+        assert_eq!(details.observed, Some((Value::Int(5), Value::Int(7))));
+        assert!(details.offending.is_empty(), "{:?}", details.offending);
+    }
+
+    #[test]
+    fn nan_is_listed_among_the_offending_values_of_integral_alone() {
+        // 0.5 first, a NaN three blocks later: NaN breaks `integral` too, so the list 0.5 is
+        // not complete until the NaN's block is read.
+        let n = 4 * CHUNK;
+        let mut data = vec![1.0f32; n];
+        data[0] = 0.5;
+        data[3 * CHUNK + 7] = f32::NAN;
+        let t = Tensor::from_vec(data, n, &Device::Cpu).unwrap();
+        let whole = Resolved {
+            ranges: None,
+            ignore: vec![],
+            finite: false,
+            allow_all: false,
+            integral: true,
+        };
+        let (details, _) = statistics(&t, &whole).unwrap();
         assert_eq!(details.counts.violating, 2);
-        assert_eq!(details.first_index, Some(vec![n / 2]));
-        assert_eq!(
-            details.offending,
-            vec![crate::error::Value::Int(4), crate::error::Value::Int(5)]
-        );
+        assert_eq!(details.offending.len(), 2, "{:?}", details.offending);
+        assert!(details.offending[1].to_f64().is_nan());
     }
 }

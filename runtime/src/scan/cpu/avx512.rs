@@ -1,8 +1,12 @@
-//! The range count of [`count_outside`](super::count_outside) in AVX-512 for f32 and f64
-//! elements: sixteen (eight) lanes compared at once against `lo` and `hi`, the lanes inside
-//! added into four independent counters, so the loop keeps up with memory. The compare is
-//! ordered (`_CMP_GE_OQ`, `_CMP_LE_OQ`): a NaN lane is false in both, so it counts as outside,
-//! as in the portable loop.
+//! The range tally of [`tally_outside`](super::tally_outside) in AVX-512 for f32 and f64
+//! elements: sixteen (eight) lanes compared at once against `lo` and `hi`. One pass yields the
+//! count outside `[lo, hi]`, the NaN count, the smallest and largest value and, for the
+//! offending values, the largest below `lo` and the smallest above `hi`, so the loop keeps up
+//! with memory and a failure needs no second full read.
+//!
+//! The compares are ordered (`_CMP_GE_OQ`, `_CMP_LE_OQ`): a NaN lane is false in both, so it
+//! counts as outside, as in the portable loop. The running minimum is `_mm512_min_ps(v, acc)`,
+//! which returns `acc` when `v` is NaN (and the maximum likewise), so NaN never enters a range.
 //!
 //! Elements are widened into a 16-lane array before the compare; for f32 storage `widen` is
 //! the identity and the array is one vector load. The tail shorter than one unrolled step goes
@@ -10,18 +14,20 @@
 
 use std::any::Any;
 use std::arch::x86_64::{
-    __m512i, _CMP_GE_OQ, _CMP_LE_OQ, _mm512_add_epi32, _mm512_add_epi64, _mm512_cmp_pd_mask,
-    _mm512_cmp_ps_mask, _mm512_loadu_pd, _mm512_loadu_ps, _mm512_mask_add_epi32,
-    _mm512_mask_add_epi64, _mm512_mask_cmp_pd_mask, _mm512_mask_cmp_ps_mask,
-    _mm512_reduce_add_epi32, _mm512_reduce_add_epi64, _mm512_set1_epi32, _mm512_set1_epi64,
-    _mm512_set1_pd, _mm512_set1_ps, _mm512_setzero_si512,
+    __m512, __m512d, __m512i, _CMP_GE_OQ, _CMP_GT_OQ, _CMP_LE_OQ, _CMP_LT_OQ, _CMP_UNORD_Q,
+    _mm512_cmp_pd_mask, _mm512_cmp_ps_mask, _mm512_loadu_pd, _mm512_loadu_ps,
+    _mm512_mask_add_epi32, _mm512_mask_add_epi64, _mm512_mask_cmp_pd_mask, _mm512_mask_cmp_ps_mask,
+    _mm512_mask_max_pd, _mm512_mask_max_ps, _mm512_mask_min_pd, _mm512_mask_min_ps, _mm512_max_pd,
+    _mm512_max_ps, _mm512_min_pd, _mm512_min_ps, _mm512_reduce_add_epi32, _mm512_reduce_add_epi64,
+    _mm512_reduce_max_pd, _mm512_reduce_max_ps, _mm512_reduce_min_pd, _mm512_reduce_min_ps,
+    _mm512_set1_epi32, _mm512_set1_epi64, _mm512_set1_pd, _mm512_set1_ps, _mm512_setzero_si512,
 };
 
-use super::count_outside_portable;
+use super::{RangeTally, tally_portable};
 use crate::rule::Compare;
 
-/// Counters are flushed after this many elements: each of the 16 lanes of each of the four
-/// counters then holds at most `FLUSH / 64`, far below `i32::MAX`.
+/// Counters are flushed after this many elements: each of the 16 lanes of each of the two
+/// counters then holds at most `FLUSH / 32`, far below `i32::MAX`.
 const FLUSH: usize = 1 << 30;
 
 /// `v` as an `f32` when `C` is `f32` (a compile-time type test, folded away).
@@ -36,36 +42,56 @@ fn as_f64<C: 'static>(v: C) -> Option<f64> {
     (&v as &dyn Any).downcast_ref::<f64>().copied()
 }
 
-/// Elements of `data` outside `[lo, hi]` (NaN included) for a compare type of `f32` or `f64`;
-/// `None` for other compare types, which the caller counts with its own loop.
+/// `v` back in the compare type it was taken from.
+#[inline(always)]
+fn back<F: 'static + Copy, C: 'static + Copy>(v: F) -> Option<C> {
+    (&v as &dyn Any).downcast_ref::<C>().copied()
+}
+
+/// A tally in `f32` or `f64` as one in `C` (the same type: only the name changes).
+#[inline(always)]
+fn tally_back<F: 'static + Copy, C: 'static + Copy>(t: RangeTally<F>) -> Option<RangeTally<C>> {
+    Some(RangeTally {
+        len: t.len,
+        outside: t.outside,
+        nan: t.nan,
+        min: back(t.min)?,
+        max: back(t.max)?,
+        below_max: back(t.below_max)?,
+        above_min: back(t.above_min)?,
+    })
+}
+
+/// The range tally of `data` against `[lo, hi]` for a compare type of `f32` or `f64`; `None`
+/// for other compare types, which the caller tallies with its own loop.
 ///
 /// # Safety
 ///
 /// The CPU must support AVX-512F (`is_x86_feature_detected!("avx512f")`).
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn count_outside<T: Copy, C: Compare>(
+pub(super) unsafe fn tally_outside<T: Copy, C: Compare>(
     data: &[T],
     widen: impl Fn(T) -> C + Copy,
     lo: C,
     hi: C,
-) -> Option<u64> {
+) -> Option<RangeTally<C>> {
     if let (Some(lo), Some(hi)) = (as_f32(lo), as_f32(hi)) {
         let widen = move |x: T| as_f32(widen(x)).unwrap_or(f32::NAN);
-        let mut total = 0u64;
+        let mut total = RangeTally::empty();
         for block in data.chunks(FLUSH) {
             // SAFETY: the caller guarantees AVX-512F.
-            total += unsafe { count_outside_f32(block, widen, lo, hi) };
+            total.merge(unsafe { tally_f32(block, widen, lo, hi) });
         }
-        return Some(total);
+        return tally_back(total);
     }
     if let (Some(lo), Some(hi)) = (as_f64(lo), as_f64(hi)) {
         let widen = move |x: T| as_f64(widen(x)).unwrap_or(f64::NAN);
-        let mut total = 0u64;
+        let mut total = RangeTally::empty();
         for block in data.chunks(FLUSH) {
             // SAFETY: the caller guarantees AVX-512F.
-            total += unsafe { count_outside_f64(block, widen, lo, hi) };
+            total.merge(unsafe { tally_f64(block, widen, lo, hi) });
         }
-        return Some(total);
+        return tally_back(total);
     }
     None
 }
@@ -79,19 +105,26 @@ const F32_STEP: usize = 4 * F32_LANES;
 ///
 /// AVX-512F, and `data.len() <= FLUSH`.
 #[target_feature(enable = "avx512f")]
-unsafe fn count_outside_f32<T: Copy>(
+unsafe fn tally_f32<T: Copy>(
     data: &[T],
     widen: impl Fn(T) -> f32 + Copy,
     lo: f32,
     hi: f32,
-) -> u64 {
+) -> RangeTally<f32> {
     let (lo_v, hi_v) = (_mm512_set1_ps(lo), _mm512_set1_ps(hi));
     let one = _mm512_set1_epi32(1);
-    let mut inside: [__m512i; 4] = [_mm512_setzero_si512(); 4];
+    let (mut inside, mut nan): (__m512i, __m512i) =
+        (_mm512_setzero_si512(), _mm512_setzero_si512());
+    // Two accumulators for each extreme: the min/max latency stays hidden.
+    let mut min: [__m512; 2] = [_mm512_set1_ps(f32::INFINITY); 2];
+    let mut max: [__m512; 2] = [_mm512_set1_ps(f32::NEG_INFINITY); 2];
+    let mut below: [__m512; 2] = [_mm512_set1_ps(f32::NEG_INFINITY); 2];
+    let mut above: [__m512; 2] = [_mm512_set1_ps(f32::INFINITY); 2];
     let steps = data.chunks_exact(F32_STEP);
     let tail = steps.remainder();
     for step in steps {
-        for (counter, lanes) in inside.iter_mut().zip(step.chunks_exact(F32_LANES)) {
+        for (k, lanes) in step.chunks_exact(F32_LANES).enumerate() {
+            let a = k & 1;
             let mut wide = [0f32; F32_LANES];
             for (w, &x) in wide.iter_mut().zip(lanes) {
                 *w = widen(x);
@@ -100,17 +133,31 @@ unsafe fn count_outside_f32<T: Copy>(
             let v = unsafe { _mm512_loadu_ps(wide.as_ptr()) };
             let ge = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(v, lo_v);
             let within = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(ge, v, hi_v);
-            *counter = _mm512_mask_add_epi32(*counter, within, *counter, one);
+            inside = _mm512_mask_add_epi32(inside, within, inside, one);
+            let unordered = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+            nan = _mm512_mask_add_epi32(nan, unordered, nan, one);
+            min[a] = _mm512_min_ps(v, min[a]);
+            max[a] = _mm512_max_ps(v, max[a]);
+            let lt = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(v, lo_v);
+            below[a] = _mm512_mask_max_ps(below[a], lt, v, below[a]);
+            let gt = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, hi_v);
+            above[a] = _mm512_mask_min_ps(above[a], gt, v, above[a]);
         }
     }
-    let sum = _mm512_add_epi32(
-        _mm512_add_epi32(inside[0], inside[1]),
-        _mm512_add_epi32(inside[2], inside[3]),
-    );
-    // Each lane holds at most FLUSH / 64 and the 16 lanes at most FLUSH / 4: no wrap.
-    let within = _mm512_reduce_add_epi32(sum) as u32 as u64;
+    // Each lane holds at most FLUSH / 16: no wrap in the 32-bit sums.
+    let within = _mm512_reduce_add_epi32(inside) as u32 as u64;
     let vectored = (data.len() - tail.len()) as u64;
-    (vectored - within) + count_outside_portable(tail, widen, lo, hi)
+    let mut tally = RangeTally {
+        len: vectored,
+        outside: vectored - within,
+        nan: _mm512_reduce_add_epi32(nan) as u32 as u64,
+        min: _mm512_reduce_min_ps(_mm512_min_ps(min[0], min[1])),
+        max: _mm512_reduce_max_ps(_mm512_max_ps(max[0], max[1])),
+        below_max: _mm512_reduce_max_ps(_mm512_max_ps(below[0], below[1])),
+        above_min: _mm512_reduce_min_ps(_mm512_min_ps(above[0], above[1])),
+    };
+    tally.merge(tally_portable(tail, widen, lo, hi));
+    tally
 }
 
 /// Lanes of one f64 vector.
@@ -122,19 +169,25 @@ const F64_STEP: usize = 4 * F64_LANES;
 ///
 /// AVX-512F.
 #[target_feature(enable = "avx512f")]
-unsafe fn count_outside_f64<T: Copy>(
+unsafe fn tally_f64<T: Copy>(
     data: &[T],
     widen: impl Fn(T) -> f64 + Copy,
     lo: f64,
     hi: f64,
-) -> u64 {
+) -> RangeTally<f64> {
     let (lo_v, hi_v) = (_mm512_set1_pd(lo), _mm512_set1_pd(hi));
     let one = _mm512_set1_epi64(1);
-    let mut inside: [__m512i; 4] = [_mm512_setzero_si512(); 4];
+    let (mut inside, mut nan): (__m512i, __m512i) =
+        (_mm512_setzero_si512(), _mm512_setzero_si512());
+    let mut min: [__m512d; 2] = [_mm512_set1_pd(f64::INFINITY); 2];
+    let mut max: [__m512d; 2] = [_mm512_set1_pd(f64::NEG_INFINITY); 2];
+    let mut below: [__m512d; 2] = [_mm512_set1_pd(f64::NEG_INFINITY); 2];
+    let mut above: [__m512d; 2] = [_mm512_set1_pd(f64::INFINITY); 2];
     let steps = data.chunks_exact(F64_STEP);
     let tail = steps.remainder();
     for step in steps {
-        for (counter, lanes) in inside.iter_mut().zip(step.chunks_exact(F64_LANES)) {
+        for (k, lanes) in step.chunks_exact(F64_LANES).enumerate() {
+            let a = k & 1;
             let mut wide = [0f64; F64_LANES];
             for (w, &x) in wide.iter_mut().zip(lanes) {
                 *w = widen(x);
@@ -143,16 +196,30 @@ unsafe fn count_outside_f64<T: Copy>(
             let v = unsafe { _mm512_loadu_pd(wide.as_ptr()) };
             let ge = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(v, lo_v);
             let within = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(ge, v, hi_v);
-            *counter = _mm512_mask_add_epi64(*counter, within, *counter, one);
+            inside = _mm512_mask_add_epi64(inside, within, inside, one);
+            let unordered = _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(v, v);
+            nan = _mm512_mask_add_epi64(nan, unordered, nan, one);
+            min[a] = _mm512_min_pd(v, min[a]);
+            max[a] = _mm512_max_pd(v, max[a]);
+            let lt = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(v, lo_v);
+            below[a] = _mm512_mask_max_pd(below[a], lt, v, below[a]);
+            let gt = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(v, hi_v);
+            above[a] = _mm512_mask_min_pd(above[a], gt, v, above[a]);
         }
     }
-    let sum = _mm512_add_epi64(
-        _mm512_add_epi64(inside[0], inside[1]),
-        _mm512_add_epi64(inside[2], inside[3]),
-    );
-    let within = _mm512_reduce_add_epi64(sum) as u64;
+    let within = _mm512_reduce_add_epi64(inside) as u64;
     let vectored = (data.len() - tail.len()) as u64;
-    (vectored - within) + count_outside_portable(tail, widen, lo, hi)
+    let mut tally = RangeTally {
+        len: vectored,
+        outside: vectored - within,
+        nan: _mm512_reduce_add_epi64(nan) as u64,
+        min: _mm512_reduce_min_pd(_mm512_min_pd(min[0], min[1])),
+        max: _mm512_reduce_max_pd(_mm512_max_pd(max[0], max[1])),
+        below_max: _mm512_reduce_max_pd(_mm512_max_pd(below[0], below[1])),
+        above_min: _mm512_reduce_min_pd(_mm512_min_pd(above[0], above[1])),
+    };
+    tally.merge(tally_portable(tail, widen, lo, hi));
+    tally
 }
 
 #[cfg(test)]
@@ -193,65 +260,116 @@ mod tests {
         ]
     }
 
-    /// The AVX-512 count, or `None` on a CPU without it (the test then has nothing to compare).
+    /// The tally by a plain loop, one element at a time.
+    fn plain<T: Copy, C: Compare>(
+        data: &[T],
+        widen: impl Fn(T) -> C,
+        lo: C,
+        hi: C,
+    ) -> RangeTally<C> {
+        let mut tally = RangeTally::empty();
+        tally.len = data.len() as u64;
+        for &x in data {
+            let v = widen(x);
+            if v.is_nan() {
+                tally.nan += 1;
+                tally.outside += 1;
+                continue;
+            }
+            if v < lo || v > hi {
+                tally.outside += 1;
+            }
+            if v < tally.min {
+                tally.min = v;
+            }
+            if v > tally.max {
+                tally.max = v;
+            }
+            if v < lo && v > tally.below_max {
+                tally.below_max = v;
+            }
+            if v > hi && v < tally.above_min {
+                tally.above_min = v;
+            }
+        }
+        tally
+    }
+
+    /// The AVX-512 tally, or `None` on a CPU without it or for a compare type it leaves to the
+    /// portable loop (the test then has nothing to compare).
     fn simd<T: Copy, C: Compare>(
         data: &[T],
         widen: impl Fn(T) -> C + Copy,
         lo: C,
         hi: C,
-    ) -> Option<u64> {
+    ) -> Option<RangeTally<C>> {
         if !std::arch::is_x86_feature_detected!("avx512f") {
             return None;
         }
         // SAFETY: AVX-512F was detected just above.
-        let count = unsafe { count_outside(data, widen, lo, hi) };
-        assert!(count.is_some(), "f32 and f64 have an AVX-512 kernel");
-        count
+        unsafe { tally_outside(data, widen, lo, hi) }
+    }
+
+    /// The portable loop and, where the CPU has it, the AVX-512 kernel equal the plain loop.
+    fn all_agree<T: Copy, C: Compare + std::fmt::Debug>(
+        data: &[T],
+        widen: impl Fn(T) -> C + Copy,
+        lo: C,
+        hi: C,
+    ) -> Result<(), TestCaseError> {
+        let expected = plain(data, widen, lo, hi);
+        prop_assert_eq!(tally_portable(data, widen, lo, hi), expected);
+        if let Some(tally) = simd(data, widen, lo, hi) {
+            prop_assert_eq!(tally, expected);
+        }
+        // The extremes loop: the same NaN count and extremes, nothing counted outside.
+        let extremes = RangeTally {
+            outside: 0,
+            below_max: C::LOWEST,
+            above_min: C::HIGHEST,
+            ..expected
+        };
+        prop_assert_eq!(super::super::extremes(data, widen), extremes);
+        prop_assert_eq!(super::super::tally_short(data, widen, lo, hi), expected);
+        // The tally the fast pass takes: the full one, or (unoptimised) the extremes when
+        // nothing is outside.
+        let lighter = cfg!(debug_assertions) && expected.outside == 0;
+        let taken = super::super::range_tally(data, widen, lo, hi);
+        prop_assert_eq!(taken, if lighter { extremes } else { expected });
+        Ok(())
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
 
         #[test]
-        fn f32_and_f64_match_the_portable_loop(
+        fn f32_and_f64_match_a_plain_loop(
             bits in proptest::collection::vec(f32_bits(), 0..300),
             (lo, hi) in bounds(),
         ) {
             let data: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
-            if let Some(count) = simd(&data, |v: f32| v, lo, hi) {
-                prop_assert_eq!(count, count_outside_portable(&data, |v: f32| v, lo, hi));
-            }
+            all_agree(&data, |v: f32| v, lo, hi)?;
             let wide: Vec<f64> = data.iter().map(|&v| f64::from(v)).collect();
-            let (lo, hi) = (f64::from(lo), f64::from(hi));
-            if let Some(count) = simd(&wide, |v: f64| v, lo, hi) {
-                prop_assert_eq!(count, count_outside_portable(&wide, |v: f64| v, lo, hi));
-            }
+            all_agree(&wide, |v: f64| v, f64::from(lo), f64::from(hi))?;
         }
 
         #[test]
-        fn narrow_floats_match_the_portable_loop(
+        fn narrow_floats_and_integers_match_a_plain_loop(
             bits in proptest::collection::vec(any::<u16>(), 0..300),
             (lo, hi) in bounds(),
         ) {
             let f16s: Vec<half::f16> = bits.iter().map(|&b| half::f16::from_bits(b)).collect();
-            let widen = |v: half::f16| v.to_f32();
-            if let Some(count) = simd(&f16s, widen, lo, hi) {
-                prop_assert_eq!(count, count_outside_portable(&f16s, widen, lo, hi));
-            }
+            all_agree(&f16s, |v: half::f16| v.to_f32(), lo, hi)?;
             let bf16s: Vec<half::bf16> = bits.iter().map(|&b| half::bf16::from_bits(b)).collect();
-            let widen = |v: half::bf16| v.to_f32();
-            if let Some(count) = simd(&bf16s, widen, lo, hi) {
-                prop_assert_eq!(count, count_outside_portable(&bf16s, widen, lo, hi));
-            }
+            all_agree(&bf16s, |v: half::bf16| v.to_f32(), lo, hi)?;
             let bytes: Vec<u8> = bits.iter().map(|&b| b as u8).collect();
-            let e4m3: Vec<float8::F8E4M3> = bytes.iter().map(|&b| float8::F8E4M3::from_bits(b)).collect();
-            let widen = |v: float8::F8E4M3| v.to_f32();
-            if let Some(count) = simd(&e4m3, widen, lo, hi) {
-                prop_assert_eq!(count, count_outside_portable(&e4m3, widen, lo, hi));
-            }
-            if let Some(count) = simd(&bytes, decode_e8m0, lo, hi) {
-                prop_assert_eq!(count, count_outside_portable(&bytes, decode_e8m0, lo, hi));
-            }
+            let e4m3: Vec<float8::F8E4M3> =
+                bytes.iter().map(|&b| float8::F8E4M3::from_bits(b)).collect();
+            all_agree(&e4m3, |v: float8::F8E4M3| v.to_f32(), lo, hi)?;
+            all_agree(&bytes, decode_e8m0, lo, hi)?;
+            let ints: Vec<i16> = bits.iter().map(|&b| b as i16).collect();
+            all_agree(&ints, |v: i16| v, -300, 300)?;
+            all_agree(&bytes, |v: u8| v, 10, 200)?;
         }
     }
 
@@ -266,22 +384,33 @@ mod tests {
         data[65] = f32::NAN;
         data[69] = 1.5;
         // In `0..=1`: NaN, +Inf, -Inf and 1.5 are outside; -0.0 equals 0.0 and is inside.
-        if let Some(count) = simd(&data, |v: f32| v, 0.0, 1.0) {
-            assert_eq!(count, 5);
-        }
+        let expected = RangeTally {
+            len: 70,
+            outside: 5,
+            nan: 2,
+            min: f32::NEG_INFINITY,
+            max: f32::INFINITY,
+            below_max: f32::NEG_INFINITY,
+            above_min: 1.5,
+        };
+        let avx512 = std::arch::is_x86_feature_detected!("avx512f");
+        assert_eq!(
+            simd(&data, |v: f32| v, 0.0, 1.0).map(|t| t == expected),
+            avx512.then_some(true)
+        );
+        assert_eq!(tally_portable(&data, |v: f32| v, 0.0, 1.0), expected);
         let wide: Vec<f64> = data.iter().map(|&v| f64::from(v)).collect();
-        if let Some(count) = simd(&wide, |v: f64| v, 0.0, 1.0) {
-            assert_eq!(count, 5);
+        if let Some(tally) = simd(&wide, |v: f64| v, 0.0, 1.0) {
+            assert_eq!((tally.outside, tally.nan, tally.above_min), (5, 2, 1.5));
         }
-        assert_eq!(count_outside_portable(&data, |v: f32| v, 0.0, 1.0), 5);
     }
 
     #[test]
     fn integer_compare_types_are_left_to_the_portable_loop() {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: AVX-512F was detected just above.
-            let count = unsafe { count_outside(&[1u32, 5, 9], |v: u32| v, 0, 4) };
-            assert_eq!(count, None);
+            let tally = unsafe { tally_outside(&[1u32, 5, 9], |v: u32| v, 0, 4) };
+            assert_eq!(tally, None);
         }
     }
 
@@ -315,5 +444,8 @@ mod tests {
         assert_eq!(summary.violating, expected);
         // 526 NaN and 526 tiny negatives; -0.0 is inside.
         assert_eq!(expected, 1052);
+        assert_eq!(summary.nan, 526);
+        let (lo, hi) = summary.observed.unwrap();
+        assert_eq!((lo.to_f64(), hi.to_f64()), (-1e-300, 0.25));
     }
 }
