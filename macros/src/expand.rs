@@ -419,25 +419,36 @@ fn later_parts(plan: &Plan) -> (TokenStream, TokenStream) {
     let p = private(plan);
     let mut lets = TokenStream::new();
     let mut derived = Vec::new();
+    // Each argument spanned at its expression, so a value that is no tensor is reported there.
     for clause in &plan.inputs {
-        if let Access::Derived { index, tokens } = &clause.access {
+        if let Access::Derived {
+            index,
+            tokens,
+            span,
+        } = &clause.access
+        {
             let local = local(&format!("__cc_derived_{index}"));
+            let sp = respan(&p, *span);
             lets.extend(quote!(let #local = #tokens;));
             if clause.sequence.is_some() {
-                derived.push(quote!(#p::many(&#local)));
+                derived.push(quote_spanned!(*span=> #sp::many(#local)));
             } else {
-                derived.push(quote!(#p::one(&#local)));
+                derived.push(quote_spanned!(*span=> #sp::one(#local)));
             }
         }
     }
     let mut masks = Vec::new();
     for (index, mask) in plan.masks.iter().enumerate() {
         match mask {
-            MaskAccess::Param(ident) => masks.push(quote!(#p::one(&#ident))),
-            MaskAccess::Expr(tokens) => {
+            MaskAccess::Param(ident) => {
+                let sp = respan(&p, ident.span());
+                masks.push(quote_spanned!(ident.span()=> #sp::one(&#ident)));
+            }
+            MaskAccess::Expr { tokens, span } => {
                 let local = local(&format!("__cc_mask_{index}"));
+                let sp = respan(&p, *span);
                 lets.extend(quote!(let #local = #tokens;));
-                masks.push(quote!(#p::one(&#local)));
+                masks.push(quote_spanned!(*span=> #sp::one(#local)));
             }
         }
     }

@@ -651,7 +651,7 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
         } else {
             return Err(input.error(
                 "expected a mask after `where`: a parameter (`where attention_mask`) or a \
-                 braced expression (`where {input_ids.ge(2)?}`)",
+                 braced expression (`where {input_ids.ge(2)?}`, `where {&self.mask}`)",
             ));
         };
         return Ok(Constraint::Where {

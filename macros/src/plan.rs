@@ -81,6 +81,7 @@ pub enum Access {
     Derived {
         index: u16,
         tokens: TokenStream,
+        span: Span,
     },
 }
 
@@ -93,7 +94,7 @@ pub struct MaskSpec {
 /// How the expansion reaches a mask: a parameter, or braced tokens it evaluates.
 pub enum MaskAccess {
     Param(Ident),
-    Expr(TokenStream),
+    Expr { tokens: TokenStream, span: Span },
 }
 
 pub enum Step {

@@ -625,7 +625,8 @@ fn derived_subjects_masks_and_integral_are_checked_at_compile_time() {
         errors("logits: f32[N, C] finite where"),
         [
             "unexpected end of input, expected a mask after `where`: a parameter (`where \
-          attention_mask`) or a braced expression (`where {input_ids.ge(2)?}`)"
+             attention_mask`) or a braced expression (`where {input_ids.ge(2)?}`, `where \
+             {&self.mask}`)"
         ]
     );
     assert!(errors("{logits.sum(1)?}: f32[N] in 0.0.. where {target.is_some()}").is_empty());

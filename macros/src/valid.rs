@@ -318,16 +318,7 @@ fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorClause]) {
                          first and name it in `check!`",
                     );
                 } else if matches!(cx.output, Output::BoxedFuture { .. }) {
-                    cx_errors.error_at(
-                        *span,
-                        format!(
-                            "`{}` returns a boxed future (as `#[async_trait]` makes of an \
-                             `async fn`): a derived subject is computed before the body, where \
-                             its `?` has no `Result` to return; check it with `check!` inside \
-                             the body",
-                            cx.function
-                        ),
-                    );
+                    cx_errors.error_at(*span, boxed_future_message(cx, "derived subject"));
                 }
             }
             Subject::Return(span, _) => {
@@ -754,6 +745,27 @@ fn check_dtypes(cx_errors: &Ctxt, spec: &TensorSpec) -> (Vec<&'static str>, DTyp
     (constants, DTypeFacts { members, text })
 }
 
+/// The message for a derived subject or mask expression on an `#[async_trait]` method.
+fn boxed_future_message(cx: &Context, what: &str) -> String {
+    format!(
+        "`{}` returns a boxed future (as `#[async_trait]` makes of an `async fn`): a {what} is \
+         computed before the body, where its `?` has no `Result` to return; check it with \
+         `check!` inside the body",
+        cx.function
+    )
+}
+
+/// A derived subject's or mask's expression as the expansion evaluates it: borrowed
+/// (`&(self.table)` borrows the field, `&(x.sum(1)?)` keeps the temporary alive), so naming a
+/// field or an owned parameter moves nothing; a block with statements is evaluated as written.
+fn borrowed(tokens: &TokenStream, span: Span) -> TokenStream {
+    if syn::parse2::<syn::Expr>(tokens.clone()).is_ok() {
+        quote_spanned!(span=> &(#tokens))
+    } else {
+        quote_spanned!(span=> &{ #tokens })
+    }
+}
+
 /// What the expansion evaluates in the function's scope: the value rules' bounds, and the masks.
 #[derive(Default)]
 struct Evaluated {
@@ -955,9 +967,13 @@ fn plan_clause(
                         "`check!` takes a mask variable, not an expression: compute the mask \
                          into a variable first and write `where mask`",
                     );
+                } else if matches!(cx.output, Output::BoxedFuture { .. }) {
+                    cx_errors.error_at(span.first, boxed_future_message(cx, "mask expression"));
                 }
-                let tokens = &tokens.0;
-                MaskAccess::Expr(quote_spanned!(span.first=> { #tokens }))
+                MaskAccess::Expr {
+                    tokens: borrowed(&tokens.0, span.first),
+                    span: span.first,
+                }
             }
         };
         let index = masks.len() as u16;
@@ -984,16 +1000,14 @@ fn plan_clause(
             Access::Param(param_ident(cx, ident)),
         ),
         Subject::Return(_, None) => (plan::Subject::Return, Access::Output(None)),
-        Subject::Derived { tokens, span } => {
-            let tokens = &tokens.0;
-            (
-                plan::Subject::Derived(name),
-                Access::Derived {
-                    index: 0,
-                    tokens: quote_spanned!(span.first=> { #tokens }),
-                },
-            )
-        }
+        Subject::Derived { tokens, span } => (
+            plan::Subject::Derived(name),
+            Access::Derived {
+                index: 0,
+                tokens: borrowed(&tokens.0, span.first),
+                span: span.first,
+            },
+        ),
         Subject::Return(_, index) => (plan::Subject::ReturnField(name), Access::Output(*index)),
         Subject::Field { root, steps } => {
             let root = if root == "self" {

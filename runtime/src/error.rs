@@ -175,6 +175,8 @@ pub struct Violation {
     pub(crate) counts: Option<Counts>,
     pub(crate) observed: Option<(Value, Value)>,
     pub(crate) offending: Vec<Value>,
+    /// Whether `offending` is every distinct offending value (else it only feeds the help).
+    pub(crate) offending_complete: bool,
     pub(crate) bound_dims: Vec<DimBinding>,
     pub(crate) bound_values: Vec<(&'static str, String)>,
     pub(crate) details: Vec<String>,
@@ -197,6 +199,7 @@ impl Violation {
             counts: None,
             observed: None,
             offending: Vec::new(),
+            offending_complete: false,
             bound_dims: Vec::new(),
             bound_values: Vec::new(),
             details: Vec::new(),
@@ -268,12 +271,17 @@ impl Violation {
         self.observed
     }
 
-    /// A few distinct offending values, in order of first appearance (value rules, CPU): every
-    /// one when fewer than five are listed. Empty where the scan could not prove a short list
-    /// complete without reading the whole tensor again (violations spread over it, with
-    /// several values on one side of the range).
+    /// A few distinct offending values, in order of first appearance (value rules): every one
+    /// when fewer than five are listed. Empty where the scan could not prove a short list
+    /// complete without reading the whole tensor again (on the CPU: violations spread over it,
+    /// with several values on one side of the range; on a device: more than one violation, of
+    /// which only the first is read back).
     pub fn offending_values(&self) -> &[Value] {
-        &self.offending
+        if self.offending_complete {
+            &self.offending
+        } else {
+            &[]
+        }
     }
 
     /// The named dims the rule involves, with the clause that bound each.
@@ -447,15 +455,12 @@ impl fmt::Display for Violation {
         if let Some(counts) = self.counts
             && matches!(self.rule, Rule::Range | Rule::Finite | Rule::Integral)
         {
+            let checked = counts.total.saturating_sub(counts.exempt);
             match self.mask {
-                Some(mask) => write!(
+                Some(_) => write!(
                     f,
-                    "\n    {} of {} checked elements violate the rule ({} of {} exempt where \
-                     `{mask}` is 0)",
-                    counts.violating,
-                    counts.total.saturating_sub(counts.exempt),
-                    counts.exempt,
-                    counts.total
+                    "\n    {} of {checked} checked elements violate the rule",
+                    counts.violating
                 )?,
                 None => write!(
                     f,
@@ -469,11 +474,19 @@ impl fmt::Display for Violation {
             if counts.ignored > 0 {
                 write!(f, "; {} ignored", counts.ignored)?;
             }
+            if let Some(mask) = self.mask {
+                write!(
+                    f,
+                    "; {} of {} exempt where `{mask}` is 0",
+                    counts.exempt, counts.total
+                )?;
+            }
             if let Some((min, max)) = self.observed {
                 write!(f, "; observed range {min}..={max}")?;
             }
-            if self.offending.len() > 1 || (self.offending.len() == 1 && counts.violating > 1) {
-                let values: Vec<String> = self.offending.iter().map(ToString::to_string).collect();
+            let listed = self.offending_values();
+            if listed.len() > 1 || (listed.len() == 1 && counts.violating > 1) {
+                let values: Vec<String> = listed.iter().map(ToString::to_string).collect();
                 write!(f, "; offending values {}", values.join(", "))?;
             }
         }

@@ -6,13 +6,14 @@
 //! so nothing of the contract is evaluated. The success path allocates nothing: violations go
 //! into a `Vec` that stays empty, and dims are bound into arrays on the stack.
 
-use candle_core::{Device, Tensor};
+use candle_core::{DType, Device, Tensor};
 
 use crate::dims::{self, ArithmeticError};
 use crate::error::{ContractError, DimBinding, DimSource, Violation};
 use crate::mode::{self, Mode};
 use crate::report::{self, Known, Mismatch, RelationFound};
 use crate::rule::BoundValue;
+use crate::scan;
 use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, Subject};
 use crate::value::{self, ValueClause};
 
@@ -177,9 +178,11 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
 
     /// Whether the expansion evaluates the derived subjects and masks now and hands them to
     /// [`check_derived`](Self::check_derived): only in `full` mode (the only mode that checks
-    /// values), for a contract that has them, once the inputs passed their dtype, shape and
-    /// device checks (so an expression such as `{target.sum(1)?}` never runs on a tensor the
-    /// contract has already rejected).
+    /// values), for a contract that has them, once the inputs passed their dtype, shape, device
+    /// and relation checks and, for CPU tensors, the value rules that need no mask (so an
+    /// expression such as `{target.sum(1)?}` never runs on a tensor of the wrong shape, nor
+    /// `{table.embedding(ids)?}` on CPU ids out of range; device tensors' values are read after
+    /// it, in the call's one transfer).
     #[inline]
     pub fn derives(&self) -> bool {
         self.call.as_ref().is_some_and(|call| call.later)
@@ -355,10 +358,31 @@ fn check_inputs(
     if (two_phase || !spec.outputs.is_empty()) && spec.same_device {
         *checker.bindings.device = first_device.map(|(device, _)| device.clone());
     }
-    if two_phase && checker.violations.is_empty() {
-        return Ok(true);
-    }
+    // A relation naming a dim that only a derived subject binds is skipped here (its dim is
+    // unbound) and checked with the derived subjects.
     checker.check_relations(false);
+    if two_phase && checker.violations.is_empty() {
+        // The value rules that need no derived subject and no mask are read now where that is
+        // free (CPU tensors, in place), so an expression such as `{table.embedding(ids)?}`
+        // never runs on ids the contract rejects; tensors on a device wait for the call's one
+        // transfer.
+        let clauses: Vec<ValueClause<'_>> = value_clauses(
+            spec.inputs
+                .iter()
+                .zip(args)
+                .filter(|(clause, _)| read_first(clause)),
+        )
+        .into_iter()
+        .filter(|item| scan::reads_in_place(item.tensor))
+        .collect();
+        if !clauses.is_empty() {
+            checker.check_values(&clauses, bounds);
+        }
+        if checker.violations.is_empty() {
+            return Ok(true);
+        }
+        return checker.finish(false).map(|()| false);
+    }
     if mode == Mode::Full {
         // After a shape violation the derived subjects and masks are not computed: the value
         // rules that need neither are still checked.
@@ -373,6 +397,12 @@ fn check_inputs(
         }
     }
     checker.finish(false).map(|()| false)
+}
+
+/// Whether a clause's value rules are read before the derived subjects are computed: it needs
+/// neither one nor a mask.
+fn read_first(clause: &ClauseSpec) -> bool {
+    !is_derived(clause) && clause.mask.is_none()
 }
 
 /// Whether a clause's subject is computed before the body (`{target.sum(1)?}: ...`).
@@ -439,13 +469,23 @@ fn check_derived(
     for &(index, clause, arg) in all.iter().filter(|(_, c, _)| is_derived(c)) {
         checker.bind_clause(index, clause, arg);
     }
+    // Every clause again: an argument's dim expression may name a dim only a derived subject
+    // binds (the inputs' own checks passed, so nothing is reported twice).
     let device = checker.bindings.device.clone();
     let mut first_device = device.as_ref().map(|d| (d, "the arguments"));
-    for &(index, clause, arg) in all.iter().filter(|(_, c, _)| is_derived(c)) {
+    for &(index, clause, arg) in &all {
         checker.check_clause(index, clause, arg, &mut first_device);
     }
     checker.check_relations(false);
-    let mut clauses = value_clauses(all.iter().map(|&(_, clause, arg)| (clause, arg)));
+    if !checker.violations.is_empty() {
+        return checker.finish(false);
+    }
+    // The CPU tensors `check_inputs` read already are not read again.
+    let mut clauses: Vec<ValueClause<'_>> =
+        value_clauses(all.iter().map(|&(_, clause, arg)| (clause, arg)))
+            .into_iter()
+            .filter(|item| !(read_first(item.clause) && scan::reads_in_place(item.tensor)))
+            .collect();
     checker.attach_masks(&mut clauses, masks);
     if !clauses.is_empty() {
         checker.check_values(&clauses, bounds);
@@ -963,6 +1003,15 @@ impl Checker<'_, '_> {
                 _ => return true,
             };
             let text = self.spec.text_of(spec.text);
+            if matches!(mask.dtype(), DType::F6E2M3 | DType::F6E3M2 | DType::F4) {
+                self.violations.push(report::mask_unreadable(
+                    item.clause,
+                    item.element,
+                    text,
+                    mask,
+                ));
+                return false;
+            }
             if !mask.device().same_device(item.tensor.device()) {
                 self.violations.push(report::mask_device(
                     item.clause,

@@ -241,7 +241,7 @@ struct Seen<'a> {
     offending: &'a [Value],
     /// The smallest and largest value neither NaN nor ignored.
     observed: Option<(Value, Value)>,
-    /// Elements that are not ignored.
+    /// Checked elements that are not ignored.
     usable: u64,
 }
 
@@ -250,7 +250,11 @@ impl<'a> Seen<'a> {
         Self {
             offending: &details.offending,
             observed: details.observed,
-            usable: details.counts.total.saturating_sub(details.counts.ignored),
+            usable: details
+                .counts
+                .total
+                .saturating_sub(details.counts.ignored)
+                .saturating_sub(details.counts.exempt),
         }
     }
 
@@ -297,14 +301,32 @@ pub(crate) fn for_fractions(clause: &ClauseSpec) -> String {
     )
 }
 
+/// The help line of a value rule's violation, from what the scan saw; `mask` is the clause's
+/// `where` mask (its text and dtype) when one was given.
 pub(crate) fn for_values(
     _clause: &ClauseSpec,
     rule: &Resolved,
     dtype: DType,
     details: &Details,
     used: &Used,
+    mask: Option<(&str, DType)>,
 ) -> Option<String> {
     let first = details.first_value?;
+    // Under a mask, declaring the marker ignored would hide what the mask is there to catch.
+    if let (Some((mask, mask_dtype)), Value::Int(v)) = (mask, first)
+        && v < 0
+    {
+        let nan = if mask_dtype.is_float() {
+            " (a float mask counts NaN as non-zero)"
+        } else {
+            ""
+        };
+        return Some(format!(
+            "{v} where `{mask}` is non-zero{nan}: the mask attends a position that holds a \
+             padding or \"no label\" marker, so the data and its mask disagree; build the mask \
+             from the data (`.ne({v})`), or find where the two were padded differently"
+        ));
+    }
     if details.counts.nan > 0 {
         let what = if rule.ranges.is_some() {
             "NaN is in no range"

@@ -361,6 +361,28 @@ pub(crate) fn mask_device(
     violation
 }
 
+/// A `where` mask of a packed dtype (`f4`, `f6`) whose values candle cannot read.
+pub(crate) fn mask_unreadable(
+    clause: &ClauseSpec,
+    element: Option<usize>,
+    mask_text: &'static str,
+    mask: &Tensor,
+) -> Violation {
+    let mut violation = Violation::new(
+        clause.subject,
+        Rule::Mask,
+        "a mask of a readable dtype".to_string(),
+        format!(
+            "mask `{mask_text}` is {}, whose values candle cannot read",
+            mask.dtype().as_str()
+        ),
+    );
+    violation.element = element;
+    violation.mask = Some(mask_text);
+    violation.help = Some("give the mask as u8 (0 and 1), an integer or a float dtype".to_string());
+    violation
+}
+
 /// A `where` mask whose dims do not broadcast to its subject's.
 pub(crate) fn mask_shape(
     clause: &ClauseSpec,
@@ -511,6 +533,8 @@ pub(crate) struct ValueFailure<'a> {
     pub values: &'a ValueSpec,
     pub element: Option<usize>,
     pub tensor: &'a Tensor,
+    /// The clause's `where` mask, when one was given (`None` also for an absent `Option`).
+    pub mask: Option<&'a Tensor>,
     pub rule: &'a Resolved,
     pub used: &'a Used,
     /// Whether a tensor with no usable element breaks the rule.
@@ -526,7 +550,8 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
         ..
     } = *failure;
     let counts = details.counts;
-    let mask = clause.mask.map(|m| spec.text_of(m.text));
+    // An absent mask (`None`) exempted nothing: the message says nothing of it.
+    let mask = failure.mask.and(clause.mask).map(|m| spec.text_of(m.text));
     let mut out = Vec::new();
     if counts.violating > 0 {
         // A finite float that is in range but not whole broke `integral`.
@@ -557,6 +582,7 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
         violation.counts = Some(counts);
         violation.observed = details.observed;
         violation.offending = details.offending.clone();
+        violation.offending_complete = details.offending_complete;
         violation.bound_dims = failure.used.dims.clone();
         violation.bound_values = failure.used.values.clone();
         violation.mask = mask;
@@ -569,6 +595,7 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
                 failure.tensor.dtype(),
                 details,
                 failure.used,
+                mask.zip(failure.mask.map(Tensor::dtype)),
             )
         };
         out.push(violation);

@@ -395,7 +395,12 @@ pub(crate) struct Details {
     pub first_value: Option<Value>,
     pub counts: Counts,
     pub observed: Option<(Value, Value)>,
+    /// A few distinct offending values, in order of first appearance.
     pub offending: Vec<Value>,
+    /// Whether `offending` holds every distinct offending value (up to five); a list that may
+    /// miss some (the device path's first value, a CPU list not proven complete) still feeds the
+    /// help lines but is not shown as the offending values.
+    pub offending_complete: bool,
 }
 
 /// What the fast pass found: the counts and the observed range, over the whole tensor.

@@ -169,6 +169,7 @@ impl Pending<'_> {
             values: self.values,
             element: self.element,
             tensor: self.tensor,
+            mask: self.mask,
             rule: &self.rule,
             used: &self.used,
             needs_usable: self.needs_usable,

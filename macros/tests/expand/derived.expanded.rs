@@ -288,8 +288,8 @@ fn embed(
         );
     }
     if __cc_guard.derives() {
-        let __cc_derived_0 = { self.weights.sum(1)? };
-        let __cc_mask_1 = { self.keep.ge(1u8)? };
+        let __cc_derived_0 = &(self.weights.sum(1)?);
+        let __cc_mask_1 = &(self.keep.ge(1u8)?);
         if let ::core::result::Result::Err(__cc_error) = __cc_guard
             .check_derived(
                 &[
@@ -301,10 +301,10 @@ fn embed(
                     ),
                     ::candle_contracts::__private::one(&labels),
                 ],
-                &[::candle_contracts::__private::one(&__cc_derived_0)],
+                &[::candle_contracts::__private::one(__cc_derived_0)],
                 &[
                     ::candle_contracts::__private::one(&attention_mask),
-                    ::candle_contracts::__private::one(&__cc_mask_1),
+                    ::candle_contracts::__private::one(__cc_mask_1),
                 ],
             )
         {

@@ -906,13 +906,12 @@ impl ScanOp for Scan<'_> {
             details.first_value = Some(v.to_value(dtype));
         }
         // A list that may miss some values is not shown as if it were all of them.
-        if located.complete {
-            details.offending = located
-                .offending
-                .iter()
-                .map(|v| v.to_value(dtype))
-                .collect();
-        }
+        details.offending = located
+            .offending
+            .iter()
+            .map(|v| v.to_value(dtype))
+            .collect();
+        details.offending_complete = located.complete;
         Read {
             #[cfg(test)]
             summary,

@@ -328,6 +328,8 @@ impl Masks {
             details.first_index = Some(unravel(first_position, &self.dims));
             details.first_value = Some(value_of(first_value));
             details.offending = vec![value_of(first_value)];
+            // Only the first is read back: a complete list when it is the only violation.
+            details.offending_complete = violating == 1;
         }
         // Observed range over checked elements that are neither ignored nor NaN (`not_nan` is
         // already zero where exempt).

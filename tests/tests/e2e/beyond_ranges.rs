@@ -75,8 +75,8 @@ fn an_offset_embedding_checks_only_the_ids_its_mask_routes_to_the_main_table() {
     let message = error.to_string();
     assert!(
         message.contains(
-            "1 of 2 checked elements violate the rule (2 of 4 exempt where \
-             `{input_ids.ge(OFFSET)?}` is 0)"
+            "1 of 2 checked elements violate the rule; 2 of 4 exempt where \
+             `{input_ids.ge(OFFSET)?}` is 0; observed range 1..=4"
         ),
         "{message}"
     );
@@ -129,6 +129,15 @@ fn pad_ids_are_exempt_under_the_attention_mask_and_caught_outside_it() {
             (counts.violating, counts.exempt, counts.total),
             (1, 2, 8),
             "{error}"
+        );
+        // Never "declare `ignore -1`": that would hide what the mask is there to catch.
+        let help = violation.help().unwrap();
+        assert!(help.contains("the data and its mask disagree"), "{help}");
+        assert!(!help.contains("ignore -1"), "{help}");
+        assert_eq!(
+            help.contains("a float mask counts NaN as non-zero"),
+            dtype == DType::F32,
+            "{help}"
         );
     }
     // Without the mask's exemption, all three pads are out of range.
@@ -447,4 +456,168 @@ fn a_derived_sequence_checks_each_tensor() {
             .contains("`{x.chunk(2, 1)?}[1]`: value out of range"),
         "{error}"
     );
+}
+
+#[contract(
+    input_ids: i64[B, T] in 0..V where attention_mask,
+    embeddings: f32[V, D],
+)]
+fn embed_maybe_masked(
+    input_ids: &Tensor,
+    attention_mask: Option<&Tensor>,
+    embeddings: &Tensor,
+) -> Result<()> {
+    let _ = (input_ids, attention_mask, embeddings);
+    Ok(())
+}
+
+#[test]
+fn an_absent_mask_exempts_nothing_and_says_nothing_of_itself() {
+    let embeddings = Tensor::zeros((3, 2), DType::F32, &cpu()).unwrap();
+    let ids = Tensor::new(&[[2i64, -1]], &cpu()).unwrap();
+    let error = embed_maybe_masked(&ids, None, &embeddings).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.mask(), None);
+    assert_eq!(violation.counts().unwrap().exempt, 0);
+    let message = error.to_string();
+    assert!(
+        message.contains("1 of 2 elements violate the rule"),
+        "{message}"
+    );
+    assert!(!message.contains("exempt"), "{message}");
+    let mask = Tensor::new(&[[1u8, 0]], &cpu()).unwrap();
+    assert!(embed_maybe_masked(&ids, Some(&mask), &embeddings).is_ok());
+}
+
+#[test]
+fn a_mask_of_a_packed_dtype_is_a_mask_violation() {
+    let embeddings = Tensor::zeros((3, 2), DType::F32, &cpu()).unwrap();
+    let ids = Tensor::new(&[[2i64, -1]], &cpu()).unwrap();
+    let packed = Tensor::from_raw_buffer(&[0u8, 0x7F], DType::F4, &[1, 2], &cpu()).unwrap();
+    let error = embed_maybe_masked(&ids, Some(&packed), &embeddings).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(
+        (violation.argument(), violation.rule()),
+        ("input_ids", Rule::Mask)
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("mask `attention_mask` is f4, whose values candle cannot read"),
+        "{error}"
+    );
+}
+
+#[contract(x: f32[N, C], k <= C, {x.narrow(1, x.dim(1)? - k, k)?}: f32[N, _] in 0.0..)]
+fn last_k(x: &Tensor, k: usize) -> Result<()> {
+    let _ = (x, k);
+    Ok(())
+}
+
+#[test]
+fn relations_are_checked_before_a_derived_subject_is_computed() {
+    let x = Tensor::zeros((2, 3), DType::F32, &cpu()).unwrap();
+    assert!(last_k(&x, 2).is_ok());
+    // `x.dim(1)? - k` would underflow: the relation is reported first.
+    let error = last_k(&x, 5).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(
+        (violation.argument(), violation.rule()),
+        ("k <= C", Rule::Relation)
+    );
+}
+
+#[contract(x: f32[N, C], {x.sum(0)?}: f32[M], y: f32[M + 1])]
+fn column_sums_and_one_more(x: &Tensor, y: &Tensor) -> Result<()> {
+    let _ = (x, y);
+    Ok(())
+}
+
+#[test]
+fn an_argument_dim_only_a_derived_subject_binds_is_checked() {
+    let x = Tensor::zeros((2, 3), DType::F32, &cpu()).unwrap();
+    assert!(column_sums_and_one_more(&x, &Tensor::zeros(4, DType::F32, &cpu()).unwrap()).is_ok());
+    let error =
+        column_sums_and_one_more(&x, &Tensor::zeros(9, DType::F32, &cpu()).unwrap()).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!((violation.argument(), violation.rule()), ("y", Rule::Shape));
+    assert!(error.to_string().contains("M = 3"), "{error}");
+}
+
+#[contract(
+    ids: u32[N] in 0..V,
+    table: f32[V, D],
+    {table.embedding(ids)?}: f32[N, D] finite,
+)]
+fn looked_up(ids: &Tensor, table: &Tensor) -> Result<()> {
+    let _ = (ids, table);
+    Ok(())
+}
+
+#[test]
+fn an_argument_the_contract_rejects_by_value_is_never_derived_from_on_the_cpu() {
+    let table = Tensor::zeros((3, 2), DType::F32, &cpu()).unwrap();
+    assert!(looked_up(&Tensor::new(&[0u32, 2], &cpu()).unwrap(), &table).is_ok());
+    // Without the early read, `embedding` would fail with candle's own index error.
+    let error = looked_up(&Tensor::new(&[0u32, 7], &cpu()).unwrap(), &table).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(
+        (violation.argument(), violation.rule(), violation.value()),
+        ("ids", Rule::Range, Some(Value::Int(7)))
+    );
+}
+
+#[contract(labels: u32[N] in 0..C where keep, keep: u8[N], logits: f32[N, C])]
+fn kept_labels(labels: &Tensor, keep: &Tensor, logits: &Tensor) -> Result<()> {
+    let _ = (labels, keep, logits);
+    Ok(())
+}
+
+#[test]
+fn help_lines_count_only_checked_positions() {
+    // Two checked labels, both equal to C; four exempt positions hold valid labels. Numbered
+    // from 1 would need every usable label to be in 1..=C; the exempt ones are not usable.
+    let logits = Tensor::zeros((6, 3), DType::F32, &cpu()).unwrap();
+    let labels = Tensor::new(&[3u32, 3, 0, 0, 0, 0], &cpu()).unwrap();
+    let keep = Tensor::new(&[1u8, 1, 0, 0, 0, 0], &cpu()).unwrap();
+    let masked = kept_labels(&labels, &keep, &logits).unwrap_err();
+    let checked = Tensor::new(&[3u32, 3], &cpu()).unwrap();
+    let plain = kept_labels(
+        &checked,
+        &Tensor::ones(2, DType::U8, &cpu()).unwrap(),
+        &logits.narrow(0, 0, 2).unwrap(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        only_violation(&masked).help(),
+        only_violation(&plain).help(),
+        "{masked}"
+    );
+}
+
+struct Masked {
+    table: Tensor,
+    keep: Tensor,
+}
+
+impl Masked {
+    /// A field named as a derived subject or a mask is borrowed, not moved.
+    #[contract(ids: i64[N] in 0..V where {self.keep}, {self.table}: f32[V, D] finite)]
+    fn rows(&self, ids: &Tensor) -> Result<()> {
+        let _ = ids;
+        Ok(())
+    }
+}
+
+#[test]
+fn fields_and_owned_values_in_braces_are_borrowed() {
+    let model = Masked {
+        table: Tensor::zeros((3, 2), DType::F32, &cpu()).unwrap(),
+        keep: Tensor::new(&[1u8, 0], &cpu()).unwrap(),
+    };
+    assert!(model.rows(&Tensor::new(&[2i64, -1], &cpu()).unwrap()).is_ok());
+    let error = model
+        .rows(&Tensor::new(&[-1i64, 2], &cpu()).unwrap())
+        .unwrap_err();
+    assert_eq!(only_violation(&error).index(), Some(&[0][..]));
 }

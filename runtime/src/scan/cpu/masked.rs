@@ -702,6 +702,8 @@ impl ScanOp for Statistics<'_> {
             .range
             .map(|(lo, hi)| (lo.to_value(dtype), hi.to_value(dtype)));
         details.offending = all.offending.iter().map(|v| v.to_value(dtype)).collect();
+        // Every position was read: the list is complete.
+        details.offending_complete = true;
         (details, all.read)
     }
 }
