@@ -479,6 +479,11 @@ fn count_outside_checked<T: Copy, C: Compare>(
     hi: C,
 ) -> (u64, u64) {
     #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        // SAFETY: the CPU has AVX-512F and BW, checked just above.
+        return unsafe { count_outside_checked_avx512(data, checked, widen, lo, hi) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
         return unsafe { count_outside_checked_avx2(data, checked, widen, lo, hi) };
@@ -490,6 +495,19 @@ fn count_outside_checked<T: Copy, C: Compare>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn count_outside_checked_avx2<T: Copy, C: Compare>(
+    data: &[T],
+    checked: &[u8],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> (u64, u64) {
+    count_outside_checked_portable(data, checked, widen, lo, hi)
+}
+
+/// The same loop compiled for AVX-512 (sixteen f32 lanes, byte compares on the mask).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn count_outside_checked_avx512<T: Copy, C: Compare>(
     data: &[T],
     checked: &[u8],
     widen: impl Fn(T) -> C + Copy,
