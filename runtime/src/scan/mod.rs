@@ -1,5 +1,6 @@
-//! Reading tensor data for the value rules: in place on the CPU (`cpu.rs`), with candle ops and
-//! one small transfer on other devices (`device.rs`). Scans return statistics only; the
+//! Reading tensor data for the value rules: in place on the CPU (`cpu.rs`, and `cpu/masked.rs`
+//! under a `where` mask), with candle ops and one small transfer on other devices
+//! (`device.rs`). Scans return statistics only; the
 //! violations they stand for are built above, in `report.rs`.
 
 use std::cell::Cell;
