@@ -7,6 +7,8 @@ use candle_core::Tensor;
 pub use crate::error::ContractError;
 pub use crate::guard::{ClauseArg, Guard, Inputs};
 pub use crate::rule::{BoundValue, IntoBound};
+#[doc(hidden)]
+pub use crate::scan::range_passes;
 pub use crate::scan::{device_transfers, force_device_path};
 pub use crate::spec::{
     AllowAll, BoundSpec, ClauseSpec, CmpOp, ConstantProbe, ContractSpec, DTypeSet, DimExprSpec,

@@ -1,5 +1,6 @@
-//! Reading tensor data for the value rules: in place on the CPU (`cpu.rs`), with candle ops and
-//! one small transfer on other devices (`device.rs`). Scans return statistics only; the
+//! Reading tensor data for the value rules: in place on the CPU (`cpu.rs`, and `cpu/masked.rs`
+//! under a `where` mask), with candle ops and one small transfer on other devices
+//! (`device.rs`). Scans return statistics only; the
 //! violations they stand for are built above, in `report.rs`.
 
 use std::cell::Cell;
@@ -66,4 +67,39 @@ pub(crate) enum Outcome {
 /// forced); the others go to `device.rs`.
 pub(crate) fn reads_in_place(tensor: &Tensor) -> bool {
     tensor.device().is_cpu() && !device_path_forced()
+}
+
+/// For the benches: whether every value of `tensor` that `mask` checks is in `lo..=hi`, read
+/// by the scan a guard uses (in place on the CPU, else the device path). `None` if the scan
+/// could not read it. Not a public API.
+#[doc(hidden)]
+pub fn range_passes(tensor: &Tensor, mask: Option<&Tensor>, lo: f64, hi: f64) -> Option<bool> {
+    use crate::rule::{Interval, Num};
+    let rule = Resolved {
+        ranges: Some(vec![Interval {
+            lo: Some(Num::Float(lo)),
+            hi: Some(Num::Float(hi)),
+            inclusive: true,
+        }]),
+        ignore: Vec::new(),
+        finite: false,
+        allow_all: false,
+        integral: false,
+    };
+    let request = Request {
+        tensor,
+        mask,
+        rule: &rule,
+        needs_usable: false,
+    };
+    let outcome = if reads_in_place(tensor) {
+        cpu::scan(&request)
+    } else {
+        device::scan(std::slice::from_ref(&request)).pop()?
+    };
+    match outcome {
+        Outcome::Pass => Some(true),
+        Outcome::Fail(_) => Some(false),
+        Outcome::Unreadable | Outcome::Failed(_) => None,
+    }
 }

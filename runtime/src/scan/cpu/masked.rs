@@ -73,6 +73,8 @@ fn both_on_cpu<R>(
             tensor.dims()
         ));
     }
+    // Two read locks, as candle's own binary ops take (the mask may share the subject's
+    // storage).
     let (storage, layout) = tensor.storage_and_layout();
     let (mask_storage, mask_layout) = mask.storage_and_layout();
     match (&*storage, &*mask_storage) {
@@ -105,8 +107,8 @@ pub(crate) fn pass(
     })
 }
 
-/// The statistics of a failed masked scan, and how many stored subject elements were read;
-/// `Ok(None)` if a dtype cannot be read.
+/// The statistics of a failed masked scan, and how many positions it read (dims broadcast in
+/// both are read once); `Ok(None)` if a dtype cannot be read.
 pub(crate) fn statistics(
     tensor: &Tensor,
     mask: &Tensor,
@@ -479,6 +481,11 @@ fn count_outside_checked<T: Copy, C: Compare>(
     hi: C,
 ) -> (u64, u64) {
     #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        // SAFETY: the CPU has AVX-512F and BW, checked just above.
+        return unsafe { count_outside_checked_avx512(data, checked, widen, lo, hi) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
         return unsafe { count_outside_checked_avx2(data, checked, widen, lo, hi) };
@@ -490,6 +497,19 @@ fn count_outside_checked<T: Copy, C: Compare>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn count_outside_checked_avx2<T: Copy, C: Compare>(
+    data: &[T],
+    checked: &[u8],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> (u64, u64) {
+    count_outside_checked_portable(data, checked, widen, lo, hi)
+}
+
+/// The same loop compiled for AVX-512 (sixteen f32 lanes, byte compares on the mask).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn count_outside_checked_avx512<T: Copy, C: Compare>(
     data: &[T],
     checked: &[u8],
     widen: impl Fn(T) -> C + Copy,
@@ -705,5 +725,100 @@ impl ScanOp for Statistics<'_> {
         // Every position was read: the list is complete.
         details.offending_complete = true;
         (details, all.read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rule::{Interval, Num};
+    use candle_core::Device;
+
+    fn below_three() -> Resolved {
+        Resolved {
+            ranges: Some(vec![Interval {
+                lo: Some(Num::Int(0)),
+                hi: Some(Num::Int(3)),
+                inclusive: false,
+            }]),
+            ignore: vec![],
+            finite: false,
+            allow_all: false,
+            integral: false,
+        }
+    }
+
+    #[test]
+    fn the_joint_walk_merges_only_dims_contiguous_in_both() {
+        let cpu = &Device::Cpu;
+        let t = Tensor::zeros((4, 6, 5), DType::F32, cpu).unwrap();
+        let same = Tensor::zeros((4, 6, 5), DType::U8, cpu).unwrap();
+        let joint = Joint::new(t.layout(), same.layout());
+        assert_eq!((joint.rows(), joint.inner().0, joint.repeat), (1, 120, 1));
+        // An attention-style mask [4, 6, 1] broadcast over the last dim: the first two dims
+        // merge, the last is walked with mask stride 0.
+        let rows = Tensor::zeros((4, 6, 1), DType::U8, cpu).unwrap();
+        let rows = rows.broadcast_as((4, 6, 5)).unwrap();
+        let joint = Joint::new(t.layout(), rows.layout());
+        assert_eq!((joint.rows(), joint.inner()), (24, (5, 1, 0)));
+        assert_eq!(joint.row_start(7), (35, 7));
+        assert_eq!(joint.index(7, 3), vec![1, 1, 3]);
+        // Broadcast in both: counted, not walked.
+        let one = Tensor::zeros((4, 1, 5), DType::F32, cpu).unwrap();
+        let one = one.broadcast_as((4, 6, 5)).unwrap();
+        let mask = Tensor::zeros((1, 1, 5), DType::U8, cpu).unwrap();
+        let mask = mask.broadcast_as((4, 6, 5)).unwrap();
+        let joint = Joint::new(one.layout(), mask.layout());
+        assert_eq!((joint.rows(), joint.inner().0, joint.repeat), (4, 5, 6));
+    }
+
+    #[test]
+    fn a_view_broadcast_in_both_is_read_once() {
+        let cpu = &Device::Cpu;
+        let five = Tensor::new(5u32, cpu)
+            .unwrap()
+            .broadcast_as((1000, 1000))
+            .unwrap();
+        let on = Tensor::new(1.0f32, cpu)
+            .unwrap()
+            .broadcast_as((1000, 1000))
+            .unwrap();
+        let (details, read) = statistics(&five, &on, &below_three()).unwrap().unwrap();
+        assert_eq!(read, 1);
+        assert_eq!(details.counts.violating, 1_000_000);
+        assert_eq!(details.counts.total, 1_000_000);
+        assert_eq!(details.first_index, Some(vec![0, 0]));
+        // A mask row over a broadcast subject: the row is read, the subject element with it.
+        let row = Tensor::new(&[0u8, 0, 1, 0], cpu)
+            .unwrap()
+            .broadcast_as((250, 4))
+            .unwrap();
+        let five = Tensor::new(5u32, cpu)
+            .unwrap()
+            .broadcast_as((250, 4))
+            .unwrap();
+        let (details, read) = statistics(&five, &row, &below_three()).unwrap().unwrap();
+        assert_eq!(read, 4);
+        assert_eq!(details.counts.violating, 250);
+        assert_eq!(details.counts.exempt, 750);
+        assert_eq!(details.first_index, Some(vec![0, 2]));
+        assert_eq!(details.offending, vec![crate::error::Value::Int(5)]);
+    }
+
+    #[test]
+    fn a_mask_of_other_dims_is_an_error_not_a_panic() {
+        let cpu = &Device::Cpu;
+        let t = Tensor::zeros((4, 6), DType::F32, cpu).unwrap();
+        let mask = Tensor::ones((4, 5), DType::U8, cpu).unwrap();
+        let request = Request {
+            tensor: &t,
+            mask: Some(&mask),
+            rule: &below_three(),
+            needs_usable: false,
+        };
+        let Outcome::Failed(error) = scan(&request, &mask) else {
+            panic!("a mask of other dims must fail the scan");
+        };
+        assert!(error.to_string().contains("[4, 5]"), "{error}");
     }
 }
