@@ -615,7 +615,9 @@ fn fields_and_owned_values_in_braces_are_borrowed() {
         table: Tensor::zeros((3, 2), DType::F32, &cpu()).unwrap(),
         keep: Tensor::new(&[1u8, 0], &cpu()).unwrap(),
     };
-    assert!(model.rows(&Tensor::new(&[2i64, -1], &cpu()).unwrap()).is_ok());
+    assert!(model
+        .rows(&Tensor::new(&[2i64, -1], &cpu()).unwrap())
+        .is_ok());
     let error = model
         .rows(&Tensor::new(&[-1i64, 2], &cpu()).unwrap())
         .unwrap_err();
