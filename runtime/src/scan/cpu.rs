@@ -258,24 +258,38 @@ impl Stored {
 
     /// The index in the view of element `position` of row `row`.
     fn index(&self, row: usize, position: usize) -> Vec<usize> {
-        let mut index = vec![0; self.rank];
-        let Some((inner, outer)) = self.dims.split_last() else {
-            return index;
-        };
-        let mut place = |dim: &Merged, mut at: usize| {
-            for &(axis, size) in dim.axes.iter().rev() {
-                index[axis] = at % size;
-                at /= size;
-            }
-        };
-        place(inner, position);
-        let mut rest = row;
-        for dim in outer.iter().rev() {
-            place(dim, rest % dim.size);
-            rest /= dim.size;
-        }
-        index
+        view_index(self.rank, &self.dims, row, position, |d| (d.size, &d.axes))
     }
+}
+
+/// The index in a view of rank `rank` of element `position` of row `row`, for a walk over
+/// merged `dims` (each with its size and the axes of the view it covers, with their sizes);
+/// axes no dim covers (size 1, broadcast) are at 0.
+pub(super) fn view_index<D>(
+    rank: usize,
+    dims: &[D],
+    row: usize,
+    position: usize,
+    parts: impl Fn(&D) -> (usize, &[(usize, usize)]),
+) -> Vec<usize> {
+    let mut index = vec![0; rank];
+    let Some((inner, outer)) = dims.split_last() else {
+        return index;
+    };
+    let mut place = |axes: &[(usize, usize)], mut at: usize| {
+        for &(axis, size) in axes.iter().rev() {
+            index[axis] = at % size;
+            at /= size;
+        }
+    };
+    place(parts(inner).1, position);
+    let mut rest = row;
+    for dim in outer.iter().rev() {
+        let (size, axes) = parts(dim);
+        place(axes, rest % size);
+        rest /= size;
+    }
+    index
 }
 
 /// How the stored elements are cut into tasks: parts of one long row, or several short rows.

@@ -19,7 +19,7 @@
 use candle_core::{CpuStorage, DType, Layout, Storage, Tensor};
 use rayon::prelude::*;
 
-use super::{Blocks, BulkWiden, OFFENDING_SHOWN, PARALLEL_MIN, ScanOp, dispatch};
+use super::{Blocks, BulkWiden, OFFENDING_SHOWN, PARALLEL_MIN, ScanOp, dispatch, view_index};
 use crate::rule::{Compare, Details, Resolved, TypedRule};
 use crate::scan::{Outcome, Request};
 
@@ -274,23 +274,7 @@ impl Joint {
     /// The index in the view of position `position` of row `row` (axes broadcast in both at
     /// 0: the first time the view shows it).
     fn index(&self, row: usize, position: usize) -> Vec<usize> {
-        let mut index = vec![0; self.rank];
-        let Some((inner, outer)) = self.dims.split_last() else {
-            return index;
-        };
-        let mut place = |dim: &JointDim, mut at: usize| {
-            for &(axis, size) in dim.axes.iter().rev() {
-                index[axis] = at % size;
-                at /= size;
-            }
-        };
-        place(inner, position);
-        let mut rest = row;
-        for dim in outer.iter().rev() {
-            place(dim, rest % dim.size);
-            rest /= dim.size;
-        }
-        index
+        view_index(self.rank, &self.dims, row, position, |d| (d.size, &d.axes))
     }
 }
 
