@@ -623,3 +623,43 @@ fn fields_and_owned_values_in_braces_are_borrowed() {
         .unwrap_err();
     assert_eq!(only_violation(&error).index(), Some(&[0][..]));
 }
+
+#[contract(
+    target: i64[B, T] in 0..C ignore -100 where attention_mask,
+    attention_mask: u8[B, T],
+    logits: f32[B, T, C],
+)]
+fn token_loss(target: &Tensor, attention_mask: &Tensor, logits: &Tensor) -> Result<()> {
+    let _ = (target, attention_mask, logits);
+    Ok(())
+}
+
+#[test]
+fn the_all_ignored_rule_counts_only_checked_positions() {
+    let logits = Tensor::zeros((1, 4, 3), DType::F32, &cpu()).unwrap();
+    // The only usable target is exempt: every checked one is -100, a mean over nothing.
+    let target = Tensor::new(&[[2i64, -100, -100, 1]], &cpu()).unwrap();
+    let mask = Tensor::new(&[[0u8, 1, 1, 0]], &cpu()).unwrap();
+    let error = token_loss(&target, &mask, &logits).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.rule(), Rule::AllIgnored);
+    assert!(
+        error.to_string().contains(
+            "all 2 checked elements are ignored values (-100; 2 exempt where `attention_mask` is \
+             0); a mean over them is 0/0"
+        ),
+        "{error}"
+    );
+    // One usable checked target is enough.
+    let mask = Tensor::new(&[[1u8, 1, 1, 0]], &cpu()).unwrap();
+    assert!(token_loss(&target, &mask, &logits).is_ok());
+    // Everything exempt: no checked element at all.
+    let none = Tensor::zeros((1, 4), DType::U8, &cpu()).unwrap();
+    let error = token_loss(&target, &none, &logits).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("no checked elements: all 4 are exempt where `attention_mask` is 0"),
+        "{error}"
+    );
+}
