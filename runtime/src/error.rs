@@ -8,6 +8,9 @@ use candle_core::DType;
 
 use crate::spec::{ContractSpec, Subject};
 
+/// How many distinct offending values a message lists at most.
+pub(crate) const OFFENDING_SHOWN: usize = 5;
+
 /// Which rule of the contract was broken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -487,7 +490,17 @@ impl fmt::Display for Violation {
             let listed = self.offending_values();
             if listed.len() > 1 || (listed.len() == 1 && counts.violating > 1) {
                 let values: Vec<String> = listed.iter().map(ToString::to_string).collect();
-                write!(f, "; offending values {}", values.join(", "))?;
+                // A full list may not be all of them.
+                if listed.len() >= OFFENDING_SHOWN {
+                    write!(
+                        f,
+                        "; the first {} distinct offending values {}",
+                        listed.len(),
+                        values.join(", ")
+                    )?;
+                } else {
+                    write!(f, "; offending values {}", values.join(", "))?;
+                }
             }
         }
         if let Some(note) = self.note {

@@ -14,7 +14,7 @@ use crate::mode::{self, Mode};
 use crate::report::{self, Known, Mismatch, RelationFound};
 use crate::rule::BoundValue;
 use crate::scan;
-use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, Subject};
+use crate::spec::{BoundSpec, ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, Subject};
 use crate::value::{self, ValueClause};
 
 const UNBOUND: u16 = u16::MAX;
@@ -366,11 +366,12 @@ fn check_inputs(
         // free (CPU tensors, in place), so an expression such as `{table.embedding(ids)?}`
         // never runs on ids the contract rejects; tensors on a device wait for the call's one
         // transfer.
+        let dims = &*checker.bindings.dims;
         let clauses: Vec<ValueClause<'_>> = value_clauses(
             spec.inputs
                 .iter()
                 .zip(args)
-                .filter(|(clause, _)| read_first(clause)),
+                .filter(|(clause, _)| read_first(spec, clause, dims)),
         )
         .into_iter()
         .filter(|item| scan::reads_in_place(item.tensor))
@@ -400,9 +401,30 @@ fn check_inputs(
 }
 
 /// Whether a clause's value rules are read before the derived subjects are computed: it needs
-/// neither one nor a mask.
-fn read_first(clause: &ClauseSpec) -> bool {
-    !is_derived(clause) && clause.mask.is_none()
+/// neither one nor a mask, and every dim its bounds name is bound by an argument (not by a
+/// derived subject, which is not computed yet).
+fn read_first(spec: &ContractSpec, clause: &ClauseSpec, dims: &[DimSlot]) -> bool {
+    let bound_by_argument = |id: u16| {
+        dims.get(usize::from(id)).is_some_and(|slot| {
+            slot.is_bound()
+                && spec
+                    .inputs
+                    .get(usize::from(slot.clause))
+                    .is_some_and(|owner| !is_derived(owner))
+        })
+    };
+    let bounds_ready = clause.values.is_none_or(|values| {
+        values
+            .ranges
+            .iter()
+            .flat_map(|range| [range.lo, range.hi])
+            .flatten()
+            .all(|bound| match bound {
+                BoundSpec::Dim(id) => bound_by_argument(id),
+                _ => true,
+            })
+    });
+    !is_derived(clause) && clause.mask.is_none() && bounds_ready
 }
 
 /// Whether a clause's subject is computed before the body (`{target.sum(1)?}: ...`).
@@ -480,11 +502,15 @@ fn check_derived(
     if !checker.violations.is_empty() {
         return checker.finish(false);
     }
-    // The CPU tensors `check_inputs` read already are not read again.
+    // The CPU tensors `check_inputs` read already are not read again (a dim bound by an
+    // argument stays bound by it, so `read_first` says the same as it did there).
+    let dims = &*checker.bindings.dims;
     let mut clauses: Vec<ValueClause<'_>> =
         value_clauses(all.iter().map(|&(_, clause, arg)| (clause, arg)))
             .into_iter()
-            .filter(|item| !(read_first(item.clause) && scan::reads_in_place(item.tensor)))
+            .filter(|item| {
+                !(read_first(spec, item.clause, dims) && scan::reads_in_place(item.tensor))
+            })
             .collect();
     checker.attach_masks(&mut clauses, masks);
     if !clauses.is_empty() {

@@ -234,11 +234,12 @@ fn is_at_most_zero(rule: &Resolved) -> bool {
         if range.inclusive && range.lo.is_none() && as_f64(range.hi) == Some(0.0))
 }
 
-/// What the scan saw, in the terms the help lines are chosen by. On the CPU `offending` lists
-/// up to five distinct offending values; on a device only the first one: the checks below hold
-/// on both, with the observed range standing in for what a device does not list.
+/// What the scan saw, in the terms the help lines are chosen by. `offending` lists up to five
+/// distinct offending values, or a start of them (`complete` false: a device reads back the
+/// first only); a claim about every offending value needs the complete list.
 struct Seen<'a> {
     offending: &'a [Value],
+    complete: bool,
     /// The smallest and largest value neither NaN nor ignored.
     observed: Option<(Value, Value)>,
     /// Checked elements that are not ignored.
@@ -249,6 +250,7 @@ impl<'a> Seen<'a> {
     fn of(details: &'a Details) -> Self {
         Self {
             offending: &details.offending,
+            complete: details.offending_complete,
             observed: details.observed,
             usable: details
                 .counts
@@ -269,7 +271,8 @@ impl<'a> Seen<'a> {
 
     /// Every offending value is `value`: the one listed, and nothing beyond it either side.
     fn only(&self, value: f64) -> bool {
-        !self.offending.is_empty()
+        self.complete
+            && !self.offending.is_empty()
             && self.offending.iter().all(|o| o.to_f64() == value)
             && self.range().is_some_and(|(lo, hi)| {
                 if value < 0.0 {
@@ -282,7 +285,8 @@ impl<'a> Seen<'a> {
 
     /// Every offending value is a whole number.
     fn whole(&self) -> bool {
-        !self.offending.is_empty()
+        self.complete
+            && !self.offending.is_empty()
             && self
                 .offending
                 .iter()
@@ -312,26 +316,13 @@ pub(crate) fn for_values(
     mask: Option<(&str, DType)>,
 ) -> Option<String> {
     let first = details.first_value?;
-    // Under a mask, declaring the marker ignored would hide what the mask is there to catch.
-    if let (Some((mask, mask_dtype)), Value::Int(v)) = (mask, first)
-        && v < 0
-    {
-        let nan = if mask_dtype.is_float() {
-            " (a float mask counts NaN as non-zero)"
-        } else {
-            ""
-        };
-        return Some(format!(
-            "{v} where `{mask}` is non-zero{nan}: the mask attends a position that holds a \
-             padding or \"no label\" marker, so the data and its mask disagree; build the mask \
-             from the data (`.ne({v})`), or find where the two were padded differently"
-        ));
-    }
     if details.counts.nan > 0 {
         let what = if rule.ranges.is_some() {
             "NaN is in no range"
-        } else {
+        } else if rule.finite {
             "NaN is not finite"
+        } else {
+            "NaN is not a whole number"
         };
         return Some(format!(
             "{what}: it came from an earlier op (a log of 0, 0/0, a diverging loss or a \
@@ -340,7 +331,7 @@ pub(crate) fn for_values(
     }
     let seen = Seen::of(details);
     match first {
-        Value::Int(_) => for_integers(rule, dtype, &seen, used),
+        Value::Int(_) => for_integers(rule, dtype, &seen, used, mask),
         Value::Float(v, _) => {
             if let Some(bound) = bound_the_value_rounds_to(rule, first) {
                 return Some(format!(
@@ -355,7 +346,28 @@ pub(crate) fn for_values(
     }
 }
 
-fn for_integers(rule: &Resolved, dtype: DType, seen: &Seen<'_>, used: &Used) -> Option<String> {
+/// Under a `where` mask, a marker (a pad id, a void label) where the mask attends: declaring it
+/// ignored would hide what the mask is there to catch.
+fn marker_under_mask(v: i128, mask: &str, mask_dtype: DType) -> String {
+    let nan = if mask_dtype.is_float() {
+        " (a float mask counts NaN as non-zero)"
+    } else {
+        ""
+    };
+    format!(
+        "{v} where `{mask}` is non-zero{nan}: the mask attends a position that holds a padding, \
+         \"no label\" or void marker, so the data and its mask disagree; build the mask from the \
+         data (`.ne({v})`), or find where the two were padded differently"
+    )
+}
+
+fn for_integers(
+    rule: &Resolved,
+    dtype: DType,
+    seen: &Seen<'_>,
+    used: &Used,
+    mask: Option<(&str, DType)>,
+) -> Option<String> {
     let (min, max) = seen.range()?;
     let index_like = starts_at_zero(rule);
     // One negative value, and nothing below it: a "no label" or padding marker.
@@ -374,6 +386,9 @@ fn for_integers(rule: &Resolved, dtype: DType, seen: &Seen<'_>, used: &Used) -> 
             .ignore
             .iter()
             .any(|i| matches!(i, Ignore::Value(Num::Int(x)) if *x == v));
+        if let Some((mask, mask_dtype)) = mask {
+            return Some(marker_under_mask(v, mask, mask_dtype));
+        }
         if !declared {
             return Some(format!(
                 "negative values such as {v} usually mark padding or positions without a label: \
@@ -391,6 +406,9 @@ fn for_integers(rule: &Resolved, dtype: DType, seen: &Seen<'_>, used: &Used) -> 
                  saved as 0/255; map 255 to 1 where the masks are loaded (divide by 255)"
                     .to_string(),
             );
+        }
+        if let Some((mask, mask_dtype)) = mask {
+            return Some(marker_under_mask(255, mask, mask_dtype));
         }
         return Some(format!(
             "255 is the only value out of range: the usual \"void\" label of segmentation \

@@ -31,7 +31,7 @@ use std::panic::Location;
 use candle_core::{D, DType, Module, Result, Tensor, WithDType};
 
 use crate::check;
-use crate::error::{ContractError, Counts, Rule, Value, Violation};
+use crate::error::{ContractError, Counts, OFFENDING_SHOWN, Rule, Value, Violation};
 
 /// The checks of one call of a guarded op: a violation becomes an error that names the op and
 /// the caller's line (the op is `#[track_caller]`, and so is this).
@@ -293,9 +293,6 @@ pub fn nll_with(log_probs: &Tensor, target: &Tensor, options: LossOptions) -> Re
     reduced_nll(&widened(log_probs)?, target, options)?.to_dtype(log_probs.dtype())
 }
 
-/// How many distinct offending values a merged violation lists (as the scan does).
-const OFFENDING_SHOWN: usize = 5;
-
 /// Leaves the rows whose target is `ignore_index` out of the value rule on `values` (`[N, C]`,
 /// named `subject`): a loss skips those rows, so a NaN there is no error, as in PyTorch.
 ///
@@ -366,6 +363,7 @@ fn exempt_ignored_rows(
                 merged = Some(found);
             }
             Some(merged) => {
+                merged.offending_complete &= found.offending_complete;
                 for value in found.offending {
                     let seen = merged.offending.iter().any(|&o| same_value(o, value));
                     if !seen && merged.offending.len() < OFFENDING_SHOWN {

@@ -559,9 +559,10 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
             details.first_value,
             Some(Value::Float(v, _)) if v.is_finite() && v.fract() != 0.0
         );
+        // NaN and ±inf break `finite` when the clause says it, else the range, else `integral`.
         let rule = if values.integral && fractional {
             Rule::Integral
-        } else if values.ranges.is_empty() && !values.integral {
+        } else if values.ranges.is_empty() && values.finite {
             Rule::Finite
         } else if values.ranges.is_empty() {
             Rule::Integral
@@ -586,7 +587,7 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
         violation.bound_dims = failure.used.dims.clone();
         violation.bound_values = failure.used.values.clone();
         violation.mask = mask;
-        violation.help = if rule == Rule::Integral {
+        violation.help = if rule == Rule::Integral && fractional {
             Some(help::for_fractions(clause))
         } else {
             help::for_values(
@@ -603,7 +604,8 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
     let checked = counts.total.saturating_sub(counts.exempt);
     if failure.needs_usable && counts.ignored == checked {
         let found = match mask {
-            Some(mask) if checked == 0 && counts.total > 0 => format!(
+            _ if counts.total == 0 => "no elements at all; a mean over them is 0/0".to_string(),
+            Some(mask) if checked == 0 => format!(
                 "no checked elements: all {} are exempt where `{mask}` is 0; a mean over them \
                  is 0/0",
                 counts.total
@@ -614,7 +616,6 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
                 ignored_text(spec.text_of(values.ignore_span), &failure.rule.ignore),
                 counts.exempt
             ),
-            None if counts.total == 0 => "no elements at all; a mean over them is 0/0".to_string(),
             None => format!(
                 "all {} elements are ignored values ({}); a mean over them is 0/0",
                 counts.total,

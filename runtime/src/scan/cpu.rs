@@ -34,8 +34,7 @@ mod masked;
 const PARALLEL_MIN: usize = 1 << 17;
 /// Stored elements per block (a task when splitting; the unit the locating pass reads).
 const CHUNK: usize = 1 << 16;
-/// How many distinct offending values a message lists.
-const OFFENDING_SHOWN: usize = 5;
+pub(crate) use crate::error::OFFENDING_SHOWN;
 /// The most blocks the locating pass reads: the first offender's and a few with violations
 /// after it.
 const LOCATE_BLOCKS: usize = 4;

@@ -328,8 +328,11 @@ impl Masks {
             details.first_index = Some(unravel(first_position, &self.dims));
             details.first_value = Some(value_of(first_value));
             details.offending = vec![value_of(first_value)];
-            // Only the first is read back: a complete list when it is the only violation.
-            details.offending_complete = violating == 1;
+            // Only the first is read back: the list is complete when every violation equals it
+            // (one more count, on the failure path only).
+            let first = values.narrow(0, at, 1)?.broadcast_as(stored)?;
+            let same = values.eq(&first)?.mul(&self.violating)?;
+            details.offending_complete = violating == 1 || count(&same)? == violating;
         }
         // Observed range over checked elements that are neither ignored nor NaN (`not_nan` is
         // already zero where exempt).

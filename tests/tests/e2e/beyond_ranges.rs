@@ -663,3 +663,92 @@ fn the_all_ignored_rule_counts_only_checked_positions() {
         "{error}"
     );
 }
+
+#[contract(ids: u32[N] in 0..M, x: f32[R, C], {x.sum(0)?}: f32[M])]
+fn bounded_by_a_derived_dim(ids: &Tensor, x: &Tensor) -> Result<()> {
+    let _ = (ids, x);
+    Ok(())
+}
+
+#[test]
+fn a_bound_on_a_dim_only_a_derived_subject_binds_is_read_after_it() {
+    let x = Tensor::zeros((2, 3), DType::F32, &cpu()).unwrap();
+    assert!(bounded_by_a_derived_dim(&Tensor::new(&[0u32, 2], &cpu()).unwrap(), &x).is_ok());
+    let error =
+        bounded_by_a_derived_dim(&Tensor::new(&[0u32, 7], &cpu()).unwrap(), &x).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(
+        (violation.argument(), violation.rule(), violation.value()),
+        ("ids", Rule::Range, Some(Value::Int(7)))
+    );
+    assert!(error.to_string().contains("M = 3"), "{error}");
+}
+
+#[contract(d: i64[N] in -3..=3 where keep, keep: u8[N])]
+fn offsets(d: &Tensor, keep: &Tensor) -> Result<()> {
+    let _ = (d, keep);
+    Ok(())
+}
+
+#[test]
+fn a_negative_value_is_no_marker_when_negatives_are_allowed() {
+    let keep = Tensor::ones(3, DType::U8, &cpu()).unwrap();
+    let error = offsets(&Tensor::new(&[-10i64, 30, 0], &cpu()).unwrap(), &keep).unwrap_err();
+    let help = only_violation(&error)
+        .help()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!help.contains("marker"), "{help}");
+}
+
+#[contract(x: f32[N] integral, y: f32[N] finite integral)]
+fn whole(x: &Tensor, y: &Tensor) -> Result<()> {
+    let _ = (x, y);
+    Ok(())
+}
+
+#[test]
+fn nan_and_infinities_break_integral_with_their_own_rule_and_help() {
+    let ok = Tensor::new(&[1f32, 2.0], &cpu()).unwrap();
+    let nan = Tensor::new(&[1f32, f32::NAN], &cpu()).unwrap();
+    let error = whole(&nan, &ok).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.rule(), Rule::Integral);
+    let help = violation.help().unwrap();
+    assert!(help.contains("NaN is not a whole number"), "{help}");
+    assert!(!help.contains("divided by 255"), "{help}");
+    let inf = Tensor::new(&[f32::INFINITY, 2.0], &cpu()).unwrap();
+    let error = whole(&ok, &inf).unwrap_err();
+    assert_eq!(only_violation(&error).rule(), Rule::Finite);
+}
+
+#[test]
+fn a_full_list_of_offending_values_says_it_may_not_be_all() {
+    let labels = Tensor::new(&[11u32, 12, 13, 14, 15, 16], &cpu()).unwrap();
+    let error = check!(labels: u32[N] in 0..10).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("the first 5 distinct offending values 11, 12, 13, 14, 15"),
+        "{message}"
+    );
+    let labels = Tensor::new(&[11u32, 12, 13], &cpu()).unwrap();
+    let error = check!(labels: u32[N] in 0..10).unwrap_err();
+    assert!(
+        error.to_string().contains("; offending values 11, 12, 13"),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_empty_masked_tensor_has_no_elements_at_all() {
+    let logits = Tensor::zeros((1, 0, 3), DType::F32, &cpu()).unwrap();
+    let target = Tensor::zeros((1, 0), DType::I64, &cpu()).unwrap();
+    let mask = Tensor::zeros((1, 0), DType::U8, &cpu()).unwrap();
+    let error = token_loss(&target, &mask, &logits).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("no elements at all; a mean over them is 0/0"),
+        "{error}"
+    );
+}

@@ -290,3 +290,33 @@ fn derived_subjects_and_masks_join_the_one_transfer() {
         assert_eq!(cpu, device);
     }
 }
+
+#[contract(labels: u8[N] in 0..C, logits: f32[N, C])]
+fn class_labels(labels: &Tensor, logits: &Tensor) -> Result<()> {
+    let _ = (labels, logits);
+    Ok(())
+}
+
+#[test]
+fn the_device_path_claims_no_single_offending_value_it_has_not_proven() {
+    let logits = Tensor::zeros((4, 3), DType::F32, &Device::Cpu).unwrap();
+    // 255 first and a 7 after it: "255 is the only value out of range" would be false.
+    let mixed = Tensor::new(&[255u8, 7, 0, 1], &Device::Cpu).unwrap();
+    let error = on_device_path(|| class_labels(&mixed, &logits)).unwrap_err();
+    let violation = &ContractError::find_in(&error).unwrap().violations()[0];
+    assert!(violation.offending_values().is_empty(), "{error}");
+    let help = violation.help().unwrap_or_default().to_string();
+    assert!(!help.contains("only value"), "{help}");
+    // Every violation 255: the device path proves the list, and the help names the void label.
+    let void = Tensor::new(&[255u8, 255, 0, 1], &Device::Cpu).unwrap();
+    let error = on_device_path(|| class_labels(&void, &logits)).unwrap_err();
+    let violation = &ContractError::find_in(&error).unwrap().violations()[0];
+    assert_eq!(violation.offending_values().len(), 1, "{error}");
+    assert!(
+        violation
+            .help()
+            .unwrap_or_default()
+            .contains("255 is the only value out of range"),
+        "{error}"
+    );
+}
