@@ -62,6 +62,7 @@ check forced-device-path cargo test --release -p candle-contracts-tests "${featu
     --test e2e device_path
 check device-agrees-with-cpu-scan on_device the_device_agrees_with_the_cpu_scan
 check one-transfer-per-call on_device one_transfer_per_call_on_the_device
+check masks-and-derived-subjects on_device masks_and_derived_subjects_on_the_device
 check bad-target-then-good-step on_device a_bad_target_then_a_good_step_in_the_same_process
 if [[ "${GPU_CHECK_BENCH:-1}" != 0 ]]; then
     check nn-benches env NN_BENCH_DEVICE=cuda NN_BENCH_SECONDS="${NN_BENCH_SECONDS:-1}" \

@@ -199,3 +199,59 @@ fn a_bad_target_then_a_good_step_in_the_same_process() {
         .unwrap();
     assert_eq!(sum, 16.0);
 }
+
+#[contract(
+    input_ids: i64[B, T] in 0..V where attention_mask,
+    attention_mask: u8 | f32 [B, T],
+    {soft.sum(1)?}: f32[B] in 0.999..=1.001,
+    soft: f32[B, V] in 0.0..=1.0,
+    labels: f32[B] in 0.0..{soft.dims()[1] as f64} integral where {labels.ge(0.0)?},
+)]
+fn masked_and_derived(
+    input_ids: &Tensor,
+    attention_mask: &Tensor,
+    soft: &Tensor,
+    labels: &Tensor,
+) -> Result<()> {
+    let _ = (input_ids, attention_mask, soft, labels);
+    Ok(())
+}
+
+/// Masks, a derived subject and `integral` on the device: one transfer for a passing call, and
+/// the verdicts, indices and counts (exempt positions too) of the in-place CPU scan.
+#[test]
+fn masks_and_derived_subjects_on_the_device() {
+    let Some(device) = test_device() else { return };
+    type Case = ([i64; 3], [f32; 3], [f32; 3], f32);
+    let tensors = |(ids, mask, row, label): Case, device: &Device| {
+        [
+            Tensor::new(&ids, device).unwrap().unsqueeze(0).unwrap(),
+            Tensor::new(&mask, device).unwrap().unsqueeze(0).unwrap(),
+            Tensor::new(&[row], device).unwrap(),
+            Tensor::new(&[label], device).unwrap(),
+        ]
+    };
+    let passing: Case = ([2, 1, -1], [1.0, 1.0, 0.0], [0.5, 0.5, 0.0], 2.0);
+    let [ids, mask, soft, labels] = tensors(passing, &device);
+    let before = device_transfers();
+    masked_and_derived(&ids, &mask, &soft, &labels).unwrap();
+    assert_eq!(device_transfers() - before, 1);
+    let cases: [Case; 4] = [
+        ([2, 1, -1], [1.0, 1.0, 1.0], [0.5, 0.5, 0.0], 2.0),
+        ([2, 1, -1], [1.0, 0.0, f32::NAN], [0.1, 0.2, 0.0], 0.5),
+        ([3, 1, -1], [1.0, 1.0, -0.0], [0.5, 0.5, 0.0], -1.5),
+        ([2, 1, -1], [1.0, 1.0, 0.0], [0.5, 0.5, 0.0], 1.5),
+    ];
+    for case in cases {
+        for mask_dtype in [DType::F32, DType::U8] {
+            let describe_on = |device: &Device| {
+                let [ids, mask, soft, labels] = tensors(case, device);
+                let mask = mask.to_dtype(mask_dtype).unwrap();
+                describe(masked_and_derived(&ids, &mask, &soft, &labels))
+            };
+            let cpu = on_cpu_scan(|| describe_on(&Device::Cpu));
+            assert!(!cpu.is_empty(), "{case:?}");
+            assert_eq!(cpu, describe_on(&device), "{case:?} {mask_dtype:?}");
+        }
+    }
+}
