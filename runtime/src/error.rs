@@ -39,10 +39,11 @@ pub enum Rule {
     Finite,
     /// A float element under `integral` is not a whole number (NaN and ±inf are not).
     Integral,
-    /// Every element is an ignored value.
+    /// No usable element: every element (under a `where` mask, every checked one) is an
+    /// ignored value, or there is none to check.
     AllIgnored,
-    /// The `where` mask of a clause's value rules does not broadcast to its subject's dims, or
-    /// is on another device.
+    /// The `where` mask of a clause's value rules does not broadcast to its subject's dims, is
+    /// on another device, or has a packed dtype (`f4`, `f6`) whose values cannot be read.
     Mask,
     /// A bound of an `in` pattern could not be evaluated (a NaN bound, an unbound dim).
     Bound,
@@ -149,14 +150,17 @@ impl fmt::Display for DimBinding {
     }
 }
 
-/// How many elements a value rule looked at and how many broke it.
+/// How many elements a value rule looked at and how many broke it. Built by the guard only
+/// (`#[non_exhaustive]`: fields may be added); read its fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Counts {
-    /// Elements that break the rule.
+    /// Elements that break the rule; for [`Rule::AllIgnored`], the checked elements (all of them
+    /// unusable).
     pub violating: u64,
     /// Elements in the tensor.
     pub total: u64,
-    /// NaN elements (they break every range and `finite`).
+    /// NaN elements (they break every range, `finite` and `integral`).
     pub nan: u64,
     /// Elements equal to an ignored value (among the checked ones).
     pub ignored: u64,
@@ -477,7 +481,9 @@ impl fmt::Display for Violation {
             if counts.ignored > 0 {
                 write!(f, "; {} ignored", counts.ignored)?;
             }
-            if let Some(mask) = self.mask {
+            if let Some(mask) = self.mask
+                && counts.exempt > 0
+            {
                 write!(
                     f,
                     "; {} of {} exempt where `{mask}` is 0",

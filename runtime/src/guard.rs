@@ -6,7 +6,7 @@
 //! so nothing of the contract is evaluated. The success path allocates nothing: violations go
 //! into a `Vec` that stays empty, and dims are bound into arrays on the stack.
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{Device, Tensor};
 
 use crate::dims::{self, ArithmeticError};
 use crate::error::{ContractError, DimBinding, DimSource, Violation};
@@ -129,7 +129,8 @@ pub struct Guard<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, cons
 struct CallState<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: usize> {
     dims: [DimSlot; DIMS],
     runs: [RunSlot; RUNS],
-    device: Option<Device>,
+    /// The device of the first checked tensor, and that tensor's subject.
+    device: Option<(Device, &'static str)>,
     bounds: [BoundValue; BOUNDS],
     values: [BoundValue; VALUES],
     /// The inputs passed and the derived subjects and masks are still to come
@@ -310,7 +311,7 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
 struct Bindings<'a> {
     dims: &'a mut [DimSlot],
     runs: &'a mut [RunSlot],
-    device: &'a mut Option<Device>,
+    device: &'a mut Option<(Device, &'static str)>,
 }
 
 /// Checks the arguments and fields of one call (see [`Inputs::check`]). `Ok(true)`: they
@@ -356,7 +357,7 @@ fn check_inputs(
         checker.check_clause(index, clause, arg, &mut first_device);
     }
     if (two_phase || !spec.outputs.is_empty()) && spec.same_device {
-        *checker.bindings.device = first_device.map(|(device, _)| device.clone());
+        *checker.bindings.device = first_device.map(|(device, owner)| (device.clone(), owner));
     }
     // A relation naming a dim that only a derived subject binds is skipped here (its dim is
     // unbound) and checked with the derived subjects.
@@ -494,7 +495,7 @@ fn check_derived(
     // Every clause again: an argument's dim expression may name a dim only a derived subject
     // binds (the inputs' own checks passed, so nothing is reported twice).
     let device = checker.bindings.device.clone();
-    let mut first_device = device.as_ref().map(|d| (d, "the arguments"));
+    let mut first_device = device.as_ref().map(|(d, owner)| (d, *owner));
     for &(index, clause, arg) in &all {
         checker.check_clause(index, clause, arg, &mut first_device);
     }
@@ -545,7 +546,7 @@ fn check_output(
         checker.bind_clause(first + k, clause, arg);
     }
     let device = checker.bindings.device.clone();
-    let mut first_device = device.as_ref().map(|d| (d, "the arguments"));
+    let mut first_device = device.as_ref().map(|(d, owner)| (d, *owner));
     for (k, (clause, arg)) in spec.outputs.iter().zip(args).enumerate() {
         checker.check_clause(first + k, clause, arg, &mut first_device);
     }
@@ -1029,7 +1030,7 @@ impl Checker<'_, '_> {
                 _ => return true,
             };
             let text = self.spec.text_of(spec.text);
-            if matches!(mask.dtype(), DType::F6E2M3 | DType::F6E3M2 | DType::F4) {
+            if !scan::readable(mask.dtype()) {
                 self.violations.push(report::mask_unreadable(
                     item.clause,
                     item.element,

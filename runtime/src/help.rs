@@ -350,7 +350,7 @@ pub(crate) fn for_values(
 /// ignored would hide what the mask is there to catch.
 fn marker_under_mask(v: i128, mask: &str, mask_dtype: DType) -> String {
     let nan = if mask_dtype.is_float() {
-        " (a float mask counts NaN as non-zero)"
+        " (in a float mask, NaN counts as non-zero too)"
     } else {
         ""
     };

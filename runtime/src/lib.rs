@@ -110,7 +110,10 @@ mod tests {
         ("dims", include_str!("dims.rs")),
         ("scan", include_str!("scan/mod.rs")),
         ("scan::cpu", include_str!("scan/cpu.rs")),
+        ("scan::cpu::avx512", include_str!("scan/cpu/avx512.rs")),
+        ("scan::cpu::masked", include_str!("scan/cpu/masked.rs")),
         ("scan::device", include_str!("scan/device.rs")),
+        ("scan::parity", include_str!("scan/parity.rs")),
         ("help", include_str!("help.rs")),
         ("report", include_str!("report.rs")),
         ("value", include_str!("value.rs")),
@@ -127,13 +130,16 @@ mod tests {
                 .position(|(name, _)| *name == module || module.starts_with(&format!("{name}::")))
         };
         for (position, (module, source)) in LAYERS.iter().enumerate() {
-            for line in source.lines().filter(|l| l.starts_with("use crate::")) {
-                let path = line.trim_start_matches("use crate::");
+            let imports = source.lines().filter_map(|l| {
+                l.strip_prefix("use crate::")
+                    .or_else(|| l.strip_prefix("pub(crate) use crate::"))
+            });
+            for path in imports {
                 let used = path
                     .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                     .next()
                     .unwrap_or_default();
-                // `scan::cpu` and `scan::device` use their parent's request and outcome types.
+                // The scans use their parent's request and outcome types.
                 if used == "scan" && module.starts_with("scan::") {
                     continue;
                 }

@@ -557,7 +557,8 @@ pub(crate) fn values(failure: &ValueFailure<'_>, details: &Details) -> Vec<Viola
         // A finite float that is in range but not whole broke `integral`.
         let fractional = matches!(
             details.first_value,
-            Some(Value::Float(v, _)) if v.is_finite() && v.fract() != 0.0
+            Some(Value::Float(v, _))
+                if v.is_finite() && v.fract() != 0.0 && failure.rule.in_ranges(v)
         );
         // NaN and ±inf break `finite` when the clause says it, else the range, else `integral`.
         let rule = if values.integral && fractional {

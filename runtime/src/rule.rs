@@ -124,6 +124,30 @@ pub(crate) struct Resolved {
     pub integral: bool,
 }
 
+impl Resolved {
+    /// Whether `v` lies in one of the `in` patterns (every value does without `in`), compared as
+    /// an `f64`: for choosing what a message reports, not for the verdict.
+    pub fn in_ranges(&self, v: f64) -> bool {
+        let as_f64 = |n: Num| match n {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        };
+        self.ranges.as_ref().is_none_or(|ranges| {
+            ranges.iter().any(|range| {
+                let above = range.lo.is_none_or(|lo| v >= as_f64(lo));
+                let below = range.hi.is_none_or(|hi| {
+                    if range.inclusive {
+                        v <= as_f64(hi)
+                    } else {
+                        v < as_f64(hi)
+                    }
+                });
+                above && below
+            })
+        })
+    }
+}
+
 /// The named dims and evaluated expressions a clause's rule used, for the message.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Used {

@@ -351,8 +351,8 @@ struct Part<C> {
     /// The smallest and largest value that is neither ignored nor NaN.
     range: Option<(C, C)>,
     /// The offending values that are not NaN lie in `below` and `above`: under and over the
-    /// rule's interval (for a rule of several intervals or with ignored values, all of them in
-    /// `above`). A side whose two ends are equal holds one distinct value.
+    /// rule's interval (for a rule of several intervals, with ignored values or `integral`, all
+    /// of them in `above`). A side whose two ends are equal holds one distinct value.
     below: Option<(C, C)>,
     above: Option<(C, C)>,
 }
@@ -850,7 +850,8 @@ fn locate<T: Copy, C: Compare>(
     located
 }
 
-fn note_offending<C: Compare>(offending: &mut Vec<C>, v: C) {
+/// Adds `v` to the distinct offending values (NaN equal to NaN), up to [`OFFENDING_SHOWN`].
+pub(super) fn note_offending<C: Compare>(offending: &mut Vec<C>, v: C) {
     let seen = offending
         .iter()
         .any(|&o| o == v || (o.is_nan() && v.is_nan()));

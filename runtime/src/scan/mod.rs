@@ -63,6 +63,12 @@ pub(crate) enum Outcome {
     Failed(candle_core::Error),
 }
 
+/// Whether candle gives access to a dtype's values (not its packed `f4` / `f6` formats).
+pub(crate) fn readable(dtype: candle_core::DType) -> bool {
+    use candle_core::DType;
+    !matches!(dtype, DType::F6E2M3 | DType::F6E3M2 | DType::F4)
+}
+
 /// Whether a tensor is read in place by `cpu.rs` (a CPU tensor, unless the device path is
 /// forced); the others go to `device.rs`.
 pub(crate) fn reads_in_place(tensor: &Tensor) -> bool {

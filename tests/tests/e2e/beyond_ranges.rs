@@ -135,7 +135,7 @@ fn pad_ids_are_exempt_under_the_attention_mask_and_caught_outside_it() {
         assert!(help.contains("the data and its mask disagree"), "{help}");
         assert!(!help.contains("ignore -1"), "{help}");
         assert_eq!(
-            help.contains("a float mask counts NaN as non-zero"),
+            help.contains("in a float mask, NaN counts as non-zero too"),
             dtype == DType::F32,
             "{help}"
         );
@@ -720,6 +720,31 @@ fn nan_and_infinities_break_integral_with_their_own_rule_and_help() {
     let inf = Tensor::new(&[f32::INFINITY, 2.0], &cpu()).unwrap();
     let error = whole(&ok, &inf).unwrap_err();
     assert_eq!(only_violation(&error).rule(), Rule::Finite);
+    // Without `finite`, an infinity is no whole number either.
+    let error = whole(&inf, &ok).unwrap_err();
+    let violation = only_violation(&error);
+    assert_eq!(violation.rule(), Rule::Integral);
+    assert!(
+        !violation
+            .help()
+            .unwrap_or_default()
+            .contains("divided by 255"),
+        "{error}"
+    );
+}
+
+#[contract(x: float[N] in 0.0..3.0 integral)]
+fn small_whole(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+fn a_fraction_out_of_range_breaks_the_range_not_integral() {
+    let error = small_whole(&Tensor::new(&[7.5f32, 1.0], &cpu()).unwrap()).unwrap_err();
+    assert_eq!(only_violation(&error).rule(), Rule::Range, "{error}");
+    let error = small_whole(&Tensor::new(&[1.5f32, 1.0], &cpu()).unwrap()).unwrap_err();
+    assert_eq!(only_violation(&error).rule(), Rule::Integral, "{error}");
 }
 
 #[test]

@@ -19,7 +19,7 @@
 use candle_core::{CpuStorage, DType, Layout, Storage, Tensor};
 use rayon::prelude::*;
 
-use super::{Blocks, BulkWiden, OFFENDING_SHOWN, PARALLEL_MIN, ScanOp, dispatch, view_index};
+use super::{Blocks, BulkWiden, PARALLEL_MIN, ScanOp, dispatch, view_index};
 use crate::rule::{Compare, Details, Resolved, TypedRule};
 use crate::scan::{Outcome, Request};
 
@@ -601,13 +601,7 @@ impl<C: Compare> Tally<C> {
     }
 
     fn note_offending(&mut self, v: C) {
-        let seen = self
-            .offending
-            .iter()
-            .any(|&o| o == v || (o.is_nan() && v.is_nan()));
-        if !seen && self.offending.len() < OFFENDING_SHOWN {
-            self.offending.push(v);
-        }
+        super::note_offending(&mut self.offending, v);
     }
 
     /// Adds a later block.
