@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use candle_contracts::check;
-use candle_core::{Device, Tensor};
+use candle_core::{DType, Device, Tensor};
 
 fn size(variable: &str, default: usize) -> usize {
     std::env::var(variable)
@@ -84,5 +84,16 @@ fn main() -> candle_core::Result<()> {
     let all_distinct = Tensor::rand(1.5f32, 2f32, shape, &Device::Cpu)?;
     let t = best("f32 all bad distinct", false, || f32_rule(&all_distinct));
     report("f32 dense, all bad (distinct)", t, pass_time);
+
+    // The same rule under a u8 mask of the tensor's shape (every position checked): its failure
+    // path is separate, and reads both tensors again in full.
+    let mask = Tensor::ones(shape, DType::U8, &Device::Cpu)?;
+    let masked_rule = |x: &Tensor| check!(x: f32[N, D] in 0.0..=1.0 where mask).is_ok();
+    let masked_pass = best("masked pass", true, || masked_rule(&x));
+    report("f32 dense masked pass", masked_pass, masked_pass);
+    let t = best("masked one bad", false, || masked_rule(&one_bad));
+    report("f32 dense masked, one bad (last)", t, masked_pass);
+    let t = best("masked all bad", false, || masked_rule(&all_bad));
+    report("f32 dense masked, all bad (one value)", t, masked_pass);
     Ok(())
 }
