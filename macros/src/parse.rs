@@ -71,17 +71,7 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
         } else {
             None
         };
-        input.parse::<Token![:]>()?;
-        let spec = parse_tensor_spec(input)?;
-        let span = SpanRange {
-            first: start,
-            last: last_span(&spec),
-        };
-        return Ok(Clause::Tensor(TensorClause {
-            subject: Subject::Return(keyword.span.into(), index),
-            spec,
-            span,
-        }));
+        return tensor_clause(input, start, Subject::Return(keyword.span.into(), index));
     }
     if input.peek(syn::token::Brace) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
         let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
@@ -94,20 +84,11 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
                  e.g. `{target.sum(1)?}: f32[N] in 0.999..=1.001`",
             ));
         }
-        input.parse::<Token![:]>()?;
-        let spec = parse_tensor_spec(input)?;
-        let span = SpanRange {
-            first: start,
-            last: last_span(&spec),
+        let subject = Subject::Derived {
+            tokens: Tokens(group.stream()),
+            span: group.span().into(),
         };
-        return Ok(Clause::Tensor(TensorClause {
-            subject: Subject::Derived {
-                tokens: Tokens(group.stream()),
-                span: group.span().into(),
-            },
-            spec,
-            span,
-        }));
+        return tensor_clause(input, start, subject);
     }
     if input.peek(Token![self])
         || (input.peek(Ident::peek_any)
@@ -116,31 +97,11 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
                 || input.peek2(syn::token::Bracket)))
     {
         let subject = parse_field_subject(input)?;
-        input.parse::<Token![:]>()?;
-        let spec = parse_tensor_spec(input)?;
-        let span = SpanRange {
-            first: start,
-            last: last_span(&spec),
-        };
-        return Ok(Clause::Tensor(TensorClause {
-            subject,
-            spec,
-            span,
-        }));
+        return tensor_clause(input, start, subject);
     }
     if input.peek(Ident::peek_any) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
         let name: Ident = input.call(Ident::parse_any)?;
-        input.parse::<Token![:]>()?;
-        let spec = parse_tensor_spec(input)?;
-        let span = SpanRange {
-            first: start,
-            last: last_span(&spec),
-        };
-        return Ok(Clause::Tensor(TensorClause {
-            subject: Subject::Param(name),
-            spec,
-            span,
-        }));
+        return tensor_clause(input, start, Subject::Param(name));
     }
     if input.peek(Token![crate]) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
         let keyword: Token![crate] = input.parse()?;
@@ -203,6 +164,21 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
         "expected a clause: `name: dtype[dims] ...`, `self.field: ...`, `return: ...`, \
          a relation such as `T <= P`, or an option such as `on_violation = panic`",
     ))
+}
+
+/// The rest of a tensor clause after its subject: `: dtypes shape constraints`.
+fn tensor_clause(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::Result<Clause> {
+    input.parse::<Token![:]>()?;
+    let spec = parse_tensor_spec(input)?;
+    let span = SpanRange {
+        first: start,
+        last: last_span(&spec),
+    };
+    Ok(Clause::Tensor(TensorClause {
+        subject,
+        spec,
+        span,
+    }))
 }
 
 fn last_span(spec: &TensorSpec) -> Span {

@@ -137,10 +137,9 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let mut evaluated = Evaluated::default();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
-    let mut derived = 0u16;
     for clause in &ordered {
         let is_output = matches!(clause.subject, Subject::Return(..));
-        let mut plan = plan_clause(
+        let plan = plan_clause(
             cx_errors,
             cx,
             &mut dims,
@@ -149,10 +148,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
             &mut evaluated,
             &mut text,
         );
-        if let Access::Derived { index, .. } = &mut plan.access {
-            *index = derived;
-            derived += 1;
-        }
+
         if is_output {
             outputs.push(plan);
         } else {
@@ -766,11 +762,13 @@ fn borrowed(tokens: &TokenStream, span: Span) -> TokenStream {
     }
 }
 
-/// What the expansion evaluates in the function's scope: the value rules' bounds, and the masks.
+/// What the expansion evaluates in the function's scope: the value rules' bounds, the masks,
+/// and how many derived subjects come before the clause being planned.
 #[derive(Default)]
 struct Evaluated {
     bounds: Vec<RuntimeBound>,
     masks: Vec<MaskAccess>,
+    derived: u16,
 }
 
 fn plan_clause(
@@ -785,6 +783,7 @@ fn plan_clause(
     let Evaluated {
         bounds: runtime_bounds,
         masks,
+        derived,
     } = evaluated;
     let spec = &clause.spec;
     // The clause's parts are spans of its line in the contract's text, in the order written.
@@ -1000,14 +999,18 @@ fn plan_clause(
             Access::Param(param_ident(cx, ident)),
         ),
         Subject::Return(_, None) => (plan::Subject::Return, Access::Output(None)),
-        Subject::Derived { tokens, span } => (
-            plan::Subject::Derived(name),
-            Access::Derived {
-                index: 0,
-                tokens: borrowed(&tokens.0, span.first),
-                span: span.first,
-            },
-        ),
+        Subject::Derived { tokens, span } => {
+            let index = *derived;
+            *derived += 1;
+            (
+                plan::Subject::Derived(name),
+                Access::Derived {
+                    index,
+                    tokens: borrowed(&tokens.0, span.first),
+                    span: span.first,
+                },
+            )
+        }
         Subject::Return(_, index) => (plan::Subject::ReturnField(name), Access::Output(*index)),
         Subject::Field { root, steps } => {
             let root = if root == "self" {

@@ -11,7 +11,7 @@ use candle_core::{Device, Tensor};
 use crate::dims::{self, ArithmeticError};
 use crate::error::{ContractError, DimBinding, DimSource, Violation};
 use crate::mode::{self, Mode};
-use crate::report::{self, Known, Mismatch, RelationFound};
+use crate::report::{self, Known, MaskProblem, Mismatch, RelationFound};
 use crate::rule::BoundValue;
 use crate::scan;
 use crate::spec::{BoundSpec, ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp, Subject};
@@ -388,11 +388,12 @@ fn check_inputs(
     if mode == Mode::Full {
         // After a shape violation the derived subjects and masks are not computed: the value
         // rules that need neither are still checked.
+        let dims = &*checker.bindings.dims;
         let clauses = value_clauses(
             spec.inputs
                 .iter()
                 .zip(args)
-                .filter(|(clause, _)| !is_derived(clause) && clause.mask.is_none()),
+                .filter(|(clause, _)| read_first(spec, clause, dims)),
         );
         if !clauses.is_empty() {
             checker.check_values(&clauses, bounds);
@@ -492,11 +493,20 @@ fn check_derived(
     for &(index, clause, arg) in all.iter().filter(|(_, c, _)| is_derived(c)) {
         checker.bind_clause(index, clause, arg);
     }
-    // Every clause again: an argument's dim expression may name a dim only a derived subject
-    // binds (the inputs' own checks passed, so nothing is reported twice).
+    // The derived clauses, and the arguments' clauses again where a dim expression may name a
+    // dim only a derived subject binds (every other dim of theirs was bound by an argument and
+    // checked already, and nothing is reported twice: those checks passed).
     let device = checker.bindings.device.clone();
     let mut first_device = device.as_ref().map(|(d, owner)| (d, *owner));
-    for &(index, clause, arg) in &all {
+    let waits_for_derived = |clause: &ClauseSpec| {
+        is_derived(clause)
+            || clause
+                .shape
+                .iter()
+                .chain(&clause.sequence)
+                .any(|dim| matches!(dim, DimSpec::Expr(_)))
+    };
+    for &(index, clause, arg) in all.iter().filter(|(_, c, _)| waits_for_derived(c)) {
         checker.check_clause(index, clause, arg, &mut first_device);
     }
     checker.check_relations(false);
@@ -1030,41 +1040,26 @@ impl Checker<'_, '_> {
                 _ => return true,
             };
             let text = self.spec.text_of(spec.text);
-            if !scan::readable(mask.dtype()) {
-                self.violations.push(report::mask_unreadable(
-                    item.clause,
-                    item.element,
-                    text,
-                    mask,
-                ));
-                return false;
-            }
-            if !mask.device().same_device(item.tensor.device()) {
-                self.violations.push(report::mask_device(
-                    item.clause,
-                    item.element,
-                    text,
-                    mask,
-                    item.tensor,
-                ));
-                return false;
-            }
-            match mask.broadcast_as(item.tensor.dims()) {
-                Ok(view) => {
-                    item.mask = Some(view);
-                    true
+            let subject = item.tensor;
+            let problem = if !scan::readable(mask.dtype()) {
+                MaskProblem::Unreadable(mask)
+            } else if !mask.device().same_device(subject.device()) {
+                MaskProblem::Device { mask, subject }
+            } else {
+                match mask.broadcast_as(subject.dims()) {
+                    Ok(view) => {
+                        item.mask = Some(view);
+                        return true;
+                    }
+                    Err(_) => MaskProblem::Shape {
+                        mask: mask.dims(),
+                        dims: subject.dims(),
+                    },
                 }
-                Err(_) => {
-                    self.violations.push(report::mask_shape(
-                        item.clause,
-                        item.element,
-                        text,
-                        mask.dims(),
-                        item.tensor.dims(),
-                    ));
-                    false
-                }
-            }
+            };
+            self.violations
+                .push(report::mask(item.clause, item.element, text, problem));
+            false
         });
     }
 

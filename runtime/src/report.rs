@@ -337,77 +337,62 @@ pub(crate) fn device(
     violation
 }
 
-/// A `where` mask on another device than its subject.
-pub(crate) fn mask_device(
-    clause: &ClauseSpec,
-    element: Option<usize>,
-    mask_text: &'static str,
-    mask: &Tensor,
-    subject: &Tensor,
-) -> Violation {
-    let mut violation = Violation::new(
-        clause.subject,
-        Rule::Mask,
-        format!("a mask on {}", device_name(subject.device())),
-        format!(
-            "mask `{mask_text}` is on {}, the tensor on {}",
-            device_name(mask.device()),
-            device_name(subject.device())
-        ),
-    );
-    violation.element = element;
-    violation.mask = Some(mask_text);
-    violation.help = Some("compute the mask on the tensor's device".to_string());
-    violation
+/// What is wrong with a `where` mask, so that its clause's value rules cannot be read under it.
+pub(crate) enum MaskProblem<'a> {
+    /// On another device than its subject.
+    Device {
+        mask: &'a Tensor,
+        subject: &'a Tensor,
+    },
+    /// A packed dtype (`f4`, `f6`) whose values candle cannot read.
+    Unreadable(&'a Tensor),
+    /// Dims that do not broadcast to the subject's.
+    Shape {
+        mask: &'a [usize],
+        dims: &'a [usize],
+    },
 }
 
-/// A `where` mask of a packed dtype (`f4`, `f6`) whose values candle cannot read.
-pub(crate) fn mask_unreadable(
+/// A `where` mask that cannot be read under its clause's value rules.
+pub(crate) fn mask(
     clause: &ClauseSpec,
     element: Option<usize>,
     mask_text: &'static str,
-    mask: &Tensor,
+    problem: MaskProblem<'_>,
 ) -> Violation {
-    let mut violation = Violation::new(
-        clause.subject,
-        Rule::Mask,
-        "a mask of a readable dtype".to_string(),
-        format!(
-            "mask `{mask_text}` is {}, whose values candle cannot read",
-            mask.dtype().as_str()
+    let (expected, found, help) = match problem {
+        MaskProblem::Device { mask, subject } => (
+            format!("a mask on {}", device_name(subject.device())),
+            format!(
+                "mask `{mask_text}` is on {}, the tensor on {}",
+                device_name(mask.device()),
+                device_name(subject.device())
+            ),
+            "compute the mask on the tensor's device",
         ),
-    );
+        MaskProblem::Unreadable(mask) => (
+            "a mask of a readable dtype".to_string(),
+            format!(
+                "mask `{mask_text}` is {}, whose values candle cannot read",
+                mask.dtype().as_str()
+            ),
+            "give the mask as u8 (0 and 1), an integer or a float dtype",
+        ),
+        MaskProblem::Shape { mask, dims } => (
+            format!("a mask that broadcasts to {}", format_dims(dims)),
+            format!(
+                "mask `{mask_text}` of shape {} does not broadcast to the tensor's shape {}",
+                format_dims(mask),
+                format_dims(dims)
+            ),
+            "a mask has the tensor's shape, or dims of size 1 (or fewer leading dims) where it \
+             broadcasts; an attention mask of [B, T] masks ids of [B, T]",
+        ),
+    };
+    let mut violation = of_clause(clause, Rule::Mask, expected, found);
     violation.element = element;
     violation.mask = Some(mask_text);
-    violation.help = Some("give the mask as u8 (0 and 1), an integer or a float dtype".to_string());
-    violation
-}
-
-/// A `where` mask whose dims do not broadcast to its subject's.
-pub(crate) fn mask_shape(
-    clause: &ClauseSpec,
-    element: Option<usize>,
-    mask_text: &'static str,
-    mask_dims: &[usize],
-    dims: &[usize],
-) -> Violation {
-    let mut violation = Violation::new(
-        clause.subject,
-        Rule::Mask,
-        format!("a mask that broadcasts to {}", format_dims(dims)),
-        format!(
-            "mask `{mask_text}` of shape {} does not broadcast to the tensor's shape {}",
-            format_dims(mask_dims),
-            format_dims(dims)
-        ),
-    );
-    violation.element = element;
-    violation.mask = Some(mask_text);
-    violation.help = Some(
-        "a mask has the tensor's shape, or dims of size 1 (or fewer leading dims) where it \
-         broadcasts; an attention mask of [B, T] masks ids of [B, T]"
-            .to_string(),
-    );
+    violation.help = Some(help.to_string());
     violation
 }
 
