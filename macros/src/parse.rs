@@ -929,7 +929,7 @@ fn parse_float(lit: &LitFloat, negative: bool) -> syn::Result<(f64, String)> {
     }
 }
 
-// Canonical text of the syntax, used in messages and the rustdoc `# Contract` section.
+// One `Parse` impl per syntax type, so a test parses a clause, a shape or a dim on its own.
 
 impl Parse for Clause {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {

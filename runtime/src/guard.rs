@@ -388,12 +388,12 @@ fn check_inputs(
     if mode == Mode::Full {
         // After a shape violation the derived subjects and masks are not computed: the value
         // rules that need neither are still checked.
-        let dims = &*checker.bindings.dims;
+        // (A bound on a dim left unbound says nothing, as `value` resolves it.)
         let clauses = value_clauses(
             spec.inputs
                 .iter()
                 .zip(args)
-                .filter(|(clause, _)| read_first(spec, clause, dims)),
+                .filter(|(clause, _)| needs_nothing_later(clause)),
         );
         if !clauses.is_empty() {
             checker.check_values(&clauses, bounds);
@@ -426,7 +426,13 @@ fn read_first(spec: &ContractSpec, clause: &ClauseSpec, dims: &[DimSlot]) -> boo
                 _ => true,
             })
     });
-    !is_derived(clause) && clause.mask.is_none() && bounds_ready
+    needs_nothing_later(clause) && bounds_ready
+}
+
+/// Whether a clause is neither a derived subject nor masked: its tensors are at hand with the
+/// inputs.
+fn needs_nothing_later(clause: &ClauseSpec) -> bool {
+    !is_derived(clause) && clause.mask.is_none()
 }
 
 /// Whether a clause's subject is computed before the body (`{target.sum(1)?}: ...`).
