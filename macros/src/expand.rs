@@ -579,8 +579,8 @@ fn expand_fn(
         parts.with(guard, true)
     } else {
         // With a return clause the body runs in a closure (or `async` block). The input check
-        // runs first inside it, where the body's own items (a `const` in the body) are in
-        // scope, as without one; the guard outside keeps what it bound for the output check.
+        // runs first inside it, outside the body's own block as without one; the guard outside
+        // keeps what it bound for the output check.
         let guard = local("__cc_guard");
         let guard_in = local("__cc_guard_in");
         let output = local("__cc_output");

@@ -2,9 +2,8 @@
 //! contract can be checked against them, the body kept as untouched tokens.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
-use syn::parse::discouraged::Speculative;
-use syn::parse::{Parse, ParseStream, Parser};
-use syn::{Attribute, FnArg, Ident, Item, Pat, ReturnType, Signature, Token, Type, Visibility};
+use syn::parse::{Parse, ParseStream};
+use syn::{Attribute, FnArg, Ident, Pat, ReturnType, Signature, Token, Type, Visibility};
 
 pub struct ContractFn {
     pub attrs: Vec<Attribute>,
@@ -247,13 +246,11 @@ pub fn name_span(sig: &Signature) -> Span {
     sig.ident.span()
 }
 
-/// A function body cut where the guard goes: the inner attributes (`#![allow(..)]`), the
-/// leading items (`use`, `const`, `fn`, ...; they run nothing, and a `let` before them would
-/// trip clippy's `items_after_statements`), and the statements. Tokens stay untouched.
+/// A function body cut where the guard goes: the inner attributes (`#![allow(..)]`) and the
+/// rest. Tokens stay untouched.
 pub struct BodyParts {
     pub inner_attrs: TokenStream,
-    pub items: TokenStream,
-    pub statements: TokenStream,
+    pub rest: TokenStream,
     pub span: Span,
 }
 
@@ -273,68 +270,33 @@ impl BodyParts {
         {
             attrs_end += 3;
         }
-        let rest: TokenStream = tokens[attrs_end..].iter().cloned().collect();
-        let items_end = attrs_end + leading_items_len(rest);
         let collect = |range: &[TokenTree]| range.iter().cloned().collect::<TokenStream>();
         Self {
             inner_attrs: collect(&tokens[..attrs_end]),
-            items: collect(&tokens[attrs_end..items_end]),
-            statements: collect(&tokens[items_end..]),
+            rest: collect(&tokens[attrs_end..]),
             span: body.span(),
         }
     }
 
-    /// The body in its own braces with `prefix` after the leading items; `with_attrs` keeps
-    /// the inner attributes (they are not allowed on a closure's or an `async` block's body,
-    /// so there they go on the function's own block instead).
+    /// `{ prefix { body } }`: the guard in `prefix` runs first, in a scope the body's own items
+    /// (a `const`, a `use`) do not reach, since a contract's names resolve as in the signature;
+    /// the body keeps its items first in its own block (no `items_after_statements`).
+    /// `with_attrs` keeps the inner attributes (they are not allowed on a closure's or an
+    /// `async` block's body, so there they go on the function's own block instead).
     pub fn with(&self, prefix: TokenStream, with_attrs: bool) -> TokenStream {
         let mut stream = if with_attrs {
             self.inner_attrs.clone()
         } else {
             TokenStream::new()
         };
-        stream.extend(self.items.clone());
         stream.extend(prefix);
-        stream.extend(self.statements.clone());
-        // The body's own braces: a block of ours nested in it would trip rustc's
-        // `unused_braces` on a one-line body.
+        // Our own span on the inner braces, so that rustc's `unused_braces` (which skips
+        // expansions) does not flag them on a one-line body.
+        let mut body = Group::new(Delimiter::Brace, self.rest.clone());
+        body.set_span(Span::call_site().located_at(self.span));
+        stream.extend([TokenTree::Group(body)]);
         let mut block = Group::new(Delimiter::Brace, stream);
         block.set_span(self.span);
         TokenTree::Group(block).into()
     }
-}
-
-/// How many token trees the body's leading items take. A body that does not parse has none: the
-/// guard goes first and rustc reports the body's own error.
-fn leading_items_len(tokens: TokenStream) -> usize {
-    let parser = |input: ParseStream<'_>| {
-        let mut count = 0;
-        loop {
-            let fork = input.fork();
-            // A macro call (`println!(..);`) may run code: it is a statement here.
-            match fork.parse::<Item>() {
-                Ok(Item::Macro(_) | Item::Verbatim(_)) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let mut cursor = input.cursor();
-            while cursor != fork.cursor() {
-                let Some((_, next)) = cursor.token_tree() else {
-                    break;
-                };
-                cursor = next;
-                count += 1;
-            }
-            input.advance_to(&fork);
-        }
-        // The rest is left to rustc.
-        input.step(|cursor| {
-            let mut rest = *cursor;
-            while let Some((_, next)) = rest.token_tree() {
-                rest = next;
-            }
-            Ok(((), rest))
-        })?;
-        Ok(count)
-    };
-    parser.parse2(tokens).unwrap_or(0)
 }

@@ -129,6 +129,6 @@ impl Scorer for Softmax {
                 __cc_value
             });
         }
-        Box::pin(async move { candle_nn::ops::softmax_last_dim(logits) })
+        { Box::pin(async move { candle_nn::ops::softmax_last_dim(logits) }) }
     }
 }

@@ -313,5 +313,5 @@ fn embed(
             );
         }
     }
-    embeddings.embedding(&input_ids.flatten_all()?)
+    { embeddings.embedding(&input_ids.flatten_all()?) }
 }

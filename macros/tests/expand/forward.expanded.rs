@@ -211,8 +211,10 @@ impl Embedding {
                     ::candle_contracts::__private::into_error(__cc_error),
                 );
             }
-            let (b, t) = ids.dims2()?;
-            self.table.index_select(&ids.flatten_all()?, 0)?.reshape((b, t, ()))
+            {
+                let (b, t) = ids.dims2()?;
+                self.table.index_select(&ids.flatten_all()?, 0)?.reshape((b, t, ()))
+            }
         });
         if let ::core::result::Result::Err(__cc_error) = __cc_guard
             .check_output(|| match &__cc_output {
@@ -356,7 +358,7 @@ async fn scale(x: &Tensor) -> Tensor {
                 return __cc_fake;
             }
         }
-        x.clone()
+        { x.clone() }
     }
         .await;
     if let ::core::result::Result::Err(__cc_error) = __cc_guard

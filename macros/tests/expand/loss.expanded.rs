@@ -140,5 +140,5 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
             ::candle_contracts::__private::into_error(__cc_error),
         );
     }
-    candle_nn::loss::cross_entropy(logits, target)
+    { candle_nn::loss::cross_entropy(logits, target) }
 }

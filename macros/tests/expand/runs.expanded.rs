@@ -120,7 +120,7 @@ fn layer_norm(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
                 ::candle_contracts::__private::into_error(__cc_error),
             );
         }
-        candle_nn::ops::rms_norm(x, weight, 1e-5)
+        { candle_nn::ops::rms_norm(x, weight, 1e-5) }
     });
     if let ::core::result::Result::Err(__cc_error) = __cc_guard
         .check_output(|| match &__cc_output {
