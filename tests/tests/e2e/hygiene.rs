@@ -134,6 +134,7 @@ fn an_impl_trait_inside_the_return_type_is_left_to_inference() {
 fn items_first(x: &Tensor) -> Result<Tensor> {
     use candle_core::Module as _;
     const K: usize = 3;
+    let _ = K;
     candle_nn::Activation::Relu.forward(x)
 }
 
