@@ -369,7 +369,11 @@ fn evaluated_array(p: &TokenStream, items: &[RuntimeBound]) -> TokenStream {
     let values = items.iter().map(|item| {
         let tokens = &item.tokens;
         let sp = respan(p, item.span);
-        quote_spanned!(item.span=> #sp::bound(&(#tokens)))
+        if item.dim {
+            quote_spanned!(item.span=> #sp::dim_value(&(#tokens)))
+        } else {
+            quote_spanned!(item.span=> #sp::bound(&(#tokens)))
+        }
     });
     quote!([#(#values),*])
 }

@@ -10,7 +10,7 @@ use crate::ctxt::Ctxt;
 use crate::syntax::{
     AllowAll, ArithOp, BoundExpr, Clause, CmpOp, Constraint, CratePath, DTypeName, Dim, DimExpr,
     FieldStep, IgnoreValue, Mask, OptionClause, Pattern, Relation, Shape, SpanRange, Subject,
-    TensorClause, TensorSpec, Tokens, code_list, kw, options_list,
+    TensorClause, TensorSpec, Tokens, code_list, code_text, kw, options_list,
 };
 
 /// Splits a token stream at its top-level commas. Commas inside brackets, parentheses and
@@ -792,7 +792,15 @@ fn parse_bound(input: ParseStream<'_>, context: &str) -> syn::Result<BoundExpr> 
         ));
     }
     if input.peek(Ident) {
-        return Ok(BoundExpr::Name(input.parse()?));
+        let ident: Ident = input.parse()?;
+        let continues = input.peek(Token![::])
+            || (input.peek(Token![.]) && !input.peek(Token![..]))
+            || input.peek(syn::token::Paren)
+            || input.peek(Token![as]);
+        if continues {
+            return Err(unbraced_expression(input, ident));
+        }
+        return Ok(BoundExpr::Name(ident));
     }
     if input.peek(syn::token::Brace) {
         let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
@@ -813,6 +821,40 @@ fn parse_bound(input: ParseStream<'_>, context: &str) -> syn::Result<BoundExpr> 
         "expected a bound {context}: a number, a dim, a parameter or a braced expression \
          such as `{{self.vocab_size}}`"
     )))
+}
+
+/// A bound written as a path or an expression (`f64::MAX`, `cfg.num_labels`): the error that
+/// says to brace it, spanned on all of it.
+fn unbraced_expression(input: ParseStream<'_>, first: Ident) -> syn::Error {
+    let mut tokens = TokenStream::from(TokenTree::Ident(first));
+    // A reserved word ends the expression unless it follows `::` or `.` (`f64::MAX`).
+    let mut joined = false;
+    loop {
+        let ends = input.is_empty()
+            || input.peek(Token![,])
+            || input.peek(Token![|])
+            || input.peek(Token![..]);
+        let reserved = input.peek(Ident)
+            && input
+                .fork()
+                .parse::<Ident>()
+                .is_ok_and(|ident| kw::RESERVED.contains(&ident.to_string().as_str()));
+        if ends || (reserved && !joined) {
+            break;
+        }
+        match input.parse::<TokenTree>() {
+            Ok(token) => {
+                joined = matches!(&token, TokenTree::Punct(p) if p.as_char() == ':' || p.as_char() == '.');
+                tokens.extend([token]);
+            }
+            Err(_) => break,
+        }
+    }
+    let text = code_text(&tokens);
+    syn::Error::new_spanned(
+        &tokens,
+        format!("a bound that is a path or an expression goes in braces: write `{{{text}}}`"),
+    )
 }
 
 fn parse_ignore_value(input: ParseStream<'_>) -> syn::Result<IgnoreValue> {
@@ -965,4 +1007,48 @@ impl Parse for Constraint {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         parse_constraint(input)
     }
+}
+
+/// How the real number a float literal's digits spell (`-0.1`, `2.5e-3`: syn's base-10 digits,
+/// sign included) compares with `value`, the `f64` Rust rounds it to: `Equal` when the literal
+/// is exactly that `f64`.
+pub fn literal_vs_f64(digits: &str, value: f64) -> std::cmp::Ordering {
+    let (negative, digits) = match digits.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, digits),
+    };
+    // Rust prints a float with a given precision exactly; an f64 has at most 767 significant
+    // decimal digits.
+    let exact = format!("{:.1100e}", value.abs());
+    let magnitude = decimal_magnitude(digits).cmp(&decimal_magnitude(&exact));
+    if negative {
+        magnitude.reverse()
+    } else {
+        magnitude
+    }
+}
+
+/// A decimal as `(non-zero, exponent of its first digit, digits without leading or trailing
+/// zeros)`, which orders as the numbers do for non-negative decimals.
+fn decimal_magnitude(text: &str) -> (bool, i64, String) {
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(at) => (&text[..at], text[at + 1..].parse::<i64>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = int
+        .chars()
+        .chain(frac.chars())
+        .filter(char::is_ascii_digit)
+        .collect();
+    let leading = all.len() - all.trim_start_matches('0').len();
+    let digits = all
+        .trim_start_matches('0')
+        .trim_end_matches('0')
+        .to_string();
+    if digits.is_empty() {
+        return (false, 0, String::new());
+    }
+    let first = exponent + int.len() as i64 - leading as i64;
+    (true, first, digits)
 }

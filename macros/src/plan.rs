@@ -145,6 +145,8 @@ impl From<ArithOp> for ExprOp {
 pub enum BoundSpec {
     Int(i128),
     Float(f64),
+    /// A float literal no `f64` equals: the nearest, and whether the literal is above it.
+    Inexact(f64, bool),
     Dim(u16),
     Runtime(u16, TextSpan),
 }
@@ -210,6 +212,8 @@ pub struct RuntimeBound {
     pub span: Span,
     /// As written, for messages (values from scope in dims and relations).
     pub text: String,
+    /// A value in a shape's dim: it must be a `usize`.
+    pub dim: bool,
 }
 
 /// A byte range of the contract's text.
@@ -528,6 +532,15 @@ impl ToTokens for InCrate<'_, BoundSpec> {
             BoundSpec::Float(v) => {
                 let v = float_tokens(*v);
                 quote!(#p::BoundSpec::Float(#v))
+            }
+            BoundSpec::Inexact(v, above) => {
+                let v = float_tokens(*v);
+                let side = if *above {
+                    quote!(#p::Side::Above)
+                } else {
+                    quote!(#p::Side::Below)
+                };
+                quote!(#p::BoundSpec::Inexact(#v, #side))
             }
             BoundSpec::Dim(id) => quote!(#p::BoundSpec::Dim(#id)),
             BoundSpec::Runtime(index, text) => {

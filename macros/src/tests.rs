@@ -697,3 +697,40 @@ fn clause_parts_are_spans_of_the_contract_text() {
     );
     assert!(ids.dtypes_span.start as usize > text.text.find('\n').unwrap());
 }
+
+/// Against Python's `Decimal(float)` expansions: 0.1 -> 0.1000000000000000055..., 0.3 ->
+/// 0.2999999999999999888..., 1e23 -> 99999999999999991611392.
+#[test]
+fn a_float_literal_is_compared_with_its_f64_exactly() {
+    use std::cmp::Ordering::*;
+    let side = |text: &str| crate::parse::literal_vs_f64(text, text.parse().unwrap());
+    assert_eq!(side("0.1"), Less);
+    assert_eq!(side("0.3"), Greater);
+    assert_eq!(side("-0.1"), Greater);
+    assert_eq!(side("-0.3"), Less);
+    assert_eq!(side("1e23"), Greater);
+    assert_eq!(side("2.3"), Greater);
+    for exact in ["0.5", "0.0", "-0.0", "100.0", "2.5e10", "0.125", "1e0"] {
+        if let Ok(value) = exact.parse::<f64>() {
+            assert_eq!(crate::parse::literal_vs_f64(exact, value), Equal, "{exact}");
+        }
+    }
+    // 2^-1074, the smallest subnormal, written out in full; and one digit more.
+    let tiny = format!("{:.1100e}", 5e-324f64);
+    assert_eq!(crate::parse::literal_vs_f64(&tiny, 5e-324), Equal);
+    let beyond = tiny.replace("e-324", "1e-324");
+    assert_eq!(crate::parse::literal_vs_f64(&beyond, 5e-324), Greater);
+    let (one_above, one_below) = (
+        "0.10000000000000000555111512312578270211815834045410156251",
+        "0.10000000000000000555111512312578270211815834045410156249",
+    );
+    assert_eq!(crate::parse::literal_vs_f64(one_above, 0.1), Greater);
+    assert_eq!(crate::parse::literal_vs_f64(one_below, 0.1), Less);
+    assert_eq!(
+        crate::parse::literal_vs_f64(
+            "0.1000000000000000055511151231257827021181583404541015625",
+            0.1
+        ),
+        Equal
+    );
+}

@@ -6,11 +6,12 @@ use std::collections::{BTreeMap, HashSet};
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
-use syn::Ident;
+use syn::{Ident, Type};
 
 use crate::ctxt::Ctxt;
 use crate::dtype::{self, Kind};
 use crate::item::{Output, Param, is_sequence_type, plainly_not_a_tensor};
+use crate::parse::literal_vs_f64;
 use crate::plan::{
     self, Access, AllowAll, BoundSpec, ClauseSpec, ContractText, DimExprSpec, DimSpec, ExprOp,
     Failure, IgnoreSpec, MaskAccess, Plan, RangeSpec, RelationSpec, RuntimeBound, Step, TextSpan,
@@ -56,6 +57,9 @@ struct Dims {
     runs: Vec<String>,
     /// Values from scope used in dim expressions and relations.
     values: Vec<RuntimeBound>,
+    /// Whether the expression being resolved is a shape's dim, whose values from scope must
+    /// be `usize`s (a relation compares any integer).
+    in_shape: bool,
 }
 
 impl Dims {
@@ -123,7 +127,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         .copied()
         .collect();
     let mut dims = collect_dims(cx_errors, cx, &ordered);
-    check_returns(cx_errors, &ordered);
+    check_returns(cx_errors, cx, &ordered);
 
     let doc: Vec<String> = clauses
         .iter()
@@ -345,7 +349,7 @@ fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorClause]) {
 }
 
 /// `return` and `return.0` do not mix, and each tuple element has one clause.
-fn check_returns(cx_errors: &Ctxt, ordered: &[&TensorClause]) {
+fn check_returns(cx_errors: &Ctxt, cx: &Context, ordered: &[&TensorClause]) {
     let returns: Vec<(SpanRange, Option<u32>)> = ordered
         .iter()
         .filter_map(|c| match c.subject {
@@ -360,6 +364,55 @@ fn check_returns(cx_errors: &Ctxt, ordered: &[&TensorClause]) {
             "`return` and `return.0` in one contract: a `return` clause checks a tensor, \
              `return.0`, `return.1`, ... the elements of a returned tuple; use one form",
         );
+    }
+    // `return.0` on a function that returns a tensor: rustc would only say that `Tensor`'s
+    // field `0` is private.
+    if let Some(tensor) = returned_tensor_type(&cx.output)
+        && let Some((span, Some(index))) = returns.iter().find(|(_, i)| i.is_some())
+    {
+        cx_errors.error_at(
+            *span,
+            format!(
+                "`return.{index}` names an element of a returned tuple, but `{}` returns a \
+                 `{tensor}`, not a tuple: write `return: ...`",
+                cx.function
+            ),
+        );
+    }
+}
+
+/// The name of the returned value's type when it is certainly a tensor (`Tensor`, `&Tensor`,
+/// `Result<Tensor>`), not a tuple.
+fn returned_tensor_type(output: &Output) -> Option<String> {
+    let ty = match output {
+        Output::Result(ty) => {
+            let Type::Path(path) = ty else { return None };
+            let syn::PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments
+            else {
+                return None;
+            };
+            match args.args.first()? {
+                syn::GenericArgument::Type(ty) => ty,
+                _ => return None,
+            }
+        }
+        Output::Other(ty) => ty,
+        Output::Unit | Output::BoxedFuture { .. } => return None,
+    };
+    let ty = match ty {
+        Type::Reference(reference) => &*reference.elem,
+        ty => ty,
+    };
+    match ty {
+        Type::Path(path)
+            if path.qself.is_none()
+                && path.path.segments.last().is_some_and(|s| {
+                    s.ident == "Tensor" && matches!(s.arguments, syn::PathArguments::None)
+                }) =>
+        {
+            Some("Tensor".to_string())
+        }
+        _ => None,
     }
 }
 
@@ -473,6 +526,7 @@ fn collect_dims(cx_errors: &Ctxt, cx: &Context, ordered: &[&TensorClause]) -> Di
         idents: Vec::new(),
         runs: Vec::new(),
         values: Vec::new(),
+        in_shape: false,
     };
     for clause in ordered {
         let is_input = !matches!(clause.subject, Subject::Return(..));
@@ -525,10 +579,17 @@ fn collect_dims(cx_errors: &Ctxt, cx: &Context, ordered: &[&TensorClause]) -> Di
 
 /// A value from scope for a dim expression or relation: its index in `dims.values`.
 fn scope_value(dims: &mut Dims, tokens: TokenStream, span: Span, text: String) -> u16 {
+    let dim = dims.in_shape;
     if let Some(index) = dims.values.iter().position(|v| v.text == text) {
+        dims.values[index].dim |= dim;
         return index as u16;
     }
-    dims.values.push(RuntimeBound { tokens, span, text });
+    dims.values.push(RuntimeBound {
+        tokens,
+        span,
+        text,
+        dim,
+    });
     (dims.values.len() - 1) as u16
 }
 
@@ -1105,7 +1166,9 @@ fn plan_shape(
             Dim::Expr(expr) => {
                 let mut ops = Vec::new();
                 let mut used = Vec::new();
+                dims.in_shape = true;
                 resolve_expr(cx_errors, cx, dims, expr, &mut ops, &mut used);
+                dims.in_shape = false;
                 check_stack_depth(cx_errors, expr);
                 if !is_output {
                     check_bound_by_inputs(cx_errors, dims, &used);
@@ -1172,6 +1235,7 @@ impl Added<'_> {
             tokens,
             span,
             text: written,
+            dim: false,
         });
         (index, at)
     }
@@ -1192,6 +1256,9 @@ fn plan_pattern(
     match pattern {
         Pattern::Single(bound) => {
             let value = resolve(cx_errors, bound);
+            if let BoundExpr::Float { value, text, span } = bound {
+                inexact_single_value(cx_errors, *value, text, *span, "a single value in `in`");
+            }
             if let Some(v) = literal(bound)
                 && !facts.members.is_empty()
                 && !facts
@@ -1281,6 +1348,7 @@ fn plan_bound_copy(bound: &Option<BoundSpec>) -> Option<BoundSpec> {
     bound.as_ref().map(|b| match b {
         BoundSpec::Int(v) => BoundSpec::Int(*v),
         BoundSpec::Float(v) => BoundSpec::Float(*v),
+        BoundSpec::Inexact(v, above) => BoundSpec::Inexact(*v, *above),
         BoundSpec::Dim(v) => BoundSpec::Dim(*v),
         BoundSpec::Runtime(i, text) => BoundSpec::Runtime(*i, *text),
     })
@@ -1325,7 +1393,10 @@ fn plan_bound(
                     format!("negative bound `{text}` on an unsigned clause"),
                 );
             }
-            Some(BoundSpec::Float(*value))
+            Some(match literal_vs_f64(text, *value) {
+                std::cmp::Ordering::Equal => BoundSpec::Float(*value),
+                side => BoundSpec::Inexact(*value, side.is_gt()),
+            })
         }
         BoundExpr::Name(ident) => {
             let name = ident.to_string();
@@ -1431,6 +1502,7 @@ fn check_ignore_value(
                     ),
                 );
             }
+            inexact_single_value(cx_errors, *v, text, *span, "an ignored value");
             IgnoreSpec::Float(*v)
         }
         IgnoreValue::Block { tokens, span } => {
@@ -1451,5 +1523,20 @@ fn check_ignore_value(
             }
             IgnoreSpec::Max
         }
+    }
+}
+
+/// A single float value (`in 0.5`, `ignore 0.1`) is compared exactly, so one that no float
+/// equals (`0.1`) would match nothing: an error, never a rule that silently checks nothing.
+fn inexact_single_value(cx_errors: &Ctxt, value: f64, text: &str, span: SpanRange, what: &str) {
+    if literal_vs_f64(text, value).is_ne() {
+        cx_errors.error_at(
+            span,
+            format!(
+                "`{text}` as {what} matches nothing: values are compared exactly, and no float \
+                 dtype holds {text} (the nearest f64 is {value:.20}); write a range around it, \
+                 or a value a float holds exactly (such as `0.5`)"
+            ),
+        );
     }
 }

@@ -183,7 +183,7 @@ fn largest_allowed(rule: &Resolved) -> Option<i128> {
         [range] if matches!(range.lo, Some(Num::Int(0))) => match range.hi? {
             Num::Int(hi) if range.inclusive => Some(hi),
             Num::Int(hi) => hi.checked_sub(1),
-            Num::Float(_) => None,
+            Num::Float(_) | Num::Inexact(..) => None,
         },
         _ => None,
     }
@@ -200,7 +200,7 @@ fn bound_the_value_rounds_to(rule: &Resolved, value: Value) -> Option<f64> {
         [range.lo, range.hi]
             .into_iter()
             .find_map(|bound| match bound {
-                Some(Num::Float(b)) if b == shown && b != v => Some(b),
+                Some(Num::Float(b) | Num::Inexact(b, _)) if b == shown && b != v => Some(b),
                 Some(Num::Int(b)) if b as f64 == shown && b as f64 != v => Some(b as f64),
                 _ => None,
             })
@@ -215,11 +215,7 @@ fn starts_at_zero(rule: &Resolved) -> bool {
 }
 
 fn as_f64(n: Option<Num>) -> Option<f64> {
-    match n {
-        Some(Num::Int(v)) => Some(v as f64),
-        Some(Num::Float(v)) => Some(v),
-        None => None,
-    }
+    n.map(Num::approx)
 }
 
 /// `0..=1` (or `0.0..=1.0`): probabilities, masks scaled to 0..1.

@@ -12,7 +12,8 @@ pub use crate::scan::range_passes;
 pub use crate::scan::{device_transfers, force_device_path};
 pub use crate::spec::{
     AllowAll, BoundSpec, ClauseSpec, CmpOp, ConstantProbe, ContractSpec, DTypeSet, DimExprSpec,
-    DimSpec, ExprOp, IgnoreSpec, MaskSpec, RangeSpec, RelationSpec, Subject, TextSpan, ValueSpec,
+    DimSpec, ExprOp, IgnoreSpec, MaskSpec, RangeSpec, RelationSpec, Side, Subject, TextSpan,
+    ValueSpec,
 };
 
 /// Types a tensor clause can name: a tensor, a reference or smart pointer to one, a `Var`, or
@@ -67,6 +68,43 @@ forward_tensor_arg!(&T, &mut T, Box<T>, std::rc::Rc<T>, std::sync::Arc<T>);
 #[inline]
 pub fn bound<T: IntoBound + ?Sized>(value: &T) -> BoundValue {
     value.to_bound()
+}
+
+/// A value from scope in a shape's dim (`f32[N, {cfg.hidden_size}]`), as the guard takes it.
+pub fn dim_value<T: IntoDim + ?Sized>(value: &T) -> BoundValue {
+    value.to_dim()
+}
+
+/// What a braced dim may be: a `usize` (or a reference to one), as candle's dims are; an
+/// `Option<usize>` that is `None` skips what needs the dim.
+#[diagnostic::on_unimplemented(
+    message = "a braced dim is a `usize`, not `{Self}`",
+    label = "this dim's value has type `{Self}`",
+    note = "dims are candle's `usize` sizes: give the value that type, or convert it where it \
+            is written, e.g. `{{n as usize}}` for a value known to be non-negative"
+)]
+pub trait IntoDim {
+    /// The value as the guard takes it.
+    fn to_dim(&self) -> BoundValue;
+}
+
+impl IntoDim for usize {
+    fn to_dim(&self) -> BoundValue {
+        BoundValue::Int(*self as i128)
+    }
+}
+
+impl<T: IntoDim> IntoDim for Option<T> {
+    fn to_dim(&self) -> BoundValue {
+        self.as_ref().map_or(BoundValue::Absent, IntoDim::to_dim)
+    }
+}
+
+// `&usize` alone, not every `&T`: rustc then names the user's type at the user's braces.
+impl IntoDim for &usize {
+    fn to_dim(&self) -> BoundValue {
+        (**self).to_dim()
+    }
 }
 
 /// Error types a contracted function can return: any `E: From<ContractError>`, which includes

@@ -482,7 +482,7 @@ fn ignored_text(written: &str, resolved: &[Ignore]) -> String {
         .iter()
         .map(|ignore| match ignore {
             Ignore::Value(Num::Int(v)) => v.to_string(),
-            Ignore::Value(Num::Float(v)) => v.to_string(),
+            Ignore::Value(Num::Float(v) | Num::Inexact(v, _)) => v.to_string(),
             Ignore::Max => "MAX".to_string(),
         })
         .collect();

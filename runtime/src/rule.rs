@@ -11,6 +11,7 @@
 use candle_core::DType;
 
 use crate::error::{Counts, DimBinding, Value};
+use crate::spec::Side;
 
 /// A bound computed at call time from an integer parameter or a braced expression.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,6 +95,26 @@ impl<T: IntoBound + ?Sized> IntoBound for &T {
 pub(crate) enum Num {
     Int(i128),
     Float(f64),
+    /// A float literal strictly between two adjacent `f64`s: the nearest one, and the side.
+    Inexact(f64, Side),
+}
+
+impl Num {
+    /// The nearest `f64`, for messages and for choosing what they report.
+    pub fn approx(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) | Num::Inexact(f, _) => f,
+        }
+    }
+}
+
+/// The adjacent `f64`s `(a, b)` with `a < real < b` for an inexact literal.
+fn neighbours(nearest: f64, side: Side) -> (f64, f64) {
+    match side {
+        Side::Above => (nearest, nearest.next_up()),
+        Side::Below => (nearest.next_down(), nearest),
+    }
 }
 
 /// One `in` pattern with its bounds resolved.
@@ -128,10 +149,7 @@ impl Resolved {
     /// Whether `v` lies in one of the `in` patterns (every value does without `in`), compared as
     /// an `f64`: for choosing what a message reports, not for the verdict.
     pub fn in_ranges(&self, v: f64) -> bool {
-        let as_f64 = |n: Num| match n {
-            Num::Int(i) => i as f64,
-            Num::Float(f) => f,
-        };
+        let as_f64 = Num::approx;
         self.ranges.as_ref().is_none_or(|ranges| {
             ranges.iter().any(|range| {
                 let above = range.lo.is_none_or(|lo| v >= as_f64(lo));
@@ -249,6 +267,9 @@ macro_rules! int_compare {
                     Some(Num::Float(v)) if v == f64::NEG_INFINITY => min,
                     Some(Num::Float(v)) if v == f64::INFINITY => return None,
                     Some(Num::Float(v)) => v.ceil() as i128,
+                    // No integer lies strictly between adjacent f64s below 2^53; above, every
+                    // f64 is whole and an integer dtype's values are compared as the nearest.
+                    Some(Num::Inexact(v, side)) => neighbours(v, side).1.ceil() as i128,
                 };
                 let hi = match interval.hi {
                     None => max,
@@ -258,6 +279,8 @@ macro_rules! int_compare {
                     Some(Num::Float(v)) if v == f64::NEG_INFINITY => return None,
                     Some(Num::Float(v)) if interval.inclusive => v.floor() as i128,
                     Some(Num::Float(v)) => (v.ceil() as i128).checked_sub(1)?,
+                    // v < real and v <= real agree: no integer equals an inexact literal.
+                    Some(Num::Inexact(v, side)) => neighbours(v, side).0.floor() as i128,
                 };
                 let (lo, hi) = (lo.max(min), hi.min(max));
                 (lo <= hi).then(|| (lo as $t, hi as $t))
@@ -273,7 +296,7 @@ macro_rules! int_compare {
                     Num::Float(v) if v.fract() == 0.0 && v.is_finite() => {
                         <$t>::try_from(v as i128).ok()
                     }
-                    Num::Float(_) => None,
+                    Num::Float(_) | Num::Inexact(..) => None,
                 }
             }
 
@@ -342,13 +365,18 @@ macro_rules! float_compare {
                     None => <$t>::NEG_INFINITY,
                     Some(Num::Int(v)) => $up(f64_up(v)),
                     Some(Num::Float(v)) => $up(v),
+                    // The smallest value >= real is the smallest >= the f64 above it.
+                    Some(Num::Inexact(v, side)) => $up(neighbours(v, side).1),
                 };
                 let hi = match interval.hi {
                     None => <$t>::INFINITY,
+                    // No value equals an inexact literal, so `<` and `<=` agree: the largest
+                    // value <= the f64 below it.
+                    Some(Num::Inexact(v, side)) => $down(neighbours(v, side).0),
                     Some(bound) => {
                         let (up, down) = match bound {
                             Num::Int(v) => ($up(f64_up(v)), $down(f64_down(v))),
-                            Num::Float(v) => ($up(v), $down(v)),
+                            Num::Float(v) | Num::Inexact(v, _) => ($up(v), $down(v)),
                         };
                         // v < hi  <=>  v <= the largest value below the smallest value >= hi
                         // (there is none below -inf).
@@ -380,6 +408,7 @@ macro_rules! float_compare {
                         if f.abs() < 9.0e15 { f } else { return None }
                     }
                     Num::Float(v) => v,
+                    Num::Inexact(..) => return None,
                 };
                 let r = v as $t;
                 (r as f64 == v).then_some(r)
@@ -535,6 +564,43 @@ mod tests {
         );
         assert_eq!(f32::exact(Float(0.1)), None);
         assert_eq!(f32::exact(Float(0.5)), Some(0.5));
+    }
+
+    #[test]
+    fn an_inexact_literal_compares_as_the_real_number_written() {
+        use Num::*;
+        // f64 0.1 is 0.1000000000000000055..., above the real 0.1; f64 0.3 is below 0.3.
+        let tenth = Inexact(0.1, Side::Below);
+        let three_tenths = Inexact(0.3, Side::Above);
+        for inclusive in [true, false] {
+            let (_, hi) = f64::interval(range(None, Some(tenth), inclusive), false).unwrap();
+            assert_eq!(hi, 0.1f64.next_down());
+            let (_, hi) = f64::interval(range(None, Some(three_tenths), inclusive), false).unwrap();
+            assert_eq!(hi, 0.3);
+            // f32 0.1 is 0.100000001490116..., above 0.1 too.
+            let (_, hi) = f32::interval(range(None, Some(tenth), inclusive), false).unwrap();
+            assert_eq!(hi, 0.1f32.next_down());
+        }
+        let (lo, _) = f64::interval(range(Some(tenth), None, true), false).unwrap();
+        assert_eq!(lo, 0.1);
+        let (lo, _) = f64::interval(range(Some(three_tenths), None, true), false).unwrap();
+        assert_eq!(lo, 0.3f64.next_up());
+        // A single inexact value is no value of any float dtype.
+        assert_eq!(
+            f64::interval(range(Some(tenth), Some(tenth), true), false),
+            None
+        );
+        assert_eq!(
+            f32::interval(range(Some(tenth), Some(tenth), true), false),
+            None
+        );
+        assert_eq!(f64::exact(tenth), None);
+        // An integer dtype in a mixed clause: 0.1..2.3 holds 1 and 2.
+        let two_point_three = Inexact(2.3, Side::Above);
+        assert_eq!(
+            i64::interval(range(Some(tenth), Some(two_point_three), false), false),
+            Some((1, 2))
+        );
     }
 
     #[test]

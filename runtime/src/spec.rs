@@ -295,13 +295,25 @@ pub struct RangeSpec {
 pub enum BoundSpec {
     /// An integer literal.
     Int(i128),
-    /// A float literal.
+    /// A float literal that is exactly this `f64`.
     Float(f64),
+    /// A float literal no `f64` equals (`0.1`): the nearest `f64`, and on which side of it
+    /// the number written lies, so that comparisons stay exact for every float dtype.
+    Inexact(f64, Side),
     /// A named dim.
     Dim(u16),
     /// An integer parameter or a braced expression, evaluated before the body; the index into
     /// the bounds the expansion passes, and the text as written.
     Runtime(u16, TextSpan),
+}
+
+/// On which side of the nearest `f64` a float literal's real number lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The number written is above its nearest `f64` (`0.3` is above 0.29999999999999998890).
+    Above,
+    /// The number written is below its nearest `f64` (`0.1` is below 0.10000000000000000555).
+    Below,
 }
 
 /// An ignored value.

@@ -48,7 +48,7 @@ impl Resolver<'_> {
         };
         let shown = match value {
             Num::Int(v) => v.to_string(),
-            Num::Float(v) => v.to_string(),
+            Num::Float(v) | Num::Inexact(v, _) => v.to_string(),
         };
         if !self.used.values.iter().any(|(t, _)| *t == text) {
             self.used.values.push((text, shown));
@@ -61,6 +61,7 @@ impl Resolver<'_> {
         match bound {
             BoundSpec::Int(v) => Ok(Some(Num::Int(v))),
             BoundSpec::Float(v) => Ok(Some(Num::Float(v))),
+            BoundSpec::Inexact(v, side) => Ok(Some(Num::Inexact(v, side))),
             BoundSpec::Dim(id) => match (self.dim_value)(id) {
                 Some(binding) => {
                     let value = binding.value;

@@ -123,10 +123,16 @@ fn embed(
                             ranges: &[
                                 ::candle_contracts::__private::RangeSpec {
                                     lo: ::core::option::Option::Some(
-                                        ::candle_contracts::__private::BoundSpec::Float(0.999f64),
+                                        ::candle_contracts::__private::BoundSpec::Inexact(
+                                            0.999f64,
+                                            ::candle_contracts::__private::Side::Above,
+                                        ),
                                     ),
                                     hi: ::core::option::Option::Some(
-                                        ::candle_contracts::__private::BoundSpec::Float(1.001f64),
+                                        ::candle_contracts::__private::BoundSpec::Inexact(
+                                            1.001f64,
+                                            ::candle_contracts::__private::Side::Above,
+                                        ),
                                     ),
                                     inclusive: true,
                                 },

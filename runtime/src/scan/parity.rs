@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use crate::error::{Counts, Value};
 use crate::rule::{Details, Ignore, Interval, Num, Resolved, decode_e8m0};
 use crate::scan::{Outcome, Request, cpu, device};
+use crate::spec::Side;
 
 /// Every dtype a scan reads.
 const SUBJECT_DTYPES: [DType; 11] = [
@@ -84,6 +85,12 @@ fn pick() -> impl Strategy<Value = Pick> {
         1 => Just(f64::INFINITY),
         1 => Just(f64::NEG_INFINITY),
         2 => -3.0f64..12.0,
+        // At and next to the inexact bounds below (f64 0.1 is above the real 0.1, f64 0.3
+        // below the real 0.3); each dtype stores its own nearest value.
+        1 => Just(0.1),
+        1 => Just(0.1f64.next_down()),
+        1 => Just(0.3),
+        1 => Just(0.3f64.next_up()),
     ];
     let exponent = prop_oneof![4 => 120u8..136, 1 => Just(0xFF), 1 => Just(0u8), 1 => any::<u8>()];
     (int, float, exponent).prop_map(|(int, float, exponent)| Pick {
@@ -253,6 +260,8 @@ fn bound() -> impl Strategy<Value = Num> {
         1 => Just(Num::Float(-0.5)),
         1 => Just(Num::Float(f64::INFINITY)),
         1 => Just(Num::Float(f64::NEG_INFINITY)),
+        1 => Just(Num::Inexact(0.1, Side::Below)),
+        1 => Just(Num::Inexact(0.3, Side::Above)),
     ]
 }
 
@@ -308,48 +317,40 @@ fn is_ignored(v: Elem, rule: &Resolved, dtype: DType) -> bool {
         (Ignore::Max, Elem::Float(_)) => false,
         (Ignore::Value(Num::Int(i)), Elem::Int(v)) => *i == v,
         (Ignore::Value(Num::Float(f)), Elem::Int(v)) => *f == v as f64,
+        (Ignore::Value(Num::Inexact(..)), _) => false,
         (Ignore::Value(n), Elem::Float(v)) => {
-            let n = match n {
-                Num::Int(i) => *i as f64,
-                Num::Float(f) => *f,
-            };
-            n == v
+            // No value equals an inexact literal.
+            !matches!(n, Num::Inexact(..)) && n.approx() == v
         }
     })
 }
 
 /// `v` against one bound, as real numbers (every generated value is exact in f64).
-fn at_least(v: Elem, lo: Num) -> bool {
-    match (v, lo) {
-        (Elem::Int(v), Num::Int(lo)) => v >= lo,
-        (v, lo) => v.as_f64() >= num_f64(lo),
+/// How `v` compares with the real number `bound` stands for (`None` for NaN).
+fn cmp_real(v: Elem, bound: Num) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    match (v, bound) {
+        (Elem::Int(v), Num::Int(b)) => Some(v.cmp(&b)),
+        (v, Num::Inexact(nearest, side)) => match v.as_f64().partial_cmp(&nearest)? {
+            // No f64 lies between the nearest and the real number.
+            Ordering::Equal if side == Side::Above => Some(Ordering::Less),
+            Ordering::Equal => Some(Ordering::Greater),
+            other => Some(other),
+        },
+        (v, b) => v.as_f64().partial_cmp(&num_f64(b)),
     }
+}
+
+fn at_least(v: Elem, lo: Num) -> bool {
+    cmp_real(v, lo).is_some_and(|o| o.is_ge())
 }
 
 fn at_most(v: Elem, hi: Num, inclusive: bool) -> bool {
-    match (v, hi) {
-        (Elem::Int(v), Num::Int(hi)) => {
-            if inclusive {
-                v <= hi
-            } else {
-                v < hi
-            }
-        }
-        (v, hi) => {
-            if inclusive {
-                v.as_f64() <= num_f64(hi)
-            } else {
-                v.as_f64() < num_f64(hi)
-            }
-        }
-    }
+    cmp_real(v, hi).is_some_and(|o| if inclusive { o.is_le() } else { o.is_lt() })
 }
 
 fn num_f64(n: Num) -> f64 {
-    match n {
-        Num::Int(v) => v as f64,
-        Num::Float(v) => v,
-    }
+    n.approx()
 }
 
 fn accepts(v: Elem, rule: &Resolved) -> bool {

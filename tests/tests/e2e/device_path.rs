@@ -320,3 +320,60 @@ fn the_device_path_claims_no_single_offending_value_it_has_not_proven() {
         "{error}"
     );
 }
+
+#[contract(x: float[N] in 0.1..0.3)]
+fn between_tenths(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[contract(x: float[N] in ..=0.1)]
+fn at_most_a_tenth(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+/// A bound compares as the real number written, in every float dtype and on both paths:
+/// f64 0.1 is 0.1000000000000000055... (above 0.1), f64 0.3 is 0.2999999999999999888...
+/// (below 0.3), f32 0.1 is 0.100000001490116... and f16 0.1 is 0.0999755859375.
+#[test]
+fn float_bounds_are_exact_in_every_float_dtype_on_both_paths() {
+    let one = |v: f64, dtype: DType| {
+        Tensor::new(&[v], &Device::Cpu)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap()
+    };
+    for device_path in [false, true] {
+        let run = |f: fn(&Tensor) -> Result<()>, x: &Tensor| {
+            if device_path {
+                on_device_path(|| f(x).is_ok())
+            } else {
+                f(x).is_ok()
+            }
+        };
+        let case = format!("device path: {device_path}");
+        assert!(!run(at_most_a_tenth, &one(0.1, DType::F64)), "{case}");
+        assert!(
+            run(at_most_a_tenth, &one(0.1f64.next_down(), DType::F64)),
+            "{case}"
+        );
+        assert!(!run(at_most_a_tenth, &one(0.1, DType::F32)), "{case}");
+        assert!(run(at_most_a_tenth, &one(0.1, DType::F16)), "{case}");
+        // bf16 0.1 is 0.10009765625.
+        assert!(!run(at_most_a_tenth, &one(0.1, DType::BF16)), "{case}");
+        assert!(run(between_tenths, &one(0.3, DType::F64)), "{case}");
+        assert!(
+            !run(between_tenths, &one(0.3f64.next_up(), DType::F64)),
+            "{case}"
+        );
+        assert!(
+            !run(between_tenths, &one(0.1f64.next_down(), DType::F64)),
+            "{case}"
+        );
+        assert!(run(between_tenths, &one(0.1, DType::F64)), "{case}");
+        // f32 0.3 is 0.300000011920929, above 0.3.
+        assert!(!run(between_tenths, &one(0.3, DType::F32)), "{case}");
+        assert!(run(between_tenths, &one(0.2999999, DType::F32)), "{case}");
+    }
+}
