@@ -524,6 +524,13 @@ fn expand_fn(
     };
     let spec = spec_tokens(plan, &cx.function, location);
     let error = local("__cc_error");
+    // A method's message names its type (`Block::forward`); `Self` exists where there is a
+    // receiver, and is read only on the failure path.
+    let failed = if sig.receiver().is_some() {
+        quote!(#p::in_method::<Self>(#error))
+    } else {
+        quote!(#error)
+    };
     let failure = match plan.on_violation {
         Some((failure, _)) => failure,
         None if cx.output.returns_result() => Failure::Error,
@@ -537,7 +544,7 @@ fn expand_fn(
                 .ty()
                 .map_or(cx.name_span, |ty| first_span(ty, cx.name_span));
             let sp = respan(&p, span);
-            let convert = quote_spanned!(span=> #sp::into_error(#error));
+            let convert = quote_spanned!(span=> #sp::into_error(#failed));
             match &cx.output {
                 // `#[async_trait]` made the `async fn` return a boxed future: return a ready one.
                 Output::BoxedFuture { output, .. } => {
@@ -552,7 +559,7 @@ fn expand_fn(
                 _ => quote!(return ::core::result::Result::Err(#convert);),
             }
         }
-        Failure::Panic => quote!(#p::violated(#error)),
+        Failure::Panic => quote!(#p::violated(#failed)),
     };
     let guard_type = guard_type(plan);
     let cc_spec = local("__cc_spec");

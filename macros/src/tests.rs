@@ -227,7 +227,9 @@ fn names_outside_the_contract_are_values_from_scope() {
         errors("logits: f32[N], return: f32[N], return.1: f32[N]"),
         [
             "`return` and `return.0` in one contract: a `return` clause checks a tensor, \
-          `return.0`, `return.1`, ... the elements of a returned tuple; use one form"
+          `return.0`, `return.1`, ... the elements of a returned tuple; use one form",
+            "`return.1` names an element of a returned tuple, but `loss` returns a `Tensor`, \
+          not a tuple: write `return: ...`"
         ]
     );
 }

@@ -537,6 +537,8 @@ pub struct ContractError {
     after_body: bool,
     violations: Vec<Violation>,
     called_at: Option<&'static Location<'static>>,
+    /// The type of a method's receiver, as `core::any::type_name` gives it.
+    receiver_type: Option<&'static str>,
 }
 
 impl ContractError {
@@ -549,6 +551,7 @@ impl ContractError {
             after_body,
             violations,
             called_at: None,
+            receiver_type: None,
         }
     }
 
@@ -556,6 +559,21 @@ impl ContractError {
     /// guarded ops (`nn::embedding`).
     pub fn function(&self) -> &'static str {
         self.function
+    }
+
+    /// For a method, the name of its type without module path or generics (`Block` for
+    /// `Block::forward`), as the message shows it; `None` for a free function, an associated
+    /// function without `self`, `check!` and the guarded ops.
+    pub fn receiver_type(&self) -> Option<&'static str> {
+        let full = self.receiver_type?;
+        let plain = full.split('<').next().unwrap_or(full);
+        Some(plain.rsplit("::").next().unwrap_or(plain))
+    }
+
+    /// This error, for a method whose `Self` has the `type_name` given.
+    pub(crate) fn in_type(mut self, type_name: &'static str) -> Self {
+        self.receiver_type = Some(type_name);
+        self
     }
 
     /// The source file, line and column of the contract.
@@ -668,10 +686,10 @@ impl ContractError {
 
 impl fmt::Display for ContractError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let place = if self.function == "check!" {
-            "`check!`".to_string()
-        } else {
-            format!("`{}`", self.function)
+        let place = match (self.function, self.receiver_type()) {
+            ("check!", _) => "`check!`".to_string(),
+            (function, Some(receiver)) => format!("`{receiver}::{function}`"),
+            (function, None) => format!("`{function}`"),
         };
         match self.called_at {
             Some(at) => write!(

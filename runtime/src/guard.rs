@@ -824,7 +824,9 @@ impl Checker<'_, '_> {
         match Alignment::of(clause.shape, dims.len()) {
             None => {
                 let expected = self.expected_shape(clause);
-                self.violations.push(report::rank(clause, expected, dims));
+                let bound = |id: u16| self.bindings.dims[usize::from(id)].get();
+                self.violations
+                    .push(report::rank(clause, expected, dims, bound));
             }
             Some(alignment) => self.check_dims(clause, dims, &alignment),
         }

@@ -59,7 +59,39 @@ pub(crate) fn for_dtype(clause: &ClauseSpec, tensor: &Tensor) -> Option<String> 
             }
         ));
     }
-    None
+    // Another dtype of the same kind (f64 into f32, i32 into u32): the conversion is the fix.
+    let (target, several) = preferred_dtype(clause.dtypes)?;
+    Some(format!(
+        "convert it with `.to_dtype(DType::{target})?`{}",
+        if several {
+            " (or to another dtype the clause allows)"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// The dtype a conversion should target among those a clause allows (candle's usual ones
+/// first), and whether the clause allows others.
+fn preferred_dtype(dtypes: DTypeSet) -> Option<(&'static str, bool)> {
+    const ORDER: [(DType, &str); 10] = [
+        (DType::F32, "F32"),
+        (DType::U32, "U32"),
+        (DType::I64, "I64"),
+        (DType::BF16, "BF16"),
+        (DType::F16, "F16"),
+        (DType::F64, "F64"),
+        (DType::U8, "U8"),
+        (DType::I32, "I32"),
+        (DType::I16, "I16"),
+        (DType::F8E4M3, "F8E4M3"),
+    ];
+    let allowed: Vec<&str> = ORDER
+        .iter()
+        .filter(|(dtype, _)| dtypes.contains(*dtype))
+        .map(|(_, name)| *name)
+        .collect();
+    allowed.first().map(|name| (*name, allowed.len() > 1))
 }
 
 fn clause_dtype_suggestion(clause: &ClauseSpec) -> &'static str {
@@ -77,7 +109,12 @@ fn clause_dtype_suggestion(clause: &ClauseSpec) -> &'static str {
     "U32"
 }
 
-pub(crate) fn for_rank(clause: &ClauseSpec, dims: &[usize]) -> Option<String> {
+/// `bound(id)`: the size a named dim is bound to by the arguments before this one, if any.
+pub(crate) fn for_rank(
+    clause: &ClauseSpec,
+    dims: &[usize],
+    bound: impl Fn(u16) -> Option<usize>,
+) -> Option<String> {
     let rank = fixed_rank(clause)?;
     if dims.len() == rank + 1 && dims.last() == Some(&1) {
         return Some(format!(
@@ -99,9 +136,45 @@ pub(crate) fn for_rank(clause: &ClauseSpec, dims: &[usize]) -> Option<String> {
         );
     }
     if dims.len() + 1 == rank {
-        return Some("one dim missing: add a batch dim with `.unsqueeze(0)?`".to_string());
+        // Only an insertion after which the shape fits: `[T]` against `[T, T]` has none, and
+        // `[2, 1, 5]` against `[B, 1, 1, T]` needs it at 1.
+        let at = (0..=dims.len()).find(|&at| {
+            let mut sizes = dims.to_vec();
+            sizes.insert(at, 1);
+            fits(clause, &sizes, &bound)
+        })?;
+        return Some(
+            if at == 0 && matches!(clause.shape.first(), Some(DimSpec::Named(_))) {
+                "one dim missing: add a batch dim with `.unsqueeze(0)?`".to_string()
+            } else {
+                format!("one dim missing: insert a dim of size 1 with `.unsqueeze({at})?`")
+            },
+        );
     }
     None
+}
+
+/// Whether `sizes` fits a shape of fixed rank: literals equal, a named dim the same at each
+/// occurrence and equal to what binds it already; expressions are not evaluated.
+fn fits(clause: &ClauseSpec, sizes: &[usize], bound: &impl Fn(u16) -> Option<usize>) -> bool {
+    let mut seen: Vec<(u16, usize)> = Vec::new();
+    clause.shape.len() == sizes.len()
+        && clause
+            .shape
+            .iter()
+            .zip(sizes)
+            .all(|(dim, &size)| match *dim {
+                DimSpec::Fixed(n) => n == size,
+                DimSpec::Named(id) => {
+                    let earlier = seen.iter().find(|(seen_id, _)| *seen_id == id).map(|s| s.1);
+                    seen.push((id, size));
+                    earlier
+                        .or_else(|| bound(id))
+                        .is_none_or(|value| value == size)
+                }
+                DimSpec::Any | DimSpec::Expr(_) => true,
+                DimSpec::Rest | DimSpec::Run(_) => false,
+            })
 }
 
 /// The number of elements of `dims`: zero when any dim is zero, `None` when it exceeds `usize`.

@@ -142,6 +142,12 @@ pub fn into_error<E: FromContractError>(error: ContractError) -> E {
     E::from_contract_error(error)
 }
 
+/// The error of a method's contract, naming the method's type `T` (`Self`) in its message.
+#[cold]
+pub fn in_method<T: ?Sized>(error: ContractError) -> ContractError {
+    error.in_type(::core::any::type_name::<T>())
+}
+
 /// Panics with the violation's message, at the contract's location.
 #[cold]
 #[track_caller]

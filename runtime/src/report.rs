@@ -136,7 +136,13 @@ pub(crate) fn expected_shape<'a>(
 }
 
 /// Another number of dims than the shape has.
-pub(crate) fn rank(clause: &ClauseSpec, expected_shape: String, dims: &[usize]) -> Violation {
+/// `bound(id)`: the size a named dim is bound to already, for the help line.
+pub(crate) fn rank(
+    clause: &ClauseSpec,
+    expected_shape: String,
+    dims: &[usize],
+    bound: impl Fn(u16) -> Option<usize>,
+) -> Violation {
     let expected_rank = clause
         .shape
         .iter()
@@ -150,7 +156,7 @@ pub(crate) fn rank(clause: &ClauseSpec, expected_shape: String, dims: &[usize]) 
         if variadic { "at least " } else { "" },
         expected_rank
     ));
-    violation.help = help::for_rank(clause, dims);
+    violation.help = help::for_rank(clause, dims, bound);
     violation
 }
 

@@ -124,7 +124,9 @@ impl Scorer for Softmax {
         {
             return ::std::boxed::Box::pin(async move {
                 let __cc_value: Result<Tensor> = ::core::result::Result::Err(
-                    ::candle_contracts::__private::into_error(__cc_error),
+                    ::candle_contracts::__private::into_error(
+                        ::candle_contracts::__private::in_method::<Self>(__cc_error),
+                    ),
                 );
                 __cc_value
             });

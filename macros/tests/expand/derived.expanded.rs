@@ -290,7 +290,9 @@ fn embed(
         })
     {
         return ::core::result::Result::Err(
-            ::candle_contracts::__private::into_error(__cc_error),
+            ::candle_contracts::__private::into_error(
+                ::candle_contracts::__private::in_method::<Self>(__cc_error),
+            ),
         );
     }
     if __cc_guard.derives() {
@@ -315,7 +317,9 @@ fn embed(
             )
         {
             return ::core::result::Result::Err(
-                ::candle_contracts::__private::into_error(__cc_error),
+                ::candle_contracts::__private::into_error(
+                    ::candle_contracts::__private::in_method::<Self>(__cc_error),
+                ),
             );
         }
     }

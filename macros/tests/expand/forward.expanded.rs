@@ -208,7 +208,9 @@ impl Embedding {
                 })
             {
                 return ::core::result::Result::Err(
-                    ::candle_contracts::__private::into_error(__cc_error),
+                    ::candle_contracts::__private::into_error(
+                        ::candle_contracts::__private::in_method::<Self>(__cc_error),
+                    ),
                 );
             }
             {
@@ -233,7 +235,9 @@ impl Embedding {
             })
         {
             return ::core::result::Result::Err(
-                ::candle_contracts::__private::into_error(__cc_error),
+                ::candle_contracts::__private::into_error(
+                    ::candle_contracts::__private::in_method::<Self>(__cc_error),
+                ),
             );
         }
         __cc_output

@@ -287,3 +287,43 @@ fn no_help_line_where_no_cause_is_likely() {
         Some("this takes a float dtype: convert with `.to_dtype(DType::F32)?`")
     );
 }
+
+/// A missing dim's help names the insertion that makes the shape fit, and only one that does.
+#[test]
+fn a_missing_dim_is_inserted_where_the_shape_fits() {
+    let scores = Tensor::zeros((3, 5), DType::F32, &cpu()).unwrap();
+    let one = Tensor::zeros(5, DType::F32, &cpu()).unwrap();
+    assert_eq!(
+        help(check!(scores: f32[B, T], one: f32[B, T])).as_deref(),
+        None,
+        "a [5] against [B, T] with B = 3 fits no insertion"
+    );
+    assert_eq!(
+        help(check!(one: f32[B, T])).as_deref(),
+        Some("one dim missing: add a batch dim with `.unsqueeze(0)?`")
+    );
+    // A [T] mask against a [T, T] one: no single insertion fits.
+    let mask = Tensor::zeros(5, DType::F32, &cpu()).unwrap();
+    assert_eq!(help(check!(mask: f32[T, T])).as_deref(), None);
+    // [2, 1, 5] against [B, 1, 1, T]: the dim goes at 1, not 0.
+    let attention = Tensor::zeros((2, 1, 5), DType::F32, &cpu()).unwrap();
+    assert_eq!(
+        help(check!(attention: f32[B, 1, 1, T])).as_deref(),
+        Some("one dim missing: insert a dim of size 1 with `.unsqueeze(1)?`")
+    );
+}
+
+/// A dtype of the same kind as the clause's gets the conversion, as the compile-time check says.
+#[test]
+fn a_dtype_of_the_same_kind_gets_its_conversion() {
+    let weights = Tensor::zeros(3, DType::F64, &cpu()).unwrap();
+    assert_eq!(
+        help(check!(weights: f32[N])).as_deref(),
+        Some("convert it with `.to_dtype(DType::F32)?`")
+    );
+    let ids = Tensor::zeros(3, DType::I32, &cpu()).unwrap();
+    assert_eq!(
+        help(check!(ids: u32 | i64 [N])).as_deref(),
+        Some("convert it with `.to_dtype(DType::U32)?` (or to another dtype the clause allows)")
+    );
+}

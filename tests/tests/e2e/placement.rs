@@ -397,7 +397,9 @@ fn return_clause_checks_the_value_coming_out() {
         ("return", Some(&[0, 0][..]))
     );
     assert!(
-        error.to_string().contains("contract violated in `score` ("),
+        error
+            .to_string()
+            .contains("contract violated in `Broken::score` ("),
         "{error}"
     );
     assert!(error.to_string().contains("), by its return value\n  `return`: value out of range: return[0, 0] = 10, expected 0.0..=1.0"), "{error}");
@@ -508,4 +510,63 @@ fn one_line_bodies_and_inner_attributes_keep_their_meaning() {
     assert_eq!(one_line_bodies::inner_attributes(&x).unwrap(), 3);
     let rank_2 = Tensor::zeros((1, 3), DType::F32, &Device::Cpu).unwrap();
     assert!(one_line_bodies::plain(&rank_2).is_err());
+}
+
+mod blocks {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    pub struct Block<T>(pub T);
+    pub struct Head;
+
+    impl<T> Block<T> {
+        #[contract(xs: f32[B, T, 4])]
+        pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            Ok(xs.clone())
+        }
+
+        #[contract(n: f32[N])]
+        pub fn new(n: &Tensor, inner: T) -> Self {
+            let _ = n;
+            Block(inner)
+        }
+    }
+
+    impl Head {
+        #[contract(xs: f32[B, 4], on_violation = panic)]
+        pub fn forward(&self, xs: &Tensor) -> Tensor {
+            xs.clone()
+        }
+    }
+}
+
+/// With several `forward`s in a file, the message names the method's type.
+#[test]
+fn a_method_is_named_with_its_type() {
+    let wrong = Tensor::zeros((2, 3), DType::F32, &Device::Cpu).unwrap();
+    let error = blocks::Block(7u8).forward(&wrong).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("contract violated in `Block::forward` ("),
+        "{error}"
+    );
+    assert_eq!(contract_error(&error).receiver_type(), Some("Block"));
+    assert_eq!(contract_error(&error).function(), "forward");
+    let message = panic_message(|| {
+        blocks::Head.forward(&Tensor::zeros(3, DType::F32, &Device::Cpu).unwrap());
+    });
+    assert!(
+        message.starts_with("contract violated in `Head::forward` ("),
+        "{message}"
+    );
+    // An associated function without `self` keeps its bare name.
+    let message = panic_message(|| {
+        let wrong = Tensor::zeros((2, 3), DType::F32, &Device::Cpu).unwrap();
+        let _ = blocks::Block::new(&wrong, ());
+    });
+    assert!(
+        message.starts_with("contract violated in `new` ("),
+        "{message}"
+    );
 }
