@@ -129,8 +129,10 @@ pub struct Index {
     pub modules: Vec<Module>,
     /// Every function.
     pub fns: Vec<FnDef>,
-    /// Warnings for files that do not parse or cannot be read.
-    pub warnings: Vec<String>,
+    /// Files that cannot be read, or read as UTF-8 text: the message, naming the file.
+    pub unreadable: Vec<String>,
+    /// Files that do not parse: the message, with the parser's words and place.
+    pub unparsable: Vec<String>,
     crates: Vec<CrateInfo>,
     methods: BTreeMap<(String, String), Vec<FnId>>,
     libs: BTreeMap<String, usize>,
@@ -214,7 +216,7 @@ impl Index {
         let id = match sources.load(path) {
             Ok(id) => id,
             Err(error) => {
-                self.warnings
+                self.unreadable
                     .push(format!("cannot read `{}`: {error}", path.display()));
                 return None;
             }
@@ -224,8 +226,8 @@ impl Index {
             Ok(file) => Some((id, Box::leak(Box::new(file)))),
             Err(error) => {
                 let start = error.span().start();
-                self.warnings.push(format!(
-                    "`{}` does not parse ({error} at {}:{}); skipped",
+                self.unparsable.push(format!(
+                    "`{}` does not parse: {error} at {}:{}",
                     sources.get(id).name,
                     start.line,
                     start.column + 1

@@ -18,8 +18,10 @@
 //! cargo run -p candle-contracts-cli -- check examples
 //! ```
 //!
-//! `check` exits with 0 when nothing is certainly wrong, 1 when something is, and 2 when the
-//! path cannot be read. `shapes FILE:FUNCTION` prints the type inferred for every name a
+//! `check` exits with 0 when nothing is certainly wrong, 1 when something is or a file does not
+//! parse (its name and the parser's message are printed), and 2 when a path cannot be read, or
+//! read as UTF-8 text. A single `.rs` file outside any package is read with candle's crates
+//! under their usual names (`candle` or `candle_core`, `candle_nn`, `candle_contracts`). `shapes FILE:FUNCTION` prints the type inferred for every name a
 //! `let` binds in that function (`12  h  f32[B, 128]`; `?` where unknown), as inlay hints do.
 //!
 //! # What is resolved, and what is left unknown
@@ -85,7 +87,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let mut args: Vec<String> = std::env::args().collect();
+    // `args_os`: a path that is not UTF-8 is an argument like any other, never a panic.
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `cargo contracts check` runs `cargo-contracts contracts check`.
     if args.get(1).is_some_and(|arg| arg == "contracts") {
         args.remove(1);
@@ -111,8 +114,13 @@ fn check(path: Option<&Path>) -> ExitCode {
     let mut sources = Sources::default();
     let index = Index::build(&targets, &mut sources);
     let mut reporter = Reporter::new(&sources);
-    for warning in &index.warnings {
-        reporter.warning(warning);
+    // A file that cannot be read is a usage error; one that does not parse, an error of the
+    // crate: either way nothing about it is certain, so no "no certain mismatch".
+    for problem in &index.unreadable {
+        reporter.plain_error(problem);
+    }
+    for problem in &index.unparsable {
+        reporter.plain_error(problem);
     }
     let mut findings = Vec::new();
     let mut checked = 0;
@@ -144,6 +152,22 @@ fn check(path: Option<&Path>) -> ExitCode {
         counted(checked, "contracted function"),
         counted(files, "file")
     );
+    if !index.unreadable.is_empty() {
+        return ExitCode::from(2);
+    }
+    if !index.unparsable.is_empty() {
+        let n = index.unparsable.len();
+        eprintln!(
+            "error: {} not parse; {} found in {scope}",
+            if n == 1 {
+                "1 file does".to_string()
+            } else {
+                format!("{n} files do")
+            },
+            counted(findings.len(), "certain mismatch")
+        );
+        return ExitCode::from(1);
+    }
     match findings.len() {
         0 => {
             eprintln!("checked {scope}: no certain mismatch");

@@ -76,6 +76,11 @@ impl Reporter {
         let _ = term::emit(&mut self.out.lock(), &self.config, &self.files, diagnostic);
     }
 
+    /// Prints an error without a snippet.
+    pub fn plain_error(&mut self, text: &str) {
+        self.emit(&Diagnostic::error().with_message(text));
+    }
+
     /// Prints a warning without a snippet.
     pub fn warning(&mut self, text: &str) {
         self.emit(&Diagnostic::warning().with_message(text));

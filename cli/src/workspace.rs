@@ -37,10 +37,12 @@ pub fn discover(path: Option<&Path>) -> Result<Vec<Target>, String> {
             ));
         }
         let manifest = given.ancestors().skip(1).find_map(manifest_in);
+        // A file outside any package is read as if candle's crates were its dependencies,
+        // under their usual names, so that it gets the same rules as in a package.
         let externs = manifest
             .as_ref()
             .map(|(_, table)| externs(table))
-            .unwrap_or_default();
+            .unwrap_or_else(usual_externs);
         return Ok(vec![Target {
             root: given,
             externs,
@@ -110,6 +112,20 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The crate names a package's code may use, from its dependency tables.
+/// candle's crates under the names candle's own examples use (`candle` is candle-core).
+fn usual_externs() -> BTreeMap<String, String> {
+    [
+        ("candle", "candle_core"),
+        ("candle_core", "candle_core"),
+        ("candle_nn", "candle_nn"),
+        ("candle_transformers", "candle_transformers"),
+        ("candle_contracts", "candle_contracts"),
+    ]
+    .into_iter()
+    .map(|(name, real)| (name.to_string(), real.to_string()))
+    .collect()
+}
+
 fn externs(table: &toml::Table) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();
     for section in ["dependencies", "dev-dependencies", "build-dependencies"] {

@@ -152,17 +152,19 @@ fn correct_programs_the_checker_cannot_follow_pass() {
 }
 
 #[test]
-fn a_file_that_does_not_parse_is_skipped_with_a_warning() {
+fn a_file_that_does_not_parse_is_an_error_and_the_others_are_still_checked() {
     let (code, _, stderr) = run(&fixture("broken"), &["check"]);
-    assert!(stderr.starts_with(
-        "warning: `src/half_written.rs` does not parse (cannot parse string into token stream at 3:1); skipped\n"
-    ));
     assert_eq!(
         headlines(&stderr),
         [
+            "error: `src/half_written.rs` does not parse: cannot parse string into token stream at 3:1",
             "error: `Tensor::narrow` takes `len: at most 3 - start`, but `2` is given here",
             "--> src/lib.rs:10:20",
         ]
+    );
+    assert!(
+        stderr.ends_with("error: 1 file does not parse; 1 certain mismatch found in 1 contracted function in 2 files\n"),
+        "{stderr}"
     );
     assert_eq!(code, 1);
 }
@@ -250,5 +252,82 @@ fn shapes_prints_the_type_of_every_let() {
             "60  flip   ?",
             "62  apply  ?",
         ]
+    );
+}
+
+/// A fresh directory under the system's temp dir, outside any package.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cc-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_file_that_does_not_parse_is_an_error() {
+    let dir = scratch("unparsable");
+    std::fs::write(dir.join("broken.rs"), "fn f( {\n").unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "broken.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("error: `broken.rs` does not parse: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no certain mismatch"), "{stderr}");
+}
+
+#[test]
+fn a_file_that_is_not_utf8_or_not_there_exits_2_with_its_name() {
+    let dir = scratch("unreadable");
+    std::fs::write(dir.join("latin1.rs"), b"// caf\xe9\nfn f() {}\n").unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "latin1.rs"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("latin1.rs"), "{stderr}");
+    assert!(stderr.contains("UTF-8"), "{stderr}");
+    let (code, _, stderr) = run(&dir, &["check", "missing.rs"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("missing.rs"), "{stderr}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_name_that_is_not_utf8_is_no_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = scratch("name");
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.rs");
+    std::fs::write(dir.join(name), "fn f() {}\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-contracts"))
+        .arg("check")
+        .arg(name)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("no certain mismatch"), "{stderr}");
+}
+
+/// Outside a package, a file gets candle's crates under their usual names, as in a package.
+#[test]
+fn a_single_file_outside_a_package_keeps_the_candle_nn_rules() {
+    let dir = scratch("lone");
+    std::fs::write(
+        dir.join("lone.rs"),
+        "use candle_contracts::contract;\n\
+         use candle_core::{Result, Tensor};\n\
+         use candle_nn::loss;\n\
+         \n\
+         #[contract(logits: f32[N, C], target: u32[N, 1])]\n\
+         fn step(logits: &Tensor, target: &Tensor) -> Result<Tensor> {\n\
+         \x20   loss::cross_entropy(logits, target)\n\
+         }\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "lone.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr
+            .contains("error: `candle_nn::loss::cross_entropy` takes `target: u8 | u32 | i64 [N]`"),
+        "{stderr}"
     );
 }
