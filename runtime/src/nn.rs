@@ -539,7 +539,9 @@ fn log1p(y: &Tensor) -> Result<Tensor> {
 ///
 /// The result's dtype is the target's, as in PyTorch (f32 logits with an f64 target give an
 /// f64 loss, f64 logits with an f32 target an f32 one); the loss is computed in the wider of
-/// the two dtypes, f32 at least. (candle's version returns the logits' dtype.)
+/// the two dtypes, f32 at least, so a mixed f32/f64 call is PyTorch's f64 result with the
+/// logits widened first. (PyTorch's own mixed call takes the log-sigmoid in the logits' dtype
+/// and can differ in the 8th digit; candle's version returns the logits' dtype.)
 ///
 /// Mirrors `candle_nn::loss::binary_cross_entropy_with_logit` and PyTorch's
 /// `F.binary_cross_entropy_with_logits`. candle's version applies a sigmoid and takes logs, so

@@ -167,3 +167,53 @@ fn scatter_and_index_add_refuse_a_source_of_another_dtype_even_for_empty_ids() {
         .to_string();
     assert!(error.contains("`base` is f32 and `source` f64"), "{error}");
 }
+
+/// f32 logits with an f64 target are computed in f64: the loss is PyTorch's with the logits
+/// widened first (`F.binary_cross_entropy_with_logits(x.double(), t)` = 0.8541809343049451 for
+/// `torch.manual_seed(0); x = torch.randn(7); t = torch.rand(7, dtype=torch.float64)`), never
+/// an f32 computation. PyTorch's own mixed-dtype call gives 0.8541809274701061: it takes the
+/// log-sigmoid in the logits' f32.
+#[test]
+fn binary_cross_entropy_with_logit_computes_a_mixed_call_in_f64() {
+    let x = Tensor::new(
+        &[
+            1.5409960746765137f32,
+            -0.293428897857666,
+            -2.1787893772125244,
+            0.5684312582015991,
+            -1.0845223665237427,
+            -1.3985954523086548,
+            0.40334683656692505,
+        ],
+        &cpu(),
+    )
+    .unwrap();
+    let t = Tensor::new(
+        &[
+            0.5813409198075745f64,
+            0.2882358921361502,
+            0.4528688488811142,
+            0.17679952620371409,
+            0.35526675833930643,
+            0.6219052486795277,
+            0.48184840078170854,
+        ],
+        &cpu(),
+    )
+    .unwrap();
+    let loss = nn::binary_cross_entropy_with_logit(&x, &t).unwrap();
+    assert_eq!(loss.dtype(), DType::F64);
+    let value = loss.to_scalar::<f64>().unwrap();
+    assert!((value - 0.8541809343049451).abs() < 1e-15, "{value}");
+    // With an f32 target it is an f32 computation, as PyTorch's (0.8541808724403381): each is
+    // within two f32 ulps (6e-8 each) of the f64 value.
+    let f32_loss = nn::binary_cross_entropy_with_logit(&x, &t.to_dtype(DType::F32).unwrap())
+        .unwrap()
+        .to_scalar::<f32>()
+        .unwrap();
+    assert!(
+        (f64::from(f32_loss) - 0.8541808724403381).abs() < 2.5e-7,
+        "{f32_loss:.10}"
+    );
+    assert!(f64::from(f32_loss) != value);
+}
