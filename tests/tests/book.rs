@@ -76,6 +76,22 @@ fn chapters() -> Vec<String> {
         .collect()
 }
 
+/// The introduction lists every chapter of the book, in the summary's order.
+#[test]
+fn the_introduction_lists_every_chapter() {
+    let introduction = std::fs::read_to_string(book_src().join("introduction.md")).unwrap();
+    let listed: Vec<String> = links(&introduction)
+        .into_iter()
+        .map(|(target, _)| target)
+        .filter(|target| target.ends_with(".md"))
+        .collect();
+    let chapters: Vec<String> = chapters()
+        .into_iter()
+        .filter(|chapter| chapter != "introduction.md")
+        .collect();
+    assert_eq!(listed, chapters);
+}
+
 #[test]
 fn every_chapter_exists_and_is_doctested() {
     let chapters = chapters();
