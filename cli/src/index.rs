@@ -467,7 +467,20 @@ impl Index {
                         dir.join(&name).join("mod.rs"),
                     ],
                 };
-                let Some(found) = candidates.into_iter().find(|c| c.is_file()) else {
+                let Some(found) = candidates.iter().find(|c| c.is_file()).cloned() else {
+                    // rustc refuses a missing module file, unless a `cfg` leaves the module out.
+                    let conditional = m.attrs.iter().any(|attr| attr.path().is_ident("cfg"));
+                    if !conditional {
+                        let looked: Vec<String> = candidates
+                            .iter()
+                            .map(|c| format!("`{}`", c.display()))
+                            .collect();
+                        self.unreadable.push(format!(
+                            "cannot read the file of `mod {name}` in `{}`: no {}",
+                            sources.get(file).name,
+                            looked.join(" or ")
+                        ));
+                    }
                     self.insert(parent, name, Item::Other);
                     return;
                 };

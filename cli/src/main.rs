@@ -157,15 +157,16 @@ fn check(path: Option<&Path>) -> ExitCode {
     }
     if !index.unparsable.is_empty() {
         let n = index.unparsable.len();
-        eprintln!(
-            "error: {} not parse; {} found in {scope}",
-            if n == 1 {
-                "1 file does".to_string()
-            } else {
-                format!("{n} files do")
-            },
-            counted(findings.len(), "certain mismatch")
-        );
+        let mismatches = match findings.len() {
+            1 => "1 certain mismatch".to_string(),
+            n => format!("{n} certain mismatches"),
+        };
+        let files = if n == 1 {
+            "1 file does".to_string()
+        } else {
+            format!("{n} files do")
+        };
+        eprintln!("error: {files} not parse; {mismatches} found in {scope}");
         return ExitCode::from(1);
     }
     match findings.len() {

@@ -39,10 +39,11 @@ pub fn discover(path: Option<&Path>) -> Result<Vec<Target>, String> {
         let manifest = given.ancestors().skip(1).find_map(manifest_in);
         // A file outside any package is read as if candle's crates were its dependencies,
         // under their usual names, so that it gets the same rules as in a package.
-        let externs = manifest
-            .as_ref()
-            .map(|(_, table)| externs(table))
-            .unwrap_or_else(usual_externs);
+        // A package's own dependencies win; a virtual workspace's manifest is no package.
+        let mut externs = usual_externs();
+        if let Some((_, table)) = manifest.as_ref().filter(|(_, t)| t.contains_key("package")) {
+            externs.extend(externs_of(table));
+        }
         return Ok(vec![Target {
             root: given,
             externs,
@@ -126,7 +127,7 @@ fn usual_externs() -> BTreeMap<String, String> {
     .collect()
 }
 
-fn externs(table: &toml::Table) -> BTreeMap<String, String> {
+fn externs_of(table: &toml::Table) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();
     for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
         let Some(deps) = table.get(section).and_then(|d| d.as_table()) else {
@@ -148,7 +149,7 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
         .and_then(|n| n.as_str())
         .unwrap_or("")
         .replace('-', "_");
-    let mut externs = externs(table);
+    let mut externs = externs_of(table);
     let lib_root = table
         .get("lib")
         .and_then(|lib| lib.get("path"))

@@ -331,3 +331,65 @@ fn a_single_file_outside_a_package_keeps_the_candle_nn_rules() {
         "{stderr}"
     );
 }
+
+/// A virtual workspace's manifest is no package: a lone file beside it keeps the rules.
+#[test]
+fn a_single_file_beside_a_virtual_workspace_keeps_the_candle_nn_rules() {
+    let dir = scratch("virtual");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[workspace]\nmembers = []\n\n[workspace.dependencies]\ncandle-core = \"0.11\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("lone.rs"),
+        "use candle_contracts::contract;\n\
+         use candle_core::{Result, Tensor};\n\
+         \n\
+         #[contract(logits: f32[N, C], target: u32[N, 1])]\n\
+         fn step(logits: &Tensor, target: &Tensor) -> Result<Tensor> {\n\
+         \x20   candle_nn::loss::cross_entropy(logits, target)\n\
+         }\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "lone.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("takes `target: u8 | u32 | i64 [N]`"),
+        "{stderr}"
+    );
+}
+
+/// rustc refuses a `mod` whose file is missing: so does `check`, naming where it looked.
+#[test]
+fn a_missing_module_file_exits_2() {
+    let dir = scratch("missing-mod");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "mod missing;\n#[cfg(windows)]\nmod only_on_windows;\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("`mod missing`"), "{stderr}");
+    assert!(stderr.contains("missing.rs"), "{stderr}");
+    assert!(!stderr.contains("only_on_windows"), "{stderr}");
+}
+
+#[test]
+fn the_summary_of_an_unparsable_file_counts_in_english() {
+    let dir = scratch("plural");
+    std::fs::write(dir.join("broken.rs"), "fn f() { let = ; }\n").unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "broken.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("error: 1 file does not parse; 0 certain mismatches found in"),
+        "{stderr}"
+    );
+}

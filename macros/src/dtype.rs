@@ -108,6 +108,40 @@ pub fn resolve(name: &str) -> Option<(Vec<&'static DType>, &'static str)> {
 }
 
 impl DType {
+    /// Whether this float dtype holds `value` exactly (`value` a finite f64). The packed
+    /// formats, which candle cannot read, are taken to hold everything: nothing is refused on
+    /// their account.
+    pub fn holds_exactly(&self, value: f64) -> bool {
+        // (significand bits with the implicit one, smallest normal exponent)
+        let (precision, min_exponent) = match self.name {
+            "f64" => return true,
+            "f32" => return f64::from(value as f32) == value,
+            "bf16" => (8, -126),
+            "f16" => (11, -14),
+            "f8e4m3" => (4, -6),
+            "f8e8m0" => {
+                let (mantissa, exponent) = significand(value.abs());
+                return value > 0.0 && mantissa == 1 && (-127..=127).contains(&exponent);
+            }
+            _ => return true,
+        };
+        if value == 0.0 {
+            return true;
+        }
+        if value.abs() > self.float_max {
+            return false;
+        }
+        let (mantissa, exponent) = significand(value.abs());
+        let bits = 64 - mantissa.leading_zeros() as i32;
+        let leading = exponent + bits - 1;
+        if leading >= min_exponent {
+            bits <= precision
+        } else {
+            // A subnormal: its lowest bit is no finer than the format's.
+            exponent >= min_exponent - (precision - 1)
+        }
+    }
+
     /// Whether some value of this dtype lies in `[lo, hi]` (bounds as reals; `None` is open).
     pub fn can_hold(&self, lo: Option<f64>, hi: Option<f64>, hi_inclusive: bool) -> bool {
         let (min, max) = match self.kind {
@@ -141,4 +175,23 @@ impl DType {
             _ => format!("{}..={}", self.int_range.0, self.int_range.1),
         }
     }
+}
+
+/// A positive finite `value` as `mantissa * 2^exponent` with an odd mantissa.
+fn significand(value: f64) -> (u64, i32) {
+    let bits = value.to_bits();
+    let raw_exponent = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mut mantissa, mut exponent) = if raw_exponent == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), raw_exponent - 1075)
+    };
+    if mantissa == 0 {
+        return (0, 0);
+    }
+    let zeros = mantissa.trailing_zeros();
+    mantissa >>= zeros;
+    exponent += zeros as i32;
+    (mantissa, exponent)
 }

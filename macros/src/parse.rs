@@ -525,8 +525,20 @@ fn parse_dim_atom(input: ParseStream<'_>) -> syn::Result<DimExpr> {
         }
         return Ok(DimExpr::Paren(Box::new(inner)));
     }
+    if starts_keyword_path(input) {
+        let first: TokenTree = input.parse()?;
+        return Err(unbraced_expression(input, first.into(), "a value"));
+    }
     if input.peek(Ident) {
-        return Ok(DimExpr::Name(input.parse()?));
+        let ident: Ident = input.parse()?;
+        if continues_as_expression(input) {
+            return Err(unbraced_expression(
+                input,
+                TokenTree::Ident(ident).into(),
+                "a value",
+            ));
+        }
+        return Ok(DimExpr::Name(ident));
     }
     if input.peek(syn::token::Brace) {
         let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
@@ -765,6 +777,7 @@ fn parse_optional_bound(input: ParseStream<'_>) -> syn::Result<Option<BoundExpr>
         || input.peek(LitFloat)
         || input.peek(Token![-])
         || input.peek(syn::token::Brace)
+        || starts_keyword_path(input)
         || (input.peek(Ident) && {
             let ident: Ident = input.fork().parse()?;
             !kw::RESERVED.contains(&ident.to_string().as_str()) || ident == kw::MAX
@@ -777,6 +790,7 @@ fn parse_optional_bound(input: ParseStream<'_>) -> syn::Result<Option<BoundExpr>
 }
 
 fn parse_bound(input: ParseStream<'_>, context: &str) -> syn::Result<BoundExpr> {
+    let minus_span = input.span();
     let (number, negative) = parse_number(input)?;
     match number {
         Some(Number::Int { value, span }) => return Ok(BoundExpr::Int { value, span }),
@@ -785,20 +799,32 @@ fn parse_bound(input: ParseStream<'_>, context: &str) -> syn::Result<BoundExpr> 
         }
         None => {}
     }
+    if negative && (input.peek(Ident) || starts_keyword_path(input)) {
+        // `-f64::MAX`, `-cfg.limit`, `-n`: the negated value needs braces.
+        let first: TokenTree = input.parse()?;
+        let mut minus = proc_macro2::Punct::new('-', proc_macro2::Spacing::Alone);
+        minus.set_span(minus_span);
+        let tokens: TokenStream = [TokenTree::Punct(minus), first].into_iter().collect();
+        return Err(unbraced_expression(input, tokens, "a bound"));
+    }
     if negative {
         return Err(input.error(
             "`-` goes only before a number; for a negative dim expression use a braced \
              expression such as `{-(n as i64)}`",
         ));
     }
+    if starts_keyword_path(input) {
+        let first: TokenTree = input.parse()?;
+        return Err(unbraced_expression(input, first.into(), "a bound"));
+    }
     if input.peek(Ident) {
         let ident: Ident = input.parse()?;
-        let continues = input.peek(Token![::])
-            || (input.peek(Token![.]) && !input.peek(Token![..]))
-            || input.peek(syn::token::Paren)
-            || input.peek(Token![as]);
-        if continues {
-            return Err(unbraced_expression(input, ident));
+        if continues_as_expression(input) {
+            return Err(unbraced_expression(
+                input,
+                TokenTree::Ident(ident).into(),
+                "a bound",
+            ));
         }
         return Ok(BoundExpr::Name(ident));
     }
@@ -823,10 +849,26 @@ fn parse_bound(input: ParseStream<'_>, context: &str) -> syn::Result<BoundExpr> 
     )))
 }
 
-/// A bound written as a path or an expression (`f64::MAX`, `cfg.num_labels`): the error that
-/// says to brace it, spanned on all of it.
-fn unbraced_expression(input: ParseStream<'_>, first: Ident) -> syn::Error {
-    let mut tokens = TokenStream::from(TokenTree::Ident(first));
+/// Whether a name just read goes on as a path, a field, a call or a cast (`f64::MAX`,
+/// `cfg.num_labels`), which only braces can hold.
+fn continues_as_expression(input: ParseStream<'_>) -> bool {
+    input.peek(Token![::])
+        || (input.peek(Token![.]) && !input.peek(Token![..]))
+        || input.peek(syn::token::Paren)
+        || input.peek(Token![as])
+}
+
+/// `self.n`, `Self::MAX`, `crate::LABELS`, `super::X`: keywords syn's `Ident` does not peek.
+fn starts_keyword_path(input: ParseStream<'_>) -> bool {
+    input.peek(Token![self])
+        || input.peek(Token![Self])
+        || input.peek(Token![crate])
+        || input.peek(Token![super])
+}
+
+/// A bound or dim written as a path or an expression (`f64::MAX`, `cfg.num_labels`, `-n`),
+/// `tokens` its start: the error that says to brace it, spanned on all of it.
+fn unbraced_expression(input: ParseStream<'_>, mut tokens: TokenStream, what: &str) -> syn::Error {
     // A reserved word ends the expression unless it follows `::` or `.` (`f64::MAX`).
     let mut joined = false;
     loop {
@@ -851,9 +893,13 @@ fn unbraced_expression(input: ParseStream<'_>, first: Ident) -> syn::Error {
         }
     }
     let text = code_text(&tokens);
+    let text = match text.strip_prefix("- ") {
+        Some(negated) => format!("-{negated}"),
+        None => text,
+    };
     syn::Error::new_spanned(
         &tokens,
-        format!("a bound that is a path or an expression goes in braces: write `{{{text}}}`"),
+        format!("{what} that is a path or an expression goes in braces: write `{{{text}}}`"),
     )
 }
 

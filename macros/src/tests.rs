@@ -228,7 +228,7 @@ fn names_outside_the_contract_are_values_from_scope() {
         [
             "`return` and `return.0` in one contract: a `return` clause checks a tensor, \
           `return.0`, `return.1`, ... the elements of a returned tuple; use one form",
-            "`return.1` names an element of a returned tuple, but `loss` returns a `Tensor`, \
+            "`return.1` names an element of a returned tuple, but `loss` returns `Tensor`, \
           not a tuple: write `return: ...`"
         ]
     );

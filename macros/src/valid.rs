@@ -373,7 +373,7 @@ fn check_returns(cx_errors: &Ctxt, cx: &Context, ordered: &[&TensorClause]) {
         cx_errors.error_at(
             *span,
             format!(
-                "`return.{index}` names an element of a returned tuple, but `{}` returns a \
+                "`return.{index}` names an element of a returned tuple, but `{}` returns \
                  `{tensor}`, not a tuple: write `return: ...`",
                 cx.function
             ),
@@ -399,6 +399,27 @@ fn returned_tensor_type(output: &Output) -> Option<String> {
         Output::Other(ty) => ty,
         Output::Unit | Output::BoxedFuture { .. } => return None,
     };
+    // An `Option<Tensor>` is checked when it is `Some`; its element is no tuple either.
+    let optional = matches!(ty, Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "Option"));
+    let ty = match ty {
+        Type::Path(path)
+            if path
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "Option") =>
+        {
+            let syn::PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments
+            else {
+                return None;
+            };
+            match args.args.first()? {
+                syn::GenericArgument::Type(ty) => ty,
+                _ => return None,
+            }
+        }
+        ty => ty,
+    };
     let ty = match ty {
         Type::Reference(reference) => &*reference.elem,
         ty => ty,
@@ -410,7 +431,7 @@ fn returned_tensor_type(output: &Output) -> Option<String> {
                     s.ident == "Tensor" && matches!(s.arguments, syn::PathArguments::None)
                 }) =>
         {
-            Some("Tensor".to_string())
+            Some(if optional { "Option<Tensor>" } else { "Tensor" }.to_string())
         }
         _ => None,
     }
@@ -1257,7 +1278,14 @@ fn plan_pattern(
         Pattern::Single(bound) => {
             let value = resolve(cx_errors, bound);
             if let BoundExpr::Float { value, text, span } = bound {
-                inexact_single_value(cx_errors, *value, text, *span, "a single value in `in`");
+                inexact_single_value(
+                    cx_errors,
+                    facts,
+                    *value,
+                    text,
+                    *span,
+                    "a single value in `in`",
+                );
             }
             if let Some(v) = literal(bound)
                 && !facts.members.is_empty()
@@ -1286,6 +1314,23 @@ fn plan_pattern(
         } => {
             let lo_plan = lo.as_ref().and_then(|b| resolve(cx_errors, b));
             let hi_plan = hi.as_ref().and_then(|b| resolve(cx_errors, b));
+            // `0.1..=0.1` is the single value `0.1`.
+            if let (
+                Some(BoundExpr::Float { value, text, .. }),
+                Some(BoundExpr::Float { value: other, .. }),
+            ) = (lo, hi)
+                && *inclusive
+                && value == other
+            {
+                inexact_single_value(
+                    cx_errors,
+                    facts,
+                    *value,
+                    text,
+                    *span,
+                    "a range of one value",
+                );
+            }
             let lo_value = lo.as_ref().and_then(literal);
             let hi_value = hi.as_ref().and_then(literal);
             let empty = match (lo, hi) {
@@ -1393,6 +1438,7 @@ fn plan_bound(
                     format!("negative bound `{text}` on an unsigned clause"),
                 );
             }
+            inexact_large_bound(cx_errors, facts, *value, text, *span);
             Some(match literal_vs_f64(text, *value) {
                 std::cmp::Ordering::Equal => BoundSpec::Float(*value),
                 side => BoundSpec::Inexact(*value, side.is_gt()),
@@ -1502,7 +1548,7 @@ fn check_ignore_value(
                     ),
                 );
             }
-            inexact_single_value(cx_errors, *v, text, *span, "an ignored value");
+            inexact_single_value(cx_errors, facts, *v, text, *span, "an ignored value");
             IgnoreSpec::Float(*v)
         }
         IgnoreValue::Block { tokens, span } => {
@@ -1526,16 +1572,92 @@ fn check_ignore_value(
     }
 }
 
-/// A single float value (`in 0.5`, `ignore 0.1`) is compared exactly, so one that no float
-/// equals (`0.1`) would match nothing: an error, never a rule that silently checks nothing.
-fn inexact_single_value(cx_errors: &Ctxt, value: f64, text: &str, span: SpanRange, what: &str) {
-    if literal_vs_f64(text, value).is_ne() {
+/// A single float value (`in 0.5`, `ignore 0.1`) is compared exactly, so one that no dtype of
+/// the clause holds (`0.1`, or `16777217.0` on f32) would match nothing: an error, never a rule
+/// that silently checks nothing.
+fn inexact_single_value(
+    cx_errors: &Ctxt,
+    facts: &DTypeFacts,
+    value: f64,
+    text: &str,
+    span: SpanRange,
+    what: &str,
+) {
+    let exact = literal_vs_f64(text, value).is_eq();
+    let whole = whole_literal(text);
+    let held = facts.members.iter().any(|d| match d.kind {
+        Kind::Float => exact && d.holds_exactly(value),
+        _ => exact && whole && d.can_hold(Some(value), Some(value), true),
+    });
+    if held || facts.members.is_empty() {
+        return;
+    }
+    let message = if whole && facts.members.iter().any(|d| d.kind != Kind::Float) {
+        format!(
+            "`{text}` as {what} is a whole number no f64 holds exactly: write it as an integer \
+             (`{}`) for the integer dtypes of `{}`",
+            text.split(['.', 'e', 'E']).next().unwrap_or(text),
+            facts.text
+        )
+    } else {
+        let nearest = if exact {
+            String::new()
+        } else {
+            format!(" (the nearest f64 is {})", readable_f64(value))
+        };
+        format!(
+            "`{text}` as {what} matches nothing: values are compared exactly, and no dtype of \
+             `{}` holds {text}{nearest}; write a range around it, or a value a float holds \
+             exactly (such as `0.5`)",
+            facts.text,
+        )
+    };
+    cx_errors.error_at(span, message);
+}
+
+/// Whether a float literal's digits spell a whole number (`3.0`, `1e3`, `-2.`).
+fn whole_literal(text: &str) -> bool {
+    let digits = text.trim_start_matches('-');
+    let (mantissa, exponent) = match digits.find(['e', 'E']) {
+        Some(at) => (&digits[..at], digits[at + 1..].parse::<i64>().unwrap_or(0)),
+        None => (digits, 0),
+    };
+    let fraction = mantissa.split_once('.').map_or("", |(_, f)| f);
+    let significant = fraction.trim_end_matches('0').len() as i64;
+    significant <= exponent.max(0)
+        && (exponent >= 0 || mantissa.chars().all(|c| c == '0' || c == '.'))
+}
+
+/// An f64 for a message: enough digits to see it is not the literal (0.10000000000000000555),
+/// in scientific notation where that would be a row of zeros or a long integer.
+fn readable_f64(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude != 0.0 && !(1e-4..1e16).contains(&magnitude) {
+        format!("{value:.20e}")
+    } else {
+        format!("{value:.20}")
+    }
+}
+
+/// A float literal beyond 2^53 that no f64 holds, on a clause with integer dtypes: integers
+/// there lie between the f64s, so the bound would not compare as written.
+fn inexact_large_bound(
+    cx_errors: &Ctxt,
+    facts: &DTypeFacts,
+    value: f64,
+    text: &str,
+    span: SpanRange,
+) {
+    if value.abs() >= 9_007_199_254_740_992.0
+        && literal_vs_f64(text, value).is_ne()
+        && facts.members.iter().any(|d| d.kind != Kind::Float)
+    {
         cx_errors.error_at(
             span,
             format!(
-                "`{text}` as {what} matches nothing: values are compared exactly, and no float \
-                 dtype holds {text} (the nearest f64 is {value:.20}); write a range around it, \
-                 or a value a float holds exactly (such as `0.5`)"
+                "`{text}` is no f64 and lies beyond 2^53, where not every integer is an f64: on \
+                 `{}`, which has integer dtypes, write the bound as an integer",
+                facts.text
             ),
         );
     }

@@ -561,13 +561,18 @@ impl ContractError {
         self.function
     }
 
-    /// For a method, the name of its type without module path or generics (`Block` for
-    /// `Block::forward`), as the message shows it; `None` for a free function, an associated
-    /// function without `self`, `check!` and the guarded ops.
-    pub fn receiver_type(&self) -> Option<&'static str> {
+    /// For a method, its type as the message shows it: a named type without module path or
+    /// generics (`Block` for `Block::forward`), any other type in angle brackets without module
+    /// paths (`<(A, B)>`, `<[f32]>`); `None` for a free function, an associated function
+    /// without `self`, `check!` and the guarded ops.
+    pub fn receiver_type(&self) -> Option<String> {
         let full = self.receiver_type?;
-        let plain = full.split('<').next().unwrap_or(full);
-        Some(plain.rsplit("::").next().unwrap_or(plain))
+        let named = full.starts_with(|c: char| c.is_alphabetic() || c == '_');
+        if named {
+            let plain = full.split('<').next().unwrap_or(full);
+            return Some(plain.rsplit("::").next().unwrap_or(plain).to_string());
+        }
+        Some(format!("<{}>", without_module_paths(full)))
     }
 
     /// This error, for a method whose `Self` has the `type_name` given.
@@ -682,6 +687,27 @@ impl ContractError {
             _ => None,
         }
     }
+}
+
+/// `(alloc::vec::Vec<my::A>, my::B)` as `(Vec<A>, B)`: every `path::` prefix dropped.
+fn without_module_paths(type_name: &str) -> String {
+    let mut out = String::with_capacity(type_name.len());
+    let mut word = String::new();
+    let mut chars = type_name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            word.clear();
+        } else {
+            out.push_str(&word);
+            word.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(&word);
+    out
 }
 
 impl fmt::Display for ContractError {

@@ -824,9 +824,17 @@ impl Checker<'_, '_> {
         match Alignment::of(clause.shape, dims.len()) {
             None => {
                 let expected = self.expected_shape(clause);
-                let bound = |id: u16| self.bindings.dims[usize::from(id)].get();
-                self.violations
-                    .push(report::rank(clause, expected, dims, bound));
+                let slots = &self.bindings.dims;
+                let fixed = |id: u16, size: usize| {
+                    let slot = &slots[usize::from(id)];
+                    match (slot.get(), slot.constant) {
+                        (Some(value), _) => Some(value == size),
+                        (None, Some(probe)) => Some(probe(size as u64)),
+                        (None, None) => None,
+                    }
+                };
+                let violation = report::rank(clause, expected, dims, fixed);
+                self.violations.push(violation);
             }
             Some(alignment) => self.check_dims(clause, dims, &alignment),
         }

@@ -109,11 +109,12 @@ fn clause_dtype_suggestion(clause: &ClauseSpec) -> &'static str {
     "U32"
 }
 
-/// `bound(id)`: the size a named dim is bound to by the arguments before this one, if any.
+/// `fixed(id, size)`: whether a named dim of `size` agrees with what fixes it (its binding by
+/// the other arguments, or the constant it names); `None` when nothing does.
 pub(crate) fn for_rank(
     clause: &ClauseSpec,
     dims: &[usize],
-    bound: impl Fn(u16) -> Option<usize>,
+    fixed: impl Fn(u16, usize) -> Option<bool>,
 ) -> Option<String> {
     let rank = fixed_rank(clause)?;
     if dims.len() == rank + 1 && dims.last() == Some(&1) {
@@ -141,7 +142,7 @@ pub(crate) fn for_rank(
         let at = (0..=dims.len()).find(|&at| {
             let mut sizes = dims.to_vec();
             sizes.insert(at, 1);
-            fits(clause, &sizes, &bound)
+            fits(clause, &sizes, &fixed)
         })?;
         return Some(
             if at == 0 && matches!(clause.shape.first(), Some(DimSpec::Named(_))) {
@@ -154,9 +155,10 @@ pub(crate) fn for_rank(
     None
 }
 
-/// Whether `sizes` fits a shape of fixed rank: literals equal, a named dim the same at each
-/// occurrence and equal to what binds it already; expressions are not evaluated.
-fn fits(clause: &ClauseSpec, sizes: &[usize], bound: &impl Fn(u16) -> Option<usize>) -> bool {
+/// Whether `sizes` certainly fits a shape of fixed rank: literals equal, a named dim the same
+/// at each occurrence and agreeing with what fixes it. An expression (`2 * N`, a braced dim) is
+/// not evaluated here, so a shape with one never fits: no help rather than a wrong one.
+fn fits(clause: &ClauseSpec, sizes: &[usize], fixed: &impl Fn(u16, usize) -> Option<bool>) -> bool {
     let mut seen: Vec<(u16, usize)> = Vec::new();
     clause.shape.len() == sizes.len()
         && clause
@@ -168,12 +170,13 @@ fn fits(clause: &ClauseSpec, sizes: &[usize], bound: &impl Fn(u16) -> Option<usi
                 DimSpec::Named(id) => {
                     let earlier = seen.iter().find(|(seen_id, _)| *seen_id == id).map(|s| s.1);
                     seen.push((id, size));
-                    earlier
-                        .or_else(|| bound(id))
-                        .is_none_or(|value| value == size)
+                    match earlier {
+                        Some(value) => value == size,
+                        None => fixed(id, size).unwrap_or(true),
+                    }
                 }
-                DimSpec::Any | DimSpec::Expr(_) => true,
-                DimSpec::Rest | DimSpec::Run(_) => false,
+                DimSpec::Any => true,
+                DimSpec::Expr(_) | DimSpec::Rest | DimSpec::Run(_) => false,
             })
 }
 
@@ -263,7 +266,9 @@ fn largest_allowed(rule: &Resolved) -> Option<i128> {
 }
 
 /// A float bound of the rule that `value` prints as (an f32 0.1 against the bound 0.1), when
-/// the value is not that bound exactly: the printed value alone would not explain the verdict.
+/// the value is not that bound exactly (an f64 0.1 is not the real 0.1 either, though it is
+/// the f64 the bound's literal rounds to): the printed value alone would not explain the
+/// verdict.
 fn bound_the_value_rounds_to(rule: &Resolved, value: Value) -> Option<f64> {
     let Value::Float(v, _) = value else {
         return None;
@@ -273,11 +278,32 @@ fn bound_the_value_rounds_to(rule: &Resolved, value: Value) -> Option<f64> {
         [range.lo, range.hi]
             .into_iter()
             .find_map(|bound| match bound {
-                Some(Num::Float(b) | Num::Inexact(b, _)) if b == shown && b != v => Some(b),
+                Some(Num::Float(b)) if b == shown && b != v => Some(b),
+                Some(Num::Inexact(b, _)) if b == shown => Some(b),
                 Some(Num::Int(b)) if b as f64 == shown && b as f64 != v => Some(b as f64),
                 _ => None,
             })
     })
+}
+
+/// Enough of a float's exact decimal expansion to see where it differs from a short literal
+/// (0.1000000000000000055511151... for the f64 0.1), `...` where it is cut.
+fn exact_digits(v: f64) -> String {
+    let full = format!("{v:.1100}");
+    let full = full.trim_end_matches('0').trim_end_matches('.');
+    let significant_start = full
+        .find(|c: char| c.is_ascii_digit() && c != '0')
+        .unwrap_or(0);
+    let point = full.find('.').unwrap_or(full.len());
+    // All of it up to 30 significant digits (an f32 has at most about 27 in [0.1, 1]), else 25,
+    // but never fewer than the integer part.
+    let significant = full.len() - significant_start - usize::from(point > significant_start);
+    let cut = (significant_start + 25).max(point);
+    if significant > 30 && full.len() > cut {
+        format!("{}...", &full[..cut])
+    } else {
+        full.to_string()
+    }
 }
 
 /// Whether every range of the rule starts at 0, as ranges of indices do.
@@ -404,10 +430,11 @@ pub(crate) fn for_values(
         Value::Float(v, _) => {
             if let Some(bound) = bound_the_value_rounds_to(rule, first) {
                 return Some(format!(
-                    "{first} is the {} nearest to {bound}, but exactly it is {v:.17}, on the \
+                    "{first} is the {} nearest to {bound}, but exactly it is {}, on the \
                      wrong side of {bound}: bounds are exact real numbers; widen the bound a \
                      little or round the data",
-                    dtype.as_str()
+                    dtype.as_str(),
+                    exact_digits(v)
                 ));
             }
             for_floats(rule, &seen)

@@ -75,8 +75,8 @@ pub fn dim_value<T: IntoDim + ?Sized>(value: &T) -> BoundValue {
     value.to_dim()
 }
 
-/// What a braced dim may be: a `usize` (or a reference to one), as candle's dims are; an
-/// `Option<usize>` that is `None` skips what needs the dim.
+/// What a braced dim may be: a `usize` (a `NonZeroUsize`, a reference to one), as candle's
+/// dims are; an `Option` of one that is `None` skips what needs the dim.
 #[diagnostic::on_unimplemented(
     message = "a braced dim is a `usize`, not `{Self}`",
     label = "this dim's value has type `{Self}`",
@@ -100,8 +100,27 @@ impl<T: IntoDim> IntoDim for Option<T> {
     }
 }
 
-// `&usize` alone, not every `&T`: rustc then names the user's type at the user's braces.
+impl IntoDim for std::num::NonZeroUsize {
+    fn to_dim(&self) -> BoundValue {
+        BoundValue::Int(self.get() as i128)
+    }
+}
+
+// References to those, listed, not every `&T`: rustc then names the user's own type at the
+// user's braces (`&str`, not `str`).
 impl IntoDim for &usize {
+    fn to_dim(&self) -> BoundValue {
+        (**self).to_dim()
+    }
+}
+
+impl IntoDim for &&usize {
+    fn to_dim(&self) -> BoundValue {
+        (***self).to_dim()
+    }
+}
+
+impl<T: IntoDim> IntoDim for &Option<T> {
     fn to_dim(&self) -> BoundValue {
         (**self).to_dim()
     }

@@ -136,12 +136,13 @@ pub(crate) fn expected_shape<'a>(
 }
 
 /// Another number of dims than the shape has.
-/// `bound(id)`: the size a named dim is bound to already, for the help line.
+/// `fixed(id, size)`: whether a named dim of `size` agrees with its binding or constant, for
+/// the help line (see `help::for_rank`).
 pub(crate) fn rank(
     clause: &ClauseSpec,
     expected_shape: String,
     dims: &[usize],
-    bound: impl Fn(u16) -> Option<usize>,
+    fixed: impl Fn(u16, usize) -> Option<bool>,
 ) -> Violation {
     let expected_rank = clause
         .shape
@@ -156,7 +157,7 @@ pub(crate) fn rank(
         if variadic { "at least " } else { "" },
         expected_rank
     ));
-    violation.help = help::for_rank(clause, dims, bound);
+    violation.help = help::for_rank(clause, dims, fixed);
     violation
 }
 

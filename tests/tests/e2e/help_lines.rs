@@ -327,3 +327,33 @@ fn a_dtype_of_the_same_kind_gets_its_conversion() {
         Some("convert it with `.to_dtype(DType::U32)?` (or to another dtype the clause allows)")
     );
 }
+
+const THREE: usize = 3;
+
+/// A constant or an expression in the shape: no insertion is offered that would not fit.
+#[test]
+fn no_insertion_is_offered_that_a_constant_or_an_expression_refuses() {
+    let one = Tensor::zeros(5, DType::F32, &cpu()).unwrap();
+    assert_eq!(help(check!(one: f32[N, THREE])).as_deref(), None);
+    assert_eq!(help(check!(one: f32[N, 2 * N])).as_deref(), None);
+    // Where the constant agrees, the batch dim is the fix.
+    let three = Tensor::zeros(3, DType::F32, &cpu()).unwrap();
+    assert_eq!(
+        help(check!(three: f32[N, THREE])).as_deref(),
+        Some("one dim missing: add a batch dim with `.unsqueeze(0)?`")
+    );
+}
+
+/// An f64 equal to the f64 nearest a bound's literal is still not the literal: the help says so.
+#[test]
+fn an_f64_at_an_inexact_bound_gets_its_exact_value() {
+    let x = Tensor::new(&[0.1f64], &cpu()).unwrap();
+    assert_eq!(
+        help(check!(x: f64[N] in ..=0.1)).as_deref(),
+        Some(
+            "0.1 is the f64 nearest to 0.1, but exactly it is 0.1000000000000000055511151..., \
+             on the wrong side of 0.1: bounds are exact real numbers; widen the bound a little \
+             or round the data"
+        )
+    );
+}

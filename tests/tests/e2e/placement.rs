@@ -551,7 +551,10 @@ fn a_method_is_named_with_its_type() {
             .starts_with("contract violated in `Block::forward` ("),
         "{error}"
     );
-    assert_eq!(contract_error(&error).receiver_type(), Some("Block"));
+    assert_eq!(
+        contract_error(&error).receiver_type().as_deref(),
+        Some("Block")
+    );
     assert_eq!(contract_error(&error).function(), "forward");
     let message = panic_message(|| {
         blocks::Head.forward(&Tensor::zeros(3, DType::F32, &Device::Cpu).unwrap());
@@ -568,5 +571,55 @@ fn a_method_is_named_with_its_type() {
     assert!(
         message.starts_with("contract violated in `new` ("),
         "{message}"
+    );
+}
+
+mod receivers {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    pub struct A;
+    pub struct B;
+
+    pub trait Forward {
+        fn fwd(&self, x: &Tensor) -> Result<()>;
+    }
+
+    impl Forward for (A, B) {
+        #[contract(x: f32[N, 4])]
+        fn fwd(&self, x: &Tensor) -> Result<()> {
+            let _ = x;
+            Ok(())
+        }
+    }
+
+    impl Forward for [A] {
+        #[contract(x: f32[N, 4])]
+        fn fwd(&self, x: &Tensor) -> Result<()> {
+            let _ = x;
+            Ok(())
+        }
+    }
+}
+
+/// A receiver that is not a named type is shown in angle brackets, as Rust writes it.
+#[test]
+fn a_receiver_that_is_not_a_named_type_keeps_its_whole_type() {
+    use receivers::Forward;
+    let wrong = Tensor::zeros(3, DType::F32, &Device::Cpu).unwrap();
+    let error = (receivers::A, receivers::B).fwd(&wrong).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("contract violated in `<(A, B)>::fwd` ("),
+        "{error}"
+    );
+    let slice: &[receivers::A] = &[receivers::A];
+    let error = slice.fwd(&wrong).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("contract violated in `<[A]>::fwd` ("),
+        "{error}"
     );
 }

@@ -501,3 +501,31 @@ fn a_constant_of_the_body_is_not_in_the_contracts_scope() {
     let error = body_const(&zeros(&[2, 5], DType::F64)).unwrap_err();
     assert_eq!(only_violation(&error).rule(), Rule::DType);
 }
+
+#[contract(x: f32[N, {k}], y: f32[{m}], z: f32[{n}])]
+fn braced_dim_forms(
+    x: &Tensor,
+    y: &Tensor,
+    z: &Tensor,
+    k: &Option<usize>,
+    m: &&usize,
+    n: std::num::NonZeroUsize,
+) -> Result<()> {
+    let _ = (x, y, z, k, m, n);
+    Ok(())
+}
+
+#[test]
+fn a_braced_dim_takes_references_options_and_non_zero_sizes() {
+    let nz = std::num::NonZeroUsize::new(2).unwrap();
+    let (x, y, z) = (
+        zeros(&[1, 3], DType::F32),
+        zeros(&[4], DType::F32),
+        zeros(&[2], DType::F32),
+    );
+    braced_dim_forms(&x, &y, &z, &Some(3), &&4, nz).unwrap();
+    // `None` skips the dim it gives.
+    braced_dim_forms(&zeros(&[1, 9], DType::F32), &y, &z, &None, &&4, nz).unwrap();
+    let error = braced_dim_forms(&x, &y, &zeros(&[5], DType::F32), &Some(3), &&4, nz).unwrap_err();
+    assert_eq!(only_violation(&error).argument(), "z");
+}

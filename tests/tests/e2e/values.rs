@@ -367,7 +367,9 @@ fn a_value_printed_as_its_bound_is_explained() {
     let text = error.to_string();
     assert!(text.contains("p[1] = 0.1, expected 0.0..=0.1"), "{text}");
     assert!(
-        text.contains("0.1 is the f32 nearest to 0.1, but exactly it is 0.10000000149011612"),
+        text.contains(
+            "0.1 is the f32 nearest to 0.1, but exactly it is 0.100000001490116119384765625,"
+        ),
         "{text}"
     );
     // Inside the bound, no such help.
