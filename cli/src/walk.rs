@@ -714,6 +714,12 @@ impl Walker<'_> {
                     }
                     None => Value::Other,
                 };
+                // `let ref mut r = h;` is a `&mut` of `h`.
+                if let Some(init) = &local.init
+                    && has_ref_mut(&local.pat)
+                {
+                    self.forget_in(|c| c.kept.extend(root(&init.expr)));
+                }
                 let value = if value == Value::Never {
                     Value::Other
                 } else {
@@ -785,6 +791,8 @@ impl Walker<'_> {
             syn::Expr::Block(b) => {
                 let value = self.block(&b.block);
                 if b.label.is_some() {
+                    // A `break 'label` may skip what follows it in the block.
+                    self.forget_in(|c| c.visit_block(&b.block));
                     Value::Other
                 } else {
                     value
@@ -800,6 +808,9 @@ impl Walker<'_> {
             syn::Expr::Match(m) => self.match_expr(m),
             syn::Expr::Let(l) => {
                 self.expr(&l.expr);
+                if has_ref_mut(&l.pat) {
+                    self.forget_in(|c| c.kept.extend(root(&l.expr)));
+                }
                 self.bind_unknown(&l.pat);
                 Value::Other
             }
@@ -907,7 +918,7 @@ impl Walker<'_> {
                     }
                     _ => {
                         self.expr(&a.left);
-                        self.forget_in(|c| c.kept.extend(root(&a.left)));
+                        self.forget_in(|c| c.kept.extend(assigned_roots(&a.left)));
                     }
                 }
                 Value::Other
@@ -1046,7 +1057,12 @@ impl Walker<'_> {
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
         self.expr(&m.expr);
-        let before = self.scope.clone();
+        if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
+            self.forget_in(|c| c.kept.extend(root(&m.expr)));
+        }
+        // Each arm starts where the guards before it may have left off (a guard that ran and
+        // failed).
+        let mut before = self.scope.clone();
         let mut value: Option<Value> = None;
         let mut after: Option<Vec<BTreeMap<String, Binding>>> = None;
         for arm in &m.arms {
@@ -1055,6 +1071,9 @@ impl Walker<'_> {
             self.bind_unknown(&arm.pat);
             if let Some((_, guard)) = &arm.guard {
                 self.expr(guard);
+                let mut guarded = self.scope.clone();
+                guarded.pop();
+                before = merge(&before, &guarded);
             }
             let v = self.expr(&arm.body);
             self.scope.pop();
@@ -1077,6 +1096,13 @@ impl Walker<'_> {
     fn binary(&mut self, b: &syn::ExprBinary) -> Value {
         use syn::BinOp;
         let left = self.expr(&b.left);
+        if matches!(b.op, BinOp::And(_) | BinOp::Or(_)) {
+            // The right side may not run: what follows knows what both paths know.
+            let skipped = self.scope.clone();
+            self.expr(&b.right);
+            self.scope = merge(&skipped, &self.scope);
+            return Value::Other;
+        }
         let right = self.expr(&b.right);
         let name = match b.op {
             BinOp::Add(_) => "add",
@@ -1621,7 +1647,7 @@ struct Changed {
 
 impl<'ast> Visit<'ast> for Changed {
     fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-        self.kept.extend(root(&a.left));
+        self.kept.extend(assigned_roots(&a.left));
         syn::visit::visit_expr_assign(self, a);
     }
 
@@ -1650,6 +1676,45 @@ impl<'ast> Visit<'ast> for Changed {
             self.kept.extend(root(&r.expr));
         }
         syn::visit::visit_expr_reference(self, r);
+    }
+
+    /// A method no candle tensor has may take `&mut self` (`clone_from`, an extension
+    /// trait's `reset_to`). (Paths from `self` keep their clauses only where `self` cannot
+    /// change, so a method of `self.head` changes nothing the walk knows.)
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        let candles = has_method_rule(&name)
+            || READ_ONLY.contains(&name.as_str())
+            || UNKNOWN_TENSOR_METHODS.contains(&name.as_str())
+            || KEEP_OK.contains(&name.as_str());
+        if !candles {
+            self.kept
+                .extend(root(&m.receiver).filter(|receiver| receiver != "self"));
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        if let Some(init) = &local.init
+            && has_ref_mut(&local.pat)
+        {
+            self.kept.extend(root(&init.expr));
+        }
+        syn::visit::visit_local(self, local);
+    }
+
+    fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+        if has_ref_mut(&l.pat) {
+            self.kept.extend(root(&l.expr));
+        }
+        syn::visit::visit_expr_let(self, l);
+    }
+
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
+            self.kept.extend(root(&m.expr));
+        }
+        syn::visit::visit_expr_match(self, m);
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
@@ -1714,6 +1779,38 @@ fn root(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Reference(r) => root(&r.expr),
         _ => None,
     }
+}
+
+/// The locals an assignment writes to: the root of a place, each of a destructuring's
+/// (`(h, g) = (g, h)`, `Pair { a, .. } = p`).
+fn assigned_roots(expr: &syn::Expr) -> Vec<String> {
+    match expr {
+        syn::Expr::Tuple(t) => t.elems.iter().flat_map(assigned_roots).collect(),
+        syn::Expr::Array(a) => a.elems.iter().flat_map(assigned_roots).collect(),
+        syn::Expr::Call(c) => c.args.iter().flat_map(assigned_roots).collect(),
+        syn::Expr::Struct(s) => s
+            .fields
+            .iter()
+            .flat_map(|f| assigned_roots(&f.expr))
+            .collect(),
+        syn::Expr::Paren(p) => assigned_roots(&p.expr),
+        other => root(other).into_iter().collect(),
+    }
+}
+
+/// Whether a pattern binds by `ref mut` (a `&mut` of the matched place).
+fn has_ref_mut(pat: &syn::Pat) -> bool {
+    #[derive(Default)]
+    struct RefMut(bool);
+    impl<'ast> Visit<'ast> for RefMut {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0 |= p.by_ref.is_some() && p.mutability.is_some();
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut found = RefMut::default();
+    found.visit_pat(pat);
+    found.0
 }
 
 /// The local an assignment replaces whole (`x = ...`, `*x = ...`).
