@@ -5,8 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use candle_contracts_shapes::Contract;
-use candle_contracts_shapes::rules::contract_ops;
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Spacing, TokenStream, TokenTree};
 use syn::{ReturnType, Signature, Type, UseTree};
 
 /// Another contracted function the body can call.
@@ -131,7 +130,13 @@ pub struct Body {
     /// The first segment a `use` gives a name: `nn` → `candle_contracts::nn`; `None` where
     /// two `use`s disagree or the target is outside candle.
     uses: BTreeMap<String, Option<String>>,
-    /// Items the body defines: a path through one of them is the user's own.
+    /// The names the body's own `use`s bring in (whatever they name): in the body's blocks
+    /// they hide the enclosing module's functions of those names.
+    body_uses: BTreeSet<String>,
+    /// The body has a glob `use` (or one the walk cannot read): any name may be its.
+    body_glob: bool,
+    /// Items the body defines, and the signature's generic parameters: a path through one
+    /// of them is the user's own.
     items: BTreeSet<String>,
     /// Items of the enclosing `#[contract]` module (its contracted functions among them).
     scope_items: BTreeSet<String>,
@@ -150,7 +155,18 @@ impl Body {
         let mut body = Body {
             unstable: BTreeSet::new(),
             uses: BTreeMap::new(),
-            items: BTreeSet::new(),
+            body_uses: BTreeSet::new(),
+            body_glob: false,
+            items: sig
+                .generics
+                .params
+                .iter()
+                .filter_map(|param| match param {
+                    syn::GenericParam::Type(ty) => Some(ty.ident.to_string()),
+                    syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+                    syn::GenericParam::Lifetime(_) => None,
+                })
+                .collect(),
             scope_items: scope.items.clone(),
             not_only_called: BTreeSet::new(),
             foreign_glob: false,
@@ -160,7 +176,7 @@ impl Body {
             }),
         };
         for tree in &scope.uses {
-            body.add_use(String::new(), tree);
+            body.add_use(String::new(), tree, false);
         }
         for input in &sig.inputs {
             if let syn::FnArg::Typed(typed) = input
@@ -216,19 +232,27 @@ impl Body {
                                 .map_or(trees.len(), |k| i + k + 1);
                             let item: TokenStream = trees[i..end].iter().cloned().collect();
                             match syn::parse2::<syn::ItemUse>(item) {
-                                Ok(item) => self.add_use(String::new(), &item.tree),
+                                Ok(item) => self.add_use(String::new(), &item.tree, true),
                                 // A `use` the walk cannot read: any short path may be its.
-                                Err(_) => self.foreign_glob = true,
+                                Err(_) => {
+                                    self.foreign_glob = true;
+                                    self.body_glob = true;
+                                }
                             }
                             skip_to = end;
                         }
                         _ => {
-                            // A call, a path's head (`nn::`) or a macro (`vec!`).
+                            // A call, a path's head (`nn::`) or a macro (`vec!`); a single
+                            // `:` is a type annotation (`let features: fn(..) = ..`,
+                            // `|features: &dyn Fn(..)|`), so the name is a binding.
                             let called = match next {
                                 Some(TokenTree::Group(g)) => {
                                     g.delimiter() == proc_macro2::Delimiter::Parenthesis
                                 }
-                                Some(TokenTree::Punct(p)) => matches!(p.as_char(), ':' | '!'),
+                                Some(TokenTree::Punct(p)) => {
+                                    p.as_char() == '!'
+                                        || (p.as_char() == ':' && p.spacing() == Spacing::Joint)
+                                }
                                 _ => false,
                             };
                             let after_path = i > 0
@@ -245,7 +269,8 @@ impl Body {
         }
     }
 
-    fn add_use(&mut self, prefix: String, tree: &UseTree) {
+    /// Reads one `use` tree under `prefix`; `in_body` for a `use` of the body itself.
+    fn add_use(&mut self, prefix: String, tree: &UseTree, in_body: bool) {
         let join = |name: &str| {
             if prefix.is_empty() {
                 name.to_string()
@@ -254,15 +279,19 @@ impl Body {
             }
         };
         match tree {
-            UseTree::Path(path) => self.add_use(join(&path.ident.to_string()), &path.tree),
+            UseTree::Path(path) => self.add_use(join(&path.ident.to_string()), &path.tree, in_body),
             UseTree::Name(name) => {
                 let name = name.ident.to_string();
-                if name == "self" {
+                let (name, target) = if name == "self" {
                     let last = prefix.rsplit("::").next().unwrap_or_default().to_string();
-                    self.add_name(last, prefix.clone());
+                    (last, prefix.clone())
                 } else {
-                    self.add_name(name.clone(), join(&name));
+                    (name.clone(), join(&name))
+                };
+                if in_body {
+                    self.body_uses.insert(name.clone());
                 }
+                self.add_name(name, target);
             }
             UseTree::Rename(rename) => {
                 let target = if rename.ident == "self" {
@@ -270,16 +299,24 @@ impl Body {
                 } else {
                     join(&rename.ident.to_string())
                 };
+                if in_body {
+                    self.body_uses.insert(rename.rename.to_string());
+                }
                 self.add_name(rename.rename.to_string(), target);
             }
             UseTree::Glob(_) => {
+                // A glob of the body's own hides the module's functions of every name it
+                // brings, candle's too (`use candle_nn::*` brings a `linear`).
+                if in_body {
+                    self.body_glob = true;
+                }
                 if !is_candle(&prefix) {
                     self.foreign_glob = true;
                 }
             }
             UseTree::Group(group) => {
                 for tree in &group.items {
-                    self.add_use(prefix.clone(), tree);
+                    self.add_use(prefix.clone(), tree, in_body);
                 }
             }
         }
@@ -301,21 +338,24 @@ impl Body {
         self.items.contains(name) || self.scope_items.contains(name)
     }
 
-    /// Whether a call of `name` may be of something the body defines or binds.
+    /// Whether a call of `name` may be of something the body defines, binds or imports
+    /// (a `use crate::other::features;` in the body hides the module's own `features`).
     pub fn shadows(&self, name: &str) -> bool {
-        self.items.contains(name) || self.not_only_called.contains(name)
+        self.items.contains(name)
+            || self.not_only_called.contains(name)
+            || self.body_uses.contains(name)
+            || self.body_glob
     }
 
-    /// The full path of a call's path, when it certainly names candle's, candle-nn's or
-    /// candle-contracts' item; `None` when it may be the user's own.
+    /// The full path of a call's path of two segments or more, when it certainly names
+    /// candle's, candle-nn's or candle-contracts' item; `None` when it may be the user's own.
+    /// A path's first segment is a module or a type, never a local: `let loss = ...` does not
+    /// hide `loss::nll`.
     pub fn resolve(&self, segments: &[String], absolute: bool) -> Option<String> {
         let (first, rest) = segments.split_first()?;
         let root = if absolute {
             first.clone()
-        } else if self.items.contains(first)
-            || self.scope_items.contains(first)
-            || self.not_only_called.contains(first)
-        {
+        } else if self.items.contains(first) || self.scope_items.contains(first) {
             return None;
         } else if let Some(target) = self.uses.get(first) {
             target.clone()?
@@ -336,20 +376,15 @@ impl Body {
         is_candle(&path).then_some(path)
     }
 
-    /// What a path's first segment means with no `use` in sight: the file's `use`s are not
-    /// visible to an attribute macro, so only names whose meaning is not in doubt.
+    /// What a path's first segment means with no `use` in sight: only the crates' own names.
+    /// The file's `use`s are not visible to an attribute macro, and a file may have a module
+    /// of its own named `nn`, `ops` or `loss` (a soft-label `loss::nll`, an `ops::softmax`
+    /// with a temperature), so a bare `nn::`, `ops::` or `loss::` is unknown: the arguments
+    /// cannot tell candle's function from one of the same name and arity in the crate.
     fn default_root(&self, first: &str, rest: &[String]) -> Option<String> {
         match (first, rest) {
             ("candle_core" | "candle_nn" | "candle_contracts" | "candle", _) => Some(first.into()),
             ("Tensor", [_]) if self.tensor_named => Some("candle_core::Tensor".into()),
-            // `nn::cross_entropy` is `candle_contracts::nn`'s (candle-nn has none at its
-            // root); `nn::embedding` may be either, and is left unknown.
-            ("nn", [op]) if op != "embedding" && is_contract_op(op) => {
-                Some("candle_contracts::nn".into())
-            }
-            ("nn", [module, _]) if module == "ops" || module == "loss" => Some("candle_nn".into()),
-            ("ops", [_]) => Some("candle_nn::ops".into()),
-            ("loss", [_]) => Some("candle_nn::loss".into()),
             _ => None,
         }
     }
@@ -362,12 +397,6 @@ impl Body {
         let target = self.uses.get(name)?.clone()?;
         is_candle(&target).then_some(target)
     }
-}
-
-fn is_contract_op(name: &str) -> bool {
-    contract_ops()
-        .iter()
-        .any(|op| op.path.strip_prefix("candle_contracts::nn::") == Some(name))
 }
 
 fn is_candle(path: &str) -> bool {

@@ -31,7 +31,7 @@ fn the_issue_s_examples_fail() {
         quote!(logits: f32[N, 1], target: f32[N] in 0.0..=1.0),
         quote! {
             fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
-                nn::binary_cross_entropy_with_logit(logits, target)
+                candle_contracts::nn::binary_cross_entropy_with_logit(logits, target)
             }
         },
     );
@@ -276,7 +276,7 @@ fn contracts_in_an_impl_see_each_other() {
                 let flat = images.flatten_from(1)?;
                 let logits = self.forward(&flat)?;
                 let wrong = Self::forward(self, images)?;
-                nn::cross_entropy(&logits.sum(1)?, target)
+                candle_contracts::nn::cross_entropy(&logits.sum(1)?, target)
             }
 
             #[contract(xs: f32[N, 784], static = false)]
@@ -488,6 +488,144 @@ fn operators_are_candle_s_between_tensors() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert!(
         found[0].starts_with("`Tensor::sub` takes `rhs: f32[N, 3]` (the shape of `self`), but `b` is `f32[N, 4]` here"),
+        "{}",
+        found[0]
+    );
+}
+
+/// Names in a body that may hide a `#[contract]` module's own `features`: a `use`, a glob
+/// `use`, a binding with a type annotation, a closure's parameter.
+#[test]
+fn a_sibling_hidden_in_a_body_is_not_its_contract() {
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_core::{Result, Tensor};
+
+            #[contract(images: f32[N, 28, 28], return: f32[N, 784])]
+            pub fn features(images: &Tensor) -> Result<Tensor> { images.flatten_from(1) }
+
+            #[contract(x: f32[N, 784])]
+            pub fn by_use(x: &Tensor) -> Result<Tensor> {
+                use crate::other::features;
+                features(x)
+            }
+
+            #[contract(x: f32[N, 784])]
+            pub fn by_glob(x: &Tensor) -> Result<Tensor> {
+                use crate::other::*;
+                features(x)
+            }
+
+            #[contract(x: f32[N, 784])]
+            pub fn by_annotated_let(x: &Tensor) -> Result<Tensor> {
+                let features: fn(&Tensor) -> Result<Tensor> = crate::other::features;
+                features(x)
+            }
+
+            #[contract(x: f32[N, 784])]
+            pub fn by_closure_parameter(x: &Tensor) -> Result<Tensor> {
+                let apply = |features: &dyn Fn(&Tensor) -> Result<Tensor>| features(x);
+                apply(&crate::other::features)
+            }
+
+            #[contract(images: f32[N, 28, 28])]
+            pub fn not_hidden(images: &Tensor) -> Result<Tensor> {
+                let flat = features(images)?;
+                features(&flat)
+            }
+        }
+    });
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "`features` takes `images: f32[N, 28, 28]`, but `flat` is `f32[N, 784]` here"
+        ),
+        "{}",
+        found[0]
+    );
+}
+
+/// A bare `loss::`, `ops::` or `nn::` may be the file's own module (the file's `use`s are
+/// out of sight); a `use` in sight, or the crate's full path, says whose it is.
+#[test]
+fn a_bare_module_path_is_known_only_through_a_use_in_sight() {
+    let soft = quote!(log_probs: f32[N, C], soft: f32[N, C]);
+    let function =
+        |body: TokenStream| quote!(fn f(log_probs: &Tensor, soft: &Tensor) -> Result<Tensor> #body);
+    for body in [
+        quote!({ loss::nll(log_probs, soft) }),
+        quote!({ ops::softmax(log_probs, 5) }),
+        quote!({ nn::cross_entropy(log_probs, soft) }),
+        quote!({ nn::loss::nll(log_probs, soft) }),
+        quote!({ nn::embedding(soft, log_probs) }),
+    ] {
+        let found = errors(soft.clone(), function(body.clone()));
+        assert!(found.is_empty(), "{body}: {found:#?}");
+    }
+    for (body, op) in [
+        (
+            quote!({
+                use candle_nn::loss;
+                loss::nll(log_probs, soft)
+            }),
+            "`candle_nn::loss::nll` takes `target: u8 | u32 | i64 [N]`",
+        ),
+        (
+            quote!({ candle_nn::ops::softmax(log_probs, 5) }),
+            "`candle_nn::ops::softmax` takes `dim`",
+        ),
+        (
+            quote!({
+                use candle_contracts::nn;
+                nn::cross_entropy(log_probs, soft)
+            }),
+            "`nn::cross_entropy` takes `target: u8 | u32 | i64 [N]`",
+        ),
+    ] {
+        let found = errors(soft.clone(), function(body.clone()));
+        assert_eq!(found.len(), 1, "{body}: {found:#?}");
+        assert!(found[0].starts_with(op), "{}", found[0]);
+    }
+    // In a `#[contract]` module its own `use`s are in sight.
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_contracts::nn;
+            use candle_core::{Result, Tensor};
+
+            #[contract(ids: u32[B, S], table: f32[V, E])]
+            pub fn lookup(ids: &Tensor, table: &Tensor) -> Result<Tensor> {
+                nn::embedding(table, ids)
+            }
+        }
+    });
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("`nn::embedding` takes `ids: "),
+        "{}",
+        found[0]
+    );
+}
+
+/// A path's head is a module or a type, never a local: `let loss = loss::nll(..)` (mnist
+/// training's own line) is candle-nn's `nll` where a `use` says so.
+#[test]
+fn a_local_does_not_hide_a_module_path() {
+    let found = errors(
+        quote!(logits: f32[N, C], target: f32[N, C]),
+        quote! {
+            fn f(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+                use candle_nn::{loss, ops};
+                let log_sm = ops::log_softmax(logits, D::Minus1)?;
+                let loss = loss::nll(&log_sm, target)?;
+                Ok(loss)
+            }
+        },
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "`candle_nn::loss::nll` takes `target: u8 | u32 | i64 [N]`, but `target` is `f32[N, C]` here"
+        ),
         "{}",
         found[0]
     );

@@ -1197,6 +1197,122 @@ fn inner_returns_run() {
     );
 }
 
+/// A file's own modules named like candle-nn's (a soft-label `nll`, a softmax with a
+/// temperature) and like `candle_contracts::nn`: the macro cannot see which is meant.
+mod loss {
+    use candle_core::{Result, Tensor, D};
+
+    /// The negative log-likelihood of soft labels `[N, C]`.
+    pub fn nll(log_probs: &Tensor, soft: &Tensor) -> Result<Tensor> {
+        (log_probs * soft)?.sum(D::Minus1)?.mean_all()?.neg()
+    }
+}
+
+mod ops {
+    use candle_core::{Result, Tensor, D};
+
+    /// The softmax of the last dim at a temperature.
+    pub fn softmax(x: &Tensor, temperature: usize) -> Result<Tensor> {
+        candle_nn::ops::softmax(&(x / temperature as f64)?, D::Minus1)
+    }
+}
+
+mod nn {
+    use candle_core::{Result, Tensor};
+
+    /// Cross-entropy against probabilities `[N, C]` (PyTorch's soft targets).
+    pub fn cross_entropy(logits: &Tensor, probabilities: &Tensor) -> Result<Tensor> {
+        let log_probs = candle_nn::ops::log_softmax(logits, 1)?;
+        super::loss::nll(&log_probs, probabilities)
+    }
+}
+
+#[contract(log_probs: f32[N, C], soft: f32[N, C])]
+fn own_loss_module(log_probs: &Tensor, soft: &Tensor) -> Result<Tensor> {
+    loss::nll(log_probs, soft)
+}
+
+#[contract(x: f32[N, C])]
+fn own_ops_module(x: &Tensor) -> Result<Tensor> {
+    ops::softmax(x, 5)
+}
+
+#[contract(logits: f32[N, C], probabilities: f32[N, C])]
+fn own_nn_module(logits: &Tensor, probabilities: &Tensor) -> Result<Tensor> {
+    nn::cross_entropy(logits, probabilities)
+}
+
+/// Names in a body that hide a `#[contract]` module's own contracted `features`.
+mod other {
+    use candle_core::{Result, Tensor};
+
+    pub fn features(x: &Tensor) -> Result<Tensor> {
+        x.sum_keepdim(1)
+    }
+}
+
+#[contract]
+mod hidden_siblings {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(images: f32[N, 28, 28], return: f32[N, 784])]
+    pub fn features(images: &Tensor) -> Result<Tensor> {
+        images.flatten_from(1)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_use(x: &Tensor) -> Result<Tensor> {
+        use super::other::features;
+        features(x)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_glob(x: &Tensor) -> Result<Tensor> {
+        use super::other::*;
+        features(x)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_annotated_let(x: &Tensor) -> Result<Tensor> {
+        let features: fn(&Tensor) -> Result<Tensor> = super::other::features;
+        features(x)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_closure_parameter(x: &Tensor) -> Result<Tensor> {
+        let apply = |features: &dyn Fn(&Tensor) -> Result<Tensor>| features(x);
+        apply(&super::other::features)
+    }
+}
+
+#[test]
+fn a_files_own_modules_and_hidden_siblings_run() {
+    let soft = Tensor::new(&[[0.25f32, 0.75], [1.0, 0.0]], &Device::Cpu).unwrap();
+    let log_probs = soft.clamp(1e-6, 1.0).unwrap().log().unwrap();
+    assert_eq!(
+        own_loss_module(&log_probs, &soft).unwrap().dims(),
+        &[] as &[usize]
+    );
+    assert_eq!(own_ops_module(&soft).unwrap().dims(), &[2, 2]);
+    assert_eq!(own_nn_module(&soft, &soft).unwrap().dims(), &[] as &[usize]);
+    let x = ones(&[2, 784]);
+    for f in [
+        hidden_siblings::by_use,
+        hidden_siblings::by_glob,
+        hidden_siblings::by_annotated_let,
+        hidden_siblings::by_closure_parameter,
+    ] {
+        assert_eq!(f(&x).unwrap().dims(), &[2, 1]);
+    }
+    assert_eq!(
+        hidden_siblings::features(&ones(&[2, 28, 28]))
+            .unwrap()
+            .dims(),
+        &[2, 784]
+    );
+}
+
 /// `mut` bindings are followed in the order of the body: these are the ways a value changes
 /// behind the walk's back, each correct for the inputs the test gives.
 #[contract(x: f32[2, 3, 4], w: f32[4, 5])]
