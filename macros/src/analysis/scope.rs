@@ -102,6 +102,15 @@ pub fn is_tensor_type(ty: &Type) -> bool {
     }
 }
 
+/// Whether `ty` is a `&mut` reference (through parentheses).
+pub fn is_mut_ref(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(reference) => reference.mutability.is_some(),
+        Type::Paren(paren) => is_mut_ref(&paren.elem),
+        _ => false,
+    }
+}
+
 /// Whether the function returns a `Tensor` or a `Result` whose value is one.
 pub fn returns_tensor(sig: &Signature) -> bool {
     let ReturnType::Type(_, ty) = &sig.output else {
@@ -125,8 +134,6 @@ pub fn returns_tensor(sig: &Signature) -> bool {
 
 /// What a body's paths and names mean, read from its tokens before the walk.
 pub struct Body {
-    /// Names declared `mut` anywhere (or rebound where the walk cannot see): never known.
-    pub unstable: BTreeSet<String>,
     /// The first segment a `use` gives a name: `nn` → `candle_contracts::nn`; `None` where
     /// two `use`s disagree or the target is outside candle.
     uses: BTreeMap<String, Option<String>>,
@@ -153,7 +160,6 @@ impl Body {
     /// Reads the body's `tokens`, with the parameters of `sig` and the enclosing `scope`.
     pub fn new(tokens: TokenStream, sig: &Signature, scope: &Scope) -> Body {
         let mut body = Body {
-            unstable: BTreeSet::new(),
             uses: BTreeMap::new(),
             body_uses: BTreeSet::new(),
             body_glob: false,
@@ -184,9 +190,6 @@ impl Body {
             {
                 // A parameter may hold a closure: a call of its name is not a sibling's.
                 body.not_only_called.insert(ident.ident.to_string());
-                if ident.mutability.is_some() {
-                    body.unstable.insert(ident.ident.to_string());
-                }
             }
         }
         body.scan(tokens);
@@ -215,7 +218,6 @@ impl Body {
                         _ => None,
                     };
                     match word.as_str() {
-                        "mut" => self.unstable.extend(next_ident),
                         "fn" | "mod" | "struct" | "enum" | "union" | "trait" | "type" | "const"
                         | "static" => self.items.extend(next_ident),
                         "macro_rules" => {

@@ -606,6 +606,76 @@ fn a_bare_module_path_is_known_only_through_a_use_in_sight() {
     );
 }
 
+/// A `mut` binding is followed from its `let`, and the parameter it shadows until then.
+#[test]
+fn mut_bindings_are_followed_in_the_order_of_the_body() {
+    let found = errors(
+        quote!(x: f32[2, 3, 4], w: f32[4, 5]),
+        quote! {
+            fn f(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+                let first = x.matmul(w)?;
+                let mut x = x.permute((0, 2, 1))?;
+                let second = x.broadcast_matmul(w)?;
+                x = x.transpose(1, 2)?;
+                x.broadcast_matmul(&w.t()?)
+            }
+        },
+    );
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(
+        found[0].starts_with("`Tensor::matmul` takes `rhs: f32[..] of rank 3`"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[1].starts_with("`Tensor::broadcast_matmul` takes `rhs: f32[.., 3, _]`"),
+        "{}",
+        found[1]
+    );
+    assert!(
+        found[2].starts_with(
+            "`Tensor::broadcast_matmul` takes `rhs: f32[.., 4, _]`, but `w.t()?` is `f32[5, 4]`"
+        ),
+        "{}",
+        found[2]
+    );
+    // Known until a loop or a closure that may change it, not before; branches join.
+    let found = errors(
+        quote!(a: f32[2, 3], b: f32[3, 2]),
+        quote! {
+            fn f(a: &Tensor, b: &Tensor, c: bool) -> Result<Tensor> {
+                let mut h = a.clone();
+                h.add(b)?; // [2, 3] and [3, 2]
+                for _ in 0..2 {
+                    h = h.t()?;
+                }
+                h.add(b)?;
+                let mut g = a.clone();
+                if c {
+                    g = a.exp()?;
+                }
+                g.add(b)?; // both branches are [2, 3]
+                if c {
+                    g = b.clone();
+                }
+                g.add(b)?;
+                let mut k = a.clone();
+                k.add(b)?;
+                let mut reset = |t: &Tensor| k = t.clone();
+                reset(b);
+                k.add(b)
+            }
+        },
+    );
+    let lines: Vec<&str> = found.iter().map(|e| e.lines().next().unwrap()).collect();
+    assert_eq!(
+        lines,
+        ["`Tensor::add` takes `rhs: f32[2, 3]` (the shape of `self`), but `b` is `f32[3, 2]` here";
+            3],
+        "{found:#?}"
+    );
+}
+
 /// A path's head is a module or a type, never a local: `let loss = loss::nll(..)` (mnist
 /// training's own line) is candle-nn's `nll` where a `use` says so.
 #[test]
@@ -628,5 +698,54 @@ fn a_local_does_not_hide_a_module_path() {
         ),
         "{}",
         found[0]
+    );
+}
+
+/// A clause on a field of a parameter that cannot change (`cache.cos`) holds in the body
+/// while the parameter is not shadowed.
+#[test]
+fn field_clauses_of_parameters_hold_in_the_body() {
+    let found = errors(
+        quote!(x: f32[T, H], cache.cos: f32[P, H], other.sin: f32[P, H]),
+        quote! {
+            fn f(x: &Tensor, cache: &Cache, other: &mut Cache) -> Result<Tensor> {
+                let cos = cache.cos.narrow(0, 0, 2)?;
+                let wrong = cache.cos.narrow(2, 0, 1)?;
+                let sin = other.sin.narrow(2, 0, 1)?; // `&mut`: may have been replaced
+                let cache = other;
+                cache.cos.narrow(2, 0, 1)
+            }
+        },
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("`Tensor::narrow` takes `dim`: a dim of `f32[P, H]`"),
+        "{}",
+        found[0]
+    );
+}
+
+/// After `v + self.eps` (a scalar of a type the macro cannot see), the tensor `broadcast_div`
+/// gives has at least the rank of `xs`: the `mul` by `[D]` is the first certain mismatch, and
+/// it is reported where it is, not as the `return` clause.
+#[test]
+fn the_first_certain_mismatch_is_reported_where_it_is() {
+    let found = scope_errors(quote! {
+        impl RmsNorm {
+            #[contract(xs: f32[B, D], self.weight: f32[D], return: f32[B, D])]
+            fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                let v = xs.sqr()?.mean_keepdim(1)?;
+                let ys = xs.broadcast_div(&(v + self.eps)?.sqrt()?)?;
+                let ys = ys.mul(&self.weight)?;
+                Ok(ys)
+            }
+        }
+    });
+    assert_eq!(
+        found,
+        [
+            "`Tensor::mul` takes `rhs: f32[.., _, _]` (the shape of `self`), but `self.weight` \
+             is `f32[D]` here\n= note: rank 1 given, rank 2 or more expected"
+        ]
     );
 }
