@@ -273,6 +273,7 @@ pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<Le
         fix_result: false,
         hints: Vec::new(),
         in_let: false,
+        body_macros: body_macros(f.block),
     };
     // Generic parameters shadow the module's names.
     let generics = f
@@ -312,6 +313,9 @@ struct Walker<'a> {
     hints: Vec<LetHint>,
     /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
     in_let: bool,
+    /// The `macro_rules!` the body defines, each with the names its definition holds: a call
+    /// may assign any of those it sees where it is defined, without naming them.
+    body_macros: BodyMacros,
 }
 
 impl Walker<'_> {
@@ -463,8 +467,16 @@ impl Walker<'_> {
         });
     }
 
+    /// An empty set of changes, that knows the body's macros.
+    fn changes(&self) -> Changed {
+        Changed {
+            macros: self.body_macros.clone(),
+            ..Changed::default()
+        }
+    }
+
     fn forget_in(&mut self, visit: impl FnOnce(&mut Changed)) {
-        let mut changed = Changed::default();
+        let mut changed = self.changes();
         visit(&mut changed);
         self.forget(&changed);
     }
@@ -816,7 +828,7 @@ impl Walker<'_> {
             }
             syn::Expr::ForLoop(f) => {
                 self.expr(&f.expr);
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_block(&f.body);
                 self.forget(&changed);
                 self.scope.push(BTreeMap::new());
@@ -827,7 +839,7 @@ impl Walker<'_> {
                 Value::Other
             }
             syn::Expr::While(w) => {
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_expr(&w.cond);
                 changed.visit_block(&w.body);
                 self.forget(&changed);
@@ -839,7 +851,7 @@ impl Walker<'_> {
                 Value::Other
             }
             syn::Expr::Loop(l) => {
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_block(&l.body);
                 self.forget(&changed);
                 self.block(&l.body);
@@ -847,7 +859,7 @@ impl Walker<'_> {
                 Value::Other
             }
             syn::Expr::Closure(c) => {
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_expr(&c.body);
                 let saved = self.scope.clone();
                 let saved_subjects = self.subjects.clone();
@@ -874,7 +886,7 @@ impl Walker<'_> {
                 Value::Other
             }
             syn::Expr::Async(a) => {
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_block(&a.block);
                 let saved = self.scope.clone();
                 let saved_subjects = self.subjects.clone();
@@ -1510,6 +1522,9 @@ impl Walker<'_> {
         let Some(name) = mac.path.segments.last().map(|s| s.ident.to_string()) else {
             return false;
         };
+        if self.body_macros.contains_key(&name) {
+            return false;
+        }
         EXPRESSION_MACROS.contains(&name.as_str())
             || DIVERGING_MACROS.contains(&name.as_str())
             || self.is_check_macro(mac)
@@ -1534,8 +1549,9 @@ impl Walker<'_> {
             .last()
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
-        let std_like =
-            EXPRESSION_MACROS.contains(&name.as_str()) || DIVERGING_MACROS.contains(&name.as_str());
+        let std_like = (EXPRESSION_MACROS.contains(&name.as_str())
+            || DIVERGING_MACROS.contains(&name.as_str()))
+            && !self.body_macros.contains_key(&name);
         let parsed = std_like
             .then(|| {
                 mac.parse_body_with(
@@ -1553,7 +1569,7 @@ impl Walker<'_> {
             }),
             // `check!` reads its tensors; anything else may bind or assign the names it holds.
             None if guard_macro => {}
-            None => self.forget_in(|c| idents(&mac.tokens, &mut c.rebound)),
+            None => self.forget_in(|c| c.visit_macro(mac)),
         }
         if DIVERGING_MACROS.contains(&name.as_str()) {
             Value::Never
@@ -1643,6 +1659,28 @@ impl Walker<'_> {
 struct Changed {
     kept: BTreeSet<String>,
     rebound: BTreeSet<String>,
+    /// The body's `macro_rules!`: a call of one may assign the names its definition holds.
+    macros: BodyMacros,
+}
+
+/// The `macro_rules!` a body defines, by name, with the identifiers of each definition.
+type BodyMacros = std::rc::Rc<BTreeMap<String, BTreeSet<String>>>;
+
+/// The `macro_rules!` defined anywhere in `block`.
+fn body_macros(block: &syn::Block) -> BodyMacros {
+    #[derive(Default)]
+    struct Defined(BTreeMap<String, BTreeSet<String>>);
+    impl<'ast> Visit<'ast> for Defined {
+        fn visit_item_macro(&mut self, item: &'ast syn::ItemMacro) {
+            if let Some(name) = &item.ident {
+                let names = self.0.entry(name.to_string()).or_default();
+                idents(&item.mac.tokens, names);
+            }
+        }
+    }
+    let mut defined = Defined::default();
+    defined.visit_block(block);
+    std::rc::Rc::new(defined.0)
 }
 
 impl<'ast> Visit<'ast> for Changed {
@@ -1719,6 +1757,11 @@ impl<'ast> Visit<'ast> for Changed {
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         idents(&mac.tokens, &mut self.rebound);
+        if let Some(name) = mac.path.segments.last()
+            && let Some(names) = self.macros.get(&name.ident.to_string())
+        {
+            self.kept.extend(names.iter().cloned());
+        }
     }
 
     fn visit_item(&mut self, _: &'ast syn::Item) {}

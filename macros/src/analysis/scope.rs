@@ -140,8 +140,12 @@ pub struct Body {
     /// The names the body's own `use`s bring in (whatever they name): in the body's blocks
     /// they hide the enclosing module's functions of those names.
     body_uses: BTreeSet<String>,
-    /// The body has a glob `use` (or one the walk cannot read): any name may be its.
+    /// The body has a glob `use` (or one the walk cannot read), or a macro that may define
+    /// items: any name may be its.
     body_glob: bool,
+    /// The `macro_rules!` the body defines, each with the names its definition holds: where
+    /// it is defined it sees the body's names, so a call may assign them without naming them.
+    macros: BTreeMap<String, BTreeSet<String>>,
     /// Items the body defines, and the signature's generic parameters: a path through one
     /// of them is the user's own.
     items: BTreeSet<String>,
@@ -163,6 +167,7 @@ impl Body {
             uses: BTreeMap::new(),
             body_uses: BTreeSet::new(),
             body_glob: false,
+            macros: BTreeMap::new(),
             items: sig
                 .generics
                 .params
@@ -223,6 +228,10 @@ impl Body {
                         "macro_rules" => {
                             if let Some(TokenTree::Ident(name)) = trees.get(i + 2) {
                                 self.items.insert(name.to_string());
+                                let names = self.macros.entry(name.to_string()).or_default();
+                                if let Some(TokenTree::Group(definition)) = trees.get(i + 3) {
+                                    super::walk::idents(definition.stream(), names);
+                                }
                             }
                         }
                         "use" => {
@@ -260,6 +269,15 @@ impl Body {
                             let after_path = i > 0
                                 && matches!(&trees[i - 1], TokenTree::Punct(p)
                                     if p.as_char() == '.' || p.as_char() == ':');
+                            // `name!(..)`: a macro that may expand to items (`fn features`).
+                            let invoked = matches!(next, Some(TokenTree::Punct(p))
+                                    if p.as_char() == '!' && p.spacing() == Spacing::Alone)
+                                && matches!(trees.get(i + 2), Some(TokenTree::Group(_)));
+                            let own =
+                                self.macros.contains_key(&word) || self.scope_items.contains(&word);
+                            if invoked && (own || !DEFINE_NOTHING.contains(&word.as_str())) {
+                                self.body_glob = true;
+                            }
                             if !called && !after_path {
                                 self.not_only_called.insert(word);
                             }
@@ -340,6 +358,11 @@ impl Body {
         self.items.contains(name) || self.scope_items.contains(name)
     }
 
+    /// The names the definition of the body's own `macro_rules! name` holds, if it has one.
+    pub fn body_macro(&self, name: &str) -> Option<&BTreeSet<String>> {
+        self.macros.get(name)
+    }
+
     /// Whether a call of `name` may be of something the body defines, binds or imports
     /// (a `use crate::other::features;` in the body hides the module's own `features`).
     pub fn shadows(&self, name: &str) -> bool {
@@ -408,6 +431,43 @@ fn is_candle(path: &str) -> bool {
         "candle_core" | "candle_nn" | "candle_contracts" | "candle"
     )
 }
+
+/// The standard library's macros, which expand to expressions and define no items (unless
+/// the code defines its own of the name, which makes a body's items unknown anyway).
+const DEFINE_NOTHING: &[&str] = &[
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "panic",
+    "todo",
+    "unreachable",
+    "unimplemented",
+    "vec",
+    "matches",
+    "dbg",
+    "concat",
+    "stringify",
+    "line",
+    "column",
+    "file",
+    "module_path",
+    "cfg",
+    "env",
+    "option_env",
+    "include_str",
+    "include_bytes",
+];
 
 /// Whether `ty` names `Tensor` with a one-segment path.
 fn names_tensor(ty: &Type) -> bool {

@@ -342,9 +342,14 @@ impl<'a> Walker<'a> {
     fn forget_mentioned(&mut self, tokens: TokenStream) {
         let mut names = BTreeSet::new();
         idents(tokens, &mut names);
+        self.forget_mutable(&names);
+    }
+
+    /// Forgets the `mut` bindings among `names`.
+    fn forget_mutable(&mut self, names: &BTreeSet<String>) {
         for name in names {
-            if self.lookup(&name).is_some_and(|(_, local)| local.mutable) {
-                self.forget(&name);
+            if self.lookup(name).is_some_and(|(_, local)| local.mutable) {
+                self.forget(name);
             }
         }
     }
@@ -497,6 +502,13 @@ impl<'a> Walker<'a> {
     /// format or assert bind nothing; their arguments may still assign (`{ h = x; 1 }`) or
     /// borrow `&mut`.
     fn macro_call(&mut self, mac: &syn::Macro, statement: bool) {
+        // A `macro_rules!` of the body sees the names where it is defined.
+        let body = self.body;
+        if let Some(name) = mac.path.segments.last()
+            && let Some(names) = body.body_macro(&name.ident.to_string())
+        {
+            self.forget_mutable(names);
+        }
         const BIND_NOTHING: &[&str] = &[
             "println",
             "print",

@@ -1609,3 +1609,78 @@ fn field_clauses_and_operators_run() {
         &[2, 3]
     );
 }
+
+/// A `macro_rules!` of the body sees the body's names where it is defined: its call may
+/// assign one it does not name.
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn body_macro_assigns_what_it_sees(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.add(a)?;
+    macro_rules! reset {
+        () => {
+            h = b.clone()
+        };
+    }
+    reset!();
+    h.add(b)?;
+    let mut g = a.clone();
+    macro_rules! set_g {
+        () => {
+            g = b.clone()
+        };
+    }
+    for turn in 0..2 {
+        if turn == 1 {
+            g.add(b)?;
+        }
+        set_g!();
+    }
+    g.add(b)
+}
+
+macro_rules! define_features {
+    () => {
+        fn features(x: &Tensor) -> Result<Tensor> {
+            x.sum_keepdim(1)
+        }
+    };
+}
+
+/// A macro in a body may define an item that hides the module's function of its name.
+#[contract]
+mod hidden_by_a_macro {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(images: f32[N, 28, 28], return: f32[N, 784])]
+    pub fn features(images: &Tensor) -> Result<Tensor> {
+        images.flatten_from(1)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_macro(x: &Tensor) -> Result<Tensor> {
+        define_features!();
+        features(x)
+    }
+}
+
+#[test]
+fn what_a_body_s_macros_may_do_runs() {
+    let (a, b) = (ones(&[2, 3]), ones(&[3, 2]));
+    assert_eq!(
+        body_macro_assigns_what_it_sees(&a, &b).unwrap().dims(),
+        &[3, 2]
+    );
+    assert_eq!(
+        hidden_by_a_macro::by_macro(&ones(&[2, 784]))
+            .unwrap()
+            .dims(),
+        &[2, 1]
+    );
+    assert_eq!(
+        hidden_by_a_macro::features(&ones(&[2, 28, 28]))
+            .unwrap()
+            .dims(),
+        &[2, 784]
+    );
+}
