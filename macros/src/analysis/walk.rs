@@ -545,14 +545,23 @@ impl<'a> Walker<'a> {
     }
 
     /// Walks a closure's or an `async` block's `body`, which may run later and any number of
-    /// times: what it changes is unknown from here on, and nothing it learns is kept.
-    fn deferred(&mut self, pats: &[&Pat], body: impl FnOnce(&mut Self) -> Val) {
+    /// times: like a loop's turn, it starts with what it may change unknown (a first walk,
+    /// its findings dropped, finds that), and what it changes is unknown from here on;
+    /// nothing it learns is kept.
+    fn deferred(&mut self, pats: &[&Pat], body: impl Fn(&mut Self) -> Val) {
         let before = self.frames.clone();
         self.nested += 1;
-        let (_, changed) = self.recording(|walker| walker.scoped(pats, body));
+        self.trial += 1;
+        let (_, changed) = self.recording(|walker| walker.scoped(pats, &body));
+        self.trial -= 1;
+        self.frames = before.clone();
+        for name in &changed {
+            self.forget(name);
+        }
+        let (_, also) = self.recording(|walker| walker.scoped(pats, &body));
         self.nested -= 1;
         self.frames = before;
-        for name in &changed {
+        for name in changed.iter().chain(&also) {
             self.forget(name);
         }
     }

@@ -1684,3 +1684,31 @@ fn what_a_body_s_macros_may_do_runs() {
         &[2, 784]
     );
 }
+
+/// A closure's body may run again after it changed a name: its first statements do not see
+/// only the value the name had where the closure stands.
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn closure_reads_what_its_last_call_set(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    let mut calls = 0;
+    let mut step = || -> Result<()> {
+        if calls > 0 {
+            h.add(b)?;
+        }
+        h = b.clone();
+        calls += 1;
+        Ok(())
+    };
+    step()?;
+    step()?;
+    Ok(h)
+}
+
+#[test]
+fn a_closure_called_twice_runs() {
+    let (a, b) = (ones(&[2, 3]), ones(&[3, 2]));
+    assert_eq!(
+        closure_reads_what_its_last_call_set(&a, &b).unwrap().dims(),
+        &[3, 2]
+    );
+}
