@@ -273,6 +273,7 @@ pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<Le
         fix_result: false,
         hints: Vec::new(),
         in_let: false,
+        body_macros: body_macros(f.block),
     };
     // Generic parameters shadow the module's names.
     let generics = f
@@ -312,6 +313,9 @@ struct Walker<'a> {
     hints: Vec<LetHint>,
     /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
     in_let: bool,
+    /// The `macro_rules!` the body defines, each with the names its definition holds: a call
+    /// may assign any of those it sees where it is defined, without naming them.
+    body_macros: BodyMacros,
 }
 
 impl Walker<'_> {
@@ -463,8 +467,16 @@ impl Walker<'_> {
         });
     }
 
+    /// An empty set of changes, that knows the body's macros.
+    fn changes(&self) -> Changed {
+        Changed {
+            macros: self.body_macros.clone(),
+            ..Changed::default()
+        }
+    }
+
     fn forget_in(&mut self, visit: impl FnOnce(&mut Changed)) {
-        let mut changed = Changed::default();
+        let mut changed = self.changes();
         visit(&mut changed);
         self.forget(&changed);
     }
@@ -714,6 +726,12 @@ impl Walker<'_> {
                     }
                     None => Value::Other,
                 };
+                // `let ref mut r = h;` is a `&mut` of `h`.
+                if let Some(init) = &local.init
+                    && has_ref_mut(&local.pat)
+                {
+                    self.forget_in(|c| c.kept.extend(root(&init.expr)));
+                }
                 let value = if value == Value::Never {
                     Value::Other
                 } else {
@@ -785,6 +803,8 @@ impl Walker<'_> {
             syn::Expr::Block(b) => {
                 let value = self.block(&b.block);
                 if b.label.is_some() {
+                    // A `break 'label` may skip what follows it in the block.
+                    self.forget_in(|c| c.visit_block(&b.block));
                     Value::Other
                 } else {
                     value
@@ -800,12 +820,15 @@ impl Walker<'_> {
             syn::Expr::Match(m) => self.match_expr(m),
             syn::Expr::Let(l) => {
                 self.expr(&l.expr);
+                if has_ref_mut(&l.pat) {
+                    self.forget_in(|c| c.kept.extend(root(&l.expr)));
+                }
                 self.bind_unknown(&l.pat);
                 Value::Other
             }
             syn::Expr::ForLoop(f) => {
                 self.expr(&f.expr);
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_block(&f.body);
                 self.forget(&changed);
                 self.scope.push(BTreeMap::new());
@@ -816,7 +839,7 @@ impl Walker<'_> {
                 Value::Other
             }
             syn::Expr::While(w) => {
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_expr(&w.cond);
                 changed.visit_block(&w.body);
                 self.forget(&changed);
@@ -828,7 +851,7 @@ impl Walker<'_> {
                 Value::Other
             }
             syn::Expr::Loop(l) => {
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_block(&l.body);
                 self.forget(&changed);
                 self.block(&l.body);
@@ -836,7 +859,7 @@ impl Walker<'_> {
                 Value::Other
             }
             syn::Expr::Closure(c) => {
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_expr(&c.body);
                 let saved = self.scope.clone();
                 let saved_subjects = self.subjects.clone();
@@ -863,7 +886,7 @@ impl Walker<'_> {
                 Value::Other
             }
             syn::Expr::Async(a) => {
-                let mut changed = Changed::default();
+                let mut changed = self.changes();
                 changed.visit_block(&a.block);
                 let saved = self.scope.clone();
                 let saved_subjects = self.subjects.clone();
@@ -907,7 +930,7 @@ impl Walker<'_> {
                     }
                     _ => {
                         self.expr(&a.left);
-                        self.forget_in(|c| c.kept.extend(root(&a.left)));
+                        self.forget_in(|c| c.kept.extend(assigned_roots(&a.left)));
                     }
                 }
                 Value::Other
@@ -1046,7 +1069,12 @@ impl Walker<'_> {
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
         self.expr(&m.expr);
-        let before = self.scope.clone();
+        if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
+            self.forget_in(|c| c.kept.extend(root(&m.expr)));
+        }
+        // Each arm starts where the guards before it may have left off (a guard that ran and
+        // failed).
+        let mut before = self.scope.clone();
         let mut value: Option<Value> = None;
         let mut after: Option<Vec<BTreeMap<String, Binding>>> = None;
         for arm in &m.arms {
@@ -1055,6 +1083,9 @@ impl Walker<'_> {
             self.bind_unknown(&arm.pat);
             if let Some((_, guard)) = &arm.guard {
                 self.expr(guard);
+                let mut guarded = self.scope.clone();
+                guarded.pop();
+                before = merge(&before, &guarded);
             }
             let v = self.expr(&arm.body);
             self.scope.pop();
@@ -1077,6 +1108,13 @@ impl Walker<'_> {
     fn binary(&mut self, b: &syn::ExprBinary) -> Value {
         use syn::BinOp;
         let left = self.expr(&b.left);
+        if matches!(b.op, BinOp::And(_) | BinOp::Or(_)) {
+            // The right side may not run: what follows knows what both paths know.
+            let skipped = self.scope.clone();
+            self.expr(&b.right);
+            self.scope = merge(&skipped, &self.scope);
+            return Value::Other;
+        }
         let right = self.expr(&b.right);
         let name = match b.op {
             BinOp::Add(_) => "add",
@@ -1484,6 +1522,9 @@ impl Walker<'_> {
         let Some(name) = mac.path.segments.last().map(|s| s.ident.to_string()) else {
             return false;
         };
+        if self.body_macros.contains_key(&name) {
+            return false;
+        }
         EXPRESSION_MACROS.contains(&name.as_str())
             || DIVERGING_MACROS.contains(&name.as_str())
             || self.is_check_macro(mac)
@@ -1508,8 +1549,9 @@ impl Walker<'_> {
             .last()
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
-        let std_like =
-            EXPRESSION_MACROS.contains(&name.as_str()) || DIVERGING_MACROS.contains(&name.as_str());
+        let std_like = (EXPRESSION_MACROS.contains(&name.as_str())
+            || DIVERGING_MACROS.contains(&name.as_str()))
+            && !self.body_macros.contains_key(&name);
         let parsed = std_like
             .then(|| {
                 mac.parse_body_with(
@@ -1527,7 +1569,7 @@ impl Walker<'_> {
             }),
             // `check!` reads its tensors; anything else may bind or assign the names it holds.
             None if guard_macro => {}
-            None => self.forget_in(|c| idents(&mac.tokens, &mut c.rebound)),
+            None => self.forget_in(|c| c.visit_macro(mac)),
         }
         if DIVERGING_MACROS.contains(&name.as_str()) {
             Value::Never
@@ -1617,11 +1659,33 @@ impl Walker<'_> {
 struct Changed {
     kept: BTreeSet<String>,
     rebound: BTreeSet<String>,
+    /// The body's `macro_rules!`: a call of one may assign the names its definition holds.
+    macros: BodyMacros,
+}
+
+/// The `macro_rules!` a body defines, by name, with the identifiers of each definition.
+type BodyMacros = std::rc::Rc<BTreeMap<String, BTreeSet<String>>>;
+
+/// The `macro_rules!` defined anywhere in `block`.
+fn body_macros(block: &syn::Block) -> BodyMacros {
+    #[derive(Default)]
+    struct Defined(BTreeMap<String, BTreeSet<String>>);
+    impl<'ast> Visit<'ast> for Defined {
+        fn visit_item_macro(&mut self, item: &'ast syn::ItemMacro) {
+            if let Some(name) = &item.ident {
+                let names = self.0.entry(name.to_string()).or_default();
+                idents(&item.mac.tokens, names);
+            }
+        }
+    }
+    let mut defined = Defined::default();
+    defined.visit_block(block);
+    std::rc::Rc::new(defined.0)
 }
 
 impl<'ast> Visit<'ast> for Changed {
     fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-        self.kept.extend(root(&a.left));
+        self.kept.extend(assigned_roots(&a.left));
         syn::visit::visit_expr_assign(self, a);
     }
 
@@ -1652,8 +1716,52 @@ impl<'ast> Visit<'ast> for Changed {
         syn::visit::visit_expr_reference(self, r);
     }
 
+    /// A method no candle tensor has may take `&mut self` (`clone_from`, an extension
+    /// trait's `reset_to`). (Paths from `self` keep their clauses only where `self` cannot
+    /// change, so a method of `self.head` changes nothing the walk knows.)
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        let candles = has_method_rule(&name)
+            || READ_ONLY.contains(&name.as_str())
+            || UNKNOWN_TENSOR_METHODS.contains(&name.as_str())
+            || KEEP_OK.contains(&name.as_str());
+        if !candles {
+            self.kept
+                .extend(root(&m.receiver).filter(|receiver| receiver != "self"));
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        if let Some(init) = &local.init
+            && has_ref_mut(&local.pat)
+        {
+            self.kept.extend(root(&init.expr));
+        }
+        syn::visit::visit_local(self, local);
+    }
+
+    fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+        if has_ref_mut(&l.pat) {
+            self.kept.extend(root(&l.expr));
+        }
+        syn::visit::visit_expr_let(self, l);
+    }
+
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
+            self.kept.extend(root(&m.expr));
+        }
+        syn::visit::visit_expr_match(self, m);
+    }
+
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         idents(&mac.tokens, &mut self.rebound);
+        if let Some(name) = mac.path.segments.last()
+            && let Some(names) = self.macros.get(&name.ident.to_string())
+        {
+            self.kept.extend(names.iter().cloned());
+        }
     }
 
     fn visit_item(&mut self, _: &'ast syn::Item) {}
@@ -1714,6 +1822,38 @@ fn root(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Reference(r) => root(&r.expr),
         _ => None,
     }
+}
+
+/// The locals an assignment writes to: the root of a place, each of a destructuring's
+/// (`(h, g) = (g, h)`, `Pair { a, .. } = p`).
+fn assigned_roots(expr: &syn::Expr) -> Vec<String> {
+    match expr {
+        syn::Expr::Tuple(t) => t.elems.iter().flat_map(assigned_roots).collect(),
+        syn::Expr::Array(a) => a.elems.iter().flat_map(assigned_roots).collect(),
+        syn::Expr::Call(c) => c.args.iter().flat_map(assigned_roots).collect(),
+        syn::Expr::Struct(s) => s
+            .fields
+            .iter()
+            .flat_map(|f| assigned_roots(&f.expr))
+            .collect(),
+        syn::Expr::Paren(p) => assigned_roots(&p.expr),
+        other => root(other).into_iter().collect(),
+    }
+}
+
+/// Whether a pattern binds by `ref mut` (a `&mut` of the matched place).
+fn has_ref_mut(pat: &syn::Pat) -> bool {
+    #[derive(Default)]
+    struct RefMut(bool);
+    impl<'ast> Visit<'ast> for RefMut {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0 |= p.by_ref.is_some() && p.mutability.is_some();
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut found = RefMut::default();
+    found.visit_pat(pat);
+    found.0
 }
 
 /// The local an assignment replaces whole (`x = ...`, `*x = ...`).

@@ -31,6 +31,9 @@ enum Spec {
     DType(DType),
     /// A Rust value the checker does not see (loss options).
     Opaque,
+    /// A tensor of this type that the checker does not see (`Arg::Unknown`): a value of a
+    /// type it cannot name, passed where candle takes a tensor.
+    Hidden(&'static str),
 }
 
 /// An argument as candle gets it.
@@ -169,7 +172,7 @@ fn arg(spec: &Spec) -> Arg {
         Spec::Tuple(items) => Arg::Tuple(items.iter().map(arg).collect()),
         Spec::Hole => Arg::Tuple(Vec::new()),
         Spec::DType(dtype) => Arg::DType(*dtype),
-        Spec::Opaque => Arg::Unknown,
+        Spec::Opaque | Spec::Hidden(_) => Arg::Unknown,
     }
 }
 
@@ -190,7 +193,7 @@ fn make_tensor(text: &str, sizes: &mut Sizes) -> Option<Tensor> {
 
 fn value(spec: &Spec, sizes: &mut Sizes) -> Option<Value> {
     Some(match spec {
-        Spec::T(text) => Value::T(make_tensor(text, sizes)?),
+        Spec::T(text) | Spec::Hidden(text) => Value::T(make_tensor(text, sizes)?),
         Spec::Ts(texts) => Value::Ts(
             texts
                 .iter()
@@ -464,7 +467,7 @@ fn function(name: &str, specs: &[Spec], expected: &str) {
     case(None, name, specs, expected);
 }
 
-use Spec::{Hole, Minus, Opaque, Size, T, Ts, Tuple};
+use Spec::{Hidden, Hole, Minus, Opaque, Size, T, Ts, Tuple};
 
 #[test]
 fn unary_ops_keep_dtype_and_shape() {
@@ -537,6 +540,33 @@ fn element_wise_ops_take_equal_shapes_and_dtypes() {
         "where_cond",
         &[T("f32[N, 3]"), T("f32[N, 3]")],
         "error: dim 1: 3 given, 2 expected",
+    );
+}
+
+/// An argument the caller does not know is still a tensor (or a scalar) where candle takes
+/// one: the result keeps what the receiver fixes.
+#[test]
+fn unknown_arguments_keep_what_the_receiver_fixes() {
+    for name in ["add", "sub", "mul", "div", "maximum", "minimum"] {
+        method("f32[N, C]", name, &[Hidden("f32[N, C]")], "f32[N, C]");
+        method("f32[N, C]", name, &[Hidden("f32[..]")], "f32[N, C]");
+    }
+    method("f32[N, C]", "ge", &[Hidden("f32[..]")], "u8[N, C]");
+    for name in [
+        "broadcast_add",
+        "broadcast_mul",
+        "broadcast_sub",
+        "broadcast_div",
+    ] {
+        method("f32[N, C]", name, &[Hidden("f32[..]")], "f32[.., _, _]");
+        method("f32[2, 3]", name, &[Hidden("f32[.., _]")], "f32[.., 2, 3]");
+        method("f32[B, 1]", name, &[Hidden("f32[B, 1]")], "f32[.., _, _]");
+    }
+    method(
+        "f32[2, 3]",
+        "broadcast_lt",
+        &[Hidden("f32[..]")],
+        "u8[.., 2, 3]",
     );
 }
 

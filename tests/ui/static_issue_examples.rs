@@ -1,9 +1,9 @@
-use candle_contracts::{contract, nn};
+use candle_contracts::contract;
 use candle_core::{Result, Tensor};
 
 #[contract(logits: f32[N, 1], target: f32[N] in 0.0..=1.0)]
 fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
-    nn::binary_cross_entropy_with_logit(logits, target)
+    candle_contracts::nn::binary_cross_entropy_with_logit(logits, target)
 }
 
 #[contract(xs: f32[B, 784], w1: f32[128, 784], w2: f32[10, 64])]

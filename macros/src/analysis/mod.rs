@@ -14,7 +14,7 @@ mod walk;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use candle_contracts_shapes::{Contract, Env};
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
@@ -22,7 +22,7 @@ use quote::quote;
 use syn::{Block, ImplItem, Item, Signature};
 
 use scope::{Body, Scope, Sibling};
-use walk::{Val, Walker};
+use walk::{Local, Val, Walker};
 
 /// The errors of the body of `sig` against its contract `args` (the attribute's tokens).
 pub fn check_function(args: &TokenStream, sig: &Signature, body: &Group) -> Vec<syn::Error> {
@@ -56,31 +56,57 @@ fn check(contract: &Contract, sig: &Signature, block: &Block, scope: &Scope) -> 
         Env::for_function(sig.ident.to_string(), &inputs)
     };
     let body = Body::new(quote!(#block), sig, scope);
-    let tensor_params: Vec<String> = sig
-        .inputs
-        .iter()
-        .filter_map(|input| match input {
-            syn::FnArg::Typed(typed) => match &*typed.pat {
-                syn::Pat::Ident(ident) if scope::is_tensor_type(&typed.ty) => {
-                    Some(ident.ident.to_string())
+    // The parameters, each with its clause's type where it is certainly a candle tensor;
+    // `&mut self` may replace its fields before they are used, `&mut` and `mut` parameters
+    // theirs.
+    let mut params = BTreeMap::new();
+    let mut fixed_roots = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(receiver) => {
+                params.insert("self".to_string(), Local::new(Val::Unknown, false));
+                if receiver.mutability.is_none() && !scope::is_mut_ref(&receiver.ty) {
+                    fixed_roots.push("self".to_string());
                 }
-                _ => None,
+            }
+            syn::FnArg::Typed(typed) => match &*typed.pat {
+                syn::Pat::Ident(ident) if ident.subpat.is_none() && ident.by_ref.is_none() => {
+                    let name = ident.ident.to_string();
+                    let val = match contract.clause(&name) {
+                        Some(clause) if scope::is_tensor_type(&typed.ty) => {
+                            Val::Tensor(clause.spec.clone())
+                        }
+                        _ => Val::Unknown,
+                    };
+                    let mutable = ident.mutability.is_some();
+                    if !mutable && !scope::is_mut_ref(&typed.ty) {
+                        fixed_roots.push(name.clone());
+                    }
+                    params.insert(name, Local::new(val, mutable));
+                }
+                other => {
+                    let mut names = BTreeSet::new();
+                    walk::pattern_names(other, &mut names);
+                    for name in names {
+                        params.insert(name, Local::new(Val::Unknown, true));
+                    }
+                }
             },
-            syn::FnArg::Receiver(_) => None,
-        })
-        .collect();
-    // `&mut self` may replace its fields before they are used.
-    let fields_fixed = sig.receiver().is_some_and(|r| r.mutability.is_none());
-    let mut vars = BTreeMap::new();
-    for clause in &contract.clauses {
-        let subject = clause.subject.as_str();
-        let known = tensor_params.iter().any(|p| p == subject)
-            || (fields_fixed && subject.starts_with("self.") && !subject.contains(['?', '[', '(']));
-        if known && !body.unstable.contains(subject) {
-            vars.insert(subject.to_string(), Val::Tensor(clause.spec.clone()));
         }
     }
-    let mut walker = Walker::new(env, vars, &body, scope);
+    // Clauses on fields of those (`self.weight`, `cache.cos`), by their text without spaces.
+    let subjects = contract
+        .clauses
+        .iter()
+        .filter(|clause| {
+            let subject = clause.subject.as_str();
+            subject.split_once('.').is_some_and(|(root, _)| {
+                fixed_roots.iter().any(|r| r == root) && !subject.contains(['?', '[', '('])
+            })
+        })
+        .map(|clause| (clause.subject.clone(), clause.spec.clone()))
+        .collect();
+    let mut walker = Walker::new(env, params, subjects, &body, scope);
     walker.returns_result = returns_result(sig);
     walker.function_body(block);
     walker.errors

@@ -5,8 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use candle_contracts_shapes::Contract;
-use candle_contracts_shapes::rules::contract_ops;
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Spacing, TokenStream, TokenTree};
 use syn::{ReturnType, Signature, Type, UseTree};
 
 /// Another contracted function the body can call.
@@ -103,6 +102,15 @@ pub fn is_tensor_type(ty: &Type) -> bool {
     }
 }
 
+/// Whether `ty` is a `&mut` reference (through parentheses).
+pub fn is_mut_ref(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(reference) => reference.mutability.is_some(),
+        Type::Paren(paren) => is_mut_ref(&paren.elem),
+        _ => false,
+    }
+}
+
 /// Whether the function returns a `Tensor` or a `Result` whose value is one.
 pub fn returns_tensor(sig: &Signature) -> bool {
     let ReturnType::Type(_, ty) = &sig.output else {
@@ -126,12 +134,20 @@ pub fn returns_tensor(sig: &Signature) -> bool {
 
 /// What a body's paths and names mean, read from its tokens before the walk.
 pub struct Body {
-    /// Names declared `mut` anywhere (or rebound where the walk cannot see): never known.
-    pub unstable: BTreeSet<String>,
     /// The first segment a `use` gives a name: `nn` → `candle_contracts::nn`; `None` where
     /// two `use`s disagree or the target is outside candle.
     uses: BTreeMap<String, Option<String>>,
-    /// Items the body defines: a path through one of them is the user's own.
+    /// The names the body's own `use`s bring in (whatever they name): in the body's blocks
+    /// they hide the enclosing module's functions of those names.
+    body_uses: BTreeSet<String>,
+    /// The body has a glob `use` (or one the walk cannot read), or a macro that may define
+    /// items: any name may be its.
+    body_glob: bool,
+    /// The `macro_rules!` the body defines, each with the names its definition holds: where
+    /// it is defined it sees the body's names, so a call may assign them without naming them.
+    macros: BTreeMap<String, BTreeSet<String>>,
+    /// Items the body defines, and the signature's generic parameters: a path through one
+    /// of them is the user's own.
     items: BTreeSet<String>,
     /// Items of the enclosing `#[contract]` module (its contracted functions among them).
     scope_items: BTreeSet<String>,
@@ -148,9 +164,20 @@ impl Body {
     /// Reads the body's `tokens`, with the parameters of `sig` and the enclosing `scope`.
     pub fn new(tokens: TokenStream, sig: &Signature, scope: &Scope) -> Body {
         let mut body = Body {
-            unstable: BTreeSet::new(),
             uses: BTreeMap::new(),
-            items: BTreeSet::new(),
+            body_uses: BTreeSet::new(),
+            body_glob: false,
+            macros: BTreeMap::new(),
+            items: sig
+                .generics
+                .params
+                .iter()
+                .filter_map(|param| match param {
+                    syn::GenericParam::Type(ty) => Some(ty.ident.to_string()),
+                    syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+                    syn::GenericParam::Lifetime(_) => None,
+                })
+                .collect(),
             scope_items: scope.items.clone(),
             not_only_called: BTreeSet::new(),
             foreign_glob: false,
@@ -160,7 +187,7 @@ impl Body {
             }),
         };
         for tree in &scope.uses {
-            body.add_use(String::new(), tree);
+            body.add_use(String::new(), tree, false);
         }
         for input in &sig.inputs {
             if let syn::FnArg::Typed(typed) = input
@@ -168,9 +195,6 @@ impl Body {
             {
                 // A parameter may hold a closure: a call of its name is not a sibling's.
                 body.not_only_called.insert(ident.ident.to_string());
-                if ident.mutability.is_some() {
-                    body.unstable.insert(ident.ident.to_string());
-                }
             }
         }
         body.scan(tokens);
@@ -199,12 +223,15 @@ impl Body {
                         _ => None,
                     };
                     match word.as_str() {
-                        "mut" => self.unstable.extend(next_ident),
                         "fn" | "mod" | "struct" | "enum" | "union" | "trait" | "type" | "const"
                         | "static" => self.items.extend(next_ident),
                         "macro_rules" => {
                             if let Some(TokenTree::Ident(name)) = trees.get(i + 2) {
                                 self.items.insert(name.to_string());
+                                let names = self.macros.entry(name.to_string()).or_default();
+                                if let Some(TokenTree::Group(definition)) = trees.get(i + 3) {
+                                    super::walk::idents(definition.stream(), names);
+                                }
                             }
                         }
                         "use" => {
@@ -216,24 +243,41 @@ impl Body {
                                 .map_or(trees.len(), |k| i + k + 1);
                             let item: TokenStream = trees[i..end].iter().cloned().collect();
                             match syn::parse2::<syn::ItemUse>(item) {
-                                Ok(item) => self.add_use(String::new(), &item.tree),
+                                Ok(item) => self.add_use(String::new(), &item.tree, true),
                                 // A `use` the walk cannot read: any short path may be its.
-                                Err(_) => self.foreign_glob = true,
+                                Err(_) => {
+                                    self.foreign_glob = true;
+                                    self.body_glob = true;
+                                }
                             }
                             skip_to = end;
                         }
                         _ => {
-                            // A call, a path's head (`nn::`) or a macro (`vec!`).
+                            // A call, a path's head (`nn::`) or a macro (`vec!`); a single
+                            // `:` is a type annotation (`let features: fn(..) = ..`,
+                            // `|features: &dyn Fn(..)|`), so the name is a binding.
                             let called = match next {
                                 Some(TokenTree::Group(g)) => {
                                     g.delimiter() == proc_macro2::Delimiter::Parenthesis
                                 }
-                                Some(TokenTree::Punct(p)) => matches!(p.as_char(), ':' | '!'),
+                                Some(TokenTree::Punct(p)) => {
+                                    p.as_char() == '!'
+                                        || (p.as_char() == ':' && p.spacing() == Spacing::Joint)
+                                }
                                 _ => false,
                             };
                             let after_path = i > 0
                                 && matches!(&trees[i - 1], TokenTree::Punct(p)
                                     if p.as_char() == '.' || p.as_char() == ':');
+                            // `name!(..)`: a macro that may expand to items (`fn features`).
+                            let invoked = matches!(next, Some(TokenTree::Punct(p))
+                                    if p.as_char() == '!' && p.spacing() == Spacing::Alone)
+                                && matches!(trees.get(i + 2), Some(TokenTree::Group(_)));
+                            let own =
+                                self.macros.contains_key(&word) || self.scope_items.contains(&word);
+                            if invoked && (own || !DEFINE_NOTHING.contains(&word.as_str())) {
+                                self.body_glob = true;
+                            }
                             if !called && !after_path {
                                 self.not_only_called.insert(word);
                             }
@@ -245,7 +289,8 @@ impl Body {
         }
     }
 
-    fn add_use(&mut self, prefix: String, tree: &UseTree) {
+    /// Reads one `use` tree under `prefix`; `in_body` for a `use` of the body itself.
+    fn add_use(&mut self, prefix: String, tree: &UseTree, in_body: bool) {
         let join = |name: &str| {
             if prefix.is_empty() {
                 name.to_string()
@@ -254,15 +299,19 @@ impl Body {
             }
         };
         match tree {
-            UseTree::Path(path) => self.add_use(join(&path.ident.to_string()), &path.tree),
+            UseTree::Path(path) => self.add_use(join(&path.ident.to_string()), &path.tree, in_body),
             UseTree::Name(name) => {
                 let name = name.ident.to_string();
-                if name == "self" {
+                let (name, target) = if name == "self" {
                     let last = prefix.rsplit("::").next().unwrap_or_default().to_string();
-                    self.add_name(last, prefix.clone());
+                    (last, prefix.clone())
                 } else {
-                    self.add_name(name.clone(), join(&name));
+                    (name.clone(), join(&name))
+                };
+                if in_body {
+                    self.body_uses.insert(name.clone());
                 }
+                self.add_name(name, target);
             }
             UseTree::Rename(rename) => {
                 let target = if rename.ident == "self" {
@@ -270,16 +319,24 @@ impl Body {
                 } else {
                     join(&rename.ident.to_string())
                 };
+                if in_body {
+                    self.body_uses.insert(rename.rename.to_string());
+                }
                 self.add_name(rename.rename.to_string(), target);
             }
             UseTree::Glob(_) => {
+                // A glob of the body's own hides the module's functions of every name it
+                // brings, candle's too (`use candle_nn::*` brings a `linear`).
+                if in_body {
+                    self.body_glob = true;
+                }
                 if !is_candle(&prefix) {
                     self.foreign_glob = true;
                 }
             }
             UseTree::Group(group) => {
                 for tree in &group.items {
-                    self.add_use(prefix.clone(), tree);
+                    self.add_use(prefix.clone(), tree, in_body);
                 }
             }
         }
@@ -301,21 +358,29 @@ impl Body {
         self.items.contains(name) || self.scope_items.contains(name)
     }
 
-    /// Whether a call of `name` may be of something the body defines or binds.
-    pub fn shadows(&self, name: &str) -> bool {
-        self.items.contains(name) || self.not_only_called.contains(name)
+    /// The names the definition of the body's own `macro_rules! name` holds, if it has one.
+    pub fn body_macro(&self, name: &str) -> Option<&BTreeSet<String>> {
+        self.macros.get(name)
     }
 
-    /// The full path of a call's path, when it certainly names candle's, candle-nn's or
-    /// candle-contracts' item; `None` when it may be the user's own.
+    /// Whether a call of `name` may be of something the body defines, binds or imports
+    /// (a `use crate::other::features;` in the body hides the module's own `features`).
+    pub fn shadows(&self, name: &str) -> bool {
+        self.items.contains(name)
+            || self.not_only_called.contains(name)
+            || self.body_uses.contains(name)
+            || self.body_glob
+    }
+
+    /// The full path of a call's path of two segments or more, when it certainly names
+    /// candle's, candle-nn's or candle-contracts' item; `None` when it may be the user's own.
+    /// A path's first segment is a module or a type, never a local: `let loss = ...` does not
+    /// hide `loss::nll`.
     pub fn resolve(&self, segments: &[String], absolute: bool) -> Option<String> {
         let (first, rest) = segments.split_first()?;
         let root = if absolute {
             first.clone()
-        } else if self.items.contains(first)
-            || self.scope_items.contains(first)
-            || self.not_only_called.contains(first)
-        {
+        } else if self.items.contains(first) || self.scope_items.contains(first) {
             return None;
         } else if let Some(target) = self.uses.get(first) {
             target.clone()?
@@ -336,20 +401,15 @@ impl Body {
         is_candle(&path).then_some(path)
     }
 
-    /// What a path's first segment means with no `use` in sight: the file's `use`s are not
-    /// visible to an attribute macro, so only names whose meaning is not in doubt.
+    /// What a path's first segment means with no `use` in sight: only the crates' own names.
+    /// The file's `use`s are not visible to an attribute macro, and a file may have a module
+    /// of its own named `nn`, `ops` or `loss` (a soft-label `loss::nll`, an `ops::softmax`
+    /// with a temperature), so a bare `nn::`, `ops::` or `loss::` is unknown: the arguments
+    /// cannot tell candle's function from one of the same name and arity in the crate.
     fn default_root(&self, first: &str, rest: &[String]) -> Option<String> {
         match (first, rest) {
             ("candle_core" | "candle_nn" | "candle_contracts" | "candle", _) => Some(first.into()),
             ("Tensor", [_]) if self.tensor_named => Some("candle_core::Tensor".into()),
-            // `nn::cross_entropy` is `candle_contracts::nn`'s (candle-nn has none at its
-            // root); `nn::embedding` may be either, and is left unknown.
-            ("nn", [op]) if op != "embedding" && is_contract_op(op) => {
-                Some("candle_contracts::nn".into())
-            }
-            ("nn", [module, _]) if module == "ops" || module == "loss" => Some("candle_nn".into()),
-            ("ops", [_]) => Some("candle_nn::ops".into()),
-            ("loss", [_]) => Some("candle_nn::loss".into()),
             _ => None,
         }
     }
@@ -364,12 +424,6 @@ impl Body {
     }
 }
 
-fn is_contract_op(name: &str) -> bool {
-    contract_ops()
-        .iter()
-        .any(|op| op.path.strip_prefix("candle_contracts::nn::") == Some(name))
-}
-
 fn is_candle(path: &str) -> bool {
     let head = path.split("::").next().unwrap_or_default();
     matches!(
@@ -377,6 +431,43 @@ fn is_candle(path: &str) -> bool {
         "candle_core" | "candle_nn" | "candle_contracts" | "candle"
     )
 }
+
+/// The standard library's macros, which expand to expressions and define no items (unless
+/// the code defines its own of the name, which makes a body's items unknown anyway).
+const DEFINE_NOTHING: &[&str] = &[
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "panic",
+    "todo",
+    "unreachable",
+    "unimplemented",
+    "vec",
+    "matches",
+    "dbg",
+    "concat",
+    "stringify",
+    "line",
+    "column",
+    "file",
+    "module_path",
+    "cfg",
+    "env",
+    "option_env",
+    "include_str",
+    "include_bytes",
+];
 
 /// Whether `ty` names `Tensor` with a one-segment path.
 fn names_tensor(ty: &Type) -> bool {

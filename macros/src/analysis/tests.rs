@@ -31,7 +31,7 @@ fn the_issue_s_examples_fail() {
         quote!(logits: f32[N, 1], target: f32[N] in 0.0..=1.0),
         quote! {
             fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
-                nn::binary_cross_entropy_with_logit(logits, target)
+                candle_contracts::nn::binary_cross_entropy_with_logit(logits, target)
             }
         },
     );
@@ -276,7 +276,7 @@ fn contracts_in_an_impl_see_each_other() {
                 let flat = images.flatten_from(1)?;
                 let logits = self.forward(&flat)?;
                 let wrong = Self::forward(self, images)?;
-                nn::cross_entropy(&logits.sum(1)?, target)
+                candle_contracts::nn::cross_entropy(&logits.sum(1)?, target)
             }
 
             #[contract(xs: f32[N, 784], static = false)]
@@ -490,5 +490,262 @@ fn operators_are_candle_s_between_tensors() {
         found[0].starts_with("`Tensor::sub` takes `rhs: f32[N, 3]` (the shape of `self`), but `b` is `f32[N, 4]` here"),
         "{}",
         found[0]
+    );
+}
+
+/// Names in a body that may hide a `#[contract]` module's own `features`: a `use`, a glob
+/// `use`, a binding with a type annotation, a closure's parameter.
+#[test]
+fn a_sibling_hidden_in_a_body_is_not_its_contract() {
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_core::{Result, Tensor};
+
+            #[contract(images: f32[N, 28, 28], return: f32[N, 784])]
+            pub fn features(images: &Tensor) -> Result<Tensor> { images.flatten_from(1) }
+
+            #[contract(x: f32[N, 784])]
+            pub fn by_use(x: &Tensor) -> Result<Tensor> {
+                use crate::other::features;
+                features(x)
+            }
+
+            #[contract(x: f32[N, 784])]
+            pub fn by_glob(x: &Tensor) -> Result<Tensor> {
+                use crate::other::*;
+                features(x)
+            }
+
+            #[contract(x: f32[N, 784])]
+            pub fn by_annotated_let(x: &Tensor) -> Result<Tensor> {
+                let features: fn(&Tensor) -> Result<Tensor> = crate::other::features;
+                features(x)
+            }
+
+            #[contract(x: f32[N, 784])]
+            pub fn by_closure_parameter(x: &Tensor) -> Result<Tensor> {
+                let apply = |features: &dyn Fn(&Tensor) -> Result<Tensor>| features(x);
+                apply(&crate::other::features)
+            }
+
+            #[contract(images: f32[N, 28, 28])]
+            pub fn not_hidden(images: &Tensor) -> Result<Tensor> {
+                let flat = features(images)?;
+                features(&flat)
+            }
+        }
+    });
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "`features` takes `images: f32[N, 28, 28]`, but `flat` is `f32[N, 784]` here"
+        ),
+        "{}",
+        found[0]
+    );
+}
+
+/// A bare `loss::`, `ops::` or `nn::` may be the file's own module (the file's `use`s are
+/// out of sight); a `use` in sight, or the crate's full path, says whose it is.
+#[test]
+fn a_bare_module_path_is_known_only_through_a_use_in_sight() {
+    let soft = quote!(log_probs: f32[N, C], soft: f32[N, C]);
+    let function =
+        |body: TokenStream| quote!(fn f(log_probs: &Tensor, soft: &Tensor) -> Result<Tensor> #body);
+    for body in [
+        quote!({ loss::nll(log_probs, soft) }),
+        quote!({ ops::softmax(log_probs, 5) }),
+        quote!({ nn::cross_entropy(log_probs, soft) }),
+        quote!({ nn::loss::nll(log_probs, soft) }),
+        quote!({ nn::embedding(soft, log_probs) }),
+    ] {
+        let found = errors(soft.clone(), function(body.clone()));
+        assert!(found.is_empty(), "{body}: {found:#?}");
+    }
+    for (body, op) in [
+        (
+            quote!({
+                use candle_nn::loss;
+                loss::nll(log_probs, soft)
+            }),
+            "`candle_nn::loss::nll` takes `target: u8 | u32 | i64 [N]`",
+        ),
+        (
+            quote!({ candle_nn::ops::softmax(log_probs, 5) }),
+            "`candle_nn::ops::softmax` takes `dim`",
+        ),
+        (
+            quote!({
+                use candle_contracts::nn;
+                nn::cross_entropy(log_probs, soft)
+            }),
+            "`nn::cross_entropy` takes `target: u8 | u32 | i64 [N]`",
+        ),
+    ] {
+        let found = errors(soft.clone(), function(body.clone()));
+        assert_eq!(found.len(), 1, "{body}: {found:#?}");
+        assert!(found[0].starts_with(op), "{}", found[0]);
+    }
+    // In a `#[contract]` module its own `use`s are in sight.
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_contracts::nn;
+            use candle_core::{Result, Tensor};
+
+            #[contract(ids: u32[B, S], table: f32[V, E])]
+            pub fn lookup(ids: &Tensor, table: &Tensor) -> Result<Tensor> {
+                nn::embedding(table, ids)
+            }
+        }
+    });
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("`nn::embedding` takes `ids: "),
+        "{}",
+        found[0]
+    );
+}
+
+/// A `mut` binding is followed from its `let`, and the parameter it shadows until then.
+#[test]
+fn mut_bindings_are_followed_in_the_order_of_the_body() {
+    let found = errors(
+        quote!(x: f32[2, 3, 4], w: f32[4, 5]),
+        quote! {
+            fn f(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+                let first = x.matmul(w)?;
+                let mut x = x.permute((0, 2, 1))?;
+                let second = x.broadcast_matmul(w)?;
+                x = x.transpose(1, 2)?;
+                x.broadcast_matmul(&w.t()?)
+            }
+        },
+    );
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(
+        found[0].starts_with("`Tensor::matmul` takes `rhs: f32[..] of rank 3`"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[1].starts_with("`Tensor::broadcast_matmul` takes `rhs: f32[.., 3, _]`"),
+        "{}",
+        found[1]
+    );
+    assert!(
+        found[2].starts_with(
+            "`Tensor::broadcast_matmul` takes `rhs: f32[.., 4, _]`, but `w.t()?` is `f32[5, 4]`"
+        ),
+        "{}",
+        found[2]
+    );
+    // Known until a loop or a closure that may change it, not before; branches join.
+    let found = errors(
+        quote!(a: f32[2, 3], b: f32[3, 2]),
+        quote! {
+            fn f(a: &Tensor, b: &Tensor, c: bool) -> Result<Tensor> {
+                let mut h = a.clone();
+                h.add(b)?; // [2, 3] and [3, 2]
+                for _ in 0..2 {
+                    h = h.t()?;
+                }
+                h.add(b)?;
+                let mut g = a.clone();
+                if c {
+                    g = a.exp()?;
+                }
+                g.add(b)?; // both branches are [2, 3]
+                if c {
+                    g = b.clone();
+                }
+                g.add(b)?;
+                let mut k = a.clone();
+                k.add(b)?;
+                let mut reset = |t: &Tensor| k = t.clone();
+                reset(b);
+                k.add(b)
+            }
+        },
+    );
+    let lines: Vec<&str> = found.iter().map(|e| e.lines().next().unwrap()).collect();
+    assert_eq!(
+        lines,
+        ["`Tensor::add` takes `rhs: f32[2, 3]` (the shape of `self`), but `b` is `f32[3, 2]` here";
+            3],
+        "{found:#?}"
+    );
+}
+
+/// A path's head is a module or a type, never a local: `let loss = loss::nll(..)` (mnist
+/// training's own line) is candle-nn's `nll` where a `use` says so.
+#[test]
+fn a_local_does_not_hide_a_module_path() {
+    let found = errors(
+        quote!(logits: f32[N, C], target: f32[N, C]),
+        quote! {
+            fn f(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+                use candle_nn::{loss, ops};
+                let log_sm = ops::log_softmax(logits, D::Minus1)?;
+                let loss = loss::nll(&log_sm, target)?;
+                Ok(loss)
+            }
+        },
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "`candle_nn::loss::nll` takes `target: u8 | u32 | i64 [N]`, but `target` is `f32[N, C]` here"
+        ),
+        "{}",
+        found[0]
+    );
+}
+
+/// A clause on a field of a parameter that cannot change (`cache.cos`) holds in the body
+/// while the parameter is not shadowed.
+#[test]
+fn field_clauses_of_parameters_hold_in_the_body() {
+    let found = errors(
+        quote!(x: f32[T, H], cache.cos: f32[P, H], other.sin: f32[P, H]),
+        quote! {
+            fn f(x: &Tensor, cache: &Cache, other: &mut Cache) -> Result<Tensor> {
+                let cos = cache.cos.narrow(0, 0, 2)?;
+                let wrong = cache.cos.narrow(2, 0, 1)?;
+                let sin = other.sin.narrow(2, 0, 1)?; // `&mut`: may have been replaced
+                let cache = other;
+                cache.cos.narrow(2, 0, 1)
+            }
+        },
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("`Tensor::narrow` takes `dim`: a dim of `f32[P, H]`"),
+        "{}",
+        found[0]
+    );
+}
+
+/// After `v + self.eps` (a scalar of a type the macro cannot see), the tensor `broadcast_div`
+/// gives has at least the rank of `xs`: the `mul` by `[D]` is the first certain mismatch, and
+/// it is reported where it is, not as the `return` clause.
+#[test]
+fn the_first_certain_mismatch_is_reported_where_it_is() {
+    let found = scope_errors(quote! {
+        impl RmsNorm {
+            #[contract(xs: f32[B, D], self.weight: f32[D], return: f32[B, D])]
+            fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                let v = xs.sqr()?.mean_keepdim(1)?;
+                let ys = xs.broadcast_div(&(v + self.eps)?.sqrt()?)?;
+                let ys = ys.mul(&self.weight)?;
+                Ok(ys)
+            }
+        }
+    });
+    assert_eq!(
+        found,
+        [
+            "`Tensor::mul` takes `rhs: f32[.., _, _]` (the shape of `self`), but `self.weight` \
+             is `f32[D]` here\n= note: rank 1 given, rank 2 or more expected"
+        ]
     );
 }

@@ -343,13 +343,14 @@ impl Call<'_> {
     fn same_shape(&self, out: Option<DTypeSet>) -> Outcome {
         let rhs = match self.args.first() {
             Some(Arg::Tensor(rhs)) => rhs,
-            Some(Arg::Float | Arg::Int(_)) => {
+            // A scalar, or a value the caller does not know (which can only be a tensor or a
+            // scalar): the result, where there is one, has the receiver's shape and dtype.
+            _ => {
                 return Ok(TensorType::new(
                     out.unwrap_or(self.receiver.dtypes),
                     self.receiver.shape.clone(),
                 ));
             }
-            _ => return Ok(TensorType::unknown()),
         };
         if let Verdict::Different(reason) = rhs.shape.compare(&self.receiver.shape) {
             return Err(self.arg_error(
@@ -367,10 +368,13 @@ impl Call<'_> {
     }
 
     /// `broadcast_add` and the other `broadcast_*` ops: candle's `broadcast_shape_binary_op`.
+    /// A value the caller does not know is a tensor of any shape (the methods take
+    /// `&Tensor`): the result has at least the receiver's rank, and its dtype.
     fn broadcast(&self, out: Option<DTypeSet>) -> Outcome {
+        let unknown = TensorType::unknown();
         let rhs = match self.args.first() {
             Some(Arg::Tensor(rhs)) => rhs,
-            _ => return Ok(TensorType::unknown()),
+            _ => &unknown,
         };
         let shape = self
             .receiver

@@ -1,14 +1,18 @@
 //! Correct but tricky programs the compile-time analysis must accept: each compiles and runs to
 //! the shape candle gives.
 
-// The odd forms (`*rr`, a loop that only breaks, `return` as a tail, `vec!`) are the attacks.
+// The odd forms (`*rr`, a loop that only breaks, `return` as a tail, `vec!`, `let ref mut`, a
+// `match` of one arm, a late `let`) are the attacks.
 #![allow(
     clippy::needless_borrow,
     clippy::redundant_clone,
     clippy::explicit_auto_deref,
     clippy::never_loop,
     clippy::needless_return,
-    clippy::useless_vec
+    clippy::useless_vec,
+    clippy::toplevel_ref_arg,
+    clippy::match_single_binding,
+    clippy::needless_late_init
 )]
 
 use candle_contracts::contract;
@@ -1189,6 +1193,522 @@ fn inner_returns_run() {
     let mut layer = Layer { w: ones(&[2, 3]) };
     assert_eq!(
         layer.field_set_in_closure(&ones(&[3, 2])).unwrap().dims(),
+        &[3, 2]
+    );
+}
+
+/// A file's own modules named like candle-nn's (a soft-label `nll`, a softmax with a
+/// temperature) and like `candle_contracts::nn`: the macro cannot see which is meant.
+mod loss {
+    use candle_core::{Result, Tensor, D};
+
+    /// The negative log-likelihood of soft labels `[N, C]`.
+    pub fn nll(log_probs: &Tensor, soft: &Tensor) -> Result<Tensor> {
+        (log_probs * soft)?.sum(D::Minus1)?.mean_all()?.neg()
+    }
+}
+
+mod ops {
+    use candle_core::{Result, Tensor, D};
+
+    /// The softmax of the last dim at a temperature.
+    pub fn softmax(x: &Tensor, temperature: usize) -> Result<Tensor> {
+        candle_nn::ops::softmax(&(x / temperature as f64)?, D::Minus1)
+    }
+}
+
+mod nn {
+    use candle_core::{Result, Tensor};
+
+    /// Cross-entropy against probabilities `[N, C]` (PyTorch's soft targets).
+    pub fn cross_entropy(logits: &Tensor, probabilities: &Tensor) -> Result<Tensor> {
+        let log_probs = candle_nn::ops::log_softmax(logits, 1)?;
+        super::loss::nll(&log_probs, probabilities)
+    }
+}
+
+#[contract(log_probs: f32[N, C], soft: f32[N, C])]
+fn own_loss_module(log_probs: &Tensor, soft: &Tensor) -> Result<Tensor> {
+    loss::nll(log_probs, soft)
+}
+
+#[contract(x: f32[N, C])]
+fn own_ops_module(x: &Tensor) -> Result<Tensor> {
+    ops::softmax(x, 5)
+}
+
+#[contract(logits: f32[N, C], probabilities: f32[N, C])]
+fn own_nn_module(logits: &Tensor, probabilities: &Tensor) -> Result<Tensor> {
+    nn::cross_entropy(logits, probabilities)
+}
+
+/// Names in a body that hide a `#[contract]` module's own contracted `features`.
+mod other {
+    use candle_core::{Result, Tensor};
+
+    pub fn features(x: &Tensor) -> Result<Tensor> {
+        x.sum_keepdim(1)
+    }
+}
+
+#[contract]
+mod hidden_siblings {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(images: f32[N, 28, 28], return: f32[N, 784])]
+    pub fn features(images: &Tensor) -> Result<Tensor> {
+        images.flatten_from(1)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_use(x: &Tensor) -> Result<Tensor> {
+        use super::other::features;
+        features(x)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_glob(x: &Tensor) -> Result<Tensor> {
+        use super::other::*;
+        features(x)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_annotated_let(x: &Tensor) -> Result<Tensor> {
+        let features: fn(&Tensor) -> Result<Tensor> = super::other::features;
+        features(x)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_closure_parameter(x: &Tensor) -> Result<Tensor> {
+        let apply = |features: &dyn Fn(&Tensor) -> Result<Tensor>| features(x);
+        apply(&super::other::features)
+    }
+}
+
+#[test]
+fn a_files_own_modules_and_hidden_siblings_run() {
+    let soft = Tensor::new(&[[0.25f32, 0.75], [1.0, 0.0]], &Device::Cpu).unwrap();
+    let log_probs = soft.clamp(1e-6, 1.0).unwrap().log().unwrap();
+    assert_eq!(
+        own_loss_module(&log_probs, &soft).unwrap().dims(),
+        &[] as &[usize]
+    );
+    assert_eq!(own_ops_module(&soft).unwrap().dims(), &[2, 2]);
+    assert_eq!(own_nn_module(&soft, &soft).unwrap().dims(), &[] as &[usize]);
+    let x = ones(&[2, 784]);
+    for f in [
+        hidden_siblings::by_use,
+        hidden_siblings::by_glob,
+        hidden_siblings::by_annotated_let,
+        hidden_siblings::by_closure_parameter,
+    ] {
+        assert_eq!(f(&x).unwrap().dims(), &[2, 1]);
+    }
+    assert_eq!(
+        hidden_siblings::features(&ones(&[2, 28, 28]))
+            .unwrap()
+            .dims(),
+        &[2, 784]
+    );
+}
+
+/// `mut` bindings are followed in the order of the body: these are the ways a value changes
+/// behind the walk's back, each correct for the inputs the test gives.
+#[contract(x: f32[2, 3, 4], w: f32[4, 5])]
+fn mut_shadow_of_a_parameter(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let y = x.broadcast_matmul(w)?;
+    let mut x = x.permute((0, 2, 1))?;
+    x = x.transpose(1, 2)?;
+    x.broadcast_matmul(w)?.add(&y)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_in_a_nested_block(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.add(a)?;
+    {
+        h = b.clone();
+    }
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_in_else_of_if_let(a: &Tensor, b: &Tensor, alt: Option<&Tensor>) -> Result<Tensor> {
+    let mut h = a.clone();
+    if let Some(h) = alt {
+        let _ = h;
+    } else {
+        h = b.clone();
+    }
+    h.add(b)
+}
+
+struct Holder {
+    h: Tensor,
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn field_name_in_a_pattern(a: &Tensor, b: &Tensor, holder: &Holder) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.add(a)?;
+    match holder {
+        Holder { h: inner } => {
+            let _ = inner;
+            h = b.clone();
+        }
+    }
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_in_short_circuit(a: &Tensor, b: &Tensor, c: bool) -> Result<Tensor> {
+    let mut h = a.clone();
+    if c || {
+        h = b.clone();
+        true
+    } {
+        let _ = 0;
+    }
+    let mut g = b.clone();
+    if c && {
+        g = a.clone();
+        false
+    } {
+        let _ = 0;
+    }
+    h.add(b)?.add(&g)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_in_a_failed_guard(a: &Tensor, b: &Tensor, k: usize) -> Result<Tensor> {
+    let mut h = a.clone();
+    match k {
+        0 if {
+            h = b.clone();
+            false
+        } =>
+        {
+            return a.t();
+        }
+        _ => {}
+    }
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assign_after_a_labelled_break(a: &Tensor, b: &Tensor, c: bool) -> Result<Tensor> {
+    let mut h = b.clone();
+    'done: {
+        if c {
+            break 'done;
+        }
+        h = a.clone();
+    }
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn read_before_the_assignment_of_a_turn(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    for turn in 0..2 {
+        if turn == 1 {
+            h.add(b)?;
+        }
+        h = b.clone();
+    }
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn closure_called_in_a_loop(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    let mut set = |t: &Tensor| h = t.clone();
+    for _ in 0..2 {
+        set(b);
+    }
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn mut_method_in_a_closure(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.add(a)?;
+    let mut reset = || h.reset_to(b);
+    reset();
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn mut_method_later_in_a_turn(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    for turn in 0..2 {
+        if turn == 1 {
+            h.add(b)?;
+        }
+        h.reset_to(b);
+    }
+    h.add(b)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn ref_mut_patterns(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    let ref mut r = h;
+    *r = b.clone();
+    let mut g = a.clone();
+    match g {
+        ref mut r => *r = b.clone(),
+    }
+    h.add(b)?.add(&g)
+}
+
+macro_rules! set_to {
+    ($h:ident, $v:expr) => {
+        $h = $v.clone()
+    };
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assigned_by_macros(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.add(a)?;
+    let () = set_to!(h, b);
+    let mut g = a.clone();
+    g.add(a)?;
+    println!("{}", {
+        g = b.clone();
+        0
+    });
+    h.add(b)?.add(&g)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn destructuring_assignment(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    let mut g = b.clone();
+    (h, g) = (g, h);
+    h.add(b)?.t()?.add(&g)
+}
+
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn assigned_once_later(a: &Tensor, b: &Tensor, c: bool) -> Result<Tensor> {
+    let h;
+    if c {
+        h = b.clone();
+    } else {
+        h = a.t()?;
+    }
+    h.add(b)
+}
+
+#[test]
+fn mut_bindings_followed_in_order_run() {
+    let a = ones(&[2, 3]);
+    let b = ones(&[3, 2]);
+    let w = ones(&[4, 5]);
+    assert_eq!(
+        mut_shadow_of_a_parameter(&ones(&[2, 3, 4]), &w)
+            .unwrap()
+            .dims(),
+        &[2, 3, 5]
+    );
+    assert_eq!(assign_in_a_nested_block(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(
+        assign_in_else_of_if_let(&a, &b, None).unwrap().dims(),
+        &[3, 2]
+    );
+    let holder = Holder { h: a.clone() };
+    assert_eq!(
+        field_name_in_a_pattern(&a, &b, &holder).unwrap().dims(),
+        &[3, 2]
+    );
+    assert_eq!(
+        assign_in_short_circuit(&a, &b, false).unwrap().dims(),
+        &[3, 2]
+    );
+    assert_eq!(assign_in_a_failed_guard(&a, &b, 0).unwrap().dims(), &[3, 2]);
+    assert_eq!(
+        assign_after_a_labelled_break(&a, &b, true).unwrap().dims(),
+        &[3, 2]
+    );
+    assert_eq!(
+        read_before_the_assignment_of_a_turn(&a, &b).unwrap().dims(),
+        &[3, 2]
+    );
+    assert_eq!(closure_called_in_a_loop(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(mut_method_in_a_closure(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(mut_method_later_in_a_turn(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(ref_mut_patterns(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(assigned_by_macros(&a, &b).unwrap().dims(), &[3, 2]);
+    assert_eq!(destructuring_assignment(&a, &b).unwrap().dims(), &[2, 3]);
+    assert_eq!(assigned_once_later(&a, &b, true).unwrap().dims(), &[3, 2]);
+}
+
+/// Clauses on a parameter's fields hold while the parameter is the one the clause names.
+struct Rotary {
+    cos: Tensor,
+}
+
+#[contract(x: f32[2, 3], rot.cos: f32[4, 3])]
+fn field_clause_of_a_shadowed_parameter(
+    x: &Tensor,
+    rot: &Rotary,
+    other: &Rotary,
+) -> Result<Tensor> {
+    let _ = rot;
+    let rot = other;
+    rot.cos.add(x)
+}
+
+#[contract(x: f32[2, 3], rot.cos: f32[4, 3])]
+fn field_clause_of_a_mut_reference(x: &Tensor, rot: &mut Rotary) -> Result<Tensor> {
+    rot.cos = x.clone();
+    rot.cos.add(x)
+}
+
+/// `v + eps` is candle's operator only for the types candle implements it for: a type of the
+/// crate may add by broadcasting.
+struct Eps(Tensor);
+
+impl std::ops::Add<&Eps> for Tensor {
+    type Output = Result<Tensor>;
+
+    fn add(self, eps: &Eps) -> Result<Tensor> {
+        self.broadcast_add(&eps.0)
+    }
+}
+
+#[contract(x: f32[2, 1], return: f32[2, 3])]
+fn operator_of_a_crate_type(x: &Tensor, eps: &Eps) -> Result<Tensor> {
+    x.clone() + eps
+}
+
+#[test]
+fn field_clauses_and_operators_run() {
+    let x = ones(&[2, 3]);
+    let rot = Rotary { cos: ones(&[4, 3]) };
+    let other = Rotary { cos: ones(&[2, 3]) };
+    assert_eq!(
+        field_clause_of_a_shadowed_parameter(&x, &rot, &other)
+            .unwrap()
+            .dims(),
+        &[2, 3]
+    );
+    let mut rot = Rotary { cos: ones(&[4, 3]) };
+    assert_eq!(
+        field_clause_of_a_mut_reference(&x, &mut rot)
+            .unwrap()
+            .dims(),
+        &[2, 3]
+    );
+    assert_eq!(
+        operator_of_a_crate_type(&ones(&[2, 1]), &Eps(x))
+            .unwrap()
+            .dims(),
+        &[2, 3]
+    );
+}
+
+/// A `macro_rules!` of the body sees the body's names where it is defined: its call may
+/// assign one it does not name.
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn body_macro_assigns_what_it_sees(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    h.add(a)?;
+    macro_rules! reset {
+        () => {
+            h = b.clone()
+        };
+    }
+    reset!();
+    h.add(b)?;
+    let mut g = a.clone();
+    macro_rules! set_g {
+        () => {
+            g = b.clone()
+        };
+    }
+    for turn in 0..2 {
+        if turn == 1 {
+            g.add(b)?;
+        }
+        set_g!();
+    }
+    g.add(b)
+}
+
+macro_rules! define_features {
+    () => {
+        fn features(x: &Tensor) -> Result<Tensor> {
+            x.sum_keepdim(1)
+        }
+    };
+}
+
+/// A macro in a body may define an item that hides the module's function of its name.
+#[contract]
+mod hidden_by_a_macro {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(images: f32[N, 28, 28], return: f32[N, 784])]
+    pub fn features(images: &Tensor) -> Result<Tensor> {
+        images.flatten_from(1)
+    }
+
+    #[contract(x: f32[N, 784])]
+    pub fn by_macro(x: &Tensor) -> Result<Tensor> {
+        define_features!();
+        features(x)
+    }
+}
+
+#[test]
+fn what_a_body_s_macros_may_do_runs() {
+    let (a, b) = (ones(&[2, 3]), ones(&[3, 2]));
+    assert_eq!(
+        body_macro_assigns_what_it_sees(&a, &b).unwrap().dims(),
+        &[3, 2]
+    );
+    assert_eq!(
+        hidden_by_a_macro::by_macro(&ones(&[2, 784]))
+            .unwrap()
+            .dims(),
+        &[2, 1]
+    );
+    assert_eq!(
+        hidden_by_a_macro::features(&ones(&[2, 28, 28]))
+            .unwrap()
+            .dims(),
+        &[2, 784]
+    );
+}
+
+/// A closure's body may run again after it changed a name: its first statements do not see
+/// only the value the name had where the closure stands.
+#[contract(a: f32[2, 3], b: f32[3, 2])]
+fn closure_reads_what_its_last_call_set(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let mut h = a.clone();
+    let mut calls = 0;
+    let mut step = || -> Result<()> {
+        if calls > 0 {
+            h.add(b)?;
+        }
+        h = b.clone();
+        calls += 1;
+        Ok(())
+    };
+    step()?;
+    step()?;
+    Ok(h)
+}
+
+#[test]
+fn a_closure_called_twice_runs() {
+    let (a, b) = (ones(&[2, 3]), ones(&[3, 2]));
+    assert_eq!(
+        closure_reads_what_its_last_call_set(&a, &b).unwrap().dims(),
         &[3, 2]
     );
 }
