@@ -82,6 +82,7 @@ SECTIONS = [
     ("static_cross_method", "Body: a call of another contracted method", "`#[contract]` on the `impl` block makes its methods' contracts visible to each other."),
     ("static_followed_bindings", "Body: bindings followed in order", "A `mut` binding is known from its `let` until something the walk cannot follow may change it, and the parameter it shadows until then; a local does not hide a module path (`let loss = loss::nll(..)`); a clause on a parameter's field holds in the body."),
     ("static_first_mismatch", "Body: the first certain mismatch, where it is", "A value the macro cannot see (`v + self.eps`) stops nothing a candle op still tells: what `broadcast_div` gives has at least the rank of `xs`, so the `mul` is reported, not the `return` clause after it."),
+    ("static_file_use", "Body: a path through the file's own `use`", "The macro reads the `use`s of the module its function stands in from the source file: `use candle_contracts::nn;` makes `nn::cross_entropy` the guarded op, checked at its call."),
     ("static_issue_examples", "Body: every mismatch at once", "Every certain mismatch of a crate is reported in one compile, and the functions still expand."),
 ]
 

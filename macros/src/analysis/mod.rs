@@ -4,9 +4,11 @@
 //! tokens, and a body that does not parse is not analysed.
 //!
 //! `scope` holds what calls can refer to (`use`s, items, the other contracts of a
-//! `#[contract]` `impl` block or module), `walk` the walk itself, `text` the source text
-//! messages quote.
+//! `#[contract]` `impl` block or module), `file` what the item's own source file adds (the
+//! `use`s and items of its module), `walk` the walk itself, `text` the source text messages
+//! quote.
 
+mod file;
 mod scope;
 mod text;
 mod walk;
@@ -30,7 +32,10 @@ pub fn check_function(args: &TokenStream, sig: &Signature, body: &Group) -> Vec<
         return Vec::new();
     };
     match parse_contract(args) {
-        Some(contract) => check(&contract, sig, &block, &Scope::default()),
+        Some(contract) => {
+            let scope = file::module_scope(sig, body).unwrap_or_default();
+            check(&contract, sig, &block, &scope)
+        }
         None => Vec::new(),
     }
 }

@@ -1,0 +1,151 @@
+//! What the macro sees beyond its item: the `use`s and item names of the module the item stands
+//! in, read from the item's own source file (`proc_macro::Span::local_file`, stable since Rust
+//! 1.88). Without them a bare `nn::`, `loss::` or `ops::` is unknown, since the file may have a
+//! module of its own by that name.
+//!
+//! Silent where the file is not to be had or does not hold the item as written: no proc-macro
+//! context (unit tests), no local file (rust-analyzer's server may give none), code another
+//! macro generated, a file that does not parse, or a body that is not found exactly once. Then
+//! the item alone is what the analysis sees, as before.
+//!
+//! Each file is parsed once per compiler process: its index is kept by the file's text (spans
+//! cannot outlive one expansion, so the index holds text only, and a `use` is parsed again in
+//! the expansion that needs it).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::{ImplItem, Item, Signature};
+
+use super::scope::Scope;
+
+/// One module of a file, as text.
+struct ModuleIndex {
+    /// Each function (free or in an `impl` block): its name and its body's tokens.
+    functions: Vec<(String, Vec<String>)>,
+    /// Each `use` tree, printed.
+    uses: Vec<String>,
+    /// The names of its items.
+    items: Vec<String>,
+    /// Whether a macro call stands among its items (it may define any name).
+    macro_call: bool,
+}
+
+thread_local! {
+    static FILES: RefCell<HashMap<String, Rc<Vec<ModuleIndex>>>> = RefCell::new(HashMap::new());
+}
+
+/// The scope of the module that holds the function `sig` with `body`, from its source file.
+pub fn module_scope(sig: &Signature, body: &Group) -> Option<Scope> {
+    if !proc_macro::is_available() {
+        return None;
+    }
+    let path = proc_macro::Span::call_site().local_file()?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let modules = FILES.with(|files| {
+        if let Some(index) = files.borrow().get(&text) {
+            return Some(Rc::clone(index));
+        }
+        let file = syn::parse_file(&text).ok()?;
+        let mut modules = Vec::new();
+        index_module(&file.items, &mut modules);
+        let modules = Rc::new(modules);
+        files.borrow_mut().insert(text, Rc::clone(&modules));
+        Some(modules)
+    })?;
+    let name = sig.ident.to_string();
+    let tokens = token_texts(body.to_token_stream());
+    let mut holding = modules.iter().filter(|module| {
+        module
+            .functions
+            .iter()
+            .any(|(n, body)| *n == name && *body == tokens)
+    });
+    let module = holding.next()?;
+    if holding.next().is_some() || module.macro_call {
+        return None;
+    }
+    let mut scope = Scope::default();
+    for tree in &module.uses {
+        scope.uses.push(syn::parse_str(tree).ok()?);
+    }
+    scope.items.extend(module.items.iter().cloned());
+    Some(scope)
+}
+
+/// Indexes the module of `items` and, after it, every inline module inside.
+fn index_module(items: &[Item], modules: &mut Vec<ModuleIndex>) {
+    let mut module = ModuleIndex {
+        functions: Vec::new(),
+        uses: Vec::new(),
+        items: Vec::new(),
+        macro_call: false,
+    };
+    let mut inner = Vec::new();
+    for item in items {
+        match item {
+            Item::Fn(function) => {
+                module.items.push(function.sig.ident.to_string());
+                module.functions.push((
+                    function.sig.ident.to_string(),
+                    token_texts(function.block.to_token_stream()),
+                ));
+            }
+            Item::Impl(block) => {
+                for member in &block.items {
+                    if let ImplItem::Fn(function) = member {
+                        module.functions.push((
+                            function.sig.ident.to_string(),
+                            token_texts(function.block.to_token_stream()),
+                        ));
+                    }
+                }
+            }
+            // Two `use`s of one name (under different `cfg`s) make it unknown, and a `cfg`'d
+            // item of that name hides it, as in a `#[contract] mod`.
+            Item::Use(tree) => module.uses.push(tree.tree.to_token_stream().to_string()),
+            Item::Macro(mac) if mac.ident.is_none() => module.macro_call = true,
+            Item::Mod(inline) => {
+                module.items.push(inline.ident.to_string());
+                if let Some((_, content)) = &inline.content {
+                    inner.push(content);
+                }
+            }
+            other => module.items.extend(super::item_name(other)),
+        }
+    }
+    modules.push(module);
+    for content in inner {
+        index_module(content, modules);
+    }
+}
+
+/// Each token's text, groups as their delimiters around their contents: the same for the
+/// body the macro was given and the body parsed from the file, whatever the spacing.
+fn token_texts(tokens: TokenStream) -> Vec<String> {
+    let mut texts = Vec::new();
+    push_texts(tokens, &mut texts);
+    texts
+}
+
+fn push_texts(tokens: TokenStream, texts: &mut Vec<String>) {
+    for token in tokens {
+        match token {
+            TokenTree::Group(group) => {
+                let (open, close) = match group.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Brace => ("{", "}"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::None => ("", ""),
+                };
+                texts.push(open.to_string());
+                push_texts(group.stream(), texts);
+                texts.push(close.to_string());
+            }
+            other => texts.push(other.to_string()),
+        }
+    }
+}
