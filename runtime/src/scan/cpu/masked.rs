@@ -4,7 +4,7 @@
 //! broadcast view). [`Joint`] walks both together in logical order: size-1 dims are dropped,
 //! dims that are broadcast in both (stride 0) are counted in `repeat` instead of read again,
 //! and neighbours contiguous in both are merged. The rows of the walk are cut into blocks of at
-//! most `CHUNK` elements, split across threads with rayon like the unmasked scan.
+//! most `CHUNK` elements, shared between threads like the unmasked scan's (`Blocks::map`).
 //!
 //! Within a block, a run of up to [`BUFFER`] mask elements is turned into "checked" bytes on
 //! the stack (a contiguous `u8` mask is used as it is), so the counting loops depend on the
@@ -17,7 +17,6 @@
 //! distinct offending values.
 
 use candle_core::{CpuStorage, DType, Layout, Storage, Tensor};
-use rayon::prelude::*;
 
 use super::{Blocks, BulkWiden, PARALLEL_MIN, ScanOp, dispatch, view_index};
 use crate::rule::{Compare, Details, Resolved, TypedRule};
@@ -365,14 +364,10 @@ fn over_blocks<R: Copy + Send + Sync>(
     block: impl Fn(usize) -> R + Send + Sync,
     add: impl Fn(R, R) -> R + Send + Sync,
 ) -> R {
-    if elements < PARALLEL_MIN {
-        (0..blocks.count).map(block).fold(zero, add)
-    } else {
-        (0..blocks.count)
-            .into_par_iter()
-            .map(block)
-            .reduce(|| zero, add)
-    }
+    blocks
+        .map(elements >= PARALLEL_MIN, block)
+        .into_iter()
+        .fold(zero, add)
 }
 
 struct Pass<'a> {
@@ -676,11 +671,7 @@ impl ScanOp for Statistics<'_> {
             }
             tally
         };
-        let tallies: Vec<Tally<C>> = if rows * inner_len < PARALLEL_MIN {
-            (0..blocks.count).map(block).collect()
-        } else {
-            (0..blocks.count).into_par_iter().map(block).collect()
-        };
+        let tallies = blocks.map(rows * inner_len >= PARALLEL_MIN, block);
         let mut all = Tally::new();
         for tally in tallies {
             all.merge(tally);
