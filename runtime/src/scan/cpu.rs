@@ -391,6 +391,9 @@ struct Part<C> {
     /// of them in `above`). A side whose two ends are equal holds one distinct value.
     below: Option<(C, C)>,
     above: Option<(C, C)>,
+    /// Positions a `where` mask exempts (none without a mask); the counts above are of the
+    /// checked positions only.
+    exempt: u64,
 }
 
 /// The smaller of two values that are not NaN.
@@ -421,6 +424,7 @@ impl<C: Compare> Part<C> {
             range: None,
             below: None,
             above: None,
+            exempt: 0,
         }
     }
 
@@ -429,6 +433,7 @@ impl<C: Compare> Part<C> {
         self.violating += other.violating;
         self.ignored += other.ignored;
         self.nan += other.nan;
+        self.exempt += other.exempt;
         self.range = union(self.range, other.range);
         self.below = union(self.below, other.below);
         self.above = union(self.above, other.above);
@@ -445,6 +450,7 @@ impl<C: Compare> Part<C> {
             range,
             below: range.and_then(|(min, _)| (min < lo).then_some((min, tally.below_max))),
             above: range.and_then(|(_, max)| (max > hi).then_some((tally.above_min, max))),
+            exempt: 0,
         }
     }
 }
@@ -841,6 +847,52 @@ struct Fast<C> {
     blocks: Option<Vec<Part<C>>>,
 }
 
+impl<C: Compare> Fast<C> {
+    /// The parts of every block, merged: in order on this thread for a small read (no list of
+    /// parts kept), else shared between threads ([`Blocks::map`]).
+    fn collect(blocks: Blocks, parallel: bool, block: impl Fn(usize) -> Part<C> + Sync) -> Self {
+        if !parallel {
+            let mut all = Part::empty();
+            let mut first_block = None;
+            for b in 0..blocks.count {
+                let part = block(b);
+                if part.violating > 0 && first_block.is_none() {
+                    first_block = Some(b);
+                }
+                all.merge(part);
+            }
+            return Self {
+                all,
+                first_block,
+                blocks: None,
+            };
+        }
+        let parts = blocks.map(true, block);
+        let mut all = Part::empty();
+        for part in &parts {
+            all.merge(*part);
+        }
+        Self {
+            all,
+            first_block: parts.iter().position(|part| part.violating > 0),
+            blocks: Some(parts),
+        }
+    }
+
+    /// The blocks the locating pass reads, in order: from the first with a violation, only
+    /// those with violations where the parts are known, [`LOCATE_BLOCKS`] at most.
+    fn candidates(&self, blocks: Blocks) -> impl Iterator<Item = usize> + '_ {
+        let first = self.first_block.unwrap_or(blocks.count);
+        (first..blocks.count)
+            .filter(|&b| {
+                self.blocks
+                    .as_ref()
+                    .is_none_or(|parts| parts.get(b).is_some_and(|part| part.violating > 0))
+            })
+            .take(LOCATE_BLOCKS)
+    }
+}
+
 fn fast_pass<T: Copy + Send + Sync, C: Compare>(
     data: &[T],
     widen: impl Fn(T) -> C + Copy + Send + Sync,
@@ -867,32 +919,7 @@ fn fast_pass<T: Copy + Send + Sync, C: Compare>(
         }
         part
     };
-    if walk.stored() < PARALLEL_MIN {
-        let mut all = Part::empty();
-        let mut first_block = None;
-        for b in 0..blocks.count {
-            let part = block(b);
-            if part.violating > 0 && first_block.is_none() {
-                first_block = Some(b);
-            }
-            all.merge(part);
-        }
-        return Fast {
-            all,
-            first_block,
-            blocks: None,
-        };
-    }
-    let parts = blocks.map(true, block);
-    let mut all = Part::empty();
-    for part in &parts {
-        all.merge(*part);
-    }
-    Fast {
-        all,
-        first_block: parts.iter().position(|part| part.violating > 0),
-        blocks: Some(parts),
-    }
+    Fast::collect(blocks, walk.stored() >= PARALLEL_MIN, block)
 }
 
 /// What the locating pass found: the first offending element (row, position in the row,
@@ -903,6 +930,43 @@ struct Located<C> {
     offending: Vec<C>,
     complete: bool,
     read: u64,
+    /// Offending elements met so far.
+    seen: u64,
+}
+
+impl<C: Compare> Located<C> {
+    fn new() -> Self {
+        Self {
+            first: None,
+            offending: Vec::new(),
+            complete: false,
+            read: 0,
+            seen: 0,
+        }
+    }
+
+    /// Notes offending element `v` at `position` of row `row`; whether the list is now
+    /// complete: as long as a message shows, every violation seen, or proven by the fast
+    /// pass's ranges.
+    fn offends(
+        &mut self,
+        row: usize,
+        position: usize,
+        v: C,
+        fast: &Fast<C>,
+        rule: &TypedRule<C>,
+    ) -> bool {
+        self.seen += 1;
+        if self.first.is_none() {
+            self.first = Some((row, position, v));
+        }
+        let listed = self.offending.len();
+        note_offending(&mut self.offending, v);
+        self.complete = self.offending.len() == OFFENDING_SHOWN
+            || self.seen == fast.all.violating
+            || (self.offending.len() > listed && proven_complete(&fast.all, rule, &self.offending));
+        self.complete
+    }
 }
 
 /// Reads from the first block with a violation, in logical order, for the first offending
@@ -916,26 +980,13 @@ fn locate<T: Copy, C: Compare>(
     blocks: Blocks,
     fast: &Fast<C>,
 ) -> Located<C> {
-    let mut located = Located {
-        first: None,
-        offending: Vec::new(),
-        complete: true,
-        read: 0,
-    };
-    let Some(first_block) = fast.first_block else {
+    let mut located = Located::new();
+    if fast.first_block.is_none() {
+        // Nothing offends: the empty list is complete.
+        located.complete = true;
         return located;
-    };
-    let violating = fast.all.violating;
-    let mut seen = 0u64;
-    let candidates = (first_block..blocks.count)
-        .filter(|&b| {
-            fast.blocks
-                .as_ref()
-                .is_none_or(|parts| parts[b].violating > 0)
-        })
-        .take(LOCATE_BLOCKS);
-    let mut complete = false;
-    'blocks: for b in candidates {
+    }
+    'blocks: for b in fast.candidates(blocks) {
         for (row, from, to) in blocks.segments(b) {
             let start = walk.row_start(row);
             for position in from..to {
@@ -944,23 +995,12 @@ fn locate<T: Copy, C: Compare>(
                 if rule.is_ignored(v) || rule.accepts(v) {
                     continue;
                 }
-                seen += 1;
-                if located.first.is_none() {
-                    located.first = Some((row, position, v));
-                }
-                let listed = located.offending.len();
-                note_offending(&mut located.offending, v);
-                complete = located.offending.len() == OFFENDING_SHOWN
-                    || seen == violating
-                    || (located.offending.len() > listed
-                        && proven_complete(&fast.all, rule, &located.offending));
-                if complete {
+                if located.offends(row, position, v, fast, rule) {
                     break 'blocks;
                 }
             }
         }
     }
-    located.complete = complete;
     located
 }
 

@@ -23,12 +23,13 @@ use std::arch::x86_64::{
     __m512, __m512d, __m512i, _CMP_GE_OQ, _CMP_GT_OQ, _CMP_LE_OQ, _CMP_LT_OQ, _CMP_UNORD_Q,
     _MM_HINT_T0, _mm_prefetch, _mm512_add_pd, _mm512_add_ps, _mm512_cmp_pd_mask,
     _mm512_cmp_ps_mask, _mm512_fmadd_pd, _mm512_fmadd_ps, _mm512_loadu_pd, _mm512_loadu_ps,
-    _mm512_mask_add_epi32, _mm512_mask_add_epi64, _mm512_mask_cmp_pd_mask, _mm512_mask_cmp_ps_mask,
-    _mm512_mask_max_pd, _mm512_mask_max_ps, _mm512_mask_min_pd, _mm512_mask_min_ps, _mm512_max_pd,
-    _mm512_max_ps, _mm512_min_pd, _mm512_min_ps, _mm512_reduce_add_epi32, _mm512_reduce_add_epi64,
-    _mm512_reduce_max_pd, _mm512_reduce_max_ps, _mm512_reduce_min_pd, _mm512_reduce_min_ps,
-    _mm512_set1_epi32, _mm512_set1_epi64, _mm512_set1_pd, _mm512_set1_ps, _mm512_setzero_pd,
-    _mm512_setzero_ps, _mm512_setzero_si512,
+    _mm512_loadu_si512, _mm512_mask_add_epi32, _mm512_mask_add_epi64, _mm512_mask_cmp_pd_mask,
+    _mm512_mask_cmp_ps_mask, _mm512_mask_max_pd, _mm512_mask_max_ps, _mm512_mask_min_pd,
+    _mm512_mask_min_ps, _mm512_mask3_fmadd_ps, _mm512_max_pd, _mm512_max_ps, _mm512_min_pd,
+    _mm512_min_ps, _mm512_reduce_add_epi32, _mm512_reduce_add_epi64, _mm512_reduce_max_pd,
+    _mm512_reduce_max_ps, _mm512_reduce_min_pd, _mm512_reduce_min_ps, _mm512_set1_epi32,
+    _mm512_set1_epi64, _mm512_set1_pd, _mm512_set1_ps, _mm512_setzero_pd, _mm512_setzero_ps,
+    _mm512_setzero_si512, _mm512_test_epi8_mask,
 };
 
 use super::{RangeTally, tally_portable, tally_short};
@@ -261,6 +262,109 @@ unsafe fn inside_f64<T: Copy>(
     let max = _mm512_max_pd(_mm512_max_pd(max[0], max[1]), _mm512_max_pd(max[2], max[3]));
     let extremes = (_mm512_reduce_min_pd(min), _mm512_reduce_max_pd(max));
     inside_with_tail(data.len() - tail.len(), extremes, tail, widen, (lo, hi))
+}
+
+/// Whether [`inside_checked`] reads compare type `C` (f32: f32, f16, bf16 and f8 subjects).
+#[inline(always)]
+pub(super) fn handles_checked<C: 'static>() -> bool {
+    std::any::TypeId::of::<C>() == std::any::TypeId::of::<f32>()
+}
+
+/// The masked pass kernel: `(the range tally of the checked positions, the exempt count)` of
+/// one run when every position `checked` marks (a non-zero byte) is inside `[lo, hi]`, by the
+/// pass kernel's loop with the mask's bits as lane masks (64 mask bytes tested at once); `None`
+/// when some checked position may not be, or the compare type is not f32.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512F and AVX-512BW.
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(super) unsafe fn inside_checked<T: Copy, C: Compare>(
+    data: &[T],
+    checked: &[u8],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> Option<(RangeTally<C>, u64)> {
+    let (Some(lo), Some(hi)) = (as_f32(lo), as_f32(hi)) else {
+        return None;
+    };
+    let widen = move |x: T| as_f32(widen(x)).unwrap_or(f32::NAN);
+    // SAFETY: the caller guarantees AVX-512F and BW.
+    let (tally, exempt) = unsafe { inside_checked_f32(data, checked, widen, lo, hi) }?;
+    Some((tally_back(tally)?, exempt))
+}
+
+/// # Safety
+///
+/// AVX-512F and AVX-512BW.
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn inside_checked_f32<T: Copy>(
+    data: &[T],
+    checked: &[u8],
+    widen: impl Fn(T) -> f32 + Copy,
+    lo: f32,
+    hi: f32,
+) -> Option<(RangeTally<f32>, u64)> {
+    let n = data.len().min(checked.len());
+    let (data, checked) = (&data[..n], &checked[..n]);
+    let zero = _mm512_setzero_ps();
+    let mut min: [__m512; 4] = [_mm512_set1_ps(f32::INFINITY); 4];
+    let mut max: [__m512; 4] = [_mm512_set1_ps(f32::NEG_INFINITY); 4];
+    let mut poison: [__m512; 4] = [zero; 4];
+    let mut on_count = 0u64;
+    let (steps, tail) = data.as_chunks::<F32_STEP>();
+    let (bit_steps, bit_tail) = checked.as_chunks::<F32_STEP>();
+    for (step, bits) in steps.iter().zip(bit_steps) {
+        // The mask is a byte an element: as many elements ahead as the subject's prefetch.
+        let ahead = bits.as_ptr().cast::<i8>().wrapping_add(PREFETCH / 4);
+        _mm_prefetch::<_MM_HINT_T0>(ahead);
+        // SAFETY: `bits` holds 64 bytes, what an unaligned 512-bit load reads.
+        let b = unsafe { _mm512_loadu_si512(bits.as_ptr().cast()) };
+        let on: u64 = _mm512_test_epi8_mask(b, b);
+        on_count += u64::from(on.count_ones());
+        for k in 0..F32_STEP / F32_LANES {
+            let lanes = &step[k * F32_LANES..(k + 1) * F32_LANES];
+            let ahead = lanes.as_ptr().cast::<i8>().wrapping_add(PREFETCH);
+            _mm_prefetch::<_MM_HINT_T0>(ahead);
+            let mut wide = [0f32; F32_LANES];
+            for (w, &x) in wide.iter_mut().zip(lanes) {
+                *w = widen(x);
+            }
+            // SAFETY: `wide` holds 16 f32, the 64 bytes an unaligned load reads.
+            let v = unsafe { _mm512_loadu_ps(wide.as_ptr()) };
+            // The 16 mask bits of these lanes; an exempt lane leaves every accumulator as is.
+            let m = (on >> (k * F32_LANES)) as u16;
+            min[k] = _mm512_mask_min_ps(min[k], m, v, min[k]);
+            max[k] = _mm512_mask_max_ps(max[k], m, v, max[k]);
+            poison[k] = _mm512_mask3_fmadd_ps(v, zero, poison[k], m);
+        }
+    }
+    let poison = _mm512_add_ps(
+        _mm512_add_ps(poison[0], poison[1]),
+        _mm512_add_ps(poison[2], poison[3]),
+    );
+    if _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(poison, poison) != 0 {
+        return None;
+    }
+    let min = _mm512_min_ps(_mm512_min_ps(min[0], min[1]), _mm512_min_ps(min[2], min[3]));
+    let max = _mm512_max_ps(_mm512_max_ps(max[0], max[1]), _mm512_max_ps(max[2], max[3]));
+    let mut tally = RangeTally {
+        len: on_count,
+        min: _mm512_reduce_min_ps(min),
+        max: _mm512_reduce_max_ps(max),
+        ..RangeTally::empty()
+    };
+    // No checked position passes too: `+inf >= lo` and `-inf <= hi`.
+    if !(tally.min >= lo && tally.max <= hi) {
+        return None;
+    }
+    let (rest, exempt) = super::masked::tally_checked_plain(tail, bit_tail, widen, lo, hi);
+    if rest.outside > 0 {
+        return None;
+    }
+    tally.merge(rest);
+    Some((tally, (n - tail.len()) as u64 - on_count + exempt))
 }
 
 /// Lanes of one vector.
