@@ -57,15 +57,17 @@ pub(crate) fn statistics(
     read(tensor, mask, rule, Want::Statistics).map(Option::flatten)
 }
 
-/// `Ok(None)` when the subject's or the mask's dtype cannot be read; `Ok(Some(None))` when the
-/// read found nothing to report.
-#[allow(clippy::type_complexity)]
+/// What a masked read found to report: the statistics and how many positions the locating
+/// pass read; `None` for a pass.
+type Found = Option<(Details, u64)>;
+
+/// `Ok(None)` when the subject's or the mask's dtype cannot be read.
 fn read(
     tensor: &Tensor,
     mask: &Tensor,
     rule: &Resolved,
     want: Want,
-) -> Result<Option<Option<(Details, u64)>>, String> {
+) -> Result<Option<Found>, String> {
     both_on_cpu(tensor, mask, |data, layout, bits, mask_layout| {
         if !readable_mask(bits) {
             return None;
@@ -343,8 +345,7 @@ struct MaskedScan<'a> {
 }
 
 impl ScanOp for MaskedScan<'_> {
-    /// The statistics and how many positions the locating pass read; `None` for a pass.
-    type Output = Option<(Details, u64)>;
+    type Output = Found;
 
     fn run<T: Copy + Send + Sync, C: Compare>(
         self,
