@@ -2,14 +2,16 @@
 //!
 //! The fast pass walks the layout as contiguous or evenly strided rows (a broadcast dim is read
 //! once and its count multiplied), cut into blocks of about [`CHUNK`] stored elements in logical
-//! order and split across threads with rayon when large. One read of each block yields
-//! everything a message states about the whole tensor: the violating, ignored and NaN counts,
-//! the observed range, and the ranges the offending values lie in (below and above the rule's
-//! interval). The counting loops are branch-free: AVX-512 for f32 and f64 compare types
-//! (`cpu/avx512.rs`), else a loop over 16 independent lanes that the compiler vectorises (built
+//! order and, when large, shared between the calling thread and rayon tasks
+//! ([`Blocks::map`]). One read of each block yields everything a message states about the whole
+//! tensor: the violating, ignored and NaN counts, the observed range, and the ranges the
+//! offending values lie in (below and above the rule's interval). A pass needs less than that
+//! tally (no NaN and both extremes inside means nothing is outside), so a lighter loop for the
+//! extremes and NaN alone goes first and only a slice that fails it is tallied in full, while
+//! it is still in cache. The loops are branch-free: AVX-512 for f32 and f64 compare types
+//! (`cpu/avx512.rs`), else loops over 16 independent lanes that the compiler vectorises (built
 //! for AVX2 too and chosen at run time); f16/bf16 are widened a block at a time. An unoptimised
-//! build, where loops run as written, first runs a plain loop for the extremes and NaN alone
-//! (all a pass needs) and tallies in full only the slices that fail it.
+//! build, where loops run as written, takes plain loops instead.
 //!
 //! Only when the fast pass finds a violation does the locating pass run, and it reads little:
 //! it starts at the first block that holds a violation, stops at the first offending element
@@ -21,7 +23,8 @@
 //! costs about what a pass costs.
 
 use candle_core::{CpuStorage, DType, Layout, Storage, Tensor};
-use rayon::prelude::*;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::rule::{Compare, Details, Resolved, Summary, TypedRule, decode_e8m0};
 use crate::scan::{Outcome, Request};
@@ -326,6 +329,39 @@ impl Blocks {
         }
     }
 
+    /// `block(b)` for every block, in block order. With `parallel`, the calling thread and
+    /// rayon tasks (one fewer than the pool's threads) claim blocks from one counter: the caller
+    /// starts at once and a helper joins when it wakes, so a call between other work does not
+    /// wait for sleeping workers (a fork-join from outside the pool sleeps until they wake, and
+    /// measured no faster than one thread on two cores). A helper that wakes after the last
+    /// block is claimed finds nothing to do.
+    fn map<R: Send + Sync>(self, parallel: bool, block: impl Fn(usize) -> R + Sync) -> Vec<R> {
+        let helpers = rayon::current_num_threads()
+            .saturating_sub(1)
+            .min(self.count.saturating_sub(1));
+        if !parallel || helpers == 0 {
+            return (0..self.count).map(block).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let slots: Vec<OnceLock<R>> = (0..self.count).map(|_| OnceLock::new()).collect();
+        let claim = || {
+            loop {
+                let b = next.fetch_add(1, Ordering::Relaxed);
+                let Some(slot) = slots.get(b) else { break };
+                // Each block is claimed once, so the slot is empty.
+                let _ = slot.set(block(b));
+            }
+        };
+        rayon::in_place_scope(|scope| {
+            for _ in 0..helpers {
+                scope.spawn(|_| claim());
+            }
+            claim();
+        });
+        // The scope has joined every helper: each slot is full.
+        slots.into_iter().filter_map(OnceLock::into_inner).collect()
+    }
+
     /// The `(row, from, to)` segments of block `block`, in logical order.
     fn segments(self, block: usize) -> impl Iterator<Item = (usize, usize, usize)> {
         let (first_row, last_row, from, to) = if self.parts > 1 {
@@ -355,6 +391,9 @@ struct Part<C> {
     /// of them in `above`). A side whose two ends are equal holds one distinct value.
     below: Option<(C, C)>,
     above: Option<(C, C)>,
+    /// Positions a `where` mask exempts (none without a mask); the counts above are of the
+    /// checked positions only.
+    exempt: u64,
 }
 
 /// The smaller of two values that are not NaN.
@@ -385,6 +424,7 @@ impl<C: Compare> Part<C> {
             range: None,
             below: None,
             above: None,
+            exempt: 0,
         }
     }
 
@@ -393,6 +433,7 @@ impl<C: Compare> Part<C> {
         self.violating += other.violating;
         self.ignored += other.ignored;
         self.nan += other.nan;
+        self.exempt += other.exempt;
         self.range = union(self.range, other.range);
         self.below = union(self.below, other.below);
         self.above = union(self.above, other.above);
@@ -409,6 +450,7 @@ impl<C: Compare> Part<C> {
             range,
             below: range.and_then(|(min, _)| (min < lo).then_some((min, tally.below_max))),
             above: range.and_then(|(_, max)| (max > hi).then_some((tally.above_min, max))),
+            exempt: 0,
         }
     }
 }
@@ -488,10 +530,11 @@ fn part_contiguous<T: Copy, C: Compare>(
     }
 }
 
-/// The range tally of `data`: optimised, the full kernel keeps up with memory. Unoptimised,
-/// loops run as written, so a plain extremes-and-NaN loop (what a pass needs: no NaN and both
-/// extremes inside means nothing is outside) goes first, and only a slice that fails it is
-/// tallied in full, while it is still in cache.
+/// The range tally of `data`. What a pass needs is lighter than the full tally (no NaN and both
+/// extremes inside means nothing is outside), so a kernel for that goes first and only a slice
+/// that fails it is tallied in full, while it is still in cache. Optimised, that is the pass
+/// kernel ([`tally_inside`]: the full tally's compares, not memory, would bound a pass);
+/// unoptimised, where loops run as written, a plain extremes-and-NaN loop.
 #[inline]
 fn range_tally<T: Copy, C: Compare>(
     data: &[T],
@@ -508,7 +551,10 @@ fn range_tally<T: Copy, C: Compare>(
         // Unoptimised, the lane kernel costs several times the plain loop.
         return with_outside(extremes, data, widen, lo, hi);
     }
-    tally_outside(data, widen, lo, hi)
+    if data.len() < SHORT {
+        return tally_short(data, widen, lo, hi);
+    }
+    tally_inside(data, widen, lo, hi).unwrap_or_else(|| tally_outside(data, widen, lo, hi))
 }
 
 /// The range tally of a short slice, one element at a time.
@@ -594,6 +640,80 @@ fn tally_outside<T: Copy, C: Compare>(
         return unsafe { tally_avx2(data, widen, lo, hi) };
     }
     tally_portable(data, widen, lo, hi)
+}
+
+/// The range tally of `data` if every element is inside `[lo, hi]`, from the extremes and NaN
+/// alone; `None` when some element may not be (the caller tallies in full). AVX-512 for f32
+/// and f64 compare types, else the portable loop compiled for AVX2 or plain.
+#[inline]
+fn tally_inside<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> Option<RangeTally<C>> {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::handles::<C>() && std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F, checked just above.
+        return unsafe { avx512::tally_inside(data, widen, lo, hi) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { inside_avx2(data, widen, lo, hi) };
+    }
+    inside_portable(data, widen, lo, hi)
+}
+
+/// The portable pass loop compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn inside_avx2<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> Option<RangeTally<C>> {
+    inside_portable(data, widen, lo, hi)
+}
+
+/// The pass loop over independent lanes: each keeps its own extremes and NaN flag (no counter,
+/// no compare against the bounds), so LLVM vectorises it into two or three operations a vector.
+#[inline(always)]
+fn inside_portable<T: Copy, C: Compare>(
+    data: &[T],
+    widen: impl Fn(T) -> C + Copy,
+    lo: C,
+    hi: C,
+) -> Option<RangeTally<C>> {
+    let mut min = [C::HIGHEST; LANES];
+    let mut max = [C::LOWEST; LANES];
+    let mut nan = [0u32; LANES];
+    let (groups, tail) = data.as_chunks::<LANES>();
+    for group in groups {
+        for (i, &x) in group.iter().enumerate() {
+            let v = widen(x);
+            nan[i] |= u32::from(v.is_nan());
+            min[i] = if v < min[i] { v } else { min[i] };
+            max[i] = if v > max[i] { v } else { max[i] };
+        }
+    }
+    let mut tally = RangeTally::empty();
+    tally.len = (data.len() - tail.len()) as u64;
+    for i in 0..LANES {
+        tally.nan += u64::from(nan[i]);
+        tally.min = smaller(tally.min, min[i]);
+        tally.max = larger(tally.max, max[i]);
+    }
+    if tally.nan > 0 || !(tally.min >= lo && tally.max <= hi) {
+        return None;
+    }
+    let tail = tally_short(tail, widen, lo, hi);
+    if tail.outside > 0 {
+        return None;
+    }
+    tally.merge(tail);
+    Some(tally)
 }
 
 /// The same loop compiled for AVX2, chosen at run time like candle's own `vec_sum`.
@@ -727,6 +847,52 @@ struct Fast<C> {
     blocks: Option<Vec<Part<C>>>,
 }
 
+impl<C: Compare> Fast<C> {
+    /// The parts of every block, merged: in order on this thread for a small read (no list of
+    /// parts kept), else shared between threads ([`Blocks::map`]).
+    fn collect(blocks: Blocks, parallel: bool, block: impl Fn(usize) -> Part<C> + Sync) -> Self {
+        if !parallel {
+            let mut all = Part::empty();
+            let mut first_block = None;
+            for b in 0..blocks.count {
+                let part = block(b);
+                if part.violating > 0 && first_block.is_none() {
+                    first_block = Some(b);
+                }
+                all.merge(part);
+            }
+            return Self {
+                all,
+                first_block,
+                blocks: None,
+            };
+        }
+        let parts = blocks.map(true, block);
+        let mut all = Part::empty();
+        for part in &parts {
+            all.merge(*part);
+        }
+        Self {
+            all,
+            first_block: parts.iter().position(|part| part.violating > 0),
+            blocks: Some(parts),
+        }
+    }
+
+    /// The blocks the locating pass reads, in order: from the first with a violation, only
+    /// those with violations where the parts are known, [`LOCATE_BLOCKS`] at most.
+    fn candidates(&self, blocks: Blocks) -> impl Iterator<Item = usize> + '_ {
+        let first = self.first_block.unwrap_or(blocks.count);
+        (first..blocks.count)
+            .filter(|&b| {
+                self.blocks
+                    .as_ref()
+                    .is_none_or(|parts| parts.get(b).is_some_and(|part| part.violating > 0))
+            })
+            .take(LOCATE_BLOCKS)
+    }
+}
+
 fn fast_pass<T: Copy + Send + Sync, C: Compare>(
     data: &[T],
     widen: impl Fn(T) -> C + Copy + Send + Sync,
@@ -753,32 +919,7 @@ fn fast_pass<T: Copy + Send + Sync, C: Compare>(
         }
         part
     };
-    if walk.stored() < PARALLEL_MIN {
-        let mut all = Part::empty();
-        let mut first_block = None;
-        for b in 0..blocks.count {
-            let part = block(b);
-            if part.violating > 0 && first_block.is_none() {
-                first_block = Some(b);
-            }
-            all.merge(part);
-        }
-        return Fast {
-            all,
-            first_block,
-            blocks: None,
-        };
-    }
-    let parts: Vec<Part<C>> = (0..blocks.count).into_par_iter().map(block).collect();
-    let mut all = Part::empty();
-    for part in &parts {
-        all.merge(*part);
-    }
-    Fast {
-        all,
-        first_block: parts.iter().position(|part| part.violating > 0),
-        blocks: Some(parts),
-    }
+    Fast::collect(blocks, walk.stored() >= PARALLEL_MIN, block)
 }
 
 /// What the locating pass found: the first offending element (row, position in the row,
@@ -789,6 +930,43 @@ struct Located<C> {
     offending: Vec<C>,
     complete: bool,
     read: u64,
+    /// Offending elements met so far.
+    seen: u64,
+}
+
+impl<C: Compare> Located<C> {
+    fn new() -> Self {
+        Self {
+            first: None,
+            offending: Vec::new(),
+            complete: false,
+            read: 0,
+            seen: 0,
+        }
+    }
+
+    /// Notes offending element `v` at `position` of row `row`; whether the list is now
+    /// complete: as long as a message shows, every violation seen, or proven by the fast
+    /// pass's ranges.
+    fn offends(
+        &mut self,
+        row: usize,
+        position: usize,
+        v: C,
+        fast: &Fast<C>,
+        rule: &TypedRule<C>,
+    ) -> bool {
+        self.seen += 1;
+        if self.first.is_none() {
+            self.first = Some((row, position, v));
+        }
+        let listed = self.offending.len();
+        note_offending(&mut self.offending, v);
+        self.complete = self.offending.len() == OFFENDING_SHOWN
+            || self.seen == fast.all.violating
+            || (self.offending.len() > listed && proven_complete(&fast.all, rule, &self.offending));
+        self.complete
+    }
 }
 
 /// Reads from the first block with a violation, in logical order, for the first offending
@@ -802,26 +980,13 @@ fn locate<T: Copy, C: Compare>(
     blocks: Blocks,
     fast: &Fast<C>,
 ) -> Located<C> {
-    let mut located = Located {
-        first: None,
-        offending: Vec::new(),
-        complete: true,
-        read: 0,
-    };
-    let Some(first_block) = fast.first_block else {
+    let mut located = Located::new();
+    if fast.first_block.is_none() {
+        // Nothing offends: the empty list is complete.
+        located.complete = true;
         return located;
-    };
-    let violating = fast.all.violating;
-    let mut seen = 0u64;
-    let candidates = (first_block..blocks.count)
-        .filter(|&b| {
-            fast.blocks
-                .as_ref()
-                .is_none_or(|parts| parts[b].violating > 0)
-        })
-        .take(LOCATE_BLOCKS);
-    let mut complete = false;
-    'blocks: for b in candidates {
+    }
+    'blocks: for b in fast.candidates(blocks) {
         for (row, from, to) in blocks.segments(b) {
             let start = walk.row_start(row);
             for position in from..to {
@@ -830,23 +995,12 @@ fn locate<T: Copy, C: Compare>(
                 if rule.is_ignored(v) || rule.accepts(v) {
                     continue;
                 }
-                seen += 1;
-                if located.first.is_none() {
-                    located.first = Some((row, position, v));
-                }
-                let listed = located.offending.len();
-                note_offending(&mut located.offending, v);
-                complete = located.offending.len() == OFFENDING_SHOWN
-                    || seen == violating
-                    || (located.offending.len() > listed
-                        && proven_complete(&fast.all, rule, &located.offending));
-                if complete {
+                if located.offends(row, position, v, fast, rule) {
                     break 'blocks;
                 }
             }
         }
     }
-    located.complete = complete;
     located
 }
 
@@ -1059,6 +1213,36 @@ mod tests {
             .filter(|&&v| v > 1.0)
             .count() as u64;
         assert_eq!(summarize(&view, &unit).unwrap().violating, plain);
+    }
+
+    #[test]
+    fn blocks_map_yields_every_block_in_order_from_any_thread() {
+        let blocks = Blocks::new(1, 40 * CHUNK + 3);
+        assert_eq!(blocks.count, 41);
+        let expected: Vec<usize> = (0..41).map(|b| b * 3).collect();
+        for parallel in [false, true] {
+            assert_eq!(blocks.map(parallel, |b| b * 3), expected);
+        }
+        // From a worker of the pool (a guard called inside a parallel loop), and from a pool
+        // of one thread, which has no helper to spare.
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            assert_eq!(pool.install(|| blocks.map(true, |b| b * 3)), expected);
+            let nested: Vec<Vec<usize>> = pool.install(|| {
+                use rayon::prelude::*;
+                (0..4)
+                    .into_par_iter()
+                    .map(|_| blocks.map(true, |b| b * 3))
+                    .collect()
+            });
+            assert!(nested.iter().all(|v| *v == expected));
+        }
+        // One block, and none.
+        assert_eq!(Blocks::new(1, 5).map(true, |b| b + 1), vec![1]);
+        assert_eq!(Blocks::new(0, 5).map(true, |b| b + 1), Vec::<usize>::new());
     }
 
     #[test]
