@@ -22,11 +22,17 @@ use syn::{ImplItem, Item, Signature};
 
 use super::scope::Scope;
 
+/// A file, as text: its modules, and every token of it in order (macro bodies included).
+struct FileIndex {
+    modules: Vec<ModuleIndex>,
+    tokens: Vec<String>,
+}
+
 /// One module of a file, as text.
 struct ModuleIndex {
     /// Each function (free or in an `impl` block): its name and its body's tokens.
     functions: Vec<(String, Vec<String>)>,
-    /// Each `use` tree, printed.
+    /// Each `use` tree without a `cfg`, printed.
     uses: Vec<String>,
     /// The names of its items.
     items: Vec<String>,
@@ -35,7 +41,7 @@ struct ModuleIndex {
 }
 
 thread_local! {
-    static FILES: RefCell<HashMap<String, Rc<Vec<ModuleIndex>>>> = RefCell::new(HashMap::new());
+    static FILES: RefCell<HashMap<String, Rc<FileIndex>>> = RefCell::new(HashMap::new());
 }
 
 /// The scope of the module that holds the function `sig` with `body`, from its source file.
@@ -45,20 +51,29 @@ pub fn module_scope(sig: &Signature, body: &Group) -> Option<Scope> {
     }
     let path = proc_macro::Span::call_site().local_file()?;
     let text = std::fs::read_to_string(path).ok()?;
-    let modules = FILES.with(|files| {
+    let index = FILES.with(|files| {
         if let Some(index) = files.borrow().get(&text) {
             return Some(Rc::clone(index));
         }
-        let file = syn::parse_file(&text).ok()?;
+        let tokens: TokenStream = text.parse().ok()?;
+        let file = syn::parse2::<syn::File>(tokens.clone()).ok()?;
         let mut modules = Vec::new();
         index_module(&file.items, &mut modules);
-        let modules = Rc::new(modules);
-        files.borrow_mut().insert(text, Rc::clone(&modules));
-        Some(modules)
+        let index = Rc::new(FileIndex {
+            modules,
+            tokens: token_texts(tokens),
+        });
+        files.borrow_mut().insert(text, Rc::clone(&index));
+        Some(index)
     })?;
     let name = sig.ident.to_string();
     let tokens = token_texts(body.to_token_stream());
-    let mut holding = modules.iter().filter(|module| {
+    // The body's tokens once in the whole file, or the function found may be a twin of the one
+    // expanding (in a fn body, a `const` block, a trait, a `macro_rules!` the index skips).
+    if occurrences(&index.tokens, &tokens) != 1 {
+        return None;
+    }
+    let mut holding = index.modules.iter().filter(|module| {
         module
             .functions
             .iter()
@@ -104,8 +119,11 @@ fn index_module(items: &[Item], modules: &mut Vec<ModuleIndex>) {
                     }
                 }
             }
-            // Two `use`s of one name (under different `cfg`s) make it unknown, and a `cfg`'d
-            // item of that name hides it, as in a `#[contract] mod`.
+            // A `use` under `cfg` may be compiled out, leaving the name to a glob or the
+            // prelude: what it names is unknown.
+            Item::Use(tree) if is_conditional(&tree.attrs) => {
+                use_names(&tree.tree, &mut module.items, &mut module.macro_call);
+            }
             Item::Use(tree) => module.uses.push(tree.tree.to_token_stream().to_string()),
             Item::Macro(mac) if mac.ident.is_none() => module.macro_call = true,
             Item::Mod(inline) => {
@@ -121,6 +139,42 @@ fn index_module(items: &[Item], modules: &mut Vec<ModuleIndex>) {
     for content in inner {
         index_module(content, modules);
     }
+}
+
+fn is_conditional(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
+}
+
+/// The names a `use` tree binds; a glob may bind any name, as a macro call may.
+fn use_names(tree: &syn::UseTree, names: &mut Vec<String>, any: &mut bool) {
+    match tree {
+        syn::UseTree::Path(path) if matches!(&*path.tree, syn::UseTree::Name(n) if n.ident == "self") =>
+        {
+            names.push(path.ident.to_string());
+        }
+        syn::UseTree::Path(path) => use_names(&path.tree, names, any),
+        syn::UseTree::Name(name) => names.push(name.ident.to_string()),
+        syn::UseTree::Rename(rename) => names.push(rename.rename.to_string()),
+        syn::UseTree::Glob(_) => *any = true,
+        syn::UseTree::Group(group) => {
+            for tree in &group.items {
+                use_names(tree, names, any);
+            }
+        }
+    }
+}
+
+/// How many times `needle` stands in `haystack`, as a run of tokens.
+fn occurrences(haystack: &[String], needle: &[String]) -> usize {
+    if needle.is_empty() || needle.len() > haystack.len() {
+        return 0;
+    }
+    haystack
+        .windows(needle.len())
+        .filter(|window| window == &needle)
+        .count()
 }
 
 /// Each token's text, groups as their delimiters around their contents: the same for the

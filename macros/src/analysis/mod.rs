@@ -169,6 +169,48 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         }
         _ => return None,
     }
+    // A sibling under `cfg` may be compiled out, and two of one name (a `#[cfg(test)]` pair)
+    // leave unsure which one a call reaches: neither is a sibling, and the name is unknown.
+    let conditional: BTreeSet<String> = match &item {
+        Item::Impl(block) => block
+            .items
+            .iter()
+            .filter_map(|member| match member {
+                ImplItem::Fn(f) if is_conditional(&f.attrs) => Some(f.sig.ident.to_string()),
+                _ => None,
+            })
+            .collect(),
+        Item::Mod(module) => module
+            .content
+            .iter()
+            .flat_map(|(_, items)| items)
+            .filter_map(|member| match member {
+                Item::Fn(f) if is_conditional(&f.attrs) => Some(f.sig.ident.to_string()),
+                _ => None,
+            })
+            .collect(),
+        _ => BTreeSet::new(),
+    };
+    let defined_twice = |name: &str| {
+        let all = match &item {
+            Item::Impl(block) => block
+                .items
+                .iter()
+                .filter(|m| matches!(m, ImplItem::Fn(f) if f.sig.ident == name))
+                .count(),
+            Item::Mod(module) => module
+                .content
+                .iter()
+                .flat_map(|(_, items)| items)
+                .filter(|m| matches!(m, Item::Fn(f) if f.sig.ident == name))
+                .count(),
+            _ => 0,
+        };
+        all > 1
+    };
+    scope
+        .siblings
+        .retain(|s| !conditional.contains(&s.name) && !defined_twice(&s.name));
     let mut errors = Vec::new();
     for (sig, block, args) in &functions {
         if analysis_off(args) {
@@ -304,4 +346,11 @@ fn mark_attribute(stream: TokenStream) -> TokenStream {
         trees[last] = TokenTree::Group(marked);
     }
     trees.into_iter().collect()
+}
+
+/// Whether an item stands under `#[cfg(..)]` (or a `cfg_attr` that may add one).
+fn is_conditional(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
 }

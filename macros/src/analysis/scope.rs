@@ -197,11 +197,12 @@ impl Body {
                 body.not_only_called.insert(ident.ident.to_string());
             }
         }
-        body.scan(tokens);
+        body.scan(tokens, 0);
         body
     }
 
-    fn scan(&mut self, tokens: TokenStream) {
+    /// `depth` 1 is the body's own statements (its braces are depth 0's one group).
+    fn scan(&mut self, tokens: TokenStream, depth: usize) {
         let trees: Vec<TokenTree> = tokens.into_iter().collect();
         let mut i = 0;
         let mut skip_to = 0;
@@ -214,7 +215,7 @@ impl Body {
             i += 1;
             let i = i - 1;
             match tree {
-                TokenTree::Group(group) => self.scan(group.stream()),
+                TokenTree::Group(group) => self.scan(group.stream(), depth + 1),
                 TokenTree::Ident(ident) => {
                     let word = ident.to_string();
                     let next = trees.get(i + 1);
@@ -242,7 +243,11 @@ impl Body {
                                 )
                                 .map_or(trees.len(), |k| i + k + 1);
                             let item: TokenStream = trees[i..end].iter().cloned().collect();
+                            // A `use` in a nested block is in effect only there, and one under
+                            // `#[cfg]` maybe not at all: what it names is unknown.
+                            let conditional = depth != 1 || after_cfg(&trees[..i]);
                             match syn::parse2::<syn::ItemUse>(item) {
+                                Ok(item) if conditional => self.hide_use(String::new(), &item.tree),
                                 Ok(item) => self.add_use(String::new(), &item.tree, true),
                                 // A `use` the walk cannot read: any short path may be its.
                                 Err(_) => {
@@ -285,6 +290,36 @@ impl Body {
                     }
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// The names a `use` tree binds, as names the body may define: they hide the module's
+    /// functions and resolve to nothing (a glob hides every name).
+    fn hide_use(&mut self, prefix: String, tree: &UseTree) {
+        match tree {
+            UseTree::Path(path) => self.hide_use(path.ident.to_string(), &path.tree),
+            UseTree::Name(name) => {
+                let name = if name.ident == "self" {
+                    prefix
+                } else {
+                    name.ident.to_string()
+                };
+                self.body_uses.insert(name.clone());
+                self.items.insert(name);
+            }
+            UseTree::Rename(rename) => {
+                self.body_uses.insert(rename.rename.to_string());
+                self.items.insert(rename.rename.to_string());
+            }
+            UseTree::Glob(_) => {
+                self.body_glob = true;
+                self.foreign_glob = true;
+            }
+            UseTree::Group(group) => {
+                for tree in &group.items {
+                    self.hide_use(prefix.clone(), tree);
+                }
             }
         }
     }
@@ -476,4 +511,33 @@ fn names_tensor(ty: &Type) -> bool {
         Type::Path(path) => path.qself.is_none() && path.path.is_ident("Tensor"),
         _ => false,
     }
+}
+
+/// Whether the tokens before a `use` end with a `#[cfg(..)]` or `#[cfg_attr(..)]` attribute
+/// (a `pub` or `pub(crate)` between them included).
+fn after_cfg(before: &[TokenTree]) -> bool {
+    let mut end = before.len();
+    while end > 0 {
+        match &before[end - 1] {
+            TokenTree::Ident(ident) if ident == "pub" => end -= 1,
+            TokenTree::Group(group)
+                if group.delimiter() == proc_macro2::Delimiter::Parenthesis
+                    && matches!(before.get(end.wrapping_sub(2)), Some(TokenTree::Ident(i)) if i == "pub") =>
+            {
+                end -= 1;
+            }
+            TokenTree::Group(group) if group.delimiter() == proc_macro2::Delimiter::Bracket => {
+                let is_cfg = group.stream().into_iter().next().is_some_and(
+                    |t| matches!(t, TokenTree::Ident(i) if i == "cfg" || i == "cfg_attr"),
+                );
+                if is_cfg {
+                    return true;
+                }
+                // Another attribute (`#[allow(..)]`): look before it.
+                end = end.saturating_sub(2);
+            }
+            _ => return false,
+        }
+    }
+    false
 }

@@ -18,6 +18,7 @@ mod properties;
 mod real_models;
 mod scope_names;
 mod static_attacks;
+mod static_file_scope;
 mod static_pass;
 mod static_real_models;
 mod values;
