@@ -556,7 +556,8 @@ impl ContractError {
     }
 
     /// The guarded function's name (`check!` for the inline form), or the op's path for the
-    /// guarded ops (`nn::embedding`).
+    /// guarded ops (`nn::embedding`). For a method it is the bare name (`forward`); the message
+    /// adds its type, which [`receiver_type`](Self::receiver_type) gives (`Block`).
     pub fn function(&self) -> &'static str {
         self.function
     }

@@ -128,7 +128,22 @@ pub(crate) fn for_rank(
             }
         ));
     }
-    if dims.len() == rank + 1 && all_int(clause) {
+    if dims.len() == rank + 1 {
+        // A dim of size 1 elsewhere whose removal makes the shape fit (`[1, 1, 3]` against
+        // `[B, T]`).
+        let at = (0..dims.len()).find(|&at| {
+            let mut sizes = dims.to_vec();
+            dims[at] == 1 && {
+                sizes.remove(at);
+                fits(clause, &sizes, &fixed)
+            }
+        });
+        if let Some(at) = at {
+            let which = if at == 0 { "a leading dim" } else { "a dim" };
+            return Some(format!("{which} of size 1: drop it with `.squeeze({at})?`"));
+        }
+    }
+    if dims.len() == rank + 1 && rank == 1 && all_int(clause) {
         return Some(
             "one dim too many: class indices have shape [N]. A [B, T] target of a sequence \
              model: flatten it to [B * T] and the logits to [B * T, C]; one-hot rows of shape \

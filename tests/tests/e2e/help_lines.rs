@@ -357,3 +357,16 @@ fn an_f64_at_an_inexact_bound_gets_its_exact_value() {
         )
     );
 }
+
+/// One dim too many on a `[B, T]` mask: the size-1 dim to drop, never a class-index help.
+#[test]
+fn an_extra_size_one_dim_is_dropped_where_the_shape_fits() {
+    let mask = Tensor::zeros((1, 1, 3), DType::U8, &cpu()).unwrap();
+    assert_eq!(
+        help(check!(mask: u8[B, T] in 0..=1)).as_deref(),
+        Some("a leading dim of size 1: drop it with `.squeeze(0)?`")
+    );
+    // An int [B, T] clause with a dim too many and no size-1 dim: no class-index help either.
+    let ids = Tensor::zeros((2, 3, 4), DType::U32, &cpu()).unwrap();
+    assert_eq!(help(check!(ids: u32[B, T])).as_deref(), None);
+}
