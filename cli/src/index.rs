@@ -271,6 +271,15 @@ impl Index {
                     self.insert(module, f.sig.ident.to_string(), Item::Fn(id));
                 }
                 syn::Item::Mod(m) => self.read_mod(module, m, file, dir, sources),
+                // Under `cfg` it may be compiled out, leaving the name to a glob or the
+                // prelude: what it names is unknown.
+                syn::Item::Use(u) if crate::walk::is_conditional(&u.attrs) => {
+                    let mut names = BTreeMap::new();
+                    crate::walk::use_names(&u.tree, Vec::new(), &mut names);
+                    for name in names.into_keys() {
+                        self.modules[module].uses.insert(name, Vec::new());
+                    }
+                }
                 syn::Item::Use(u) => self.read_use(module, &u.tree, Vec::new()),
                 syn::Item::Struct(s) => {
                     self.add_type(module, &s.ident);

@@ -1979,47 +1979,56 @@ fn array_value(items: Vec<Value>) -> Value {
     Value::Other
 }
 
-/// Names a block's own items bring into scope: `use`s with their paths, other items as
-/// names the walk does not follow.
-fn local_item(item: &syn::Item, into: &mut BTreeMap<String, Option<Vec<String>>>) {
-    fn uses(
-        tree: &syn::UseTree,
-        mut prefix: Vec<String>,
-        into: &mut BTreeMap<String, Option<Vec<String>>>,
-    ) {
-        match tree {
-            syn::UseTree::Path(p) => {
-                prefix.push(p.ident.to_string());
-                uses(&p.tree, prefix, into);
+/// The names a `use` tree brings into scope, with their paths (a glob: the empty name).
+pub(crate) fn use_names(
+    tree: &syn::UseTree,
+    mut prefix: Vec<String>,
+    into: &mut BTreeMap<String, Option<Vec<String>>>,
+) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            use_names(&p.tree, prefix, into);
+        }
+        syn::UseTree::Name(n) if n.ident == "self" => {
+            if let Some(last) = prefix.last().cloned() {
+                into.insert(last, Some(prefix));
             }
-            syn::UseTree::Name(n) if n.ident == "self" => {
-                if let Some(last) = prefix.last().cloned() {
-                    into.insert(last, Some(prefix));
-                }
+        }
+        syn::UseTree::Name(n) => {
+            prefix.push(n.ident.to_string());
+            into.insert(n.ident.to_string(), Some(prefix));
+        }
+        syn::UseTree::Rename(r) => {
+            if r.ident != "self" {
+                prefix.push(r.ident.to_string());
             }
-            syn::UseTree::Name(n) => {
-                prefix.push(n.ident.to_string());
-                into.insert(n.ident.to_string(), Some(prefix));
-            }
-            syn::UseTree::Rename(r) => {
-                if r.ident != "self" {
-                    prefix.push(r.ident.to_string());
-                }
-                into.insert(r.rename.to_string(), Some(prefix));
-            }
-            // A glob in a body may bring any name: the block's paths are unknown.
-            syn::UseTree::Glob(_) => {
-                into.insert(String::new(), None);
-            }
-            syn::UseTree::Group(g) => {
-                for item in &g.items {
-                    uses(item, prefix.clone(), into);
-                }
+            into.insert(r.rename.to_string(), Some(prefix));
+        }
+        // A glob in a body may bring any name: the block's paths are unknown.
+        syn::UseTree::Glob(_) => {
+            into.insert(String::new(), None);
+        }
+        syn::UseTree::Group(g) => {
+            for item in &g.items {
+                use_names(item, prefix.clone(), into);
             }
         }
     }
+}
+
+/// Names a block's own items bring into scope: `use`s with their paths, other items as
+/// names the walk does not follow.
+fn local_item(item: &syn::Item, into: &mut BTreeMap<String, Option<Vec<String>>>) {
     let ident = match item {
-        syn::Item::Use(u) => return uses(&u.tree, Vec::new(), into),
+        // Under `cfg` it may be compiled out, leaving the name to a glob or the prelude.
+        syn::Item::Use(u) if is_conditional(&u.attrs) => {
+            let mut names = BTreeMap::new();
+            use_names(&u.tree, Vec::new(), &mut names);
+            into.extend(names.into_keys().map(|name| (name, None)));
+            return;
+        }
+        syn::Item::Use(u) => return use_names(&u.tree, Vec::new(), into),
         syn::Item::Fn(f) => &f.sig.ident,
         syn::Item::Struct(s) => &s.ident,
         syn::Item::Enum(e) => &e.ident,
@@ -2063,4 +2072,11 @@ fn merge(
                 .collect()
         })
         .collect()
+}
+
+/// Whether an item stands under `#[cfg(..)]` or `#[cfg_attr(..)]`.
+pub(crate) fn is_conditional(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
 }

@@ -121,7 +121,7 @@ fn index_module(items: &[Item], modules: &mut Vec<ModuleIndex>) {
             }
             // A `use` under `cfg` may be compiled out, leaving the name to a glob or the
             // prelude: what it names is unknown.
-            Item::Use(tree) if is_conditional(&tree.attrs) => {
+            Item::Use(tree) if super::is_conditional(&tree.attrs) => {
                 use_names(&tree.tree, &mut module.items, &mut module.macro_call);
             }
             Item::Use(tree) => module.uses.push(tree.tree.to_token_stream().to_string()),
@@ -139,12 +139,6 @@ fn index_module(items: &[Item], modules: &mut Vec<ModuleIndex>) {
     for content in inner {
         index_module(content, modules);
     }
-}
-
-fn is_conditional(attrs: &[syn::Attribute]) -> bool {
-    attrs
-        .iter()
-        .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
 }
 
 /// The names a `use` tree binds; a glob may bind any name, as a macro call may.
