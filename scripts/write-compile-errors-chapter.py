@@ -70,7 +70,6 @@ SECTIONS = [
     ("const_fn", "`#[contract]` on a `const fn`", "The guard reads tensors at run time."),
     ("trait_declaration", "`#[contract]` on a trait method without a body", "Put the contract on the method in the `impl`."),
     ("not_a_function", "`#[contract]` on something that is not a function", ""),
-    ("empty_contract", "An empty contract", ""),
     ("check_return_clause", "`return` and `on_violation` in `check!`", "`check!` always returns `Result<(), ContractError>`."),
     ("all_errors_at_once", "Every error at once", "All errors of one attribute are reported in one compile."),
     ("static_rank_mismatch", "Body: a rank that certainly differs", "The body is read against the contract at compile time; `add` takes a tensor of the receiver's shape (`broadcast_add` broadcasts)."),
@@ -83,6 +82,7 @@ SECTIONS = [
     ("static_followed_bindings", "Body: bindings followed in order", "A `mut` binding is known from its `let` until something the walk cannot follow may change it, and the parameter it shadows until then; a local does not hide a module path (`let loss = loss::nll(..)`); a clause on a parameter's field holds in the body."),
     ("static_first_mismatch", "Body: the first certain mismatch, where it is", "A value the macro cannot see (`v + self.eps`) stops nothing a candle op still tells: what `broadcast_div` gives has at least the rank of `xs`, so the `mul` is reported, not the `return` clause after it."),
     ("static_file_use", "Body: a path through the file's own `use`", "The macro reads the `use`s of the module its function stands in from the source file: `use candle_contracts::nn;` makes `nn::cross_entropy` the guarded op, checked at its call."),
+    ("static_without_clauses", "Body: `#[contract]` without clauses on a function", "The body is read at compile time and nothing is added to what runs; a candle `Tensor` parameter starts with nothing known, and what the body makes certain (a dtype set by `to_dtype`) is checked at the calls."),
     ("static_issue_examples", "Body: every mismatch at once", "Every certain mismatch of a crate is reported in one compile, and the functions still expand."),
 ]
 
@@ -101,7 +101,7 @@ out = [
     "",
 ]
 # Cases whose error needs the macro to read the file it stands in, which a doctest does not have.
-READS_ITS_FILE = {"static_file_use"}
+READS_ITS_FILE = {"static_file_use", "static_without_clauses"}
 
 for stem, title, why in SECTIONS:
     source = (ui / f"{stem}.rs").read_text().rstrip("\n")

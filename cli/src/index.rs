@@ -695,10 +695,16 @@ fn contract_text(
     if last.ident != "contract" {
         return None;
     }
-    let syn::Meta::List(list) = &attr.meta else {
-        return None;
-    };
     let source = sources.get(file);
+    // `#[contract]` without clauses on a function: its body is checked, with no clause.
+    let list = match &attr.meta {
+        syn::Meta::List(list) => list,
+        syn::Meta::Path(path) => {
+            let end = source.range(path.segments.last()?.ident.span()).end;
+            return Some((String::new(), end));
+        }
+        syn::Meta::NameValue(_) => return None,
+    };
     let range = source.range(list.delimiter.span().join());
     let start = range.start + 1;
     let end = range.end.saturating_sub(1).max(start);

@@ -77,6 +77,15 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
     } else {
         input
     };
+    // `#[contract]` without clauses on a function with a body: its body is checked at compile
+    // time with what the analysis can see, and nothing is added to what runs.
+    if args.is_empty()
+        && let Some(body) = &item.body
+    {
+        let errors = crate::analysis::check_function(&args, &item.sig, body);
+        let errors = errors.into_iter().map(|e| e.to_compile_error());
+        return quote!(#(#errors)* #input);
+    }
     let errors = Ctxt::new();
     if let Some(constness) = &item.sig.constness {
         errors.push(syn::Error::new(

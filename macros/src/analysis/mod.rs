@@ -77,9 +77,15 @@ fn check(contract: &Contract, sig: &Signature, block: &Block, scope: &Scope) -> 
             syn::FnArg::Typed(typed) => match &*typed.pat {
                 syn::Pat::Ident(ident) if ident.subpat.is_none() && ident.by_ref.is_none() => {
                     let name = ident.ident.to_string();
+                    // A parameter of candle's `Tensor` without a clause is a tensor of unknown
+                    // dtype and shape: its methods are candle's, their rules apply as far as
+                    // they can.
                     let val = match contract.clause(&name) {
                         Some(clause) if scope::is_tensor_type(&typed.ty) => {
                             Val::Tensor(clause.spec.clone())
+                        }
+                        None if body.is_candle_tensor(&typed.ty) => {
+                            Val::Tensor(candle_contracts_shapes::TensorType::unknown())
                         }
                         _ => Val::Unknown,
                     };

@@ -449,6 +449,28 @@ impl Body {
         }
     }
 
+    /// Whether `ty` (a `Tensor`, `&Tensor`) is certainly candle's: written in full, or named
+    /// through a `use` in sight of candle's `Tensor`.
+    pub fn is_candle_tensor(&self, ty: &Type) -> bool {
+        let path = match ty {
+            Type::Reference(reference) => return self.is_candle_tensor(&reference.elem),
+            Type::Paren(paren) => return self.is_candle_tensor(&paren.elem),
+            Type::Path(path) if is_tensor_type(ty) => path,
+            _ => return false,
+        };
+        let segments: Vec<String> = path
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let full = match segments.as_slice() {
+            [single] => self.imported(single),
+            _ => self.resolve(&segments, path.path.leading_colon.is_some()),
+        };
+        full.as_deref() == Some("candle_core::Tensor")
+    }
+
     /// The full path of a one-segment call brought in by a `use`.
     pub fn imported(&self, name: &str) -> Option<String> {
         if self.items.contains(name) || self.not_only_called.contains(name) {
