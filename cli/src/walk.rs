@@ -384,7 +384,15 @@ impl Walker<'_> {
                     let name = ident.ident.to_string();
                     let clause = self.contract.clause(&name).map(|c| c.spec.clone());
                     let value = match self.kind(&typed.ty, clause.is_some()) {
-                        Kind::Tensor => Value::Tensor(clause.unwrap_or_else(TensorType::unknown)),
+                        Kind::Tensor => match clause {
+                            Some(spec) => Value::Tensor(spec),
+                            // By value, a trait method taking `self` would win over candle's
+                            // `&self` one of the same name: only references are certain.
+                            None if matches!(&*typed.ty, syn::Type::Reference(_)) => {
+                                Value::tensor_unknown()
+                            }
+                            None => Value::Other,
+                        },
                         kind => kind.unknown_value(),
                     };
                     let origin = self.clause_place(&name);

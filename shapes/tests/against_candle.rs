@@ -637,6 +637,13 @@ fn matmul_takes_matching_inner_dims() {
         "error: dim -2: K + 1 given, K expected",
     );
     method("f32[B, K]", "matmul", &[T("f32[J, N]")], "f32[B, N]");
+    // The run may be empty: `[M, K, ..]` is `[M, K]` then, and the product `[M, N]`.
+    method(
+        "f32[M, K, ..]",
+        "matmul",
+        &[T("f32[K, N]")],
+        "f32[M, .., N]",
+    );
     method(
         "f32[N]",
         "matmul",

@@ -30,8 +30,9 @@ struct FileIndex {
 
 /// One module of a file, as text.
 struct ModuleIndex {
-    /// Each function (free or in an `impl` block): its name and its body's tokens.
-    functions: Vec<(String, Vec<String>)>,
+    /// Each function (free or in an `impl` block): its name, its body's tokens, and the
+    /// generic parameters of its `impl` block.
+    functions: Vec<(String, Vec<String>, Vec<String>)>,
     /// Each `use` tree without a `cfg`, printed.
     uses: Vec<String>,
     /// The names of its items.
@@ -77,13 +78,20 @@ pub fn module_scope(sig: &Signature, body: &Group) -> Option<Scope> {
         module
             .functions
             .iter()
-            .any(|(n, body)| *n == name && *body == tokens)
+            .any(|(n, body, _)| *n == name && *body == tokens)
     });
     let module = holding.next()?;
     if holding.next().is_some() || module.macro_call {
         return None;
     }
     let mut scope = Scope::default();
+    if let Some((_, _, generics)) = module
+        .functions
+        .iter()
+        .find(|(n, body, _)| *n == name && *body == tokens)
+    {
+        scope.impl_generics.extend(generics.iter().cloned());
+    }
     for tree in &module.uses {
         scope.uses.push(syn::parse_str(tree).ok()?);
     }
@@ -107,14 +115,18 @@ fn index_module(items: &[Item], modules: &mut Vec<ModuleIndex>) {
                 module.functions.push((
                     function.sig.ident.to_string(),
                     token_texts(function.block.to_token_stream()),
+                    Vec::new(),
                 ));
             }
             Item::Impl(block) => {
+                let generics: Vec<String> =
+                    super::generic_names(&block.generics).into_iter().collect();
                 for member in &block.items {
                     if let ImplItem::Fn(function) = member {
                         module.functions.push((
                             function.sig.ident.to_string(),
                             token_texts(function.block.to_token_stream()),
+                            generics.clone(),
                         ));
                     }
                 }

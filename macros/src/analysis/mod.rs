@@ -84,7 +84,11 @@ fn check(contract: &Contract, sig: &Signature, block: &Block, scope: &Scope) -> 
                         Some(clause) if scope::is_tensor_type(&typed.ty) => {
                             Val::Tensor(clause.spec.clone())
                         }
-                        None if body.is_candle_tensor(&typed.ty) => {
+                        // By value, a trait method taking `self` would win over candle's
+                        // `&self` one of the same name: only references are certain.
+                        None if matches!(&*typed.ty, syn::Type::Reference(_))
+                            && body.is_candle_tensor(&typed.ty) =>
+                        {
                             Val::Tensor(candle_contracts_shapes::TensorType::unknown())
                         }
                         _ => Val::Unknown,
@@ -133,6 +137,7 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
     match &item {
         Item::Impl(block) => {
             scope.methods_on_self = block.trait_.is_none();
+            scope.impl_generics = generic_names(&block.generics);
             let owner = match &*block.self_ty {
                 syn::Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
                 _ => None,
@@ -359,4 +364,17 @@ fn is_conditional(attrs: &[syn::Attribute]) -> bool {
     attrs
         .iter()
         .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
+}
+
+/// The names of the type and const parameters of `generics`.
+fn generic_names(generics: &syn::Generics) -> BTreeSet<String> {
+    generics
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            syn::GenericParam::Type(ty) => Some(ty.ident.to_string()),
+            syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect()
 }

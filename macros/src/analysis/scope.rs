@@ -41,6 +41,9 @@ pub struct Scope {
     pub uses: Vec<UseTree>,
     /// The names of the module's items (functions, modules, types, constants).
     pub items: BTreeSet<String>,
+    /// The generic parameters of the enclosing `impl` block, which hide items as the
+    /// signature's own do.
+    pub impl_generics: BTreeSet<String>,
 }
 
 impl Scope {
@@ -177,6 +180,7 @@ impl Body {
                     syn::GenericParam::Const(c) => Some(c.ident.to_string()),
                     syn::GenericParam::Lifetime(_) => None,
                 })
+                .chain(scope.impl_generics.iter().cloned())
                 .collect(),
             scope_items: scope.items.clone(),
             not_only_called: BTreeSet::new(),
@@ -464,6 +468,11 @@ impl Body {
             .iter()
             .map(|s| s.ident.to_string())
             .collect();
+        // The signature is read outside the body: the body's own `use`s do not count.
+        let first = segments.first().map(String::as_str).unwrap_or_default();
+        if self.body_uses.contains(first) || self.body_glob {
+            return false;
+        }
         let full = match segments.as_slice() {
             [single] => self.imported(single),
             _ => self.resolve(&segments, path.path.leading_colon.is_some()),

@@ -469,7 +469,13 @@ impl Call<'_> {
             }
             match lhs.shape.from_end(1) {
                 Some(_) => lhs.shape.clone().with_dim(Axis::Back(1), n),
-                None => Shape::with_run(lhs.shape.front().to_vec(), Run::anonymous(), vec![n]),
+                // `[a, b, ..]`: the run may be empty (then `b` is `K`, and the result `[a, n]`),
+                // so only the dims before the last known one stay certain.
+                None => {
+                    let front = lhs.shape.front();
+                    let kept = front[..front.len().saturating_sub(1)].to_vec();
+                    Shape::with_run(kept, Run::anonymous(), vec![n])
+                }
             }
         };
         Ok(TensorType::new(dtypes, shape))

@@ -21,6 +21,7 @@ mod static_attacks;
 mod static_file_scope;
 mod static_pass;
 mod static_real_models;
+mod static_unknown_params;
 mod values;
 
 use candle_contracts::{ContractError, Violation};
