@@ -267,8 +267,8 @@ macro_rules! int_compare {
                     Some(Num::Float(v)) if v == f64::NEG_INFINITY => min,
                     Some(Num::Float(v)) if v == f64::INFINITY => return None,
                     Some(Num::Float(v)) => v.ceil() as i128,
-                    // No integer lies strictly between adjacent f64s below 2^53; above, every
-                    // f64 is whole and an integer dtype's values are compared as the nearest.
+                    // No integer lies strictly between adjacent f64s below 2^53; beyond, the
+                    // macro refuses an inexact literal on a clause with integer dtypes.
                     Some(Num::Inexact(v, side)) => neighbours(v, side).1.ceil() as i128,
                 };
                 let hi = match interval.hi {
