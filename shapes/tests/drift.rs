@@ -1,11 +1,18 @@
 //! The rules of `candle_contracts::nn`'s ops are their contracts: each table entry must equal
-//! the op's `check!` in `runtime/src/nn.rs` (value constraints aside), and every op the
+//! the op's `check!` in `runtime/src/nn/` (value constraints aside), and every op the
 //! runtime names must have an entry.
 
 use candle_contracts_shapes::contract::Contract;
 use candle_contracts_shapes::rules::contract_ops;
 
-const NN: &str = include_str!("../../runtime/src/nn.rs");
+/// The guarded ops' sources, `runtime/src/nn/`, one after another.
+const NN: &str = concat!(
+    include_str!("../../runtime/src/nn/mod.rs"),
+    include_str!("../../runtime/src/nn/loss.rs"),
+    include_str!("../../runtime/src/nn/embedding.rs"),
+    include_str!("../../runtime/src/nn/index.rs"),
+    include_str!("../../runtime/src/nn/encoding.rs"),
+);
 
 /// The function whose body holds an op's checks (`embedding` delegates to `embed`).
 fn source_fn(op_name: &str) -> &str {
@@ -15,12 +22,12 @@ fn source_fn(op_name: &str) -> &str {
     }
 }
 
-/// The body of `fn name` in nn.rs: from its signature to the next top-level item.
+/// The body of `fn name` in `runtime/src/nn/`: from its signature to the next top-level item.
 fn body(name: &str) -> &'static str {
     let start = [format!("fn {name}("), format!("fn {name}<")]
         .iter()
         .find_map(|signature| NN.find(signature.as_str()))
-        .unwrap_or_else(|| panic!("no `fn {name}` in runtime/src/nn.rs"));
+        .unwrap_or_else(|| panic!("no `fn {name}` in runtime/src/nn/"));
     let rest = &NN[start..];
     let end = rest.find("\n}\n").map_or(rest.len(), |end| end + 2);
     &rest[..end]
@@ -68,7 +75,7 @@ fn each_guarded_op_rule_is_its_check() {
         assert_eq!(
             op.contract,
             in_runtime.signature(),
-            "`{name}`: the table and nn.rs differ"
+            "`{name}`: the table and runtime/src/nn/ differ"
         );
         assert_eq!(
             op.parsed().signature(),
@@ -95,7 +102,7 @@ fn every_op_the_runtime_names_has_a_rule() {
         }
         assert!(
             contract_ops().iter().any(|rule| rule.op == op),
-            "`{op}` is guarded in runtime/src/nn.rs but has no rule in the shapes table"
+            "`{op}` is guarded in runtime/src/nn/ but has no rule in the shapes table"
         );
     }
 }

@@ -1,5 +1,5 @@
 //! Ops whose rule is a contract: `candle_contracts::nn`'s guarded ops (their contracts are the
-//! `check!` texts of `runtime/src/nn.rs`; a test keeps the two equal) and candle-nn's loss
+//! `check!` texts of `runtime/src/nn/`; a test keeps the two equal) and candle-nn's loss
 //! functions (their checks written as contracts).
 
 use crate::contract::{Bindings, Contract};
