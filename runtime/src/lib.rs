@@ -94,7 +94,7 @@ pub use candle_contracts_macros::contract;
 /// ```
 pub use candle_contracts_macros::check;
 
-pub use error::{ContractError, Counts, DimBinding, Rule, Value, Violation};
+pub use error::{ContractError, Counts, DimBinding, DimSource, Rule, Value, Violation};
 pub use mode::{MODE_ENV_VAR, Mode, ParseModeError, mode, set_mode};
 pub use spec::Subject;
 

@@ -529,3 +529,20 @@ fn a_braced_dim_takes_references_options_and_non_zero_sizes() {
     let error = braced_dim_forms(&x, &y, &zeros(&[5], DType::F32), &Some(3), &&4, nz).unwrap_err();
     assert_eq!(only_violation(&error).argument(), "z");
 }
+
+/// Where a bound dim came from is a public type a user can match on.
+#[test]
+fn a_dims_source_is_nameable() {
+    use candle_contracts::DimSource;
+    let error = mnist_step(
+        &zeros(&[2, 100], DType::F32),
+        &Tensor::new(&[1u32, 9], &Device::Cpu).unwrap(),
+    )
+    .unwrap_err();
+    let binding = only_violation(&error)
+        .bound_dims()
+        .iter()
+        .find(|b| b.name == "IMAGE_DIM")
+        .expect("IMAGE_DIM is among the bound dims");
+    assert_eq!((binding.source, binding.value), (DimSource::Constant, 784));
+}
