@@ -307,22 +307,22 @@ fn a_file_name_that_is_not_utf8_is_no_panic() {
     assert!(stderr.contains("no certain mismatch"), "{stderr}");
 }
 
+/// A file for no package: a column of class ids into candle-nn's cross-entropy, through a `use`.
+const LONE_STEP: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::loss;
+
+#[contract(logits: f32[N, C], target: u32[N, 1])]
+fn step(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    loss::cross_entropy(logits, target)
+}
+";
+
 /// Outside a package, a file gets candle's crates under their usual names, as in a package.
 #[test]
 fn a_single_file_outside_a_package_keeps_the_candle_nn_rules() {
     let dir = scratch("lone");
-    std::fs::write(
-        dir.join("lone.rs"),
-        "use candle_contracts::contract;\n\
-         use candle_core::{Result, Tensor};\n\
-         use candle_nn::loss;\n\
-         \n\
-         #[contract(logits: f32[N, C], target: u32[N, 1])]\n\
-         fn step(logits: &Tensor, target: &Tensor) -> Result<Tensor> {\n\
-         \x20   loss::cross_entropy(logits, target)\n\
-         }\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("lone.rs"), LONE_STEP).unwrap();
     let (code, _, stderr) = run(&dir, &["check", "lone.rs"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(
@@ -341,17 +341,7 @@ fn a_single_file_beside_a_virtual_workspace_keeps_the_candle_nn_rules() {
         "[workspace]\nmembers = []\n\n[workspace.dependencies]\ncandle-core = \"0.11\"\n",
     )
     .unwrap();
-    std::fs::write(
-        dir.join("lone.rs"),
-        "use candle_contracts::contract;\n\
-         use candle_core::{Result, Tensor};\n\
-         \n\
-         #[contract(logits: f32[N, C], target: u32[N, 1])]\n\
-         fn step(logits: &Tensor, target: &Tensor) -> Result<Tensor> {\n\
-         \x20   candle_nn::loss::cross_entropy(logits, target)\n\
-         }\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("lone.rs"), LONE_STEP).unwrap();
     let (code, _, stderr) = run(&dir, &["check", "lone.rs"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(
