@@ -42,10 +42,9 @@
 //! closure, an async block, a `&mut` or a macro may change; fields behind `&mut self` or
 //! through a cell or a lock; `.await`; labeled blocks; sequence and tuple clauses.
 
-mod index;
+mod read;
 mod report;
 mod source;
-mod walk;
 mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -53,8 +52,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::index::Index;
-use crate::report::Reporter;
+use candle_contracts_analysis::{Function, Index, walk};
+
+use crate::read::Reader;
+use crate::report::{Located, Reporter};
 use crate::source::Sources;
 
 /// The command line.
@@ -112,25 +113,29 @@ fn check(path: Option<&Path>) -> ExitCode {
         Err(error) => return usage_error(&error),
     };
     let mut sources = Sources::default();
-    let index = Index::build(&targets, &mut sources);
+    let mut reader = Reader::new(&mut sources);
+    let index = reader.build(&targets);
+    let (unreadable, unparsable) = (reader.unreadable, reader.unparsable);
     let mut reporter = Reporter::new(&sources);
     // A file that cannot be read is a usage error; one that does not parse, an error of the
     // crate: either way nothing about it is certain, so no "no certain mismatch".
-    for problem in &index.unreadable {
+    for problem in &unreadable {
         reporter.plain_error(problem);
     }
-    for problem in &index.unparsable {
+    for problem in &unparsable {
         reporter.plain_error(problem);
     }
     let mut findings = Vec::new();
     let mut checked = 0;
-    for (id, f) in index.fns.iter().enumerate() {
+    for f in &index.fns {
         match &f.contract {
             // `static = false`: the user turned the body's analysis off.
             Some(contract) if contract.analysis_off => {}
             Some(contract) if contract.parsed.is_some() => {
                 checked += 1;
-                findings.extend(walk::walk(&index, &sources, id).0);
+                let parsed = contract.parsed.as_ref().expect("checked above");
+                let (found, _) = walk(&index, &sources, Function::of(f, parsed));
+                findings.extend(found.into_iter().map(|x| Located::new(x, f, &sources)));
             }
             Some(_) => reporter.warning(&format!(
                 "the contract of `{}` in `{}` is not read (the macro reports why)",
@@ -152,11 +157,11 @@ fn check(path: Option<&Path>) -> ExitCode {
         counted(checked, "contracted function"),
         counted(files, "file")
     );
-    if !index.unreadable.is_empty() {
+    if !unreadable.is_empty() {
         return ExitCode::from(2);
     }
-    if !index.unparsable.is_empty() {
-        let n = index.unparsable.len();
+    if !unparsable.is_empty() {
+        let n = unparsable.len();
         let mismatches = match findings.len() {
             1 => "1 certain mismatch".to_string(),
             n => format!("{n} certain mismatches"),
@@ -204,7 +209,7 @@ fn shapes(target: &str) -> ExitCode {
         .and_then(|dir| workspace::discover(Some(dir)).ok())
         .unwrap_or_default();
     let mut sources = Sources::default();
-    let mut index = Index::build(&targets, &mut sources);
+    let mut index = Reader::new(&mut sources).build(&targets);
     let in_tree = |index: &Index, sources: &Sources| {
         index.fns.iter().any(|f| sources.get(f.file).path == file)
     };
@@ -214,7 +219,7 @@ fn shapes(target: &str) -> ExitCode {
             Err(error) => return usage_error(&error),
         };
         sources = Sources::default();
-        index = Index::build(&targets, &mut sources);
+        index = Reader::new(&mut sources).build(&targets);
     }
     let matches: Vec<usize> = index
         .fns
@@ -250,17 +255,28 @@ fn shapes(target: &str) -> ExitCode {
             ));
         }
     };
-    let (_, hints) = walk::walk(&index, &sources, id);
+    let f = &index.fns[id];
+    let no_clauses = candle_contracts_shapes::Contract::default();
+    let contract = match &f.contract {
+        Some(contract) => contract.parsed.as_ref(),
+        None => Some(&no_clauses),
+    };
+    let Some(contract) = contract else {
+        return ExitCode::SUCCESS;
+    };
+    let (_, hints) = walk(&index, &sources, Function::of(f, contract));
     let line_width = hints
         .iter()
-        .map(|h| h.line.to_string().len())
+        .map(|h| h.site.first.start().line.to_string().len())
         .max()
         .unwrap_or(1);
     let name_width = hints.iter().map(|h| h.name.len()).max().unwrap_or(1);
     for hint in hints {
         println!(
             "{:>line_width$}  {:<name_width$}  {}",
-            hint.line, hint.name, hint.ty
+            hint.site.first.start().line,
+            hint.name,
+            hint.ty
         );
     }
     ExitCode::SUCCESS

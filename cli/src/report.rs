@@ -8,8 +8,85 @@ use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use codespan_reporting::term::{self, Chars, Config};
 
-use crate::source::{FileId, Sources};
-use crate::walk::Finding;
+use candle_contracts_analysis::{Finding, FnDef, Origin};
+
+use crate::source::{FileId, Place, Sources};
+
+/// A finding placed in its file, as printed.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Located {
+    /// The expression that is wrong.
+    pub place: Place,
+    /// The message.
+    pub message: String,
+    /// Why.
+    pub note: String,
+    /// A likely fix.
+    pub help: Option<String>,
+    /// Where the wrong value's type was declared, and what it was declared as.
+    pub origin: Option<(Place, String)>,
+}
+
+impl Located {
+    /// `finding`, found in the body of `f`.
+    pub fn new(finding: Finding, f: &FnDef, sources: &Sources) -> Located {
+        let source = sources.get(f.file);
+        let place = |range: std::ops::Range<usize>| Place {
+            file: f.file,
+            start: range.start,
+            end: range.end,
+        };
+        let origin = finding.origin.and_then(|(origin, text)| {
+            let at = match origin {
+                Origin::Binding(site) => place(source.site_range(site)),
+                Origin::Clause(subject) => clause_place(f, sources, &subject)?,
+            };
+            Some((at, text))
+        });
+        Located {
+            place: place(source.site_range(finding.site)),
+            message: finding.message,
+            note: finding.note,
+            help: finding.help,
+            origin,
+        }
+    }
+}
+
+/// Where `subject`'s clause is written in the contract of `f` (spaces in the source do not
+/// count: `self . head` is `self.head`).
+fn clause_place(f: &FnDef, sources: &Sources, subject: &str) -> Option<Place> {
+    let source = sources.get(f.file);
+    f.attrs.iter().find_map(|attr| {
+        if attr.path().segments.last()?.ident != "contract" {
+            return None;
+        }
+        let syn::Meta::List(list) = &attr.meta else {
+            return None;
+        };
+        let range = source.range(list.delimiter.span().join());
+        let start = range.start + 1;
+        let text = source
+            .text
+            .get(start..range.end.saturating_sub(1).max(start))?;
+        let bytes = text.as_bytes();
+        let mut from = 0;
+        while let Some(found) = text[from..].find(subject) {
+            let at = from + found;
+            let before_ok = at == 0 || matches!(bytes[at - 1], b' ' | b'\n' | b'\t' | b',' | b'(');
+            let after = text[at + subject.len()..].trim_start();
+            if before_ok && after.starts_with(':') && !after.starts_with("::") {
+                return Some(Place {
+                    file: f.file,
+                    start: start + at,
+                    end: start + at + subject.len(),
+                });
+            }
+            from = at + subject.len();
+        }
+        None
+    })
+}
 
 /// Writes diagnostics to standard error.
 pub struct Reporter {
@@ -54,7 +131,7 @@ impl Reporter {
     }
 
     /// Prints one finding as an error.
-    pub fn error(&mut self, finding: &Finding) {
+    pub fn error(&mut self, finding: &Located) {
         let mut labels = vec![Label::primary(
             self.id(finding.place.file),
             finding.place.range(),

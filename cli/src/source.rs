@@ -4,10 +4,10 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use proc_macro2::{LineColumn, Span};
+use candle_contracts_analysis::{Site, SourceText};
+use proc_macro2::{LineColumn, Span, TokenStream};
 
-/// Index of a file in [`Sources`].
-pub type FileId = usize;
+pub use candle_contracts_analysis::FileId;
 
 /// A byte range in one file.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -55,20 +55,19 @@ impl Source {
                 .map_or(end, |(i, _)| i)
     }
 
+    /// The bytes a finding's site covers.
+    pub fn site_range(&self, site: Site) -> Range<usize> {
+        let (start, end) = (
+            self.offset(site.first.start()),
+            self.offset(site.last.end()),
+        );
+        start..end.max(start)
+    }
+
     /// The bytes a span covers.
     pub fn range(&self, span: Span) -> Range<usize> {
         let (start, end) = (self.offset(span.start()), self.offset(span.end()));
         start..end.max(start)
-    }
-
-    /// The 1-based line of a byte offset.
-    pub fn line_of(&self, offset: usize) -> usize {
-        self.line_starts.partition_point(|&start| start <= offset)
-    }
-
-    /// The text of a span, as written.
-    pub fn text_of(&self, span: Span) -> &str {
-        &self.text[self.range(span)]
     }
 }
 
@@ -108,6 +107,18 @@ impl Sources {
     }
 }
 
+impl SourceText for Sources {
+    /// The code as written (the site from its first token to its last).
+    fn text(&self, file: FileId, tokens: &TokenStream) -> String {
+        let source = self.get(file);
+        source
+            .text
+            .get(source.site_range(Site::of(tokens)))
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
 /// A path as diagnostics print it: relative to the current directory where it is below it.
 fn display_name(path: &Path) -> String {
     let relative = std::env::current_dir()
@@ -139,8 +150,6 @@ mod tests {
         assert_eq!(&source.text[after..after + 2], " [");
         let fn_start = source.offset(LineColumn { line: 2, column: 0 });
         assert_eq!(&source.text[fn_start..fn_start + 2], "fn");
-        assert_eq!(source.line_of(fn_start), 2);
-        assert_eq!(source.line_of(0), 1);
         // Past the end of a line or of the text: clamped, never a panic.
         assert_eq!(
             source.offset(LineColumn {

@@ -12,38 +12,12 @@ use candle_contracts_shapes::{
     Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, Shape, TensorType,
     function, has_method_rule, method, rules::contract_ops, suggest,
 };
-use proc_macro2::{Span, TokenStream, TokenTree};
-use syn::spanned::Spanned;
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::visit::Visit;
 
-use crate::index::{FnDef, FnId, Index, ModId, Resolved};
-use crate::source::{Place, Sources};
-
-/// A call certain to fail, worded for a diagnostic.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Finding {
-    /// The expression that is wrong (an argument, a receiver, the tail expression).
-    pub place: Place,
-    /// The message (`` `Tensor::matmul` takes ..., but `w2.t()?` is `f32[64, 10]` here ``).
-    pub message: String,
-    /// Why, as the engine's reason says it.
-    pub note: String,
-    /// A likely fix.
-    pub help: Option<String>,
-    /// Where the wrong value's type was declared, and what it was declared as.
-    pub origin: Option<(Place, String)>,
-}
-
-/// The type inferred for one name a `let` binds.
-#[derive(Clone, Debug)]
-pub struct LetHint {
-    /// The line of the name.
-    pub line: usize,
-    /// The name.
-    pub name: String,
-    /// Its type (`f32[B, 128]`), `?` where unknown.
-    pub ty: String,
-}
+use crate::finding::{Finding, LetHint, Origin, Site};
+use crate::index::{FileId, FnDef, FnId, Index, ModId, Resolved, is_conditional, use_names};
 
 /// What the walk knows of a value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,7 +104,7 @@ impl Value {
 #[derive(Clone, Debug)]
 struct Binding {
     value: Value,
-    origin: Option<Place>,
+    origin: Option<Origin>,
 }
 
 /// What a Rust type is, as far as the walk cares.
@@ -249,21 +223,71 @@ const EXPRESSION_MACROS: &[&str] = &[
 /// Macros that never return.
 const DIVERGING_MACROS: &[&str] = &["panic", "unreachable", "todo", "unimplemented", "bail"];
 
-/// Checks the body of `id` (the whole walk; `findings` are the certain failures).
-pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<LetHint>) {
-    let f = &index.fns[id];
-    let contract = match &f.contract {
-        Some(text) => match &text.parsed {
-            Some(contract) => contract.clone(),
-            None => return (Vec::new(), Vec::new()),
-        },
-        None => Contract::default(),
-    };
+/// What the walk needs of the source it reads: how messages quote an expression.
+pub trait SourceText {
+    /// The text of `tokens`, written in `file`, as a message quotes it (`w2.t()?`).
+    fn text(&self, file: FileId, tokens: &TokenStream) -> String;
+}
+
+/// The function whose body is walked, and where it stands.
+#[derive(Clone, Copy)]
+pub struct Function<'a> {
+    /// Its signature.
+    pub sig: &'a syn::Signature,
+    /// Its body.
+    pub block: &'a syn::Block,
+    /// Its contract's tensor clauses (empty for `#[contract]` without clauses).
+    pub contract: &'a Contract,
+    /// The module it is written in.
+    pub module: ModId,
+    /// The key of its `impl` block's type, for methods.
+    pub owner: Option<&'a str>,
+    /// The generic parameters of its `impl` block.
+    pub impl_generics: &'a [String],
+    /// As messages name it: `model::forward`, `Mlp::forward`.
+    pub display: &'a str,
+    /// The file it is written in.
+    pub file: FileId,
+}
+
+impl std::fmt::Debug for Function<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Function")
+            .field("display", &self.display)
+            .field("module", &self.module)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Function<'a> {
+    /// The function `def` of an index, with its contract `contract`.
+    pub fn of(def: &'a FnDef, contract: &'a Contract) -> Function<'a> {
+        Function {
+            sig: def.sig,
+            block: def.block,
+            contract,
+            module: def.module,
+            owner: def.owner.as_deref(),
+            impl_generics: &def.impl_generics,
+            display: &def.display,
+            file: def.file,
+        }
+    }
+}
+
+/// Checks the body of `f` with what `index` knows: the certain failures, in the order of the
+/// body, and the type of every name a `let` binds.
+pub fn walk(
+    index: &Index,
+    source: &dyn SourceText,
+    f: Function<'_>,
+) -> (Vec<Finding>, Vec<LetHint>) {
+    let contract = f.contract.clone();
     let mut walker = Walker {
         index,
-        sources,
+        source,
         f,
-        env: Env::for_function(f.display.clone(), &contract),
+        env: Env::for_function(f.display.to_string(), &contract),
         contract,
         scope: vec![BTreeMap::new()],
         local_paths: Vec::new(),
@@ -294,8 +318,8 @@ pub fn walk(index: &Index, sources: &Sources, id: FnId) -> (Vec<Finding>, Vec<Le
 
 struct Walker<'a> {
     index: &'a Index,
-    sources: &'a Sources,
-    f: &'a FnDef,
+    source: &'a dyn SourceText,
+    f: Function<'a>,
     env: Env,
     contract: Contract,
     /// Frames of names, innermost last; the first holds the parameters.
@@ -304,7 +328,7 @@ struct Walker<'a> {
     local_paths: Vec<BTreeMap<String, Option<Vec<String>>>>,
     /// Clauses on paths from a parameter that cannot change (`self.head.weight()`), by their
     /// text without spaces.
-    subjects: BTreeMap<String, (TensorType, Option<Place>)>,
+    subjects: BTreeMap<String, (TensorType, Option<Origin>)>,
     /// How many closures and async blocks the walk is inside.
     closures: usize,
     findings: Vec<Finding>,
@@ -323,42 +347,9 @@ impl Walker<'_> {
         self.f.module
     }
 
-    fn place(&self, span: Span) -> Place {
-        let range = self.sources.get(self.f.file).range(span);
-        Place {
-            file: self.f.file,
-            start: range.start,
-            end: range.end,
-        }
-    }
-
-    fn text(&self, span: Span) -> String {
-        self.sources.get(self.f.file).text_of(span).to_string()
-    }
-
-    /// Where `subject`'s clause is written in the contract.
-    fn clause_place(&self, subject: &str) -> Option<Place> {
-        let contract = self.f.contract.as_ref()?;
-        contract.pieces.iter().find_map(|(text, offset)| {
-            let bytes = text.as_bytes();
-            let mut from = 0;
-            while let Some(found) = text[from..].find(subject) {
-                let at = from + found;
-                let before_ok =
-                    at == 0 || matches!(bytes[at - 1], b' ' | b'\n' | b'\t' | b',' | b'(');
-                let after = text[at + subject.len()..].trim_start();
-                if before_ok && after.starts_with(':') && !after.starts_with("::") {
-                    let start = offset + at;
-                    return Some(Place {
-                        file: self.f.file,
-                        start,
-                        end: start + subject.len(),
-                    });
-                }
-                from = at + subject.len();
-            }
-            None
-        })
+    /// The text of an expression, as messages quote it.
+    fn text(&self, tokens: &impl ToTokens) -> String {
+        self.source.text(self.f.file, &tokens.to_token_stream())
     }
 
     fn bind_params(&mut self) {
@@ -367,8 +358,8 @@ impl Walker<'_> {
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Receiver(receiver) => {
-                    let value = match &self.f.owner {
-                        Some(key) => Value::Instance(key.clone()),
+                    let value = match self.f.owner {
+                        Some(key) => Value::Instance(key.to_string()),
                         None => Value::Other,
                     };
                     self.bind("self", value, None);
@@ -383,6 +374,7 @@ impl Walker<'_> {
                     };
                     let name = ident.ident.to_string();
                     let clause = self.contract.clause(&name).map(|c| c.spec.clone());
+                    let origin = clause.is_some().then(|| Origin::Clause(name.clone()));
                     let value = match self.kind(&typed.ty, clause.is_some()) {
                         Kind::Tensor => match clause {
                             Some(spec) => Value::Tensor(spec),
@@ -395,7 +387,6 @@ impl Walker<'_> {
                         },
                         kind => kind.unknown_value(),
                     };
-                    let origin = self.clause_place(&name);
                     self.bind(&name, value, origin);
                     if ident.mutability.is_none() && !is_mut_ref(&typed.ty) {
                         immutable_roots.insert(name);
@@ -411,7 +402,7 @@ impl Walker<'_> {
                 && immutable_roots.contains(root)
                 && !through_interior_mutability(&subject)
             {
-                let origin = self.clause_place(&clause.subject);
+                let origin = Some(Origin::Clause(subject.clone()));
                 self.subjects.insert(subject, (clause.spec.clone(), origin));
             }
         }
@@ -419,7 +410,7 @@ impl Walker<'_> {
 
     // ----- scope -----
 
-    fn bind(&mut self, name: &str, value: Value, origin: Option<Place>) {
+    fn bind(&mut self, name: &str, value: Value, origin: Option<Origin>) {
         if let Some(frame) = self.scope.last_mut() {
             frame.insert(name.to_string(), Binding { value, origin });
         }
@@ -437,7 +428,7 @@ impl Walker<'_> {
             == Some(0)
     }
 
-    fn set(&mut self, name: &str, value: Value, origin: Option<Place>) {
+    fn set(&mut self, name: &str, value: Value, origin: Option<Origin>) {
         if let Some(frame) = self.scope.iter_mut().rev().find(|f| f.contains_key(name)) {
             frame.insert(name.to_string(), Binding { value, origin });
         }
@@ -499,15 +490,15 @@ impl Walker<'_> {
     }
 
     fn bind_let(&mut self, ident: &syn::Ident, value: Value) {
-        let place = self.place(ident.span());
+        let site = Site::of(ident);
         if self.in_let {
             self.hints.push(LetHint {
-                line: self.sources.get(self.f.file).line_of(place.start),
+                site,
                 name: ident.to_string(),
                 ty: value.hint(),
             });
         }
-        let origin = matches!(value, Value::Tensor(_)).then_some(place);
+        let origin = matches!(value, Value::Tensor(_)).then_some(Origin::Binding(site));
         self.bind(&ident.to_string(), value, origin);
     }
 
@@ -537,7 +528,7 @@ impl Walker<'_> {
     /// What the Rust type `ty` (written in this function's module) is; `clause` says the
     /// contract has a clause on it, which makes any type named `Tensor` candle's.
     fn kind(&self, ty: &syn::Type, clause: bool) -> Kind {
-        self.kind_at(ty, clause, self.module(), self.f.owner.as_deref(), true)
+        self.kind_at(ty, clause, self.module(), self.f.owner, true)
     }
 
     /// What `ty` is when written in `module` (in an `impl` of `owner`); `body` says it is
@@ -673,9 +664,9 @@ impl Walker<'_> {
             return Resolved::Unknown;
         }
         if first == "Self" {
-            return match (&self.f.owner, segments.len()) {
-                (Some(key), 1) => Resolved::Type(key.clone()),
-                (Some(key), 2) => Resolved::Assoc(key.clone(), segments[1].clone()),
+            return match (self.f.owner, segments.len()) {
+                (Some(key), 1) => Resolved::Type(key.to_string()),
+                (Some(key), 2) => Resolved::Assoc(key.to_string(), segments[1].clone()),
                 _ => Resolved::Unknown,
             };
         }
@@ -929,8 +920,8 @@ impl Walker<'_> {
                 let value = self.expr(&a.right);
                 match place_local(&a.left) {
                     Some(name) if self.lookup(&name).is_some() => {
-                        let origin =
-                            matches!(value, Value::Tensor(_)).then(|| self.place(a.left.span()));
+                        let origin = matches!(value, Value::Tensor(_))
+                            .then(|| Origin::Binding(Site::of(&a.left)));
                         self.set(&name, value, origin);
                         if name == "self" {
                             self.subjects.clear();
@@ -1043,7 +1034,7 @@ impl Walker<'_> {
         Some(Value::Tensor(spec.clone()))
     }
 
-    fn subject_origin(&self, expr: &syn::Expr) -> Option<Place> {
+    fn subject_origin(&self, expr: &syn::Expr) -> Option<Origin> {
         let text = subject_text(strip_refs(expr))?;
         match text.split_once('.') {
             None => self.lookup(&text)?.origin.clone(),
@@ -1158,7 +1149,7 @@ impl Walker<'_> {
                 match method(name, &a, &[Arg::Tensor(c)]) {
                     Ok(t) => Value::Tensor(t),
                     Err(mismatch) => {
-                        self.report(&mismatch, &b.left, &[&*b.right], b.span());
+                        self.report(&mismatch, &b.left, &[&*b.right], b.to_token_stream());
                         Value::tensor_unknown()
                     }
                 }
@@ -1265,9 +1256,9 @@ impl Walker<'_> {
                                     format!("`{text}` is declared `{}` here", mismatch.found),
                                 )
                             });
-                        self.record(&mismatch, call.receiver.span(), &text, origin);
+                        self.record(&mismatch, Site::of(&call.receiver), &text, origin);
                     }
-                    _ => self.report(&mismatch, &call.receiver, arg_exprs, call.span()),
+                    _ => self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream()),
                 }
                 Value::tensor_unknown()
             }
@@ -1311,7 +1302,7 @@ impl Walker<'_> {
                 match method(name, t, &args) {
                     Ok(result) => Value::Tensor(result),
                     Err(mismatch) => {
-                        self.report(&mismatch, &call.receiver, arg_exprs, call.span());
+                        self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream());
                         Value::tensor_unknown()
                     }
                 }
@@ -1424,7 +1415,7 @@ impl Walker<'_> {
             Ok(t) => Value::Tensor(t),
             Err(mismatch) => {
                 let receiver = arg_exprs.first().copied().unwrap_or(&call.func);
-                self.report(&mismatch, receiver, arg_exprs, call.span());
+                self.report(&mismatch, receiver, arg_exprs, call.to_token_stream());
                 Value::tensor_unknown()
             }
         }
@@ -1500,7 +1491,7 @@ impl Walker<'_> {
             match (position, theirs, receiver) {
                 (Some(position), _, _) => {
                     if let Some(expr) = arg_exprs.get(*position) {
-                        self.report(&mismatch, expr, arg_exprs, expr.span());
+                        self.report(&mismatch, expr, arg_exprs, expr.to_token_stream());
                     }
                 }
                 (None, Some(theirs), Some(receiver)) => {
@@ -1509,7 +1500,7 @@ impl Walker<'_> {
                         .get(theirs)
                         .and_then(|(_, place)| place.clone())
                         .map(|place| (place, format!("`{theirs}` is declared `{found}` here")));
-                    self.record(&mismatch, receiver.span(), theirs, origin);
+                    self.record(&mismatch, Site::of(receiver), theirs, origin);
                 }
                 _ => {}
             }
@@ -1600,7 +1591,7 @@ impl Walker<'_> {
             // Any value but `Ok(..)` of a function that returns a `Result` is one: its fix
             // starts with `?`.
             self.fix_result = std::ptr::eq(inner, expr) && returns_result(self.f.sig);
-            self.report(&mismatch, inner, &[], inner.span());
+            self.report(&mismatch, inner, &[], inner.to_token_stream());
             self.fix_result = false;
         }
     }
@@ -1611,7 +1602,7 @@ impl Walker<'_> {
         mismatch: &Mismatch,
         receiver: &syn::Expr,
         args: &[&syn::Expr],
-        call: Span,
+        call: TokenStream,
     ) {
         let wrong = match mismatch.argument {
             Argument::Receiver | Argument::Return => Some(receiver),
@@ -1620,9 +1611,9 @@ impl Walker<'_> {
         let (span, given) = match wrong {
             Some(expr) => {
                 let expr = strip_refs(expr);
-                (expr.span(), self.text(expr.span()))
+                (Site::of(expr), self.text(expr))
             }
-            None => (call, self.text(call)),
+            None => (Site::of(&call), self.text(&call)),
         };
         let origin = wrong.and_then(|expr| {
             let place = self.subject_origin(expr)?;
@@ -1643,13 +1634,13 @@ impl Walker<'_> {
     fn record(
         &mut self,
         mismatch: &Mismatch,
-        span: Span,
+        site: Site,
         given: &str,
-        origin: Option<(Place, String)>,
+        origin: Option<(Origin, String)>,
     ) {
         let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
         self.findings.push(Finding {
-            place: self.place(span),
+            site,
             message: mismatch.message(&given),
             note: mismatch.note(),
             help: match self.fix_result {
@@ -1987,44 +1978,6 @@ fn array_value(items: Vec<Value>) -> Value {
     Value::Other
 }
 
-/// The names a `use` tree brings into scope, with their paths (a glob: the empty name).
-pub(crate) fn use_names(
-    tree: &syn::UseTree,
-    mut prefix: Vec<String>,
-    into: &mut BTreeMap<String, Option<Vec<String>>>,
-) {
-    match tree {
-        syn::UseTree::Path(p) => {
-            prefix.push(p.ident.to_string());
-            use_names(&p.tree, prefix, into);
-        }
-        syn::UseTree::Name(n) if n.ident == "self" => {
-            if let Some(last) = prefix.last().cloned() {
-                into.insert(last, Some(prefix));
-            }
-        }
-        syn::UseTree::Name(n) => {
-            prefix.push(n.ident.to_string());
-            into.insert(n.ident.to_string(), Some(prefix));
-        }
-        syn::UseTree::Rename(r) => {
-            if r.ident != "self" {
-                prefix.push(r.ident.to_string());
-            }
-            into.insert(r.rename.to_string(), Some(prefix));
-        }
-        // A glob in a body may bring any name: the block's paths are unknown.
-        syn::UseTree::Glob(_) => {
-            into.insert(String::new(), None);
-        }
-        syn::UseTree::Group(g) => {
-            for item in &g.items {
-                use_names(item, prefix.clone(), into);
-            }
-        }
-    }
-}
-
 /// Names a block's own items bring into scope: `use`s with their paths, other items as
 /// names the walk does not follow.
 fn local_item(item: &syn::Item, into: &mut BTreeMap<String, Option<Vec<String>>>) {
@@ -2080,11 +2033,4 @@ fn merge(
                 .collect()
         })
         .collect()
-}
-
-/// Whether an item stands under `#[cfg(..)]` or `#[cfg_attr(..)]`.
-pub(crate) fn is_conditional(attrs: &[syn::Attribute]) -> bool {
-    attrs
-        .iter()
-        .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
 }

@@ -1,13 +1,18 @@
 //! The crates read: their module trees (inline and file modules), the items of each module,
 //! its `use`s, every function with its contract, and the resolution of a path written in a
 //! module to what it names.
+//!
+//! The CLI reads whole crates from disk; the macro reads the one file it stands in (or its item
+//! alone). Both build this index through [`Files`], which says where a `mod name;` file comes
+//! from.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::source::{FileId, Sources};
-use crate::workspace::Target;
 use candle_contracts_shapes::Contract;
+
+/// Index of a file, as the front end numbers them.
+pub type FileId = usize;
 
 /// Index of a module in [`Index::modules`].
 pub type ModId = usize;
@@ -68,13 +73,10 @@ pub struct Module {
     pub opaque: bool,
 }
 
-/// A function's contract as written in a file: the text of each `#[contract(...)]` (two
-/// attributes join into one contract, as the macro joins them).
+/// A function's contract: its `#[contract(...)]` attributes (two join into one contract, as
+/// the macro joins them).
 #[derive(Debug)]
 pub struct ContractText {
-    /// Each attribute's clauses, as between its parentheses, with the byte offset of the text
-    /// in the file.
-    pub pieces: Vec<(String, usize)>,
     /// The clauses read by the engine; `None` when the engine cannot read them (the macro
     /// reports it).
     pub parsed: Option<Contract>,
@@ -97,6 +99,8 @@ pub struct FnDef {
     pub sig: &'static syn::Signature,
     /// The body.
     pub block: &'static syn::Block,
+    /// Its attributes.
+    pub attrs: &'static [syn::Attribute],
     /// The file it is written in.
     pub file: FileId,
     /// Its `#[contract(...)]`s, if it has any.
@@ -129,16 +133,23 @@ pub struct Index {
     pub modules: Vec<Module>,
     /// Every function.
     pub fns: Vec<FnDef>,
-    /// Files that cannot be read, or read as UTF-8 text: the message, naming the file.
-    pub unreadable: Vec<String>,
-    /// Files that do not parse: the message, with the parser's words and place.
-    pub unparsable: Vec<String>,
     crates: Vec<CrateInfo>,
     methods: BTreeMap<(String, String), Vec<FnId>>,
     libs: BTreeMap<String, usize>,
     pending_impls: Vec<(ModId, Vec<String>, Vec<FnId>)>,
-    external_methods: std::collections::BTreeSet<(String, String)>,
+    external_methods: BTreeSet<(String, String)>,
     fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
+}
+
+/// Where the files of a crate come from, and where a problem with one is reported.
+pub trait Files {
+    /// The file at `path`, parsed; `None` when it cannot be had (the implementation reports
+    /// why, if it should).
+    fn load(&mut self, path: &Path) -> Option<(FileId, &'static syn::File)>;
+    /// Where the file `file` is.
+    fn path(&self, file: FileId) -> &Path;
+    /// A `mod name;` of `file` (not under `cfg`) whose file is at none of `candidates`.
+    fn missing_module(&mut self, name: &str, file: FileId, candidates: &[PathBuf]);
 }
 
 /// A field's declared type.
@@ -151,43 +162,48 @@ impl std::fmt::Debug for FieldType {
 }
 
 impl Index {
-    /// Reads the crates of `targets`, following each root's `mod` declarations.
-    pub fn build(targets: &[Target], sources: &mut Sources) -> Index {
-        let mut index = Index::default();
-        // Libraries first, so that the other targets of their package can name them.
-        let mut order: Vec<&Target> = targets.iter().filter(|t| t.is_lib).collect();
-        order.extend(targets.iter().filter(|t| !t.is_lib));
-        for target in order {
-            let Some(file) = index.parse(&target.root, sources) else {
-                continue;
-            };
-            let krate = index.crates.len();
-            let root = index.add_module(krate, None, vec!["crate".to_string()]);
-            index.crates.push(CrateInfo {
-                root,
-                externs: target.externs.clone(),
-                lib_name: target.lib_name.clone().filter(|_| !target.is_lib),
-            });
-            if target.is_lib
-                && let Some(name) = &target.lib_name
-            {
-                index.libs.insert(name.clone(), krate);
-            }
-            let dir = target
-                .root
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            index.read_items(root, &file.1.items, file.0, &dir, sources);
+    /// Reads one crate from its root file, following its `mod` declarations through `files`.
+    /// `externs` maps the names its code may use for other crates to their real names
+    /// (`candle` → `candle_core`); `lib_name` is its package's library, by the name its other
+    /// targets use (`Some` on the library itself makes it nameable by those targets). Call
+    /// [`Index::finish`] once every crate is read.
+    pub fn add_crate(
+        &mut self,
+        root: (FileId, &'static syn::File),
+        externs: BTreeMap<String, String>,
+        lib_name: Option<String>,
+        is_lib: bool,
+        files: &mut dyn Files,
+    ) {
+        let krate = self.crates.len();
+        let module = self.add_module(krate, None, vec!["crate".to_string()]);
+        self.crates.push(CrateInfo {
+            root: module,
+            externs,
+            lib_name: lib_name.clone().filter(|_| !is_lib),
+        });
+        if is_lib && let Some(name) = lib_name {
+            self.libs.insert(name, krate);
         }
-        for (module, self_ty, ids) in std::mem::take(&mut index.pending_impls) {
-            let key = match index.resolve(module, &self_ty) {
+        let dir = files
+            .path(root.0)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        self.read_items(module, &root.1.items, root.0, &dir, files);
+    }
+
+    /// Resolves the types of the `impl` blocks read, now that every module is known (a type
+    /// may be imported from a module read later).
+    pub fn finish(&mut self) {
+        for (module, self_ty, ids) in std::mem::take(&mut self.pending_impls) {
+            let key = match self.resolve(module, &self_ty) {
                 Resolved::Type(key) => key,
                 // A method the crate adds to another crate's type (through its own trait).
                 Resolved::External(path) => {
                     for id in ids {
-                        let name = index.fns[id].name.clone();
-                        index.external_methods.insert((path.join("::"), name));
+                        let name = self.fns[id].name.clone();
+                        self.external_methods.insert((path.join("::"), name));
                     }
                     continue;
                 }
@@ -195,44 +211,13 @@ impl Index {
             };
             let type_name = self_ty.last().cloned().unwrap_or_default();
             for id in ids {
-                let f = &mut index.fns[id];
+                let f = &mut self.fns[id];
                 f.display = format!("{type_name}::{}", f.name);
                 f.owner = Some(key.clone());
-                index
-                    .methods
+                self.methods
                     .entry((key.clone(), f.name.clone()))
                     .or_default()
                     .push(id);
-            }
-        }
-        index
-    }
-
-    fn parse(
-        &mut self,
-        path: &Path,
-        sources: &mut Sources,
-    ) -> Option<(FileId, &'static syn::File)> {
-        let id = match sources.load(path) {
-            Ok(id) => id,
-            Err(error) => {
-                self.unreadable
-                    .push(format!("cannot read `{}`: {error}", path.display()));
-                return None;
-            }
-        };
-        match syn::parse_file(&sources.get(id).text) {
-            // The syntax trees live as long as the run: the functions' bodies point into them.
-            Ok(file) => Some((id, Box::leak(Box::new(file)))),
-            Err(error) => {
-                let start = error.span().start();
-                self.unparsable.push(format!(
-                    "`{}` does not parse: {error} at {}:{}",
-                    sources.get(id).name,
-                    start.line,
-                    start.column + 1
-                ));
-                None
             }
         }
     }
@@ -262,20 +247,20 @@ impl Index {
         items: &'static [syn::Item],
         file: FileId,
         dir: &Path,
-        sources: &mut Sources,
+        files: &mut dyn Files,
     ) {
         for item in items {
             match item {
                 syn::Item::Fn(f) => {
-                    let id = self.add_fn(module, None, &f.sig, &f.block, &f.attrs, file, sources);
+                    let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
                     self.insert(module, f.sig.ident.to_string(), Item::Fn(id));
                 }
-                syn::Item::Mod(m) => self.read_mod(module, m, file, dir, sources),
+                syn::Item::Mod(m) => self.read_mod(module, m, file, dir, files),
                 // Under `cfg` it may be compiled out, leaving the name to a glob or the
                 // prelude: what it names is unknown.
-                syn::Item::Use(u) if crate::walk::is_conditional(&u.attrs) => {
+                syn::Item::Use(u) if is_conditional(&u.attrs) => {
                     let mut names = BTreeMap::new();
-                    crate::walk::use_names(&u.tree, Vec::new(), &mut names);
+                    use_names(&u.tree, Vec::new(), &mut names);
                     for name in names.into_keys() {
                         self.modules[module].uses.insert(name, Vec::new());
                     }
@@ -303,7 +288,7 @@ impl Index {
                         if let syn::TraitItem::Fn(f) = trait_item
                             && let Some(block) = &f.default
                         {
-                            self.add_fn(module, None, &f.sig, block, &f.attrs, file, sources);
+                            self.add_fn(module, &f.sig, block, &f.attrs, file);
                         }
                     }
                 }
@@ -330,8 +315,7 @@ impl Index {
                     let mut ids = Vec::new();
                     for impl_item in &i.items {
                         if let syn::ImplItem::Fn(f) = impl_item {
-                            let id = self
-                                .add_fn(module, None, &f.sig, &f.block, &f.attrs, file, sources);
+                            let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
                             self.fns[id].impl_generics = generics.clone();
                             ids.push(id);
                         }
@@ -374,58 +358,33 @@ impl Index {
         uses.insert(name, path);
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn add_fn(
         &mut self,
         module: ModId,
-        owner: Option<String>,
         sig: &'static syn::Signature,
         block: &'static syn::Block,
         attrs: &'static [syn::Attribute],
         file: FileId,
-        sources: &Sources,
     ) -> FnId {
         let name = sig.ident.to_string();
-        let display = match &owner {
-            Some(key) => format!("{}::{name}", key.rsplit("::").next().unwrap_or(key)),
-            None => {
-                let mut path: Vec<&str> = self.modules[module]
-                    .path
-                    .iter()
-                    .skip(1)
-                    .map(String::as_str)
-                    .collect();
-                path.push(&name);
-                path.join("::")
-            }
-        };
-        let pieces: Vec<(String, usize)> = attrs
+        let mut path: Vec<&str> = self.modules[module]
+            .path
             .iter()
-            .filter_map(|attr| contract_text(attr, file, sources))
+            .skip(1)
+            .map(String::as_str)
             .collect();
-        let contract = (!pieces.is_empty()).then(|| {
-            let parsed = pieces
-                .iter()
-                .map(|(text, _)| Contract::parse(text).ok())
-                .collect::<Option<Vec<Contract>>>()
-                .map(|contracts| Contract {
-                    clauses: contracts.into_iter().flat_map(|c| c.clauses).collect(),
-                });
-            ContractText {
-                pieces,
-                parsed,
-                analysis_off: attrs.iter().any(analysis_off),
-            }
-        });
+        path.push(&name);
+        let display = path.join("::");
         self.fns.push(FnDef {
             name,
             display,
             module,
-            owner,
+            owner: None,
             sig,
             block,
+            attrs,
             file,
-            contract,
+            contract: contract_of(attrs),
             impl_generics: Vec::new(),
         });
         self.fns.len() - 1
@@ -437,7 +396,7 @@ impl Index {
         m: &'static syn::ItemMod,
         file: FileId,
         dir: &Path,
-        sources: &mut Sources,
+        files: &mut dyn Files,
     ) {
         let name = m.ident.to_string();
         let mut path = self.modules[parent].path.clone();
@@ -463,12 +422,12 @@ impl Index {
                     Some(p) => dir.join(p),
                     None => dir.join(&name),
                 };
-                self.read_items(id, items, file, &inner, sources);
+                self.read_items(id, items, file, &inner, files);
             }
             None => {
                 let candidates: Vec<PathBuf> = match &path_attr {
                     Some(p) => {
-                        let here = sources.get(file).path.parent().map(Path::to_path_buf);
+                        let here = files.path(file).parent().map(Path::to_path_buf);
                         vec![here.unwrap_or_default().join(p)]
                     }
                     None => vec![
@@ -480,20 +439,12 @@ impl Index {
                     // rustc refuses a missing module file, unless a `cfg` leaves the module out.
                     let conditional = m.attrs.iter().any(|attr| attr.path().is_ident("cfg"));
                     if !conditional {
-                        let looked: Vec<String> = candidates
-                            .iter()
-                            .map(|c| format!("`{}`", c.display()))
-                            .collect();
-                        self.unreadable.push(format!(
-                            "cannot read the file of `mod {name}` in `{}`: no {}",
-                            sources.get(file).name,
-                            looked.join(" or ")
-                        ));
+                        files.missing_module(&name, file, &candidates);
                     }
                     self.insert(parent, name, Item::Other);
                     return;
                 };
-                let Some((child_file, ast)) = self.parse(&found, sources) else {
+                let Some((child_file, ast)) = files.load(&found) else {
                     self.insert(parent, name, Item::Other);
                     return;
                 };
@@ -507,7 +458,7 @@ impl Index {
                 } else {
                     parent_dir.join(found.file_stem().unwrap_or_default())
                 };
-                self.read_items(id, &ast.items, child_file, &child_dir, sources);
+                self.read_items(id, &ast.items, child_file, &child_dir, files);
             }
         }
     }
@@ -684,52 +635,64 @@ impl Index {
     }
 }
 
-/// The text of a `#[contract(...)]` attribute (any path ending in `contract`), and its
-/// byte offset in the file.
-fn contract_text(
-    attr: &syn::Attribute,
-    file: FileId,
-    sources: &Sources,
-) -> Option<(String, usize)> {
-    let last = attr.path().segments.last()?;
-    if last.ident != "contract" {
+/// The contract of a function's attributes (every path ending in `contract`), `None` when it
+/// has none.
+pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
+    let lists: Vec<Option<&syn::MetaList>> = attrs
+        .iter()
+        .filter(|attr| {
+            attr.path()
+                .segments
+                .last()
+                .is_some_and(|last| last.ident == "contract")
+        })
+        .filter_map(|attr| match &attr.meta {
+            syn::Meta::List(list) => Some(Some(list)),
+            // `#[contract]` without clauses on a function: its body is checked, with no clause.
+            syn::Meta::Path(_) => Some(None),
+            syn::Meta::NameValue(_) => None,
+        })
+        .collect();
+    if lists.is_empty() {
         return None;
     }
-    let source = sources.get(file);
-    // `#[contract]` without clauses on a function: its body is checked, with no clause.
-    let list = match &attr.meta {
-        syn::Meta::List(list) => list,
-        syn::Meta::Path(path) => {
-            let end = source.range(path.segments.last()?.ident.span()).end;
-            return Some((String::new(), end));
-        }
-        syn::Meta::NameValue(_) => return None,
-    };
-    let range = source.range(list.delimiter.span().join());
-    let start = range.start + 1;
-    let end = range.end.saturating_sub(1).max(start);
-    let text = source.text.get(start..end)?.to_string();
-    Some((text, start))
+    let parsed = lists
+        .iter()
+        .map(|list| match list {
+            Some(list) => parse_contract(&list.tokens),
+            None => Some(Contract::default()),
+        })
+        .collect::<Option<Vec<Contract>>>()
+        .map(|contracts| Contract {
+            clauses: contracts.into_iter().flat_map(|c| c.clauses).collect(),
+        });
+    Some(ContractText {
+        parsed,
+        analysis_off: lists
+            .iter()
+            .flatten()
+            .any(|list| analysis_off(&list.tokens)),
+    })
 }
 
-/// Whether a `#[contract(...)]` attribute says `static = false`, as the macro reads it.
-fn analysis_off(attr: &syn::Attribute) -> bool {
-    let syn::Meta::List(list) = &attr.meta else {
-        return false;
-    };
-    if attr
-        .path()
-        .segments
-        .last()
-        .is_none_or(|last| last.ident != "contract")
-    {
-        return false;
+/// A contract's tensor clauses from the attribute's tokens, subjects without the token
+/// printer's spaces (`self . weight` is `self.weight`); `None` if the engine cannot read it.
+pub fn parse_contract(tokens: &proc_macro2::TokenStream) -> Option<Contract> {
+    let mut contract = Contract::parse(&tokens.to_string()).ok()?;
+    for clause in &mut contract.clauses {
+        clause.subject.retain(|c| !c.is_whitespace());
     }
-    let trees: Vec<proc_macro2::TokenTree> = list.tokens.clone().into_iter().collect();
+    Some(contract)
+}
+
+/// Whether a contract's tokens say `static = false`.
+pub fn analysis_off(tokens: &proc_macro2::TokenStream) -> bool {
+    use proc_macro2::TokenTree;
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
     trees.windows(3).any(|w| {
-        matches!(&w[0], proc_macro2::TokenTree::Ident(i) if i == "static")
-            && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '=')
-            && matches!(&w[2], proc_macro2::TokenTree::Ident(i) if i == "false")
+        matches!(&w[0], TokenTree::Ident(i) if i == "static")
+            && matches!(&w[1], TokenTree::Punct(p) if p.as_char() == '=')
+            && matches!(&w[2], TokenTree::Ident(i) if i == "false")
     })
 }
 
@@ -774,4 +737,49 @@ pub fn int_literal(expr: &syn::Expr) -> Option<u64> {
         syn::Expr::Group(g) => int_literal(&g.expr),
         _ => None,
     }
+}
+
+/// The names a `use` tree brings into scope, with their paths (a glob: the empty name).
+pub fn use_names(
+    tree: &syn::UseTree,
+    mut prefix: Vec<String>,
+    into: &mut BTreeMap<String, Option<Vec<String>>>,
+) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            use_names(&p.tree, prefix, into);
+        }
+        syn::UseTree::Name(n) if n.ident == "self" => {
+            if let Some(last) = prefix.last().cloned() {
+                into.insert(last, Some(prefix));
+            }
+        }
+        syn::UseTree::Name(n) => {
+            prefix.push(n.ident.to_string());
+            into.insert(n.ident.to_string(), Some(prefix));
+        }
+        syn::UseTree::Rename(r) => {
+            if r.ident != "self" {
+                prefix.push(r.ident.to_string());
+            }
+            into.insert(r.rename.to_string(), Some(prefix));
+        }
+        // A glob in a body may bring any name: the block's paths are unknown.
+        syn::UseTree::Glob(_) => {
+            into.insert(String::new(), None);
+        }
+        syn::UseTree::Group(g) => {
+            for item in &g.items {
+                use_names(item, prefix.clone(), into);
+            }
+        }
+    }
+}
+
+/// Whether an item stands under `#[cfg(..)]` or `#[cfg_attr(..)]`.
+pub fn is_conditional(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
 }

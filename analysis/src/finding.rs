@@ -1,0 +1,62 @@
+//! What the walk finds, as data: each certain mismatch with the tokens it is about, and the
+//! type of each name a `let` binds. The macro renders findings as `syn::Error`s, the CLI with
+//! codespan-reporting, in the same words.
+
+use proc_macro2::Span;
+use quote::ToTokens;
+
+/// Where a finding lies: the first and the last token of the code it is about (a stable proc
+/// macro cannot join two spans; a diagnostic covers the range between them).
+#[derive(Clone, Copy, Debug)]
+pub struct Site {
+    /// The span of the first token.
+    pub first: Span,
+    /// The span of the last token.
+    pub last: Span,
+}
+
+impl Site {
+    /// The site of `tokens` (the call site when there are none).
+    pub fn of(tokens: &impl ToTokens) -> Site {
+        let mut spans = tokens.to_token_stream().into_iter().map(|tree| tree.span());
+        let first = spans.next().unwrap_or_else(Span::call_site);
+        let last = spans.last().unwrap_or(first);
+        Site { first, last }
+    }
+}
+
+/// Where the wrong value's type comes from.
+#[derive(Clone, Debug)]
+pub enum Origin {
+    /// The clause of this subject (`target`, `self.head.weight()`) in the walked function's
+    /// contract.
+    Clause(String),
+    /// A binding of the body (a `let`, an assignment).
+    Binding(Site),
+}
+
+/// A call certain to fail, worded for a diagnostic.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// The expression that is wrong (an argument, a receiver, the tail expression).
+    pub site: Site,
+    /// The message (`` `Tensor::matmul` takes ..., but `w2.t()?` is `f32[64, 10]` here ``).
+    pub message: String,
+    /// Why, as the engine's reason says it.
+    pub note: String,
+    /// A likely fix.
+    pub help: Option<String>,
+    /// Where the wrong value's type was declared, and what it was declared as.
+    pub origin: Option<(Origin, String)>,
+}
+
+/// The type inferred for one name a `let` binds.
+#[derive(Clone, Debug)]
+pub struct LetHint {
+    /// The name's token.
+    pub site: Site,
+    /// The name.
+    pub name: String,
+    /// Its type (`f32[B, 128]`), `?` where unknown.
+    pub ty: String,
+}
