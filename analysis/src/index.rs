@@ -107,6 +107,9 @@ pub struct FnDef {
     pub contract: Option<ContractText>,
     /// The generic parameters of its `impl` block (which shadow the module's names).
     pub impl_generics: Vec<String>,
+    /// It stands under `cfg`: it may be compiled out, leaving its name to another item, so
+    /// no call is taken to be its.
+    pub conditional: bool,
 }
 
 impl std::fmt::Debug for FnDef {
@@ -124,6 +127,9 @@ struct CrateInfo {
     root: ModId,
     externs: BTreeMap<String, String>,
     lib_name: Option<String>,
+    /// Whether `root` is the crate's root (a file read alone may be any module of its crate:
+    /// then `crate::` and its `super::` name nothing known).
+    root_known: bool,
 }
 
 /// Every crate read, and what its paths name.
@@ -136,7 +142,9 @@ pub struct Index {
     crates: Vec<CrateInfo>,
     methods: BTreeMap<(String, String), Vec<FnId>>,
     libs: BTreeMap<String, usize>,
-    pending_impls: Vec<(ModId, Vec<String>, Vec<FnId>)>,
+    /// Each `impl` block: its module, its type's path, its functions, and whether it is a
+    /// trait's.
+    pending_impls: Vec<(ModId, Vec<String>, Vec<FnId>, bool)>,
     external_methods: BTreeSet<(String, String)>,
     fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
 }
@@ -181,6 +189,7 @@ impl Index {
             root: module,
             externs,
             lib_name: lib_name.clone().filter(|_| !is_lib),
+            root_known: true,
         });
         if is_lib && let Some(name) = lib_name {
             self.libs.insert(name, krate);
@@ -193,10 +202,27 @@ impl Index {
         self.read_items(module, &root.1.items, root.0, &dir, files);
     }
 
+    /// Reads one file of a crate whose other files are not to be had (the macro's own file, or
+    /// its item alone): its root may be any module of the crate, so `crate::`, a `super::` out
+    /// of it and a glob `use` of what lies outside name nothing known. `externs` as for
+    /// [`Index::add_crate`]. Call [`Index::finish`] after it.
+    pub fn add_file(
+        &mut self,
+        file: (FileId, &'static syn::File),
+        externs: BTreeMap<String, String>,
+        files: &mut dyn Files,
+    ) {
+        self.add_crate(file, externs, None, false, files);
+        if let Some(info) = self.crates.last_mut() {
+            info.root_known = false;
+        }
+    }
+
     /// Resolves the types of the `impl` blocks read, now that every module is known (a type
     /// may be imported from a module read later).
     pub fn finish(&mut self) {
-        for (module, self_ty, ids) in std::mem::take(&mut self.pending_impls) {
+        for (module, self_ty, ids, of_trait) in std::mem::take(&mut self.pending_impls) {
+            let whole_crate = self.crates[self.modules[module].krate].root_known;
             let key = match self.resolve(module, &self_ty) {
                 Resolved::Type(key) => key,
                 // A method the crate adds to another crate's type (through its own trait).
@@ -207,6 +233,11 @@ impl Index {
                     }
                     continue;
                 }
+                // A file read alone may implement a type of another file of its crate:
+                // within the `impl`, `self` and `Self` are still that one type.
+                Resolved::Unknown if self_ty.len() == 1 && !whole_crate => {
+                    self.type_key(module, &self_ty[0])
+                }
                 _ => continue,
             };
             let type_name = self_ty.last().cloned().unwrap_or_default();
@@ -214,6 +245,11 @@ impl Index {
                 let f = &mut self.fns[id];
                 f.display = format!("{type_name}::{}", f.name);
                 f.owner = Some(key.clone());
+                // Where the rest of the crate is out of sight, an inherent method of the same
+                // name may be defined in another file, and it would win over a trait's.
+                if of_trait && !whole_crate {
+                    continue;
+                }
                 self.methods
                     .entry((key.clone(), f.name.clone()))
                     .or_default()
@@ -320,7 +356,8 @@ impl Index {
                             ids.push(id);
                         }
                     }
-                    self.pending_impls.push((module, self_ty, ids));
+                    self.pending_impls
+                        .push((module, self_ty, ids, i.trait_.is_some()));
                 }
                 syn::Item::Macro(m) => match &m.ident {
                     Some(ident) => self.insert(module, ident.to_string(), Item::Other),
@@ -386,6 +423,7 @@ impl Index {
             file,
             contract: contract_of(attrs),
             impl_generics: Vec::new(),
+            conditional: is_conditional(attrs),
         });
         self.fns.len() - 1
     }
@@ -513,14 +551,17 @@ impl Index {
         }
         let m = &self.modules[module];
         let start = match first.as_str() {
-            "crate" => Resolved::Mod(self.crates[m.krate].root),
+            "crate" if self.crates[m.krate].root_known => Resolved::Mod(self.crates[m.krate].root),
+            "crate" => Resolved::Unknown,
             "self" => Resolved::Mod(module),
             "super" => match m.parent {
                 Some(parent) => Resolved::Mod(parent),
                 None => Resolved::Unknown,
             },
             name => match self.lookup(module, name, depth, false) {
-                Resolved::Unknown if m.opaque => Resolved::Unknown,
+                Resolved::Unknown if m.opaque || self.unknown_glob(module, depth) => {
+                    Resolved::Unknown
+                }
                 Resolved::Unknown => match self.external(m.krate, name) {
                     Resolved::Unknown => self.lookup(module, name, depth, true),
                     found => found,
@@ -554,6 +595,17 @@ impl Index {
         current
     }
 
+    /// Whether a glob `use` of `module` names nothing the index can read (`use super::*` out
+    /// of a file read alone): it may bring any name, a crate's name among them.
+    fn unknown_glob(&self, module: ModId, depth: usize) -> bool {
+        self.modules[module].globs.iter().any(|glob| {
+            !matches!(
+                self.resolve_at(module, glob, depth + 1),
+                Resolved::Mod(_) | Resolved::External(_)
+            )
+        })
+    }
+
     /// A crate's name as the first segment of a path: another crate, or the package's library.
     fn external(&self, krate: usize, name: &str) -> Resolved {
         let info = &self.crates[krate];
@@ -581,6 +633,7 @@ impl Index {
         if let Some(item) = m.items.get(name) {
             return match item {
                 Item::Mod(id) => Resolved::Mod(*id),
+                Item::Fn(id) if self.fns[*id].conditional => Resolved::Unknown,
                 Item::Fn(id) => Resolved::Fn(*id),
                 Item::Type(key) => Resolved::Type(key.clone()),
                 Item::Const(value) => Resolved::Const(*value),
@@ -628,10 +681,16 @@ impl Index {
     }
 
     /// The functions named `name` in the `impl` blocks of the type `key`.
+    /// One under `cfg` among them leaves none certain: the list is empty then.
     pub fn methods(&self, key: &str, name: &str) -> &[FnId] {
-        self.methods
+        let ids = self
+            .methods
             .get(&(key.to_string(), name.to_string()))
-            .map_or(&[], Vec::as_slice)
+            .map_or(&[][..], Vec::as_slice);
+        match ids.iter().any(|&id| self.fns[id].conditional) {
+            true => &[],
+            false => ids,
+        }
     }
 }
 
@@ -694,6 +753,21 @@ pub fn analysis_off(tokens: &proc_macro2::TokenStream) -> bool {
             && matches!(&w[1], TokenTree::Punct(p) if p.as_char() == '=')
             && matches!(&w[2], TokenTree::Ident(i) if i == "false")
     })
+}
+
+/// candle's crates under the names candle's own examples use (`candle` is candle-core): the
+/// names a file read without its package's manifest may use for them.
+pub fn usual_externs() -> BTreeMap<String, String> {
+    [
+        ("candle", "candle_core"),
+        ("candle_core", "candle_core"),
+        ("candle_nn", "candle_nn"),
+        ("candle_transformers", "candle_transformers"),
+        ("candle_contracts", "candle_contracts"),
+    ]
+    .into_iter()
+    .map(|(name, real)| (name.to_string(), real.to_string()))
+    .collect()
 }
 
 /// Whether `ty`'s path (behind references) starts with one of `names` (generic parameters).

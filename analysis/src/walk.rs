@@ -1583,9 +1583,14 @@ impl Walker<'_> {
         if self.closures > 0 {
             return;
         }
+        // The `return` clause is the tensor's only where the value is one (`Tensor`,
+        // `Result<Tensor>`), not an `Option` or a tuple of it.
         let Value::Tensor(t) = value else {
             return;
         };
+        if !returns_tensor(self.f.sig) {
+            return;
+        }
         if let Err(mismatch) = self.env.check_return(t) {
             let inner = ok_inner(expr);
             // Any value but `Ok(..)` of a function that returns a `Result` is one: its fix
@@ -1923,6 +1928,30 @@ fn returns_result(sig: &syn::Signature) -> bool {
         syn::ReturnType::Type(_, ty) => matches!(&**ty, syn::Type::Path(path)
             if path.path.segments.last().is_some_and(|segment| segment.ident == "Result")),
         syn::ReturnType::Default => false,
+    }
+}
+
+/// Whether `sig` returns a `Tensor` or a `Result` whose value is one.
+fn returns_tensor(sig: &syn::Signature) -> bool {
+    let syn::ReturnType::Type(_, ty) = &sig.output else {
+        return false;
+    };
+    let syn::Type::Path(path) = &**ty else {
+        return false;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    match &last.arguments {
+        syn::PathArguments::None => last.ident == "Tensor",
+        syn::PathArguments::AngleBracketed(args) => {
+            last.ident == "Result"
+                && matches!(args.args.first(), Some(syn::GenericArgument::Type(syn::Type::Path(p)))
+                if p.qself.is_none() && p.path.segments.last().is_some_and(|s| {
+                    s.ident == "Tensor" && matches!(s.arguments, syn::PathArguments::None)
+                }))
+        }
+        syn::PathArguments::Parenthesized(_) => false,
     }
 }
 

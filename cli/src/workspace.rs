@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use candle_contracts_analysis::index::usual_externs;
+
 /// One crate to read: a target of a package, or a lone file.
 #[derive(Clone, Debug)]
 pub struct Target {
@@ -113,20 +115,6 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The crate names a package's code may use, from its dependency tables.
-/// candle's crates under the names candle's own examples use (`candle` is candle-core).
-fn usual_externs() -> BTreeMap<String, String> {
-    [
-        ("candle", "candle_core"),
-        ("candle_core", "candle_core"),
-        ("candle_nn", "candle_nn"),
-        ("candle_transformers", "candle_transformers"),
-        ("candle_contracts", "candle_contracts"),
-    ]
-    .into_iter()
-    .map(|(name, real)| (name.to_string(), real.to_string()))
-    .collect()
-}
-
 fn externs_of(table: &toml::Table) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();
     for section in ["dependencies", "dev-dependencies", "build-dependencies"] {

@@ -1,175 +1,138 @@
-//! What the macro sees beyond its item: the `use`s and item names of the module the item stands
-//! in, read from the item's own source file (`proc_macro::Span::local_file`, stable since Rust
-//! 1.88). Without them a bare `nn::`, `loss::` or `ops::` is unknown, since the file may have a
-//! module of its own by that name.
+//! What the macro sees: its own source file (`proc_macro::Span::local_file`, stable since Rust
+//! 1.88), read into the analysis's index as one file of an unknown crate, so that the file's
+//! `use`s, constants, structs, `impl`s and sibling contracts are in sight; or, where that file
+//! is not to be had or does not hold the item as written, the item alone.
 //!
-//! Silent where the file is not to be had or does not hold the item as written: no proc-macro
-//! context (unit tests), no local file (rust-analyzer's server may give none), code another
-//! macro generated, a file that does not parse, or a body that is not found exactly once. Then
-//! the item alone is what the analysis sees, as before.
+//! Silent fallback to the item alone: no proc-macro context (unit tests), no local file
+//! (rust-analyzer's server may give none), code another macro generated, a file that does not
+//! parse, or a body that is not found exactly once in the file's tokens (a twin in a fn body,
+//! a `const` block, a trait or a `macro_rules!` would make the lookup unsure).
 //!
-//! Each file is parsed once per compiler process: its index is kept by the file's text (spans
-//! cannot outlive one expansion, so the index holds text only, and a `use` is parsed again in
-//! the expansion that needs it).
+//! Each file is parsed once per compiler process, with proc-macro2's own tokens rather than
+//! the compiler's (a compiler span cannot outlive one expansion; the index is kept by the
+//! file's text across expansions). Only names, signatures and contracts are read from it; the
+//! body walked, and every span a finding carries, is the macro's own input.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+use candle_contracts_analysis::index::usual_externs;
+use candle_contracts_analysis::{FileId, Files, FnId, Index};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
-use syn::{ImplItem, Item, Signature};
 
-use super::scope::Scope;
-
-/// A file, as text: its modules, and every token of it in order (macro bodies included).
-struct FileIndex {
-    modules: Vec<ModuleIndex>,
+/// An index of what the macro can see, and each indexed function's body as token texts.
+pub struct View {
+    /// The index.
+    pub index: Index,
+    /// Each function's body tokens, by its id.
+    bodies: Vec<Vec<String>>,
+    /// Every token of the source (macro bodies included), to count a body's occurrences.
     tokens: Vec<String>,
 }
 
-/// One module of a file, as text.
-struct ModuleIndex {
-    /// Each function (free or in an `impl` block): its name, its body's tokens, and the
-    /// generic parameters of its `impl` block.
-    functions: Vec<(String, Vec<String>, Vec<String>)>,
-    /// Each `use` tree without a `cfg`, printed.
-    uses: Vec<String>,
-    /// The names of its items.
-    items: Vec<String>,
-    /// Whether a macro call stands among its items (it may define any name).
-    macro_call: bool,
+impl View {
+    /// The function named `name` whose body is `body`, where that body stands exactly once in
+    /// the source and one function of the index holds it.
+    pub fn locate(&self, name: &str, body: &TokenStream) -> Option<FnId> {
+        let tokens = token_texts(body.clone());
+        if occurrences(&self.tokens, &tokens) != 1 {
+            return None;
+        }
+        let mut holding = self
+            .index
+            .fns
+            .iter()
+            .enumerate()
+            .filter(|(id, f)| f.name == name && self.bodies[*id] == tokens);
+        let (id, _) = holding.next()?;
+        holding.next().is_none().then_some(id)
+    }
+
+    /// The index of `items` (from the file, or the item alone), with `tokens` the source's.
+    fn new(items: Vec<syn::Item>, tokens: TokenStream) -> View {
+        // The index points into the syntax trees for as long as it lives: a file's lives as
+        // long as the compiler process, and an item alone is small.
+        let file: &'static syn::File = Box::leak(Box::new(syn::File {
+            shebang: None,
+            attrs: Vec::new(),
+            items,
+        }));
+        let mut index = Index::default();
+        index.add_file((0, file), usual_externs(), &mut NoFiles);
+        index.finish();
+        let bodies = index
+            .fns
+            .iter()
+            .map(|f| token_texts(f.block.to_token_stream()))
+            .collect();
+        View {
+            index,
+            bodies,
+            tokens: token_texts(tokens),
+        }
+    }
 }
 
 thread_local! {
-    static FILES: RefCell<HashMap<String, Rc<FileIndex>>> = RefCell::new(HashMap::new());
+    static FILES: RefCell<HashMap<String, Rc<View>>> = RefCell::new(HashMap::new());
 }
 
-/// The scope of the module that holds the function `sig` with `body`, from its source file.
-pub fn module_scope(sig: &Signature, body: &Group) -> Option<Scope> {
+/// The view of the source file the macro's call stands in, if it can be read and parsed.
+pub fn of_file() -> Option<Rc<View>> {
     if !proc_macro::is_available() {
         return None;
     }
     let path = proc_macro::Span::call_site().local_file()?;
     let text = std::fs::read_to_string(path).ok()?;
-    let index = FILES.with(|files| {
-        if let Some(index) = files.borrow().get(&text) {
-            return Some(Rc::clone(index));
+    FILES.with(|files| {
+        if let Some(view) = files.borrow().get(&text) {
+            return Some(Rc::clone(view));
         }
-        let tokens: TokenStream = text.parse().ok()?;
-        let file = syn::parse2::<syn::File>(tokens.clone()).ok()?;
-        let mut modules = Vec::new();
-        index_module(&file.items, &mut modules);
-        let index = Rc::new(FileIndex {
-            modules,
-            tokens: token_texts(tokens),
-        });
-        files.borrow_mut().insert(text, Rc::clone(&index));
-        Some(index)
-    })?;
-    let name = sig.ident.to_string();
-    let tokens = token_texts(body.to_token_stream());
-    // The body's tokens once in the whole file, or the function found may be a twin of the one
-    // expanding (in a fn body, a `const` block, a trait, a `macro_rules!` the index skips).
-    if occurrences(&index.tokens, &tokens) != 1 {
-        return None;
-    }
-    let mut holding = index.modules.iter().filter(|module| {
-        module
-            .functions
-            .iter()
-            .any(|(n, body, _)| *n == name && *body == tokens)
-    });
-    let module = holding.next()?;
-    if holding.next().is_some() || module.macro_call {
-        return None;
-    }
-    let mut scope = Scope::default();
-    if let Some((_, _, generics)) = module
-        .functions
-        .iter()
-        .find(|(n, body, _)| *n == name && *body == tokens)
-    {
-        scope.impl_generics.extend(generics.iter().cloned());
-    }
-    for tree in &module.uses {
-        scope.uses.push(syn::parse_str(tree).ok()?);
-    }
-    scope.items.extend(module.items.iter().cloned());
-    Some(scope)
+        let view = Rc::new(with_own_tokens(|| {
+            let tokens: TokenStream = text.parse().ok()?;
+            let file = syn::parse2::<syn::File>(tokens.clone()).ok()?;
+            Some(View::new(file.items, tokens))
+        })?);
+        files.borrow_mut().insert(text, Rc::clone(&view));
+        Some(view)
+    })
 }
 
-/// Indexes the module of `items` and, after it, every inline module inside.
-fn index_module(items: &[Item], modules: &mut Vec<ModuleIndex>) {
-    let mut module = ModuleIndex {
-        functions: Vec::new(),
-        uses: Vec::new(),
-        items: Vec::new(),
-        macro_call: false,
-    };
-    let mut inner = Vec::new();
-    for item in items {
-        match item {
-            Item::Fn(function) => {
-                module.items.push(function.sig.ident.to_string());
-                module.functions.push((
-                    function.sig.ident.to_string(),
-                    token_texts(function.block.to_token_stream()),
-                    Vec::new(),
-                ));
-            }
-            Item::Impl(block) => {
-                let generics: Vec<String> =
-                    super::generic_names(&block.generics).into_iter().collect();
-                for member in &block.items {
-                    if let ImplItem::Fn(function) = member {
-                        module.functions.push((
-                            function.sig.ident.to_string(),
-                            token_texts(function.block.to_token_stream()),
-                            generics.clone(),
-                        ));
-                    }
-                }
-            }
-            // A `use` under `cfg` may be compiled out, leaving the name to a glob or the
-            // prelude: what it names is unknown.
-            Item::Use(tree) if super::is_conditional(&tree.attrs) => {
-                use_names(&tree.tree, &mut module.items, &mut module.macro_call);
-            }
-            Item::Use(tree) => module.uses.push(tree.tree.to_token_stream().to_string()),
-            Item::Macro(mac) if mac.ident.is_none() => module.macro_call = true,
-            Item::Mod(inline) => {
-                module.items.push(inline.ident.to_string());
-                if let Some((_, content)) = &inline.content {
-                    inner.push(content);
-                }
-            }
-            other => module.items.extend(super::item_name(other)),
-        }
-    }
-    modules.push(module);
-    for content in inner {
-        index_module(content, modules);
-    }
+/// The view of `item` alone (a function, an `impl` block, an inline module).
+pub fn of_item(item: syn::Item) -> View {
+    let tokens = item.to_token_stream();
+    View::new(vec![item], tokens)
 }
 
-/// The names a `use` tree binds; a glob may bind any name, as a macro call may.
-fn use_names(tree: &syn::UseTree, names: &mut Vec<String>, any: &mut bool) {
-    match tree {
-        syn::UseTree::Path(path) if matches!(&*path.tree, syn::UseTree::Name(n) if n.ident == "self") =>
-        {
-            names.push(path.ident.to_string());
-        }
-        syn::UseTree::Path(path) => use_names(&path.tree, names, any),
-        syn::UseTree::Name(name) => names.push(name.ident.to_string()),
-        syn::UseTree::Rename(rename) => names.push(rename.rename.to_string()),
-        syn::UseTree::Glob(_) => *any = true,
-        syn::UseTree::Group(group) => {
-            for tree in &group.items {
-                use_names(tree, names, any);
-            }
+/// Runs `f` with proc-macro2's own tokens in place of the compiler's.
+fn with_own_tokens<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            proc_macro2::fallback::unforce();
         }
     }
+    proc_macro2::fallback::force();
+    let _restore = Restore;
+    f()
+}
+
+/// A file read alone has no `mod` files in sight: their modules are unknown.
+struct NoFiles;
+
+impl Files for NoFiles {
+    fn load(&mut self, _: &Path) -> Option<(FileId, &'static syn::File)> {
+        None
+    }
+
+    fn path(&self, _: FileId) -> &Path {
+        Path::new("")
+    }
+
+    fn missing_module(&mut self, _: &str, _: FileId, _: &[PathBuf]) {}
 }
 
 /// How many times `needle` stands in `haystack`, as a run of tokens.

@@ -12,14 +12,6 @@ pub fn compact(tokens: &impl ToTokens) -> String {
     out
 }
 
-/// The text of an argument as a message names it: a leading `&` or `*` dropped (`&target` is
-/// `target`; the help line's fix is written on it).
-pub fn argument(tokens: &impl ToTokens) -> String {
-    let text = compact(tokens);
-    let trimmed = text.trim_start_matches(['&', '*']);
-    trimmed.strip_prefix("mut ").unwrap_or(trimmed).to_string()
-}
-
 fn write(stream: TokenStream, out: &mut String) {
     let mut previous_word = false;
     for tree in stream {
