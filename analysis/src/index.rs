@@ -694,64 +694,40 @@ impl Index {
     }
 }
 
-/// The contract of a function's attributes (every path ending in `contract`), `None` when it
-/// has none.
+/// The contract of a function's attributes (every path ending in `contract`, read with the
+/// macro's grammar), `None` when it has none.
 pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
-    let lists: Vec<Option<&syn::MetaList>> = attrs
-        .iter()
-        .filter(|attr| {
-            attr.path()
-                .segments
-                .last()
-                .is_some_and(|last| last.ident == "contract")
-        })
-        .filter_map(|attr| match &attr.meta {
-            syn::Meta::List(list) => Some(Some(list)),
+    let mut found = false;
+    let mut parsed = Some(Contract::default());
+    let mut analysis_off = false;
+    for attr in attrs {
+        if attr
+            .path()
+            .segments
+            .last()
+            .is_none_or(|last| last.ident != "contract")
+        {
+            continue;
+        }
+        match &attr.meta {
+            syn::Meta::List(list) => match crate::contract::read(&list.tokens) {
+                Some((contract, off)) => {
+                    if let Some(parsed) = &mut parsed {
+                        parsed.clauses.extend(contract.clauses);
+                    }
+                    analysis_off |= off;
+                }
+                None => parsed = None,
+            },
             // `#[contract]` without clauses on a function: its body is checked, with no clause.
-            syn::Meta::Path(_) => Some(None),
-            syn::Meta::NameValue(_) => None,
-        })
-        .collect();
-    if lists.is_empty() {
-        return None;
+            syn::Meta::Path(_) => {}
+            syn::Meta::NameValue(_) => continue,
+        }
+        found = true;
     }
-    let parsed = lists
-        .iter()
-        .map(|list| match list {
-            Some(list) => parse_contract(&list.tokens),
-            None => Some(Contract::default()),
-        })
-        .collect::<Option<Vec<Contract>>>()
-        .map(|contracts| Contract {
-            clauses: contracts.into_iter().flat_map(|c| c.clauses).collect(),
-        });
-    Some(ContractText {
+    found.then_some(ContractText {
         parsed,
-        analysis_off: lists
-            .iter()
-            .flatten()
-            .any(|list| analysis_off(&list.tokens)),
-    })
-}
-
-/// A contract's tensor clauses from the attribute's tokens, subjects without the token
-/// printer's spaces (`self . weight` is `self.weight`); `None` if the engine cannot read it.
-pub fn parse_contract(tokens: &proc_macro2::TokenStream) -> Option<Contract> {
-    let mut contract = Contract::parse(&tokens.to_string()).ok()?;
-    for clause in &mut contract.clauses {
-        clause.subject.retain(|c| !c.is_whitespace());
-    }
-    Some(contract)
-}
-
-/// Whether a contract's tokens say `static = false`.
-pub fn analysis_off(tokens: &proc_macro2::TokenStream) -> bool {
-    use proc_macro2::TokenTree;
-    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
-    trees.windows(3).any(|w| {
-        matches!(&w[0], TokenTree::Ident(i) if i == "static")
-            && matches!(&w[1], TokenTree::Punct(p) if p.as_char() == '=')
-            && matches!(&w[2], TokenTree::Ident(i) if i == "false")
+        analysis_off,
     })
 }
 

@@ -10,6 +10,7 @@
 //! Soundness: a value is known only where it is certain; anything the walk does not model is
 //! unknown, and nothing unknown is ever reported.
 
+pub mod contract;
 mod finding;
 pub mod index;
 mod walk;

@@ -3,6 +3,8 @@
 //! checked on the way out. Generated code names only `::candle_contracts::__private::…` (or
 //! the path `crate = ..` gives) and `::core::…` paths; its locals are `__cc_` names with mixed-site hygiene.
 
+use candle_contracts_analysis::contract::lower;
+use candle_contracts_shapes::Contract;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::Ident;
@@ -14,8 +16,13 @@ use crate::parse;
 use crate::plan::{Access, ContractSpec, Failure, InCrate, MaskAccess, Plan, RuntimeBound, Step};
 use crate::valid::{self, Context};
 
-/// Everything the attribute and `check!` share: parse, validate, and either a plan or errors.
-pub(crate) fn analyze(args: TokenStream, cx: &Context, errors: &Ctxt) -> Option<Plan> {
+/// Everything the attribute and `check!` share: parse, validate, and either a plan (with the
+/// tensor clauses lowered for the body's analysis) or errors.
+pub(crate) fn analyze(
+    args: TokenStream,
+    cx: &Context,
+    errors: &Ctxt,
+) -> Option<(Plan, Option<Contract>)> {
     if args.is_empty() {
         errors.push(syn::Error::new(
             Span::call_site(),
@@ -25,7 +32,7 @@ pub(crate) fn analyze(args: TokenStream, cx: &Context, errors: &Ctxt) -> Option<
     }
     let clauses = parse::parse_clauses(args, errors);
     let plan = valid::validate(&clauses, cx, errors);
-    (!errors.has_errors()).then_some(plan)
+    (!errors.has_errors()).then(|| (plan, lower::contract(&clauses)))
 }
 
 pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -82,7 +89,7 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
     if args.is_empty()
         && let Some(body) = &item.body
     {
-        let errors = crate::analysis::check_function(&args, &item.sig, body);
+        let errors = crate::analysis::check_function(&Contract::default(), &item.sig, body);
         let errors = errors.into_iter().map(|e| e.to_compile_error());
         return quote!(#(#errors)* #input);
     }
@@ -114,12 +121,14 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
             .map(|c| c.ident.to_string())
             .collect(),
     };
-    let plan = analyze(args.clone(), &cx, &errors);
-    match (errors.check(), plan, &item.body) {
-        (Ok(()), Some(plan), Some(body)) => {
+    let analyzed = analyze(args, &cx, &errors);
+    match (errors.check(), analyzed, &item.body) {
+        (Ok(()), Some((plan, contract)), Some(body)) => {
             let mut expanded = expand_fn(&item, body, &plan, &cx, location);
-            if plan.static_checks {
-                let errors = crate::analysis::check_function(&args, &item.sig, body);
+            if plan.static_checks
+                && let Some(contract) = &contract
+            {
+                let errors = crate::analysis::check_function(contract, &item.sig, body);
                 expanded.extend(errors.into_iter().map(|e| e.to_compile_error()));
             }
             expanded
@@ -146,9 +155,9 @@ pub fn check(input: TokenStream) -> TokenStream {
         const_generics: Vec::new(),
     };
     let errors = Ctxt::new();
-    let plan = analyze(input, &cx, &errors);
-    match (errors.check(), plan) {
-        (Ok(()), Some(plan)) => expand_check(&plan, location),
+    let analyzed = analyze(input, &cx, &errors);
+    match (errors.check(), analyzed) {
+        (Ok(()), Some((plan, _))) => expand_check(&plan, location),
         (Err(errors), _) => fallback::emit_check(errors),
         // Without errors there is a plan.
         (Ok(()), None) => TokenStream::new(),

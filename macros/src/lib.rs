@@ -3,7 +3,8 @@
 //! everything the generated code calls.
 //!
 //! Phases, one module each, imports running one way: `syntax` (the contract as written, with
-//! spans), `parse` (its `Parse` impls), `ctxt` (the error accumulator), `item` (the function,
+//! spans), `parse` (its `Parse` impls) and `ctxt` (the error accumulator), which the CLI shares
+//! from `candle-contracts-analysis`, `item` (the function,
 //! body untouched), `plan` (the runtime's spec table, printing itself), `valid` (names, dims,
 //! dtypes and ranges checked, all errors at once; builds the plan), `expand` (wraps the
 //! function around the plan's table and one guard call), `fallback` (errors plus the original
@@ -11,16 +12,15 @@
 //! dtype errors).
 
 mod analysis;
-mod ctxt;
 mod dtype;
 mod expand;
 mod fallback;
 mod item;
-mod parse;
 mod plan;
-mod suggest;
-mod syntax;
 mod valid;
+
+// The grammar is shared with the CLI (`candle-contracts-analysis`); here it keeps its names.
+use candle_contracts_analysis::contract::{ctxt, parse, suggest, syntax};
 
 #[cfg(test)]
 mod tests;

@@ -661,7 +661,7 @@ fn clause_parts_are_spans_of_the_contract_text() {
         const_generics: Vec::new(),
     };
     let errors = crate::ctxt::Ctxt::new();
-    let plan = expand::analyze(
+    let analyzed = expand::analyze(
         tokens(
             "logits: f32[B, T - 1, V], ids: u32 | i64 [B, T] in 0..{ self . vocab_size } \
              ignore -100, T <= 512",
@@ -670,7 +670,12 @@ fn clause_parts_are_spans_of_the_contract_text() {
         &errors,
     );
     assert!(errors.check().is_ok());
-    let plan = plan.expect("a plan");
+    let (plan, contract) = analyzed.unwrap();
+    // The tensor clauses, lowered once for the body's analysis.
+    assert_eq!(
+        contract.unwrap().signature(),
+        "logits: f32[B, T - 1, V], ids: u32 | i64 [B, T]"
+    );
     assert_eq!(
         plan.text.text,
         "logits: f32[B, T - 1, V]\nids: u32 | i64 [B, T] in 0..{self.vocab_size} ignore -100\n\

@@ -12,19 +12,17 @@ mod text;
 #[cfg(test)]
 mod tests;
 
-use candle_contracts_analysis::index::{analysis_off, parse_contract};
+use candle_contracts_analysis::contract::read as read_contract;
 use candle_contracts_analysis::{FileId, Finding, FnId, Function, Index, SourceText, walk};
 use candle_contracts_shapes::Contract;
 use proc_macro2::{Delimiter, Group, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::{Block, ImplItem, Item, Signature};
 
-/// The errors of the body of `sig` against its contract `args` (the attribute's tokens).
-pub fn check_function(args: &TokenStream, sig: &Signature, body: &Group) -> Vec<syn::Error> {
+/// The errors of the body of `sig` against its contract's tensor clauses (`contract`, as the
+/// macro lowered its validated clauses).
+pub fn check_function(contract: &Contract, sig: &Signature, body: &Group) -> Vec<syn::Error> {
     let Ok(block) = syn::parse2::<Block>(TokenTree::Group(body.clone()).into()) else {
-        return Vec::new();
-    };
-    let Some(contract) = parse_contract(args) else {
         return Vec::new();
     };
     let name = sig.ident.to_string();
@@ -32,7 +30,7 @@ pub fn check_function(args: &TokenStream, sig: &Signature, body: &Group) -> Vec<
     if let Some(view) = file::of_file()
         && let Some(id) = view.locate(&name, &tokens)
     {
-        return check(&view.index, id, sig, &block, &contract);
+        return check(&view.index, id, sig, &block, contract);
     }
     let alone = Item::Fn(syn::ItemFn {
         attrs: Vec::new(),
@@ -42,7 +40,7 @@ pub fn check_function(args: &TokenStream, sig: &Signature, body: &Group) -> Vec<
     });
     let view = file::of_item(alone);
     match view.locate(&name, &tokens) {
-        Some(id) => check(&view.index, id, sig, &block, &contract),
+        Some(id) => check(&view.index, id, sig, &block, contract),
         None => Vec::new(),
     }
 }
@@ -129,12 +127,13 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
     let mut alone = None;
     let mut errors = Vec::new();
     for (sig, block, args) in &functions {
-        if analysis_off(args) {
-            continue;
-        }
-        let Some(contract) = parse_contract(args) else {
+        // An inner contract that does not parse reports itself when it expands.
+        let Some((contract, analysis_off)) = read_contract(args) else {
             continue;
         };
+        if analysis_off {
+            continue;
+        }
         let name = sig.ident.to_string();
         let tokens = block.to_token_stream();
         if let Some(view) = &file

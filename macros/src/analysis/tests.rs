@@ -5,11 +5,13 @@ use quote::quote;
 
 use super::{check_function, expand_scope};
 use crate::item::ContractFn;
+use candle_contracts_shapes::Contract;
 
 /// The messages of `#[contract(args)]` on `function`.
 fn errors(args: TokenStream, function: TokenStream) -> Vec<String> {
     let item: ContractFn = syn::parse2(function).unwrap();
-    check_function(&args, &item.sig, item.body.as_ref().unwrap())
+    let (contract, _) = candle_contracts_analysis::contract::read(&args).unwrap();
+    check_function(&contract, &item.sig, item.body.as_ref().unwrap())
         .into_iter()
         .map(|e| e.to_string())
         .collect()
@@ -468,9 +470,12 @@ fn analysis_cost_of_100_functions() {
             },
         ),
     ];
-    let items: Vec<(TokenStream, ContractFn)> = cases
+    let items: Vec<(Contract, ContractFn)> = cases
         .iter()
-        .map(|(args, function)| (args.clone(), syn::parse2(function.clone()).unwrap()))
+        .map(|(args, function)| {
+            let (contract, _) = candle_contracts_analysis::contract::read(args).unwrap();
+            (contract, syn::parse2(function.clone()).unwrap())
+        })
         .collect();
     let start = std::time::Instant::now();
     for i in 0..100 {

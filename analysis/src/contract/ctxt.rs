@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 use std::fmt::Display;
 
-use crate::syntax::SpanRange;
+use super::syntax::SpanRange;
 
 /// Collects errors from every phase. Its owner must take them with [`Ctxt::check`]: a `Ctxt`
 /// dropped with its errors never taken panics, which a proc macro reports as a compile error,
@@ -11,6 +11,12 @@ use crate::syntax::SpanRange;
 pub struct Ctxt {
     /// `None` once taken.
     errors: RefCell<Option<Vec<syn::Error>>>,
+}
+
+impl std::fmt::Debug for Ctxt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctxt").finish_non_exhaustive()
+    }
 }
 
 impl Ctxt {

@@ -17,6 +17,9 @@
 //! relation    := dim_expr ('==' | '!=' | '<' | '<=' | '>' | '>=') dim_expr
 //! option      := IDENT '=' IDENT
 //! ```
+// Without the `extra-traits` feature syn's types have no `Debug`: the tree's is a test's need.
+#![cfg_attr(not(feature = "extra-traits"), allow(missing_debug_implementations))]
+
 use std::fmt;
 
 use proc_macro2::{Punct, Spacing, Span, TokenStream};
@@ -126,14 +129,14 @@ impl From<Span> for SpanRange {
 
 /// Spans are where a clause is written, not what it says: two parses compare equal wherever
 /// their tokens stand, so tests compare syntax by value.
-#[cfg(test)]
+#[cfg(feature = "extra-traits")]
 impl PartialEq for SpanRange {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
-#[cfg(test)]
+#[cfg(feature = "extra-traits")]
 impl std::fmt::Debug for SpanRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("_")
@@ -151,21 +154,21 @@ impl ToTokens for Tokens {
     }
 }
 
-#[cfg(test)]
+#[cfg(feature = "extra-traits")]
 impl PartialEq for Tokens {
     fn eq(&self, other: &Self) -> bool {
         self.0.to_string() == other.0.to_string()
     }
 }
 
-#[cfg(test)]
+#[cfg(feature = "extra-traits")]
 impl std::fmt::Debug for Tokens {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{{{}}}", self.0)
     }
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum Clause {
     Tensor(TensorClause),
     Relation(Relation),
@@ -175,20 +178,20 @@ pub enum Clause {
 
 /// `crate = ::cc` (or serde's spelling, `crate = "::cc"`): the path the generated code names
 /// the runtime by, for a crate that renames the dependency or reaches it through a re-export.
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub struct CratePath {
     pub keyword: SpanRange,
     pub path: syn::Path,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub struct TensorClause {
     pub subject: Subject,
     pub spec: TensorSpec,
     pub span: SpanRange,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum Subject {
     /// A parameter (in `#[contract]`) or a variable in scope (in `check!`).
     Param(Ident),
@@ -202,7 +205,7 @@ pub enum Subject {
     Derived { tokens: Tokens, span: SpanRange },
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum FieldStep {
     /// `.field` or `.method()`.
     Member { member: Member, call: bool },
@@ -214,7 +217,7 @@ pub enum FieldStep {
     All(SpanRange),
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub struct TensorSpec {
     pub dtypes: Vec<DTypeName>,
     pub shape: Shape,
@@ -223,19 +226,19 @@ pub struct TensorSpec {
     pub sequence: Option<Dim>,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub struct DTypeName {
     pub name: String,
     pub span: SpanRange,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub struct Shape {
     pub span: SpanRange,
     pub dims: Vec<Dim>,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum Dim {
     Fixed(u64),
     Named(Ident),
@@ -254,7 +257,7 @@ pub enum ArithOp {
     Rem,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum DimExpr {
     Lit(u64),
     Name(Ident),
@@ -282,20 +285,20 @@ pub enum CmpOp {
     Ge,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub struct Relation {
     pub lhs: DimExpr,
     pub op: CmpOp,
     pub rhs: DimExpr,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub struct OptionClause {
     pub name: Ident,
     pub value: Ident,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum Constraint {
     In {
         keyword: SpanRange,
@@ -319,7 +322,7 @@ pub enum Constraint {
 }
 
 /// The mask after `where`: a parameter, or a braced expression.
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum Mask {
     Param(Ident),
     Block { tokens: Tokens, span: SpanRange },
@@ -344,13 +347,13 @@ impl fmt::Display for Mask {
 }
 
 /// `allow_all`, alone or with a braced condition: `allow_all {reduction != Reduction::Mean}`.
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub struct AllowAll {
     pub span: SpanRange,
     pub condition: Option<Tokens>,
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum Pattern {
     Range {
         lo: Option<BoundExpr>,
@@ -361,7 +364,7 @@ pub enum Pattern {
     Single(BoundExpr),
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum BoundExpr {
     Int {
         value: i128,
@@ -379,7 +382,7 @@ pub enum BoundExpr {
     },
 }
 
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
 pub enum IgnoreValue {
     Int {
         value: i128,

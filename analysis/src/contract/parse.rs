@@ -6,8 +6,8 @@ use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::{Ident, LitFloat, LitInt, LitStr, Member, Token};
 
-use crate::ctxt::Ctxt;
-use crate::syntax::{
+use super::ctxt::Ctxt;
+use super::syntax::{
     AllowAll, ArithOp, BoundExpr, Clause, CmpOp, Constraint, CratePath, DTypeName, Dim, DimExpr,
     FieldStep, IgnoreValue, Mask, OptionClause, Pattern, Relation, Shape, SpanRange, Subject,
     TensorClause, TensorSpec, Tokens, code_list, code_text, kw, options_list,
@@ -695,7 +695,7 @@ fn parse_constraint(input: ParseStream<'_>) -> syn::Result<Constraint> {
             "`allow_all` goes right after the ignore values, e.g. `ignore -100 allow_all`",
         )),
         other => {
-            let hint = crate::suggest::did_you_mean(other, kw::CONSTRAINTS.iter().copied())
+            let hint = super::suggest::did_you_mean(other, kw::CONSTRAINTS.iter().copied())
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
             Err(syn::Error::new(

@@ -1,0 +1,119 @@
+//! A contract's tensor clauses as the engine's types: what the analysis reads of a parsed
+//! contract (dtypes and shapes; value constraints, relations and options are the guard's).
+
+use candle_contracts_shapes::shape::Run;
+use candle_contracts_shapes::{Clause as EngineClause, Contract, DTypeSet, Dim, Shape, TensorType};
+
+use super::syntax::{self, ArithOp, Clause, DimExpr, Subject};
+
+/// The tensor clauses of `clauses`, subjects as written without spaces (`self.head.weight()`);
+/// `None` where a dtype has no meaning (the macro reports it). A derived subject
+/// (`{target.sum(1)?}`) names no variable of the body, and a sequence of tensors is no
+/// tensor: both are left out.
+pub fn contract(clauses: &[Clause]) -> Option<Contract> {
+    let mut lowered = Vec::new();
+    for clause in clauses {
+        let Clause::Tensor(tensor) = clause else {
+            continue;
+        };
+        if matches!(tensor.subject, Subject::Derived { .. }) || tensor.spec.sequence.is_some() {
+            continue;
+        }
+        lowered.push(EngineClause {
+            subject: subject_text(&tensor.subject),
+            spec: tensor_type(&tensor.spec)?,
+        });
+    }
+    Some(Contract { clauses: lowered })
+}
+
+/// Whether the clauses say `static = false`: the body's analysis is off.
+pub fn analysis_off(clauses: &[Clause]) -> bool {
+    clauses.iter().any(|clause| {
+        matches!(clause, Clause::Option(option)
+            if option.name == syntax::kw::STATIC && option.value == "false")
+    })
+}
+
+/// The subject as the body names it: `self.head.weight()`, `r#type` (raw names stay raw, as
+/// the body's tokens print them).
+fn subject_text(subject: &Subject) -> String {
+    match subject {
+        Subject::Field { root, steps } => {
+            let mut text = root.to_string();
+            for step in steps {
+                match step {
+                    syntax::FieldStep::Member { member, call } => {
+                        match member {
+                            syn::Member::Named(ident) => text.push_str(&format!(".{ident}")),
+                            syn::Member::Unnamed(index) => {
+                                text.push_str(&format!(".{}", index.index))
+                            }
+                        }
+                        if *call {
+                            text.push_str("()");
+                        }
+                    }
+                    syntax::FieldStep::Optional(_) => text.push('?'),
+                    syntax::FieldStep::Index(i, _) => text.push_str(&format!("[{i}]")),
+                    syntax::FieldStep::All(_) => text.push_str("[..]"),
+                }
+            }
+            text
+        }
+        Subject::Param(ident) => ident.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn tensor_type(spec: &syntax::TensorSpec) -> Option<TensorType> {
+    let mut dtypes = DTypeSet::EMPTY;
+    for name in &spec.dtypes {
+        dtypes = dtypes.union(DTypeSet::from_name(&name.name)?);
+    }
+    let (mut front, mut run, mut back) = (Vec::new(), None, Vec::new());
+    for dim in &spec.shape.dims {
+        let lowered = match dim {
+            syntax::Dim::Rest(_) => {
+                run = Some(Run::anonymous());
+                continue;
+            }
+            syntax::Dim::Run { name, .. } => {
+                run = Some(Run::named(name.to_string()));
+                continue;
+            }
+            syntax::Dim::Fixed(n) => Dim::lit(*n),
+            syntax::Dim::Named(name) => Dim::symbol(name.to_string()),
+            syntax::Dim::Any => Dim::Unknown,
+            syntax::Dim::Expr(expr) => dim_expr(expr),
+        };
+        match run {
+            Some(_) => back.push(lowered),
+            None => front.push(lowered),
+        }
+    }
+    let shape = match run {
+        Some(run) => Shape::with_run(front, run, back),
+        None => Shape::new(front),
+    };
+    Some(TensorType::new(dtypes, shape))
+}
+
+fn dim_expr(expr: &DimExpr) -> Dim {
+    match expr {
+        DimExpr::Lit(n) => Dim::lit(*n),
+        DimExpr::Name(name) => Dim::symbol(name.to_string()),
+        DimExpr::Block { tokens, .. } => Dim::braced(&syntax::code_text(&tokens.0)),
+        DimExpr::Paren(inner) => dim_expr(inner),
+        DimExpr::Binary { lhs, op, rhs, .. } => {
+            let (lhs, rhs) = (dim_expr(lhs), dim_expr(rhs));
+            match op {
+                ArithOp::Add => lhs.add(rhs),
+                ArithOp::Sub => lhs.sub(rhs),
+                ArithOp::Mul => lhs.mul(rhs),
+                ArithOp::Div => lhs.div(rhs),
+                ArithOp::Rem => lhs.rem(rhs),
+            }
+        }
+    }
+}

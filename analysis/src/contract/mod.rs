@@ -1,0 +1,26 @@
+//! The contract language's grammar, shared by the macro and the CLI: `syntax` (the contract as
+//! written, every node with its spans), `parse` (its `Parse` impls, from an attribute's
+//! tokens), `ctxt` (the error accumulator), `suggest` (did-you-mean), and `lower` (the tensor
+//! clauses as the engine's types, for the analysis).
+//!
+//! The macro validates what it parses and lowers the valid clauses; the CLI parses the same
+//! attributes with the same grammar (with span locations) and lowers them the same way.
+
+pub mod ctxt;
+pub mod lower;
+pub mod parse;
+pub mod suggest;
+pub mod syntax;
+
+use candle_contracts_shapes::Contract;
+use proc_macro2::TokenStream;
+
+/// The tensor clauses of a contract's tokens (what `#[contract(...)]` holds), and whether it
+/// says `static = false`; `None` where the tokens are no valid contract syntax (the macro
+/// reports why).
+pub fn read(tokens: &TokenStream) -> Option<(Contract, bool)> {
+    let errors = ctxt::Ctxt::new();
+    let clauses = parse::parse_clauses(tokens.clone(), &errors);
+    errors.check().ok()?;
+    Some((lower::contract(&clauses)?, lower::analysis_off(&clauses)))
+}
