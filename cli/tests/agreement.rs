@@ -1,0 +1,111 @@
+//! The macro and the CLI run one analysis: on every compile-fail case of the trybuild suite
+//! (`tests/ui/*.rs`, each a single-file program), `cargo contracts check FILE` reports exactly
+//! the mismatches the macro reported when the case was compiled (its `.stderr` snapshot):
+//! the same message, note and help, at the same line and column.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// One mismatch: (line, column, message, note and help lines).
+type Mismatch = (usize, usize, String, Vec<String>);
+
+/// Whether an error's first line is one of the analysis's (`` `op` takes `..`, but `x` is
+/// `..` here `` or `` `f` returns `..`, but ``), not a contract's own error or rustc's.
+fn is_analysis_message(message: &str) -> bool {
+    (message.contains("` takes `") || message.contains("` returns `"))
+        && message.contains(", but `")
+        && message.ends_with(" here")
+}
+
+/// The location `path:line:column` after `-->`.
+fn location(line: &str) -> Option<(usize, usize)> {
+    let at = line.trim().strip_prefix("--> ")?;
+    let mut parts = at.rsplitn(3, ':');
+    let column = parts.next()?.parse().ok()?;
+    let line = parts.next()?.parse().ok()?;
+    Some((line, column))
+}
+
+/// The analysis's errors in rustc's output (the `.stderr` snapshot): the message's notes are
+/// its own lines (`= note: ..`), before the location.
+fn from_rustc(stderr: &str) -> BTreeSet<Mismatch> {
+    let mut found = BTreeSet::new();
+    let lines: Vec<&str> = stderr.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(message) = line.strip_prefix("error: ") else {
+            continue;
+        };
+        if !is_analysis_message(message) {
+            continue;
+        }
+        let mut notes = Vec::new();
+        for next in &lines[i + 1..] {
+            let next = next.trim();
+            if let Some((line, column)) = location(next) {
+                found.insert((line, column, message.to_string(), notes));
+                break;
+            }
+            notes.push(next.to_string());
+        }
+    }
+    found
+}
+
+/// The CLI's errors (codespan's output): notes after the snippet, up to the next error.
+fn from_cli(stderr: &str) -> BTreeSet<Mismatch> {
+    let mut found = BTreeSet::new();
+    let lines: Vec<&str> = stderr.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(message) = line.strip_prefix("error: ") else {
+            continue;
+        };
+        if !is_analysis_message(message) {
+            continue;
+        }
+        let Some((line, column)) = lines.get(i + 1).and_then(|l| location(l)) else {
+            panic!("no location under `{message}`");
+        };
+        let notes = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("error"))
+            .filter_map(|l| l.trim().strip_prefix("= "))
+            .map(|l| format!("= {l}"))
+            .collect();
+        found.insert((line, column, message.to_string(), notes));
+    }
+    found
+}
+
+#[test]
+fn the_cli_reports_exactly_the_macros_mismatches_on_every_trybuild_case() {
+    let ui = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui");
+    let mut cases: Vec<_> = std::fs::read_dir(&ui)
+        .expect("tests/ui")
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    cases.sort();
+    let (mut compared, mut with_mismatches) = (0, 0);
+    for case in &cases {
+        let Ok(snapshot) = std::fs::read_to_string(case.with_extension("stderr")) else {
+            continue;
+        };
+        let output = Command::new(env!("CARGO_BIN_EXE_cargo-contracts"))
+            .arg("check")
+            .arg(case)
+            .output()
+            .expect("the binary runs");
+        let cli = from_cli(&String::from_utf8_lossy(&output.stderr));
+        let macro_ = from_rustc(&snapshot);
+        assert_eq!(cli, macro_, "{}", case.display());
+        compared += 1;
+        with_mismatches += usize::from(!macro_.is_empty());
+    }
+    assert!(compared >= 70, "{compared} cases");
+    assert!(
+        with_mismatches >= 12,
+        "{with_mismatches} cases with mismatches"
+    );
+}
