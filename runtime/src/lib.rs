@@ -117,7 +117,9 @@ mod tests {
         ("help", include_str!("help.rs")),
         ("report", include_str!("report.rs")),
         ("value", include_str!("value.rs")),
-        ("guard", include_str!("guard.rs")),
+        ("guard::bind", include_str!("guard/bind.rs")),
+        ("guard::structure", include_str!("guard/structure.rs")),
+        ("guard", include_str!("guard/mod.rs")),
         ("__private", include_str!("private.rs")),
         // The guarded ops state their contracts with `check!`, whose expansion names
         // `__private`: they stand above it.

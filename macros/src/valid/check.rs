@@ -376,7 +376,7 @@ pub(super) fn check_dim_name(cx_errors: &Ctxt, cx: &Context, ident: &Ident) {
     }
 }
 
-/// The slots of the runtime's evaluator stack (`eval_ops` in the runtime's `guard.rs`).
+/// The slots of the runtime's evaluator stack (`eval_ops` in the runtime's `dims.rs`).
 const EXPR_STACK: usize = 16;
 
 /// How many stack slots the postfix program of `expr` needs: the right operand is evaluated
