@@ -1,5 +1,5 @@
 //! The syntax of a contract, as written, with the spans of its tokens: plain data, no parsing
-//! (`parse.rs` reads it from tokens) and no meaning yet (`valid/` resolves names and checks
+//! (`parse.rs` reads it from tokens) and no meaning yet (`valid.rs` resolves names and checks
 //! the rules). Each type prints as its canonical text, for messages and the rustdoc
 //! `# Contract` section.
 //!
