@@ -1,7 +1,7 @@
 //! The const description of a contract that `#[contract]` and `check!` emit as a `static`.
 //!
 //! Everything here is plain data: the macro resolves names to indices at compile time, and the
-//! guard in `guard.rs` interprets the table at call time. Dims and runs are numbered in the
+//! guard in `guard/` interprets the table at call time. Dims and runs are numbered in the
 //! order the contract first mentions them.
 
 use candle_core::DType;

@@ -1,4 +1,4 @@
-//! The range tally of [`tally_outside`](super::tally_outside) in AVX-512 for f32 and f64
+//! The range tally of [`tally_outside`](super::tally::tally_outside) in AVX-512 for f32 and f64
 //! elements: sixteen (eight) lanes compared at once against `lo` and `hi`. One pass yields the
 //! count outside `[lo, hi]`, the NaN count, the smallest and largest value and, for the
 //! offending values, the largest below `lo` and the smallest above `hi`, so the loop keeps up
@@ -32,7 +32,7 @@ use std::arch::x86_64::{
     _mm512_setzero_si512, _mm512_test_epi8_mask,
 };
 
-use super::{RangeTally, tally_portable, tally_short};
+use super::tally::{RangeTally, tally_portable, tally_short};
 use crate::rule::Compare;
 
 /// Counters are flushed after this many elements: each of the 16 lanes of each of the two
@@ -600,12 +600,15 @@ mod tests {
             above_min: C::HIGHEST,
             ..expected
         };
-        prop_assert_eq!(super::super::extremes(data, widen), extremes);
-        prop_assert_eq!(super::super::tally_short(data, widen, lo, hi), expected);
+        prop_assert_eq!(super::super::tally::extremes(data, widen), extremes);
+        prop_assert_eq!(
+            super::super::tally::tally_short(data, widen, lo, hi),
+            expected
+        );
         // The tally the fast pass takes: the full one, or (unoptimised) the extremes when
         // nothing is outside.
         let lighter = cfg!(debug_assertions) && expected.outside == 0;
-        let taken = super::super::range_tally(data, widen, lo, hi);
+        let taken = super::super::tally::range_tally(data, widen, lo, hi);
         prop_assert_eq!(taken, if lighter { extremes } else { expected });
         // The pass kernels: the full tally when nothing is outside, else nothing. The portable
         // one decides from the extremes and NaN alone; the AVX-512 one may leave ±inf to the
@@ -616,8 +619,11 @@ mod tests {
                 v == C::HIGHEST || v == C::LOWEST
             });
         let inside = (expected.outside == 0).then_some(expected);
-        prop_assert_eq!(super::super::inside_portable(data, widen, lo, hi), inside);
-        let kernel = super::super::tally_inside(data, widen, lo, hi);
+        prop_assert_eq!(
+            super::super::tally::inside_portable(data, widen, lo, hi),
+            inside
+        );
+        let kernel = super::super::tally::tally_inside(data, widen, lo, hi);
         prop_assert!(
             kernel.is_none_or(|t| Some(t) == inside),
             "{kernel:?} vs {inside:?}"

@@ -1,10 +1,11 @@
 //! Value statistics under a `where` mask, read in place from the storage of both tensors.
 //!
 //! The subject and the mask have the same dims but their own layouts (the mask is usually a
-//! broadcast view). [`Joint`] walks both together in logical order: size-1 dims are dropped,
-//! dims that are broadcast in both (stride 0) are counted in `repeat` instead of read again,
-//! and neighbours contiguous in both are merged. The rows of the walk are cut into blocks of at
-//! most `CHUNK` elements, shared between threads like the unmasked scan's (`Blocks::map`).
+//! broadcast view). The unmasked scan's [`Walk`] (`walk.rs`) walks both together in logical
+//! order: size-1 dims are dropped, dims that are broadcast in both (stride 0) are counted in
+//! `repeat` instead of read again, and neighbours contiguous in both are merged. The rows of the
+//! walk are cut into blocks of at most `CHUNK` elements, shared between threads like the
+//! unmasked scan's (`Blocks::map`).
 //!
 //! Within a block, a run of up to [`BUFFER`] mask elements is turned into "checked" bytes on
 //! the stack (a contiguous `u8` mask is used as it is), so the counting loops depend on the
@@ -22,10 +23,10 @@ use std::ops::ControlFlow;
 
 use candle_core::{CpuStorage, DType, Layout, Storage, Tensor};
 
-use super::{
-    Blocks, BulkWiden, Fast, LANES, Located, PARALLEL_MIN, Part, RangeTally, ScanOp, Want,
-    dispatch, larger, part_general, smaller, view_index,
-};
+use super::locate::Located;
+use super::tally::{BulkWiden, Fast, LANES, Part, RangeTally, larger, part_general, smaller};
+use super::walk::{Blocks, PARALLEL_MIN, Walk};
+use super::{ScanOp, Want, dispatch};
 use crate::rule::{Compare, Details, Resolved, TypedRule};
 use crate::scan::{Outcome, Request};
 
@@ -72,7 +73,7 @@ fn read(
         if !readable_mask(bits) {
             return None;
         }
-        let joint = Joint::new(layout, mask_layout);
+        let joint = Walk::new([layout, mask_layout]);
         dispatch(
             data,
             MaskedScan {
@@ -157,105 +158,6 @@ fn fill_checked(mask: &CpuStorage, start: usize, stride: usize, out: &mut [u8]) 
     }
 }
 
-/// One dim of a [`Joint`] walk: its size, its stride in each tensor, and the axes of the view
-/// it stands for, with their sizes.
-struct JointDim {
-    size: usize,
-    subject: usize,
-    mask: usize,
-    axes: Vec<(usize, usize)>,
-}
-
-/// The subject's and the mask's layouts as one walk in logical order.
-struct Joint {
-    subject_start: usize,
-    mask_start: usize,
-    dims: Vec<JointDim>,
-    /// How many times each walked position stands in the view (dims broadcast in both).
-    repeat: u64,
-    rank: usize,
-    empty: bool,
-}
-
-impl Joint {
-    fn new(subject: &Layout, mask: &Layout) -> Self {
-        let mut repeat = 1u64;
-        let mut empty = false;
-        let mut dims: Vec<JointDim> = Vec::new();
-        let strides = subject.stride().iter().zip(mask.stride());
-        for (axis, (&size, (&s, &m))) in subject.dims().iter().zip(strides).enumerate() {
-            if size == 0 {
-                empty = true;
-            }
-            if size == 1 {
-                continue;
-            }
-            if s == 0 && m == 0 {
-                repeat = repeat.saturating_mul(size as u64);
-                continue;
-            }
-            match dims.last_mut() {
-                Some(last) if last.subject == size * s && last.mask == size * m => {
-                    last.size *= size;
-                    last.subject = s;
-                    last.mask = m;
-                    last.axes.push((axis, size));
-                }
-                _ => dims.push(JointDim {
-                    size,
-                    subject: s,
-                    mask: m,
-                    axes: vec![(axis, size)],
-                }),
-            }
-        }
-        Self {
-            subject_start: subject.start_offset(),
-            mask_start: mask.start_offset(),
-            dims,
-            repeat,
-            rank: subject.dims().len(),
-            empty,
-        }
-    }
-
-    /// The length of the innermost dim and its stride in the subject and in the mask.
-    fn inner(&self) -> (usize, usize, usize) {
-        self.dims
-            .last()
-            .map_or((1, 1, 1), |d| (d.size, d.subject, d.mask))
-    }
-
-    /// Runs of the innermost dim.
-    fn rows(&self) -> usize {
-        if self.empty {
-            return 0;
-        }
-        let outer = self.dims.len().saturating_sub(1);
-        self.dims[..outer].iter().map(|d| d.size).product()
-    }
-
-    /// Where row `row` starts in the subject's and in the mask's storage.
-    fn row_start(&self, row: usize) -> (usize, usize) {
-        let outer = self.dims.len().saturating_sub(1);
-        let mut rest = row;
-        let (mut s, mut m) = (self.subject_start, self.mask_start);
-        for dim in self.dims[..outer].iter().rev() {
-            let at = rest % dim.size;
-            s += at * dim.subject;
-            m += at * dim.mask;
-            rest /= dim.size;
-        }
-        (s, m)
-    }
-
-    /// The index in the view of position `position` of row `row` (axes broadcast in both at
-    /// 0: the first time the view shows it).
-    fn index(&self, row: usize, position: usize) -> Vec<usize> {
-        view_index(self.rank, &self.dims, row, position, |d| (d.size, &d.axes))
-    }
-}
-
 /// One run of a segment, at most [`BUFFER`] long: the subject's elements (a storage slice, or
 /// widened into a buffer) and the mask as checked bytes.
 enum Run<'a, T, C> {
@@ -291,7 +193,7 @@ struct Sources<'a, T, C, W> {
 /// until it breaks.
 #[inline(always)]
 fn for_each_run<T: Copy, C: Compare, W: Fn(T) -> C + Copy>(
-    joint: &Joint,
+    joint: &Walk<2>,
     sources: Sources<'_, T, C, W>,
     buffers: &mut Buffers<C>,
     (row, from, to): (usize, usize, usize),
@@ -303,8 +205,8 @@ fn for_each_run<T: Copy, C: Compare, W: Fn(T) -> C + Copy>(
         bulk,
         mask,
     } = sources;
-    let (_, s_stride, m_stride) = joint.inner();
-    let (s_row, m_row) = joint.row_start(row);
+    let (_, [s_stride, m_stride]) = joint.inner();
+    let [s_row, m_row] = joint.row_start(row);
     let Buffers { values, checked } = buffers;
     let mut at = from;
     while at < to {
@@ -338,7 +240,7 @@ fn for_each_run<T: Copy, C: Compare, W: Fn(T) -> C + Copy>(
 }
 
 struct MaskedScan<'a> {
-    joint: &'a Joint,
+    joint: &'a Walk<2>,
     mask: &'a CpuStorage,
     rule: &'a Resolved,
     want: Want,
@@ -356,7 +258,7 @@ impl ScanOp for MaskedScan<'_> {
     ) -> Self::Output {
         let rule = TypedRule::<C>::new(self.rule);
         let joint = self.joint;
-        let (inner_len, _, _) = joint.inner();
+        let (inner_len, _) = joint.inner();
         let rows = joint.rows();
         let stored = rows * inner_len;
         let repeat = joint.repeat;
@@ -449,7 +351,7 @@ impl ScanOp for MaskedScan<'_> {
 /// The unmasked scan's locating pass over the checked positions: from the first block with a
 /// violation, stopping at the first offending position once the list is complete.
 fn locate<T: Copy, C: Compare, W: Fn(T) -> C + Copy>(
-    joint: &Joint,
+    joint: &Walk<2>,
     sources: Sources<'_, T, C, W>,
     rule: &TypedRule<C>,
     blocks: Blocks,
@@ -860,9 +762,10 @@ pub(super) fn tally_checked_plain<T: Copy, C: Compare>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{CHUNK, LOCATE_BLOCKS, OFFENDING_SHOWN};
+    use super::super::locate::LOCATE_BLOCKS;
+    use super::super::walk::CHUNK;
     use super::*;
-    use crate::error::Value;
+    use crate::error::{OFFENDING_SHOWN, Value};
     use crate::rule::{Ignore, Interval, Num};
     use candle_core::Device;
     use proptest::prelude::*;
@@ -879,30 +782,6 @@ mod tests {
             allow_all: false,
             integral: false,
         }
-    }
-
-    #[test]
-    fn the_joint_walk_merges_only_dims_contiguous_in_both() {
-        let cpu = &Device::Cpu;
-        let t = Tensor::zeros((4, 6, 5), DType::F32, cpu).unwrap();
-        let same = Tensor::zeros((4, 6, 5), DType::U8, cpu).unwrap();
-        let joint = Joint::new(t.layout(), same.layout());
-        assert_eq!((joint.rows(), joint.inner().0, joint.repeat), (1, 120, 1));
-        // An attention-style mask [4, 6, 1] broadcast over the last dim: the first two dims
-        // merge, the last is walked with mask stride 0.
-        let rows = Tensor::zeros((4, 6, 1), DType::U8, cpu).unwrap();
-        let rows = rows.broadcast_as((4, 6, 5)).unwrap();
-        let joint = Joint::new(t.layout(), rows.layout());
-        assert_eq!((joint.rows(), joint.inner()), (24, (5, 1, 0)));
-        assert_eq!(joint.row_start(7), (35, 7));
-        assert_eq!(joint.index(7, 3), vec![1, 1, 3]);
-        // Broadcast in both: counted, not walked.
-        let one = Tensor::zeros((4, 1, 5), DType::F32, cpu).unwrap();
-        let one = one.broadcast_as((4, 6, 5)).unwrap();
-        let mask = Tensor::zeros((1, 1, 5), DType::U8, cpu).unwrap();
-        let mask = mask.broadcast_as((4, 6, 5)).unwrap();
-        let joint = Joint::new(one.layout(), mask.layout());
-        assert_eq!((joint.rows(), joint.inner().0, joint.repeat), (4, 5, 6));
     }
 
     #[test]
