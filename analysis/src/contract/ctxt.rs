@@ -19,7 +19,14 @@ impl std::fmt::Debug for Ctxt {
     }
 }
 
+impl Default for Ctxt {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Ctxt {
+    /// An accumulator with no error yet.
     pub fn new() -> Self {
         Self {
             errors: RefCell::new(Some(Vec::new())),

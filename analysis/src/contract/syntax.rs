@@ -1,6 +1,6 @@
 //! The syntax of a contract, as written, with the spans of its tokens: plain data, no parsing
-//! (`parse.rs` reads it from tokens) and no meaning yet (`valid.rs` resolves names and checks
-//! the rules). Each type prints as its canonical text, for messages and the rustdoc
+//! (`parse.rs` reads it from tokens) and no meaning yet (the macro's `valid/` resolves names
+//! and checks the rules; `lower.rs` gives the analysis its tensor clauses). Each type prints as its canonical text, for messages and the rustdoc
 //! `# Contract` section.
 //!
 //! Grammar (the book's reference chapter describes each form):
