@@ -56,7 +56,9 @@ mod layering {
                     };
                     let full = match (first, segments.next()) {
                         ("contract", Some(second))
-                            if LAYERS.iter().any(|(n, _)| *n == format!("contract::{second}")) =>
+                            if LAYERS
+                                .iter()
+                                .any(|(n, _)| *n == format!("contract::{second}")) =>
                         {
                             format!("contract::{second}")
                         }
@@ -92,11 +94,17 @@ mod layering {
     #[test]
     fn uses_are_read_through_crate_and_super_paths() {
         assert_eq!(
-            used("contract::ctxt", "use super::syntax::SpanRange; // crate::walk"),
+            used(
+                "contract::ctxt",
+                "use super::syntax::SpanRange; // crate::walk"
+            ),
             ["contract::syntax"]
         );
         assert_eq!(
-            used("index", "match crate::contract::read(&t) { crate::walk::x }"),
+            used(
+                "index",
+                "match crate::contract::read(&t) { crate::walk::x }"
+            ),
             ["contract", "walk"]
         );
     }

@@ -12,7 +12,6 @@
 //! dtype errors).
 
 mod analysis;
-mod dtype;
 mod expand;
 mod fallback;
 mod item;

@@ -11,7 +11,6 @@ use syn::{Ident, Type};
 
 use super::{Context, Dims};
 use crate::ctxt::Ctxt;
-use crate::dtype::{self, Kind};
 use crate::item::{Output, is_sequence_type, plainly_not_a_tensor};
 use crate::parse::literal_vs_f64;
 use crate::plan::Failure;
@@ -20,6 +19,7 @@ use crate::syntax::{
     self, DimExpr, FieldStep, OptionClause, SpanRange, Subject, TensorClause, TensorSpec,
     code_text, kw, quoted,
 };
+use candle_contracts_shapes::dtype::{DType, DTypeSet, Kind};
 
 pub(super) fn check_options(
     cx_errors: &Ctxt,
@@ -430,44 +430,47 @@ pub(super) fn check_stack_depth(cx_errors: &Ctxt, expr: &DimExpr) {
 
 /// What the dtypes of a clause allow, for the literal checks.
 pub(super) struct DTypeFacts {
-    pub(super) members: Vec<&'static dtype::DType>,
+    pub(super) members: Vec<DType>,
     pub(super) text: String,
 }
 
 impl DTypeFacts {
     pub(super) fn all_int(&self) -> bool {
-        !self.members.is_empty() && self.members.iter().all(|d| d.kind != Kind::Float)
+        !self.members.is_empty() && self.members.iter().all(|d| d.kind() != Kind::Float)
     }
     pub(super) fn all_unsigned(&self) -> bool {
-        !self.members.is_empty() && self.members.iter().all(|d| d.kind == Kind::Unsigned)
+        !self.members.is_empty() && self.members.iter().all(|d| d.kind() == Kind::Unsigned)
     }
     pub(super) fn all_float(&self) -> bool {
-        !self.members.is_empty() && self.members.iter().all(|d| d.kind == Kind::Float)
+        !self.members.is_empty() && self.members.iter().all(|d| d.kind() == Kind::Float)
     }
 }
 
 pub(super) fn check_dtypes(cx_errors: &Ctxt, spec: &TensorSpec) -> (Vec<&'static str>, DTypeFacts) {
     let mut constants = Vec::new();
-    let mut members: Vec<&'static dtype::DType> = Vec::new();
+    let mut members: Vec<DType> = Vec::new();
     for name in &spec.dtypes {
-        match dtype::resolve(&name.name) {
-            Some((dtypes, constant)) => {
+        match (
+            DTypeSet::from_name(&name.name),
+            DTypeSet::constant(&name.name),
+        ) {
+            (Some(dtypes), Some(constant)) => {
                 constants.push(constant);
-                for d in dtypes {
-                    if !members.iter().any(|m| m.name == d.name) {
+                for d in dtypes.iter() {
+                    if !members.contains(&d) {
                         members.push(d);
                     }
                 }
             }
-            None => {
-                let hint = match did_you_mean(&name.name, dtype::names()) {
+            _ => {
+                let hint = match did_you_mean(&name.name, DTypeSet::names()) {
                     Some(s) => format!("; did you mean `{s}`?"),
                     None => format!(
                         "; candle's dtypes are {} and the families `float`, `int`, `uint`, \
                          `sint`, `_`",
-                        dtype::DTYPES
+                        DType::ALL
                             .iter()
-                            .map(|d| format!("`{}`", d.name))
+                            .map(|d| format!("`{}`", d.name()))
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
@@ -535,14 +538,14 @@ pub(super) fn inexact_single_value(
 ) {
     let exact = literal_vs_f64(text, value).is_eq();
     let whole = whole_literal(text);
-    let held = facts.members.iter().any(|d| match d.kind {
+    let held = facts.members.iter().any(|d| match d.kind() {
         Kind::Float => exact && d.holds_exactly(value),
         _ => exact && whole && d.can_hold(Some(value), Some(value), true),
     });
     if held || facts.members.is_empty() {
         return;
     }
-    let message = if whole && facts.members.iter().any(|d| d.kind != Kind::Float) {
+    let message = if whole && facts.members.iter().any(|d| d.kind() != Kind::Float) {
         format!(
             "`{text}` as {what} is a whole number no f64 holds exactly: write it as an integer \
              (`{}`) for the integer dtypes of `{}`",
@@ -600,7 +603,7 @@ pub(super) fn inexact_large_bound(
 ) {
     if value.abs() >= 9_007_199_254_740_992.0
         && literal_vs_f64(text, value).is_ne()
-        && facts.members.iter().any(|d| d.kind != Kind::Float)
+        && facts.members.iter().any(|d| d.kind() != Kind::Float)
     {
         cx_errors.error_at(
             span,

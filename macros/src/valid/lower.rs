@@ -835,7 +835,7 @@ fn plan_pattern(
                 let ranges: Vec<String> = facts
                     .members
                     .iter()
-                    .map(|d| format!("`{}` holds {}", d.name, d.describe_range()))
+                    .map(|d| format!("`{}` holds {}", d.name(), d.describe_range()))
                     .collect();
                 cx_errors.error_at(
                     *span,
