@@ -1,5 +1,7 @@
 //! `cargo contracts`: the shapes and dtypes of a crate's contracted candle functions, checked
-//! before anything runs.
+//! before anything runs, with the analysis the `#[contract]` macro runs
+//! (`candle-contracts-analysis`), over the whole crate instead of one file: `read` builds its
+//! index from the crate's files, `report` prints its findings.
 //!
 //! Every function with a `#[contract(...)]` is read (free functions, methods in `impl`
 //! blocks, in inline and file modules): its parameters start with their clauses' types, and
