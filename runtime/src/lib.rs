@@ -111,8 +111,9 @@ mod tests {
         ("scan", include_str!("scan/mod.rs")),
         ("scan::cpu", include_str!("scan/cpu.rs")),
         ("scan::cpu::walk", include_str!("scan/cpu/walk.rs")),
-        ("scan::cpu::tally", include_str!("scan/cpu/tally.rs")),
+        ("scan::cpu::portable", include_str!("scan/cpu/portable.rs")),
         ("scan::cpu::avx512", include_str!("scan/cpu/avx512.rs")),
+        ("scan::cpu::tally", include_str!("scan/cpu/tally.rs")),
         ("scan::cpu::locate", include_str!("scan/cpu/locate.rs")),
         ("scan::cpu::masked", include_str!("scan/cpu/masked.rs")),
         ("scan::device", include_str!("scan/device.rs")),
@@ -140,6 +141,7 @@ mod tests {
                 .iter()
                 .position(|(name, _)| *name == module || module.starts_with(&format!("{name}::")))
         };
+        let mut siblings = 0;
         for (position, (module, source)) in LAYERS.iter().enumerate() {
             let imports = source.lines().filter_map(|l| {
                 l.strip_prefix("use crate::")
@@ -162,6 +164,29 @@ mod tests {
                     "`{module}` uses `crate::{path}`, which is not below it"
                 );
             }
+            // Siblings, through `use super::` (`scan::cpu::tally` uses `super::portable`).
+            let Some((parent, _)) = module.rsplit_once("::") else {
+                continue;
+            };
+            for path in source.lines().filter_map(|l| l.strip_prefix("use super::")) {
+                let first = path
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or_default();
+                let used = match first {
+                    "" => parent.to_string(),
+                    sibling => format!("{parent}::{sibling}"),
+                };
+                let Some(used_rank) = LAYERS.iter().position(|(name, _)| *name == used) else {
+                    continue;
+                };
+                assert!(
+                    used_rank < position,
+                    "`{module}` uses `super::{path}`, which is not below it"
+                );
+                siblings += 1;
+            }
         }
+        assert!(siblings >= 10, "{siblings} sibling imports read");
     }
 }

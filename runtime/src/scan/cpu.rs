@@ -41,6 +41,7 @@ use crate::scan::{Outcome, Request};
 mod avx512;
 mod locate;
 mod masked;
+mod portable;
 mod tally;
 mod walk;
 

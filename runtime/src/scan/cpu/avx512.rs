@@ -32,7 +32,7 @@ use std::arch::x86_64::{
     _mm512_setzero_si512, _mm512_test_epi8_mask,
 };
 
-use super::tally::{RangeTally, tally_portable, tally_short};
+use super::portable::{RangeTally, tally_checked_plain, tally_portable, tally_short};
 use crate::rule::Compare;
 
 /// Counters are flushed after this many elements: each of the 16 lanes of each of the two
@@ -359,7 +359,7 @@ unsafe fn inside_checked_f32<T: Copy>(
     if !(tally.min >= lo && tally.max <= hi) {
         return None;
     }
-    let (rest, exempt) = super::masked::tally_checked_plain(tail, bit_tail, widen, lo, hi);
+    let (rest, exempt) = tally_checked_plain(tail, bit_tail, widen, lo, hi);
     if rest.outside > 0 {
         return None;
     }
@@ -600,9 +600,9 @@ mod tests {
             above_min: C::HIGHEST,
             ..expected
         };
-        prop_assert_eq!(super::super::tally::extremes(data, widen), extremes);
+        prop_assert_eq!(super::super::portable::extremes(data, widen), extremes);
         prop_assert_eq!(
-            super::super::tally::tally_short(data, widen, lo, hi),
+            super::super::portable::tally_short(data, widen, lo, hi),
             expected
         );
         // The tally the fast pass takes: the full one, or (unoptimised) the extremes when

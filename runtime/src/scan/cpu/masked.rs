@@ -24,7 +24,8 @@ use std::ops::ControlFlow;
 use candle_core::{CpuStorage, DType, Layout, Storage, Tensor};
 
 use super::locate::Located;
-use super::tally::{BulkWiden, Fast, LANES, Part, RangeTally, larger, part_general, smaller};
+use super::portable::{LANES, RangeTally, larger, smaller, tally_checked_plain};
+use super::tally::{BulkWiden, Fast, Part, part_general};
 use super::walk::{Blocks, PARALLEL_MIN, Walk};
 use super::{ScanOp, Want, dispatch};
 use crate::rule::{Compare, Details, Resolved, TypedRule};
@@ -712,52 +713,6 @@ fn inside_checked_plain<T: Copy, C: Compare>(
     }
     tally.len = n as u64 - exempt;
     Some((tally, exempt))
-}
-
-/// The full tally of one run by a plain loop (for unoptimised builds, as the pass loop above,
-/// and short tails).
-pub(super) fn tally_checked_plain<T: Copy, C: Compare>(
-    data: &[T],
-    checked: &[u8],
-    widen: impl Fn(T) -> C,
-    lo: C,
-    hi: C,
-) -> (RangeTally<C>, u64) {
-    let n = data.len().min(checked.len());
-    let mut tally = RangeTally::empty();
-    let mut exempt = 0u64;
-    let mut i = 0;
-    while i < n {
-        let (x, m) = (data[i], checked[i]);
-        i += 1;
-        if m == 0 {
-            exempt += 1;
-            continue;
-        }
-        let v = widen(x);
-        tally.len += 1;
-        if v.is_nan() {
-            tally.nan += 1;
-            tally.outside += 1;
-            continue;
-        }
-        if v < tally.min {
-            tally.min = v;
-        }
-        if v > tally.max {
-            tally.max = v;
-        }
-        if !(v >= lo && v <= hi) {
-            tally.outside += 1;
-            if v < lo && v > tally.below_max {
-                tally.below_max = v;
-            }
-            if v > hi && v < tally.above_min {
-                tally.above_min = v;
-            }
-        }
-    }
-    (tally, exempt)
 }
 
 #[cfg(test)]

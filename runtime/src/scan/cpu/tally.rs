@@ -4,6 +4,9 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::avx512;
+use super::portable::{
+    LANES, RangeTally, extremes, larger, smaller, tally_portable, tally_short, with_outside,
+};
 use super::walk::{Blocks, PARALLEL_MIN, Walk};
 use crate::rule::{Compare, TypedRule};
 
@@ -26,18 +29,6 @@ pub(super) struct Part<C> {
     /// Positions a `where` mask exempts (none without a mask); the counts above are of the
     /// checked positions only.
     pub(super) exempt: u64,
-}
-
-/// The smaller of two values that are not NaN.
-#[inline(always)]
-pub(super) fn smaller<C: PartialOrd>(a: C, b: C) -> C {
-    if b < a { b } else { a }
-}
-
-/// The larger of two values that are not NaN.
-#[inline(always)]
-pub(super) fn larger<C: PartialOrd>(a: C, b: C) -> C {
-    if b > a { b } else { a }
 }
 
 fn union<C: Compare>(a: Option<(C, C)>, b: Option<(C, C)>) -> Option<(C, C)> {
@@ -84,45 +75,6 @@ impl<C: Compare> Part<C> {
             above: range.and_then(|(_, max)| (max > hi).then_some((tally.above_min, max))),
             exempt: 0,
         }
-    }
-}
-
-/// What the range kernels yield for a slice against `[lo, hi]`: its length, the elements
-/// outside (NaN included), the NaN count, the smallest and largest value that is not NaN
-/// (`HIGHEST` and `LOWEST` if there is none), the largest value below `lo` (`LOWEST` if none)
-/// and the smallest above `hi` (`HIGHEST` if none).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct RangeTally<C> {
-    pub(super) len: u64,
-    pub(super) outside: u64,
-    pub(super) nan: u64,
-    pub(super) min: C,
-    pub(super) max: C,
-    pub(super) below_max: C,
-    pub(super) above_min: C,
-}
-
-impl<C: Compare> RangeTally<C> {
-    pub(super) fn empty() -> Self {
-        Self {
-            len: 0,
-            outside: 0,
-            nan: 0,
-            min: C::HIGHEST,
-            max: C::LOWEST,
-            below_max: C::LOWEST,
-            above_min: C::HIGHEST,
-        }
-    }
-
-    pub(super) fn merge(&mut self, other: Self) {
-        self.len += other.len;
-        self.outside += other.outside;
-        self.nan += other.nan;
-        self.min = smaller(self.min, other.min);
-        self.max = larger(self.max, other.max);
-        self.below_max = larger(self.below_max, other.below_max);
-        self.above_min = smaller(self.above_min, other.above_min);
     }
 }
 
@@ -187,60 +139,6 @@ pub(super) fn range_tally<T: Copy, C: Compare>(
         return tally_short(data, widen, lo, hi);
     }
     tally_inside(data, widen, lo, hi).unwrap_or_else(|| tally_outside(data, widen, lo, hi))
-}
-
-/// The range tally of a short slice, one element at a time.
-pub(super) fn tally_short<T: Copy, C: Compare>(
-    data: &[T],
-    widen: impl Fn(T) -> C,
-    lo: C,
-    hi: C,
-) -> RangeTally<C> {
-    with_outside(extremes(data, &widen), data, widen, lo, hi)
-}
-
-/// `tally` (the extremes and NaN count of `data`) with the elements outside `[lo, hi]`
-/// counted, and the nearest offending value on each side.
-fn with_outside<T: Copy, C: Compare>(
-    mut tally: RangeTally<C>,
-    data: &[T],
-    widen: impl Fn(T) -> C,
-    lo: C,
-    hi: C,
-) -> RangeTally<C> {
-    for &x in data {
-        let v = widen(x);
-        if !((v >= lo) & (v <= hi)) {
-            tally.outside += 1;
-            if v < lo && v > tally.below_max {
-                tally.below_max = v;
-            }
-            if v > hi && v < tally.above_min {
-                tally.above_min = v;
-            }
-        }
-    }
-    tally
-}
-
-/// The NaN count and the extremes of `data`: a [`RangeTally`] with nothing counted outside.
-pub(super) fn extremes<T: Copy, C: Compare>(data: &[T], widen: impl Fn(T) -> C) -> RangeTally<C> {
-    let mut tally = RangeTally::empty();
-    tally.len = data.len() as u64;
-    for &x in data {
-        let v = widen(x);
-        if v.is_nan() {
-            tally.nan += 1;
-            continue;
-        }
-        if v < tally.min {
-            tally.min = v;
-        }
-        if v > tally.max {
-            tally.max = v;
-        }
-    }
-    tally
 }
 
 /// Below this many elements a plain loop is faster than setting up vector lanes.
@@ -358,87 +256,6 @@ unsafe fn tally_avx2<T: Copy, C: Compare>(
     hi: C,
 ) -> RangeTally<C> {
     tally_portable(data, widen, lo, hi)
-}
-
-/// Independent lanes of the portable loop: each lane keeps its own counters and extremes, so
-/// the loop body is the same operation on 16 values and LLVM turns it into vector code
-/// without having to reorder a reduction.
-pub(super) const LANES: usize = 16;
-
-/// The per-lane state of [`tally_portable`].
-struct Lanes<C> {
-    outside: [u32; LANES],
-    nan: [u32; LANES],
-    min: [C; LANES],
-    max: [C; LANES],
-    below_max: [C; LANES],
-    above_min: [C; LANES],
-}
-
-impl<C: Compare> Lanes<C> {
-    fn new() -> Self {
-        Self {
-            outside: [0; LANES],
-            nan: [0; LANES],
-            min: [C::HIGHEST; LANES],
-            max: [C::LOWEST; LANES],
-            below_max: [C::LOWEST; LANES],
-            above_min: [C::HIGHEST; LANES],
-        }
-    }
-
-    /// Adds `v` to lane `i`. NaN compares false, so it counts as outside and never becomes an
-    /// extreme.
-    #[inline(always)]
-    fn add(&mut self, i: usize, v: C, lo: C, hi: C) {
-        self.outside[i] += u32::from(!((v >= lo) & (v <= hi)));
-        self.nan[i] += u32::from(v.is_nan());
-        self.min[i] = if v < self.min[i] { v } else { self.min[i] };
-        self.max[i] = if v > self.max[i] { v } else { self.max[i] };
-        let below = (v < lo) & (v > self.below_max[i]);
-        self.below_max[i] = if below { v } else { self.below_max[i] };
-        let above = (v > hi) & (v < self.above_min[i]);
-        self.above_min[i] = if above { v } else { self.above_min[i] };
-    }
-
-    fn total(&self, len: usize) -> RangeTally<C> {
-        let mut tally = RangeTally::empty();
-        tally.len = len as u64;
-        for i in 0..LANES {
-            tally.outside += u64::from(self.outside[i]);
-            tally.nan += u64::from(self.nan[i]);
-            tally.min = smaller(tally.min, self.min[i]);
-            tally.max = larger(tally.max, self.max[i]);
-            tally.below_max = larger(tally.below_max, self.below_max[i]);
-            tally.above_min = smaller(tally.above_min, self.above_min[i]);
-        }
-        tally
-    }
-}
-
-/// The branch-free range tally. The u32 lane counters are flushed before they could overflow.
-#[inline(always)]
-pub(super) fn tally_portable<T: Copy, C: Compare>(
-    data: &[T],
-    widen: impl Fn(T) -> C + Copy,
-    lo: C,
-    hi: C,
-) -> RangeTally<C> {
-    let mut total = RangeTally::empty();
-    for block in data.chunks(1 << 30) {
-        let mut lanes = Lanes::new();
-        let (groups, tail) = block.as_chunks::<LANES>();
-        for group in groups {
-            for (i, &x) in group.iter().enumerate() {
-                lanes.add(i, widen(x), lo, hi);
-            }
-        }
-        for &x in tail {
-            lanes.add(0, widen(x), lo, hi);
-        }
-        total.merge(lanes.total(block.len()));
-    }
-    total
 }
 
 /// The part of any run of elements, under any rule.
