@@ -8,9 +8,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use candle_contracts_shapes::rules::layer::{self, Layer};
 use candle_contracts_shapes::{
-    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, Shape, TensorType,
-    function, has_method_rule, method, rules::contract_ops, suggest,
+    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, TensorType, function,
+    has_method_rule, method, rules::contract_ops, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -175,6 +176,12 @@ const UNKNOWN_TENSOR_METHODS: &[&str] = &[
     "broadcast_cmp",
     "squeeze_dims",
     "abs_diff",
+];
+
+/// Methods of `f32` and `f64` that give a float of the same type.
+const FLOAT_METHODS: &[&str] = &[
+    "sqrt", "powi", "powf", "exp", "ln", "log", "log2", "log10", "abs", "recip", "floor", "ceil",
+    "round", "min", "max", "clamp", "sin", "cos", "tanh",
 ];
 
 /// Methods of `Result` (and `anyhow`'s `Context`) that keep the `Ok` value.
@@ -1174,6 +1181,15 @@ impl Walker<'_> {
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         let name = call.method.to_string();
         match receiver {
+            // `xs.apply(&self.q_proj)`: candle's own `apply` runs the layer's `forward`.
+            Value::Tensor(t)
+                if matches!(name.as_str(), "apply" | "apply_t")
+                    && let Some(Value::External(path)) = args.first()
+                    && let Some(layer) = Layer::from_path(path)
+                    && !self.index.has_external_method(path, "forward") =>
+            {
+                self.layer_forward(layer, strip_refs(arg_exprs[0]), &t, Some(&call.receiver))
+            }
             Value::Tensor(t) => {
                 let value = self.tensor_method(&t, &name, &args, call, &arg_exprs);
                 if matches!(value, Value::Other) && !READ_ONLY.contains(&name.as_str()) {
@@ -1183,6 +1199,8 @@ impl Walker<'_> {
                 value
             }
             Value::External(path) => self.external_method(&path, &name, &args, call, &arg_exprs),
+            // `(d as f64).sqrt()`: a float's own methods give a float.
+            Value::Float if FLOAT_METHODS.contains(&name.as_str()) => Value::Float,
             Value::Instance(key) => {
                 let ids = self.index.methods(&key, &name);
                 match ids {
@@ -1197,9 +1215,10 @@ impl Walker<'_> {
         }
     }
 
-    /// A method of another crate's type: `candle_contracts::nn::Embedding::forward`, the
-    /// guarded lookup of its table (the receiver's `embeddings()`, where a clause names it),
-    /// and candle-nn's `Embedding::forward`, whose result has the table's dtype.
+    /// A method of another crate's type: `forward` of candle-nn's layers (their rules, with
+    /// the weight a clause states for the receiver: `self.q_proj.weight()`), and
+    /// `candle_contracts::nn::Embedding::forward`, the guarded lookup of its table (the
+    /// receiver's `embeddings()`, where a clause names it).
     fn external_method(
         &mut self,
         path: &str,
@@ -1208,13 +1227,23 @@ impl Walker<'_> {
         call: &syn::ExprMethodCall,
         arg_exprs: &[&syn::Expr],
     ) -> Value {
-        let guarded = match path {
-            "candle_contracts::nn::Embedding" => true,
-            "candle_nn::Embedding" | "candle_nn::embedding::Embedding" => false,
-            _ => return Value::Other,
-        };
         // The crate's own trait may give the type a method of that name.
-        if name != "forward" || self.index.has_external_method(path, name) {
+        if self.index.has_external_method(path, name) {
+            return Value::Other;
+        }
+        if let Some(layer) = Layer::from_path(path) {
+            return match (name, args) {
+                ("forward", [xs]) | ("forward_t", [xs, _]) => {
+                    let xs = match xs {
+                        Value::Tensor(xs) => xs.clone(),
+                        _ => TensorType::unknown(),
+                    };
+                    self.layer_forward(layer, &call.receiver, &xs, arg_exprs.first().copied())
+                }
+                _ => Value::Other,
+            };
+        }
+        if path != "candle_contracts::nn::Embedding" || name != "forward" {
             return Value::Other;
         }
         let table_text =
@@ -1223,19 +1252,6 @@ impl Walker<'_> {
             .as_deref()
             .and_then(|text| self.subject_value_of(text))
             .unwrap_or_else(Value::tensor_unknown);
-        if !guarded {
-            // candle-nn's: the table's rows for each id, of the layer's `hidden_size`.
-            let Value::Tensor(table) = table else {
-                return Value::tensor_unknown();
-            };
-            return match args.first() {
-                Some(Value::Tensor(ids)) => Value::Tensor(TensorType::new(
-                    table.dtypes,
-                    ids.shape.clone().appended(Dim::Unknown),
-                )),
-                _ => Value::Tensor(TensorType::new(table.dtypes, Shape::unknown())),
-            };
-        }
         let rule_args = [args.first().map_or(Arg::Unknown, Value::arg), table.arg()];
         match function("candle_contracts::nn::embedding", &rule_args) {
             Ok(t) => Value::Tensor(t),
@@ -1259,6 +1275,38 @@ impl Walker<'_> {
                         self.record(&mismatch, Site::of(&call.receiver), &text, origin);
                     }
                     _ => self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream()),
+                }
+                Value::tensor_unknown()
+            }
+        }
+    }
+
+    /// `layer.forward(xs)` of a candle-nn layer `layer` (the code of the receiver), with the
+    /// weight its clause states (`self.q_proj.weight(): f32[O, I]`); `input` is the code of
+    /// `xs`, where a mismatch is reported.
+    fn layer_forward(
+        &mut self,
+        layer: Layer,
+        receiver: &syn::Expr,
+        xs: &TensorType,
+        input: Option<&syn::Expr>,
+    ) -> Value {
+        let weight = layer
+            .weight_accessor()
+            .and_then(|accessor| {
+                let text = subject_text(strip_refs(receiver))?;
+                self.subject_value_of(&format!("{text}.{accessor}"))
+            })
+            .and_then(|value| match value {
+                Value::Tensor(weight) => Some(weight),
+                _ => None,
+            })
+            .unwrap_or_else(TensorType::unknown);
+        match layer::forward(layer, xs, &weight) {
+            Ok(t) => Value::Tensor(t),
+            Err(mismatch) => {
+                if let Some(input) = input {
+                    self.report(&mismatch, input, &[input], input.to_token_stream());
                 }
                 Value::tensor_unknown()
             }
@@ -1361,6 +1409,43 @@ impl Walker<'_> {
                 }
                 _ => Value::Other,
             },
+            // `Module::forward(&self.q_proj, &xs)`: the layer's `forward`.
+            Resolved::External(path)
+                if matches!(
+                    path.iter()
+                        .rev()
+                        .take(2)
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()[..],
+                    ["forward", "Module"] | ["forward_t", "ModuleT"]
+                ) && matches!(
+                    path.first().map(String::as_str),
+                    Some("candle_core" | "candle_nn")
+                ) =>
+            {
+                match (args.first(), args.get(1), arg_exprs.first()) {
+                    (Some(Value::External(layer_path)), Some(xs), Some(layer_expr))
+                        if !self.index.has_external_method(layer_path, "forward") =>
+                    {
+                        match Layer::from_path(layer_path) {
+                            Some(layer) => {
+                                let xs = match xs {
+                                    Value::Tensor(xs) => xs.clone(),
+                                    _ => TensorType::unknown(),
+                                };
+                                self.layer_forward(
+                                    layer,
+                                    strip_refs(layer_expr),
+                                    &xs,
+                                    arg_exprs.get(1).copied(),
+                                )
+                            }
+                            None => Value::Other,
+                        }
+                    }
+                    _ => Value::Other,
+                }
+            }
             Resolved::External(path) => self.external_call(&path, &args, &arg_exprs, call),
             _ => Value::Other,
         }

@@ -114,10 +114,22 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         Item::Mod(module) => {
             let (_, items) = module.content.as_ref()?;
             for member in items {
-                if let Item::Fn(function) = member
-                    && let Some(args) = contract_args(&function.attrs)
-                {
-                    functions.push((&function.sig, &function.block, args));
+                match member {
+                    Item::Fn(function) => {
+                        if let Some(args) = contract_args(&function.attrs) {
+                            functions.push((&function.sig, &function.block, args));
+                        }
+                    }
+                    Item::Impl(block) => {
+                        for member in &block.items {
+                            if let ImplItem::Fn(function) = member
+                                && let Some(args) = contract_args(&function.attrs)
+                            {
+                                functions.push((&function.sig, &function.block, args));
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
@@ -189,6 +201,9 @@ fn mark_inner_contracts(input: TokenStream) -> TokenStream {
 
 fn mark_attributes(stream: TokenStream) -> TokenStream {
     let mut out: Vec<TokenTree> = Vec::new();
+    // Inside a module, the methods of its `impl` blocks are the scope's too: an `impl` that
+    // starts an item (not `-> impl Trait`) opens its block at the next brace.
+    let (mut item_start, mut impl_header) = (true, false);
     for tree in stream {
         let after_hash = matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '#');
         match tree {
@@ -196,8 +211,43 @@ fn mark_attributes(stream: TokenStream) -> TokenStream {
                 let mut marked = Group::new(Delimiter::Bracket, mark_attribute(group.stream()));
                 marked.set_span(group.span());
                 out.push(TokenTree::Group(marked));
+                item_start = true;
             }
-            other => out.push(other),
+            TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
+                let stream = match impl_header {
+                    true => mark_attributes(group.stream()),
+                    false => group.stream(),
+                };
+                let mut marked = Group::new(Delimiter::Brace, stream);
+                marked.set_span(group.span());
+                out.push(TokenTree::Group(marked));
+                (item_start, impl_header) = (true, false);
+            }
+            TokenTree::Ident(ident) => {
+                if ident == "impl" && item_start {
+                    impl_header = true;
+                }
+                item_start = ident == "pub" || ident == "unsafe" || ident == "default";
+                out.push(TokenTree::Ident(ident));
+            }
+            TokenTree::Punct(p) => {
+                // `#` of an attribute, `;` ending an item.
+                item_start = p.as_char() == ';' || p.as_char() == '#' || p.as_char() == '!';
+                if p.as_char() == ';' {
+                    impl_header = false;
+                }
+                out.push(TokenTree::Punct(p));
+            }
+            // `pub(crate)`'s parentheses.
+            TokenTree::Group(group) => {
+                item_start = group.delimiter() == Delimiter::Parenthesis
+                    && matches!(out.last(), Some(TokenTree::Ident(i)) if i == "pub");
+                out.push(TokenTree::Group(group));
+            }
+            other => {
+                item_start = false;
+                out.push(other);
+            }
         }
     }
     out.into_iter().collect()

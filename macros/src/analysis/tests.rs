@@ -763,3 +763,100 @@ fn the_first_certain_mismatch_is_reported_where_it_is() {
         ]
     );
 }
+
+/// candle-nn's layers in struct fields: `forward`, `apply` and `Module::forward` give the
+/// layer's output, with the weight a clause states, so the head reshape and the return are
+/// known and a wrong input is a compile error.
+#[test]
+fn candle_nn_layers_in_fields_follow_their_weights() {
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_core::{Result, Tensor};
+            use candle_nn::{Linear, Module, RmsNorm};
+
+            pub struct Attention {
+                q_proj: Linear,
+                norm: RmsNorm,
+            }
+
+            impl Attention {
+                #[contract(xs: f32[B, T, 64], self.q_proj.weight(): f32[64, 64],
+                           self.norm.weight(): f32[64], return: f32[B, 4, T, 16])]
+                pub fn heads(&self, xs: &Tensor) -> Result<Tensor> {
+                    let (b, t, _) = xs.dims3()?;
+                    let xs = xs.apply(&self.norm)?;
+                    let q = self.q_proj.forward(&xs)?;
+                    let q = Module::forward(&self.q_proj, &q)?;
+                    let wrong = self.q_proj.forward(&xs.sum_keepdim(2)?)?;
+                    q.reshape((b, t, 4, 16))?.transpose(1, 2)
+                }
+
+                #[contract(xs: f32[B, T, 64], self.norm.weight(): f32[32])]
+                pub fn normed(&self, xs: &Tensor) -> Result<Tensor> {
+                    let scale = (16 as f64).sqrt();
+                    let ys = (self.norm.forward(xs)? / scale)?;
+                    Ok(ys)
+                }
+            }
+        }
+    });
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "`Linear::forward` takes `xs: f32[.., 64]`, but `xs.sum_keepdim(2)?` is \
+             `f32[B, T, 1]` here"
+        ),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[1].starts_with("`RmsNorm::forward` takes `xs: f32[.., 32]`, but `xs` is"),
+        "{}",
+        found[1]
+    );
+    // An unknown layer type, or a crate's own `Linear`, is no candle-nn layer.
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_core::{Result, Tensor};
+            pub struct Linear;
+            pub struct Head { proj: Linear }
+            impl Head {
+                #[contract(xs: f32[B, 64], self.proj.weight(): f32[10, 64])]
+                pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                    self.proj.forward(&xs.t()?)
+                }
+            }
+        }
+    });
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// In a `#[contract] mod`, the contracts of its `impl` blocks' methods are marked as checked
+/// by the scope; a `-> impl Trait` function's body is no `impl` block.
+#[test]
+fn a_module_scope_marks_its_impl_methods_only() {
+    let expanded = expand_scope(&quote! {
+        mod model {
+            pub struct M;
+            impl M {
+                #[contract(xs: f32[N, 4])]
+                pub fn forward(&self, xs: &Tensor) -> Result<Tensor> { xs.exp() }
+            }
+            pub fn iter() -> impl Iterator<Item = u8> {
+                #[contract(xs: f32[N])]
+                fn inner(xs: &Tensor) -> Result<Tensor> { xs.exp() }
+                std::iter::empty()
+            }
+        }
+    })
+    .unwrap()
+    .to_string();
+    assert!(
+        expanded.contains("# [contract (xs : f32 [N , 4] , __checked_by_scope = true)]"),
+        "{expanded}"
+    );
+    assert!(
+        expanded.contains("# [contract (xs : f32 [N])]"),
+        "{expanded}"
+    );
+}

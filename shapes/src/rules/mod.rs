@@ -46,6 +46,7 @@
 //! method of another type with the same name is not candle's), and [`function`] takes the
 //! path as resolved through the caller's `use`s.
 
+pub mod layer;
 mod table;
 mod tensor;
 

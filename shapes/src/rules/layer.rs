@@ -1,0 +1,260 @@
+//! candle-nn's layers: what `layer.forward(xs)` (or `xs.apply(&layer)`) yields, from the
+//! input and, where a clause states it, the layer's weight (`self.q_proj.weight(): f32[O, I]`).
+//! Each mirrors candle-nn 0.11's `forward`; a failure is claimed only where candle's own check
+//! certainly fails (an input whose last dim is not the weight's).
+
+use crate::dim::Dim;
+use crate::rules::{Argument, Mismatch, Outcome, suggest};
+use crate::shape::{Run, Shape, TensorType};
+use crate::verdict::{Axis, Rank, Verdict};
+
+/// A candle-nn layer type, as the analysis meets it (a field's or a parameter's type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    /// `candle_nn::Linear`: weight `[OUT, IN]`, `[.., IN] -> [.., OUT]`.
+    Linear,
+    /// `candle_nn::Embedding`: table `[V, E]`, ids `[*S] -> [*S, hidden_size]`.
+    Embedding,
+    /// `candle_nn::LayerNorm`: weight `[D]`, `[.., D] -> [.., D]`.
+    LayerNorm,
+    /// `candle_nn::RmsNorm`: weight `[D]`, `[.., D] -> [.., D]`.
+    RmsNorm,
+    /// `candle_nn::Conv1d`: weight `[COUT, CIN / G, K]`, `[B, CIN, L] -> [B, COUT, L']`.
+    Conv1d,
+    /// `candle_nn::Conv2d`: weight `[COUT, CIN / G, K, K]`, `[B, CIN, H, W] -> [B, COUT, H', W']`.
+    Conv2d,
+    /// `candle_nn::ConvTranspose1d`: `[B, CIN, L] -> [B, COUT, L']`.
+    ConvTranspose1d,
+    /// `candle_nn::ConvTranspose2d`: `[B, CIN, H, W] -> [B, COUT, H', W']`.
+    ConvTranspose2d,
+    /// `candle_nn::BatchNorm`, `candle_nn::GroupNorm`, `candle_nn::Activation`,
+    /// `candle_nn::Dropout`: the input's type.
+    SameType,
+}
+
+impl Layer {
+    /// The layer a type's path names (`candle_nn::Linear`, `candle_nn::linear::Linear`),
+    /// `None` for any other type.
+    pub fn from_path(path: &str) -> Option<Layer> {
+        let segments: Vec<&str> = path.split("::").collect();
+        let (first, last) = (segments.first()?, segments.last()?);
+        if *first != "candle_nn" || segments.len() > 3 {
+            return None;
+        }
+        // The module a type is defined in, for the two-segment re-export too.
+        let module = match segments.as_slice() {
+            [_, module, _] => Some(*module),
+            _ => None,
+        };
+        let (layer, home) = match *last {
+            "Linear" => (Layer::Linear, "linear"),
+            "Embedding" => (Layer::Embedding, "embedding"),
+            "LayerNorm" => (Layer::LayerNorm, "layer_norm"),
+            "RmsNorm" => (Layer::RmsNorm, "layer_norm"),
+            "Conv1d" => (Layer::Conv1d, "conv"),
+            "Conv2d" => (Layer::Conv2d, "conv"),
+            "ConvTranspose1d" => (Layer::ConvTranspose1d, "conv"),
+            "ConvTranspose2d" => (Layer::ConvTranspose2d, "conv"),
+            "BatchNorm" => (Layer::SameType, "batch_norm"),
+            "GroupNorm" => (Layer::SameType, "group_norm"),
+            "Activation" => (Layer::SameType, "activation"),
+            "Dropout" => (Layer::SameType, "ops"),
+            _ => return None,
+        };
+        module.is_none_or(|m| m == home).then_some(layer)
+    }
+
+    /// The accessor of the tensor a clause states for the layer (`weight()`, `embeddings()`).
+    pub fn weight_accessor(self) -> Option<&'static str> {
+        match self {
+            Layer::Embedding => Some("embeddings()"),
+            Layer::SameType => None,
+            _ => Some("weight()"),
+        }
+    }
+
+    /// The name messages give the layer's forward: `Linear::forward`.
+    fn op(self) -> &'static str {
+        match self {
+            Layer::Linear => "Linear::forward",
+            Layer::Embedding => "Embedding::forward",
+            Layer::LayerNorm => "LayerNorm::forward",
+            Layer::RmsNorm => "RmsNorm::forward",
+            Layer::Conv1d => "Conv1d::forward",
+            Layer::Conv2d => "Conv2d::forward",
+            Layer::ConvTranspose1d => "ConvTranspose1d::forward",
+            Layer::ConvTranspose2d => "ConvTranspose2d::forward",
+            Layer::SameType => "forward",
+        }
+    }
+}
+
+/// The type of `layer.forward(xs)`; `weight` is the layer's weight (the table of an
+/// `Embedding`) where a clause states it, unknown otherwise.
+pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
+    let weight_dims = weight.shape.dims();
+    match layer {
+        Layer::SameType => Ok(xs.clone()),
+        Layer::Linear => {
+            let (out, inner) = match weight_dims {
+                Some([out, inner]) => (out.clone(), inner.clone()),
+                _ => (Dim::Unknown, Dim::Unknown),
+            };
+            // candle-nn: `x.matmul(&w.t())` (broadcast over the leading dims).
+            check_last(layer, xs, weight, &inner)?;
+            Ok(TensorType::new(
+                xs.dtypes.intersection(weight.dtypes),
+                with_last(&xs.shape, out),
+            ))
+        }
+        Layer::LayerNorm | Layer::RmsNorm => {
+            if let Some([dim]) = weight_dims {
+                check_last(layer, xs, weight, dim)?;
+            }
+            Ok(xs.clone())
+        }
+        // The rows of the table for each id, reshaped to the layer's own `hidden_size` (a
+        // field apart from the table: with no id at all, any size passes the reshape).
+        Layer::Embedding => Ok(TensorType::new(
+            weight.dtypes,
+            xs.shape.clone().appended(Dim::Unknown),
+        )),
+        Layer::Conv1d | Layer::Conv2d | Layer::ConvTranspose1d | Layer::ConvTranspose2d => {
+            let rank = match layer {
+                Layer::Conv1d | Layer::ConvTranspose1d => 3,
+                _ => 4,
+            };
+            // The input's batch dim, and the output channels of the weight (`[COUT, ..]` for
+            // a convolution; a transposed one's weight is `[CIN, COUT / G, ..]`).
+            let batch = match xs.shape.rank() {
+                Rank::Exactly(r) if r == rank => xs.shape.front()[0].clone(),
+                _ => Dim::Unknown,
+            };
+            let channels = match (layer, weight_dims) {
+                (Layer::Conv1d | Layer::Conv2d, Some(dims)) if dims.len() == rank => {
+                    dims[0].clone()
+                }
+                _ => Dim::Unknown,
+            };
+            let mut dims = vec![batch, channels];
+            dims.resize(rank, Dim::Unknown);
+            Ok(TensorType::new(
+                xs.dtypes.intersection(weight.dtypes),
+                Shape::new(dims),
+            ))
+        }
+    }
+}
+
+/// `shape` with its last dim replaced by `dim` (`[.., dim]` where the last place is unknown).
+fn with_last(shape: &Shape, dim: Dim) -> Shape {
+    match shape.from_end(1) {
+        Some(_) => shape.clone().with_dim(Axis::Back(1), dim),
+        None => Shape::with_run(shape.front().to_vec(), Run::anonymous(), vec![dim]),
+    }
+}
+
+/// candle's check that the input's last dim is the weight's `inner`, and the dtypes.
+fn check_last(
+    layer: Layer,
+    xs: &TensorType,
+    weight: &TensorType,
+    inner: &Dim,
+) -> Result<(), Box<Mismatch>> {
+    let expected = TensorType::new(
+        weight.dtypes,
+        Shape::with_run(Vec::new(), Run::anonymous(), vec![inner.clone()]),
+    );
+    match xs.compare(&expected) {
+        Verdict::Different(reason) => Err(Box::new(Mismatch {
+            op: layer.op().to_string(),
+            argument: Argument::Position(0),
+            expected: format!("xs: {expected}"),
+            found: xs.to_string(),
+            help: suggest(xs, &expected, &reason),
+            reason,
+        })),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_tensor_type;
+
+    fn t(text: &str) -> TensorType {
+        parse_tensor_type(text).unwrap()
+    }
+
+    #[test]
+    fn a_linear_maps_the_last_dim_and_checks_it_against_its_weight() {
+        let w = t("f32[OUT, E]");
+        let y = forward(Layer::Linear, &t("f32[B, T, E]"), &w).unwrap();
+        assert_eq!(y.to_string(), "f32[B, T, OUT]");
+        let error = forward(Layer::Linear, &t("f32[B, T, 64]"), &t("f32[128, 32]")).unwrap_err();
+        assert_eq!(error.op, "Linear::forward");
+        assert_eq!(error.note(), "dim -1: 64 given, 32 expected");
+        // Unknown weight: the rank stays, the last dim is unknown.
+        let y = forward(Layer::Linear, &t("f32[B, T, E]"), &TensorType::unknown()).unwrap();
+        assert_eq!(y.to_string(), "f32[B, T, _]");
+        let y = forward(Layer::Linear, &TensorType::unknown(), &w).unwrap();
+        assert_eq!(y.to_string(), "f32[.., OUT]");
+        // Two different names may be equal: no claim.
+        assert!(forward(Layer::Linear, &t("f32[B, D]"), &w).is_ok());
+        assert!(forward(Layer::Linear, &t("u32[B, E]"), &w).is_err());
+    }
+
+    #[test]
+    fn norms_keep_the_shape_and_check_the_last_dim() {
+        let y = forward(Layer::RmsNorm, &t("f32[B, T, 64]"), &t("f32[64]")).unwrap();
+        assert_eq!(y.to_string(), "f32[B, T, 64]");
+        assert!(forward(Layer::LayerNorm, &t("f32[B, T, 64]"), &t("f32[32]")).is_err());
+        let y = forward(
+            Layer::SameType,
+            &t("bf16[B, C, H, W]"),
+            &TensorType::unknown(),
+        )
+        .unwrap();
+        assert_eq!(y.to_string(), "bf16[B, C, H, W]");
+    }
+
+    #[test]
+    fn embeddings_and_convolutions_give_their_ranks() {
+        let y = forward(Layer::Embedding, &t("u32[B, T]"), &t("f32[V, E]")).unwrap();
+        assert_eq!(y.to_string(), "f32[B, T, _]");
+        let y = forward(
+            Layer::Conv2d,
+            &t("f32[B, 3, 32, 32]"),
+            &t("f32[16, 3, 3, 3]"),
+        )
+        .unwrap();
+        assert_eq!(y.to_string(), "f32[B, 16, _, _]");
+        let y = forward(
+            Layer::Conv1d,
+            &TensorType::unknown(),
+            &TensorType::unknown(),
+        )
+        .unwrap();
+        assert_eq!(y.to_string(), "_[_, _, _]");
+    }
+
+    #[test]
+    fn layer_paths_are_candle_nns_only() {
+        assert_eq!(Layer::from_path("candle_nn::Linear"), Some(Layer::Linear));
+        assert_eq!(
+            Layer::from_path("candle_nn::linear::Linear"),
+            Some(Layer::Linear)
+        );
+        assert_eq!(Layer::from_path("candle_nn::conv::Linear"), None);
+        assert_eq!(
+            Layer::from_path("candle_transformers::models::with_tracing::Linear"),
+            None
+        );
+        assert_eq!(
+            Layer::from_path("candle_nn::ops::Dropout"),
+            Some(Layer::SameType)
+        );
+        assert_eq!(Layer::from_path("my_crate::Linear"), None);
+    }
+}
