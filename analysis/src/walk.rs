@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use candle_contracts_shapes::rules::layer::{self, Layer};
 use candle_contracts_shapes::{
-    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, TensorType, function,
-    has_method_rule, method, rules::contract_ops, suggest,
+    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, TensorType,
+    check_read_rank, function, has_method_rule, method, rules::contract_ops, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -37,6 +37,8 @@ enum Value {
     DimIndex(DimIndex),
     /// A tuple.
     Tuple(Vec<Value>),
+    /// A range of indices (`2..`, `..t`), its end one past the last.
+    Range(Option<Dim>, Option<Dim>),
     /// A value of a type of the crates read, by its key.
     Instance(String),
     /// A value of another crate's type, by its path (`candle_contracts::nn::Embedding`).
@@ -88,6 +90,7 @@ impl Value {
             Value::DType(d) => Arg::DType(*d),
             Value::DimIndex(i) => Arg::Dim(*i),
             Value::Tuple(items) => Arg::Tuple(items.iter().map(Value::arg).collect()),
+            Value::Range(start, end) => Arg::Range(start.clone(), end.clone()),
             _ => Arg::Unknown,
         }
     }
@@ -135,20 +138,10 @@ impl Kind {
 /// Methods of candle's `Tensor` that return a `Tensor` (or `Result<Tensor>`) but have no rule
 /// in the engine ([`has_method_rule`] covers those): their result is a tensor of unknown type.
 const UNKNOWN_TENSOR_METHODS: &[&str] = &[
-    "i",
-    "index_select",
-    "gather",
     "scatter_add",
     "index_add",
-    "conv1d",
-    "conv2d",
     "conv_transpose1d",
     "conv_transpose2d",
-    "avg_pool2d",
-    "max_pool2d",
-    "pad_with_zeros",
-    "pad_with_same",
-    "repeat",
     "cumsum",
     "pow",
     "broadcast_pow",
@@ -157,12 +150,7 @@ const UNKNOWN_TENSOR_METHODS: &[&str] = &[
     "log_sum_exp",
     "var",
     "var_keepdim",
-    "clamp",
     "roll",
-    "zeros_like",
-    "ones_like",
-    "rand_like",
-    "randn_like",
     "upsample_nearest1d",
     "upsample_nearest2d",
     "interpolate1d",
@@ -802,6 +790,21 @@ impl Walker<'_> {
                 }
             }
             syn::Expr::Tuple(t) => Value::Tuple(t.elems.iter().map(|e| self.expr(e)).collect()),
+            syn::Expr::Range(r) => {
+                let bound = |walker: &mut Self, e: &Option<Box<syn::Expr>>| {
+                    e.as_ref().map(|e| match walker.expr(e) {
+                        Value::Int(d) => d,
+                        _ => Dim::Unknown,
+                    })
+                };
+                let start = bound(self, &r.start);
+                let end = bound(self, &r.end);
+                let end = match r.limits {
+                    syn::RangeLimits::Closed(_) => end.map(|e| e.add(Dim::lit(1))),
+                    syn::RangeLimits::HalfOpen(_) => end,
+                };
+                Value::Range(start, end)
+            }
             syn::Expr::Array(a) => {
                 let items: Vec<Value> = a.elems.iter().map(|e| self.expr(e)).collect();
                 array_value(items)
@@ -1321,6 +1324,16 @@ impl Walker<'_> {
         call: &syn::ExprMethodCall,
         arg_exprs: &[&syn::Expr],
     ) -> Value {
+        if let Err(mismatch) = check_read_rank(name, t) {
+            self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream());
+            return Value::Other;
+        }
+        if name == "dims1" {
+            return Value::Int(match t.shape.dims() {
+                Some([n]) => n.clone(),
+                _ => Dim::Unknown,
+            });
+        }
         let dims_n = match name {
             "dims2" => Some(2),
             "dims3" => Some(3),
@@ -2086,7 +2099,12 @@ fn array_value(items: Vec<Value>) -> Value {
                 .collect(),
         );
     }
-    if items.iter().all(|v| matches!(v, Value::Int(_))) {
+    // The sizes of `[b, 1, d]`; the values of `&[0.5f32, 1.0]` and the rows of `&[[1, 2], [3, 4]]`
+    // (for `Tensor::new`).
+    if items.iter().all(|v| matches!(v, Value::Int(_)))
+        || items.iter().all(|v| matches!(v, Value::Float))
+        || items.iter().all(|v| matches!(v, Value::Tuple(_)))
+    {
         return Value::Tuple(items);
     }
     Value::Other

@@ -34,6 +34,10 @@ enum Spec {
     /// A tensor of this type that the checker does not see (`Arg::Unknown`): a value of a
     /// type it cannot name, passed where candle takes a tensor.
     Hidden(&'static str),
+    /// A float scalar (candle gets 0.5).
+    Float,
+    /// A range of indices, its bounds as expressions over the symbols.
+    Range(Option<&'static str>, Option<&'static str>),
 }
 
 /// An argument as candle gets it.
@@ -47,6 +51,7 @@ enum Value {
     Hole,
     DType(CandleDType),
     Opaque,
+    Range(Option<usize>, Option<usize>),
 }
 
 struct Rng(u64);
@@ -173,6 +178,11 @@ fn arg(spec: &Spec) -> Arg {
         Spec::Hole => Arg::Tuple(Vec::new()),
         Spec::DType(dtype) => Arg::DType(*dtype),
         Spec::Opaque | Spec::Hidden(_) => Arg::Unknown,
+        Spec::Float => Arg::Float,
+        Spec::Range(start, end) => Arg::Range(
+            start.map(|s| parse_dim(s).unwrap()),
+            end.map(|e| parse_dim(e).unwrap()),
+        ),
     }
 }
 
@@ -210,7 +220,14 @@ fn value(spec: &Spec, sizes: &mut Sizes) -> Option<Value> {
         ),
         Spec::Hole => Value::Hole,
         Spec::DType(dtype) => Value::DType(candle_dtype(*dtype)),
-        Spec::Opaque => Value::Opaque,
+        Spec::Opaque | Spec::Float => Value::Opaque,
+        Spec::Range(start, end) => {
+            let mut bound = |b: &Option<&str>| match b {
+                Some(text) => sizes.eval(&parse_dim(text).unwrap()).map(Some),
+                None => Some(None),
+            };
+            Value::Range(bound(start)?, bound(end)?)
+        }
     })
 }
 
@@ -334,6 +351,41 @@ fn run(name: &str, receiver: Option<&Tensor>, args: &[Value]) -> candle_core::Re
             "broadcast_as" => r.broadcast_as(usizes(a(0))),
             "broadcast_left" => r.broadcast_left(usizes(a(0))),
             "where_cond" => r.where_cond(t(0), t(1)),
+            "zeros_like" => r.zeros_like(),
+            "clamp" => r.clamp(0.5f32, 1f32),
+            "pad_with_zeros" => {
+                with_dim!(a(0), d => r.pad_with_zeros(d, usizes(a(1))[0], usizes(a(2))[0]))
+            }
+            "index_select" => with_dim!(a(1), d => r.index_select(t(0), d)),
+            "gather" => with_dim!(a(1), d => r.gather(t(0), d)),
+            "embedding" => r.embedding(t(0)),
+            "repeat" => r.repeat(usizes(a(0))),
+            "avg_pool2d" => r.avg_pool2d(usizes(a(0))[0]),
+            "max_pool2d" => r.max_pool2d(usizes(a(0))[0]),
+            "conv1d" => r.conv1d(t(0), 0, 1, 1, 1),
+            "conv2d" => r.conv2d(t(0), 0, 1, 1, 1),
+            "dims2" => r.dims2().map(|_| r.clone()),
+            "to_scalar" => r.to_scalar::<f32>().map(|_| r.clone()),
+            "i" => {
+                use candle_core::{IndexOp, TensorIndexer};
+                use std::ops::Bound;
+                let indexer = |v: &Value| match v {
+                    Value::U(n) => TensorIndexer::Select(*n),
+                    Value::Range(start, end) => TensorIndexer::Narrow(
+                        start.map_or(Bound::Unbounded, Bound::Included),
+                        end.map_or(Bound::Unbounded, Bound::Excluded),
+                    ),
+                    other => panic!("not an index: {other:?}"),
+                };
+                match a(0) {
+                    Value::Tup(items) => match items.as_slice() {
+                        [x, y] => r.i((indexer(x), indexer(y))),
+                        [x, y, z] => r.i((indexer(x), indexer(y), indexer(z))),
+                        other => panic!("{other:?}"),
+                    },
+                    one => r.i(indexer(one)),
+                }
+            }
             other => panic!("no candle call for `{other}`"),
         };
     }
@@ -378,6 +430,17 @@ fn run(name: &str, receiver: Option<&Tensor>, args: &[Value]) -> candle_core::Re
         "nn::scatter_add" => candle_contracts::nn::scatter_add(t(0), t(1), t(2), u(3)),
         "nn::index_add" => candle_contracts::nn::index_add(t(0), t(1), t(2), u(3)),
         "nn::one_hot" => candle_contracts::nn::one_hot(t(0).clone(), u(1), 1f32, 0f32),
+        "Tensor::zeros" => match a(1) {
+            Value::DType(dtype) => Tensor::zeros(usizes(a(0)), *dtype, &Device::Cpu),
+            other => panic!("not a dtype: {other:?}"),
+        },
+        "Tensor::arange" => Tensor::arange(u(0) as u32, u(1) as u32, &Device::Cpu),
+        "Tensor::eye" => match a(1) {
+            Value::DType(dtype) => Tensor::eye(u(0), *dtype, &Device::Cpu),
+            other => panic!("not a dtype: {other:?}"),
+        },
+        "Tensor::randn" => Tensor::randn(0f32, 1f32, usizes(a(2)), &Device::Cpu),
+        "candle_nn::ops::silu" => candle_nn::ops::silu(t(0)),
         other => panic!("no candle call for `{other}`"),
     }
 }
@@ -395,6 +458,10 @@ fn describe(outcome: &Outcome) -> String {
 fn case(receiver: Option<&'static str>, name: &str, specs: &[Spec], expected: &str) {
     let args: Vec<Arg> = specs.iter().map(arg).collect();
     let outcome = match receiver {
+        // A method reading values: its rank check, and the receiver as candle's side runs it.
+        Some(r) if matches!(name, "dims2" | "to_scalar") => {
+            rules::check_read_rank(name, &tensor_type(r)).map(|()| tensor_type(r))
+        }
         Some(r) => rules::method(name, &tensor_type(r), &args),
         None => rules::function(name, &args),
     };
@@ -467,7 +534,7 @@ fn function(name: &str, specs: &[Spec], expected: &str) {
     case(None, name, specs, expected);
 }
 
-use Spec::{Hidden, Hole, Minus, Opaque, Size, T, Ts, Tuple};
+use Spec::{Hidden, Hole, Minus, Opaque, Range, Size, T, Ts, Tuple};
 
 #[test]
 fn unary_ops_keep_dtype_and_shape() {
@@ -1217,5 +1284,149 @@ fn guarded_ops_follow_their_contracts() {
         "nn::one_hot",
         &[T("f32[B]"), Size("7")],
         "error: dtype f32 given, u8 | u32 | i64 expected",
+    );
+}
+
+#[test]
+fn constructors_give_the_shape_and_dtype_asked_for() {
+    function(
+        "Tensor::zeros",
+        &[Tuple(vec![Size("N"), Size("3")]), Spec::DType(DType::F32)],
+        "f32[N, 3]",
+    );
+    function(
+        "Tensor::zeros",
+        &[Size("N"), Spec::DType(DType::U32)],
+        "u32[N]",
+    );
+    function("Tensor::arange", &[Size("0"), Size("N")], "_[N]");
+    function("Tensor::arange", &[Size("2"), Size("5")], "_[3]");
+    function("Tensor::arange", &[Size("M"), Size("N")], "_[_]");
+    function(
+        "Tensor::eye",
+        &[Size("N"), Spec::DType(DType::F64)],
+        "f64[N, N]",
+    );
+    function(
+        "Tensor::randn",
+        &[Spec::Float, Spec::Float, Tuple(vec![Size("B"), Size("4")])],
+        "float[B, 4]",
+    );
+    function("candle_nn::ops::silu", &[T("f32[B, T, E]")], "f32[B, T, E]");
+}
+
+#[test]
+fn indexing_padding_and_gathering() {
+    method("f32[B, T, E]", "i", &[Size("0")], "f32[T, E]");
+    method(
+        "f32[B, T, E]",
+        "i",
+        &[Tuple(vec![Range(None, None), Range(Some("1"), None)])],
+        "f32[B, T - 1, E]",
+    );
+    method(
+        "f32[B, T, E]",
+        "i",
+        &[Tuple(vec![
+            Size("0"),
+            Range(None, Some("1")),
+            Range(Some("0"), Some("1")),
+        ])],
+        "f32[1, 1]",
+    );
+    method(
+        "f32[N, 6]",
+        "i",
+        &[Tuple(vec![Range(None, None), Range(Some("2"), Some("5"))])],
+        "f32[N, 3]",
+    );
+    method(
+        "f32[B, C, L]",
+        "pad_with_zeros",
+        &[Size("2"), Size("1"), Size("2")],
+        "f32[B, C, L + 3]",
+    );
+    method(
+        "f32[V, E]",
+        "index_select",
+        &[T("u32[N]"), Size("0")],
+        "f32[N, E]",
+    );
+    method(
+        "f32[B, C]",
+        "gather",
+        &[T("u32[B, K]"), Size("1")],
+        "f32[B, K]",
+    );
+    method("f32[V, E]", "embedding", &[T("u32[N]")], "f32[N, E]");
+    method(
+        "f32[N, 2]",
+        "repeat",
+        &[Tuple(vec![Size("2"), Size("3")])],
+        "f32[2 * N, 6]",
+    );
+    method(
+        "f32[2]",
+        "repeat",
+        &[Tuple(vec![Size("3"), Size("2")])],
+        "f32[3, 4]",
+    );
+    method("f32[N, E]", "zeros_like", &[], "f32[N, E]");
+    method(
+        "f32[N, E]",
+        "clamp",
+        &[Spec::Float, Spec::Float],
+        "f32[N, E]",
+    );
+}
+
+#[test]
+fn pools_and_convolutions_keep_batch_and_channels() {
+    method(
+        "f32[B, C, 8, 6]",
+        "avg_pool2d",
+        &[Size("2")],
+        "f32[B, C, 4, 3]",
+    );
+    method(
+        "f32[B, C, 7, 7]",
+        "max_pool2d",
+        &[Size("2")],
+        "f32[B, C, 3, 3]",
+    );
+    method(
+        "f32[B, C, H, W]",
+        "max_pool2d",
+        &[Size("2")],
+        "f32[B, C, _, _]",
+    );
+    method(
+        "f32[B, 3, 9, 9]",
+        "conv2d",
+        &[T("f32[8, 3, 3, 3]")],
+        "f32[B, 8, _, _]",
+    );
+    method(
+        "f32[B, 3, 9]",
+        "conv1d",
+        &[T("f32[8, 3, 3]")],
+        "f32[B, 8, _]",
+    );
+}
+
+#[test]
+fn reading_values_takes_the_rank_the_method_names() {
+    method("f32[N, E]", "dims2", &[], "f32[N, E]");
+    method(
+        "f32[N]",
+        "dims2",
+        &[],
+        "error: rank 1 given, rank 2 expected",
+    );
+    method(
+        "f32[N, E, 1]",
+        "to_scalar",
+        &[],
+        "error: rank 3 given, rank 0 expected",
     );
 }

@@ -8,7 +8,7 @@
 //!
 //! | calls | result | certain failures (as candle 0.11 checks them) |
 //! |---|---|---|
-//! | `clone`, `contiguous`, `detach`, `copy`, `to_device`, `relu`, `exp`, `log`, `sqrt`, `sqr`, `neg`, `abs`, `tanh`, `sin`, `cos`, `gelu`, `gelu_erf`, `erf`, `silu`, `recip`, `ceil`, `floor`, `round`, `sign`, `affine`, `powf`, `elu` | the receiver's type | none |
+//! | `clone`, `contiguous`, `detach`, `copy`, `to_device`, `relu`, `exp`, `log`, `sqrt`, `sqr`, `neg`, `abs`, `tanh`, `sin`, `cos`, `gelu`, `gelu_erf`, `erf`, `silu`, `recip`, `ceil`, `floor`, `round`, `sign`, `affine`, `powf`, `elu`, `zeros_like`, `ones_like`, `rand_like`, `randn_like`, `clamp` (scalar bounds) | the receiver's type | none |
 //! | `add`, `sub`, `mul`, `div`, `maximum`, `minimum`; `eq`, `ne`, `lt`, `le`, `gt`, `ge` (u8) | the shape both have | shapes that differ, disjoint dtypes |
 //! | `broadcast_add` and the other `broadcast_*` | the broadcast shape | two literals, neither 1, at one place from the end; disjoint dtypes |
 //! | `matmul`, `broadcast_matmul` | `[.., M, N]` | rank below 2, `K` against `K'`, ranks or batch element counts (`matmul`), batch dims (`broadcast_matmul`), dtypes |
@@ -18,12 +18,17 @@
 //! | `sum`, `mean` (one dim or a tuple), `max`, `min`, `argmax`, `argmin` (u32), their `_keepdim` forms, `sum_all`, `mean_all`, `max_all`, `min_all` | dims removed or set to 1 | a dim past the rank, a dim named twice |
 //! | `to_dtype`, `broadcast_as`, `expand`, `broadcast_left`, `where_cond` | as candle | a dim that is not 1 and not the target's, too many dims, branch shapes or dtypes |
 //! | `Tensor::cat`, `Tensor::stack` | dims added up, a new dim | ranks, dims off `dim`, dtypes |
+//! | `Tensor::{zeros, ones, full, from_vec, from_slice, rand, randn, new, arange, eye, tril2, triu2}` | the shape and dtype asked for | none |
+//! | `i(..)` (integers and ranges), `pad_with_zeros`, `index_select`, `gather`, `embedding`, `repeat`, `avg_pool2d`, `max_pool2d`, `conv1d`, `conv2d` | dims removed, narrowed, padded, selected, repeated, pooled | none |
+//! | `to_scalar`, `to_vec0`..`to_vec3`, `dims0`..`dims5` ([`check_read_rank`]) | Rust values | a rank certainly not the one they read |
+//! | candle-nn's layers' `forward` ([`layer::forward`]) | `Linear` maps the last dim, norms keep it, convolutions keep batch and channels | a last dim that is not the weight's |
 //! | `candle_nn::ops::{softmax, log_softmax, softmax_last_dim, sigmoid}` | the input's type | a dim past the rank |
 //! | `candle_nn::loss::{cross_entropy, nll, mse, binary_cross_entropy_with_logit}`, `candle_contracts::nn::*` | `[]` (the `_with` forms: unknown shape), embeddings, gathered rows | their contracts ([`contract_ops`]) |
 //!
-//! Left unknown on purpose: `i(...)` and other indexing, `chunk`, shapes computed from values
+//! Left unknown on purpose: indexing with a tensor, `chunk`, shapes computed from values
 //! (`reshape((n, ()))` with `n` not a literal or a named size), `squeeze` of a dim that may or
-//! may not be 1, layers with weights the checker does not see (`Linear::forward`), the dtype of
+//! may not be 1, a layer's output size where no clause states its weight, a range between two
+//! sizes that are not numbers (candle gives 0 where the start is past the end), the dtype of
 //! `one_hot` (its `on_value`'s Rust type), and every call not in this table.
 //!
 //! ```
@@ -79,6 +84,9 @@ pub enum Arg {
     DType(DType),
     /// A float scalar (`affine`'s `mul`, `maximum(0.0)`).
     Float,
+    /// A range of indices (`2..`, `..t`, `a..=b`, `..`), for `i(..)`: its start and end where
+    /// written (the end one past the last index).
+    Range(Option<Dim>, Option<Dim>),
     /// Anything else.
     Unknown,
 }
@@ -288,6 +296,12 @@ pub fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
     tensor::method(name, receiver, args)
 }
 
+/// A certain failure of `receiver.name()` where `name` reads a tensor of one rank into Rust
+/// values (`to_scalar`, `to_vec2`, `dims3`) and the receiver's rank is certainly another.
+pub fn check_read_rank(name: &str, receiver: &TensorType) -> Result<(), Box<Mismatch>> {
+    tensor::check_read_rank(name, receiver)
+}
+
 /// Whether [`method`] has a rule for `name`: a call of it on a candle `Tensor` yields a
 /// `Tensor` (or a `Result` of one). Any other method may return anything.
 pub fn has_method_rule(name: &str) -> bool {
@@ -376,11 +390,13 @@ mod tests {
             "broadcast_add",
             "broadcast_eq",
             "relu",
+            "i",
+            "index_select",
         ] {
             assert!(has_method_rule(name), "{name}");
         }
         for name in [
-            "i",
+            "arg_sort_last_dim",
             "dims",
             "to_vec1",
             "forward",

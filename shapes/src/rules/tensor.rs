@@ -39,6 +39,10 @@ const SAME_TYPE: &[&str] = &[
     "affine",
     "powf",
     "elu",
+    "zeros_like",
+    "ones_like",
+    "rand_like",
+    "randn_like",
 ];
 
 /// Element-wise binary methods that take a tensor of the receiver's shape (candle's
@@ -84,6 +88,18 @@ const OTHER: &[&str] = &[
     "expand",
     "broadcast_left",
     "where_cond",
+    "clamp",
+    "pad_with_zeros",
+    "pad_with_same",
+    "index_select",
+    "gather",
+    "embedding",
+    "repeat",
+    "avg_pool2d",
+    "max_pool2d",
+    "conv1d",
+    "conv2d",
+    "i",
 ];
 
 /// Whether [`method`] has a rule for `name` (so a call of it on a tensor yields a tensor).
@@ -155,8 +171,76 @@ pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome
             None => receiver.with_shape(Shape::unknown()),
         }),
         "where_cond" => call.where_cond(),
+        // With scalar bounds, the receiver's type; tensor bounds broadcast.
+        "clamp" if args.iter().all(|a| matches!(a, Arg::Float | Arg::Int(_))) => {
+            Ok(receiver.clone())
+        }
+        "clamp" => call.unknown_shape(),
+        "pad_with_zeros" | "pad_with_same" => call.pad(),
+        "index_select" => call.index_select(),
+        "gather" => Ok(match args.first() {
+            Some(Arg::Tensor(ids)) => receiver.with_shape(ids.shape.clone()),
+            _ => receiver.with_shape(Shape::unknown()),
+        }),
+        // `table.embedding(ids)`: a 2-D table's rows for 1-D ids.
+        "embedding" => Ok(match (receiver.shape.dims(), args.first()) {
+            (Some([_, hidden]), Some(Arg::Tensor(ids))) => {
+                receiver.with_shape(ids.shape.clone().appended(hidden.clone()))
+            }
+            _ => receiver.with_shape(Shape::unknown()),
+        }),
+        "repeat" => call.repeat(),
+        "i" => call.index(),
+        "avg_pool2d" | "max_pool2d" => call.pool2d(),
+        "conv1d" => call.conv(3),
+        "conv2d" => call.conv(4),
         _ => Ok(TensorType::unknown()),
     }
+}
+
+/// Methods that read a tensor of one rank into Rust values: `to_scalar` (rank 0),
+/// `to_vec0` to `to_vec3`, `dims0` to `dims5` (their number). candle's check fails for any
+/// other rank.
+pub(crate) fn read_rank(name: &str) -> Option<usize> {
+    match name {
+        "to_scalar" => Some(0),
+        _ => {
+            let digit = name
+                .strip_prefix("to_vec")
+                .filter(|d| matches!(*d, "0" | "1" | "2" | "3"))
+                .or_else(|| {
+                    name.strip_prefix("dims")
+                        .filter(|d| matches!(*d, "0" | "1" | "2" | "3" | "4" | "5"))
+                })?;
+            digit.parse().ok()
+        }
+    }
+}
+
+/// `receiver.name()` of a method of [`read_rank`]: a failure where the receiver's rank is
+/// certainly another.
+pub(crate) fn check_read_rank(name: &str, receiver: &TensorType) -> Result<(), Box<Mismatch>> {
+    let Some(rank) = read_rank(name) else {
+        return Ok(());
+    };
+    let differs = match receiver.shape.rank() {
+        Rank::Exactly(r) => r != rank,
+        Rank::AtLeast(r) => r > rank,
+    };
+    if !differs {
+        return Ok(());
+    }
+    Err(Box::new(Mismatch {
+        op: format!("Tensor::{name}"),
+        argument: Argument::Receiver,
+        expected: format!("self: a tensor of rank {rank}"),
+        found: receiver.to_string(),
+        reason: Reason::Rank {
+            found: receiver.shape.rank(),
+            expected: Rank::Exactly(rank),
+        },
+        help: None,
+    }))
 }
 
 /// Associated functions and candle-nn's ops, by full path.
@@ -174,7 +258,114 @@ pub(crate) const FUNCTIONS: &[(&str, FunctionRule)] = &[
     }),
     ("candle_nn::ops::softmax_last_dim", same_as_first),
     ("candle_nn::ops::sigmoid", same_as_first),
+    ("candle_nn::ops::silu", same_as_first),
+    ("candle_nn::ops::rms_norm", same_as_first),
+    ("candle_nn::ops::layer_norm", same_as_first),
+    ("candle_nn::rotary_emb::rope", same_as_first),
+    ("candle_nn::rotary_emb::rope_i", same_as_first),
+    ("candle_nn::rotary_emb::rope_thd", same_as_first),
+    // Constructors: `zeros(shape, dtype, device)` and the like.
+    ("candle_core::Tensor::zeros", |args| {
+        filled(args, 0, args.get(1))
+    }),
+    ("candle_core::Tensor::ones", |args| {
+        filled(args, 0, args.get(1))
+    }),
+    ("candle_core::Tensor::full", |args| filled(args, 1, None)),
+    ("candle_core::Tensor::from_vec", |args| {
+        filled(args, 1, None)
+    }),
+    ("candle_core::Tensor::from_slice", |args| {
+        filled(args, 1, None)
+    }),
+    ("candle_core::Tensor::rand", |args| {
+        filled(args, 2, None).map(|t| TensorType::new(DTypeSet::FLOAT, t.shape))
+    }),
+    ("candle_core::Tensor::randn", |args| {
+        filled(args, 2, None).map(|t| TensorType::new(DTypeSet::FLOAT, t.shape))
+    }),
+    ("candle_core::Tensor::new", new),
+    ("candle_core::Tensor::arange", arange),
+    ("candle_core::Tensor::arange_step", |_| {
+        Ok(TensorType::new(
+            DTypeSet::ANY,
+            Shape::new(vec![Dim::Unknown]),
+        ))
+    }),
+    ("candle_core::Tensor::eye", square),
+    ("candle_core::Tensor::tril2", square),
+    ("candle_core::Tensor::triu2", square),
 ];
+
+/// A constructor's tensor: the shape its argument at `shape` gives (a tuple, an array, one
+/// size), the dtype a `DType` argument names.
+fn filled(args: &[Arg], shape: usize, dtype: Option<&Arg>) -> Outcome {
+    let dtypes = match dtype {
+        Some(Arg::DType(dtype)) => DTypeSet::only(*dtype),
+        _ => DTypeSet::ANY,
+    };
+    let shape = match args.get(shape) {
+        Some(Arg::Tuple(items)) if items.iter().all(|a| matches!(a, Arg::Int(_))) => {
+            Shape::new(items.iter().map(Arg::size).collect())
+        }
+        Some(Arg::Int(n)) => Shape::new(vec![n.clone()]),
+        _ => Shape::unknown(),
+    };
+    Ok(TensorType::new(dtypes, shape))
+}
+
+/// `Tensor::new(values, device)`: a scalar for one value, one dim per level of nested arrays.
+fn new(args: &[Arg]) -> Outcome {
+    fn shape_of(arg: &Arg) -> Option<Vec<Dim>> {
+        match arg {
+            Arg::Int(_) | Arg::Float => Some(Vec::new()),
+            Arg::Tuple(items) if !items.is_empty() => {
+                let inner = shape_of(&items[0])?;
+                // Every row of the same shape, or candle's `new` does not take it.
+                items
+                    .iter()
+                    .all(|item| shape_of(item).as_ref() == Some(&inner))
+                    .then(|| {
+                        let mut dims = vec![Dim::lit(items.len() as u64)];
+                        dims.extend(inner);
+                        dims
+                    })
+            }
+            _ => None,
+        }
+    }
+    let shape = args
+        .first()
+        .and_then(shape_of)
+        .map_or_else(Shape::unknown, Shape::new);
+    Ok(TensorType::new(DTypeSet::ANY, shape))
+}
+
+/// `Tensor::arange(start, end, device)`: `end - start` values for integers.
+fn arange(args: &[Arg]) -> Outcome {
+    // No value where the start is not below the end: exact from 0, and between two numbers.
+    let len = match (args.first(), args.get(1)) {
+        (Some(Arg::Int(start)), Some(Arg::Int(end))) => {
+            match (start.as_literal(), end.as_literal()) {
+                (Some(0), _) => end.clone(),
+                (Some(s), Some(e)) => Dim::lit(e.saturating_sub(s)),
+                _ => Dim::Unknown,
+            }
+        }
+        _ => Dim::Unknown,
+    };
+    Ok(TensorType::new(DTypeSet::ANY, Shape::new(vec![len])))
+}
+
+/// `eye(n, dtype, device)`, `tril2`, `triu2`: `[n, n]`.
+fn square(args: &[Arg]) -> Outcome {
+    let n = args.first().map_or(Dim::Unknown, Arg::size);
+    let dtypes = match args.get(1) {
+        Some(Arg::DType(dtype)) => DTypeSet::only(*dtype),
+        _ => DTypeSet::ANY,
+    };
+    Ok(TensorType::new(dtypes, Shape::new(vec![n.clone(), n])))
+}
 
 fn same_as_first(args: &[Arg]) -> Outcome {
     Ok(args
@@ -705,6 +896,139 @@ impl Call<'_> {
         Ok(self
             .receiver
             .with_shape(self.receiver.shape.clone().with_dim(axis, len)))
+    }
+
+    /// `pad_with_zeros(dim, left, right)`: the dim grows by `left + right`.
+    fn pad(&self) -> Outcome {
+        let Some(axis) = self.resolve(0)? else {
+            return self.unknown_shape();
+        };
+        let (left, right) = (
+            self.args.get(1).map_or(Dim::Unknown, Arg::size),
+            self.args.get(2).map_or(Dim::Unknown, Arg::size),
+        );
+        let size = self.receiver.shape.get(axis).add(left).add(right);
+        Ok(self
+            .receiver
+            .with_shape(self.receiver.shape.clone().with_dim(axis, size)))
+    }
+
+    /// `index_select(ids, dim)`: the dim becomes the number of ids (1-D).
+    fn index_select(&self) -> Outcome {
+        let Some(axis) = self.resolve(1)? else {
+            return self.unknown_shape();
+        };
+        let count = match self.args.first() {
+            Some(Arg::Tensor(ids)) => match ids.shape.dims() {
+                Some([n]) => n.clone(),
+                _ => Dim::Unknown,
+            },
+            _ => Dim::Unknown,
+        };
+        Ok(self
+            .receiver
+            .with_shape(self.receiver.shape.clone().with_dim(axis, count)))
+    }
+
+    /// `i(index)` of candle's `IndexOp`: from the first dim on, an integer removes its dim, a
+    /// range narrows it (`..` keeps it); the dims past the index's items stay.
+    fn index(&self) -> Outcome {
+        let items = match self.args.first() {
+            Some(Arg::Tuple(items)) => items.clone(),
+            Some(item @ (Arg::Int(_) | Arg::Range(..))) => vec![item.clone()],
+            _ => return self.unknown_shape(),
+        };
+        let shape = &self.receiver.shape;
+        if items.len() > shape.front().len() {
+            return self.unknown_shape();
+        }
+        let mut front = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let size = shape.front()[i].clone();
+            match item {
+                Arg::Int(_) => {}
+                // candle narrows to `end - start` (0 where the start is past the end): exact
+                // from the start of the dim or to its end, and between two numbers.
+                Arg::Range(start, end) => front.push(match (start, end) {
+                    (None, None) => size,
+                    (None, Some(end)) => end.clone(),
+                    (Some(start), None) => size.sub(start.clone()),
+                    (Some(start), Some(end)) => match (start.as_literal(), end.as_literal()) {
+                        (Some(s), Some(e)) => Dim::lit(e.saturating_sub(s)),
+                        _ => Dim::Unknown,
+                    },
+                }),
+                _ => return self.unknown_shape(),
+            }
+        }
+        let rest = &shape.front()[items.len()..];
+        front.extend(rest.iter().cloned());
+        let shape = match shape.run() {
+            Some(run) => Shape::with_run(front, run.clone(), shape.back().to_vec()),
+            None => Shape::new(front),
+        };
+        Ok(self.receiver.with_shape(shape))
+    }
+
+    /// `repeat(shape)`: candle repeats the leading dims (after padding the rank with 1s to the
+    /// number of repeats), each by its count.
+    fn repeat(&self) -> Outcome {
+        let (Some(dims), Some(counts)) = (
+            self.receiver.shape.dims(),
+            self.args.first().and_then(sizes),
+        ) else {
+            return self.unknown_shape();
+        };
+        let mut dims = dims.to_vec();
+        while dims.len() < counts.len() {
+            dims.insert(0, Dim::lit(1));
+        }
+        for (dim, count) in dims.iter_mut().zip(counts) {
+            *dim = dim.clone().mul(count);
+        }
+        Ok(self.receiver.with_shape(Shape::new(dims)))
+    }
+
+    /// `avg_pool2d(k)`, `max_pool2d(k)` (stride `k`) on `[B, C, H, W]`: `[B, C, H / k, W / k]`
+    /// rounded down, where the sizes are numbers.
+    fn pool2d(&self) -> Outcome {
+        let Some([b, c, h, w]) = self.receiver.shape.dims() else {
+            return Ok(self.receiver.with_shape(Shape::new(vec![Dim::Unknown; 4])));
+        };
+        let (kh, kw) = match self.args.first() {
+            Some(Arg::Tuple(items)) if items.len() == 2 => (items[0].size(), items[1].size()),
+            Some(arg) => (arg.size(), arg.size()),
+            None => (Dim::Unknown, Dim::Unknown),
+        };
+        let pooled = |size: &Dim, k: Dim| match (size.as_literal(), k.as_literal()) {
+            (Some(size), Some(k)) if k > 0 && size >= k => Dim::lit((size - k) / k + 1),
+            _ => Dim::Unknown,
+        };
+        Ok(self.receiver.with_shape(Shape::new(vec![
+            b.clone(),
+            c.clone(),
+            pooled(h, kh),
+            pooled(w, kw),
+        ])))
+    }
+
+    /// `conv1d(kernel, ..)`, `conv2d(kernel, ..)`: `[B, COUT, ..]` of the input's batch and the
+    /// kernel's out channels.
+    fn conv(&self, rank: usize) -> Outcome {
+        let batch = match self.receiver.shape.dims() {
+            Some(dims) if dims.len() == rank => dims[0].clone(),
+            _ => Dim::Unknown,
+        };
+        let channels = match self.args.first() {
+            Some(Arg::Tensor(kernel)) => match kernel.shape.dims() {
+                Some(dims) if dims.len() == rank => dims[0].clone(),
+                _ => Dim::Unknown,
+            },
+            _ => Dim::Unknown,
+        };
+        let mut dims = vec![batch, channels];
+        dims.resize(rank, Dim::Unknown);
+        Ok(self.receiver.with_shape(Shape::new(dims)))
     }
 
     /// `get(i)`: the first dim removed (a scalar stays a scalar).
