@@ -8,9 +8,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use candle_contracts_shapes::dim::Factor;
 use candle_contracts_shapes::rules::layer::{self, Layer};
 use candle_contracts_shapes::{
-    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, TensorType,
+    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, Shape, TensorType,
     check_read_rank, function, has_method_rule, method, rules::contract_ops, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
@@ -277,7 +278,13 @@ pub fn walk(
     source: &dyn SourceText,
     f: Function<'_>,
 ) -> (Vec<Finding>, Vec<LetHint>) {
-    let contract = f.contract.clone();
+    let generics: Vec<String> = f
+        .impl_generics
+        .iter()
+        .cloned()
+        .chain(crate::index::generic_names(&f.sig.generics))
+        .collect();
+    let contract = with_constants(index, f.contract, f.module, &generics);
     let mut walker = Walker {
         index,
         source,
@@ -1536,6 +1543,13 @@ impl Walker<'_> {
         let Some(contract) = callee.contract.as_ref().and_then(|c| c.parsed.as_ref()) else {
             return unknown_result;
         };
+        let callee_generics: Vec<String> = callee
+            .impl_generics
+            .iter()
+            .cloned()
+            .chain(crate::index::generic_names(&callee.sig.generics))
+            .collect();
+        let contract = &with_constants(self.index, contract, callee.module, &callee_generics);
         let params: Vec<Option<String>> = callee
             .sig
             .inputs
@@ -1753,6 +1767,38 @@ impl Walker<'_> {
             origin,
         });
     }
+}
+
+/// `contract` with each dim name that is an integer constant in sight of `module` (a `const`
+/// whose value the index reads, directly or through a `use`) replaced by its value, as the guard
+/// binds it at run time; a generic parameter of the function (`hidden`) hides a constant.
+fn with_constants(
+    index: &Index,
+    contract: &Contract,
+    module: ModId,
+    hidden: &[String],
+) -> Contract {
+    let mut lookup = |factor: &Factor| match factor {
+        Factor::Symbol(name) => Some(match index.resolve(module, std::slice::from_ref(name)) {
+            Resolved::Const(Some(value)) if !hidden.contains(name) => Dim::lit(value),
+            _ => Dim::symbol(name.clone()),
+        }),
+        Factor::Braced(text) => Some(Dim::braced(text)),
+        // `substitute` itself takes divisions and remainders apart.
+        Factor::Div(..) | Factor::Rem(..) => None,
+    };
+    let mut contract = contract.clone();
+    for clause in &mut contract.clauses {
+        let shape = &clause.spec.shape;
+        let mut map =
+            |dims: &[Dim]| -> Vec<Dim> { dims.iter().map(|d| d.substitute(&mut lookup)).collect() };
+        let (front, back) = (map(shape.front()), map(shape.back()));
+        clause.spec.shape = match shape.run() {
+            Some(run) => Shape::with_run(front, run.clone(), back),
+            None => Shape::new(front),
+        };
+    }
+    contract
 }
 
 /// Names a piece of code may assign (`kept`: the type stays, the value may change) or bind

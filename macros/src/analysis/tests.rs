@@ -196,7 +196,8 @@ fn what_is_not_certain_is_silent() {
     silent(
         args.clone(),
         quote!({
-            let x = x.i(0)?;
+            // Indexing by a tensor: the rows are as many as its values.
+            let x = x.i(y)?;
             x.add(y)
         }),
     );
@@ -858,5 +859,53 @@ fn a_module_scope_marks_its_impl_methods_only() {
     assert!(
         expanded.contains("# [contract (xs : f32 [N])]"),
         "{expanded}"
+    );
+}
+
+/// A dim named by an integer constant in sight is its value, as the guard binds it: the
+/// missing transpose is an error with `IMAGE_DIM` as with `784`; a generic parameter of the
+/// same name hides the constant.
+#[test]
+fn constants_in_clauses_are_their_values() {
+    let found = scope_errors(quote! {
+        mod mlp {
+            use candle_core::{Result, Tensor};
+            const IMAGE_DIM: usize = 784;
+            const HIDDEN: usize = 128;
+
+            #[contract(xs: f32[B, IMAGE_DIM], w1: f32[HIDDEN, IMAGE_DIM])]
+            pub fn missing_transpose(xs: &Tensor, w1: &Tensor) -> Result<Tensor> {
+                xs.matmul(w1)
+            }
+
+            #[contract(xs: f32[B, IMAGE_DIM], w1: f32[HIDDEN, 784], return: f32[B, 128])]
+            pub fn hidden(xs: &Tensor, w1: &Tensor) -> Result<Tensor> {
+                xs.matmul(&w1.t()?)
+            }
+
+            #[contract(xs: f32[B, 784], w: f32[10, 128])]
+            pub fn head(xs: &Tensor, w: &Tensor) -> Result<Tensor> {
+                hidden(xs, w)
+            }
+
+            #[contract(xs: f32[B, HIDDEN], w: f32[10, 128])]
+            pub fn shadowed<const HIDDEN: usize>(xs: &Tensor, w: &Tensor) -> Result<Tensor> {
+                xs.matmul(&w.t()?)
+            }
+        }
+    });
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "`Tensor::matmul` takes `rhs: f32[.., 784, _]`, but `w1` is `f32[128, 784]` here"
+        ),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[1]
+            .starts_with("`mlp::hidden` takes `w1: f32[128, 784]`, but `w` is `f32[10, 128]` here"),
+        "{}",
+        found[1]
     );
 }
