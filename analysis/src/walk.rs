@@ -244,6 +244,10 @@ pub struct Function<'a> {
     pub display: &'a str,
     /// The file it is written in.
     pub file: FileId,
+    /// Code without a contract (`main`, a data loader): only a call whose success it takes
+    /// (`?`, `.unwrap()`, `.expect(..)`) is reported, since code that inspects a `Result`
+    /// (`.unwrap_err()`, `is_err()`, a `match`) may expect the failure.
+    pub glue: bool,
 }
 
 impl std::fmt::Debug for Function<'_> {
@@ -267,6 +271,7 @@ impl<'a> Function<'a> {
             impl_generics: &def.impl_generics,
             display: &def.display,
             file: def.file,
+            glue: false,
         }
     }
 }
@@ -299,6 +304,7 @@ pub fn walk(
         fix_result: false,
         hints: Vec::new(),
         in_let: false,
+        taken: false,
         body_macros: body_macros(f.block),
     };
     // Generic parameters shadow the module's names.
@@ -339,6 +345,9 @@ struct Walker<'a> {
     hints: Vec<LetHint>,
     /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
     in_let: bool,
+    /// Whether the expression being walked is one whose success the code takes (the operand of
+    /// `?`, the receiver of `.unwrap()`): in glue code, only those calls are reported.
+    taken: bool,
     /// The `macro_rules!` the body defines, each with the names its definition holds: a call
     /// may assign any of those it sees where it is defined, without naming them.
     body_macros: BodyMacros,
@@ -701,7 +710,11 @@ impl Walker<'_> {
         let mut never = false;
         for (i, stmt) in block.stmts.iter().enumerate() {
             let last = i + 1 == block.stmts.len();
+            // Only the block's value is taken where the block is.
+            let outer = self.taken;
+            self.taken &= last;
             let v = self.stmt(stmt);
+            self.taken = outer;
             never |= v == Value::Never;
             if last && matches!(stmt, syn::Stmt::Expr(_, None)) {
                 value = v;
@@ -776,7 +789,12 @@ impl Walker<'_> {
                 }
                 value
             }
-            syn::Expr::Try(t) => self.expr(&t.expr),
+            syn::Expr::Try(t) => {
+                let outer = std::mem::replace(&mut self.taken, true);
+                let value = self.expr(&t.expr);
+                self.taken = outer;
+                value
+            }
             syn::Expr::Unary(u) => {
                 let value = self.expr(&u.expr);
                 match (&u.op, value) {
@@ -1121,17 +1139,25 @@ impl Walker<'_> {
         value.unwrap_or(Value::Never)
     }
 
+    /// An operand, a receiver or an argument: not what the enclosing `?` takes.
+    fn operand(&mut self, expr: &syn::Expr) -> Value {
+        let outer = std::mem::replace(&mut self.taken, false);
+        let value = self.expr(expr);
+        self.taken = outer;
+        value
+    }
+
     fn binary(&mut self, b: &syn::ExprBinary) -> Value {
         use syn::BinOp;
-        let left = self.expr(&b.left);
+        let left = self.operand(&b.left);
         if matches!(b.op, BinOp::And(_) | BinOp::Or(_)) {
             // The right side may not run: what follows knows what both paths know.
             let skipped = self.scope.clone();
-            self.expr(&b.right);
+            self.operand(&b.right);
             self.scope = merge(&skipped, &self.scope);
             return Value::Other;
         }
-        let right = self.expr(&b.right);
+        let right = self.operand(&b.right);
         let name = match b.op {
             BinOp::Add(_) => "add",
             BinOp::Sub(_) => "sub",
@@ -1186,10 +1212,16 @@ impl Walker<'_> {
         {
             return value;
         }
-        let receiver = self.expr(&call.receiver);
-        let args: Vec<Value> = call.args.iter().map(|a| self.expr(a)).collect();
-        let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         let name = call.method.to_string();
+        // `.unwrap()` and `.expect(..)` take the success of their receiver, as `?` does.
+        let outer = std::mem::replace(
+            &mut self.taken,
+            KEEP_OK.contains(&name.as_str()) && name != "map_err",
+        );
+        let receiver = self.expr(&call.receiver);
+        self.taken = outer;
+        let args: Vec<Value> = call.args.iter().map(|a| self.operand(a)).collect();
+        let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         match receiver {
             // `xs.apply(&self.q_proj)`: candle's own `apply` runs the layer's `forward`.
             Value::Tensor(t)
@@ -1380,7 +1412,7 @@ impl Walker<'_> {
     }
 
     fn call(&mut self, call: &syn::ExprCall) -> Value {
-        let args: Vec<Value> = call.args.iter().map(|a| self.expr(a)).collect();
+        let args: Vec<Value> = call.args.iter().map(|a| self.operand(a)).collect();
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         let syn::Expr::Path(path) = &*call.func else {
             self.expr(&call.func);
@@ -1755,6 +1787,9 @@ impl Walker<'_> {
         given: &str,
         origin: Option<(Origin, String)>,
     ) {
+        if self.f.glue && !self.taken {
+            return;
+        }
         let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
         self.findings.push(Finding {
             site,

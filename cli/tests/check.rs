@@ -126,7 +126,7 @@ fn calls_across_modules_resolve_by_path_use_and_receiver_type() {
         "43 |     #[contract(xs: f32[B, 784], self.encoder.weight: f32[784, 32])]\n   |                                 ------------------- `self.encoder.weight` is declared `f32[784, 32]` here"
     ));
     assert!(
-        stderr.ends_with("error: 9 certain mismatches in 13 contracted functions in 5 files\n")
+        stderr.ends_with("error: 9 certain mismatches in 13 contracted functions and 2 without a contract in 5 files\n")
     );
     assert_eq!(code, 1);
 }
@@ -146,7 +146,7 @@ fn correct_programs_the_checker_cannot_follow_pass() {
     let (code, stdout, stderr) = run(&fixture("gradual"), &["check"]);
     assert_eq!(
         stderr,
-        "checked 32 contracted functions in 1 file: no certain mismatch\n"
+        "checked 32 contracted functions and 9 without a contract in 1 file: no certain mismatch\n"
     );
     assert_eq!((code, stdout.as_str()), (0, ""));
 }
@@ -203,7 +203,7 @@ fn the_projects_own_crates_have_no_errors() {
     // The contracted functions of the examples and of the end-to-end tests are all read.
     let (_, _, stderr) = run(&workspace, &["check", "examples"]);
     assert!(
-        stderr.starts_with("checked 6 contracted functions in "),
+        stderr.starts_with("checked 6 contracted functions and "),
         "{stderr}"
     );
 }
@@ -380,6 +380,61 @@ fn the_summary_of_an_unparsable_file_counts_in_english() {
     assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("error: 1 file does not parse; 0 certain mismatches found in"),
+        "{stderr}"
+    );
+}
+
+/// Code without a contract (`main`, a data loader) is checked where it takes a call's success
+/// (`?`, `.unwrap()`): a `[512, 1]` tensor into a `u32[B]` parameter, a missing transpose in
+/// `main`; a call whose failure the code expects (`.is_err()`, a `Result` kept) is not reported.
+#[test]
+fn glue_code_is_checked_where_it_takes_a_calls_success() {
+    let dir = scratch("glue");
+    std::fs::write(
+        dir.join("main.rs"),
+        "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+
+#[contract(logits: f32[B, C], target: u32[B])]
+fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_nn::loss::cross_entropy(logits, target)
+}
+
+fn main() -> Result<()> {
+    let logits = Tensor::zeros((512, 10), DType::F32, &Device::Cpu)?;
+    let target = Tensor::zeros((512, 1), DType::U32, &Device::Cpu)?;
+    let value = loss(&logits, &target)?;
+    let unwrapped = loss(&logits, &target).unwrap();
+    let expected = loss(&logits, &target).is_err();
+    let kept = loss(&logits, &target);
+    let w = Tensor::randn(0f32, 1f32, (10, 784), &Device::Cpu)?;
+    let x = Tensor::zeros((512, 784), DType::F32, &Device::Cpu)?;
+    let h = x.matmul(&w)?;
+    let fine = x.matmul(&w.t()?)?;
+    println!(\"{value} {unwrapped} {expected} {kept:?} {h} {fine}\");
+    Ok(())
+}
+",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "main.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `loss` takes `target: u32[B]`, but `target` is `u32[512, 1]` here",
+            "--> main.rs:12:32",
+            "error: `loss` takes `target: u32[B]`, but `target` is `u32[512, 1]` here",
+            "--> main.rs:13:36",
+            "error: `Tensor::matmul` takes `rhs: f32[.., 784, _]`, but `w` is `float[10, 784]` here",
+            "--> main.rs:18:23",
+        ],
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with(
+            "error: 3 certain mismatches in 1 contracted function and 1 without a contract in 1 file\n"
+        ),
         "{stderr}"
     );
 }
