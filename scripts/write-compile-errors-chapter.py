@@ -81,6 +81,8 @@ SECTIONS = [
     ("static_cross_method", "Body: a call of another contracted method", "`#[contract]` on the `impl` block makes its methods' contracts visible to each other."),
     ("static_followed_bindings", "Body: bindings followed in order", "A `mut` binding is known from its `let` until something the walk cannot follow may change it, and the parameter it shadows until then; a local does not hide a module path (`let loss = loss::nll(..)`); a clause on a parameter's field holds in the body."),
     ("static_first_mismatch", "Body: the first certain mismatch, where it is", "A value the macro cannot see (`v + self.eps`) stops nothing a candle op still tells: what `broadcast_div` gives has at least the rank of `xs`, so the `mul` is reported, not the `return` clause after it."),
+    ("static_layer_weight", "Body: a layer's input against its weight", "candle-nn's layers have rules for `forward` and `apply`; with a clause on the weight (`self.proj.weight()`), the output is known and an input whose last dim is not the weight's is certain to fail."),
+    ("static_constant_dims", "Body: a dim named by a constant", "A dim named after an integer `const` in sight is its value, as the guard binds it: `IMAGE_DIM` is 784."),
     ("static_file_use", "Body: a path through the file's own `use`", "The macro reads the `use`s of the module its function stands in from the source file: `use candle_contracts::nn;` makes `nn::cross_entropy` the guarded op, checked at its call."),
     ("static_without_clauses", "Body: `#[contract]` without clauses on a function", "The body is read at compile time and nothing is added to what runs; a candle `Tensor` parameter starts with nothing known, and what the body makes certain (a dtype set by `to_dtype`) is checked at the calls."),
     ("static_issue_examples", "Body: every mismatch at once", "Every certain mismatch of a crate is reported in one compile, and the functions still expand."),
@@ -101,7 +103,7 @@ out = [
     "",
 ]
 # Cases whose error needs the macro to read the file it stands in, which a doctest does not have.
-READS_ITS_FILE = {"static_file_use", "static_without_clauses"}
+READS_ITS_FILE = {"static_file_use", "static_without_clauses", "static_layer_weight", "static_constant_dims"}
 
 for stem, title, why in SECTIONS:
     source = (ui / f"{stem}.rs").read_text().rstrip("\n")

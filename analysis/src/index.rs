@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use candle_contracts_shapes::Contract;
 
+pub use crate::contract::syntax::name_of;
+
 /// Index of a file, as the front end numbers them.
 pub type FileId = usize;
 
@@ -67,8 +69,11 @@ pub struct Module {
     /// Its `use`s: the name brought in, and the path it names (resolved in this module;
     /// empty when two `use`s of the name disagree).
     pub uses: BTreeMap<String, Vec<String>>,
-    /// Its glob imports (`use super::*`).
-    pub globs: Vec<Vec<String>>,
+    /// Its glob imports (`use super::*`), each with whether it is `pub` (re-exported).
+    pub globs: Vec<(Vec<String>, bool)>,
+    /// The names of its items and `use`s that are `pub` (in any form but `pub(self)`): what
+    /// a glob import of it brings.
+    pub public: BTreeSet<String>,
     /// Whether a macro invocation among its items may define names the index cannot see.
     pub opaque: bool,
 }
@@ -107,9 +112,12 @@ pub struct FnDef {
     pub contract: Option<ContractText>,
     /// The generic parameters of its `impl` block (which shadow the module's names).
     pub impl_generics: Vec<String>,
-    /// It stands under `cfg`: it may be compiled out, leaving its name to another item, so
-    /// no call is taken to be its.
+    /// It stands under `cfg` (or in an `impl` under `cfg`): it may be compiled out, leaving
+    /// its name to another item, so no call is taken to be its.
     pub conditional: bool,
+    /// The trait of its `impl` block, as resolved there, for a trait's method: a call by
+    /// method syntax reaches it only where the trait is in scope.
+    pub trait_of: Option<Resolved>,
 }
 
 impl std::fmt::Debug for FnDef {
@@ -142,9 +150,20 @@ pub struct Index {
     crates: Vec<CrateInfo>,
     methods: BTreeMap<(String, String), Vec<FnId>>,
     libs: BTreeMap<String, usize>,
-    /// Each `impl` block: its module, its type's path, its functions, and whether it is a
-    /// trait's.
-    pending_impls: Vec<(ModId, Vec<String>, Vec<FnId>, bool)>,
+    pending_impls: Vec<PendingImpl>,
+    /// Type aliases, by key: an `impl` through one adds methods to a type the index cannot
+    /// name.
+    aliases: BTreeSet<String>,
+    /// Method names an `impl` the index cannot place defines (through an alias, on another
+    /// crate's type of several instantiations): no call of that name is certain, on any type.
+    uncertain_names: BTreeSet<String>,
+    /// Methods of a type that only some instantiations have (`impl Model<f32>`): no call of
+    /// that name on the type is certain.
+    uncertain_methods: BTreeSet<(String, String)>,
+    /// Enum variants, by enum key: `Kind::Wrap(..)` is the variant, not a function.
+    variants: BTreeMap<String, BTreeSet<String>>,
+    /// The names of every `macro_rules!` read: a macro of one of those names is not std's.
+    macro_names: BTreeSet<String>,
     external_methods: BTreeSet<(String, String)>,
     fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
 }
@@ -158,6 +177,22 @@ pub trait Files {
     fn path(&self, file: FileId) -> &Path;
     /// A `mod name;` of `file` (not under `cfg`) whose file is at none of `candidates`.
     fn missing_module(&mut self, name: &str, file: FileId, candidates: &[PathBuf]);
+}
+
+/// An `impl` block read, placed once every module is read.
+#[derive(Debug)]
+struct PendingImpl {
+    module: ModId,
+    /// Its type's path as written (`Model`, `model::Model`).
+    self_ty: Vec<String>,
+    /// Whether the type is written with generic arguments other than the block's own
+    /// parameters (`impl Model<f32>`): its methods are some instantiations' only.
+    specific: bool,
+    /// The block's generic parameters.
+    generics: Vec<String>,
+    fns: Vec<FnId>,
+    /// The trait's path, for a trait's `impl`.
+    trait_path: Option<Vec<String>>,
 }
 
 /// A field's declared type.
@@ -221,33 +256,66 @@ impl Index {
     /// Resolves the types of the `impl` blocks read, now that every module is known (a type
     /// may be imported from a module read later).
     pub fn finish(&mut self) {
-        for (module, self_ty, ids, of_trait) in std::mem::take(&mut self.pending_impls) {
+        for pending in std::mem::take(&mut self.pending_impls) {
+            let PendingImpl {
+                module,
+                self_ty,
+                specific,
+                generics,
+                fns,
+                trait_path,
+            } = pending;
             let whole_crate = self.crates[self.modules[module].krate].root_known;
+            let names: Vec<String> = fns.iter().map(|&id| self.fns[id].name.clone()).collect();
+            // `impl<T: Step> Run for T`: a blanket impl, of no one type.
+            if self_ty
+                .first()
+                .is_some_and(|first| generics.contains(first))
+            {
+                continue;
+            }
+            let trait_of = trait_path.map(|path| self.resolve(module, &path));
             let key = match self.resolve(module, &self_ty) {
+                // Through an alias, the methods are another type's, which the index cannot
+                // name: a call of those names is certain on no type.
+                Resolved::Type(key) if self.aliases.contains(&key) => {
+                    self.uncertain_names.extend(names);
+                    continue;
+                }
                 Resolved::Type(key) => key,
                 // A method the crate adds to another crate's type (through its own trait).
                 Resolved::External(path) => {
-                    for id in ids {
-                        let name = self.fns[id].name.clone();
+                    for name in names {
                         self.external_methods.insert((path.join("::"), name));
                     }
                     continue;
                 }
                 // A file read alone may implement a type of another file of its crate:
                 // within the `impl`, `self` and `Self` are still that one type.
-                Resolved::Unknown if self_ty.len() == 1 && !whole_crate => {
+                Resolved::Unknown
+                    if self_ty.len() == 1
+                        && !whole_crate
+                        && !self.modules[module].items.contains_key(&self_ty[0]) =>
+                {
                     self.type_key(module, &self_ty[0])
                 }
-                _ => continue,
+                _ => {
+                    self.uncertain_names.extend(names);
+                    continue;
+                }
             };
             let type_name = self_ty.last().cloned().unwrap_or_default();
-            for id in ids {
+            for id in fns {
                 let f = &mut self.fns[id];
                 f.display = format!("{type_name}::{}", f.name);
                 f.owner = Some(key.clone());
+                f.trait_of = trait_of.clone();
+                if specific {
+                    self.uncertain_methods.insert((key.clone(), f.name.clone()));
+                }
                 // Where the rest of the crate is out of sight, an inherent method of the same
                 // name may be defined in another file, and it would win over a trait's.
-                if of_trait && !whole_crate {
+                if trait_of.is_some() && !whole_crate {
                     continue;
                 }
                 self.methods
@@ -266,6 +334,7 @@ impl Index {
             items: BTreeMap::new(),
             uses: BTreeMap::new(),
             globs: Vec::new(),
+            public: BTreeSet::new(),
             opaque: false,
         });
         self.modules.len() - 1
@@ -286,38 +355,77 @@ impl Index {
         files: &mut dyn Files,
     ) {
         for item in items {
+            if let Some(name) = public_name(item) {
+                self.modules[module].public.insert(name);
+            }
+            // Under `cfg` it may be compiled out, leaving its name to a glob or the prelude:
+            // what it names is unknown (a module's functions are still read, and checked).
+            let conditional = item_attrs(item).is_some_and(is_conditional);
             match item {
                 syn::Item::Fn(f) => {
                     let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
-                    self.insert(module, f.sig.ident.to_string(), Item::Fn(id));
+                    self.insert(module, name_of(&f.sig.ident), Item::Fn(id));
                 }
                 syn::Item::Mod(m) => self.read_mod(module, m, file, dir, files),
-                // Under `cfg` it may be compiled out, leaving the name to a glob or the
-                // prelude: what it names is unknown.
-                syn::Item::Use(u) if is_conditional(&u.attrs) => {
+                syn::Item::Use(u) if conditional => {
                     let mut names = BTreeMap::new();
                     use_names(&u.tree, Vec::new(), &mut names);
                     for name in names.into_keys() {
                         self.modules[module].uses.insert(name, Vec::new());
                     }
                 }
-                syn::Item::Use(u) => self.read_use(module, &u.tree, Vec::new()),
+                syn::Item::Use(u) => {
+                    let public = is_public(&u.vis);
+                    let mut prefix = Vec::new();
+                    if u.leading_colon.is_some() {
+                        prefix.push("::".to_string());
+                    }
+                    self.read_use(module, &u.tree, prefix, public);
+                }
+                _ if conditional => {
+                    if let Some(name) = item_name(item) {
+                        self.insert(module, name, Item::Other);
+                    }
+                    if let syn::Item::Macro(m) = item
+                        && let Some(ident) = &m.ident
+                    {
+                        self.macro_names.insert(name_of(ident));
+                    }
+                    if let syn::Item::Impl(i) = item {
+                        for impl_item in &i.items {
+                            if let syn::ImplItem::Fn(f) = impl_item {
+                                let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
+                                self.fns[id].conditional = true;
+                            }
+                        }
+                    }
+                }
                 syn::Item::Struct(s) => {
                     self.add_type(module, &s.ident);
-                    let key = self.type_key(module, &s.ident.to_string());
-                    // A field typed by a generic parameter is of no type the index knows.
+                    let key = self.type_key(module, &name_of(&s.ident));
+                    // A field typed by a generic parameter is of no type the index knows, and
+                    // one under `cfg` may be another field of that name.
                     let generics = generic_names(&s.generics);
                     let fields = s
                         .fields
                         .iter()
-                        .filter(|f| !starts_with_any(&f.ty, &generics))
-                        .filter_map(|f| Some((f.ident.as_ref()?.to_string(), FieldType(&f.ty))))
+                        .filter(|f| !starts_with_any(&f.ty, &generics) && !is_conditional(&f.attrs))
+                        .filter_map(|f| Some((name_of(f.ident.as_ref()?), FieldType(&f.ty))))
                         .collect();
                     self.fields.insert(key, (module, fields));
                 }
-                syn::Item::Enum(e) => self.add_type(module, &e.ident),
+                syn::Item::Enum(e) => {
+                    self.add_type(module, &e.ident);
+                    let key = self.type_key(module, &name_of(&e.ident));
+                    let names = e.variants.iter().map(|v| name_of(&v.ident)).collect();
+                    self.variants.insert(key, names);
+                }
                 syn::Item::Union(u) => self.add_type(module, &u.ident),
-                syn::Item::Type(t) => self.add_type(module, &t.ident),
+                syn::Item::Type(t) => {
+                    self.add_type(module, &t.ident);
+                    self.aliases
+                        .insert(self.type_key(module, &name_of(&t.ident)));
+                }
                 syn::Item::Trait(t) => {
                     self.add_type(module, &t.ident);
                     for trait_item in &t.items {
@@ -330,24 +438,35 @@ impl Index {
                 }
                 syn::Item::Const(c) => {
                     let value = int_literal(&c.expr);
-                    self.insert(module, c.ident.to_string(), Item::Const(value));
+                    self.insert(module, name_of(&c.ident), Item::Const(value));
                 }
                 syn::Item::Static(s) => {
-                    self.insert(module, s.ident.to_string(), Item::Const(None));
+                    self.insert(module, name_of(&s.ident), Item::Const(None));
                 }
                 syn::Item::Impl(i) => {
                     // The type is resolved once every module is read (it may be imported
                     // from one read later).
-                    let self_ty = match &*i.self_ty {
-                        syn::Type::Path(p) if p.qself.is_none() => p
-                            .path
-                            .segments
-                            .iter()
-                            .map(|s| s.ident.to_string())
-                            .collect(),
-                        _ => Vec::new(),
+                    let (self_ty, args) = match &*i.self_ty {
+                        syn::Type::Path(p) if p.qself.is_none() => (
+                            p.path.segments.iter().map(|s| name_of(&s.ident)).collect(),
+                            p.path.segments.last().map(|s| s.arguments.clone()),
+                        ),
+                        _ => (Vec::new(), None),
                     };
                     let generics = generic_names(&i.generics);
+                    let specific = match args {
+                        Some(syn::PathArguments::AngleBracketed(args)) => {
+                            args.args.iter().any(|arg| match arg {
+                                syn::GenericArgument::Lifetime(_) => false,
+                                syn::GenericArgument::Type(syn::Type::Path(p)) => !p
+                                    .path
+                                    .get_ident()
+                                    .is_some_and(|i| generics.contains(&name_of(i))),
+                                _ => true,
+                            })
+                        }
+                        _ => false,
+                    };
                     let mut ids = Vec::new();
                     for impl_item in &i.items {
                         if let syn::ImplItem::Fn(f) = impl_item {
@@ -356,11 +475,23 @@ impl Index {
                             ids.push(id);
                         }
                     }
-                    self.pending_impls
-                        .push((module, self_ty, ids, i.trait_.is_some()));
+                    let trait_path = i.trait_.as_ref().map(|(_, path, _)| {
+                        path.segments.iter().map(|s| name_of(&s.ident)).collect()
+                    });
+                    self.pending_impls.push(PendingImpl {
+                        module,
+                        self_ty,
+                        specific,
+                        generics,
+                        fns: ids,
+                        trait_path,
+                    });
                 }
                 syn::Item::Macro(m) => match &m.ident {
-                    Some(ident) => self.insert(module, ident.to_string(), Item::Other),
+                    Some(ident) => {
+                        self.macro_names.insert(name_of(ident));
+                        self.insert(module, name_of(ident), Item::Other);
+                    }
                     // It may define any item, which would shadow a glob import or a crate.
                     None => self.modules[module].opaque = true,
                 },
@@ -370,8 +501,8 @@ impl Index {
     }
 
     fn add_type(&mut self, module: ModId, ident: &syn::Ident) {
-        let key = self.type_key(module, &ident.to_string());
-        self.insert(module, ident.to_string(), Item::Type(key));
+        let key = self.type_key(module, &name_of(ident));
+        self.insert(module, name_of(ident), Item::Type(key));
     }
 
     /// Adds an item; a name defined twice (once per `cfg`, say) may be either: unknown.
@@ -403,7 +534,7 @@ impl Index {
         attrs: &'static [syn::Attribute],
         file: FileId,
     ) -> FnId {
-        let name = sig.ident.to_string();
+        let name = name_of(&sig.ident);
         let mut path: Vec<&str> = self.modules[module]
             .path
             .iter()
@@ -424,6 +555,7 @@ impl Index {
             contract: contract_of(attrs),
             impl_generics: Vec::new(),
             conditional: is_conditional(attrs),
+            trait_of: None,
         });
         self.fns.len() - 1
     }
@@ -436,7 +568,7 @@ impl Index {
         dir: &Path,
         files: &mut dyn Files,
     ) {
-        let name = m.ident.to_string();
+        let name = name_of(&m.ident);
         let mut path = self.modules[parent].path.clone();
         path.push(name.clone());
         let krate = self.modules[parent].krate;
@@ -450,12 +582,16 @@ impl Index {
             },
             _ => None,
         });
+        // Under `cfg`, its path may name nothing, or a twin: unknown (its functions are
+        // still read).
+        let entry = |id| match is_conditional(&m.attrs) {
+            true => Item::Other,
+            false => Item::Mod(id),
+        };
         match &m.content {
             Some((_, items)) => {
                 let id = self.add_module(krate, Some(parent), path);
-                self.modules[parent]
-                    .items
-                    .insert(name.clone(), Item::Mod(id));
+                self.insert(parent, name.clone(), entry(id));
                 let inner = match &path_attr {
                     Some(p) => dir.join(p),
                     None => dir.join(&name),
@@ -487,9 +623,7 @@ impl Index {
                     return;
                 };
                 let id = self.add_module(krate, Some(parent), path);
-                self.modules[parent]
-                    .items
-                    .insert(name.clone(), Item::Mod(id));
+                self.insert(parent, name.clone(), entry(id));
                 let parent_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
                 let child_dir = if found.file_name().is_some_and(|f| f == "mod.rs") {
                     parent_dir
@@ -501,37 +635,49 @@ impl Index {
         }
     }
 
-    fn read_use(&mut self, module: ModId, tree: &syn::UseTree, mut prefix: Vec<String>) {
+    fn read_use(
+        &mut self,
+        module: ModId,
+        tree: &syn::UseTree,
+        mut prefix: Vec<String>,
+        public: bool,
+    ) {
+        let bring = |index: &mut Index, name: String| {
+            if public {
+                index.modules[module].public.insert(name);
+            }
+        };
         match tree {
             syn::UseTree::Path(p) => {
-                prefix.push(p.ident.to_string());
-                self.read_use(module, &p.tree, prefix);
+                prefix.push(name_of(&p.ident));
+                self.read_use(module, &p.tree, prefix, public);
             }
             syn::UseTree::Name(n) => {
-                let name = n.ident.to_string();
+                let name = name_of(&n.ident);
                 if name == "self" {
                     if let Some(last) = prefix.last().cloned() {
+                        bring(self, last.clone());
                         self.insert_use(module, last, prefix);
                     }
                 } else {
                     prefix.push(name.clone());
+                    bring(self, name.clone());
                     self.insert_use(module, name, prefix);
                 }
             }
             syn::UseTree::Rename(r) => {
                 if r.ident != "self" {
-                    prefix.push(r.ident.to_string());
+                    prefix.push(name_of(&r.ident));
                 }
                 if r.rename != "_" {
-                    self.modules[module]
-                        .uses
-                        .insert(r.rename.to_string(), prefix);
+                    bring(self, name_of(&r.rename));
+                    self.insert_use(module, name_of(&r.rename), prefix);
                 }
             }
-            syn::UseTree::Glob(_) => self.modules[module].globs.push(prefix),
+            syn::UseTree::Glob(_) => self.modules[module].globs.push((prefix, public)),
             syn::UseTree::Group(g) => {
                 for item in &g.items {
-                    self.read_use(module, item, prefix.clone());
+                    self.read_use(module, item, prefix.clone(), public);
                 }
             }
         }
@@ -550,6 +696,13 @@ impl Index {
             return Resolved::Unknown;
         }
         let m = &self.modules[module];
+        let (first, rest) = match (first.as_str(), rest.split_first()) {
+            // `::candle_nn::..`: a crate, never an item of the module.
+            ("::", Some((name, tail))) => {
+                return self.resolve_rest(self.external(m.krate, name), tail, depth);
+            }
+            _ => (first, rest),
+        };
         let start = match first.as_str() {
             "crate" if self.crates[m.krate].root_known => Resolved::Mod(self.crates[m.krate].root),
             "crate" => Resolved::Unknown,
@@ -569,6 +722,11 @@ impl Index {
                 found => found,
             },
         };
+        self.resolve_rest(start, rest, depth)
+    }
+
+    /// What the path's `rest` names from `start`.
+    fn resolve_rest(&self, start: Resolved, rest: &[String], depth: usize) -> Resolved {
         let mut current = start;
         let mut rest = rest;
         // `super::super::x`
@@ -584,6 +742,12 @@ impl Index {
         for (i, segment) in rest.iter().enumerate() {
             current = match current {
                 Resolved::Mod(m) => self.lookup(m, segment, depth, true),
+                // `Kind::Wrap` is the enum's variant, whatever else is named so.
+                Resolved::Type(key)
+                    if self.variants.get(&key).is_some_and(|v| v.contains(segment)) =>
+                {
+                    Resolved::Unknown
+                }
                 Resolved::Type(key) if i + 1 == rest.len() => Resolved::Assoc(key, segment.clone()),
                 Resolved::External(mut path) => {
                     path.push(segment.clone());
@@ -598,7 +762,7 @@ impl Index {
     /// Whether a glob `use` of `module` names nothing the index can read (`use super::*` out
     /// of a file read alone): it may bring any name, a crate's name among them.
     fn unknown_glob(&self, module: ModId, depth: usize) -> bool {
-        self.modules[module].globs.iter().any(|glob| {
+        self.modules[module].globs.iter().any(|(glob, _)| {
             !matches!(
                 self.resolve_at(module, glob, depth + 1),
                 Resolved::Mod(_) | Resolved::External(_)
@@ -626,11 +790,28 @@ impl Index {
     /// `name` in `module`'s scope: its items, its `use`s, its glob imports of modules read,
     /// then (with `external_globs`) a glob import of another crate.
     fn lookup(&self, module: ModId, name: &str, depth: usize, external_globs: bool) -> Resolved {
+        self.lookup_in(module, name, depth, external_globs, false)
+    }
+
+    /// [`Index::lookup`]; `public_only` for what a glob import of `module` brings (its `pub`
+    /// items, `pub use`s and `pub` globs).
+    fn lookup_in(
+        &self,
+        module: ModId,
+        name: &str,
+        depth: usize,
+        external_globs: bool,
+        public_only: bool,
+    ) -> Resolved {
         let m = &self.modules[module];
+        if public_only && !m.public.contains(name) && !m.globs.iter().any(|(_, public)| *public) {
+            return Resolved::Unknown;
+        }
         if m.items.contains_key(name) && m.uses.contains_key(name) {
             return Resolved::Unknown;
         }
-        if let Some(item) = m.items.get(name) {
+        let visible = !public_only || m.public.contains(name);
+        if let Some(item) = m.items.get(name).filter(|_| visible) {
             return match item {
                 Item::Mod(id) => Resolved::Mod(*id),
                 Item::Fn(id) if self.fns[*id].conditional => Resolved::Unknown,
@@ -640,19 +821,24 @@ impl Index {
                 Item::Other => Resolved::Unknown,
             };
         }
-        if let Some(path) = m.uses.get(name) {
+        if let Some(path) = m.uses.get(name).filter(|_| visible) {
             return self.resolve_at(module, path, depth + 1);
         }
-        if m.opaque {
+        if m.opaque || (public_only && m.items.contains_key(name)) {
             return Resolved::Unknown;
         }
         let mut externals = Vec::new();
-        for glob in &m.globs {
+        for (glob, public) in &m.globs {
+            if public_only && !public {
+                continue;
+            }
             match self.resolve_at(module, glob, depth + 1) {
-                Resolved::Mod(g) if g != module => match self.lookup(g, name, depth + 1, true) {
-                    Resolved::Unknown => {}
-                    found => return found,
-                },
+                Resolved::Mod(g) if g != module => {
+                    match self.lookup_in(g, name, depth + 1, true, true) {
+                        Resolved::Unknown => {}
+                        found => return found,
+                    }
+                }
                 Resolved::External(mut path) => {
                     path.push(name.to_string());
                     externals.push(path);
@@ -674,6 +860,16 @@ impl Index {
         Some((*module, fields.get(name)?.0))
     }
 
+    /// Whether `module`'s whole crate is read (the CLI), not one file of it (the macro).
+    pub fn whole_crate(&self, module: ModId) -> bool {
+        self.crates[self.modules[module].krate].root_known
+    }
+
+    /// Whether a `macro_rules!` of that name was read (it hides std's macro of the name).
+    pub fn defines_macro(&self, name: &str) -> bool {
+        self.macro_names.contains(name)
+    }
+
     /// Whether the crates read define a method `name` on the other crate's type `path`.
     pub fn has_external_method(&self, path: &str, name: &str) -> bool {
         self.external_methods
@@ -683,6 +879,13 @@ impl Index {
     /// The functions named `name` in the `impl` blocks of the type `key`.
     /// One under `cfg` among them leaves none certain: the list is empty then.
     pub fn methods(&self, key: &str, name: &str) -> &[FnId] {
+        if self.uncertain_names.contains(name)
+            || self
+                .uncertain_methods
+                .contains(&(key.to_string(), name.to_string()))
+        {
+            return &[];
+        }
         let ids = self
             .methods
             .get(&(key.to_string(), name.to_string()))
@@ -769,8 +972,8 @@ pub fn generic_names(generics: &syn::Generics) -> Vec<String> {
         .params
         .iter()
         .filter_map(|param| match param {
-            syn::GenericParam::Type(t) => Some(t.ident.to_string()),
-            syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+            syn::GenericParam::Type(t) => Some(name_of(&t.ident)),
+            syn::GenericParam::Const(c) => Some(name_of(&c.ident)),
             syn::GenericParam::Lifetime(_) => None,
         })
         .collect()
@@ -797,7 +1000,7 @@ pub fn use_names(
 ) {
     match tree {
         syn::UseTree::Path(p) => {
-            prefix.push(p.ident.to_string());
+            prefix.push(name_of(&p.ident));
             use_names(&p.tree, prefix, into);
         }
         syn::UseTree::Name(n) if n.ident == "self" => {
@@ -806,14 +1009,14 @@ pub fn use_names(
             }
         }
         syn::UseTree::Name(n) => {
-            prefix.push(n.ident.to_string());
-            into.insert(n.ident.to_string(), Some(prefix));
+            prefix.push(name_of(&n.ident));
+            into.insert(name_of(&n.ident), Some(prefix));
         }
         syn::UseTree::Rename(r) => {
             if r.ident != "self" {
-                prefix.push(r.ident.to_string());
+                prefix.push(name_of(&r.ident));
             }
-            into.insert(r.rename.to_string(), Some(prefix));
+            into.insert(name_of(&r.rename), Some(prefix));
         }
         // A glob in a body may bring any name: the block's paths are unknown.
         syn::UseTree::Glob(_) => {
@@ -832,4 +1035,67 @@ pub fn is_conditional(attrs: &[syn::Attribute]) -> bool {
     attrs
         .iter()
         .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
+}
+
+/// Whether an item is visible outside its module (any `pub` but `pub(self)`).
+fn is_public(vis: &syn::Visibility) -> bool {
+    match vis {
+        syn::Visibility::Public(_) => true,
+        syn::Visibility::Restricted(r) => !r.path.is_ident("self"),
+        syn::Visibility::Inherited => false,
+    }
+}
+
+/// The attributes of an item, where it has any.
+fn item_attrs(item: &syn::Item) -> Option<&[syn::Attribute]> {
+    Some(match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Union(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        _ => return None,
+    })
+}
+
+/// The name an item defines (not a `use`'s, an `impl`'s or a macro call's).
+fn item_name(item: &syn::Item) -> Option<String> {
+    let ident = match item {
+        syn::Item::Const(i) => &i.ident,
+        syn::Item::Enum(i) => &i.ident,
+        syn::Item::Fn(i) => &i.sig.ident,
+        syn::Item::Mod(i) => &i.ident,
+        syn::Item::Static(i) => &i.ident,
+        syn::Item::Struct(i) => &i.ident,
+        syn::Item::Trait(i) => &i.ident,
+        syn::Item::Type(i) => &i.ident,
+        syn::Item::Union(i) => &i.ident,
+        syn::Item::Macro(i) => i.ident.as_ref()?,
+        _ => return None,
+    };
+    Some(name_of(ident))
+}
+
+/// The name of an item that is `pub` (what a glob import of its module brings).
+fn public_name(item: &syn::Item) -> Option<String> {
+    let vis = match item {
+        syn::Item::Const(i) => &i.vis,
+        syn::Item::Enum(i) => &i.vis,
+        syn::Item::Fn(i) => &i.vis,
+        syn::Item::Mod(i) => &i.vis,
+        syn::Item::Static(i) => &i.vis,
+        syn::Item::Struct(i) => &i.vis,
+        syn::Item::Trait(i) => &i.vis,
+        syn::Item::Type(i) => &i.vis,
+        syn::Item::Union(i) => &i.vis,
+        _ => return None,
+    };
+    is_public(vis).then(|| item_name(item)).flatten()
 }

@@ -19,7 +19,9 @@ use quote::ToTokens;
 use syn::visit::Visit;
 
 use crate::finding::{Finding, LetHint, Origin, Site};
-use crate::index::{FileId, FnDef, FnId, Index, ModId, Resolved, is_conditional, use_names};
+use crate::index::{
+    FileId, FnDef, FnId, Index, ModId, Resolved, is_conditional, name_of, use_names,
+};
 
 /// What the walk knows of a value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,8 +42,8 @@ enum Value {
     Tuple(Vec<Value>),
     /// A range of indices (`2..`, `..t`), its end one past the last.
     Range(Option<Dim>, Option<Dim>),
-    /// A value of a type of the crates read, by its key.
-    Instance(String),
+    /// A value of a type of the crates read, by its key, and how it is held.
+    Instance(String, Access),
     /// A value of another crate's type, by its path (`candle_contracts::nn::Embedding`).
     External(String),
     /// What an expression that never completes yields (`return`, `panic!`).
@@ -61,7 +63,7 @@ impl Value {
             Value::Tensor(_) => Value::tensor_unknown(),
             Value::Int(_) => Value::Int(Dim::Unknown),
             Value::Float => Value::Float,
-            Value::Instance(key) => Value::Instance(key.clone()),
+            Value::Instance(key, access) => Value::Instance(key.clone(), *access),
             Value::External(path) => Value::External(path.clone()),
             _ => Value::Other,
         }
@@ -112,12 +114,26 @@ struct Binding {
     origin: Option<Origin>,
 }
 
+/// How a value of a type of the crates read is held, which decides the method a call reaches:
+/// Rust tries the value itself, then `&` of it, then `&mut`, and at each step an inherent
+/// method before a trait's. So an inherent method is certain only where its receiver (`self`,
+/// `&self`, `&mut self`) is the first step tried, that is, matches how the value is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// `&Model`.
+    Ref,
+    /// `&mut Model`.
+    Mut,
+    /// `Model`: an owned value or a place (a field).
+    Owned,
+}
+
 /// What a Rust type is, as far as the walk cares.
 enum Kind {
     Tensor,
     Int,
     Float,
-    Instance(String),
+    Instance(String, Access),
     External(String),
     Other,
 }
@@ -129,7 +145,7 @@ impl Kind {
             Kind::Tensor => Value::tensor_unknown(),
             Kind::Int => Value::Int(Dim::Unknown),
             Kind::Float => Value::Float,
-            Kind::Instance(key) => Value::Instance(key),
+            Kind::Instance(key, access) => Value::Instance(key, access),
             Kind::External(path) => Value::External(path),
             Kind::Other => Value::Other,
         }
@@ -369,9 +385,16 @@ impl Walker<'_> {
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Receiver(receiver) => {
-                    let value = match self.f.owner {
-                        Some(key) => Value::Instance(key.to_string()),
-                        None => Value::Other,
+                    // `self: Rc<Self>` and the like hold it another way.
+                    let access = match (&receiver.reference, receiver.mutability) {
+                        _ if receiver.colon_token.is_some() => None,
+                        (Some(_), Some(_)) => Some(Access::Mut),
+                        (Some(_), None) => Some(Access::Ref),
+                        (None, _) => Some(Access::Owned),
+                    };
+                    let value = match (self.f.owner, access) {
+                        (Some(key), Some(access)) => Value::Instance(key.to_string(), access),
+                        _ => Value::Other,
                     };
                     self.bind("self", value, None);
                     if receiver.mutability.is_none() && !is_mut_ref(&receiver.ty) {
@@ -383,7 +406,7 @@ impl Walker<'_> {
                         self.bind_unknown(&typed.pat);
                         continue;
                     };
-                    let name = ident.ident.to_string();
+                    let name = name_of(&ident.ident);
                     let clause = self.contract.clause(&name).map(|c| c.spec.clone());
                     let origin = clause.is_some().then(|| Origin::Clause(name.clone()));
                     let value = match self.kind(&typed.ty, clause.is_some()) {
@@ -505,12 +528,12 @@ impl Walker<'_> {
         if self.in_let {
             self.hints.push(LetHint {
                 site,
-                name: ident.to_string(),
+                name: name_of(ident),
                 ty: value.hint(),
             });
         }
         let origin = matches!(value, Value::Tensor(_)).then_some(Origin::Binding(site));
-        self.bind(&ident.to_string(), value, origin);
+        self.bind(&name_of(ident), value, origin);
     }
 
     fn bind_pattern(&mut self, pat: &syn::Pat, value: Value) {
@@ -554,16 +577,17 @@ impl Walker<'_> {
     ) -> Kind {
         let again = |ty: &syn::Type| self.kind_at(ty, clause, module, owner, body);
         match ty {
-            syn::Type::Reference(r) => again(&r.elem),
+            syn::Type::Reference(r) => match again(&r.elem) {
+                Kind::Instance(key, _) if r.mutability.is_some() => {
+                    Kind::Instance(key, Access::Mut)
+                }
+                Kind::Instance(key, _) => Kind::Instance(key, Access::Ref),
+                kind => kind,
+            },
             syn::Type::Paren(p) => again(&p.elem),
             syn::Type::Group(g) => again(&g.elem),
             syn::Type::Path(p) if p.qself.is_none() => {
-                let segments: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segments = path_segments(&p.path);
                 let last = segments.last().map_or("", String::as_str);
                 if segments.len() == 1 {
                     match last {
@@ -572,7 +596,7 @@ impl Walker<'_> {
                         "f32" | "f64" => return Kind::Float,
                         "Self" => {
                             return match owner {
-                                Some(key) => Kind::Instance(key.to_string()),
+                                Some(key) => Kind::Instance(key.to_string(), Access::Owned),
                                 None => Kind::Other,
                             };
                         }
@@ -600,7 +624,7 @@ impl Walker<'_> {
                 match resolved {
                     Resolved::External(path) if is_candle_tensor(&path) => Kind::Tensor,
                     Resolved::External(path) => Kind::External(path.join("::")),
-                    Resolved::Type(key) => Kind::Instance(key),
+                    Resolved::Type(key) => Kind::Instance(key, Access::Owned),
                     _ if clause && last == "Tensor" => Kind::Tensor,
                     _ => Kind::Other,
                 }
@@ -787,7 +811,13 @@ impl Walker<'_> {
                 if r.mutability.is_some() {
                     self.forget_in(|c| c.kept.extend(root(&r.expr)));
                 }
-                value
+                match value {
+                    Value::Instance(key, _) if r.mutability.is_some() => {
+                        Value::Instance(key, Access::Mut)
+                    }
+                    Value::Instance(key, _) => Value::Instance(key, Access::Ref),
+                    value => value,
+                }
             }
             syn::Expr::Try(t) => {
                 let outer = std::mem::replace(&mut self.taken, true);
@@ -798,6 +828,9 @@ impl Walker<'_> {
             syn::Expr::Unary(u) => {
                 let value = self.expr(&u.expr);
                 match (&u.op, value) {
+                    (syn::UnOp::Deref(_), Value::Instance(key, _)) => {
+                        Value::Instance(key, Access::Owned)
+                    }
                     (syn::UnOp::Deref(_), v) => v,
                     (syn::UnOp::Neg(_), Value::Tensor(t)) => Value::Tensor(t),
                     (syn::UnOp::Neg(_), Value::Float) => Value::Float,
@@ -808,7 +841,14 @@ impl Walker<'_> {
                 let value = self.expr(&c.expr);
                 let to_int = matches!(self.kind(&c.ty, false), Kind::Int);
                 match (value, self.kind(&c.ty, false)) {
-                    (Value::Int(d), _) if to_int => Value::Int(d),
+                    // A size stays itself where the type holds every size (`as usize`); a
+                    // narrower one keeps only a number it holds (`300 as u8` is 44).
+                    (Value::Int(d), _) if to_int && holds_any_size(&c.ty) => Value::Int(d),
+                    (Value::Int(d), _)
+                        if to_int && d.as_literal().is_some_and(|n| fits(n, &c.ty)) =>
+                    {
+                        Value::Int(d)
+                    }
                     (Value::Int(_) | Value::Float, Kind::Float) => Value::Float,
                     (_, Kind::Int) => Value::Int(Dim::Unknown),
                     _ => Value::Other,
@@ -979,8 +1019,8 @@ impl Walker<'_> {
                     (Value::Tuple(items), syn::Member::Unnamed(i)) => {
                         items.get(i.index as usize).cloned().unwrap_or(Value::Other)
                     }
-                    (Value::Instance(key), syn::Member::Named(name)) => {
-                        self.field_value(&key, &name.to_string())
+                    (Value::Instance(key, _), syn::Member::Named(name)) => {
+                        self.field_value(&key, &name_of(name))
                     }
                     _ => Value::Other,
                 }
@@ -997,14 +1037,9 @@ impl Walker<'_> {
                 if let Some(rest) = &lit.rest {
                     self.expr(rest);
                 }
-                let segments: Vec<String> = lit
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
+                let segments = path_segments(&lit.path);
                 match (&lit.qself, self.resolve(&segments)) {
-                    (None, Resolved::Type(key)) => Value::Instance(key),
+                    (None, Resolved::Type(key)) => Value::Instance(key, Access::Owned),
                     _ => Value::Other,
                 }
             }
@@ -1020,12 +1055,7 @@ impl Walker<'_> {
     }
 
     fn path_value(&mut self, p: &syn::ExprPath) -> Value {
-        let segments: Vec<String> = p
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segments = path_segments(&p.path);
         if p.qself.is_none()
             && let [name] = segments.as_slice()
             && let Some(binding) = self.lookup(name)
@@ -1212,7 +1242,7 @@ impl Walker<'_> {
         {
             return value;
         }
-        let name = call.method.to_string();
+        let name = name_of(&call.method);
         // `.unwrap()` and `.expect(..)` take the success of their receiver, as `?` does.
         let outer = std::mem::replace(
             &mut self.taken,
@@ -1240,20 +1270,97 @@ impl Walker<'_> {
                 }
                 value
             }
-            Value::External(path) => self.external_method(&path, &name, &args, call, &arg_exprs),
+            Value::External(path) => {
+                let value = self.external_method(&path, &name, &args, call, &arg_exprs);
+                // Only a candle-nn layer's `forward` is known to change nothing.
+                if !matches!(value, Value::Tensor(_)) {
+                    self.touched(&call.receiver);
+                }
+                value
+            }
             // `(d as f64).sqrt()`: a float's own methods give a float.
             Value::Float if FLOAT_METHODS.contains(&name.as_str()) => Value::Float,
-            Value::Instance(key) => {
+            Value::Instance(key, access) => {
                 let ids = self.index.methods(&key, &name);
+                // A method of the crate may change what its receiver holds, a cell's content
+                // behind `&self` too.
+                self.touched(&call.receiver);
                 match ids {
-                    // A method of the type: its contract, or its signature.
-                    [id] if self.index.fns[*id].sig.receiver().is_some() => {
+                    // A method of the type, reached first for how the value is held: its
+                    // contract, or its signature.
+                    [id] if self.reaches(*id, access, &name) && self.reachable(*id) => {
                         self.call_fn(*id, Some(&call.receiver), &args, &arg_exprs)
                     }
                     _ => Value::Other,
                 }
             }
-            _ => Value::Other,
+            _ => {
+                // `shape.copy_from_slice(..)`, `n.add_assign(4)`, `cell.replace(..)`.
+                self.touched(&call.receiver);
+                Value::Other
+            }
+        }
+    }
+
+    /// After a method the walk does not know is called on `receiver`: a `mut` binding it
+    /// belongs to may have changed, and what a clause says of a method's value on its root
+    /// (`c.weight()`) may no longer hold (a cell behind `&`). Fields of `self` keep their
+    /// clauses: they change only behind `&mut self`, which clauses do not trust.
+    fn touched(&mut self, receiver: &syn::Expr) {
+        let Some(root) = root(receiver) else {
+            return;
+        };
+        if root != "self" {
+            self.forget_in(|c| {
+                c.kept.insert(root.clone());
+            });
+        }
+        self.subjects.retain(|subject, _| {
+            subject.split(['.', '(']).next() != Some(root.as_str()) || !subject.contains("()")
+        });
+    }
+
+    /// Whether a method call on a value held as `access` reaches the method `id` named `name`:
+    /// where its receiver is the first step Rust tries; over a whole crate also a later step,
+    /// since every trait method of the crate's types is then in the index (the one candidate
+    /// of that name), unless a blanket trait of std or candle has a method of that name.
+    fn reaches(&self, id: FnId, access: Access, name: &str) -> bool {
+        const BLANKET: &[&str] = &[
+            "into",
+            "try_into",
+            "into_iter",
+            "from",
+            "try_from",
+            "borrow",
+            "borrow_mut",
+            "to_owned",
+            "clone_into",
+            "type_id",
+            "forward_t",
+        ];
+        let f = &self.index.fns[id];
+        match receiver_access(f.sig) {
+            Some(method) if method == access => true,
+            Some(_) => self.index.whole_crate(f.module) && !BLANKET.contains(&name),
+            None => false,
+        }
+    }
+
+    /// Whether a call here reaches the function `id` of an `impl`: a trait's method only where
+    /// the trait is in scope (by its own name, through the module or the body), since another
+    /// trait of the same method may be in scope instead.
+    fn reachable(&self, id: FnId) -> bool {
+        match &self.index.fns[id].trait_of {
+            None => true,
+            Some(Resolved::Type(key)) => {
+                let name = key.rsplit("::").next().unwrap_or_default().to_string();
+                matches!(self.resolve(&[name]), Resolved::Type(k) if k == *key)
+            }
+            Some(Resolved::External(path)) => {
+                let name = path.last().cloned().unwrap_or_default();
+                matches!(self.resolve(&[name]), Resolved::External(p) if p == *path)
+            }
+            Some(_) => false,
         }
     }
 
@@ -1421,12 +1528,7 @@ impl Walker<'_> {
         if path.qself.is_some() {
             return Value::Other;
         }
-        let segments: Vec<String> = path
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
+        let segments = path_segments(&path.path);
         if let [name] = segments.as_slice() {
             if self.lookup(name).is_some() {
                 return Value::Other;
@@ -1446,7 +1548,7 @@ impl Walker<'_> {
         match self.resolve(&segments) {
             Resolved::Fn(id) => self.call_fn(id, None, &args, &arg_exprs),
             Resolved::Assoc(key, name) => match self.index.methods(&key, &name) {
-                [id] => {
+                [id] if self.reachable(*id) => {
                     let id = *id;
                     if self.index.fns[id].sig.receiver().is_some() {
                         // `Model::forward(&model, &xs)`: the receiver comes first.
@@ -1589,7 +1691,7 @@ impl Walker<'_> {
             .filter_map(|input| match input {
                 syn::FnArg::Receiver(_) => None,
                 syn::FnArg::Typed(t) => Some(match &*t.pat {
-                    syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                    syn::Pat::Ident(i) => Some(name_of(&i.ident)),
                     _ => None,
                 }),
             })
@@ -1662,15 +1764,26 @@ impl Walker<'_> {
     /// Whether `mac` is a macro known to define no items: std's formatting, assertion and
     /// panicking macros, and `candle_contracts`' `check!`.
     fn known_macro(&self, mac: &syn::Macro) -> bool {
-        let Some(name) = mac.path.segments.last().map(|s| s.ident.to_string()) else {
-            return false;
+        self.std_macro(mac).is_some() || self.is_check_macro(mac)
+    }
+
+    /// The name of a call of one of std's macros the walk knows (`println!`, `panic!`):
+    /// written as a bare name that no `macro_rules!` of the body or the crate, and no `use`
+    /// or item in sight, gives another meaning.
+    fn std_macro(&self, mac: &syn::Macro) -> Option<String> {
+        let name = match mac.path.segments.iter().collect::<Vec<_>>().as_slice() {
+            [segment] if mac.path.leading_colon.is_none() => name_of(&segment.ident),
+            [krate, segment] if krate.ident == "std" || krate.ident == "core" => {
+                name_of(&segment.ident)
+            }
+            _ => return None,
         };
-        if self.body_macros.contains_key(&name) {
-            return false;
-        }
-        EXPRESSION_MACROS.contains(&name.as_str())
-            || DIVERGING_MACROS.contains(&name.as_str())
-            || self.is_check_macro(mac)
+        let known =
+            EXPRESSION_MACROS.contains(&name.as_str()) || DIVERGING_MACROS.contains(&name.as_str());
+        let shadowed = self.body_macros.contains_key(&name)
+            || self.index.defines_macro(&name)
+            || !matches!(self.resolve(std::slice::from_ref(&name)), Resolved::Unknown);
+        (known && !shadowed).then_some(name)
     }
 
     fn is_check_macro(&self, mac: &syn::Macro) -> bool {
@@ -1678,7 +1791,7 @@ impl Walker<'_> {
             .path
             .segments
             .iter()
-            .map(|s| s.ident.to_string())
+            .map(|s| name_of(&s.ident))
             .collect();
         segments.last().is_some_and(|name| name == "check")
             && matches!(self.index.resolve(self.module(), &segments),
@@ -1686,16 +1799,10 @@ impl Walker<'_> {
     }
 
     fn mac(&mut self, mac: &syn::Macro) -> Value {
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
-        let std_like = (EXPRESSION_MACROS.contains(&name.as_str())
-            || DIVERGING_MACROS.contains(&name.as_str()))
-            && !self.body_macros.contains_key(&name);
-        let parsed = std_like
+        let std = self.std_macro(mac);
+        let name = std.clone().unwrap_or_default();
+        let parsed = std
+            .is_some()
             .then(|| {
                 mac.parse_body_with(
                     syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
@@ -1714,7 +1821,7 @@ impl Walker<'_> {
             None if guard_macro => {}
             None => self.forget_in(|c| c.visit_macro(mac)),
         }
-        if DIVERGING_MACROS.contains(&name.as_str()) {
+        if std.is_some() && DIVERGING_MACROS.contains(&name.as_str()) {
             Value::Never
         } else {
             Value::Other
@@ -1856,7 +1963,7 @@ fn body_macros(block: &syn::Block) -> BodyMacros {
     impl<'ast> Visit<'ast> for Defined {
         fn visit_item_macro(&mut self, item: &'ast syn::ItemMacro) {
             if let Some(name) = &item.ident {
-                let names = self.0.entry(name.to_string()).or_default();
+                let names = self.0.entry(name_of(name)).or_default();
                 idents(&item.mac.tokens, names);
             }
         }
@@ -1903,7 +2010,7 @@ impl<'ast> Visit<'ast> for Changed {
     /// trait's `reset_to`). (Paths from `self` keep their clauses only where `self` cannot
     /// change, so a method of `self.head` changes nothing the walk knows.)
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-        let name = m.method.to_string();
+        let name = name_of(&m.method);
         let candles = has_method_rule(&name)
             || READ_ONLY.contains(&name.as_str())
             || UNKNOWN_TENSOR_METHODS.contains(&name.as_str())
@@ -1941,7 +2048,7 @@ impl<'ast> Visit<'ast> for Changed {
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         idents(&mac.tokens, &mut self.rebound);
         if let Some(name) = mac.path.segments.last()
-            && let Some(names) = self.macros.get(&name.ident.to_string())
+            && let Some(names) = self.macros.get(&name_of(&name.ident))
         {
             self.kept.extend(names.iter().cloned());
         }
@@ -1984,7 +2091,7 @@ fn idents(tokens: &TokenStream, into: &mut BTreeSet<String>) {
     for token in tokens.clone() {
         match token {
             TokenTree::Ident(ident) => {
-                into.insert(ident.to_string());
+                into.insert(name_of(&ident));
             }
             TokenTree::Group(group) => idents(&group.stream(), into),
             _ => {}
@@ -1995,7 +2102,7 @@ fn idents(tokens: &TokenStream, into: &mut BTreeSet<String>) {
 /// The local a place expression (`x`, `x.field`, `x[i]`, `*x`) belongs to.
 fn root(expr: &syn::Expr) -> Option<String> {
     match expr {
-        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
         syn::Expr::Field(f) => root(&f.base),
         syn::Expr::Index(i) => root(&i.expr),
         syn::Expr::Paren(p) => root(&p.expr),
@@ -2042,7 +2149,7 @@ fn has_ref_mut(pat: &syn::Pat) -> bool {
 /// The local an assignment replaces whole (`x = ...`, `*x = ...`).
 fn place_local(expr: &syn::Expr) -> Option<String> {
     match expr {
-        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
         syn::Expr::Paren(p) => place_local(&p.expr),
         syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => place_local(&u.expr),
         _ => None,
@@ -2052,17 +2159,19 @@ fn place_local(expr: &syn::Expr) -> Option<String> {
 /// `self.head.weight()` as a contract writes a subject, without spaces.
 fn subject_text(expr: &syn::Expr) -> Option<String> {
     match expr {
-        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
         syn::Expr::Field(f) => {
             let member = match &f.member {
-                syn::Member::Named(name) => name.to_string(),
+                syn::Member::Named(name) => name_of(name),
                 syn::Member::Unnamed(i) => i.index.to_string(),
             };
             Some(format!("{}.{member}", subject_text(&f.base)?))
         }
-        syn::Expr::MethodCall(m) if m.args.is_empty() && m.turbofish.is_none() => {
-            Some(format!("{}.{}()", subject_text(&m.receiver)?, m.method))
-        }
+        syn::Expr::MethodCall(m) if m.args.is_empty() && m.turbofish.is_none() => Some(format!(
+            "{}.{}()",
+            subject_text(&m.receiver)?,
+            name_of(&m.method)
+        )),
         syn::Expr::Paren(p) => subject_text(&p.expr),
         _ => None,
     }
@@ -2153,6 +2262,53 @@ fn tail_expr(block: &syn::Block) -> Option<&syn::Expr> {
     }
 }
 
+/// Whether an integer type holds any size a tensor can have (`usize`, `u64`, `i64`, ...).
+/// A path's segments as names, `::` first for a path from the crate root of crates
+/// (`::candle_nn::ops::softmax`).
+fn path_segments(path: &syn::Path) -> Vec<String> {
+    let leading = path.leading_colon.map(|_| "::".to_string());
+    leading
+        .into_iter()
+        .chain(path.segments.iter().map(|s| name_of(&s.ident)))
+        .collect()
+}
+
+fn holds_any_size(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.get_ident().is_some_and(|i| {
+        matches!(i.to_string().as_str(), "usize" | "u64" | "u128" | "isize" | "i64" | "i128")
+    }))
+}
+
+/// Whether the number `n` fits the integer type `ty` (a narrow one: `u8`, `i32`).
+fn fits(n: u64, ty: &syn::Type) -> bool {
+    let max = match ty {
+        syn::Type::Path(p) => match p.path.get_ident().map(|i| i.to_string()).as_deref() {
+            Some("u8") => u64::from(u8::MAX),
+            Some("u16") => u64::from(u16::MAX),
+            Some("u32") => u64::from(u32::MAX),
+            Some("i8") => 127,
+            Some("i16") => 32_767,
+            Some("i32") => 2_147_483_647,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    n <= max
+}
+
+/// How a method takes its receiver, for a plain one (`self`, `&self`, `&mut self`).
+fn receiver_access(sig: &syn::Signature) -> Option<Access> {
+    let receiver = sig.receiver()?;
+    if receiver.colon_token.is_some() {
+        return None;
+    }
+    Some(match (&receiver.reference, receiver.mutability) {
+        (Some(_), Some(_)) => Access::Mut,
+        (Some(_), None) => Access::Ref,
+        (None, _) => Access::Owned,
+    })
+}
+
 fn is_mut_ref(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Reference(r) if r.mutability.is_some())
 }
@@ -2214,7 +2370,7 @@ fn local_item(item: &syn::Item, into: &mut BTreeMap<String, Option<Vec<String>>>
         syn::Item::Union(u) => &u.ident,
         _ => return,
     };
-    into.insert(ident.to_string(), None);
+    into.insert(name_of(ident), None);
 }
 
 /// Two branches' scopes, frame by frame: what both agree on.

@@ -39,13 +39,17 @@ impl<'a> Reader<'a> {
             let Some(root) = self.load(&target.root) else {
                 continue;
             };
-            index.add_crate(
-                root,
-                target.externs.clone(),
-                target.lib_name.clone(),
-                target.is_lib,
-                self,
-            );
+            match target.root_known {
+                true => index.add_crate(
+                    root,
+                    target.externs.clone(),
+                    target.lib_name.clone(),
+                    target.is_lib,
+                    self,
+                ),
+                // A lone file that is no target of its package: a module of some crate.
+                false => index.add_file(root, target.externs.clone(), self),
+            }
         }
         index.finish();
         index

@@ -18,6 +18,9 @@ pub struct Target {
     pub lib_name: Option<String>,
     /// Whether this target is that library.
     pub is_lib: bool,
+    /// Whether `root` is the crate's root: `false` for a lone file that is no target of its
+    /// package (a module of some crate, read as the macro reads its own file).
+    pub root_known: bool,
 }
 
 /// The crates at `path` (the current directory's package or workspace when `None`).
@@ -43,14 +46,22 @@ pub fn discover(path: Option<&Path>) -> Result<Vec<Target>, String> {
         // under their usual names, so that it gets the same rules as in a package.
         // A package's own dependencies win; a virtual workspace's manifest is no package.
         let mut externs = usual_externs();
-        if let Some((_, table)) = manifest.as_ref().filter(|(_, t)| t.contains_key("package")) {
+        if let Some((dir, table)) = manifest.as_ref().filter(|(_, t)| t.contains_key("package")) {
             externs.extend(externs_of(table));
+            // One of the package's targets: a crate root, read as such.
+            if let Some(target) = package_targets(dir, table)
+                .into_iter()
+                .find(|t| t.root.canonicalize().ok().as_ref() == Some(&given))
+            {
+                return Ok(vec![target]);
+            }
         }
         return Ok(vec![Target {
             root: given,
             externs,
             lib_name: None,
             is_lib: false,
+            root_known: false,
         }]);
     }
     let found = match path {
@@ -190,6 +201,7 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
             externs: externs.clone(),
             lib_name: lib_name.clone(),
             is_lib,
+            root_known: true,
         });
     }
     targets

@@ -192,7 +192,7 @@ fn paths_that_cannot_be_read_are_usage_errors() {
 #[test]
 fn the_projects_own_crates_have_no_errors() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for krate in ["examples", "tests", "runtime"] {
+    for krate in ["examples", "tests", "runtime", "tests/attacks"] {
         let (code, _, stderr) = run(&workspace, &["check", krate]);
         assert!(
             stderr.contains(": no certain mismatch"),
@@ -437,4 +437,23 @@ fn main() -> Result<()> {
         ),
         "{stderr}"
     );
+}
+
+/// Each file of the attacks on the analysis, read alone as the macro reads it: nothing is
+/// certain in any (the crate compiles with the analysis on, and its tests run it).
+#[test]
+fn the_attacks_on_the_analysis_find_nothing_file_by_file() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/attacks/src");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 30, "{} files", files.len());
+    for file in &files {
+        let (code, _, stderr) = run(&dir, &["check", file.to_str().unwrap()]);
+        assert_eq!(code, 0, "{}: {stderr}", file.display());
+    }
 }

@@ -4,7 +4,7 @@
 use candle_contracts_shapes::shape::Run;
 use candle_contracts_shapes::{Clause as EngineClause, Contract, DTypeSet, Dim, Shape, TensorType};
 
-use super::syntax::{self, ArithOp, Clause, DimExpr, Subject};
+use super::syntax::{self, ArithOp, Clause, DimExpr, Subject, name_of};
 
 /// The tensor clauses of `clauses`, subjects as written without spaces (`self.head.weight()`);
 /// `None` where a dtype has no meaning (the macro reports it). A derived subject
@@ -35,17 +35,19 @@ pub fn analysis_off(clauses: &[Clause]) -> bool {
     })
 }
 
-/// The subject as the body names it: `self.head.weight()`, `r#type` (raw names stay raw, as
-/// the body's tokens print them).
+/// The subject as the analysis names it: `self.head.weight()`, `type` for `r#type` (a raw
+/// identifier is the same name).
 fn subject_text(subject: &Subject) -> String {
     match subject {
         Subject::Field { root, steps } => {
-            let mut text = root.to_string();
+            let mut text = name_of(root);
             for step in steps {
                 match step {
                     syntax::FieldStep::Member { member, call } => {
                         match member {
-                            syn::Member::Named(ident) => text.push_str(&format!(".{ident}")),
+                            syn::Member::Named(ident) => {
+                                text.push_str(&format!(".{}", name_of(ident)))
+                            }
                             syn::Member::Unnamed(index) => {
                                 text.push_str(&format!(".{}", index.index))
                             }
@@ -61,7 +63,7 @@ fn subject_text(subject: &Subject) -> String {
             }
             text
         }
-        Subject::Param(ident) => ident.to_string(),
+        Subject::Param(ident) => name_of(ident),
         other => other.to_string(),
     }
 }
@@ -79,11 +81,11 @@ fn tensor_type(spec: &syntax::TensorSpec) -> Option<TensorType> {
                 continue;
             }
             syntax::Dim::Run { name, .. } => {
-                run = Some(Run::named(name.to_string()));
+                run = Some(Run::named(name_of(name)));
                 continue;
             }
             syntax::Dim::Fixed(n) => Dim::lit(*n),
-            syntax::Dim::Named(name) => Dim::symbol(name.to_string()),
+            syntax::Dim::Named(name) => Dim::symbol(name_of(name)),
             syntax::Dim::Any => Dim::Unknown,
             syntax::Dim::Expr(expr) => dim_expr(expr),
         };
@@ -102,7 +104,7 @@ fn tensor_type(spec: &syntax::TensorSpec) -> Option<TensorType> {
 fn dim_expr(expr: &DimExpr) -> Dim {
     match expr {
         DimExpr::Lit(n) => Dim::lit(*n),
-        DimExpr::Name(name) => Dim::symbol(name.to_string()),
+        DimExpr::Name(name) => Dim::symbol(name_of(name)),
         DimExpr::Block { tokens, .. } => Dim::braced(&syntax::code_text(&tokens.0)),
         DimExpr::Paren(inner) => dim_expr(inner),
         DimExpr::Binary { lhs, op, rhs, .. } => {

@@ -685,3 +685,8 @@ impl fmt::Display for Clause {
         }
     }
 }
+
+/// An identifier as a name: `r#type` is `type`.
+pub fn name_of(ident: &Ident) -> String {
+    ident.unraw().to_string()
+}
