@@ -305,7 +305,7 @@ pub fn walk(
         .cloned()
         .chain(crate::index::generic_names(&f.sig.generics))
         .collect();
-    let contract = with_constants(index, f.contract, f.module, &generics);
+    let contract = with_facts(&with_constants(index, f.contract, f.module, &generics));
     let mut walker = Walker {
         index,
         source,
@@ -1780,9 +1780,20 @@ impl Walker<'_> {
         };
         let known =
             EXPRESSION_MACROS.contains(&name.as_str()) || DIVERGING_MACROS.contains(&name.as_str());
+        // `use anyhow::bail;` is the one `bail!` the walk knows.
+        let imported_as_known = |path: &[String]| {
+            matches!(
+                path.first().map(String::as_str),
+                Some("std" | "core" | "alloc" | "anyhow")
+            ) && path.last() == Some(&name)
+        };
         let shadowed = self.body_macros.contains_key(&name)
             || self.index.defines_macro(&name)
-            || !matches!(self.resolve(std::slice::from_ref(&name)), Resolved::Unknown);
+            || match self.resolve(std::slice::from_ref(&name)) {
+                Resolved::Unknown => false,
+                Resolved::External(path) => !imported_as_known(&path),
+                _ => true,
+            };
         (known && !shadowed).then_some(name)
     }
 
@@ -1908,6 +1919,38 @@ impl Walker<'_> {
             },
             origin,
         });
+    }
+}
+
+/// `contract` with each dim name its facts equate to an expression (`E == H * D`) replaced by
+/// that expression, so that `E` and `H * D` compare as the same.
+fn with_facts(contract: &Contract) -> Contract {
+    let mut lookup = |factor: &Factor| match factor {
+        Factor::Symbol(name) => Some(
+            contract
+                .facts
+                .iter()
+                .find(|(fact, _)| fact == name)
+                .map_or_else(|| Dim::symbol(name.clone()), |(_, dim)| dim.clone()),
+        ),
+        Factor::Braced(text) => Some(Dim::braced(text)),
+        Factor::Div(..) | Factor::Rem(..) => None,
+    };
+    let mut contract = contract.clone();
+    for clause in &mut contract.clauses {
+        clause.spec.shape = map_dims(&clause.spec.shape, &mut lookup);
+    }
+    contract
+}
+
+/// `shape` with each dim's factors replaced by `lookup`'s answer.
+fn map_dims(shape: &Shape, lookup: &mut dyn FnMut(&Factor) -> Option<Dim>) -> Shape {
+    let mut map =
+        |dims: &[Dim]| -> Vec<Dim> { dims.iter().map(|d| d.substitute(lookup)).collect() };
+    let (front, back) = (map(shape.front()), map(shape.back()));
+    match shape.run() {
+        Some(run) => Shape::with_run(front, run.clone(), back),
+        None => Shape::new(front),
     }
 }
 

@@ -25,12 +25,16 @@ impl Clause {
     }
 }
 
-/// The tensor clauses of a contract, in order (relations, options and value constraints are
-/// the run-time guard's business and are not read).
+/// The tensor clauses of a contract, in order, and the equalities it states between dims
+/// (other relations, options and value constraints are the run-time guard's business).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Contract {
     /// The tensor clauses, left to right.
     pub clauses: Vec<Clause>,
+    /// `E == H * D`: a dim name and the expression it equals. The guard checks relations
+    /// before the body runs, so within the body `E` is `H * D`. (The text reader,
+    /// [`Contract::parse`], reads none.)
+    pub facts: Vec<(String, Dim)>,
 }
 
 impl Contract {
@@ -61,7 +65,10 @@ impl Contract {
                 })?;
             clauses.push(Clause { subject, spec });
         }
-        Ok(Contract { clauses })
+        Ok(Contract {
+            clauses,
+            facts: Vec::new(),
+        })
     }
 
     /// The clause of `subject`.

@@ -12,7 +12,20 @@ use super::syntax::{self, ArithOp, Clause, DimExpr, Subject, name_of};
 /// tensor: both are left out.
 pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     let mut lowered = Vec::new();
+    let mut facts = Vec::new();
     for clause in clauses {
+        // `E == H * D` (either way round): within the body, `E` is `H * D`.
+        if let Clause::Relation(relation) = clause
+            && relation.op == syntax::CmpOp::Eq
+        {
+            match (&relation.lhs, &relation.rhs) {
+                (DimExpr::Name(name), other) | (other, DimExpr::Name(name)) => {
+                    facts.push((name_of(name), dim_expr(other)));
+                }
+                _ => {}
+            }
+            continue;
+        }
         let Clause::Tensor(tensor) = clause else {
             continue;
         };
@@ -24,7 +37,10 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
             spec: tensor_type(&tensor.spec)?,
         });
     }
-    Some(Contract { clauses: lowered })
+    Some(Contract {
+        clauses: lowered,
+        facts,
+    })
 }
 
 /// Whether the clauses say `static = false`: the body's analysis is off.

@@ -909,3 +909,34 @@ fn constants_in_clauses_are_their_values() {
         found[1]
     );
 }
+
+/// An equality the contract states (`E == H * D`) is a fact for the body: `E` and `H * D`
+/// are the same size, so `H * D + 1` against `E` certainly differs.
+#[test]
+fn equalities_between_dims_are_facts() {
+    let found = errors(
+        quote!(x: f32[B, T, E], w: f32[H * D + 1, O], v: f32[H * D, O], E == H * D),
+        quote! {
+            fn f(x: &Tensor, w: &Tensor, v: &Tensor) -> Result<Tensor> {
+                let fine = x.broadcast_matmul(v)?;
+                x.broadcast_matmul(w)
+            }
+        },
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].contains("but `w` is `f32[D * H + 1, O]` here"),
+        "{}",
+        found[0]
+    );
+    // Without the relation, `E` and `H * D + 1` may be equal.
+    let silent = errors(
+        quote!(x: f32[B, T, E], w: f32[H * D + 1, O]),
+        quote! {
+            fn f(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+                x.broadcast_matmul(w)
+            }
+        },
+    );
+    assert!(silent.is_empty(), "{silent:#?}");
+}
