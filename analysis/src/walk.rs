@@ -321,6 +321,7 @@ pub fn walk(
         hints: Vec::new(),
         in_let: false,
         taken: false,
+        quiet: 0,
         body_macros: body_macros(f.block),
     };
     // Generic parameters shadow the module's names.
@@ -361,6 +362,10 @@ struct Walker<'a> {
     hints: Vec<LetHint>,
     /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
     in_let: bool,
+    /// Inside a branch whose condition reads a tensor's shape or dtype (`if x.dim(1)? == 8`):
+    /// the branch may only run for other shapes than the walk knows, so nothing in it is
+    /// reported, unless the condition is certain.
+    quiet: usize,
     /// Whether the expression being walked is one whose success the code takes (the operand of
     /// `?`, the receiver of `.unwrap()`): in glue code, only those calls are reported.
     taken: bool,
@@ -843,7 +848,11 @@ impl Walker<'_> {
                 match (value, self.kind(&c.ty, false)) {
                     // A size stays itself where the type holds every size (`as usize`); a
                     // narrower one keeps only a number it holds (`300 as u8` is 44).
-                    (Value::Int(d), _) if to_int && holds_any_size(&c.ty) => Value::Int(d),
+                    (Value::Int(d), _)
+                        if to_int && holds_any_size(&c.ty) && !d.may_be_negative() =>
+                    {
+                        Value::Int(d)
+                    }
                     (Value::Int(d), _)
                         if to_int && d.as_literal().is_some_and(|n| fits(n, &c.ty)) =>
                     {
@@ -1109,16 +1118,24 @@ impl Walker<'_> {
 
     fn if_expr(&mut self, i: &syn::ExprIf) -> Value {
         self.scope.push(BTreeMap::new());
-        self.expr(&i.cond);
+        let verdict = self.condition(&i.cond);
+        // A test of a shape or dtype may send each branch only the shapes it suits.
+        let dispatch = reads_shape(&i.cond.to_token_stream());
+        let quiet_then = verdict == Some(false) || (dispatch && verdict.is_none());
+        let quiet_else = verdict == Some(true) || (dispatch && verdict.is_none());
         let mut before = self.scope.clone();
         before.pop();
+        self.quiet += usize::from(quiet_then);
         let then = self.block(&i.then_branch);
+        self.quiet -= usize::from(quiet_then);
         self.scope.pop();
         let then_scope = std::mem::replace(&mut self.scope, before.clone());
+        self.quiet += usize::from(quiet_else);
         let otherwise = match &i.else_branch {
             Some((_, e)) => self.expr(e),
             None => Value::Other,
         };
+        self.quiet -= usize::from(quiet_else);
         let else_scope = std::mem::take(&mut self.scope);
         self.scope = match (&then, &otherwise) {
             (Value::Never, _) => else_scope,
@@ -1131,8 +1148,44 @@ impl Walker<'_> {
         }
     }
 
+    /// Walks an `if`'s condition; whether it is certainly true or false, where it compares
+    /// two sizes the walk knows (`x.dim(1)? == 8` with `x: f32[N, 4]` is false).
+    fn condition(&mut self, cond: &syn::Expr) -> Option<bool> {
+        use syn::BinOp;
+        let syn::Expr::Binary(b) = cond else {
+            self.expr(cond);
+            return None;
+        };
+        let equal = match b.op {
+            BinOp::Eq(_) => true,
+            BinOp::Ne(_) => false,
+            _ => {
+                self.expr(cond);
+                return None;
+            }
+        };
+        let (left, right) = (self.operand(&b.left), self.operand(&b.right));
+        let (Value::Int(left), Value::Int(right)) = (left, right) else {
+            return None;
+        };
+        match left.compare(&right) {
+            candle_contracts_shapes::Verdict::Equal => Some(equal),
+            candle_contracts_shapes::Verdict::Different(()) => Some(!equal),
+            candle_contracts_shapes::Verdict::Possible => None,
+        }
+    }
+
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
         self.expr(&m.expr);
+        // Arms matched on a shape or dtype may each see only the shapes they suit.
+        let dispatch = usize::from(reads_shape(&m.expr.to_token_stream()));
+        self.quiet += dispatch;
+        let value = self.match_arms(m);
+        self.quiet -= dispatch;
+        value
+    }
+
+    fn match_arms(&mut self, m: &syn::ExprMatch) -> Value {
         if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
             self.forget_in(|c| c.kept.extend(root(&m.expr)));
         }
@@ -1210,6 +1263,14 @@ impl Walker<'_> {
             _ => return Value::Other,
         };
         match (left, right) {
+            // Rust's `/` and `%` truncate toward zero, the engine's floor: the same only where
+            // neither side may be negative.
+            (Value::Int(a), Value::Int(c))
+                if matches!(name, "div" | "rem")
+                    && (a.may_be_negative() || c.may_be_negative()) =>
+            {
+                Value::Int(Dim::Unknown)
+            }
             (Value::Int(a), Value::Int(c)) => Value::Int(match name {
                 "add" => a.add(c),
                 "sub" => a.sub(c),
@@ -1381,7 +1442,16 @@ impl Walker<'_> {
             return Value::Other;
         }
         if let Some(layer) = Layer::from_path(path) {
+            // A layer's `forward` is `Module`'s (`forward_t`, `ModuleT`'s): by method syntax
+            // only with that trait in scope, or another trait's method of the name is called.
+            let candle_trait = |name: &str| {
+                matches!(self.resolve(&[name.to_string()]), Resolved::External(p)
+                    if p.last().is_some_and(|last| last == name)
+                        && matches!(p.first().map(String::as_str), Some("candle_core" | "candle_nn")))
+            };
             return match (name, args) {
+                ("forward", [_]) if !candle_trait("Module") => Value::Other,
+                ("forward_t", [_, _]) if !candle_trait("ModuleT") => Value::Other,
                 ("forward", [xs]) | ("forward_t", [xs, _]) => {
                     let xs = match xs {
                         Value::Tensor(xs) => xs.clone(),
@@ -1905,7 +1975,9 @@ impl Walker<'_> {
         given: &str,
         origin: Option<(Origin, String)>,
     ) {
-        if self.f.glue && !self.taken {
+        // Glue code may expect a failure it does not take: in a closure (`catch_unwind`, a
+        // thread, a `Result` inspected after) or where it never looks at the `Result`.
+        if (self.f.glue && (!self.taken || self.closures > 0)) || self.quiet > 0 {
             return;
         }
         let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -2303,6 +2375,36 @@ fn tail_expr(block: &syn::Block) -> Option<&syn::Expr> {
         syn::Stmt::Expr(expr, None) => Some(expr),
         _ => None,
     }
+}
+
+/// Whether code reads a tensor's shape or dtype (`x.dim(1)?`, `x.dims()[0]`, `x.rank()`).
+fn reads_shape(tokens: &TokenStream) -> bool {
+    const READS: &[&str] = &[
+        "dim",
+        "dims",
+        "dims1",
+        "dims2",
+        "dims3",
+        "dims4",
+        "dims5",
+        "shape",
+        "rank",
+        "elem_count",
+        "dtype",
+        "is_contiguous",
+        "layout",
+        "stride",
+    ];
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    trees.iter().enumerate().any(|(i, tree)| match tree {
+        TokenTree::Ident(ident) => {
+            READS.contains(&ident.to_string().as_str())
+                && matches!(trees.get(i + 1), Some(TokenTree::Group(g))
+                    if g.delimiter() == proc_macro2::Delimiter::Parenthesis)
+        }
+        TokenTree::Group(group) => reads_shape(&group.stream()),
+        _ => false,
+    })
 }
 
 /// Whether an integer type holds any size a tensor can have (`usize`, `u64`, `i64`, ...).

@@ -192,6 +192,15 @@ impl Dim {
         self.opaque(other, i128::checked_div_euclid, Factor::Div, |x| x)
     }
 
+    /// Whether the dim may be negative for some sizes of its symbols (sizes are never
+    /// negative): a term with a negative coefficient, or nothing known.
+    pub fn may_be_negative(&self) -> bool {
+        match self {
+            Dim::Known(poly) => poly.terms.values().any(|&c| c < 0),
+            Dim::Unknown => true,
+        }
+    }
+
     /// `self / other` when `other` is one term that divides every term of `self` (`N * T / T`
     /// is `N`, `2 * N / 2` is `N`): exact, so floor division gives the same value.
     fn exact_quotient(&self, other: &Dim) -> Option<Dim> {

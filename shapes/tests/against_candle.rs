@@ -362,8 +362,14 @@ fn run(name: &str, receiver: Option<&Tensor>, args: &[Value]) -> candle_core::Re
             "repeat" => r.repeat(usizes(a(0))),
             "avg_pool2d" => r.avg_pool2d(usizes(a(0))[0]),
             "max_pool2d" => r.max_pool2d(usizes(a(0))[0]),
-            "conv1d" => r.conv1d(t(0), 0, 1, 1, 1),
-            "conv2d" => r.conv2d(t(0), 0, 1, 1, 1),
+            "conv1d" => {
+                let n = |i: usize| usizes(a(i))[0];
+                r.conv1d(t(0), n(1), n(2), n(3), n(4))
+            }
+            "conv2d" => {
+                let n = |i: usize| usizes(a(i))[0];
+                r.conv2d(t(0), n(1), n(2), n(3), n(4))
+            }
             "dims2" => r.dims2().map(|_| r.clone()),
             "to_scalar" => r.to_scalar::<f32>().map(|_| r.clone()),
             "i" => {
@@ -1400,17 +1406,31 @@ fn pools_and_convolutions_keep_batch_and_channels() {
         &[Size("2")],
         "f32[B, C, _, _]",
     );
+    let one_group = |kernel| vec![T(kernel), Size("0"), Size("1"), Size("1"), Size("1")];
     method(
         "f32[B, 3, 9, 9]",
         "conv2d",
-        &[T("f32[8, 3, 3, 3]")],
+        &one_group("f32[8, 3, 3, 3]"),
         "f32[B, 8, _, _]",
     );
     method(
         "f32[B, 3, 9]",
         "conv1d",
-        &[T("f32[8, 3, 3]")],
+        &one_group("f32[8, 3, 3]"),
         "f32[B, 8, _]",
+    );
+    // Two groups: `COUT / G` channels each, 4 for a kernel of 5.
+    method(
+        "f32[B, 2, 8]",
+        "conv1d",
+        &[
+            T("f32[5, 1, 3]"),
+            Size("0"),
+            Size("1"),
+            Size("1"),
+            Size("2"),
+        ],
+        "f32[B, _, _]",
     );
 }
 

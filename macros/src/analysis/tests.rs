@@ -86,7 +86,7 @@ fn every_mismatch_of_a_body_is_reported() {
             fn f(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                 let x = a.add(b)?;
                 let y = b.matmul(a)?;
-                if x.dims().is_empty() { return a.matmul(&a.t()?); }
+                if a.sum_all()?.to_scalar::<f32>()? > 0.0 { return a.matmul(&a.t()?); }
                 a.t()?.matmul(a)
             }
         },
@@ -939,4 +939,47 @@ fn equalities_between_dims_are_facts() {
         },
     );
     assert!(silent.is_empty(), "{silent:#?}");
+}
+
+/// A branch on a tensor's shape may run only for shapes other than the ones the walk knows:
+/// nothing in it is reported, unless the condition is certain (then the branch that cannot
+/// run is dead, and the one that must run is checked).
+#[test]
+fn a_branch_on_a_shape_is_checked_only_where_its_condition_is_certain() {
+    let args = quote!(x: f32[N, 4], w: f32[8, 2]);
+    let found = |body: TokenStream| {
+        errors(
+            args.clone(),
+            quote!(fn f(x: &Tensor, w: &Tensor) -> Result<Tensor> #body),
+        )
+    };
+    // `x.dim(1)?` is 4: the first branch never runs.
+    let dead = found(quote!({
+        if x.dim(1)? == 8 {
+            return x.matmul(w);
+        }
+        x.matmul(&w.t()?.t()?.narrow(0, 0, 4)?)
+    }));
+    assert!(dead.is_empty(), "{dead:#?}");
+    // `N` may be 8 or not: the branch may be for other shapes than `x`'s.
+    let dispatch = found(quote!({
+        if x.dim(0)? == 8 {
+            return x.matmul(w);
+        }
+        x.matmul(&w.narrow(0, 0, 4)?)
+    }));
+    assert!(dispatch.is_empty(), "{dispatch:#?}");
+    // Certainly true: the branch runs, and its mismatch is reported.
+    let live = found(quote!({
+        if x.dim(1)? == 4 {
+            return x.matmul(w);
+        }
+        x.matmul(&w.narrow(0, 0, 4)?)
+    }));
+    assert_eq!(live.len(), 1, "{live:#?}");
+    assert!(
+        live[0].contains("but `w` is `f32[8, 2]` here"),
+        "{}",
+        live[0]
+    );
 }

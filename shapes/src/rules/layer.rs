@@ -4,7 +4,8 @@
 //! certainly fails (an input whose last dim is not the weight's).
 
 use crate::dim::Dim;
-use crate::rules::{Argument, Mismatch, Outcome, suggest};
+use crate::reason::Reason;
+use crate::rules::{Arg, Argument, Mismatch, Outcome, suggest};
 use crate::shape::{Run, Shape, TensorType};
 use crate::verdict::{Axis, Rank, Verdict};
 
@@ -27,9 +28,10 @@ pub enum Layer {
     ConvTranspose1d,
     /// `candle_nn::ConvTranspose2d`: `[B, CIN, H, W] -> [B, COUT, H', W']`.
     ConvTranspose2d,
-    /// `candle_nn::BatchNorm`, `candle_nn::GroupNorm`, `candle_nn::Activation`,
-    /// `candle_nn::Dropout`: the input's type.
+    /// `candle_nn::BatchNorm`, `candle_nn::GroupNorm`, `candle_nn::Dropout`: the input's type.
     SameType,
+    /// `candle_nn::Activation`: the input's type, but `Swiglu` halves the last dim.
+    Activation,
 }
 
 impl Layer {
@@ -57,7 +59,7 @@ impl Layer {
             "ConvTranspose2d" => (Layer::ConvTranspose2d, "conv"),
             "BatchNorm" => (Layer::SameType, "batch_norm"),
             "GroupNorm" => (Layer::SameType, "group_norm"),
-            "Activation" => (Layer::SameType, "activation"),
+            "Activation" => (Layer::Activation, "activation"),
             "Dropout" => (Layer::SameType, "ops"),
             _ => return None,
         };
@@ -68,7 +70,7 @@ impl Layer {
     pub fn weight_accessor(self) -> Option<&'static str> {
         match self {
             Layer::Embedding => Some("embeddings()"),
-            Layer::SameType => None,
+            Layer::SameType | Layer::Activation => None,
             _ => Some("weight()"),
         }
     }
@@ -84,7 +86,7 @@ impl Layer {
             Layer::Conv2d => "Conv2d::forward",
             Layer::ConvTranspose1d => "ConvTranspose1d::forward",
             Layer::ConvTranspose2d => "ConvTranspose2d::forward",
-            Layer::SameType => "forward",
+            Layer::SameType | Layer::Activation => "forward",
         }
     }
 }
@@ -95,6 +97,7 @@ pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
     let weight_dims = weight.shape.dims();
     match layer {
         Layer::SameType => Ok(xs.clone()),
+        Layer::Activation => Ok(xs.with_shape(with_last(&xs.shape, Dim::Unknown))),
         Layer::Linear => {
             let (out, inner) = match weight_dims {
                 Some([out, inner]) => (out.clone(), inner.clone()),
@@ -107,12 +110,46 @@ pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
                 with_last(&xs.shape, out),
             ))
         }
-        Layer::LayerNorm | Layer::RmsNorm => {
-            if let Some([dim]) = weight_dims {
-                check_last(layer, xs, weight, dim)?;
+        // candle-nn's fast path takes a last dim equal to the weight's; its other path (no
+        // bias, a strided input) broadcasts the weight: a last dim of 1 becomes the weight's.
+        Layer::LayerNorm | Layer::RmsNorm => match weight.shape.dims() {
+            Some([_]) => {
+                match crate::rules::method("broadcast_mul", xs, &[Arg::Tensor(weight.clone())]) {
+                    Ok(product) => Ok(xs.with_shape(product.shape)),
+                    Err(mismatch) => Err(Box::new(Mismatch {
+                        op: layer.op().to_string(),
+                        argument: Argument::Position(0),
+                        expected: format!(
+                            "xs: {}",
+                            TensorType::new(
+                                weight.dtypes,
+                                Shape::with_run(
+                                    Vec::new(),
+                                    Run::anonymous(),
+                                    weight.shape.front().to_vec()
+                                )
+                            )
+                        ),
+                        found: xs.to_string(),
+                        help: None,
+                        // Told of the input, not of the weight the product was taken with.
+                        reason: match mismatch.reason {
+                            Reason::Broadcast {
+                                axis,
+                                found,
+                                expected,
+                            } => Reason::Broadcast {
+                                axis,
+                                found: expected,
+                                expected: found,
+                            },
+                            other => other,
+                        },
+                    })),
+                }
             }
-            Ok(xs.clone())
-        }
+            _ => Ok(xs.clone()),
+        },
         // The rows of the table for each id, reshaped to the layer's own `hidden_size` (a
         // field apart from the table: with no id at all, any size passes the reshape).
         Layer::Embedding => Ok(TensorType::new(
@@ -130,9 +167,15 @@ pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
                 Rank::Exactly(r) if r == rank => xs.shape.front()[0].clone(),
                 _ => Dim::Unknown,
             };
-            let channels = match (layer, weight_dims) {
-                (Layer::Conv1d | Layer::Conv2d, Some(dims)) if dims.len() == rank => {
-                    dims[0].clone()
+            // `COUT` where the input's channels are the weight's (one group); with groups,
+            // candle gives `COUT / G` per group.
+            let channels = match (layer, weight_dims, xs.shape.dims()) {
+                (Layer::Conv1d | Layer::Conv2d, Some(w), Some(x))
+                    if w.len() == rank
+                        && x.len() == rank
+                        && x[1].compare(&w[1]) == Verdict::Equal =>
+                {
+                    w[0].clone()
                 }
                 _ => Dim::Unknown,
             };

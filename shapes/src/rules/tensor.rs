@@ -1019,8 +1019,11 @@ impl Call<'_> {
             Some(dims) if dims.len() == rank => dims[0].clone(),
             _ => Dim::Unknown,
         };
+        // The kernel's out channels where there is one group (the last argument is 1);
+        // with groups, candle gives `COUT / G` per group.
+        let one_group = self.args.get(4).and_then(|g| g.size().as_literal()) == Some(1);
         let channels = match self.args.first() {
-            Some(Arg::Tensor(kernel)) => match kernel.shape.dims() {
+            Some(Arg::Tensor(kernel)) if one_group => match kernel.shape.dims() {
                 Some(dims) if dims.len() == rank => dims[0].clone(),
                 _ => Dim::Unknown,
             },

@@ -1,7 +1,15 @@
 //! Correct programs that an attack on the shared analysis (the macro and the CLI) once took
 //! for certain mismatches: each module compiles with the body's analysis on, `cargo contracts
 //! check` finds nothing in it, and its tests run it on tensors its contracts accept.
-#![allow(non_snake_case, dead_code, missing_debug_implementations, clippy::all)]
+#![allow(
+    non_snake_case,
+    dead_code,
+    missing_debug_implementations,
+    unused_imports,
+    unused_variables,
+    unused_mut,
+    clippy::all
+)]
 
 pub mod a1_alias;
 pub mod a2_generic_trait;
@@ -37,6 +45,7 @@ pub mod d3_leading_colon;
 pub mod d4_async_trait;
 
 pub mod e1_crate_path;
+pub mod round2;
 
 #[candle_contracts::contract(x: f32[N, 4])]
 pub fn forward(x: &candle_core::Tensor) -> candle_core::Result<candle_core::Tensor> {
