@@ -59,4 +59,6 @@ pub struct LetHint {
     pub name: String,
     /// Its type (`f32[B, 128]`), `?` where unknown.
     pub ty: String,
+    /// The op that gave it (`matmul`, `Tensor::zeros`, `/`), empty where none stands out.
+    pub op: String,
 }

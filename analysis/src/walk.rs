@@ -320,6 +320,7 @@ pub fn walk(
         fix_result: false,
         hints: Vec::new(),
         in_let: false,
+        let_op: String::new(),
         taken: false,
         quiet: 0,
         body_macros: body_macros(f.block),
@@ -362,6 +363,8 @@ struct Walker<'a> {
     hints: Vec<LetHint>,
     /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
     in_let: bool,
+    /// The op of the `let` being bound (`matmul`, `Tensor::zeros`), for its hints.
+    let_op: String,
     /// Inside a branch whose condition reads a tensor's shape or dtype (`if x.dim(1)? == 8`):
     /// the branch may only run for other shapes than the walk knows, so nothing in it is
     /// reported, unless the condition is certain.
@@ -535,6 +538,7 @@ impl Walker<'_> {
                 site,
                 name: name_of(ident),
                 ty: value.hint(),
+                op: self.let_op.clone(),
             });
         }
         let origin = matches!(value, Value::Tensor(_)).then_some(Origin::Binding(site));
@@ -781,6 +785,11 @@ impl Walker<'_> {
                     value
                 };
                 self.in_let = true;
+                self.let_op = local
+                    .init
+                    .as_ref()
+                    .map(|i| op_of(&i.expr))
+                    .unwrap_or_default();
                 if local.init.as_ref().is_some_and(|i| i.diverge.is_some()) {
                     self.bind_unknown(&local.pat);
                 } else {
@@ -1343,17 +1352,18 @@ impl Walker<'_> {
             Value::Float if FLOAT_METHODS.contains(&name.as_str()) => Value::Float,
             Value::Instance(key, access) => {
                 let ids = self.index.methods(&key, &name);
-                // A method of the crate may change what its receiver holds, a cell's content
-                // behind `&self` too.
-                self.touched(&call.receiver);
-                match ids {
+                let value = match ids {
                     // A method of the type, reached first for how the value is held: its
                     // contract, or its signature.
                     [id] if self.reaches(*id, access, &name) && self.reachable(*id) => {
                         self.call_fn(*id, Some(&call.receiver), &args, &arg_exprs)
                     }
                     _ => Value::Other,
-                }
+                };
+                // A method of the crate may change what its receiver holds (a cell's content
+                // behind `&self` too), once it has run.
+                self.touched(&call.receiver);
+                value
             }
             _ => {
                 // `shape.copy_from_slice(..)`, `n.add_assign(4)`, `cell.replace(..)`.
@@ -2374,6 +2384,43 @@ fn tail_expr(block: &syn::Block) -> Option<&syn::Expr> {
     match block.stmts.last()? {
         syn::Stmt::Expr(expr, None) => Some(expr),
         _ => None,
+    }
+}
+
+/// The op that gives a `let` its value, as `shapes` names it: a method (`matmul`), a function
+/// by its last two segments (`Tensor::zeros`, `ops::softmax`), an operator (`/`); through `?`,
+/// `&` and parentheses; empty for anything else.
+fn op_of(expr: &syn::Expr) -> String {
+    match expr {
+        syn::Expr::Try(t) => op_of(&t.expr),
+        syn::Expr::Paren(p) => op_of(&p.expr),
+        syn::Expr::Reference(r) => op_of(&r.expr),
+        syn::Expr::Await(a) => op_of(&a.base),
+        syn::Expr::MethodCall(m) if KEEP_OK.contains(&name_of(&m.method).as_str()) => {
+            op_of(&m.receiver)
+        }
+        syn::Expr::MethodCall(m) => name_of(&m.method),
+        syn::Expr::Call(c) => match &*c.func {
+            syn::Expr::Path(p) => {
+                let segments = path_segments(&p.path);
+                let tail = segments.len().saturating_sub(2);
+                segments[tail..].join("::")
+            }
+            _ => String::new(),
+        },
+        syn::Expr::Binary(b) => b.op.to_token_stream().to_string(),
+        syn::Expr::Macro(m) => m
+            .mac
+            .path
+            .segments
+            .last()
+            .map(|s| format!("{}!", name_of(&s.ident)))
+            .unwrap_or_default(),
+        syn::Expr::If(_) => "if".to_string(),
+        syn::Expr::Match(_) => "match".to_string(),
+        syn::Expr::Block(_) => "block".to_string(),
+        syn::Expr::Path(p) => path_segments(&p.path).join("::"),
+        _ => String::new(),
     }
 }
 

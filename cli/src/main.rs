@@ -300,13 +300,20 @@ fn shapes(target: &str) -> ExitCode {
         .max()
         .unwrap_or(1);
     let name_width = hints.iter().map(|h| h.name.len()).max().unwrap_or(1);
+    let type_width = hints
+        .iter()
+        .map(|h| h.ty.chars().count())
+        .max()
+        .unwrap_or(1);
     for hint in hints {
-        println!(
-            "{:>line_width$}  {:<name_width$}  {}",
+        let line = format!(
+            "{:>line_width$}  {:<name_width$}  {:<type_width$}  {}",
             hint.site.first.start().line,
             hint.name,
-            hint.ty
+            hint.ty,
+            hint.op
         );
+        println!("{}", line.trim_end());
     }
     ExitCode::SUCCESS
 }

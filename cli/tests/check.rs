@@ -215,7 +215,10 @@ fn shapes_prints_the_type_of_every_let() {
     assert_eq!(code, 0);
     assert_eq!(
         stdout.lines().collect::<Vec<_>>(),
-        ["14  flat    f32[B, 784]", "15  logits  f32[B, 10]"]
+        [
+            "14  flat    f32[B, 784]  flatten_from",
+            "15  logits  f32[B, 10]   model::encode"
+        ]
     );
     let (_, stdout, _) = run(
         &dir,
@@ -223,7 +226,10 @@ fn shapes_prints_the_type_of_every_let() {
     );
     assert_eq!(
         stdout.lines().collect::<Vec<_>>(),
-        ["21  h      f32[B, 64]", "22  probs  f32[B, 64]"]
+        [
+            "21  h      f32[B, 64]  forward",
+            "22  probs  f32[B, 64]  ops::softmax"
+        ]
     );
     let (_, stdout, _) = run(
         &fixture("gradual"),
@@ -232,12 +238,12 @@ fn shapes_prints_the_type_of_every_let() {
     assert_eq!(
         stdout.lines().collect::<Vec<_>>(),
         [
-            "18  b      = B",
-            "18  t      = T",
-            "18  e      = E",
-            "19  flat   f32[B * T, E]",
-            "20  again  f32[B, E * T]",
-            "21  n      = E * T",
+            "18  b      = B            dims3",
+            "18  t      = T            dims3",
+            "18  e      = E            dims3",
+            "19  flat   f32[B * T, E]  reshape",
+            "20  again  f32[B, E * T]  reshape",
+            "21  n      = E * T        dim",
         ]
     );
     let (_, stdout, _) = run(
@@ -247,8 +253,8 @@ fn shapes_prints_the_type_of_every_let() {
     assert_eq!(
         stdout.lines().collect::<Vec<_>>(),
         [
-            "55  h      f32[2, 3]",
-            "59  g      f32[2, 3]",
+            "55  h      f32[2, 3]  clone",
+            "59  g      f32[2, 3]  clone",
             "60  flip   ?",
             "62  apply  ?",
         ]
@@ -456,4 +462,26 @@ fn the_attacks_on_the_analysis_find_nothing_file_by_file() {
         let (code, _, stderr) = run(&dir, &["check", file.to_str().unwrap()]);
         assert_eq!(code, 0, "{}: {stderr}", file.display());
     }
+}
+
+/// The tutorial's step, as the book's "inferred shapes" shows it: `model.forward` resolved
+/// by `model`'s declared type, its `return` clause with `C` bound from the caller's clause on
+/// `model.head.weight()` (read before the call, which may change what it names after).
+#[test]
+fn shapes_prints_the_tutorials_step_as_the_book_does() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let (code, stdout, stderr) = run(&workspace, &["shapes", "examples/src/digits.rs:train_step"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "98  logits  f32[N, C]  forward",
+            "99  loss    f32[]      nn::cross_entropy"
+        ]
+    );
+    let book = std::fs::read_to_string(workspace.join("book/src/static-checks.md")).unwrap();
+    assert!(
+        book.contains(&stdout),
+        "the book's sample differs:\n{stdout}"
+    );
 }
