@@ -299,41 +299,7 @@ pub fn walk(
     source: &dyn SourceText,
     f: Function<'_>,
 ) -> (Vec<Finding>, Vec<LetHint>) {
-    let generics: Vec<String> = f
-        .impl_generics
-        .iter()
-        .cloned()
-        .chain(crate::index::generic_names(&f.sig.generics))
-        .collect();
-    let contract = with_facts(&with_constants(index, f.contract, f.module, &generics));
-    let mut walker = Walker {
-        index,
-        source,
-        f,
-        env: Env::for_function(f.display.to_string(), &contract),
-        contract,
-        scope: vec![BTreeMap::new()],
-        local_paths: Vec::new(),
-        subjects: BTreeMap::new(),
-        closures: 0,
-        findings: Vec::new(),
-        fix_result: false,
-        hints: Vec::new(),
-        in_let: false,
-        let_op: String::new(),
-        taken: false,
-        quiet: 0,
-        body_macros: body_macros(f.block),
-    };
-    // Generic parameters shadow the module's names.
-    let generics = f
-        .impl_generics
-        .iter()
-        .cloned()
-        .chain(crate::index::generic_names(&f.sig.generics))
-        .map(|name| (name, None))
-        .collect();
-    walker.local_paths.push(generics);
+    let mut walker = Walker::new(index, source, f);
     walker.bind_params();
     let tail = walker.block(f.block);
     if let Some(expr) = tail_expr(f.block) {
@@ -341,6 +307,15 @@ pub fn walk(
     }
     (walker.findings, walker.hints)
 }
+
+/// No clause: the contract of a helper followed at its call.
+static NO_CLAUSES: Contract = Contract {
+    clauses: Vec::new(),
+    facts: Vec::new(),
+};
+
+/// How deep helpers without a contract are followed into (a helper's helper, no further).
+const INLINE_DEPTH: usize = 2;
 
 struct Walker<'a> {
     index: &'a Index,
@@ -375,9 +350,89 @@ struct Walker<'a> {
     /// The `macro_rules!` the body defines, each with the names its definition holds: a call
     /// may assign any of those it sees where it is defined, without naming them.
     body_macros: BodyMacros,
+    /// What the body's `return`s give, joined (for a helper followed at its call).
+    returned: Option<Value>,
+    /// The helpers being followed, innermost last (none is followed into twice).
+    inlined: Vec<FnId>,
 }
 
-impl Walker<'_> {
+impl<'a> Walker<'a> {
+    /// A walk of `f`'s body, its contract's constants and facts applied, its generic
+    /// parameters hiding the module's names; its parameters are not bound yet.
+    fn new(index: &'a Index, source: &'a dyn SourceText, f: Function<'a>) -> Walker<'a> {
+        let generics: Vec<String> = f
+            .impl_generics
+            .iter()
+            .cloned()
+            .chain(crate::index::generic_names(&f.sig.generics))
+            .collect();
+        let contract = with_facts(&with_constants(index, f.contract, f.module, &generics));
+        Walker {
+            index,
+            source,
+            f,
+            env: Env::for_function(f.display.to_string(), &contract),
+            contract,
+            scope: vec![BTreeMap::new()],
+            local_paths: vec![generics.into_iter().map(|name| (name, None)).collect()],
+            subjects: BTreeMap::new(),
+            closures: 0,
+            findings: Vec::new(),
+            fix_result: false,
+            hints: Vec::new(),
+            in_let: false,
+            let_op: String::new(),
+            taken: false,
+            quiet: 0,
+            body_macros: body_macros(f.block),
+            returned: None,
+            inlined: Vec::new(),
+        }
+    }
+
+    /// What the helper `id` (a function without a contract, or without a `return` clause)
+    /// gives for these arguments: its body walked with them, nothing in it reported. Its
+    /// parameters that are candle tensors by reference take the arguments' types, and its
+    /// sizes the arguments' sizes; `None` where it is not followed (too deep, recursive,
+    /// `async`, under `cfg`).
+    fn inline(&self, id: FnId, args: &[Value]) -> Option<Value> {
+        let callee = &self.index.fns[id];
+        if self.inlined.len() >= INLINE_DEPTH
+            || self.inlined.contains(&id)
+            || callee.sig.asyncness.is_some()
+            || callee.conditional
+        {
+            return None;
+        }
+        let mut nested = Walker::new(self.index, self.source, Function::of(callee, &NO_CLAUSES));
+        nested.quiet = 1;
+        nested.inlined = self.inlined.iter().copied().chain([id]).collect();
+        nested.bind_params();
+        let params = callee.sig.inputs.iter().filter_map(|input| match input {
+            syn::FnArg::Typed(typed) => Some(typed),
+            syn::FnArg::Receiver(_) => None,
+        });
+        for (typed, arg) in params.zip(args) {
+            let syn::Pat::Ident(ident) = &*typed.pat else {
+                continue;
+            };
+            let value = match (nested.kind(&typed.ty, false), arg) {
+                (Kind::Tensor, Value::Tensor(t)) if matches!(&*typed.ty, syn::Type::Reference(r) if r.mutability.is_none()) => {
+                    Value::Tensor(t.clone())
+                }
+                (Kind::Int, Value::Int(d)) => Value::Int(d.clone()),
+                _ => continue,
+            };
+            nested.bind(&name_of(&ident.ident), value, None);
+        }
+        let tail = nested.block(callee.block);
+        Some(match (tail, nested.returned) {
+            (Value::Never, Some(returned)) => returned,
+            (tail, Some(returned)) => tail.join(&returned),
+            (tail, None) => tail,
+        })
+    }
+
     fn module(&self) -> ModId {
         self.f.module
     }
@@ -999,6 +1054,12 @@ impl Walker<'_> {
                 if let Some(value_expr) = &r.expr {
                     let value = self.expr(value_expr);
                     self.check_return(value_expr, &value);
+                    if self.closures == 0 {
+                        self.returned = Some(match self.returned.take() {
+                            Some(before) => before.join(&value),
+                            None => value,
+                        });
+                    }
                 }
                 Value::Never
             }
@@ -1134,15 +1195,20 @@ impl Walker<'_> {
         let quiet_else = verdict == Some(true) || (dispatch && verdict.is_none());
         let mut before = self.scope.clone();
         before.pop();
+        // A branch the condition certainly rules out never runs: it adds nothing.
         self.quiet += usize::from(quiet_then);
-        let then = self.block(&i.then_branch);
+        let then = match verdict {
+            Some(false) => Value::Never,
+            _ => self.block(&i.then_branch),
+        };
         self.quiet -= usize::from(quiet_then);
         self.scope.pop();
         let then_scope = std::mem::replace(&mut self.scope, before.clone());
         self.quiet += usize::from(quiet_else);
-        let otherwise = match &i.else_branch {
-            Some((_, e)) => self.expr(e),
-            None => Value::Other,
+        let otherwise = match (&i.else_branch, verdict) {
+            (Some(_), Some(true)) => Value::Never,
+            (Some((_, e)), _) => self.expr(e),
+            (None, _) => Value::Other,
         };
         self.quiet -= usize::from(quiet_else);
         let else_scope = std::mem::take(&mut self.scope);
@@ -1754,8 +1820,13 @@ impl Walker<'_> {
         let kind = self.return_kind(callee);
         let returns_tensor = matches!(kind, Kind::Tensor);
         let unknown_result = kind.unknown_value();
+        // A helper followed at its call: what its body gives for these arguments.
+        let followed = |walker: &Self| match walker.inline(id, args) {
+            Some(Value::Tensor(t)) if returns_tensor => Value::Tensor(t),
+            _ => kind_unknown(&walker.return_kind(callee)),
+        };
         let Some(contract) = callee.contract.as_ref().and_then(|c| c.parsed.as_ref()) else {
-            return unknown_result;
+            return followed(self);
         };
         let callee_generics: Vec<String> = callee
             .impl_generics
@@ -1837,6 +1908,7 @@ impl Walker<'_> {
         }
         match (returns_tensor, contract.clause("return")) {
             (true, Some(clause)) => Value::Tensor(bindings.instantiate(&clause.spec)),
+            (true, None) => followed(self),
             _ => unknown_result,
         }
     }
@@ -2486,6 +2558,18 @@ fn fits(n: u64, ty: &syn::Type) -> bool {
         _ => return false,
     };
     n <= max
+}
+
+/// A value of `kind` nothing more is known of.
+fn kind_unknown(kind: &Kind) -> Value {
+    match kind {
+        Kind::Tensor => Value::tensor_unknown(),
+        Kind::Int => Value::Int(Dim::Unknown),
+        Kind::Float => Value::Float,
+        Kind::Instance(key, access) => Value::Instance(key.clone(), *access),
+        Kind::External(path) => Value::External(path.clone()),
+        Kind::Other => Value::Other,
+    }
 }
 
 /// How a method takes its receiver, for a plain one (`self`, `&self`, `&mut self`).

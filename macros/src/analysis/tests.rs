@@ -983,3 +983,47 @@ fn a_branch_on_a_shape_is_checked_only_where_its_condition_is_certain() {
         live[0]
     );
 }
+
+/// A helper without a contract is followed at its call with the arguments' types (a branch
+/// its arguments rule out never runs): the head split and the scaling keep `q` known as
+/// `[B, 4, T, 16]`, so the `matmul` with a matrix of rank 2 after them is an error.
+#[test]
+fn helpers_without_a_contract_are_followed_at_their_calls() {
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_core::{Result, Tensor};
+
+            fn scale(x: &Tensor, d: usize) -> Result<Tensor> {
+                x / (d as f64).sqrt()
+            }
+
+            fn heads(x: &Tensor, h: usize) -> Result<Tensor> {
+                let (b, t, e) = x.dims3()?;
+                if h == 0 {
+                    return Ok(x.clone());
+                }
+                x.reshape((b, t, h, e / h))?.transpose(1, 2)
+            }
+
+            fn recursive(x: &Tensor, n: usize) -> Result<Tensor> {
+                if n == 0 { Ok(x.clone()) } else { recursive(&x.t()?, n - 1) }
+            }
+
+            #[contract(x: f32[B, T, 64], w: f32[10, 16], return: f32[B, 4, T, 10])]
+            pub fn f(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+                let q = heads(x, 4)?;
+                let q = scale(&q, 16)?;
+                let unknown = recursive(&q, 3)?;
+                q.matmul(w)
+            }
+        }
+    });
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "`Tensor::matmul` takes `rhs: f32[..] of rank 4` (the rank of `self`), but `w` is"
+        ),
+        "{}",
+        found[0]
+    );
+}
