@@ -164,6 +164,9 @@ pub struct Index {
     variants: BTreeMap<String, BTreeSet<String>>,
     /// The names of every `macro_rules!` read: a macro of one of those names is not std's.
     macro_names: BTreeSet<String>,
+    /// Its syntax trees hold proc-macro2's own tokens, not the compiler's (the macro's cached
+    /// file): walking one of its bodies inside a macro runs with proc-macro2's own tokens.
+    pub own_tokens: bool,
     external_methods: BTreeSet<(String, String)>,
     fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
 }

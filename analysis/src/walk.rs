@@ -425,6 +425,18 @@ impl<'a> Walker<'a> {
             };
             nested.bind(&name_of(&ident.ident), value, None);
         }
+        // A body of the macro's cached file is proc-macro2's own tokens: a token stream built
+        // from them inside the macro must be one of those too.
+        struct Restore;
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                proc_macro2::fallback::unforce();
+            }
+        }
+        let _restore = self.index.own_tokens.then(|| {
+            proc_macro2::fallback::force();
+            Restore
+        });
         let tail = nested.block(callee.block);
         Some(match (tail, nested.returned) {
             (Value::Never, Some(returned)) => returned,

@@ -741,3 +741,31 @@ fn a_float_literal_is_compared_with_its_f64_exactly() {
         Equal
     );
 }
+
+#[test]
+fn a_layer_clause_takes_its_sizes_in_the_layers_own_form() {
+    let found = errors("self.proj: Linear[64], logits: f32[N, 64]");
+    assert!(
+        found
+            .iter()
+            .any(|e| e.contains("`Linear` takes its sizes as `Linear[IN -> OUT]`")),
+        "{found:?}"
+    );
+    let found = errors("self.table: Embedding[V -> E], logits: f32[N, V]");
+    assert!(
+        found
+            .iter()
+            .any(|e| e.contains("`Embedding` takes its sizes as `Embedding[V, E]`")),
+        "{found:?}"
+    );
+    let found = errors("self.proj: Linear[64 -> 10] in 0.0..1.0, logits: f32[N, 64]");
+    assert!(
+        found
+            .iter()
+            .any(|e| e.contains("a layer clause states the layer's sizes only")),
+        "{found:?}"
+    );
+    // A valid one is a clause on the layer's weight: nothing to report.
+    let valid = errors("self.proj: bf16 Linear[64 -> 10], logits: bf16[N, 64]");
+    assert!(valid.is_empty(), "{valid:?}");
+}

@@ -166,9 +166,48 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
     ))
 }
 
-/// The rest of a tensor clause after its subject: `: dtypes shape constraints`.
+/// The layers a clause may name, with the accessor of the tensor their sizes state.
+const LAYERS: &[(&str, &str)] = &[
+    ("Linear", "weight"),
+    ("Embedding", "embeddings"),
+    ("LayerNorm", "weight"),
+    ("RmsNorm", "weight"),
+    ("Conv1d", "weight"),
+    ("Conv2d", "weight"),
+];
+
+/// The rest of a tensor clause after its subject: `: dtypes shape constraints`, or a layer
+/// clause (`self.q_proj: Linear[E -> H * D]`), which states the shape of the layer's weight.
 fn tensor_clause(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::Result<Clause> {
     input.parse::<Token![:]>()?;
+    if is_layer_clause(input) {
+        let (spec, accessor) = parse_layer_spec(input)?;
+        let subject = match subject {
+            Subject::Param(root) => Subject::Field {
+                root,
+                steps: vec![accessor],
+            },
+            Subject::Field { root, mut steps } => {
+                steps.push(accessor);
+                Subject::Field { root, steps }
+            }
+            _ => {
+                return Err(syn::Error::new(
+                    start,
+                    "a layer clause names a layer: `self.q_proj: Linear[E -> E]`",
+                ));
+            }
+        };
+        let span = SpanRange {
+            first: start,
+            last: spec.shape.span.last,
+        };
+        return Ok(Clause::Tensor(TensorClause {
+            subject,
+            spec,
+            span,
+        }));
+    }
     let spec = parse_tensor_spec(input)?;
     let span = SpanRange {
         first: start,
@@ -179,6 +218,135 @@ fn tensor_clause(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::
         spec,
         span,
     }))
+}
+
+/// Whether what follows the `:` is a layer, after its dtypes if any (`bf16 Linear[E -> E]`).
+fn is_layer_clause(input: ParseStream<'_>) -> bool {
+    let fork = input.fork();
+    let mut last = None;
+    while let Ok(ident) = fork.call(Ident::parse_any) {
+        last = Some(ident);
+        if fork.peek(Token![|]) {
+            let _ = fork.parse::<Token![|]>();
+        } else if fork.peek(Ident::peek_any) && !fork.peek(syn::token::Bracket) {
+            continue;
+        } else {
+            break;
+        }
+    }
+    last.is_some_and(|ident| LAYERS.iter().any(|(name, _)| ident == name))
+        && fork.peek(syn::token::Bracket)
+}
+
+/// `[dtypes] Layer[sizes]`: the shape of the layer's weight, and the step that reads it.
+/// `Linear[IN -> OUT]` is a weight `[OUT, IN]`, `Embedding[V, E]` a table `[V, E]`,
+/// `LayerNorm[D]` and `RmsNorm[D]` a weight `[D]`, `Conv1d[CIN -> COUT, K]` a weight
+/// `[COUT, CIN, K]` and `Conv2d[CIN -> COUT, K]` one of `[COUT, CIN, K, K]` (one group).
+fn parse_layer_spec(input: ParseStream<'_>) -> syn::Result<(TensorSpec, FieldStep)> {
+    let mut dtypes = Vec::new();
+    let layer = loop {
+        let ident = input.call(Ident::parse_any)?;
+        if LAYERS.iter().any(|(name, _)| ident == name) && input.peek(syn::token::Bracket) {
+            break ident;
+        }
+        dtypes.push(DTypeName {
+            name: ident.to_string(),
+            span: ident.span().into(),
+        });
+        if input.peek(Token![|]) {
+            input.parse::<Token![|]>()?;
+        }
+    };
+    if dtypes.is_empty() {
+        dtypes.push(DTypeName {
+            name: "float".to_string(),
+            span: layer.span().into(),
+        });
+    }
+    let TokenTree::Group(group) = input.parse::<TokenTree>()? else {
+        unreachable!("peeked a bracket group")
+    };
+    let dims = |tokens: TokenStream| -> syn::Result<Vec<Dim>> {
+        split_commas(tokens)
+            .into_iter()
+            .filter(|piece| !piece.is_empty())
+            .map(|piece| parse_dim.parse2(piece))
+            .collect()
+    };
+    // `IN -> OUT..`: the sides of the arrow.
+    let trees: Vec<TokenTree> = group.stream().into_iter().collect();
+    let arrow = trees.windows(2).position(|w| {
+        matches!((&w[0], &w[1]), (TokenTree::Punct(a), TokenTree::Punct(b))
+            if a.as_char() == '-' && b.as_char() == '>' && a.spacing() == proc_macro2::Spacing::Joint)
+    });
+    let (before, after) = match arrow {
+        Some(at) => (
+            dims(trees[..at].iter().cloned().collect())?,
+            Some(dims(trees[at + 2..].iter().cloned().collect())?),
+        ),
+        None => (dims(group.stream())?, None),
+    };
+    let name = layer.to_string();
+    let wrong = |form: &str| {
+        Err(syn::Error::new(
+            group.span(),
+            format!("`{name}` takes its sizes as `{name}{form}`"),
+        ))
+    };
+    let weight = match (name.as_str(), before, after) {
+        ("Linear", mut inner, Some(mut outer)) if inner.len() == 1 && outer.len() == 1 => {
+            vec![outer.remove(0), inner.remove(0)]
+        }
+        ("Linear", ..) => return wrong("[IN -> OUT]"),
+        ("Embedding", table, None) if table.len() == 2 => table,
+        ("Embedding", ..) => return wrong("[V, E]"),
+        ("LayerNorm" | "RmsNorm", dim, None) if dim.len() == 1 => dim,
+        ("LayerNorm" | "RmsNorm", ..) => return wrong("[D]"),
+        ("Conv1d" | "Conv2d", mut inner, Some(mut outer))
+            if inner.len() == 1 && outer.len() == 2 =>
+        {
+            let kernel = outer.remove(1);
+            let mut weight = vec![outer.remove(0), inner.remove(0)];
+            if name == "Conv2d" {
+                weight.push(copy_dim(&kernel));
+            }
+            weight.push(kernel);
+            weight
+        }
+        _ => return wrong("[CIN -> COUT, K]"),
+    };
+    if !input.is_empty() {
+        return Err(input.error(
+            "a layer clause states the layer's sizes only; check its output with a clause on it",
+        ));
+    }
+    let accessor = LAYERS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("weight", |(_, accessor)| accessor);
+    let step = FieldStep::Member {
+        member: Member::Named(Ident::new(accessor, layer.span())),
+        call: true,
+    };
+    let spec = TensorSpec {
+        dtypes,
+        shape: Shape {
+            span: group.span().into(),
+            dims: weight,
+        },
+        constraints: Vec::new(),
+        sequence: None,
+    };
+    Ok((spec, step))
+}
+
+/// A second use of a dim written once (a square kernel's `K`).
+fn copy_dim(dim: &Dim) -> Dim {
+    match dim {
+        Dim::Fixed(n) => Dim::Fixed(*n),
+        Dim::Named(ident) => Dim::Named(ident.clone()),
+        other => syn::parse::Parser::parse_str(parse_dim, &other.to_string()).unwrap_or(Dim::Any),
+    }
 }
 
 fn last_span(spec: &TensorSpec) -> Span {

@@ -91,11 +91,13 @@ pub fn of_file() -> Option<Rc<View>> {
         if let Some(view) = files.borrow().get(&text) {
             return Some(Rc::clone(view));
         }
-        let view = Rc::new(with_own_tokens(|| {
+        let mut view = with_own_tokens(|| {
             let tokens: TokenStream = text.parse().ok()?;
             let file = syn::parse2::<syn::File>(tokens.clone()).ok()?;
             Some(View::new(file.items, tokens))
-        })?);
+        })?;
+        view.index.own_tokens = true;
+        let view = Rc::new(view);
         files.borrow_mut().insert(text, Rc::clone(&view));
         Some(view)
     })

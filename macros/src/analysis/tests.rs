@@ -1027,3 +1027,38 @@ fn helpers_without_a_contract_are_followed_at_their_calls() {
         found[0]
     );
 }
+
+/// A layer clause states a layer's sizes: `self.q_proj: Linear[64 -> 32]` is a weight
+/// `[32, 64]`, so the layer's output is known and an input of the wrong width is an error.
+#[test]
+fn layer_clauses_state_the_weights() {
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_core::{Result, Tensor};
+            use candle_nn::{LayerNorm, Linear, Module};
+
+            pub struct Block {
+                q_proj: Linear,
+                ln: LayerNorm,
+            }
+
+            impl Block {
+                #[contract(xs: f32[B, T, 64], self.q_proj: Linear[64 -> 32],
+                           self.ln: LayerNorm[32])]
+                pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                    let q = self.q_proj.forward(xs)?;
+                    let n = self.ln.forward(&q)?;
+                    self.q_proj.forward(&n)
+                }
+            }
+        }
+    });
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with(
+            "`Linear::forward` takes `xs: float[.., 64]`, but `n` is `f32[B, T, 32]` here"
+        ),
+        "{}",
+        found[0]
+    );
+}

@@ -9,6 +9,7 @@ mod error_types;
 mod grammar;
 mod help_lines;
 mod hygiene;
+mod layer_clauses;
 mod limits;
 mod nn_differential;
 mod nn_ops;
