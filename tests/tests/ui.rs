@@ -7,4 +7,6 @@
 fn compile_errors() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("ui/*.rs");
+    // Bugs planted in blocks of real candle-transformers models (tests/tests/models).
+    cases.compile_fail("ui-models/*.rs");
 }
