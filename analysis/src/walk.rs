@@ -340,9 +340,8 @@ struct Walker<'a> {
     in_let: bool,
     /// The op of the `let` being bound (`matmul`, `Tensor::zeros`), for its hints.
     let_op: String,
-    /// Inside a branch whose condition reads a tensor's shape or dtype (`if x.dim(1)? == 8`):
-    /// the branch may only run for other shapes than the walk knows, so nothing in it is
-    /// reported, unless the condition is certain.
+    /// Inside code that may never run for the contract's shapes (a branch whose condition is
+    /// not certain, a loop's body, a helper followed at its call): nothing in it is reported.
     quiet: usize,
     /// Whether the expression being walked is one whose success the code takes (the operand of
     /// `?`, the receiver of `.unwrap()`): in glue code, only those calls are reported.
@@ -992,7 +991,10 @@ impl<'a> Walker<'a> {
                 self.forget(&changed);
                 self.scope.push(BTreeMap::new());
                 self.bind_unknown(&f.pat);
+                // The body may run no time at all.
+                self.quiet += 1;
                 self.block(&f.body);
+                self.quiet -= 1;
                 self.scope.pop();
                 self.forget(&changed);
                 Value::Other
@@ -1004,7 +1006,9 @@ impl<'a> Walker<'a> {
                 self.forget(&changed);
                 self.scope.push(BTreeMap::new());
                 self.expr(&w.cond);
+                self.quiet += 1;
                 self.block(&w.body);
+                self.quiet -= 1;
                 self.scope.pop();
                 self.forget(&changed);
                 Value::Other
@@ -1200,11 +1204,12 @@ impl<'a> Walker<'a> {
 
     fn if_expr(&mut self, i: &syn::ExprIf) -> Value {
         self.scope.push(BTreeMap::new());
+        // A branch may be code that never runs for the shapes the contract states (a test of
+        // a shape, a config flag for another layout): only a branch that certainly runs is
+        // reported in.
         let verdict = self.condition(&i.cond);
-        // A test of a shape or dtype may send each branch only the shapes it suits.
-        let dispatch = reads_shape(&i.cond.to_token_stream());
-        let quiet_then = verdict == Some(false) || (dispatch && verdict.is_none());
-        let quiet_else = verdict == Some(true) || (dispatch && verdict.is_none());
+        let quiet_then = verdict != Some(true);
+        let quiet_else = verdict != Some(false);
         let mut before = self.scope.clone();
         before.pop();
         // A branch the condition certainly rules out never runs: it adds nothing.
@@ -1264,11 +1269,11 @@ impl<'a> Walker<'a> {
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
         self.expr(&m.expr);
-        // Arms matched on a shape or dtype may each see only the shapes they suit.
-        let dispatch = usize::from(reads_shape(&m.expr.to_token_stream()));
-        self.quiet += dispatch;
+        // Each arm may be code that never runs for the contract's shapes (see `if_expr`).
+        let conditional = usize::from(m.arms.len() > 1);
+        self.quiet += conditional;
         let value = self.match_arms(m);
-        self.quiet -= dispatch;
+        self.quiet -= conditional;
         value
     }
 
@@ -1456,7 +1461,9 @@ impl<'a> Walker<'a> {
     /// (`c.weight()`) may no longer hold (a cell behind `&`). Fields of `self` keep their
     /// clauses: they change only behind `&mut self`, which clauses do not trust.
     fn touched(&mut self, receiver: &syn::Expr) {
-        let Some(root) = root(receiver) else {
+        // A place (`shape`, `self.cache.k`); a value a call returned is the call's own (its
+        // receiver was touched where that call was walked).
+        let Some(root) = place_root(receiver) else {
             return;
         };
         if root != "self" {
@@ -1694,6 +1701,15 @@ impl<'a> Walker<'a> {
             if name == "Ok" {
                 return args.into_iter().next().unwrap_or(Value::Other);
             }
+        }
+        // `f64::sqrt(x)`, `f32::max(a, b)`: a float's own functions give a float.
+        if let [float, name] = segments.as_slice()
+            && (float == "f64" || float == "f32")
+            && FLOAT_METHODS.contains(&name.as_str())
+            && self.lookup(float).is_none()
+            && matches!(self.resolve(std::slice::from_ref(float)), Resolved::Unknown)
+        {
+            return Value::Float;
         }
         if let [.., d, minus] = segments.as_slice()
             && d == "D"
@@ -1937,7 +1953,15 @@ impl<'a> Walker<'a> {
     fn std_macro(&self, mac: &syn::Macro) -> Option<String> {
         let name = match mac.path.segments.iter().collect::<Vec<_>>().as_slice() {
             [segment] if mac.path.leading_colon.is_none() => name_of(&segment.ident),
-            [krate, segment] if krate.ident == "std" || krate.ident == "core" => {
+            // `candle_core::bail!` and `anyhow::bail!` return an error, as `bail!` does.
+            [krate, segment]
+                if ["std", "core", "candle_core", "candle", "anyhow"]
+                    .iter()
+                    .any(|k| krate.ident == k)
+                    && (krate.ident == "std"
+                        || krate.ident == "core"
+                        || segment.ident == "bail") =>
+            {
                 name_of(&segment.ident)
             }
             _ => return None,
@@ -2071,7 +2095,8 @@ impl<'a> Walker<'a> {
     ) {
         // Glue code may expect a failure it does not take: in a closure (`catch_unwind`, a
         // thread, a `Result` inspected after) or where it never looks at the `Result`.
-        if (self.f.glue && (!self.taken || self.closures > 0)) || self.quiet > 0 {
+        // A closure's body runs where it is called, maybe never.
+        if (self.f.glue && !self.taken) || self.closures > 0 || self.quiet > 0 {
             return;
         }
         let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -2323,6 +2348,21 @@ fn root(expr: &syn::Expr) -> Option<String> {
     }
 }
 
+/// The local a place (`x`, `x.field`, `x[i]`, `*x`, `&x`) belongs to; none for a value
+/// computed by a call.
+fn place_root(expr: &syn::Expr) -> Option<String> {
+    match expr {
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
+        syn::Expr::Field(f) => place_root(&f.base),
+        syn::Expr::Index(i) => place_root(&i.expr),
+        syn::Expr::Paren(p) => place_root(&p.expr),
+        syn::Expr::Group(g) => place_root(&g.expr),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => place_root(&u.expr),
+        syn::Expr::Reference(r) => place_root(&r.expr),
+        _ => None,
+    }
+}
+
 /// The locals an assignment writes to: the root of a place, each of a destructuring's
 /// (`(h, g) = (g, h)`, `Pair { a, .. } = p`).
 fn assigned_roots(expr: &syn::Expr) -> Vec<String> {
@@ -2506,36 +2546,6 @@ fn op_of(expr: &syn::Expr) -> String {
         syn::Expr::Path(p) => path_segments(&p.path).join("::"),
         _ => String::new(),
     }
-}
-
-/// Whether code reads a tensor's shape or dtype (`x.dim(1)?`, `x.dims()[0]`, `x.rank()`).
-fn reads_shape(tokens: &TokenStream) -> bool {
-    const READS: &[&str] = &[
-        "dim",
-        "dims",
-        "dims1",
-        "dims2",
-        "dims3",
-        "dims4",
-        "dims5",
-        "shape",
-        "rank",
-        "elem_count",
-        "dtype",
-        "is_contiguous",
-        "layout",
-        "stride",
-    ];
-    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
-    trees.iter().enumerate().any(|(i, tree)| match tree {
-        TokenTree::Ident(ident) => {
-            READS.contains(&ident.to_string().as_str())
-                && matches!(trees.get(i + 1), Some(TokenTree::Group(g))
-                    if g.delimiter() == proc_macro2::Delimiter::Parenthesis)
-        }
-        TokenTree::Group(group) => reads_shape(&group.stream()),
-        _ => false,
-    })
 }
 
 /// Whether an integer type holds any size a tensor can have (`usize`, `u64`, `i64`, ...).

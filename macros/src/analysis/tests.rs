@@ -86,8 +86,9 @@ fn every_mismatch_of_a_body_is_reported() {
             fn f(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                 let x = a.add(b)?;
                 let y = b.matmul(a)?;
-                if a.sum_all()?.to_scalar::<f32>()? > 0.0 { return a.matmul(&a.t()?); }
-                a.t()?.matmul(a)
+                let early = a.sum_all()?.to_scalar::<f32>()? > 0.0;
+                let _ = early;
+                return a.matmul(&a.t()?);
             }
         },
     );
@@ -941,9 +942,9 @@ fn equalities_between_dims_are_facts() {
     assert!(silent.is_empty(), "{silent:#?}");
 }
 
-/// A branch on a tensor's shape may run only for shapes other than the ones the walk knows:
-/// nothing in it is reported, unless the condition is certain (then the branch that cannot
-/// run is dead, and the one that must run is checked).
+/// A branch may run only for shapes other than the ones the contract states (a test of a
+/// shape, a config flag for another layout): nothing in it is reported, unless its condition
+/// is certain (then the branch that cannot run is dead, and the one that must run is checked).
 #[test]
 fn a_branch_on_a_shape_is_checked_only_where_its_condition_is_certain() {
     let args = quote!(x: f32[N, 4], w: f32[8, 2]);
@@ -1058,6 +1059,30 @@ fn layer_clauses_state_the_weights() {
         found[0].starts_with(
             "`Linear::forward` takes `xs: float[.., 64]`, but `n` is `f32[B, T, 32]` here"
         ),
+        "{}",
+        found[0]
+    );
+}
+
+/// `candle_core::bail!` returns, naming what it reads; `f64::sqrt(d)` is a number.
+#[test]
+fn candle_bail_and_float_functions_keep_what_is_known() {
+    let found = errors(
+        quote!(q: f32[B, T, 64], w: f32[10, 32]),
+        quote! {
+            fn f(q: &Tensor, w: &Tensor) -> Result<Tensor> {
+                if q.dims().is_empty() {
+                    candle_core::bail!("unexpected {:?}", q.dtype())
+                }
+                let scale = 1f64 / f64::sqrt(64 as f64);
+                let q = (q * scale)?;
+                q.broadcast_matmul(&w.t()?)
+            }
+        },
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].contains("but `w.t()?` is `f32[32, 10]` here"),
         "{}",
         found[0]
     );
