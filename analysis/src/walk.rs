@@ -351,6 +351,9 @@ struct Walker<'a> {
     body_macros: BodyMacros,
     /// What the body's `return`s give, joined (for a helper followed at its call).
     returned: Option<Value>,
+    /// The receiver is `&mut self`: clauses on paths from it hold until something may change
+    /// that path (an assignment, a `&mut`, a method that may take `&mut self`).
+    self_mut: bool,
     /// The helpers being followed, innermost last (none is followed into twice).
     inlined: Vec<FnId>,
 }
@@ -385,6 +388,7 @@ impl<'a> Walker<'a> {
             quiet: 0,
             body_macros: body_macros(f.block),
             returned: None,
+            self_mut: false,
             inlined: Vec::new(),
         }
     }
@@ -473,6 +477,10 @@ impl<'a> Walker<'a> {
                     self.bind("self", value, None);
                     if receiver.mutability.is_none() && !is_mut_ref(&receiver.ty) {
                         immutable_roots.insert("self".to_string());
+                    } else if access == Some(Access::Mut) {
+                        // `&mut self`: followed, path by path, until something may change it.
+                        self.self_mut = true;
+                        immutable_roots.insert("self".to_string());
                     }
                 }
                 syn::FnArg::Typed(typed) => {
@@ -559,7 +567,10 @@ impl<'a> Walker<'a> {
                 }
             }
         }
-        if changed.kept.contains("self") || changed.rebound.contains("self") {
+        if changed.kept.contains("self")
+            || changed.rebound.contains("self")
+            || (self.self_mut && changed.self_touched)
+        {
             self.subjects.clear();
         }
         let roots: Vec<String> = changed
@@ -1405,6 +1416,7 @@ impl<'a> Walker<'a> {
         self.taken = outer;
         let args: Vec<Value> = call.args.iter().map(|a| self.operand(a)).collect();
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
+        self.passes_self(&arg_exprs);
         match receiver {
             // `xs.apply(&self.q_proj)`: candle's own `apply` runs the layer's `forward`.
             Value::Tensor(t)
@@ -1470,10 +1482,26 @@ impl<'a> Walker<'a> {
             self.forget_in(|c| {
                 c.kept.insert(root.clone());
             });
+        } else if self.self_mut {
+            // Behind `&mut self`, the method may change the place it is called on, and all
+            // below it (`self.cache.append(..)` changes `self.cache.k`, not `self.q_proj`).
+            match subject_text(strip_refs(receiver)).filter(|place| place != "self") {
+                Some(place) => self.subjects.retain(|subject, _| !below(subject, &place)),
+                None => self.subjects.clear(),
+            }
+            return;
         }
         self.subjects.retain(|subject, _| {
             subject.split(['.', '(']).next() != Some(root.as_str()) || !subject.contains("()")
         });
+    }
+
+    /// After `self` itself is passed on behind `&mut self` (`helper(self)`): anything may
+    /// have changed.
+    fn passes_self(&mut self, args: &[&syn::Expr]) {
+        if self.self_mut && args.iter().any(|arg| is_self_path(strip_refs(arg))) {
+            self.subjects.clear();
+        }
     }
 
     /// Whether a method call on a value held as `access` reaches the method `id` named `name`:
@@ -1685,6 +1713,7 @@ impl<'a> Walker<'a> {
 
     fn call(&mut self, call: &syn::ExprCall) -> Value {
         let args: Vec<Value> = call.args.iter().map(|a| self.operand(a)).collect();
+        self.passes_self(&call.args.iter().collect::<Vec<_>>());
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         let syn::Expr::Path(path) = &*call.func else {
             self.expr(&call.func);
@@ -2183,6 +2212,9 @@ fn with_constants(
 struct Changed {
     kept: BTreeSet<String>,
     rebound: BTreeSet<String>,
+    /// A method the walk does not know is called on a path from `self`, or `self` is passed
+    /// on: behind `&mut self`, anything below it may change.
+    self_touched: bool,
     /// The body's `macro_rules!`: a call of one may assign the names its definition holds.
     macros: BodyMacros,
 }
@@ -2252,8 +2284,15 @@ impl<'ast> Visit<'ast> for Changed {
         if !candles {
             self.kept
                 .extend(root(&m.receiver).filter(|receiver| receiver != "self"));
+            self.self_touched |= root(&m.receiver).is_some_and(|receiver| receiver == "self");
         }
+        self.self_touched |= m.args.iter().any(|arg| is_self_path(strip_refs(arg)));
         syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        self.self_touched |= c.args.iter().any(|arg| is_self_path(strip_refs(arg)));
+        syn::visit::visit_expr_call(self, c);
     }
 
     fn visit_local(&mut self, local: &'ast syn::Local) {
@@ -2346,6 +2385,18 @@ fn root(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Reference(r) => root(&r.expr),
         _ => None,
     }
+}
+
+/// Whether an expression is `self` itself.
+fn is_self_path(expr: &syn::Expr) -> bool {
+    matches!(expr, syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident("self"))
+}
+
+/// Whether the subject `subject` (`self.cache.k`) is the place `place` or below it.
+fn below(subject: &str, place: &str) -> bool {
+    subject
+        .strip_prefix(place)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('('))
 }
 
 /// The local a place (`x`, `x.field`, `x[i]`, `*x`, `&x`) belongs to; none for a value

@@ -1087,3 +1087,44 @@ fn candle_bail_and_float_functions_keep_what_is_known() {
         found[0]
     );
 }
+
+/// Behind `&mut self`, a clause on a path from `self` holds until something may change that
+/// path: a method of the cache changes the cache, not the projections; an assignment to a
+/// field may change anything below `self`.
+#[test]
+fn clauses_behind_mut_self_hold_until_their_path_may_change() {
+    let found = scope_errors(quote! {
+        mod model {
+            use candle_core::{Result, Tensor};
+            use candle_nn::{Linear, Module};
+
+            pub struct Attn {
+                q: Linear,
+                o: Linear,
+                cache: Vec<Tensor>,
+            }
+
+            impl Attn {
+                #[contract(x: f32[B, T, 64], self.q: Linear[64 -> 64], self.o: Linear[64 -> 32])]
+                pub fn step(&mut self, x: &Tensor) -> Result<Tensor> {
+                    let q = self.q.forward(x)?;
+                    self.cache.push(q.clone());
+                    self.o.forward(&q.sum_keepdim(2)?)
+                }
+
+                #[contract(x: f32[B, T, 64], self.o: Linear[64 -> 32])]
+                pub fn replaced(&mut self, x: &Tensor, o: Linear) -> Result<Tensor> {
+                    self.o = o;
+                    self.o.forward(&x.sum_keepdim(2)?)
+                }
+            }
+        }
+    });
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0]
+            .starts_with("`Linear::forward` takes `xs: float[.., 64]`, but `q.sum_keepdim(2)?` is"),
+        "{}",
+        found[0]
+    );
+}
