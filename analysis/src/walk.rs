@@ -477,8 +477,11 @@ impl<'a> Walker<'a> {
                     self.bind("self", value, None);
                     if receiver.mutability.is_none() && !is_mut_ref(&receiver.ty) {
                         immutable_roots.insert("self".to_string());
-                    } else if access == Some(Access::Mut) {
-                        // `&mut self`: followed, path by path, until something may change it.
+                    } else if access == Some(Access::Mut)
+                        && self_only_in_paths(self.f.block.to_token_stream())
+                    {
+                        // `&mut self`, never passed on whole: followed, path by path, until
+                        // something may change it.
                         self.self_mut = true;
                         immutable_roots.insert("self".to_string());
                     }
@@ -517,11 +520,41 @@ impl<'a> Walker<'a> {
                 && !subject.contains(['?', '[', '{'])
                 && immutable_roots.contains(root)
                 && !through_interior_mutability(&subject)
+                && self.stable_path(&subject)
             {
                 let origin = Some(Origin::Clause(subject.clone()));
                 self.subjects.insert(subject, (clause.spec.clone(), origin));
             }
         }
+    }
+
+    /// Whether what a path from a parameter names stays what its clause says while the
+    /// parameter cannot change: fields do; a method's value only where it is a candle-nn
+    /// layer's tensor (`self.head.weight()`): a method of the user's may read a cell or a
+    /// global that changes.
+    fn stable_path(&self, subject: &str) -> bool {
+        let mut steps = subject.split('.');
+        let Some(root) = steps.next() else {
+            return false;
+        };
+        let mut value = match self.lookup(root) {
+            Some(binding) => binding.value.clone(),
+            None => return false,
+        };
+        for step in steps {
+            value = match (step.strip_suffix("()"), value) {
+                (None, Value::Instance(key, _)) => self.field_value(&key, step),
+                (None, _) => Value::Other,
+                (Some(method), Value::External(path))
+                    if Layer::from_path(&path).is_some()
+                        && matches!(method, "weight" | "bias" | "embeddings") =>
+                {
+                    Value::tensor_unknown()
+                }
+                (Some(_), _) => return false,
+            };
+        }
+        true
     }
 
     // ----- scope -----
@@ -820,10 +853,22 @@ impl<'a> Walker<'a> {
         let mut never = false;
         for (i, stmt) in block.stmts.iter().enumerate() {
             let last = i + 1 == block.stmts.len();
-            // Only the block's value is taken where the block is.
+            // A statement under `cfg` may not be compiled: what it binds or changes is
+            // unknown after it, and nothing in it is reported.
+            if is_conditional_stmt(stmt) {
+                self.forget_in(|c| c.visit_stmt(stmt));
+                if let syn::Stmt::Local(local) = stmt {
+                    self.bind_unknown(&local.pat);
+                }
+                continue;
+            }
+            // Only the block's value is taken where the block is; after a statement that never
+            // completes, nothing runs.
             let outer = self.taken;
             self.taken &= last;
+            self.quiet += usize::from(never);
             let v = self.stmt(stmt);
+            self.quiet -= usize::from(never);
             self.taken = outer;
             never |= v == Value::Never;
             if last && matches!(stmt, syn::Stmt::Expr(_, None)) {
@@ -897,6 +942,15 @@ impl<'a> Walker<'a> {
                 _ => Value::Other,
             },
             syn::Expr::Path(p) => self.path_value(p),
+            // `&raw mut x` (or `&raw const x`, written through later): `x` may change.
+            syn::Expr::RawAddr(r) => {
+                self.expr(&r.expr);
+                self.forget_in(|c| c.kept.extend(root(&r.expr)));
+                if root(&r.expr).as_deref() == Some("self") {
+                    self.subjects.clear();
+                }
+                Value::Other
+            }
             syn::Expr::Reference(r) => {
                 let value = self.expr(&r.expr);
                 if r.mutability.is_some() {
@@ -1245,9 +1299,12 @@ impl<'a> Walker<'a> {
             (_, Value::Never) => then_scope,
             _ => merge(&then_scope, &else_scope),
         };
-        match &i.else_branch {
-            Some(_) => then.join(&otherwise),
-            None => Value::Other,
+        match (&i.else_branch, verdict) {
+            // The one branch that runs.
+            (_, Some(true)) => then,
+            (Some(_), Some(false)) => otherwise,
+            (Some(_), None) => then.join(&otherwise),
+            (None, _) => Value::Other,
         }
     }
 
@@ -2265,6 +2322,11 @@ impl<'ast> Visit<'ast> for Changed {
         syn::visit::visit_expr_binary(self, b);
     }
 
+    fn visit_expr_raw_addr(&mut self, r: &'ast syn::ExprRawAddr) {
+        self.kept.extend(root(&r.expr));
+        syn::visit::visit_expr_raw_addr(self, r);
+    }
+
     fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
         if r.mutability.is_some() {
             self.kept.extend(root(&r.expr));
@@ -2284,8 +2346,9 @@ impl<'ast> Visit<'ast> for Changed {
         if !candles {
             self.kept
                 .extend(root(&m.receiver).filter(|receiver| receiver != "self"));
-            self.self_touched |= root(&m.receiver).is_some_and(|receiver| receiver == "self");
         }
+        // A method named like candle's may be a type's own `&mut self` one.
+        self.self_touched |= root(&m.receiver).is_some_and(|receiver| receiver == "self");
         self.self_touched |= m.args.iter().any(|arg| is_self_path(strip_refs(arg)));
         syn::visit::visit_expr_method_call(self, m);
     }
@@ -2385,6 +2448,38 @@ fn root(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Reference(r) => root(&r.expr),
         _ => None,
     }
+}
+
+/// Whether a statement stands under `#[cfg(..)]` or `#[cfg_attr(..)]`.
+fn is_conditional_stmt(stmt: &syn::Stmt) -> bool {
+    let tokens: Vec<TokenTree> = stmt.to_token_stream().into_iter().collect();
+    // The statement's outer attributes: `#` and a bracket group each, at its start.
+    tokens
+        .chunks(2)
+        .take_while(|pair| {
+            matches!(pair, [TokenTree::Punct(hash), TokenTree::Group(g)]
+                if hash.as_char() == '#' && g.delimiter() == proc_macro2::Delimiter::Bracket)
+        })
+        .any(|pair| match &pair[1] {
+            TokenTree::Group(attr) => attr.stream().into_iter().next().is_some_and(
+                |first| matches!(first, TokenTree::Ident(i) if i == "cfg" || i == "cfg_attr"),
+            ),
+            _ => false,
+        })
+}
+
+/// Whether every `self` in `tokens` is the start of a path (`self.q`): not passed on whole
+/// (`let me = self`, `match self`, `f(self)`, `*self = ..`).
+fn self_only_in_paths(tokens: TokenStream) -> bool {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    trees.iter().enumerate().all(|(i, tree)| match tree {
+        TokenTree::Ident(ident) if ident == "self" => {
+            matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.')
+                && !matches!(trees.get(i + 2), Some(TokenTree::Punct(p)) if p.as_char() == '.')
+        }
+        TokenTree::Group(group) => self_only_in_paths(group.stream()),
+        _ => true,
+    })
 }
 
 /// Whether an expression is `self` itself.

@@ -103,18 +103,23 @@ pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
                 Some([out, inner]) => (out.clone(), inner.clone()),
                 _ => (Dim::Unknown, Dim::Unknown),
             };
-            // candle-nn: `x.matmul(&w.t())` (broadcast over the leading dims).
+            // candle-nn: `x.matmul(&w.t())` (broadcast over the leading dims), then
+            // `broadcast_add(bias)`: a bias of another size widens an output of 1.
             check_last(layer, xs, weight, &inner)?;
             Ok(TensorType::new(
                 xs.dtypes.intersection(weight.dtypes),
-                with_last(&xs.shape, out),
+                with_last(&xs.shape, widened_by_bias(out)),
             ))
         }
         // candle-nn's fast path takes a last dim equal to the weight's; its other path (no
         // bias, a strided input) broadcasts the weight: a last dim of 1 becomes the weight's.
         Layer::LayerNorm | Layer::RmsNorm => match weight.shape.dims() {
-            Some([_]) => {
+            Some([dim]) => {
                 match crate::rules::method("broadcast_mul", xs, &[Arg::Tensor(weight.clone())]) {
+                    // A bias of another size widens a weight of 1.
+                    Ok(_) if dim.as_literal() == Some(1) => {
+                        Ok(xs.with_shape(with_last(&xs.shape, Dim::Unknown)))
+                    }
                     Ok(product) => Ok(xs.with_shape(product.shape)),
                     Err(mismatch) => Err(Box::new(Mismatch {
                         op: layer.op().to_string(),
@@ -175,7 +180,7 @@ pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
                         && x.len() == rank
                         && x[1].compare(&w[1]) == Verdict::Equal =>
                 {
-                    w[0].clone()
+                    widened_by_bias(w[0].clone())
                 }
                 _ => Dim::Unknown,
             };
@@ -186,6 +191,15 @@ pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
                 Shape::new(dims),
             ))
         }
+    }
+}
+
+/// An output size after candle-nn's `broadcast_add(bias)`: a literal 1 may be widened by a
+/// bias of another size (a layer built by hand); any other size is the bias's too.
+fn widened_by_bias(size: Dim) -> Dim {
+    match size.as_literal() {
+        Some(1) => Dim::Unknown,
+        _ => size,
     }
 }
 

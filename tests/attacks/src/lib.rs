@@ -8,6 +8,7 @@
     unused_imports,
     unused_variables,
     unused_mut,
+    irrefutable_let_patterns,
     clippy::all
 )]
 
@@ -46,6 +47,7 @@ pub mod d4_async_trait;
 
 pub mod e1_crate_path;
 pub mod round2;
+pub mod round3;
 
 #[candle_contracts::contract(x: f32[N, 4])]
 pub fn forward(x: &candle_core::Tensor) -> candle_core::Result<candle_core::Tensor> {
