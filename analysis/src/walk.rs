@@ -356,6 +356,8 @@ struct Walker<'a> {
     self_mut: bool,
     /// The helpers being followed, innermost last (none is followed into twice).
     inlined: Vec<FnId>,
+    /// This walk runs with proc-macro2's own tokens forced (a helper of the macro's file).
+    own_tokens: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -390,6 +392,7 @@ impl<'a> Walker<'a> {
             returned: None,
             self_mut: false,
             inlined: Vec::new(),
+            own_tokens: false,
         }
     }
 
@@ -407,7 +410,23 @@ impl<'a> Walker<'a> {
         {
             return None;
         }
+        // A body of the macro's cached file is proc-macro2's own tokens: a token stream built
+        // from them inside the macro must be one of those too.
+        struct Restore;
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                proc_macro2::fallback::unforce();
+            }
+        }
+        // (Forced once, by the outermost helper: an inner one must not restore the compiler's
+        // tokens while the outer one still walks the file's.)
+        let force = self.index.own_tokens && !self.own_tokens;
+        let _restore = force.then(|| {
+            proc_macro2::fallback::force();
+            Restore
+        });
         let mut nested = Walker::new(self.index, self.source, Function::of(callee, &NO_CLAUSES));
+        nested.own_tokens = self.own_tokens || force;
         nested.quiet = 1;
         nested.inlined = self.inlined.iter().copied().chain([id]).collect();
         nested.bind_params();
@@ -428,18 +447,6 @@ impl<'a> Walker<'a> {
             };
             nested.bind(&name_of(&ident.ident), value, None);
         }
-        // A body of the macro's cached file is proc-macro2's own tokens: a token stream built
-        // from them inside the macro must be one of those too.
-        struct Restore;
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                proc_macro2::fallback::unforce();
-            }
-        }
-        let _restore = self.index.own_tokens.then(|| {
-            proc_macro2::fallback::force();
-            Restore
-        });
         let tail = nested.block(callee.block);
         Some(match (tail, nested.returned) {
             (Value::Never, Some(returned)) => returned,
