@@ -322,6 +322,55 @@ impl Violation {
     pub fn mask(&self) -> Option<&'static str> {
         self.mask
     }
+
+    /// Reports `bound_by`'s dim `from` as dim `to`: a guard that checked a transposed view
+    /// names the caller's dim.
+    pub(crate) fn move_bound_axis(&mut self, bound_by: &str, from: usize, to: usize) {
+        for binding in &mut self.bound_dims {
+            if binding.bound_by == bound_by && binding.axis == from {
+                binding.axis = to;
+            }
+        }
+    }
+
+    /// Moves the element's first coordinate by `rows`: the rule was checked on the rows
+    /// `rows..` of the tensor it names.
+    pub(crate) fn offset_rows(&mut self, rows: usize) {
+        if let Some(first) = self.index.as_mut().and_then(|index| index.first_mut()) {
+            *first += rows;
+        }
+    }
+
+    /// Adds `other`'s offending values (the same rule on other rows) to these, distinct (NaN
+    /// equal to NaN) and up to [`OFFENDING_SHOWN`].
+    pub(crate) fn absorb_offending(&mut self, other: Violation) {
+        self.offending_complete &= other.offending_complete;
+        for value in other.offending {
+            let seen = self.offending.iter().any(|&o| same_value(o, value));
+            if !seen && self.offending.len() < OFFENDING_SHOWN {
+                self.offending.push(value);
+            }
+        }
+    }
+
+    /// Restates the violation for a part of its tensor: the part's `counts`, no observed
+    /// range unless `keep_observed` (one range over several parts would omit the clean ones),
+    /// and a `detail` line saying what was left out.
+    pub(crate) fn restate_for_part(&mut self, counts: Counts, keep_observed: bool, detail: String) {
+        self.counts = Some(counts);
+        if !keep_observed {
+            self.observed = None;
+        }
+        self.details.push(detail);
+    }
+}
+
+/// Whether two offending values are the same (NaN equals NaN here).
+fn same_value(a: Value, b: Value) -> bool {
+    match (a, b) {
+        (Value::Float(a, _), Value::Float(b, _)) => a == b || (a.is_nan() && b.is_nan()),
+        _ => a == b,
+    }
 }
 
 /// Wraps `text` at about 100 columns: each line starts on a new line, the first indented by

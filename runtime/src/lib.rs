@@ -189,4 +189,49 @@ mod tests {
         }
         assert!(siblings >= 10, "{siblings} sibling imports read");
     }
+
+    /// The guarded ops amend a `Violation` (ignored rows, a transposed dim) through its
+    /// methods, never by writing or reading its fields.
+    #[test]
+    fn guarded_ops_use_violation_methods_only() {
+        let error = LAYERS
+            .iter()
+            .find(|(name, _)| *name == "error")
+            .map(|(_, s)| *s);
+        let declaration = error
+            .and_then(|source| source.split("pub struct Violation {").nth(1))
+            .and_then(|rest| rest.split("\n}").next())
+            .unwrap_or_default();
+        let fields: Vec<&str> = declaration
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("pub(crate) "))
+            .filter_map(|line| line.split(':').next())
+            .collect();
+        assert!(fields.len() >= 15, "Violation's fields read: {fields:?}");
+        let field_uses = |source: &str| {
+            let mut uses = Vec::new();
+            for field in &fields {
+                let access = format!(".{field}");
+                for (at, _) in source.match_indices(&access) {
+                    let next = source[at + access.len()..].chars().next().unwrap_or(' ');
+                    if !(next == '(' || next == '_' || next.is_alphanumeric()) {
+                        uses.push(access.clone());
+                    }
+                }
+            }
+            uses
+        };
+        assert_eq!(
+            field_uses("violation.counts = None; found.index.take(); v.counts()"),
+            [".index", ".counts"],
+            "the check finds field accesses and passes method calls"
+        );
+        for (module, source) in LAYERS.iter().filter(|(name, _)| name.starts_with("nn")) {
+            let uses = field_uses(source);
+            assert!(
+                uses.is_empty(),
+                "`{module}` reaches into Violation: {uses:?}"
+            );
+        }
+    }
 }

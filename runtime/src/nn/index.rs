@@ -29,11 +29,7 @@ fn guard_along(
     indexed.dim(dim)?;
     check(&indexed.transpose(0, dim)?).map_err(|mut error| {
         for violation in error.violations_mut() {
-            for binding in &mut violation.bound_dims {
-                if binding.bound_by == name && binding.axis == 0 {
-                    binding.axis = dim;
-                }
-            }
+            violation.move_bound_axis(name, 0, dim);
         }
         error.called_from(op, at, None).into()
     })

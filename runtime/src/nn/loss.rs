@@ -4,7 +4,7 @@
 use candle_core::{D, DType, Result, Tensor};
 
 use crate::check;
-use crate::error::{ContractError, Counts, OFFENDING_SHOWN, Rule, Value, Violation};
+use crate::error::{ContractError, Counts, Rule, Violation};
 use crate::nn::{gather_indices, guard};
 
 /// How a per-element loss is reduced, as PyTorch's `reduction` argument.
@@ -300,25 +300,15 @@ fn exempt_ignored_rows(
         let Some(mut found) = found.violations().first().cloned() else {
             continue;
         };
-        let found_counts = found.counts.unwrap_or_default();
+        let found_counts = found.counts().unwrap_or_default();
         counts.violating += found_counts.violating;
         counts.nan += found_counts.nan;
         match &mut merged {
             None => {
-                if let Some(index) = found.index.as_mut().and_then(|index| index.first_mut()) {
-                    *index += first_row;
-                }
+                found.offset_rows(first_row);
                 merged = Some(found);
             }
-            Some(merged) => {
-                merged.offending_complete &= found.offending_complete;
-                for value in found.offending {
-                    let seen = merged.offending.iter().any(|&o| same_value(o, value));
-                    if !seen && merged.offending.len() < OFFENDING_SHOWN {
-                        merged.offending.push(value);
-                    }
-                }
-            }
+            Some(merged) => merged.absorb_offending(found),
         }
     }
     let violations = error.violations_mut();
@@ -331,16 +321,16 @@ fn exempt_ignored_rows(
         Some(mut violation) => {
             let columns = values.dim(1)? as u64;
             counts.total = (ids.len() - ignored) as u64 * columns;
-            violation.counts = Some(counts);
             // One run's observed range is the kept rows'; over several it would omit the
             // runs that passed.
-            if runs.len() > 1 {
-                violation.observed = None;
-            }
-            violation.details.push(format!(
-                "{ignored} of {} rows are not checked: their target is the ignore index {ignore}",
-                ids.len()
-            ));
+            violation.restate_for_part(
+                counts,
+                runs.len() == 1,
+                format!(
+                    "{ignored} of {} rows are not checked: their target is the ignore index {ignore}",
+                    ids.len()
+                ),
+            );
             if let Some(slot) = violations.get_mut(position) {
                 *slot = violation;
             }
@@ -351,14 +341,6 @@ fn exempt_ignored_rows(
     } else {
         Err(error)
     })
-}
-
-/// Whether two offending values are the same (NaN equals NaN here).
-fn same_value(a: Value, b: Value) -> bool {
-    match (a, b) {
-        (Value::Float(a, _), Value::Float(b, _)) => a == b || (a.is_nan() && b.is_nan()),
-        _ => a == b,
-    }
 }
 
 /// Whether `value` is a value of `dtype` (an ignore index a target can hold).
