@@ -485,3 +485,51 @@ fn shapes_prints_the_tutorials_step_as_the_book_does() {
         "the book's sample differs:\n{stdout}"
     );
 }
+
+/// A model whose token ids are floats: candle-nn's `Embedding` (its `index_select`) takes u8,
+/// u32 or i64 ids and fails for f32 ones; `ids.to_dtype(DType::U32)` passes.
+const FLOAT_IDS: &str = "use candle_contracts::contract;
+use candle_core::{DType, Module, Result, Tensor};
+use candle_nn::Embedding;
+
+struct Model {
+    embed: Embedding,
+}
+
+impl Model {
+    #[contract(ids: f32[B, T], self.embed: Embedding[V, E])]
+    fn embed(&self, ids: &Tensor) -> Result<Tensor> {
+        self.embed.forward(ids)
+    }
+
+    #[contract(ids: f32[B, T], self.embed: Embedding[V, E])]
+    fn embed_converted(&self, ids: &Tensor) -> Result<Tensor> {
+        self.embed.forward(&ids.to_dtype(DType::U32)?)
+    }
+
+    #[contract(ids: u32[B, T], self.embed: Embedding[V, E])]
+    fn embed_rows(&self, ids: &Tensor) -> Result<Tensor> {
+        let table = self.embed.embeddings();
+        let rows = table.index_select(&ids.flatten_all()?.to_dtype(DType::F32)?, 0)?;
+        Ok(rows)
+    }
+}
+";
+
+#[test]
+fn float_ids_into_an_embedding_or_index_select_are_errors() {
+    let dir = scratch("float-ids");
+    std::fs::write(dir.join("model.rs"), FLOAT_IDS).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "model.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Embedding::forward` takes `xs: u8 | u32 | i64 [..]`, but `ids` is `f32[B, T]` here",
+            "--> model.rs:12:28",
+            "error: `Tensor::index_select` takes `ids: u8 | u32 | i64 [..]`, but `ids.flatten_all()?.to_dtype(DType::F32)?` is `f32[B * T]` here",
+            "--> model.rs:23:40",
+        ],
+        "{stderr}"
+    );
+}

@@ -1450,3 +1450,66 @@ fn reading_values_takes_the_rank_the_method_names() {
         "error: rank 3 given, rank 0 expected",
     );
 }
+
+/// Ids of every dtype candle can build, for `index_select`, `gather`, `embedding` and
+/// candle-nn's `Embedding::forward`: the rule reports a mismatch exactly where candle fails.
+#[test]
+fn indexing_ops_take_u8_u32_or_i64_ids() {
+    use candle_contracts_shapes::rules::layer::{self, Layer};
+    use candle_nn::Module;
+
+    let table = Tensor::zeros((5, 3), CandleDType::F32, &Device::Cpu).unwrap();
+    let embedding = candle_nn::Embedding::new(table.clone(), 3);
+    let mut built = 0;
+    for dtype in DType::ALL {
+        let Ok(ids) = Tensor::zeros(4, candle_dtype(dtype), &Device::Cpu) else {
+            continue; // a dtype candle cannot fill
+        };
+        built += 1;
+        let ids_type = tensor_type(&format!("{}[4]", dtype.name()));
+        let table_type = tensor_type("f32[5, 3]");
+        let ids_2d = ids.reshape((4, 1)).unwrap();
+        let calls = [
+            (
+                "index_select",
+                rules::method(
+                    "index_select",
+                    &table_type,
+                    &[Arg::Tensor(ids_type.clone()), Arg::Int(Dim::lit(0))],
+                )
+                .is_err(),
+                table.index_select(&ids, 0).is_err(),
+            ),
+            (
+                "gather",
+                rules::method(
+                    "gather",
+                    &tensor_type("f32[4, 3]"),
+                    &[
+                        Arg::Tensor(tensor_type(&format!("{}[4, 1]", dtype.name()))),
+                        Arg::Int(Dim::lit(1)),
+                    ],
+                )
+                .is_err(),
+                Tensor::zeros((4, 3), CandleDType::F32, &Device::Cpu)
+                    .unwrap()
+                    .gather(&ids_2d, 1)
+                    .is_err(),
+            ),
+            (
+                "embedding",
+                rules::method("embedding", &table_type, &[Arg::Tensor(ids_type.clone())]).is_err(),
+                table.embedding(&ids).is_err(),
+            ),
+            (
+                "Embedding::forward",
+                layer::forward(Layer::Embedding, &ids_type, &table_type).is_err(),
+                embedding.forward(&ids).is_err(),
+            ),
+        ];
+        for (op, rule_fails, candle_fails) in calls {
+            assert_eq!(rule_fails, candle_fails, "{op} with {dtype} ids");
+        }
+    }
+    assert!(built >= 9, "only {built} dtypes built");
+}

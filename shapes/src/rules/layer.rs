@@ -157,10 +157,14 @@ pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
         },
         // The rows of the table for each id, reshaped to the layer's own `hidden_size` (a
         // field apart from the table: with no id at all, any size passes the reshape).
-        Layer::Embedding => Ok(TensorType::new(
-            weight.dtypes,
-            xs.shape.clone().appended(Dim::Unknown),
-        )),
+        // Its ids go to `index_select`: u8, u32 or i64.
+        Layer::Embedding => {
+            crate::rules::tensor::check_ids(layer.op(), Argument::Position(0), "xs", xs)?;
+            Ok(TensorType::new(
+                weight.dtypes,
+                xs.shape.clone().appended(Dim::Unknown),
+            ))
+        }
         Layer::Conv1d | Layer::Conv2d | Layer::ConvTranspose1d | Layer::ConvTranspose2d => {
             let rank = match layer {
                 Layer::Conv1d | Layer::ConvTranspose1d => 3,

@@ -177,24 +177,57 @@ pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome
         }
         "clamp" => call.unknown_shape(),
         "pad_with_zeros" | "pad_with_same" => call.pad(),
-        "index_select" => call.index_select(),
-        "gather" => Ok(match args.first() {
-            Some(Arg::Tensor(ids)) => receiver.with_shape(ids.shape.clone()),
-            _ => receiver.with_shape(Shape::unknown()),
-        }),
+        "index_select" => {
+            call.check_ids()?;
+            call.index_select()
+        }
+        "gather" => {
+            call.check_ids()?;
+            Ok(match args.first() {
+                Some(Arg::Tensor(ids)) => receiver.with_shape(ids.shape.clone()),
+                _ => receiver.with_shape(Shape::unknown()),
+            })
+        }
         // `table.embedding(ids)`: a 2-D table's rows for 1-D ids.
-        "embedding" => Ok(match (receiver.shape.dims(), args.first()) {
-            (Some([_, hidden]), Some(Arg::Tensor(ids))) => {
-                receiver.with_shape(ids.shape.clone().appended(hidden.clone()))
-            }
-            _ => receiver.with_shape(Shape::unknown()),
-        }),
+        "embedding" => call
+            .check_ids()
+            .map(|()| match (receiver.shape.dims(), args.first()) {
+                (Some([_, hidden]), Some(Arg::Tensor(ids))) => {
+                    receiver.with_shape(ids.shape.clone().appended(hidden.clone()))
+                }
+                _ => receiver.with_shape(Shape::unknown()),
+            }),
         "repeat" => call.repeat(),
         "i" => call.index(),
         "avg_pool2d" | "max_pool2d" => call.pool2d(),
         "conv1d" => call.conv(3),
         "conv2d" => call.conv(4),
         _ => Ok(TensorType::unknown()),
+    }
+}
+
+/// `ids` (the op's `argument`, named `name` in the message) where candle takes u8, u32 or i64
+/// ids: a mismatch when its dtype is certainly none of them. An empty set of dtypes (nothing
+/// known to reach here) says nothing.
+pub(crate) fn check_ids(
+    op: &str,
+    argument: Argument,
+    name: &str,
+    ids: &TensorType,
+) -> Result<(), Box<Mismatch>> {
+    if ids.dtypes.is_empty() {
+        return Ok(());
+    }
+    match compare_dtypes(ids.dtypes, DTypeSet::INDEX) {
+        Verdict::Different(reason) => Err(Box::new(Mismatch {
+            op: op.to_string(),
+            argument,
+            expected: format!("{name}: {} [..]", DTypeSet::INDEX),
+            found: ids.to_string(),
+            reason,
+            help: Some(Help::ToDType(DType::U32)),
+        })),
+        _ => Ok(()),
     }
 }
 
@@ -484,6 +517,15 @@ impl Call<'_> {
         reason: Reason,
     ) -> Box<Mismatch> {
         position_error(&self.op, position, expected, found.to_string(), reason)
+    }
+
+    /// The ids (the first argument) of an indexing op: candle's `index_select`, `gather` and
+    /// `embedding` take u8, u32 or i64 ids on every backend, and fail for any other dtype.
+    fn check_ids(&self) -> Result<(), Box<Mismatch>> {
+        match self.args.first() {
+            Some(Arg::Tensor(ids)) => check_ids(&self.op, Argument::Position(0), "ids", ids),
+            _ => Ok(()),
+        }
     }
 
     fn resolve(&self, position: usize) -> Result<Option<Axis>, Box<Mismatch>> {
