@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use candle_contracts_shapes::Contract;
+use proc_macro2::TokenStream;
 
 pub use crate::contract::syntax::name_of;
 
@@ -169,6 +170,9 @@ pub struct Index {
     pub own_tokens: bool,
     external_methods: BTreeSet<(String, String)>,
     fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
+    /// Struct contracts, as the clauses their methods take (`self.c_attn: Linear[E -> E]`),
+    /// by type key.
+    struct_contracts: BTreeMap<String, TokenStream>,
 }
 
 /// Where the files of a crate come from, and where a problem with one is reported.
@@ -196,6 +200,8 @@ struct PendingImpl {
     fns: Vec<FnId>,
     /// The trait's path, for a trait's `impl`.
     trait_path: Option<Vec<String>>,
+    /// Whether the block says `#[contract]`: its methods with a contract take the struct's.
+    contracted: bool,
 }
 
 /// A field's declared type.
@@ -267,6 +273,7 @@ impl Index {
                 generics,
                 fns,
                 trait_path,
+                contracted,
             } = pending;
             let whole_crate = self.crates[self.modules[module].krate].root_known;
             let names: Vec<String> = fns.iter().map(|&id| self.fns[id].name.clone()).collect();
@@ -308,8 +315,18 @@ impl Index {
                 }
             };
             let type_name = self_ty.last().cloned().unwrap_or_default();
+            let struct_contract = match contracted {
+                true => self
+                    .struct_contracts
+                    .get(&key)
+                    .and_then(crate::contract::read),
+                false => None,
+            };
             for id in fns {
                 let f = &mut self.fns[id];
+                if let Some((fields, _)) = &struct_contract {
+                    f.take_struct_contract(fields);
+                }
                 f.display = format!("{type_name}::{}", f.name);
                 f.owner = Some(key.clone());
                 f.trait_of = trait_of.clone();
@@ -327,6 +344,11 @@ impl Index {
                     .push(id);
             }
         }
+    }
+
+    /// The struct contract of the type `key`, as the clauses its methods take.
+    pub fn struct_clauses(&self, key: &str) -> Option<&TokenStream> {
+        self.struct_contracts.get(key)
     }
 
     fn add_module(&mut self, krate: usize, parent: Option<ModId>, path: Vec<String>) -> ModId {
@@ -415,6 +437,9 @@ impl Index {
                         .filter(|f| !starts_with_any(&f.ty, &generics) && !is_conditional(&f.attrs))
                         .filter_map(|f| Some((name_of(f.ident.as_ref()?), FieldType(&f.ty))))
                         .collect();
+                    if let Some(tokens) = crate::contract::fields::of_struct(s) {
+                        self.struct_contracts.insert(key.clone(), tokens);
+                    }
                     self.fields.insert(key, (module, fields));
                 }
                 syn::Item::Enum(e) => {
@@ -488,6 +513,12 @@ impl Index {
                         generics,
                         fns: ids,
                         trait_path,
+                        contracted: i.attrs.iter().any(|attr| {
+                            attr.path()
+                                .segments
+                                .last()
+                                .is_some_and(|last| last.ident == "contract")
+                        }),
                     });
                 }
                 syn::Item::Macro(m) => match &m.ident {
@@ -896,6 +927,32 @@ impl Index {
         match ids.iter().any(|&id| self.fns[id].conditional) {
             true => &[],
             false => ids,
+        }
+    }
+}
+
+impl FnDef {
+    /// A method of a `#[contract] impl` takes its struct's contract (`fields`, as method
+    /// clauses) where it has a contract list and a `self`, as the macro gives it.
+    fn take_struct_contract(&mut self, fields: &Contract) {
+        let has_list = self.attrs.iter().any(|attr| {
+            attr.path()
+                .segments
+                .last()
+                .is_some_and(|last| last.ident == "contract")
+                && matches!(attr.meta, syn::Meta::List(_))
+        });
+        if !has_list || self.sig.receiver().is_none() {
+            return;
+        }
+        if let Some(ContractText {
+            parsed: Some(parsed),
+            ..
+        }) = &mut self.contract
+        {
+            parsed.clauses.extend(fields.clauses.iter().cloned());
+            parsed.facts.extend(fields.facts.iter().cloned());
+            parsed.fields.extend(fields.fields.iter().cloned());
         }
     }
 }

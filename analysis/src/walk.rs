@@ -312,6 +312,7 @@ pub fn walk(
 static NO_CLAUSES: Contract = Contract {
     clauses: Vec::new(),
     facts: Vec::new(),
+    fields: Vec::new(),
 };
 
 /// How deep helpers without a contract are followed into (a helper's helper, no further).
@@ -327,9 +328,10 @@ struct Walker<'a> {
     scope: Vec<BTreeMap<String, Binding>>,
     /// The `use`s (`Some`) and other items (`None`) declared in the blocks entered.
     local_paths: Vec<BTreeMap<String, Option<Vec<String>>>>,
-    /// Clauses on paths from a parameter that cannot change (`self.head.weight()`), by their
-    /// text without spaces.
-    subjects: BTreeMap<String, (TensorType, Option<Origin>)>,
+    /// Clauses on paths from a parameter that cannot change (`self.head.weight()`), and the
+    /// integer fields a contract names as dims (`self.n_head = H`: an `Int`), by their text
+    /// without spaces.
+    subjects: BTreeMap<String, (Value, Option<Origin>)>,
     /// How many closures and async blocks the walk is inside.
     closures: usize,
     findings: Vec<Finding>,
@@ -530,7 +532,18 @@ impl<'a> Walker<'a> {
                 && self.stable_path(&subject)
             {
                 let origin = Some(Origin::Clause(subject.clone()));
-                self.subjects.insert(subject, (clause.spec.clone(), origin));
+                self.subjects
+                    .insert(subject, (Value::Tensor(clause.spec.clone()), origin));
+            }
+        }
+        // `self.n_head = H`: the field's value is `H` while `self` cannot change it.
+        for (path, dim) in &self.contract.fields {
+            let root = path.split('.').next().unwrap_or("");
+            if immutable_roots.contains(root) && !through_interior_mutability(path) {
+                let origin = Some(Origin::Clause(path.clone()));
+                let dim = with_facts_dim(&self.contract, dim);
+                self.subjects
+                    .insert(path.clone(), (Value::Int(dim), origin));
             }
         }
     }
@@ -1262,8 +1275,8 @@ impl<'a> Walker<'a> {
         if !self.is_param(root) {
             return None;
         }
-        let (spec, _) = self.subjects.get(text)?;
-        Some(Value::Tensor(spec.clone()))
+        let (value, _) = self.subjects.get(text)?;
+        Some(value.clone())
     }
 
     fn subject_origin(&self, expr: &syn::Expr) -> Option<Origin> {
@@ -2204,6 +2217,16 @@ impl<'a> Walker<'a> {
             origin,
         });
     }
+}
+
+/// The dim `name` is within the body: the expression a fact equates it to (`E == H * D`), or
+/// itself.
+fn with_facts_dim(contract: &Contract, name: &str) -> Dim {
+    contract
+        .facts
+        .iter()
+        .find(|(fact, _)| fact == name)
+        .map_or_else(|| Dim::symbol(name), |(_, dim)| dim.clone())
 }
 
 /// `contract` with each dim name its facts equate to an expression (`E == H * D`) replaced by

@@ -533,3 +533,79 @@ fn float_ids_into_an_embedding_or_index_select_are_errors() {
         "{stderr}"
     );
 }
+
+/// A struct contract: its layers and integer fields reach the methods of its `#[contract]
+/// impl` (not those of a plain `impl`, whose methods the macro rejects).
+const STRUCT_CONTRACT: &str = "use candle_contracts::contract;
+use candle_core::{D, Module, Result, Tensor};
+use candle_nn::Linear;
+
+#[contract(c_attn: Linear[E -> 3 * E], c_proj: Linear[E -> E], n_head = H, head_dim = D,
+           E == H * D)]
+struct Attention {
+    c_attn: Linear,
+    c_proj: Linear,
+    n_head: usize,
+    head_dim: usize,
+}
+
+#[contract]
+impl Attention {
+    #[contract(x: f32[B, T, E], return: f32[B, T, E])]
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let (b, t, _) = x.dims3()?;
+        let qkv = self.c_attn.forward(x)?;
+        let q = qkv.narrow(D::Minus1, 0, self.n_head * self.head_dim)?;
+        let q = q.reshape((b, t, self.n_head, self.head_dim))?.transpose(1, 2)?;
+        let y = q.matmul(&q.t()?)?.matmul(&q)?.transpose(1, 2)?;
+        self.c_proj.forward(&y)
+    }
+}
+
+struct Plain {
+    c_attn: Linear,
+    n_head: usize,
+}
+
+impl Plain {
+    #[contract(x: f32[B, T, E])]
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let qkv = self.c_attn.forward(x)?;
+        qkv.reshape((1, self.n_head))
+    }
+}
+";
+
+#[test]
+fn a_struct_contract_gives_its_methods_the_layers_and_integer_fields() {
+    let dir = scratch("struct-contract");
+    std::fs::write(dir.join("model.rs"), STRUCT_CONTRACT).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "model.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    // The heads are not merged back: `[B, T, H, E]` where the return clause says `[B, T, E]`.
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Attention::forward` returns `return: f32[B, T, D * H]`, but `self.c_proj.forward(&y)` is `f32[B, T, H, D * H]` here",
+            "--> model.rs:23:9",
+        ],
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = run(&dir, &["shapes", "model.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "18  b    = B                   dims3",
+            "18  t    = T                   dims3",
+            "19  qkv  f32[B, T, 3 * D * H]  forward",
+            "20  q    f32[B, T, D * H]      narrow",
+            "21  q    f32[B, H, T, D]       transpose",
+            "22  y    f32[B, T, H, D]       transpose",
+        ],
+        "{stderr}"
+    );
+    // Without a struct contract, the same code knows no layer size and no head count.
+    let (_, stdout, _) = run(&dir, &["shapes", "model.rs:Plain::forward"]);
+    assert!(stdout.contains("qkv  f32[B, T, _]"), "{stdout}");
+}

@@ -46,6 +46,9 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
         .into_iter()
         .next()
         .map_or_else(Span::call_site, |t| t.span());
+    if let Ok(item) = syn::parse2::<syn::ItemStruct>(input.clone()) {
+        return expand_struct(args, item, input, location);
+    }
     let mut item: ContractFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(error) => {
@@ -78,6 +81,20 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
             _ => true,
         }
     });
+    // `__struct_contract(...)`, from the `#[contract] impl` of a struct with a contract: a
+    // method with `self` takes those clauses.
+    let (rest, struct_clauses) = take_struct_clauses(args);
+    args = rest;
+    let took_struct_contract = struct_clauses.is_some();
+    if let Some(clauses) = struct_clauses
+        && item.sig.receiver().is_some()
+        && !clauses.is_empty()
+    {
+        if !args.is_empty() {
+            args.extend(quote!(,));
+        }
+        args.extend(clauses);
+    }
     // On an error the function is emitted as written, less the contracts merged here.
     let input = if merged {
         item.to_token_stream()
@@ -124,7 +141,8 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
     let analyzed = analyze(args, &cx, &errors);
     match (errors.check(), analyzed, &item.body) {
         (Ok(()), Some((plan, contract)), Some(body)) => {
-            let mut expanded = expand_fn(&item, body, &plan, &cx, location);
+            let probe = !took_struct_contract && item.sig.receiver().is_some();
+            let mut expanded = expand_fn(&item, body, &plan, &cx, location, probe);
             if plan.static_checks
                 && let Some(contract) = &contract
             {
@@ -136,6 +154,83 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
         (Err(errors), ..) => fallback::emit(errors, input),
         // Without errors there is a plan, and a body (its absence is an error).
         (Ok(()), ..) => input,
+    }
+}
+
+/// `args` less its `__struct_contract(...)` (which the `#[contract] impl` of a struct with a
+/// contract adds to each method's contract), and what that holds.
+fn take_struct_clauses(args: TokenStream) -> (TokenStream, Option<TokenStream>) {
+    let mut rest = TokenStream::new();
+    let mut taken = None;
+    for piece in crate::parse::split_commas(args) {
+        let trees: Vec<proc_macro2::TokenTree> = piece.clone().into_iter().collect();
+        match trees.as_slice() {
+            [
+                proc_macro2::TokenTree::Ident(name),
+                proc_macro2::TokenTree::Group(group),
+            ] if name == crate::syntax::kw::STRUCT_CONTRACT
+                && group.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+            {
+                taken = Some(group.stream());
+            }
+            _ if piece.is_empty() => {}
+            _ => {
+                if !rest.is_empty() {
+                    rest.extend(quote!(,));
+                }
+                rest.extend(piece);
+            }
+        }
+    }
+    (rest, taken)
+}
+
+/// `#[contract(...)]` on a struct: its clauses are checked as the clauses of a method on
+/// `self` (each field clause gets `self.`), and the struct is emitted as written with a
+/// `StructContract` impl, which every contracted method of the struct checks that it took.
+fn expand_struct(
+    args: TokenStream,
+    item: syn::ItemStruct,
+    input: TokenStream,
+    location: Span,
+) -> TokenStream {
+    if args.is_empty() {
+        let error = syn::Error::new(
+            item.ident.span(),
+            "`#[contract]` on a struct states its fields, e.g. `#[contract(c_attn: \
+             Linear[E -> 3 * E], n_head = H)]`; without clauses it goes on a function, an \
+             `impl` or a `mod`",
+        );
+        return fallback::emit(error, input);
+    }
+    let fields = candle_contracts_analysis::contract::fields::field_names(&item);
+    let clauses = match candle_contracts_analysis::contract::fields::method_clauses(&args, &fields)
+    {
+        Ok(clauses) => clauses,
+        Err(error) => return fallback::emit(syn::Error::new(error.span, error.message), input),
+    };
+    let cx = Context {
+        inline: false,
+        function: item.ident.to_string(),
+        params: Vec::new(),
+        has_receiver: true,
+        output: Output::Unit,
+        name_span: item.ident.span(),
+        const_generics: Vec::new(),
+    };
+    let errors = Ctxt::new();
+    let analyzed = analyze(clauses, &cx, &errors);
+    let krate = match (errors.check(), analyzed) {
+        (Err(errors), _) => return fallback::emit(errors, input),
+        (Ok(()), Some((plan, _))) => plan.krate,
+        (Ok(()), None) => return input,
+    };
+    let name = &item.ident;
+    let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
+    quote_spanned! {location=>
+        #item
+        impl #impl_generics #krate::__private::StructContract for #name #ty_generics
+            #where_clause {}
     }
 }
 
@@ -524,6 +619,7 @@ fn expand_fn(
     plan: &Plan,
     cx: &Context,
     location: Span,
+    probe: bool,
 ) -> TokenStream {
     let p = private(plan);
     let ContractFn {
@@ -541,6 +637,20 @@ fn expand_fn(
         TokenStream::new()
     };
     let spec = spec_tokens(plan, &cx.function, location);
+    // A method of a struct with a contract that it did not take (no `#[contract]` on its
+    // `impl`, or the struct out of that `impl`'s sight) would run without the struct's
+    // clauses: a type error instead, at the contract.
+    let spec = match probe {
+        true => quote_spanned! {location=>
+            #spec
+            {
+                #[allow(unused_imports)]
+                use #p::{ViaNoStructContract as _, ViaStructContract as _};
+                let _: #p::NoStructContract = (&#p::StructProbe::<Self>::NEW).kind();
+            }
+        },
+        false => spec,
+    };
     let error = local("__cc_error");
     // A method's message names its type (`Block::forward`); `Self` exists where there is a
     // receiver, and is read only on the failure path.

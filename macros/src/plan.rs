@@ -205,6 +205,8 @@ pub struct RelationSpec {
     pub op: CmpOp,
     pub rhs: Vec<ExprOp>,
     pub after_body: bool,
+    /// `self.n_head = H`: `lhs` is the dim, `rhs` the field's value, which binds it.
+    pub binds: bool,
 }
 
 pub struct RuntimeBound {
@@ -471,12 +473,14 @@ impl ToTokens for InCrate<'_, RelationSpec> {
             CmpOp::Ge => quote!(Ge),
         };
         let after_body = relation.after_body;
+        let binds = relation.binds;
         tokens.extend(quote!(#p::RelationSpec {
             text: #text,
             lhs: #lhs,
             op: #p::CmpOp::#op,
             rhs: #rhs,
             after_body: #after_body,
+            binds: #binds,
         }));
     }
 }

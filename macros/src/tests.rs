@@ -257,8 +257,69 @@ fn signature_rules() {
         not_result.contains("needs a function that returns a `Result`"),
         "{not_result}"
     );
-    let no_fn = expand::contract(tokens("x: f32[N]"), tokens("struct S;")).to_string();
+    let no_fn = expand::contract(tokens("x: f32[N]"), tokens("enum S { A }")).to_string();
     assert!(no_fn.contains("goes on a function"), "{no_fn}");
+}
+
+/// The clauses of a struct contract are its fields' (and dims'): anything else is an error
+/// at the clause.
+#[test]
+fn struct_contract_rules() {
+    let item = "struct Block { proj: Linear, n_head: usize, bias: Tensor }";
+    let expand = |args: &str| expand::contract(tokens(args), tokens(item)).to_string();
+    let valid = expand("proj: Linear[E -> E], bias: f32[E], n_head = H, E % H == 0");
+    assert!(!valid.contains("compile_error"), "{valid}");
+    assert!(valid.contains("StructContract for Block"), "{valid}");
+    assert!(valid.contains("struct Block"), "{valid}");
+    let unknown = expand("proj: Linear[E -> E], out_proj: Linear[E -> E]");
+    assert!(
+        unknown.contains("`out_proj` is no named field of this struct (`proj`, `n_head`, `bias`)"),
+        "{unknown}"
+    );
+    let returns = expand("return: f32[N]");
+    assert!(
+        returns.contains("a `return` clause goes on a method"),
+        "{returns}"
+    );
+    let option = expand("proj: Linear[E -> E], on_violation = panic");
+    assert!(
+        option.contains("goes on the methods' contracts"),
+        "{option}"
+    );
+    let twice = expand("n_head = H, n_head = D");
+    assert!(twice.contains("names a dim twice"), "{twice}");
+    let bad_dtype = expand("bias: f99[E]");
+    assert!(bad_dtype.contains("f99"), "{bad_dtype}");
+    assert!(bad_dtype.contains("struct Block"), "{bad_dtype}");
+    let empty = expand::contract(TokenStream::new(), tokens(item)).to_string();
+    assert!(empty.contains("states its fields"), "{empty}");
+}
+
+/// `self.n_head = H` in a method's contract binds `H` from the field; a function without
+/// `self` has no field to read.
+#[test]
+fn a_field_names_a_dim_only_in_a_method() {
+    let method = expand::contract(
+        tokens("x: f32[N, H], self.n_head = H"),
+        tokens("fn f(&self, x: &Tensor) -> Result<Tensor> { body() }"),
+    )
+    .to_string();
+    assert!(!method.contains("compile_error"), "{method}");
+    assert!(method.contains("binds : true"), "{method}");
+    let free = expand::contract(
+        tokens("x: f32[N, H], self.n_head = H"),
+        tokens("fn f(x: &Tensor) -> Result<Tensor> { body() }"),
+    )
+    .to_string();
+    assert!(
+        free.contains("`self.n_head = H` names a field of `self`, and `f` takes no `self`"),
+        "{free}"
+    );
+    let indexed = errors("logits: f32[N, C], self.heads[0] = H");
+    assert_eq!(
+        indexed,
+        ["a field that names a dim is a path of fields from `self`: `self.n_head = H`"]
+    );
 }
 
 #[test]

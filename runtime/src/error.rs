@@ -128,6 +128,9 @@ pub enum DimSource {
     UnknownConstant,
     /// A parameter or braced expression evaluated before the body.
     Scope,
+    /// An integer field that a struct contract names (`n_head = H`); [`DimBinding::bound_by`]
+    /// is the field's path, `self.n_head`.
+    Field,
 }
 
 impl fmt::Display for DimBinding {
@@ -146,6 +149,11 @@ impl fmt::Display for DimBinding {
             DimSource::Constant => write!(f, "{} = {} (a constant)", self.name, self.value),
             DimSource::UnknownConstant => write!(f, "{} (a constant)", self.name),
             DimSource::Scope => write!(f, "{} = {}", self.name, self.value),
+            DimSource::Field => write!(
+                f,
+                "{} = {} (bound by `{}`)",
+                self.name, self.value, self.bound_by
+            ),
         }
     }
 }

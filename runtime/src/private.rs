@@ -314,3 +314,48 @@ macro_rules! forward_elements {
     )*};
 }
 forward_elements!(&S, &mut S, Box<S>, std::rc::Rc<S>, std::sync::Arc<S>);
+
+/// Implemented by `#[contract(...)]` on a struct: its methods' guards must carry its clauses,
+/// which only a `#[contract] impl` in the struct's file gives them.
+pub trait StructContract {}
+
+/// The type a contracted method of a struct without a struct contract probes to.
+#[derive(Debug)]
+pub struct NoStructContract;
+
+/// The type a contracted method probes to when its struct has a contract that the method did
+/// not take: rustc's "expected `NoStructContract`, found `StructContractNotTaken_...`" then
+/// says what to do.
+#[derive(Debug)]
+#[allow(non_camel_case_types)]
+pub struct StructContractNotTaken_PutContractOnTheImplInTheStructsFile;
+
+/// Autoref probe: `(&StructProbe::<Self>::NEW).kind()` is [`ViaStructContract::kind`] where
+/// `Self: StructContract` and [`ViaNoStructContract::kind`] otherwise.
+#[derive(Debug)]
+pub struct StructProbe<T: ?Sized>(core::marker::PhantomData<T>);
+
+impl<T: ?Sized> StructProbe<T> {
+    /// The probe.
+    pub const NEW: Self = StructProbe(core::marker::PhantomData);
+}
+
+/// The probe's answer for a struct with a contract.
+pub trait ViaStructContract {
+    /// The answer.
+    fn kind(&self) -> StructContractNotTaken_PutContractOnTheImplInTheStructsFile {
+        StructContractNotTaken_PutContractOnTheImplInTheStructsFile
+    }
+}
+
+impl<T: StructContract + ?Sized> ViaStructContract for StructProbe<T> {}
+
+/// The probe's answer for any other type.
+pub trait ViaNoStructContract {
+    /// The answer.
+    fn kind(&self) -> NoStructContract {
+        NoStructContract
+    }
+}
+
+impl<T: ?Sized> ViaNoStructContract for &StructProbe<T> {}

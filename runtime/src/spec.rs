@@ -245,6 +245,9 @@ pub struct RelationSpec {
     pub rhs: &'static [ExprOp],
     /// Whether it names a dim bound only by the return clause, so it is checked after the body.
     pub after_body: bool,
+    /// `self.n_head = H` (a struct contract's integer field naming a dim): `lhs` is that one
+    /// dim and `rhs` the field's value, which binds the dim before any tensor is read.
+    pub binds: bool,
 }
 
 /// The value rules of a clause: `in`, `ignore` and `finite`.

@@ -35,6 +35,10 @@ pub struct Contract {
     /// before the body runs, so within the body `E` is `H * D`. (The text reader,
     /// [`Contract::parse`], reads none.)
     pub facts: Vec<(String, Dim)>,
+    /// `self.n_head = H`: an integer field's path and the dim its value is, for the whole
+    /// body (the guard binds the dim from the field before the body runs). (The text reader
+    /// reads none.)
+    pub fields: Vec<(String, String)>,
 }
 
 impl Contract {
@@ -68,6 +72,7 @@ impl Contract {
         Ok(Contract {
             clauses,
             facts: Vec::new(),
+            fields: Vec::new(),
         })
     }
 

@@ -13,7 +13,12 @@ use super::syntax::{self, ArithOp, Clause, DimExpr, Subject, name_of};
 pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     let mut lowered = Vec::new();
     let mut facts = Vec::new();
+    let mut fields = Vec::new();
     for clause in clauses {
+        if let Clause::Bind(binding) = clause {
+            fields.push((subject_text(&binding.subject), name_of(&binding.dim)));
+            continue;
+        }
         // `E == H * D` (either way round): within the body, `E` is `H * D`.
         if let Clause::Relation(relation) = clause
             && relation.op == syntax::CmpOp::Eq
@@ -40,6 +45,7 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     Some(Contract {
         clauses: lowered,
         facts,
+        fields,
     })
 }
 

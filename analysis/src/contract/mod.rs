@@ -1,12 +1,14 @@
 //! The contract language's grammar, shared by the macro and the CLI: `syntax` (the contract as
 //! written, every node with its spans), `parse` (its `Parse` impls, from an attribute's
 //! tokens), `ctxt` (the error accumulator), `suggest` (did-you-mean), and `lower` (the tensor
-//! clauses as the engine's types, for the analysis).
+//! clauses as the engine's types, for the analysis), and `fields` (a struct contract read as
+//! the clauses of its methods).
 //!
 //! The macro validates what it parses and lowers the valid clauses; the CLI parses the same
 //! attributes with the same grammar (with span locations) and lowers them the same way.
 
 pub mod ctxt;
+pub mod fields;
 pub mod lower;
 pub mod parse;
 pub mod suggest;

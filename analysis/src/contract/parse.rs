@@ -9,8 +9,8 @@ use syn::{Ident, LitFloat, LitInt, LitStr, Member, Token};
 use super::ctxt::Ctxt;
 use super::syntax::{
     AllowAll, ArithOp, BoundExpr, Clause, CmpOp, Constraint, CratePath, DTypeName, Dim, DimExpr,
-    FieldStep, IgnoreValue, Mask, OptionClause, Pattern, Relation, Shape, SpanRange, Subject,
-    TensorClause, TensorSpec, Tokens, code_list, code_text, kw, options_list,
+    FieldBinding, FieldStep, IgnoreValue, Mask, OptionClause, Pattern, Relation, Shape, SpanRange,
+    Subject, TensorClause, TensorSpec, Tokens, code_list, code_text, kw, options_list,
 };
 
 /// Splits a token stream at its top-level commas. Commas inside brackets, parentheses and
@@ -97,6 +97,9 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
                 || input.peek2(syn::token::Bracket)))
     {
         let subject = parse_field_subject(input)?;
+        if input.peek(Token![=]) && !input.peek(Token![==]) {
+            return field_binding(input, start, subject);
+        }
         return tensor_clause(input, start, subject);
     }
     if input.peek(Ident::peek_any) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
@@ -164,6 +167,35 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
         "expected a clause: `name: dtype[dims] ...`, `self.field: ...`, `return: ...`, \
          a relation such as `T <= P`, or an option such as `on_violation = panic`",
     ))
+}
+
+/// The rest of `self.n_head = H` after its subject: the dim an integer field's value names.
+fn field_binding(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::Result<Clause> {
+    let plain = matches!(&subject, Subject::Field { root, steps }
+        if root == "self" && steps.iter().all(|s| matches!(s, FieldStep::Member { .. })));
+    if !plain {
+        return Err(syn::Error::new(
+            start,
+            "a field that names a dim is a path of fields from `self`: `self.n_head = H`",
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    let dim = input.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "after `=` comes the name of the dim the field's value is, e.g. `self.n_head = H`",
+        )
+    })?;
+    expect_end(input, "after the dim's name")?;
+    let end = dim.span();
+    Ok(Clause::Bind(FieldBinding {
+        subject,
+        dim,
+        span: SpanRange {
+            first: start,
+            last: end,
+        },
+    }))
 }
 
 /// The layers a clause may name, with the accessor of the tensor their sizes state.

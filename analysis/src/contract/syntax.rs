@@ -54,6 +54,9 @@ pub mod kw {
     /// The hidden option an enclosing `#[contract]` adds to the contracts it has analysed, so that
     /// their own expansion does not report the same errors again.
     pub const CHECKED_BY_SCOPE: &str = "__checked_by_scope";
+    /// `__struct_contract(self.c_attn: .., ..)`: the clauses of a struct's contract, added by
+    /// its `#[contract] impl` to each method's contract.
+    pub const STRUCT_CONTRACT: &str = "__struct_contract";
     /// The options a contract takes, `name = value`.
     pub const OPTIONS: &[&str] = &[ON_VIOLATION, SAME_DEVICE, CRATE, STATIC];
     /// The values of `on_violation`.
@@ -174,6 +177,19 @@ pub enum Clause {
     Relation(Relation),
     Option(OptionClause),
     Crate(CratePath),
+    Bind(FieldBinding),
+}
+
+/// `self.n_head = H` (in a struct contract, `n_head = H`): an integer field's value is the
+/// named dim, bound before any tensor is read.
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
+pub struct FieldBinding {
+    /// The field's path from `self` (a [`Subject::Field`]).
+    pub subject: Subject,
+    /// The dim it names.
+    pub dim: Ident,
+    /// The whole clause.
+    pub span: SpanRange,
 }
 
 /// `crate = ::cc` (or serde's spelling, `crate = "::cc"`): the path the generated code names
@@ -678,6 +694,7 @@ impl fmt::Display for Clause {
                 write!(f, "{} {} {}", relation.lhs, relation.op, relation.rhs)
             }
             Clause::Option(option) => write!(f, "{} = {}", option.name, option.value),
+            Clause::Bind(binding) => write!(f, "{} = {}", binding.subject, binding.dim),
             Clause::Crate(krate) => {
                 let path = &krate.path;
                 write!(f, "crate = {}", code_text(&quote::quote!(#path)))

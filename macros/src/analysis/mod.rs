@@ -136,9 +136,26 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         _ => return None,
     }
     let file = file::of_file();
+    // An `impl` of a struct with a contract: each method with `self` takes its clauses.
+    let struct_clauses = match (&item, &file) {
+        (Item::Impl(_), Some(view)) => functions.iter().find_map(|(sig, block, _)| {
+            let id = view.locate(&sig.ident.to_string(), &block.to_token_stream())?;
+            let key = view.index.fns[id].owner.as_ref()?;
+            view.index.struct_clauses(key).map(ToString::to_string)
+        }),
+        _ => None,
+    };
     let mut alone = None;
     let mut errors = Vec::new();
     for (sig, block, args) in &functions {
+        let mut args = args.clone();
+        if let Some(clauses) = &struct_clauses
+            && sig.receiver().is_some()
+            && let Ok(clauses) = clauses.parse::<TokenStream>()
+        {
+            args.extend(quote!(, #clauses));
+        }
+        let args = &args;
         // An inner contract that does not parse reports itself when it expands.
         let Some((contract, analysis_off)) = read_contract(args) else {
             continue;
@@ -160,7 +177,9 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         }
     }
     let errors = errors.into_iter().map(|e| e.to_compile_error());
-    let marked = mark_inner_contracts(input.clone());
+    // The clauses as the compiler's tokens (the file's index holds proc-macro2's own).
+    let struct_clauses = struct_clauses.and_then(|text| text.parse::<TokenStream>().ok());
+    let marked = mark_inner_contracts(input.clone(), struct_clauses.as_ref());
     Some(quote! {
         #(#errors)*
         #marked
@@ -183,14 +202,18 @@ fn contract_args(attrs: &[syn::Attribute]) -> Option<TokenStream> {
     })
 }
 
-/// The item's own tokens, with `__checked_by_scope = true` added to each non-empty
+/// The item's own tokens, with `__checked_by_scope = true` (and `__struct_contract(...)`, the
+/// struct's clauses, for an `impl` of a struct with a contract) added to each non-empty
 /// `#[contract(...)]` directly inside its braces.
-fn mark_inner_contracts(input: TokenStream) -> TokenStream {
+fn mark_inner_contracts(input: TokenStream, struct_clauses: Option<&TokenStream>) -> TokenStream {
     input
         .into_iter()
         .map(|tree| match tree {
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
-                let mut marked = Group::new(Delimiter::Brace, mark_attributes(group.stream()));
+                let mut marked = Group::new(
+                    Delimiter::Brace,
+                    mark_attributes(group.stream(), struct_clauses),
+                );
                 marked.set_span(group.span());
                 TokenTree::Group(marked)
             }
@@ -199,7 +222,7 @@ fn mark_inner_contracts(input: TokenStream) -> TokenStream {
         .collect()
 }
 
-fn mark_attributes(stream: TokenStream) -> TokenStream {
+fn mark_attributes(stream: TokenStream, struct_clauses: Option<&TokenStream>) -> TokenStream {
     let mut out: Vec<TokenTree> = Vec::new();
     // Inside a module, the methods of its `impl` blocks are the scope's too: an `impl` that
     // starts an item (not `-> impl Trait`) opens its block at the next brace.
@@ -208,14 +231,17 @@ fn mark_attributes(stream: TokenStream) -> TokenStream {
         let after_hash = matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '#');
         match tree {
             TokenTree::Group(group) if after_hash && group.delimiter() == Delimiter::Bracket => {
-                let mut marked = Group::new(Delimiter::Bracket, mark_attribute(group.stream()));
+                let mut marked = Group::new(
+                    Delimiter::Bracket,
+                    mark_attribute(group.stream(), struct_clauses),
+                );
                 marked.set_span(group.span());
                 out.push(TokenTree::Group(marked));
                 item_start = true;
             }
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
                 let stream = match impl_header {
-                    true => mark_attributes(group.stream()),
+                    true => mark_attributes(group.stream(), None),
                     false => group.stream(),
                 };
                 let mut marked = Group::new(Delimiter::Brace, stream);
@@ -254,7 +280,7 @@ fn mark_attributes(stream: TokenStream) -> TokenStream {
 }
 
 /// `contract(x: f32[N])` → `contract(x: f32[N], __checked_by_scope = true)`.
-fn mark_attribute(stream: TokenStream) -> TokenStream {
+fn mark_attribute(stream: TokenStream, struct_clauses: Option<&TokenStream>) -> TokenStream {
     let mut trees: Vec<TokenTree> = stream.into_iter().collect();
     let is_contract = trees.len() >= 2
         && matches!(&trees[trees.len() - 2], TokenTree::Ident(i) if i == "contract");
@@ -274,6 +300,10 @@ fn mark_attribute(stream: TokenStream) -> TokenStream {
         } else {
             quote!(, #option = true)
         });
+        if let Some(clauses) = struct_clauses {
+            let name = syn::Ident::new(crate::syntax::kw::STRUCT_CONTRACT, Span::call_site());
+            stream.extend(quote!(, #name(#clauses)));
+        }
         let mut marked = Group::new(Delimiter::Parenthesis, stream);
         marked.set_span(args.span());
         let last = trees.len() - 1;

@@ -24,8 +24,9 @@ use crate::plan::{
     IgnoreSpec, MaskAccess, Plan, RangeSpec, RelationSpec, RuntimeBound, Step, TextSpan, ValueSpec,
 };
 use crate::syntax::{
-    self, ArithOp, BoundExpr, Clause, Constraint, Dim, DimExpr, FieldStep, IgnoreValue,
-    OptionClause, Pattern, Relation, Subject, TensorClause, code_text, join, kw, quoted,
+    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, FieldBinding, FieldStep,
+    IgnoreValue, OptionClause, Pattern, Relation, Subject, TensorClause, code_text, join, kw,
+    quoted,
 };
 
 pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
@@ -40,6 +41,13 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         .iter()
         .filter_map(|c| match c {
             Clause::Relation(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let binds: Vec<&FieldBinding> = clauses
+        .iter()
+        .filter_map(|c| match c {
+            Clause::Bind(b) => Some(b),
             _ => None,
         })
         .collect();
@@ -87,6 +95,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         .copied()
         .collect();
     let mut dims = collect_dims(cx_errors, cx, &ordered);
+    bind_field_dims(cx_errors, cx, &mut dims, &binds);
     check_returns(cx_errors, cx, &ordered);
 
     let doc: Vec<String> = clauses
@@ -119,10 +128,14 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
             inputs.push(plan);
         }
     }
-    let relations = relations
+    let mut planned: Vec<RelationSpec> = binds
         .iter()
-        .map(|relation| plan_relation(cx_errors, cx, &mut dims, relation, &mut text))
+        .map(|binding| plan_binding(&mut dims, binding, &mut text))
         .collect();
+    for relation in &relations {
+        planned.push(plan_relation(cx_errors, cx, &mut dims, relation, &mut text));
+    }
+    let relations = planned;
     Plan {
         inputs,
         outputs,
@@ -201,6 +214,81 @@ fn collect_dims(cx_errors: &Ctxt, cx: &Context, ordered: &[&TensorClause]) -> Di
         }
     }
     dims
+}
+
+/// The dims that integer fields name (`self.n_head = H`): each is bound before any tensor is
+/// read. A binding needs `self`, and one field names one dim.
+fn bind_field_dims(cx_errors: &Ctxt, cx: &Context, dims: &mut Dims, binds: &[&FieldBinding]) {
+    let mut seen: Vec<String> = Vec::new();
+    for binding in binds {
+        if !cx.has_receiver {
+            cx_errors.error_at(
+                binding.span,
+                format!(
+                    "`{} = {}` names a field of `self`, and `{}` takes no `self`",
+                    binding.subject, binding.dim, cx.function
+                ),
+            );
+            continue;
+        }
+        let path = binding.subject.to_string();
+        if seen.contains(&path) {
+            cx_errors.error_at(
+                binding.span,
+                format!("`{path}` names a dim twice; one field is one dim"),
+            );
+        }
+        seen.push(path);
+        let name = binding.dim.unraw().to_string();
+        if let Some(info) = dims.named.get_mut(&name) {
+            info.bound_by_input = true;
+            continue;
+        }
+        check_dim_name(cx_errors, cx, &binding.dim);
+        let index = dims.order.len() as u16;
+        dims.order.push(name.clone());
+        dims.idents.push(binding.dim.clone());
+        dims.named.insert(
+            name,
+            DimInfo {
+                index,
+                bound_by_input: true,
+            },
+        );
+    }
+}
+
+/// `self.n_head = H` as the relation `H == {self.n_head}` that binds `H` first.
+fn plan_binding(dims: &mut Dims, binding: &FieldBinding, text: &mut ContractText) -> RelationSpec {
+    let name = binding.dim.unraw().to_string();
+    let index = dims.get(&name).map_or(0, |info| info.index);
+    let Subject::Field { root, steps } = &binding.subject else {
+        unreachable!("the parser reads a field binding's subject as a path from `self`")
+    };
+    let members = steps.iter().filter_map(|step| match step {
+        FieldStep::Member { member, call } => Some(match call {
+            true => quote!(.#member()),
+            false => quote!(.#member),
+        }),
+        _ => None,
+    });
+    let path = binding.subject.to_string();
+    dims.in_shape = true;
+    let value = scope_value(
+        dims,
+        quote!(#root #(#members)*),
+        binding.span.first,
+        format!("{{{path}}}"),
+    );
+    dims.in_shape = false;
+    RelationSpec {
+        text: text.span(&format!("{path} = {name}"), 0),
+        lhs: vec![ExprOp::Dim(index)],
+        op: CmpOp::Eq,
+        rhs: vec![ExprOp::Value(value)],
+        after_body: false,
+        binds: true,
+    }
 }
 
 /// A value from scope for a dim expression or relation: its index in `dims.values`.
@@ -316,6 +404,7 @@ fn plan_relation(
         op: relation.op,
         rhs,
         after_body,
+        binds: false,
     }
 }
 

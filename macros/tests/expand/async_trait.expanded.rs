@@ -73,6 +73,16 @@ impl Scorer for Softmax {
             };
             &__CC_SPEC
         };
+        {
+            #[allow(unused_imports)]
+            use ::candle_contracts::__private::{
+                ViaNoStructContract as _, ViaStructContract as _,
+            };
+            let _: ::candle_contracts::__private::NoStructContract = (&::candle_contracts::__private::StructProbe::<
+                Self,
+            >::NEW)
+                .kind();
+        }
         if let ::core::result::Result::Err(__cc_error) = ::candle_contracts::__private::Guard::<
             2usize,
             0usize,

@@ -209,6 +209,16 @@ fn embed(
         };
         &__CC_SPEC
     };
+    {
+        #[allow(unused_imports)]
+        use ::candle_contracts::__private::{
+            ViaNoStructContract as _, ViaStructContract as _,
+        };
+        let _: ::candle_contracts::__private::NoStructContract = (&::candle_contracts::__private::StructProbe::<
+            Self,
+        >::NEW)
+            .kind();
+    }
     let mut __cc_guard = ::candle_contracts::__private::Guard::<
         4usize,
         0usize,

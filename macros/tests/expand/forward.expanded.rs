@@ -119,6 +119,7 @@ impl Embedding {
                         op: ::candle_contracts::__private::CmpOp::Le,
                         rhs: &[::candle_contracts::__private::ExprOp::Lit(512u64)],
                         after_body: false,
+                        binds: false,
                     },
                 ],
                 same_device: true,
@@ -126,6 +127,16 @@ impl Embedding {
             };
             &__CC_SPEC
         };
+        {
+            #[allow(unused_imports)]
+            use ::candle_contracts::__private::{
+                ViaNoStructContract as _, ViaStructContract as _,
+            };
+            let _: ::candle_contracts::__private::NoStructContract = (&::candle_contracts::__private::StructProbe::<
+                Self,
+            >::NEW)
+                .kind();
+        }
         let mut __cc_guard = ::candle_contracts::__private::Guard::<
             4usize,
             0usize,

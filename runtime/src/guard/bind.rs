@@ -6,7 +6,7 @@ use candle_core::{Device, Tensor};
 
 use crate::error::{DimBinding, DimSource, Violation};
 use crate::rule::BoundValue;
-use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec};
+use crate::spec::{ClauseSpec, ConstantProbe, ContractSpec, DimSpec, ExprOp};
 
 pub(super) const UNBOUND: u16 = u16::MAX;
 
@@ -182,6 +182,32 @@ impl Checker<'_, '_> {
         self.bindings.dims[index] = slot;
     }
 
+    /// Binds each dim that a struct contract's integer field names (`n_head = H`) to the
+    /// field's value, before any tensor is read: a tensor then disagrees with the field, not
+    /// the other way round. A value that is no size binds nothing; its relation reports it.
+    pub(super) fn bind_fields(&mut self) {
+        for relation in self.spec.relations.iter().filter(|r| r.binds) {
+            let ([ExprOp::Dim(id)], [ExprOp::Value(value)]) = (relation.lhs, relation.rhs) else {
+                continue;
+            };
+            let slot = &mut self.bindings.dims[usize::from(*id)];
+            if slot.is_bound() {
+                continue;
+            }
+            if let Ok(Some(size)) = crate::dims::scope_value(self.values, *value)
+                && let Ok(size) = usize::try_from(size)
+            {
+                *slot = DimSlot {
+                    value: size,
+                    clause: *value,
+                    axis: 0,
+                    source: DimSource::Field,
+                    constant: None,
+                };
+            }
+        }
+    }
+
     /// Binds the dims of every tensor of a clause, and a sequence's count.
     pub(super) fn bind_clause(&mut self, index: usize, clause: &ClauseSpec, arg: &ClauseArg<'_>) {
         for (_, tensor) in tensors_of(arg) {
@@ -235,10 +261,22 @@ pub(super) fn binding_of(spec: &ContractSpec, slot: &DimSlot, dim: u16) -> Optio
     if !slot.is_bound() {
         return None;
     }
+    // A field's binding keeps the index of the field's value in `clause`.
+    let bound_by = match slot.source {
+        DimSource::Field => spec
+            .values
+            .get(usize::from(slot.clause))
+            .map_or("", |text| {
+                text.strip_prefix('{')
+                    .and_then(|t| t.strip_suffix('}'))
+                    .unwrap_or(text)
+            }),
+        _ => clause_name(spec, slot.clause),
+    };
     Some(DimBinding {
         name: spec.dims[usize::from(dim)],
         value: slot.value,
-        bound_by: clause_name(spec, slot.clause),
+        bound_by,
         axis: slot.axis,
         source: slot.source,
     })

@@ -14,7 +14,7 @@
 
 use candle_core::Device;
 
-use crate::error::{ContractError, DimBinding, Violation};
+use crate::error::{ContractError, DimBinding, DimSource, Violation};
 use crate::mode::{self, Mode};
 use crate::report::{self, MaskProblem};
 use crate::rule::BoundValue;
@@ -264,6 +264,7 @@ fn check_inputs(
             .enumerate()
             .filter(|(_, (clause, _))| !is_derived(clause))
     };
+    checker.bind_fields();
     for (index, (clause, arg)) in given() {
         checker.bind_clause(index, clause, arg);
     }
@@ -324,10 +325,11 @@ fn read_first(spec: &ContractSpec, clause: &ClauseSpec, dims: &[DimSlot]) -> boo
     let bound_by_argument = |id: u16| {
         dims.get(usize::from(id)).is_some_and(|slot| {
             slot.is_bound()
-                && spec
-                    .inputs
-                    .get(usize::from(slot.clause))
-                    .is_some_and(|owner| !is_derived(owner))
+                && (slot.source == DimSource::Field
+                    || spec
+                        .inputs
+                        .get(usize::from(slot.clause))
+                        .is_some_and(|owner| !is_derived(owner)))
         })
     };
     let bounds_ready = clause.values.is_none_or(|values| {

@@ -23,6 +23,7 @@ mod static_file_scope;
 mod static_pass;
 mod static_real_models;
 mod static_unknown_params;
+mod struct_contracts;
 mod values;
 
 use candle_contracts::{ContractError, Violation};

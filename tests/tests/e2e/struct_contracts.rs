@@ -1,0 +1,96 @@
+//! Struct contracts: `#[contract(...)]` on a struct states its layers, tensors and integer
+//! fields once; every contracted method of its `#[contract] impl` takes those clauses, sharing
+//! their dims, and its guard checks them on each call.
+
+use candle_contracts::contract;
+use candle_core::{DType, Device, Module, Result, Tensor, D};
+use candle_nn::Linear;
+
+fn ones(shape: &[usize]) -> Tensor {
+    Tensor::ones(shape, DType::F32, &Device::Cpu).unwrap()
+}
+
+#[contract(c_attn: Linear[E -> 3 * E], c_proj: Linear[E -> E], n_head = H, head_dim = D,
+           E == H * D)]
+struct CausalSelfAttention {
+    c_attn: Linear,
+    c_proj: Linear,
+    n_head: usize,
+    head_dim: usize,
+}
+
+impl CausalSelfAttention {
+    fn new(n_head: usize, head_dim: usize) -> Self {
+        let e = n_head * head_dim;
+        CausalSelfAttention {
+            c_attn: Linear::new(ones(&[3 * e, e]), Some(ones(&[3 * e]))),
+            c_proj: Linear::new(ones(&[e, e]), None),
+            n_head,
+            head_dim,
+        }
+    }
+}
+
+#[contract]
+impl CausalSelfAttention {
+    #[contract(x: f32[B, T, E], return: f32[B, T, E])]
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let (b, t, _) = x.dims3()?;
+        let qkv = self.c_attn.forward(x)?;
+        let q = qkv.narrow(D::Minus1, 0, self.n_head * self.head_dim)?;
+        let q = q
+            .reshape((b, t, self.n_head, self.head_dim))?
+            .transpose(1, 2)?;
+        let att = (q.matmul(&q.t()?)? / (self.head_dim as f64).sqrt())?;
+        let att = candle_nn::ops::softmax_last_dim(&att)?;
+        let y = att.matmul(&q)?.transpose(1, 2)?.contiguous()?;
+        let y = y.reshape((b, t, self.n_head * self.head_dim))?;
+        self.c_proj.forward(&y)
+    }
+
+    /// A method without `self` takes none of the struct's clauses.
+    #[contract(x: f32[N])]
+    fn width(x: &Tensor) -> Result<usize> {
+        x.dims1()
+    }
+}
+
+#[test]
+fn a_struct_whose_fields_match_its_contract_runs() {
+    let attn = CausalSelfAttention::new(2, 4);
+    let x = ones(&[1, 3, 8]);
+    assert_eq!(attn.forward(&x).unwrap().dims(), &[1, 3, 8]);
+    assert_eq!(CausalSelfAttention::width(&ones(&[5])).unwrap(), 5);
+}
+
+#[test]
+fn an_input_of_another_width_is_named_against_the_field_that_bound_the_dim() {
+    let attn = CausalSelfAttention::new(2, 4);
+    let error = attn.forward(&ones(&[1, 3, 6])).unwrap_err().to_string();
+    // The method's clauses come first: `x` binds E, and the struct's layers and fields are
+    // named against it.
+    assert!(error.contains("E = 6 (bound by `x` dim 2)"), "{error}");
+    assert!(
+        error.contains("`self.c_attn.weight()`: shape [24, 8]"),
+        "{error}"
+    );
+    assert!(error.contains("H = 2 (bound by `self.n_head`)"), "{error}");
+}
+
+#[test]
+fn integer_fields_bind_their_dims_and_a_relation_between_them_is_checked() {
+    let mut attn = CausalSelfAttention::new(2, 4);
+    // 3 heads of 4 do not make the layers' width of 8.
+    attn.n_head = 3;
+    let error = attn.forward(&ones(&[1, 3, 8])).unwrap_err().to_string();
+    assert!(error.contains("E == H * D"), "{error}");
+    assert!(error.contains("H = 3 (bound by `self.n_head`)"), "{error}");
+}
+
+#[test]
+fn a_layer_of_other_sizes_is_named_with_its_weight() {
+    let mut attn = CausalSelfAttention::new(2, 4);
+    attn.c_proj = Linear::new(ones(&[8, 6]), None);
+    let error = attn.forward(&ones(&[1, 3, 8])).unwrap_err().to_string();
+    assert!(error.contains("`self.c_proj.weight()`"), "{error}");
+}
