@@ -920,6 +920,8 @@ pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
                 Some((contract, off)) => {
                     if let Some(parsed) = &mut parsed {
                         parsed.clauses.extend(contract.clauses);
+                        parsed.facts.extend(contract.facts);
+                        parsed.relations.extend(contract.relations);
                     }
                     analysis_off |= off;
                 }

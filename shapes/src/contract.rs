@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::dim::{Dim, Factor};
+use crate::facts::Relation;
 use crate::parse::{ParseError, clause_colon, parse_spec, split_top_level};
 use crate::reason::Reason;
 use crate::shape::{Shape, TensorType, compare_dtypes};
@@ -35,6 +36,10 @@ pub struct Contract {
     /// before the body runs, so within the body `E` is `H * D`. (The text reader,
     /// [`Contract::parse`], reads none.)
     pub facts: Vec<(String, Dim)>,
+    /// Every relation between dims the contract states (`E == H * D`, `D % 2 == 0`,
+    /// `T <= P`): facts within the body ([`Facts`](crate::facts::Facts)), and what a call must
+    /// not certainly break. (The text reader reads none.)
+    pub relations: Vec<Relation>,
 }
 
 impl Contract {
@@ -68,6 +73,7 @@ impl Contract {
         Ok(Contract {
             clauses,
             facts: Vec::new(),
+            relations: Vec::new(),
         })
     }
 
