@@ -12,8 +12,8 @@ use candle_contracts_shapes::dim::Factor;
 use candle_contracts_shapes::rules::layer::{self, Layer};
 use candle_contracts_shapes::{
     Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Reason, Shape,
-    TensorType, check_read_rank, has_method_rule, rules::contract_ops,
-    rules::function_under, rules::method_under, suggest,
+    TensorType, check_read_rank, has_method_rule, rules::contract_ops, rules::function_under,
+    rules::method_under, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -2060,7 +2060,12 @@ impl<'a> Walker<'a> {
         callee: &FnDef,
         contract: &Contract,
         bindings: &Bindings,
-        given: &[(Option<usize>, &candle_contracts_shapes::Clause, TensorType, Option<String>)],
+        given: &[(
+            Option<usize>,
+            &candle_contracts_shapes::Clause,
+            TensorType,
+            Option<String>,
+        )],
         arg_exprs: &[&syn::Expr],
     ) -> bool {
         for relation in &contract.relations {
@@ -2069,19 +2074,26 @@ impl<'a> Walker<'a> {
                 continue;
             }
             let mut names: Vec<String> = Vec::new();
-            for name in relation.lhs.symbols().into_iter().chain(relation.rhs.symbols()) {
+            for name in relation
+                .lhs
+                .symbols()
+                .into_iter()
+                .chain(relation.rhs.symbols())
+            {
                 if !names.iter().any(|n| n == name) {
                     names.push(name.to_string());
                 }
             }
-            let Some((Some(position), clause, found, _)) = given.iter().rev().find(|(_, c, _, _)| {
-                c.spec
-                    .shape
-                    .front()
-                    .iter()
-                    .chain(c.spec.shape.back())
-                    .any(|d| d.symbols().iter().any(|s| names.iter().any(|n| n == s)))
-            }) else {
+            let Some((Some(position), clause, found, _)) =
+                given.iter().rev().find(|(_, c, _, _)| {
+                    c.spec
+                        .shape
+                        .front()
+                        .iter()
+                        .chain(c.spec.shape.back())
+                        .any(|d| d.symbols().iter().any(|s| names.iter().any(|n| n == s)))
+                })
+            else {
                 // Broken, but not by an argument the caller wrote: silent.
                 return true;
             };

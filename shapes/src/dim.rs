@@ -528,7 +528,10 @@ mod tests {
         assert_eq!(n().mul(Dim::lit(4)).rem(Dim::lit(2)), Dim::lit(0));
         assert_eq!(n().mul(Dim::symbol("T")).rem(Dim::symbol("T")), Dim::lit(0));
         assert_eq!(
-            n().mul(Dim::lit(2)).add(Dim::lit(1)).rem(Dim::lit(2)).to_string(),
+            n().mul(Dim::lit(2))
+                .add(Dim::lit(1))
+                .rem(Dim::lit(2))
+                .to_string(),
             "(2 * N + 1) % 2"
         );
     }

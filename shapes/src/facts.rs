@@ -312,15 +312,25 @@ mod tests {
     fn without_the_fact_the_halves_stay_undecided() {
         let facts = Facts::none();
         for text in ["D / 2 * 2", "D / 2 + D / 2", "2 * (D / 2)"] {
-            assert_eq!(facts.simplify(&dim(text)).to_string(), "2 * D / 2", "{text}");
+            assert_eq!(
+                facts.simplify(&dim(text)).to_string(),
+                "2 * D / 2",
+                "{text}"
+            );
             assert_eq!(facts.compare(&dim(text), &dim("D")), Verdict::Possible);
         }
         // A fact about another name says nothing about `D`.
         let other = Facts::new(&[rel("E % 2", Cmp::Eq, "0")]);
-        assert_eq!(other.compare(&dim("D / 2 * 2"), &dim("D")), Verdict::Possible);
+        assert_eq!(
+            other.compare(&dim("D / 2 * 2"), &dim("D")),
+            Verdict::Possible
+        );
         // Nor does an odd divisor about the half.
         let three = Facts::new(&[rel("D % 3", Cmp::Eq, "0")]);
-        assert_eq!(three.compare(&dim("D / 2 * 2"), &dim("D")), Verdict::Possible);
+        assert_eq!(
+            three.compare(&dim("D / 2 * 2"), &dim("D")),
+            Verdict::Possible
+        );
         assert_eq!(three.simplify(&dim("D / 3 * 3")).to_string(), "D");
     }
 
@@ -391,7 +401,10 @@ mod tests {
             rel("H * D", Cmp::Eq, "E"),
             rel("T", Cmp::Le, "P"),
         ]);
-        assert_eq!(facts.compare(&dim("D / K * K"), &dim("D")), Verdict::Possible);
+        assert_eq!(
+            facts.compare(&dim("D / K * K"), &dim("D")),
+            Verdict::Possible
+        );
         assert_eq!(facts.decide(&rel("T", Cmp::Le, "P")), Some(true));
     }
 }

@@ -3,8 +3,8 @@
 //! only where those checks certainly fail.
 
 use crate::dim::Dim;
-use crate::facts::{Cmp, Facts, Relation};
 use crate::dtype::{DType, DTypeSet};
+use crate::facts::{Cmp, Facts, Relation};
 use crate::reason::Reason;
 use crate::rules::{Arg, Argument, Help, Mismatch, Outcome};
 use crate::shape::{Resolved, Run, Shape, TensorType, compare_dtypes};
@@ -1000,8 +1000,11 @@ impl Call<'_> {
                     (Some(start), Some(end)) => match (start.as_literal(), end.as_literal()) {
                         (Some(s), Some(e)) => Dim::lit(e.saturating_sub(s)),
                         // `end - start` where the start is certainly not past the end.
-                        _ if self.facts.decide(&Relation::new(start.clone(), Cmp::Le, end.clone()))
-                            == Some(true) =>
+                        _ if self.facts.decide(&Relation::new(
+                            start.clone(),
+                            Cmp::Le,
+                            end.clone(),
+                        )) == Some(true) =>
                         {
                             end.clone().sub(start.clone())
                         }
