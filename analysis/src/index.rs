@@ -953,6 +953,7 @@ impl FnDef {
             parsed.clauses.extend(fields.clauses.iter().cloned());
             parsed.facts.extend(fields.facts.iter().cloned());
             parsed.fields.extend(fields.fields.iter().cloned());
+            parsed.relations.extend(fields.relations.iter().cloned());
         }
     }
 }
@@ -977,6 +978,8 @@ pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
                 Some((contract, off)) => {
                     if let Some(parsed) = &mut parsed {
                         parsed.clauses.extend(contract.clauses);
+                        parsed.facts.extend(contract.facts);
+                        parsed.relations.extend(contract.relations);
                     }
                     analysis_off |= off;
                 }

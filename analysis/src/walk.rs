@@ -11,8 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use candle_contracts_shapes::dim::Factor;
 use candle_contracts_shapes::rules::layer::{self, Layer};
 use candle_contracts_shapes::{
-    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, Shape, TensorType,
-    check_read_rank, function, has_method_rule, method, rules::contract_ops, suggest,
+    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Reason, Shape,
+    TensorType, check_read_rank, has_method_rule, rules::contract_ops, rules::function_under,
+    rules::method_under, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -313,6 +314,7 @@ static NO_CLAUSES: Contract = Contract {
     clauses: Vec::new(),
     facts: Vec::new(),
     fields: Vec::new(),
+    relations: Vec::new(),
 };
 
 /// How deep helpers without a contract are followed into (a helper's helper, no further).
@@ -324,6 +326,8 @@ struct Walker<'a> {
     f: Function<'a>,
     env: Env,
     contract: Contract,
+    /// What the contract's relations let the engine decide (`D % 2 == 0`, `T <= P`).
+    facts: Facts,
     /// Frames of names, innermost last; the first holds the parameters.
     scope: Vec<BTreeMap<String, Binding>>,
     /// The `use`s (`Some`) and other items (`None`) declared in the blocks entered.
@@ -372,13 +376,18 @@ impl<'a> Walker<'a> {
             .cloned()
             .chain(crate::index::generic_names(&f.sig.generics))
             .collect();
-        let contract = with_facts(&with_constants(index, f.contract, f.module, &generics));
+        let mut contract = with_facts(&with_constants(index, f.contract, f.module, &generics));
+        let facts = Facts::new(&contract.relations);
+        for clause in &mut contract.clauses {
+            clause.spec = facts.simplify_type(&clause.spec);
+        }
         Walker {
             index,
             source,
             f,
             env: Env::for_function(f.display.to_string(), &contract),
             contract,
+            facts,
             scope: vec![BTreeMap::new()],
             local_paths: vec![generics.into_iter().map(|name| (name, None)).collect()],
             subjects: BTreeMap::new(),
@@ -429,6 +438,8 @@ impl<'a> Walker<'a> {
         });
         let mut nested = Walker::new(self.index, self.source, Function::of(callee, &NO_CLAUSES));
         nested.own_tokens = self.own_tokens || force;
+        // The helper's sizes are the caller's: the caller's facts hold in it.
+        nested.facts = self.facts.clone();
         nested.quiet = 1;
         nested.inlined = self.inlined.iter().copied().chain([id]).collect();
         nested.bind_params();
@@ -1348,7 +1359,7 @@ impl<'a> Walker<'a> {
         let (Value::Int(left), Value::Int(right)) = (left, right) else {
             return None;
         };
-        match left.compare(&right) {
+        match self.facts.compare(&left, &right) {
             candle_contracts_shapes::Verdict::Equal => Some(equal),
             candle_contracts_shapes::Verdict::Different(()) => Some(!equal),
             candle_contracts_shapes::Verdict::Possible => None,
@@ -1451,16 +1462,16 @@ impl<'a> Walker<'a> {
             {
                 Value::Int(Dim::Unknown)
             }
-            (Value::Int(a), Value::Int(c)) => Value::Int(match name {
+            (Value::Int(a), Value::Int(c)) => Value::Int(self.facts.simplify(&match name {
                 "add" => a.add(c),
                 "sub" => a.sub(c),
                 "mul" => a.mul(c),
                 "div" => a.div(c),
                 _ => a.rem(c),
-            }),
+            })),
             // candle's operators on tensors are its `add`, `sub`, `mul` and `div`.
             (Value::Tensor(a), Value::Tensor(c)) if name != "rem" => {
-                match method(name, &a, &[Arg::Tensor(c)]) {
+                match method_under(&self.facts, name, &a, &[Arg::Tensor(c)]) {
                     Ok(t) => Value::Tensor(t),
                     Err(mismatch) => {
                         self.report(&mismatch, &b.left, &[&*b.right], b.to_token_stream());
@@ -1672,7 +1683,7 @@ impl<'a> Walker<'a> {
             .and_then(|text| self.subject_value_of(text))
             .unwrap_or_else(Value::tensor_unknown);
         let rule_args = [args.first().map_or(Arg::Unknown, Value::arg), table.arg()];
-        match function("candle_contracts::nn::embedding", &rule_args) {
+        match function_under(&self.facts, "candle_contracts::nn::embedding", &rule_args) {
             Ok(t) => Value::Tensor(t),
             Err(mismatch) => {
                 let mismatch = Mismatch {
@@ -1776,7 +1787,7 @@ impl<'a> Walker<'a> {
             _ if KEEP_OK.contains(&name) => Value::Tensor(t.clone()),
             _ if has_method_rule(name) || UNKNOWN_TENSOR_METHODS.contains(&name) => {
                 let args: Vec<Arg> = args.iter().map(Value::arg).collect();
-                match method(name, t, &args) {
+                match method_under(&self.facts, name, t, &args) {
                     Ok(result) => Value::Tensor(result),
                     Err(mismatch) => {
                         self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream());
@@ -1930,7 +1941,7 @@ impl<'a> Walker<'a> {
             return Value::Other;
         }
         let rule_args: Vec<Arg> = args.iter().map(Value::arg).collect();
-        match function(&full, &rule_args) {
+        match function_under(&self.facts, &full, &rule_args) {
             Ok(t) => Value::Tensor(t),
             Err(mismatch) => {
                 let receiver = arg_exprs.first().copied().unwrap_or(&call.func);
@@ -2037,14 +2048,93 @@ impl<'a> Walker<'a> {
             }
             return unknown_result;
         }
+        if self.breaks_relation(callee, contract, &bindings, &given, arg_exprs) {
+            return unknown_result;
+        }
         if callee.sig.asyncness.is_some() {
             return Value::Other;
         }
         match (returns_tensor, contract.clause("return")) {
-            (true, Some(clause)) => Value::Tensor(bindings.instantiate(&clause.spec)),
+            (true, Some(clause)) => Value::Tensor(
+                self.facts
+                    .simplify_type(&bindings.instantiate(&clause.spec)),
+            ),
             (true, None) => followed(self),
             _ => unknown_result,
         }
+    }
+
+    /// Whether a relation of the callee's contract (`T <= P`, `D % 2 == 0`), its names bound at
+    /// this call, certainly fails under the caller's facts; if so, it is reported on the last
+    /// argument whose clause names one of the relation's names. Relations with a name the
+    /// call does not bind are not checked.
+    fn breaks_relation(
+        &mut self,
+        callee: &FnDef,
+        contract: &Contract,
+        bindings: &Bindings,
+        given: &[(
+            Option<usize>,
+            &candle_contracts_shapes::Clause,
+            TensorType,
+            Option<String>,
+        )],
+        arg_exprs: &[&syn::Expr],
+    ) -> bool {
+        for relation in &contract.relations {
+            let here = relation.map(|d| bindings.instantiate_dim(d));
+            if self.facts.decide(&here) != Some(false) {
+                continue;
+            }
+            let mut names: Vec<String> = Vec::new();
+            for name in relation
+                .lhs
+                .symbols()
+                .into_iter()
+                .chain(relation.rhs.symbols())
+            {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            }
+            let Some((Some(position), clause, found, _)) =
+                given.iter().rev().find(|(_, c, _, _)| {
+                    c.spec
+                        .shape
+                        .front()
+                        .iter()
+                        .chain(c.spec.shape.back())
+                        .any(|d| d.symbols().iter().any(|s| names.iter().any(|n| n == s)))
+                })
+            else {
+                // Broken, but not by an argument the caller wrote: silent.
+                return true;
+            };
+            // The sizes the call gives the names, where they are not the caller's own names.
+            let values: Vec<String> = names
+                .iter()
+                .map(|name| (name, bindings.dim(name).to_string()))
+                .filter(|(name, size)| name != &size)
+                .map(|(name, size)| format!("{name} is {size}"))
+                .collect();
+            let why = match values.is_empty() {
+                true => "for every size the facts here allow".to_string(),
+                false => values.join(", "),
+            };
+            let mismatch = Mismatch {
+                op: callee.display.clone(),
+                argument: Argument::Position(*position),
+                expected: format!("{} (where `{relation}`)", clause.signature()),
+                found: found.to_string(),
+                reason: Reason::Other(format!("`{relation}` fails here: {why}")),
+                help: None,
+            };
+            if let Some(expr) = arg_exprs.get(*position) {
+                self.report(&mismatch, expr, arg_exprs, expr.to_token_stream());
+            }
+            return true;
+        }
+        false
     }
 
     /// Whether `mac` is a macro known to define no items: std's formatting, assertion and
@@ -2247,6 +2337,9 @@ fn with_facts(contract: &Contract) -> Contract {
     for clause in &mut contract.clauses {
         clause.spec.shape = map_dims(&clause.spec.shape, &mut lookup);
     }
+    for relation in &mut contract.relations {
+        *relation = relation.map(|d| d.substitute(&mut lookup));
+    }
     contract
 }
 
@@ -2289,6 +2382,9 @@ fn with_constants(
             Some(run) => Shape::with_run(front, run.clone(), back),
             None => Shape::new(front),
         };
+    }
+    for relation in &mut contract.relations {
+        *relation = relation.map(|d| d.substitute(&mut lookup));
     }
     contract
 }

@@ -78,7 +78,7 @@ fn options_and_derived_subjects_are_read_as_the_macro_reads_them() {
     assert!(read(&quote_tokens("x: f33[N]")).is_none());
     let (_, off) = read(&quote_tokens("x: f32[N], static = true")).unwrap();
     assert!(!off);
-    // Equalities between dims are facts for the body; other relations are the guard's only.
+    // Equalities between dims are substituted in the body; every relation is a fact.
     let (contract, _) = read(&quote_tokens(
         "x: f32[B, E], E == H * D, D % 2 == 0, T <= 8",
     ))
@@ -89,6 +89,9 @@ fn options_and_derived_subjects_are_read_as_the_macro_reads_them() {
         .map(|(name, dim)| format!("{name} = {dim}"))
         .collect();
     assert_eq!(facts, ["E = D * H"]);
+    // Every relation is read, for the engine's facts and for the checks at a call.
+    let relations: Vec<String> = contract.relations.iter().map(ToString::to_string).collect();
+    assert_eq!(relations, ["E == D * H", "D % 2 == 0", "T <= 8"]);
 }
 
 fn quote_tokens(text: &str) -> proc_macro2::TokenStream {

@@ -609,3 +609,145 @@ fn a_struct_contract_gives_its_methods_the_layers_and_integer_fields() {
     let (_, stdout, _) = run(&dir, &["shapes", "model.rs:Plain::forward"]);
     assert!(stdout.contains("qkv  f32[B, T, _]"), "{stdout}");
 }
+/// the dim is even; `odd_may_be` does not, and its planted bug stays uncertain (for an odd `D`,
+/// the halves add up to `D - 1`, which is what the bug's slice is).
+const ROTARY: &str = "use candle_contracts::contract;
+use candle_core::{D, Result, Tensor};
+
+#[contract(x: f32[B, T, D], D % 2 == 0)]
+fn half(x: &Tensor) -> Result<Tensor> {
+    let d = x.dim(D::Minus1)?;
+    let x1 = x.narrow(D::Minus1, 0, d / 2)?;
+    let x2 = x.narrow(D::Minus1, d / 2, d / 2)?;
+    let rotated = Tensor::cat(&[&x2.neg()?, &x1], D::Minus1)?;
+    let mixed = rotated.mul(&x)?;
+    mixed.add(&x.narrow(D::Minus1, 1, d - 1)?)
+}
+
+#[contract(x: f32[B, T, D])]
+fn odd_may_be(x: &Tensor) -> Result<Tensor> {
+    let d = x.dim(D::Minus1)?;
+    let x1 = x.narrow(D::Minus1, 0, d / 2)?;
+    let x2 = x.narrow(D::Minus1, d / 2, d / 2)?;
+    let rotated = Tensor::cat(&[&x2.neg()?, &x1], D::Minus1)?;
+    rotated.add(&x.narrow(D::Minus1, 1, d - 1)?)
+}
+
+#[contract(x: f32[B, T, D], D % 2 == 0, return: f32[B, T, D])]
+fn rotate_half(x: &Tensor) -> Result<Tensor> {
+    let d = x.dim(D::Minus1)?;
+    let x1 = x.narrow(D::Minus1, 0, d / 2)?;
+    let x2 = x.narrow(D::Minus1, d / 2, d / 2)?;
+    let rotated = Tensor::cat(&[&x2.neg()?, &x1], D::Minus1)?;
+    rotated.mul(&x)
+}
+";
+
+#[test]
+fn an_even_dim_is_whole_again_after_the_rotary_cat() {
+    let dir = scratch("rotary");
+    std::fs::write(dir.join("rope.rs"), ROTARY).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "rope.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::add` takes `rhs: f32[B, T, D]` (the shape of `self`), but `x.narrow(D::Minus1, 1, d - 1)?` is `f32[B, T, D - 1]` here",
+            "--> rope.rs:11:16",
+        ],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("= note: dim 2: D - 1 given, D expected"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = run(&dir, &["shapes", "rope.rs:rotate_half"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "25  d        = D               dim",
+            "26  x1       f32[B, T, D / 2]  narrow",
+            "27  x2       f32[B, T, D / 2]  narrow",
+            "28  rotated  f32[B, T, D]      Tensor::cat",
+        ],
+        "{stdout}"
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "rope.rs:odd_may_be"]);
+    assert!(stdout.contains("rotated  f32[B, T, 2 * D / 2]"), "{stdout}");
+}
+
+/// A kv-cache read: `attend` states `T <= P`. Its callers' shapes and facts decide it.
+const KV_CACHE: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(q: f32[B, T, E], cache: f32[B, P, E], T <= P)]
+fn attend(q: &Tensor, cache: &Tensor) -> Result<Tensor> {
+    let t = q.dim(1)?;
+    let window = cache.narrow(1, 0, t)?;
+    q.add(&window)
+}
+
+#[contract(q: f32[B, 8, E], cache: f32[B, 4, E])]
+fn literal_sizes(q: &Tensor, cache: &Tensor) -> Result<Tensor> {
+    attend(q, cache)
+}
+
+#[contract(q: f32[B, T, E], cache: f32[B, P, E], T > P)]
+fn longer_query(q: &Tensor, cache: &Tensor) -> Result<Tensor> {
+    let t = q.dim(1)?;
+    let _past = cache.narrow(1, 0, t)?;
+    attend(q, cache)
+}
+
+#[contract(q: f32[B, T, E], cache: f32[B, P, E], T <= P)]
+fn within(q: &Tensor, cache: &Tensor) -> Result<Tensor> {
+    attend(q, cache)
+}
+
+#[contract(q: f32[B, T, E], cache: f32[B, P, E])]
+fn unstated(q: &Tensor, cache: &Tensor) -> Result<Tensor> {
+    let t = q.dim(1)?;
+    let _maybe = cache.narrow(1, 0, t)?;
+    attend(q, cache)
+}
+
+#[contract(q: f32[B, T, E], cache: f32[B, P, E], T > P, T < P)]
+fn contradictory(q: &Tensor, cache: &Tensor) -> Result<Tensor> {
+    let t = q.dim(1)?;
+    let _maybe = cache.narrow(1, 0, t)?;
+    attend(q, cache)
+}
+";
+
+#[test]
+fn relations_of_a_callee_are_checked_with_the_callers_facts() {
+    let dir = scratch("kv-cache");
+    std::fs::write(dir.join("cache.rs"), KV_CACHE).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "cache.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `attend` takes `cache: f32[B, P, E]` (where `T <= P`), but `cache` is `f32[B, 4, E]` here",
+            "--> cache.rs:13:15",
+            "error: `Tensor::narrow` takes `len: at most P - start`, but `t` is `T` here",
+            "--> cache.rs:19:36",
+            "error: `attend` takes `cache: f32[B, P, E]` (where `T <= P`), but `cache` is `f32[B, P, E]` here",
+            "--> cache.rs:20:15",
+        ],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("= note: `T <= P` fails here: T is 8, P is 4"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("= note: `T <= P` fails here: for every size the facts here allow"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("= note: the slice ends at T, past dim 1 of size P"),
+        "{stderr}"
+    );
+}

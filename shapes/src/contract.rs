@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::dim::{Dim, Factor};
+use crate::facts::Relation;
 use crate::parse::{ParseError, clause_colon, parse_spec, split_top_level};
 use crate::reason::Reason;
 use crate::shape::{Shape, TensorType, compare_dtypes};
@@ -39,6 +40,10 @@ pub struct Contract {
     /// body (the guard binds the dim from the field before the body runs). (The text reader
     /// reads none.)
     pub fields: Vec<(String, String)>,
+    /// Every relation between dims the contract states (`E == H * D`, `D % 2 == 0`,
+    /// `T <= P`): facts within the body ([`Facts`](crate::facts::Facts)), and what a call must
+    /// not certainly break. (The text reader reads none.)
+    pub relations: Vec<Relation>,
 }
 
 impl Contract {
@@ -73,6 +78,7 @@ impl Contract {
             clauses,
             facts: Vec::new(),
             fields: Vec::new(),
+            relations: Vec::new(),
         })
     }
 

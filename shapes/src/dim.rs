@@ -233,6 +233,10 @@ impl Dim {
     /// `self % other`: folded when both are constants, an opaque factor otherwise.
     #[allow(clippy::should_implement_trait)]
     pub fn rem(self, other: Dim) -> Dim {
+        // `2 * N % 2` and `N * T % T` are 0: the divisor divides every term.
+        if self.exact_quotient(&other).is_some() {
+            return Dim::lit(0);
+        }
         self.opaque(other, i128::checked_rem_euclid, Factor::Rem, |_| {
             Dim::lit(0)
         })
@@ -276,6 +280,103 @@ impl Dim {
             total = total.add(term);
         }
         total
+    }
+
+    /// The operands of a dim that is one remainder (`D % 2`), nothing added or scaled.
+    pub(crate) fn as_remainder(&self) -> Option<(&Dim, &Dim)> {
+        let Dim::Known(poly) = self else { return None };
+        let mut terms = poly.terms.iter();
+        match (terms.next(), terms.next()) {
+            (Some((monomial, 1)), None) => match monomial.as_slice() {
+                [Factor::Rem(a, b)] => Some((a, b)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The one named symbol or braced expression the dim is (`D`, `{cfg.head_dim}`), nothing
+    /// added or scaled: what a fact `D % 2 == 0` can be about.
+    pub(crate) fn as_leaf(&self) -> Option<&Factor> {
+        let Dim::Known(poly) = self else { return None };
+        let mut terms = poly.terms.iter();
+        match (terms.next(), terms.next()) {
+            (Some((monomial, 1)), None) => match monomial.as_slice() {
+                [leaf @ (Factor::Symbol(_) | Factor::Braced(_))] => Some(leaf),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The dim where the leaf `x` is known to be a multiple of `k` (`k >= 2`): every `x` is
+    /// written `k * (x / k)`, which collects `x / 2 + x / 2` into `2 * (x / 2)`, then every
+    /// `k * (x / k)` is written `x` again. Equal values under the fact get equal normal forms
+    /// (`D / 2 * 2`, `D / 2 + D / 2` and `D` all become `D`); `D / 2` stays `D / 2`.
+    pub(crate) fn with_multiple(&self, x: &Factor, k: i128) -> Dim {
+        if k < 2 || self.is_unknown() {
+            return self.clone();
+        }
+        let quotient = Factor::Div(Box::new(Dim::factor(x.clone())), Box::new(Dim::constant(k)));
+        let written = self.substitute(&mut |leaf| {
+            Some(if leaf == x {
+                Dim::constant(k).mul(Dim::factor(quotient.clone()))
+            } else {
+                Dim::factor(leaf.clone())
+            })
+        });
+        written.collect_multiples(&quotient, x, k)
+    }
+
+    /// Each `k^j * quotient^j` of a term written `x^j` (as many as the coefficient allows),
+    /// inside divisions and remainders too.
+    fn collect_multiples(&self, quotient: &Factor, x: &Factor, k: i128) -> Dim {
+        let Dim::Known(poly) = self else {
+            return Dim::Unknown;
+        };
+        let mut total = Dim::lit(0);
+        for (monomial, &coefficient) in &poly.terms {
+            let mut coefficient = coefficient;
+            let mut term = Dim::lit(1);
+            for factor in monomial {
+                let value = match factor {
+                    f if f == quotient => {
+                        if coefficient % k == 0 {
+                            coefficient /= k;
+                            Dim::factor(x.clone())
+                        } else {
+                            Dim::factor(f.clone())
+                        }
+                    }
+                    Factor::Div(a, b) => a
+                        .collect_multiples(quotient, x, k)
+                        .div(b.collect_multiples(quotient, x, k)),
+                    Factor::Rem(a, b) => a
+                        .collect_multiples(quotient, x, k)
+                        .rem(b.collect_multiples(quotient, x, k)),
+                    leaf => Dim::factor(leaf.clone()),
+                };
+                term = term.mul(value);
+            }
+            total = total.add(Dim::constant(coefficient).mul(term));
+        }
+        total
+    }
+
+    /// Whether the dim is at least 0 for every size of its symbols, from its form alone: no
+    /// negative coefficient, and every factor a size, a floor division of two such dims or a
+    /// remainder (candle's sizes are never negative; `%` here is Euclid's, never negative).
+    pub(crate) fn certainly_nonnegative(&self) -> bool {
+        let Dim::Known(poly) = self else {
+            return false;
+        };
+        poly.terms.iter().all(|(monomial, &coefficient)| {
+            coefficient >= 0
+                && monomial.iter().all(|factor| match factor {
+                    Factor::Symbol(_) | Factor::Braced(_) | Factor::Rem(..) => true,
+                    Factor::Div(a, b) => a.certainly_nonnegative() && b.certainly_nonnegative(),
+                })
+        })
     }
 
     /// The symbols the dim names, inside divisions included.
@@ -423,6 +524,16 @@ mod tests {
         assert_eq!(n().add(Dim::lit(1)).div(t).to_string(), "(N + 1) / T");
         assert_eq!(n().rem(Dim::lit(1)), Dim::lit(0));
         assert_eq!(n().rem(Dim::lit(8)).to_string(), "N % 8");
+        // A divisor of every term leaves nothing.
+        assert_eq!(n().mul(Dim::lit(4)).rem(Dim::lit(2)), Dim::lit(0));
+        assert_eq!(n().mul(Dim::symbol("T")).rem(Dim::symbol("T")), Dim::lit(0));
+        assert_eq!(
+            n().mul(Dim::lit(2))
+                .add(Dim::lit(1))
+                .rem(Dim::lit(2))
+                .to_string(),
+            "(2 * N + 1) % 2"
+        );
     }
 
     #[test]

@@ -52,7 +52,7 @@
 //!
 //! [`verdict`] (the three-way answer, dim positions) → [`dtype`] → [`dim`] (normal forms) →
 //! [`reason`] → [`shape`] (shapes with runs, tensor types, unification and broadcasting) →
-//! [`parse`] (contract text) → [`contract`] (binding a callee's names at a call) → [`rules`]
+//! [`facts`] (what a contract's relations let the engine decide) → [`parse`] (contract text) → [`contract`] (binding a callee's names at a call) → [`rules`]
 //! (the transfer rules) → [`env`](mod@env) (the tensors in scope in a body).
 
 #![warn(missing_docs)]
@@ -61,6 +61,7 @@ pub mod contract;
 pub mod dim;
 pub mod dtype;
 pub mod env;
+pub mod facts;
 pub mod parse;
 pub mod reason;
 pub mod rules;
@@ -71,6 +72,7 @@ pub use contract::{Bindings, Clause, Contract};
 pub use dim::Dim;
 pub use dtype::{DType, DTypeSet};
 pub use env::Env;
+pub use facts::{Cmp, Facts, Relation};
 pub use parse::{ParseError, parse_dim, parse_dtypes, parse_shape, parse_tensor_type};
 pub use reason::Reason;
 pub use rules::{

@@ -1,8 +1,11 @@
-//! A contract's tensor clauses as the engine's types: what the analysis reads of a parsed
-//! contract (dtypes and shapes; value constraints, relations and options are the guard's).
+//! A contract's tensor clauses and relations as the engine's types: what the analysis reads of
+//! a parsed contract (dtypes, shapes and relations between dims; value constraints and options
+//! are the guard's).
 
 use candle_contracts_shapes::shape::Run;
-use candle_contracts_shapes::{Clause as EngineClause, Contract, DTypeSet, Dim, Shape, TensorType};
+use candle_contracts_shapes::{
+    Clause as EngineClause, Cmp, Contract, DTypeSet, Dim, Relation, Shape, TensorType,
+};
 
 use super::syntax::{self, ArithOp, Clause, DimExpr, Subject, name_of};
 
@@ -14,20 +17,34 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     let mut lowered = Vec::new();
     let mut facts = Vec::new();
     let mut fields = Vec::new();
+    let mut relations = Vec::new();
     for clause in clauses {
         if let Clause::Bind(binding) = clause {
             fields.push((subject_text(&binding.subject), name_of(&binding.dim)));
             continue;
         }
-        // `E == H * D` (either way round): within the body, `E` is `H * D`.
-        if let Clause::Relation(relation) = clause
-            && relation.op == syntax::CmpOp::Eq
-        {
-            match (&relation.lhs, &relation.rhs) {
-                (DimExpr::Name(name), other) | (other, DimExpr::Name(name)) => {
-                    facts.push((name_of(name), dim_expr(other)));
+        if let Clause::Relation(relation) = clause {
+            let op = match relation.op {
+                syntax::CmpOp::Eq => Cmp::Eq,
+                syntax::CmpOp::Ne => Cmp::Ne,
+                syntax::CmpOp::Lt => Cmp::Lt,
+                syntax::CmpOp::Le => Cmp::Le,
+                syntax::CmpOp::Gt => Cmp::Gt,
+                syntax::CmpOp::Ge => Cmp::Ge,
+            };
+            relations.push(Relation::new(
+                dim_expr(&relation.lhs),
+                op,
+                dim_expr(&relation.rhs),
+            ));
+            // `E == H * D` (either way round): within the body, `E` is `H * D`.
+            if op == Cmp::Eq {
+                match (&relation.lhs, &relation.rhs) {
+                    (DimExpr::Name(name), other) | (other, DimExpr::Name(name)) => {
+                        facts.push((name_of(name), dim_expr(other)));
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
             continue;
         }
@@ -46,6 +63,7 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
         clauses: lowered,
         facts,
         fields,
+        relations,
     })
 }
 

@@ -62,6 +62,7 @@ pub use table::{ContractOp, contract_ops};
 use crate::contract::Bindings;
 use crate::dim::Dim;
 use crate::dtype::{DType, DTypeSet};
+use crate::facts::Facts;
 use crate::reason::Reason;
 use crate::shape::{Shape, TensorType};
 use crate::verdict::DimIndex;
@@ -293,7 +294,20 @@ pub type Outcome = Result<TensorType, Box<Mismatch>>;
 /// The type of `receiver.name(args...)`: candle's `Tensor` methods (see the crate docs for the
 /// list); any other name gives an unknown tensor.
 pub fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
-    tensor::method(name, receiver, args)
+    tensor::method(name, receiver, args, &Facts::none())
+}
+
+/// [`method`] where `facts` hold (a contract's `D % 2 == 0`, `T <= P`): they decide what the
+/// normal form alone does not (a slice certainly past the end, the length of `i(s..e)` where
+/// `s <= e`), and the result's dims are in their normal form under them.
+pub fn method_under(facts: &Facts, name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
+    tensor::method(name, receiver, args, facts).map(|t| facts.simplify_type(&t))
+}
+
+/// [`function`] where `facts` hold: the result's dims are in their normal form under them
+/// (`Tensor::cat` of two halves of an even `D` gives `D`).
+pub fn function_under(facts: &Facts, path: &str, args: &[Arg]) -> Outcome {
+    function(path, args).map(|t| facts.simplify_type(&t))
 }
 
 /// A certain failure of `receiver.name()` where `name` reads a tensor of one rank into Rust

@@ -4,6 +4,7 @@
 
 use crate::dim::Dim;
 use crate::dtype::{DType, DTypeSet};
+use crate::facts::{Cmp, Facts, Relation};
 use crate::reason::Reason;
 use crate::rules::{Arg, Argument, Help, Mismatch, Outcome};
 use crate::shape::{Resolved, Run, Shape, TensorType, compare_dtypes};
@@ -113,11 +114,12 @@ pub(crate) fn has_rule(name: &str) -> bool {
             .is_some_and(|op| SAME_SHAPE.contains(&op) || COMPARE.contains(&op))
 }
 
-pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
+pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg], facts: &Facts) -> Outcome {
     let call = Call {
         op: format!("Tensor::{name}"),
         receiver,
         args,
+        facts,
     };
     match name {
         _ if SAME_TYPE.contains(&name) => Ok(receiver.clone()),
@@ -502,6 +504,8 @@ struct Call<'a> {
     op: String,
     receiver: &'a TensorType,
     args: &'a [Arg],
+    /// The facts in force where the call is (none for the engine's own tables).
+    facts: &'a Facts,
 }
 
 impl Call<'_> {
@@ -921,12 +925,10 @@ impl Call<'_> {
             self.args.get(2).map_or(Dim::Unknown, Arg::size),
         );
         let end = start.add(len.clone());
-        if size
-            .clone()
-            .sub(end.clone())
-            .as_constant()
-            .is_some_and(|room| room < 0)
-        {
+        // Past the end by the normal form (`N + 1` of `N`) or by the facts (`T` of `P` where
+        // `T > P`).
+        let within = Relation::new(end.clone(), Cmp::Le, size.clone());
+        if self.facts.decide(&within) == Some(false) {
             return Err(position_error(
                 &self.op,
                 2,
@@ -997,6 +999,15 @@ impl Call<'_> {
                     (Some(start), None) => size.sub(start.clone()),
                     (Some(start), Some(end)) => match (start.as_literal(), end.as_literal()) {
                         (Some(s), Some(e)) => Dim::lit(e.saturating_sub(s)),
+                        // `end - start` where the start is certainly not past the end.
+                        _ if self.facts.decide(&Relation::new(
+                            start.clone(),
+                            Cmp::Le,
+                            end.clone(),
+                        )) == Some(true) =>
+                        {
+                            end.clone().sub(start.clone())
+                        }
                         _ => Dim::Unknown,
                     },
                 }),

@@ -1,0 +1,410 @@
+//! What a contract's relations between dims (`D % 2 == 0`, `T <= P`, `N >= 1`) let the engine
+//! decide: the guard checks them before the body runs, so within the body they hold.
+//!
+//! A fact `X % k == 0` about one dim name makes `X / k * k`, `X / k + X / k` and
+//! `k * (X / k)` the same as `X` ([`Facts::simplify`]); an inequality makes a relation between
+//! dims certain, one way or the other ([`Facts::decide`]). A fact the engine cannot use (an
+//! expression on both sides, a divisor that is not a literal) is left out; a set of facts that
+//! contradicts itself is not used at all. Neither is ever an error by itself.
+
+use std::fmt;
+
+use crate::dim::{Dim, Factor};
+use crate::shape::{Shape, TensorType};
+use crate::verdict::Verdict;
+
+/// How the two sides of a relation compare (`==`, `!=`, `<`, `<=`, `>`, `>=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cmp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl fmt::Display for Cmp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Cmp::Eq => "==",
+            Cmp::Ne => "!=",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        })
+    }
+}
+
+/// A relation between two dims, as a contract states it (`T <= P`, `D % 2 == 0`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Relation {
+    /// The left side.
+    pub lhs: Dim,
+    /// How the sides compare.
+    pub op: Cmp,
+    /// The right side.
+    pub rhs: Dim,
+}
+
+impl Relation {
+    /// `lhs op rhs`.
+    pub fn new(lhs: Dim, op: Cmp, rhs: Dim) -> Relation {
+        Relation { lhs, op, rhs }
+    }
+
+    /// The relation with each side mapped by `f` (a callee's names put in the caller's terms).
+    pub fn map(&self, mut f: impl FnMut(&Dim) -> Dim) -> Relation {
+        Relation::new(f(&self.lhs), self.op, f(&self.rhs))
+    }
+}
+
+impl fmt::Display for Relation {
+    /// As a contract writes it: `T <= P`, `D % 2 == 0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {}", self.lhs, self.op, self.rhs)
+    }
+}
+
+/// How many inequalities one proof may add up (`T <= P` and `P <= M` give `T <= M`).
+const PROOF_STEPS: usize = 2;
+
+/// The facts in force in a body: dim names that are multiples of a literal, and dims that are
+/// at least 0 (`P - T` for `T <= P`). The empty set knows nothing and decides only what the
+/// normal form alone decides.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// `(X, k)`: `X % k == 0`, `k >= 2`, one entry per name (the least common multiple).
+    multiples: Vec<(Factor, i128)>,
+    /// Dims that are at least 0, each from one inequality, in simplified form.
+    bounds: Vec<Dim>,
+}
+
+impl Facts {
+    /// No fact.
+    pub fn none() -> Facts {
+        Facts::default()
+    }
+
+    /// The facts `relations` state, those the engine can use. Equalities between two dims
+    /// (`E == H * D`) are the caller's to substitute; here an equality is used only as
+    /// `X % k == 0`. A set that contradicts itself (`T < P, P < T`, or `D % 2 == 0` where `D`
+    /// is 3) gives no facts at all.
+    pub fn new(relations: &[Relation]) -> Facts {
+        let mut facts = Facts::none();
+        for relation in relations {
+            if let Some((x, k)) = multiple(relation) {
+                match facts.multiples.iter_mut().find(|(y, _)| *y == x) {
+                    Some((_, m)) => match lcm(*m, k) {
+                        Some(l) => *m = l,
+                        None => return Facts::none(),
+                    },
+                    None => facts.multiples.push((x, k)),
+                }
+            }
+        }
+        for relation in relations {
+            let (small, large, strict) = match relation.op {
+                Cmp::Le => (&relation.lhs, &relation.rhs, false),
+                Cmp::Lt => (&relation.lhs, &relation.rhs, true),
+                Cmp::Ge => (&relation.rhs, &relation.lhs, false),
+                Cmp::Gt => (&relation.rhs, &relation.lhs, true),
+                Cmp::Eq | Cmp::Ne => continue,
+            };
+            let mut room = large.clone().sub(small.clone());
+            if strict {
+                room = room.sub(Dim::lit(1));
+            }
+            let room = facts.simplify(&room);
+            if !room.is_unknown() {
+                facts.bounds.push(room);
+            }
+        }
+        // A contradiction proves anything: such facts are not used.
+        let contradicts = facts.at_least_zero(&Dim::lit(0).sub(Dim::lit(1)))
+            || relations
+                .iter()
+                .any(|relation| facts.decide(relation) == Some(false));
+        match contradicts {
+            true => Facts::none(),
+            false => facts,
+        }
+    }
+
+    /// Whether there is no fact.
+    pub fn is_empty(&self) -> bool {
+        self.multiples.is_empty() && self.bounds.is_empty()
+    }
+
+    /// `dim` in a normal form under the facts: `D / 2 * 2` is `D` where `D % 2 == 0`.
+    pub fn simplify(&self, dim: &Dim) -> Dim {
+        self.multiples
+            .iter()
+            .fold(dim.clone(), |dim, (x, k)| dim.with_multiple(x, *k))
+    }
+
+    /// `shape` with each dim simplified.
+    pub fn simplify_shape(&self, shape: &Shape) -> Shape {
+        if self.multiples.is_empty() {
+            return shape.clone();
+        }
+        let map = |dims: &[Dim]| -> Vec<Dim> { dims.iter().map(|d| self.simplify(d)).collect() };
+        let (front, back) = (map(shape.front()), map(shape.back()));
+        match shape.run() {
+            Some(run) => Shape::with_run(front, run.clone(), back),
+            None => Shape::new(front),
+        }
+    }
+
+    /// `tensor` with each dim of its shape simplified.
+    pub fn simplify_type(&self, tensor: &TensorType) -> TensorType {
+        tensor.with_shape(self.simplify_shape(&tensor.shape))
+    }
+
+    /// Whether the two dims are equal under the facts: certainly, certainly not (by the normal
+    /// form, or one certainly less than the other), or possibly.
+    pub fn compare(&self, a: &Dim, b: &Dim) -> Verdict<()> {
+        match self.decide(&Relation::new(a.clone(), Cmp::Eq, b.clone())) {
+            Some(true) => Verdict::Equal,
+            Some(false) => Verdict::Different(()),
+            None => Verdict::Possible,
+        }
+    }
+
+    /// Whether `relation` holds for every size the facts allow (`Some(true)`), for none
+    /// (`Some(false)`), or the engine cannot tell (`None`, unknown dims included).
+    pub fn decide(&self, relation: &Relation) -> Option<bool> {
+        let (lhs, rhs) = (self.simplify(&relation.lhs), self.simplify(&relation.rhs));
+        if lhs.is_unknown() || rhs.is_unknown() {
+            return None;
+        }
+        // `a <= b` holds where `b - a` is at least 0, and fails where `a - b - 1` is.
+        let le = |a: &Dim, b: &Dim| {
+            if self.at_least_zero(&b.clone().sub(a.clone())) {
+                Some(true)
+            } else if self.at_least_zero(&a.clone().sub(b.clone()).sub(Dim::lit(1))) {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        let lt = |a: &Dim, b: &Dim| le(b, a).map(|holds| !holds);
+        match relation.op {
+            Cmp::Le => le(&lhs, &rhs),
+            Cmp::Lt => lt(&lhs, &rhs),
+            Cmp::Ge => le(&rhs, &lhs),
+            Cmp::Gt => lt(&rhs, &lhs),
+            Cmp::Eq | Cmp::Ne => {
+                let equal = match self.simplify(&lhs.clone().sub(rhs.clone())).as_constant() {
+                    Some(0) => Some(true),
+                    Some(_) => Some(false),
+                    // One side certainly below the other: not equal.
+                    None if lt(&lhs, &rhs) == Some(true) || lt(&rhs, &lhs) == Some(true) => {
+                        Some(false)
+                    }
+                    None => None,
+                };
+                match relation.op {
+                    Cmp::Eq => equal,
+                    _ => equal.map(|holds| !holds),
+                }
+            }
+        }
+    }
+
+    /// Whether `dim` is at least 0: by its form, or after taking away up to [`PROOF_STEPS`]
+    /// dims the facts say are at least 0.
+    fn at_least_zero(&self, dim: &Dim) -> bool {
+        let dim = self.simplify(dim);
+        if dim.certainly_nonnegative() {
+            return true;
+        }
+        let mut frontier = vec![(dim, 0usize)];
+        for _ in 0..PROOF_STEPS {
+            let mut next = Vec::new();
+            for (rest, from) in &frontier {
+                for (i, bound) in self.bounds.iter().enumerate().skip(*from) {
+                    let less = self.simplify(&rest.clone().sub(bound.clone()));
+                    if less.certainly_nonnegative() {
+                        return true;
+                    }
+                    next.push((less, i));
+                }
+            }
+            frontier = next;
+        }
+        false
+    }
+}
+
+/// `X % k == 0` (either way round) with `X` one dim name and `k` a literal of at least 2.
+fn multiple(relation: &Relation) -> Option<(Factor, i128)> {
+    if relation.op != Cmp::Eq {
+        return None;
+    }
+    let remainder = match (relation.lhs.as_constant(), relation.rhs.as_constant()) {
+        (_, Some(0)) => &relation.lhs,
+        (Some(0), _) => &relation.rhs,
+        _ => return None,
+    };
+    let (x, k) = remainder.as_remainder()?;
+    let k = k.as_constant().filter(|&k| k >= 2)?;
+    Some((x.as_leaf()?.clone(), k))
+}
+
+/// The least common multiple of two positive numbers; `None` on overflow.
+fn lcm(a: i128, b: i128) -> Option<i128> {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    (a / x).checked_mul(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_dim;
+
+    fn dim(text: &str) -> Dim {
+        parse_dim(text).unwrap()
+    }
+
+    fn rel(lhs: &str, op: Cmp, rhs: &str) -> Relation {
+        Relation::new(dim(lhs), op, dim(rhs))
+    }
+
+    fn even_d() -> Facts {
+        Facts::new(&[rel("D % 2", Cmp::Eq, "0")])
+    }
+
+    #[test]
+    fn an_even_dim_is_twice_its_half() {
+        let facts = even_d();
+        for text in ["D / 2 * 2", "D / 2 + D / 2", "2 * (D / 2)"] {
+            assert_eq!(facts.simplify(&dim(text)).to_string(), "D", "{text}");
+            assert_eq!(facts.compare(&dim(text), &dim("D")), Verdict::Equal);
+        }
+        assert_eq!(facts.simplify(&dim("D % 2")).to_string(), "0");
+        assert_eq!(facts.simplify(&dim("D / 2")).to_string(), "D / 2");
+        assert_eq!(
+            facts.simplify(&dim("H * (D / 2) * 2 + 1")).to_string(),
+            "D * H + 1"
+        );
+        // `0 == D % 2` is the same fact.
+        let turned = Facts::new(&[rel("0", Cmp::Eq, "D % 2")]);
+        assert_eq!(turned.simplify(&dim("D / 2 * 2")).to_string(), "D");
+        // One more than the whole is certainly not it.
+        assert_eq!(
+            facts.compare(&dim("D / 2 + D / 2 + 1"), &dim("D")),
+            Verdict::Different(())
+        );
+    }
+
+    #[test]
+    fn without_the_fact_the_halves_stay_undecided() {
+        let facts = Facts::none();
+        for text in ["D / 2 * 2", "D / 2 + D / 2", "2 * (D / 2)"] {
+            assert_eq!(
+                facts.simplify(&dim(text)).to_string(),
+                "2 * D / 2",
+                "{text}"
+            );
+            assert_eq!(facts.compare(&dim(text), &dim("D")), Verdict::Possible);
+        }
+        // A fact about another name says nothing about `D`.
+        let other = Facts::new(&[rel("E % 2", Cmp::Eq, "0")]);
+        assert_eq!(
+            other.compare(&dim("D / 2 * 2"), &dim("D")),
+            Verdict::Possible
+        );
+        // Nor does an odd divisor about the half.
+        let three = Facts::new(&[rel("D % 3", Cmp::Eq, "0")]);
+        assert_eq!(
+            three.compare(&dim("D / 2 * 2"), &dim("D")),
+            Verdict::Possible
+        );
+        assert_eq!(three.simplify(&dim("D / 3 * 3")).to_string(), "D");
+    }
+
+    #[test]
+    fn two_facts_on_one_name_join() {
+        let facts = Facts::new(&[rel("D % 2", Cmp::Eq, "0"), rel("D % 3", Cmp::Eq, "0")]);
+        assert_eq!(facts.compare(&dim("D / 2 * 2"), &dim("D")), Verdict::Equal);
+        assert_eq!(facts.compare(&dim("D / 3 * 3"), &dim("D")), Verdict::Equal);
+        assert_eq!(facts.simplify(&dim("D % 6")).to_string(), "0");
+    }
+
+    #[test]
+    fn inequalities_decide_relations() {
+        let facts = Facts::new(&[rel("T", Cmp::Le, "P")]);
+        assert_eq!(facts.decide(&rel("T", Cmp::Le, "P")), Some(true));
+        assert_eq!(facts.decide(&rel("P", Cmp::Ge, "T")), Some(true));
+        assert_eq!(facts.decide(&rel("T", Cmp::Le, "P + 1")), Some(true));
+        assert_eq!(facts.decide(&rel("T", Cmp::Gt, "P")), Some(false));
+        assert_eq!(facts.decide(&rel("T + 1", Cmp::Le, "P")), None);
+        assert_eq!(facts.decide(&rel("T", Cmp::Lt, "P")), None);
+        assert_eq!(facts.decide(&rel("T", Cmp::Eq, "P")), None);
+        let strict = Facts::new(&[rel("T", Cmp::Lt, "P")]);
+        assert_eq!(strict.decide(&rel("T + 1", Cmp::Le, "P")), Some(true));
+        assert_eq!(strict.decide(&rel("T", Cmp::Eq, "P")), Some(false));
+        assert_eq!(strict.compare(&dim("T"), &dim("P")), Verdict::Different(()));
+        assert_eq!(strict.decide(&rel("P", Cmp::Ne, "T")), Some(true));
+        // Two steps: `T <= P` and `P <= M` give `T <= M`.
+        let chain = Facts::new(&[rel("T", Cmp::Le, "P"), rel("P", Cmp::Le, "M")]);
+        assert_eq!(chain.decide(&rel("T", Cmp::Le, "M")), Some(true));
+        assert_eq!(chain.decide(&rel("M", Cmp::Lt, "T")), Some(false));
+        let at_least_one = Facts::new(&[rel("N", Cmp::Ge, "1")]);
+        assert_eq!(at_least_one.decide(&rel("N", Cmp::Eq, "0")), Some(false));
+    }
+
+    #[test]
+    fn without_a_fact_inequalities_stay_undecided() {
+        let facts = Facts::none();
+        assert_eq!(facts.decide(&rel("T", Cmp::Le, "P")), None);
+        assert_eq!(facts.decide(&rel("T", Cmp::Gt, "P")), None);
+        assert_eq!(facts.decide(&rel("N", Cmp::Eq, "0")), None);
+        // The normal form alone: sizes are never negative.
+        assert_eq!(facts.decide(&rel("T", Cmp::Le, "T + P")), Some(true));
+        assert_eq!(facts.decide(&rel("T + 1", Cmp::Le, "T")), Some(false));
+        assert_eq!(facts.decide(&rel("3", Cmp::Lt, "2")), Some(false));
+        assert_eq!(
+            facts.decide(&Relation::new(Dim::Unknown, Cmp::Le, dim("P"))),
+            None
+        );
+    }
+
+    #[test]
+    fn facts_that_contradict_themselves_are_not_used() {
+        for relations in [
+            vec![rel("T", Cmp::Lt, "P"), rel("P", Cmp::Lt, "T")],
+            vec![rel("N", Cmp::Ge, "5"), rel("N", Cmp::Le, "3")],
+            vec![rel("4", Cmp::Le, "3")],
+            vec![rel("7 % 2", Cmp::Eq, "0")],
+            vec![rel("D % 2", Cmp::Eq, "0"), rel("D % 2", Cmp::Eq, "1")],
+        ] {
+            let facts = Facts::new(&relations);
+            assert!(facts.is_empty(), "{relations:?}");
+            assert_eq!(facts.decide(&rel("T", Cmp::Le, "P")), None);
+        }
+        // Facts the engine cannot use are left out, the others kept.
+        let facts = Facts::new(&[
+            rel("D % K", Cmp::Eq, "0"),
+            rel("(D + 1) % 2", Cmp::Eq, "0"),
+            rel("H * D", Cmp::Eq, "E"),
+            rel("T", Cmp::Le, "P"),
+        ]);
+        assert_eq!(
+            facts.compare(&dim("D / K * K"), &dim("D")),
+            Verdict::Possible
+        );
+        assert_eq!(facts.decide(&rel("T", Cmp::Le, "P")), Some(true));
+    }
+}
