@@ -418,8 +418,9 @@ impl<'a> Walker<'a> {
 
     /// What the helper `id` (a function without a contract, or without a `return` clause)
     /// gives for these arguments: its body walked with them, nothing in it reported. Its
-    /// parameters that are candle tensors by reference take the arguments' types, and its
-    /// sizes the arguments' sizes; `None` where it is not followed (too deep, recursive,
+    /// parameters that are candle tensors (by reference or by value, never `&mut`) or lists
+    /// of them (`&[Tensor]`, `Vec<Tensor>`) take the arguments' types, and its sizes the
+    /// arguments' sizes; `None` where it is not followed (too deep, recursive,
     /// `async`, under `cfg`).
     fn inline(&self, id: FnId, args: &[Value]) -> Option<Value> {
         let callee = &self.index.fns[id];

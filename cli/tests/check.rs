@@ -725,3 +725,44 @@ fn helpers_taking_tensors_by_value_and_tuple_returns_are_followed() {
         "{stderr}"
     );
 }
+
+/// The crate's own trait gives `Tensor` a by-value `argmax`, found before candle's `&self`
+/// one on an owned tensor (a local, or a helper's parameter taken by value): it keeps f32, so
+/// the `matmul` after it is correct and must stay silent.
+const OWN_TRAIT: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+trait Pick {
+    fn argmax(self, dim: usize) -> Result<Tensor>;
+}
+
+impl Pick for Tensor {
+    fn argmax(self, _dim: usize) -> Result<Tensor> {
+        self.exp()
+    }
+}
+
+fn picked(x: Tensor) -> Result<Tensor> {
+    x.argmax(1)
+}
+
+#[contract(x: f32[3, 3], w: f32[3, 3])]
+fn local(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let h = x.exp()?;
+    h.argmax(1)?.matmul(w)
+}
+
+#[contract(x: f32[3, 3], w: f32[3, 3])]
+fn helper(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    picked(x.clone())?.matmul(w)
+}
+";
+
+#[test]
+fn a_method_the_crate_adds_to_tensor_is_not_candles() {
+    let dir = scratch("own-trait");
+    std::fs::write(dir.join("own.rs"), OWN_TRAIT).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "own.rs"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("no certain mismatch"), "{stderr}");
+}
