@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use candle_contracts_shapes::dim::Factor;
 use candle_contracts_shapes::rules::layer::{self, Layer};
 use candle_contracts_shapes::{
-    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Reason, Shape,
-    TensorType, check_read_rank, has_method_rule, rules::contract_ops, rules::function_under,
-    rules::method_under, suggest,
+    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Parts, Reason,
+    Shape, TensorType, check_read_rank, has_method_rule, parts, rules::contract_ops,
+    rules::function_under, rules::method_under, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -29,8 +29,11 @@ use crate::index::{
 enum Value {
     /// A candle `Tensor` (or `Result<Tensor>`), with what is known of its type.
     Tensor(TensorType),
-    /// An array of tensors (`[&a, &b]`).
+    /// An array of tensors (`[&a, &b]`), or a `Vec` of them whose length is known (`chunk`'s
+    /// parts).
     Tensors(Vec<TensorType>),
+    /// A `Vec` of tensors (`chunk`'s parts), how many unknown, each of this type.
+    TensorsEach(TensorType),
     /// An integer, with the size it is where known.
     Int(Dim),
     /// A float.
@@ -80,6 +83,10 @@ impl Value {
             (Value::Tuple(a), Value::Tuple(b)) if a.len() == b.len() => {
                 Value::Tuple(a.iter().zip(b).map(|(x, y)| x.join(y)).collect())
             }
+            (Value::Tensors(a), Value::Tensors(b)) if a.len() == b.len() => {
+                Value::Tensors(a.iter().zip(b).map(|(x, y)| x.join(y)).collect())
+            }
+            (Value::TensorsEach(a), Value::TensorsEach(b)) => Value::TensorsEach(a.join(b)),
             (a, b) if a == b => a.clone(),
             _ => Value::Other,
         }
@@ -103,6 +110,14 @@ impl Value {
         match self {
             Value::Tensor(t) if !t.is_unknown() => t.to_string(),
             Value::Int(d) if !d.is_unknown() => format!("= {d}"),
+            Value::Tensors(ts) if ts.iter().any(|t| !t.is_unknown()) => {
+                Parts::Each(ts.clone()).to_string()
+            }
+            Value::TensorsEach(t) if !t.is_unknown() => Parts::All(t.clone()).to_string(),
+            Value::Tuple(items) if items.iter().any(|v| v.hint() != "?") => {
+                let items: Vec<String> = items.iter().map(Value::hint).collect();
+                format!("({})", items.join(", "))
+            }
             _ => "?".to_string(),
         }
     }
@@ -189,6 +204,10 @@ const FLOAT_METHODS: &[&str] = &[
     "sqrt", "powi", "powf", "exp", "ln", "log", "log2", "log10", "abs", "recip", "floor", "ceil",
     "round", "min", "max", "clamp", "sin", "cos", "tanh",
 ];
+
+/// Methods of a `Vec` of tensors that give the same tensors (by reference, cloned, or as the
+/// `Result` of an array, which a pattern of another length does not match).
+const LIST_VIEWS: &[&str] = &["as_slice", "clone", "to_vec", "try_into"];
 
 /// Methods of `Result` (and `anyhow`'s `Context`) that keep the `Ok` value.
 const KEEP_OK: &[&str] = &["unwrap", "expect", "context", "with_context", "map_err"];
@@ -409,8 +428,9 @@ impl<'a> Walker<'a> {
 
     /// What the helper `id` (a function without a contract, or without a `return` clause)
     /// gives for these arguments: its body walked with them, nothing in it reported. Its
-    /// parameters that are candle tensors by reference take the arguments' types, and its
-    /// sizes the arguments' sizes; `None` where it is not followed (too deep, recursive,
+    /// parameters that are candle tensors (by reference or by value, never `&mut`) or lists
+    /// of them (`&[Tensor]`, `Vec<Tensor>`) take the arguments' types, and its sizes the
+    /// arguments' sizes; `None` where it is not followed (too deep, recursive,
     /// `async`, under `cfg`).
     fn inline(&self, id: FnId, args: &[Value]) -> Option<Value> {
         let callee = &self.index.fns[id];
@@ -451,11 +471,19 @@ impl<'a> Walker<'a> {
             let syn::Pat::Ident(ident) = &*typed.pat else {
                 continue;
             };
+            // A tensor by reference or by value (moved into the helper, or a clone), and a
+            // list of them (`&[Tensor]`, `Vec<Tensor>`); never behind `&mut`, which the
+            // helper may replace.
             let value = match (nested.kind(&typed.ty, false), arg) {
-                (Kind::Tensor, Value::Tensor(t)) if matches!(&*typed.ty, syn::Type::Reference(r) if r.mutability.is_none()) => {
+                (Kind::Tensor, Value::Tensor(t)) if !is_mut_ref(&typed.ty) => {
                     Value::Tensor(t.clone())
                 }
                 (Kind::Int, Value::Int(d)) => Value::Int(d.clone()),
+                (_, list @ (Value::Tensors(_) | Value::TensorsEach(_)))
+                    if nested.is_tensor_list(&typed.ty) =>
+                {
+                    list.clone()
+                }
                 _ => continue,
             };
             nested.bind(&name_of(&ident.ident), value, None);
@@ -703,6 +731,58 @@ impl<'a> Walker<'a> {
                 }
                 _ => self.bind_unknown(pat),
             },
+            // `[q, k, v]`, `[first, ..]` of a list of tensors: each name its part.
+            syn::Pat::Slice(slice) => {
+                // `..`, or `tail @ ..` (which binds a slice).
+                let rest = slice.elems.iter().position(|p| match p {
+                    syn::Pat::Rest(_) => true,
+                    syn::Pat::Ident(ident) => ident.subpat.is_some(),
+                    _ => false,
+                });
+                let count = slice.elems.len() - usize::from(rest.is_some());
+                let part = |i: usize| match &value {
+                    Value::TensorsEach(t) => Some(t.clone()),
+                    Value::Tensors(ts) => match rest {
+                        None if ts.len() == count => ts.get(i).cloned(),
+                        Some(at) if ts.len() >= count && i < at => ts.get(i).cloned(),
+                        // After the rest, counted from the end of the list.
+                        Some(_) if ts.len() >= count => {
+                            ts.get(ts.len() + i + 1 - slice.elems.len()).cloned()
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if !matches!(value, Value::Tensors(_) | Value::TensorsEach(_))
+                    || (0..slice.elems.len()).any(|i| Some(i) != rest && part(i).is_none())
+                {
+                    return self.bind_unknown(pat);
+                }
+                for (i, p) in slice.elems.iter().enumerate() {
+                    match (Some(i) == rest, part(i)) {
+                        (true, _) => self.bind_unknown(p),
+                        (false, Some(t)) => self.bind_pattern(p, Value::Tensor(t)),
+                        (false, None) => self.bind_unknown(p),
+                    }
+                }
+            }
+            _ => self.bind_unknown(pat),
+        }
+    }
+
+    /// Binds what a pattern that may not match binds where it does (`let .. else`, a `match`
+    /// arm, `if let`): the parts of a list of tensors for a slice pattern; anything else
+    /// unknown.
+    fn bind_refutable(&mut self, pat: &syn::Pat, value: Value) {
+        let mut inner = pat;
+        while let syn::Pat::Reference(syn::PatReference { pat, .. })
+        | syn::Pat::Paren(syn::PatParen { pat, .. })
+        | syn::Pat::Type(syn::PatType { pat, .. }) = inner
+        {
+            inner = pat;
+        }
+        match inner {
+            syn::Pat::Slice(_) => self.bind_pattern(pat, value),
             _ => self.bind_unknown(pat),
         }
     }
@@ -783,24 +863,68 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Whether `ty` is a list of candle tensors that its holder cannot change: `&[Tensor]`,
+    /// `Vec<Tensor>`, `&Vec<Tensor>` (elements `&Tensor` too).
+    fn is_tensor_list(&self, ty: &syn::Type) -> bool {
+        let element = |ty: &syn::Type| match ty {
+            syn::Type::Reference(r) if r.mutability.is_some() => false,
+            ty => matches!(self.kind(ty, false), Kind::Tensor),
+        };
+        let vec_of = |ty: &syn::Type| match ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let segments = path_segments(&p.path);
+                let is_vec = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                    // std's, unless the crate has a `Vec` of its own.
+                    ["Vec"] => matches!(self.resolve(&segments), Resolved::Unknown),
+                    ["std" | "alloc", "vec", "Vec"] => true,
+                    _ => false,
+                };
+                let inner = p.path.segments.last().and_then(|s| match &s.arguments {
+                    syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => a.args.first(),
+                    _ => None,
+                });
+                match inner {
+                    Some(syn::GenericArgument::Type(inner)) if is_vec => element(inner),
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        match ty {
+            syn::Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+                syn::Type::Slice(slice) => element(&slice.elem),
+                other => vec_of(other),
+            },
+            other => vec_of(other),
+        }
+    }
+
     /// The kind of what a function returns (the `Ok` value of a `Result`), in the callee's
     /// own module.
     fn return_kind(&self, callee: &FnDef) -> Kind {
-        let syn::ReturnType::Type(_, ty) = &callee.sig.output else {
-            return Kind::Other;
-        };
-        let ty = match &**ty {
-            syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result") => {
-                match p.path.segments.last().map(|s| &s.arguments) {
-                    Some(syn::PathArguments::AngleBracketed(a)) => match a.args.first() {
-                        Some(syn::GenericArgument::Type(t)) => t,
-                        _ => return Kind::Other,
-                    },
-                    _ => return Kind::Other,
-                }
-            }
-            ty => ty,
-        };
+        match ok_type(callee.sig) {
+            Some(ty) => self.kind_in(callee, ty),
+            None => Kind::Other,
+        }
+    }
+
+    /// The kinds of the elements of the tuple a function returns (`Result<(Tensor, Tensor)>`),
+    /// in the callee's own module; `None` where it returns no tuple.
+    fn tuple_kinds(&self, callee: &FnDef) -> Option<Vec<Kind>> {
+        match ok_type(callee.sig)? {
+            syn::Type::Tuple(tuple) if !tuple.elems.is_empty() => Some(
+                tuple
+                    .elems
+                    .iter()
+                    .map(|ty| self.kind_in(callee, ty))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// What `ty`, written in `callee`'s signature, is.
+    fn kind_in(&self, callee: &FnDef, ty: &syn::Type) -> Kind {
         let generics: Vec<String> = callee
             .impl_generics
             .iter()
@@ -944,7 +1068,7 @@ impl<'a> Walker<'a> {
                     .map(|i| op_of(&i.expr))
                     .unwrap_or_default();
                 if local.init.as_ref().is_some_and(|i| i.diverge.is_some()) {
-                    self.bind_unknown(&local.pat);
+                    self.bind_refutable(&local.pat, value);
                 } else {
                     self.bind_pattern(&local.pat, value);
                 }
@@ -1073,11 +1197,11 @@ impl<'a> Walker<'a> {
             syn::Expr::If(i) => self.if_expr(i),
             syn::Expr::Match(m) => self.match_expr(m),
             syn::Expr::Let(l) => {
-                self.expr(&l.expr);
+                let value = self.expr(&l.expr);
                 if has_ref_mut(&l.pat) {
                     self.forget_in(|c| c.kept.extend(root(&l.expr)));
                 }
-                self.bind_unknown(&l.pat);
+                self.bind_refutable(&l.pat, value);
                 Value::Other
             }
             syn::Expr::ForLoop(f) => {
@@ -1217,9 +1341,9 @@ impl<'a> Walker<'a> {
                 }
             }
             syn::Expr::Index(i) => {
-                self.expr(&i.expr);
-                self.expr(&i.index);
-                Value::Other
+                let base = self.expr(&i.expr);
+                let index = self.operand(&i.index);
+                index_value(base, index)
             }
             syn::Expr::Struct(lit) => {
                 for field in &lit.fields {
@@ -1367,16 +1491,16 @@ impl<'a> Walker<'a> {
     }
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
-        self.expr(&m.expr);
+        let scrutinee = self.expr(&m.expr);
         // Each arm may be code that never runs for the contract's shapes (see `if_expr`).
         let conditional = usize::from(m.arms.len() > 1);
         self.quiet += conditional;
-        let value = self.match_arms(m);
+        let value = self.match_arms(m, &scrutinee);
         self.quiet -= conditional;
         value
     }
 
-    fn match_arms(&mut self, m: &syn::ExprMatch) -> Value {
+    fn match_arms(&mut self, m: &syn::ExprMatch, scrutinee: &Value) -> Value {
         if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
             self.forget_in(|c| c.kept.extend(root(&m.expr)));
         }
@@ -1388,7 +1512,7 @@ impl<'a> Walker<'a> {
         for arm in &m.arms {
             self.scope = before.clone();
             self.scope.push(BTreeMap::new());
-            self.bind_unknown(&arm.pat);
+            self.bind_refutable(&arm.pat, scrutinee.clone());
             if let Some((_, guard)) = &arm.guard {
                 self.expr(guard);
                 let mut guarded = self.scope.clone();
@@ -1515,6 +1639,16 @@ impl<'a> Walker<'a> {
             {
                 self.layer_forward(layer, strip_refs(arg_exprs[0]), &t, Some(&call.receiver))
             }
+            // The crate's own trait gives `Tensor` a method of that name: a by-value `self`
+            // one is found before candle's `&self` one on an owned tensor.
+            Value::Tensor(_)
+                if ["candle_core::Tensor", "candle::Tensor"]
+                    .iter()
+                    .any(|path| self.index.has_external_method(path, &name)) =>
+            {
+                self.forget_in(|c| c.kept.extend(root(&call.receiver)));
+                Value::Other
+            }
             Value::Tensor(t) => {
                 let value = self.tensor_method(&t, &name, &args, call, &arg_exprs);
                 if matches!(value, Value::Other) && !READ_ONLY.contains(&name.as_str()) {
@@ -1533,6 +1667,14 @@ impl<'a> Walker<'a> {
             }
             // `(d as f64).sqrt()`: a float's own methods give a float.
             Value::Float if FLOAT_METHODS.contains(&name.as_str()) => Value::Float,
+            // `qkv.as_slice()`, `parts.try_into().unwrap()` (a `Result` of an array of the same
+            // parts, kept by `unwrap`): the same tensors.
+            list @ (Value::Tensors(_) | Value::TensorsEach(_))
+                if (LIST_VIEWS.contains(&name.as_str()) && call.args.is_empty())
+                    || (KEEP_OK.contains(&name.as_str()) && name != "map_err") =>
+            {
+                list
+            }
             Value::Instance(key, access) => {
                 let ids = self.index.methods(&key, &name);
                 let value = match ids {
@@ -1785,6 +1927,18 @@ impl<'a> Walker<'a> {
             }
             "elem_count" => Value::Int(t.shape.elem_count()),
             _ if KEEP_OK.contains(&name) => Value::Tensor(t.clone()),
+            _ if let Some(outcome) =
+                parts(name, t, &args.iter().map(Value::arg).collect::<Vec<_>>()) =>
+            {
+                match outcome {
+                    Ok(Parts::Each(ts)) => Value::Tensors(ts),
+                    Ok(Parts::All(part)) => Value::TensorsEach(part),
+                    Err(mismatch) => {
+                        self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream());
+                        Value::Other
+                    }
+                }
+            }
             _ if has_method_rule(name) || UNKNOWN_TENSOR_METHODS.contains(&name) => {
                 let args: Vec<Arg> = args.iter().map(Value::arg).collect();
                 match method_under(&self.facts, name, t, &args) {
@@ -1966,8 +2120,19 @@ impl<'a> Walker<'a> {
         let returns_tensor = matches!(kind, Kind::Tensor);
         let unknown_result = kind.unknown_value();
         // A helper followed at its call: what its body gives for these arguments.
-        let followed = |walker: &Self| match walker.inline(id, args) {
-            Some(Value::Tensor(t)) if returns_tensor => Value::Tensor(t),
+        let followed = |walker: &Self| match (walker.inline(id, args), walker.tuple_kinds(callee)) {
+            (Some(Value::Tensor(t)), _) if returns_tensor => Value::Tensor(t),
+            // A tuple: its tensors as the body gives them.
+            (Some(Value::Tuple(items)), Some(kinds)) if items.len() == kinds.len() => Value::Tuple(
+                items
+                    .into_iter()
+                    .zip(kinds)
+                    .map(|(item, kind)| match (item, kind) {
+                        (Value::Tensor(t), Kind::Tensor) => Value::Tensor(t),
+                        (_, kind) => kind.unknown_value(),
+                    })
+                    .collect(),
+            ),
             _ => kind_unknown(&walker.return_kind(callee)),
         };
         let Some(contract) = callee.contract.as_ref().and_then(|c| c.parsed.as_ref()) else {
@@ -2060,6 +2225,29 @@ impl<'a> Walker<'a> {
                     .simplify_type(&bindings.instantiate(&clause.spec)),
             ),
             (true, None) => followed(self),
+            // A tuple: each tensor from its `return.N` clause, the others unknown.
+            (false, _) if let Some(kinds) = self.tuple_kinds(callee) => {
+                let elements: Vec<Value> = kinds
+                    .into_iter()
+                    .enumerate()
+                    .map(
+                        |(i, kind)| match (&kind, contract.clause(&format!("return.{i}"))) {
+                            (Kind::Tensor, Some(clause)) => {
+                                Value::Tensor(bindings.instantiate(&clause.spec))
+                            }
+                            _ => kind.unknown_value(),
+                        },
+                    )
+                    .collect();
+                if elements
+                    .iter()
+                    .any(|e| matches!(e, Value::Tensor(t) if !t.is_unknown()))
+                {
+                    Value::Tuple(elements)
+                } else {
+                    followed(self)
+                }
+            }
             _ => unknown_result,
         }
     }
@@ -2206,9 +2394,9 @@ impl<'a> Walker<'a> {
             })
             .flatten();
         let guard_macro = self.is_check_macro(mac);
-        match parsed {
+        match &parsed {
             Some(exprs) => self.forget_in(|c| {
-                for e in &exprs {
+                for e in exprs {
                     c.visit_expr(e);
                 }
             }),
@@ -2217,10 +2405,16 @@ impl<'a> Walker<'a> {
             None => self.forget_in(|c| c.visit_macro(mac)),
         }
         if std.is_some() && DIVERGING_MACROS.contains(&name.as_str()) {
-            Value::Never
-        } else {
-            Value::Other
+            return Value::Never;
         }
+        // `vec![a.clone(), b]`: a `Vec` of those tensors.
+        if let (Some(exprs), "vec") = (&parsed, name.as_str()) {
+            let items: Vec<Value> = exprs.iter().map(|e| self.operand(e)).collect();
+            if items.iter().all(|v| matches!(v, Value::Tensor(_))) {
+                return array_value(items);
+            }
+        }
+        Value::Other
     }
 
     // ----- findings -----
@@ -2730,6 +2924,26 @@ fn strip_refs(expr: &syn::Expr) -> &syn::Expr {
     }
 }
 
+/// The type a function returns, inside a `Result` (`Result<(Tensor, Tensor)>` gives the
+/// tuple); `None` for `()` or a `Result` without a type argument.
+fn ok_type(sig: &syn::Signature) -> Option<&syn::Type> {
+    let syn::ReturnType::Type(_, ty) = &sig.output else {
+        return None;
+    };
+    match &**ty {
+        syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Result") => {
+            match p.path.segments.last().map(|s| &s.arguments) {
+                Some(syn::PathArguments::AngleBracketed(a)) => match a.args.first() {
+                    Some(syn::GenericArgument::Type(t)) => Some(t),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        ty => Some(ty),
+    }
+}
+
 /// `x` of a tail `Ok(x)`.
 /// Whether `sig` returns a `Result` (`Result<Tensor>`, `anyhow::Result<_>`).
 fn returns_result(sig: &syn::Signature) -> bool {
@@ -2888,6 +3102,35 @@ fn is_candle_tensor(path: &[String]) -> bool {
         path.first().map(String::as_str),
         Some("candle_core" | "candle")
     ) && path.last().is_some_and(|last| last == "Tensor")
+}
+
+/// `base[index]` of a list of tensors: the part at an integer (unknown past a list, where
+/// Rust panics), the same parts for `..`, the parts of a range of numbers.
+fn index_value(base: Value, index: Value) -> Value {
+    match (base, index) {
+        (Value::Tensors(ts), Value::Int(i)) => Value::Tensor(
+            i.as_literal()
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| ts.get(i).cloned())
+                .unwrap_or_else(TensorType::unknown),
+        ),
+        (Value::TensorsEach(t), Value::Int(_)) => Value::Tensor(t),
+        (list @ (Value::Tensors(_) | Value::TensorsEach(_)), Value::Range(None, None)) => list,
+        (Value::TensorsEach(t), Value::Range(..)) => Value::TensorsEach(t),
+        (Value::Tensors(ts), Value::Range(start, end)) => {
+            let at = |d: Option<Dim>, default: usize| match d {
+                None => Some(default),
+                Some(d) => d.as_literal().and_then(|n| usize::try_from(n).ok()),
+            };
+            match (at(start, 0), at(end, ts.len())) {
+                (Some(start), Some(end)) if start <= end && end <= ts.len() => {
+                    Value::Tensors(ts[start..end].to_vec())
+                }
+                _ => Value::Other,
+            }
+        }
+        _ => Value::Other,
+    }
 }
 
 /// An array's value: the tensors of `&[&a, &b]`, or the sizes of `[b, 1, d]`.

@@ -751,3 +751,236 @@ fn relations_of_a_callee_are_checked_with_the_callers_facts() {
         "{stderr}"
     );
 }
+
+/// `chunk`'s parts as real candle code takes them: by index, by reference, destructured,
+/// made contiguous. `split` and `gated` are correct; `wrong_part` and `past_rank` are not.
+const CHUNKS: &str = "use candle_contracts::contract;
+use candle_core::{D, Result, Tensor};
+
+#[contract(x: f32[B, T, 3 * E], w: f32[E, E])]
+fn split(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let qkv = x.chunk(3, D::Minus1)?;
+    let q = &qkv[0];
+    let k = qkv[1].contiguous()?;
+    let [_, _, v] = qkv.as_slice() else { candle_core::bail!(\"three parts\") };
+    let att = q.matmul(&k.t()?)?;
+    let mixed = att.matmul(v)?;
+    mixed.broadcast_matmul(w)
+}
+
+#[contract(xs: f32[B, 2 * H])]
+fn gated(xs: &Tensor) -> Result<Tensor> {
+    let xs = xs.chunk(2, D::Minus1)?;
+    let gate = (&xs[0] * &xs[1])?;
+    Ok(gate)
+}
+
+#[contract(x: f32[B, T, 96], w: f32[96, E])]
+fn wrong_part(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let qkv = x.chunk(3, D::Minus1)?;
+    let q = qkv[0].contiguous()?;
+    let rows = x.chunk(2, 1)?;
+    drop(rows);
+    q.broadcast_matmul(w)
+}
+
+#[contract(x: f32[B, 6])]
+fn past_rank(x: &Tensor) -> Result<Tensor> {
+    let parts = x.chunk(2, 2)?;
+    Ok(parts[0].clone())
+}
+";
+
+#[test]
+fn chunks_parts_are_known_and_a_wrong_use_of_one_is_an_error() {
+    let dir = scratch("chunks");
+    std::fs::write(dir.join("chunks.rs"), CHUNKS).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "chunks.rs:split"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            " 6  qkv    [f32[B, T, E]; 3]  chunk",
+            " 7  q      f32[B, T, E]",
+            " 8  k      f32[B, T, E]       contiguous",
+            " 9  v      f32[B, T, E]       as_slice",
+            "10  att    f32[B, T, T]       matmul",
+            "11  mixed  f32[B, T, E]       matmul",
+        ]
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "chunks.rs:gated"]);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "17  xs    [f32[B, H]; 2]  chunk",
+            "18  gate  f32[B, H]       *",
+        ]
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "chunks.rs:wrong_part"]);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "24  qkv   [f32[B, T, 32]; 3]  chunk",
+            "25  q     f32[B, T, 32]       contiguous",
+            "26  rows  [f32[B, _, 96]; _]  chunk",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "chunks.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::broadcast_matmul` takes `rhs: f32[.., 32, _]`, but `w` is `f32[96, E]` here",
+            "--> chunks.rs:28:24",
+            "error: `Tensor::chunk` takes `dim`: a dim of `f32[B, 6]`, but `2` is given here",
+            "--> chunks.rs:33:28",
+        ],
+        "{stderr}"
+    );
+}
+
+/// Helpers without a contract that take their tensors by value (moved, or a clone) or as a
+/// slice, followed at their calls; a contracted method returning a tuple gives each element
+/// its `return.N` clause at the caller.
+const HELPERS: &str = "use candle_contracts::contract;
+use candle_core::{D, Result, Tensor};
+
+fn gelu(xs: Tensor) -> Result<Tensor> {
+    xs.gelu()
+}
+
+fn first_two(parts: &[Tensor]) -> Result<Tensor> {
+    Tensor::cat(&[&parts[0], &parts[1]], D::Minus1)
+}
+
+fn joined(parts: Vec<Tensor>) -> Result<Tensor> {
+    Tensor::cat(&parts, 0)
+}
+
+struct Attention;
+
+#[contract]
+impl Attention {
+    #[contract(x: f32[B, T, E], return.0: f32[B, T, E], return.1: f32[B, H, T, T])]
+    fn attend(&self, x: &Tensor) -> Result<(Tensor, Tensor)> {
+        let att = x.matmul(&x.t()?)?.unsqueeze(1)?;
+        Ok((x.clone(), att))
+    }
+
+    #[contract(x: f32[B, T, 8], w: f32[8, 4])]
+    fn moved(&self, x: &Tensor, w: &Tensor) -> Result<Tensor> {
+        let h = gelu(x.clone())?;
+        let g = gelu(h)?;
+        let both = first_two(&[g.clone(), g.clone()])?;
+        let rows = joined(vec![g.clone(), g])?;
+        drop(rows);
+        both.broadcast_matmul(w)
+    }
+
+    #[contract(x: f32[B, T, E])]
+    fn tuple(&self, x: &Tensor) -> Result<Tensor> {
+        let (out, att) = self.attend(x)?;
+        let r = self.attend(x)?;
+        let probs = r.1;
+        let mixed = att.matmul(&out)?;
+        probs.sum_keepdim(1)?.add(&mixed)
+    }
+
+    #[contract(x: f32[B, T, E], w: f32[E, 4])]
+    fn tuple_right(&self, x: &Tensor, w: &Tensor) -> Result<Tensor> {
+        let (out, _) = self.attend(x)?;
+        let h = gelu(out)?;
+        h.broadcast_matmul(w)
+    }
+}
+";
+
+#[test]
+fn helpers_taking_tensors_by_value_and_tuple_returns_are_followed() {
+    let dir = scratch("helpers");
+    std::fs::write(dir.join("helpers.rs"), HELPERS).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "helpers.rs:Attention::moved"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "28  h     f32[B, T, 8]      gelu",
+            "29  g     f32[B, T, 8]      gelu",
+            "30  both  f32[B, T, 16]     first_two",
+            "31  rows  f32[2 * B, T, 8]  joined",
+        ]
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "helpers.rs:Attention::tuple"]);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "38  out    f32[B, T, E]                     attend",
+            "38  att    f32[B, _, T, T]                  attend",
+            "39  r      (f32[B, T, E], f32[B, _, T, T])  attend",
+            "40  probs  f32[B, _, T, T]",
+            "41  mixed  ?                                matmul",
+        ]
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "helpers.rs:Attention::tuple_right"]);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "47  out  f32[B, T, E]  attend",
+            "48  h    f32[B, T, E]  gelu"
+        ]
+    );
+    // The helper doubles the last dim; the tuple's first element is not the scores.
+    let (code, _, stderr) = run(&dir, &["check", "helpers.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::broadcast_matmul` takes `rhs: f32[.., 16, _]`, but `w` is `f32[8, 4]` here",
+            "--> helpers.rs:33:31",
+            "error: `Tensor::matmul` takes `rhs: f32[..] of rank 4` (the rank of `self`), but `out` is `f32[B, T, E]` here",
+            "--> helpers.rs:41:33",
+        ],
+        "{stderr}"
+    );
+}
+
+/// The crate's own trait gives `Tensor` a by-value `argmax`, found before candle's `&self`
+/// one on an owned tensor (a local, or a helper's parameter taken by value): it keeps f32, so
+/// the `matmul` after it is correct and must stay silent.
+const OWN_TRAIT: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+trait Pick {
+    fn argmax(self, dim: usize) -> Result<Tensor>;
+}
+
+impl Pick for Tensor {
+    fn argmax(self, _dim: usize) -> Result<Tensor> {
+        self.exp()
+    }
+}
+
+fn picked(x: Tensor) -> Result<Tensor> {
+    x.argmax(1)
+}
+
+#[contract(x: f32[3, 3], w: f32[3, 3])]
+fn local(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let h = x.exp()?;
+    h.argmax(1)?.matmul(w)
+}
+
+#[contract(x: f32[3, 3], w: f32[3, 3])]
+fn helper(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    picked(x.clone())?.matmul(w)
+}
+";
+
+#[test]
+fn a_method_the_crate_adds_to_tensor_is_not_candles() {
+    let dir = scratch("own-trait");
+    std::fs::write(dir.join("own.rs"), OWN_TRAIT).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "own.rs"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("no certain mismatch"), "{stderr}");
+}

@@ -201,6 +201,25 @@ impl Dim {
         }
     }
 
+    /// `self / n` where it is a whole number for every size of the symbols: every coefficient
+    /// of `self` a multiple of `n` (`3 * E` by 3 is `E`, `6` by 3 is `2`); `None` otherwise, and
+    /// for `n` 0.
+    pub fn divided_exactly(&self, n: u64) -> Option<Dim> {
+        let Dim::Known(poly) = self else {
+            return None;
+        };
+        let n = i128::from(n);
+        if n == 0 || poly.terms.values().any(|c| c % n != 0) {
+            return None;
+        }
+        let terms = poly
+            .terms
+            .iter()
+            .map(|(monomial, c)| (monomial.clone(), c / n))
+            .collect();
+        Some(Dim::Known(Poly { terms }))
+    }
+
     /// `self / other` when `other` is one term that divides every term of `self` (`N * T / T`
     /// is `N`, `2 * N / 2` is `N`): exact, so floor division gives the same value.
     fn exact_quotient(&self, other: &Dim) -> Option<Dim> {
@@ -486,6 +505,27 @@ mod tests {
 
     fn n() -> Dim {
         Dim::symbol("N")
+    }
+
+    #[test]
+    fn a_division_is_exact_only_where_every_coefficient_is_a_multiple() {
+        let e3 = n().mul(Dim::lit(3));
+        assert_eq!(
+            e3.divided_exactly(3).map(|d| d.to_string()),
+            Some("N".into())
+        );
+        let plus = e3.clone().add(Dim::lit(6));
+        assert_eq!(
+            plus.divided_exactly(3).map(|d| d.to_string()),
+            Some("N + 2".into())
+        );
+        assert_eq!(Dim::lit(12).divided_exactly(4), Some(Dim::lit(3)));
+        assert_eq!(Dim::lit(0).divided_exactly(4), Some(Dim::lit(0)));
+        assert_eq!(Dim::lit(7).divided_exactly(2), None);
+        assert_eq!(n().divided_exactly(2), None);
+        assert_eq!(e3.clone().add(Dim::lit(1)).divided_exactly(3), None);
+        assert_eq!(e3.divided_exactly(0), None);
+        assert_eq!(Dim::Unknown.divided_exactly(1), None);
     }
 
     #[test]

@@ -76,8 +76,8 @@ pub use facts::{Cmp, Facts, Relation};
 pub use parse::{ParseError, parse_dim, parse_dtypes, parse_shape, parse_tensor_type};
 pub use reason::Reason;
 pub use rules::{
-    Arg, Argument, Help, Mismatch, Outcome, check_read_rank, function, has_method_rule, method,
-    suggest,
+    Arg, Argument, Help, Mismatch, Outcome, Parts, check_read_rank, function, has_method_rule,
+    method, parts, suggest,
 };
 pub use shape::{Run, Shape, TensorType};
 pub use verdict::{Axis, DimIndex, Rank, Verdict};

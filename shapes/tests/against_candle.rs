@@ -1620,3 +1620,106 @@ fn facts_decide_what_the_normal_form_alone_does_not() {
     );
     method("f32[N, C]", "i", &[window()], "f32[N, _]");
 }
+
+/// Pins the parts `chunk(specs..)` gives on `receiver` (their text, or `error: ` and the
+/// note), then runs candle's `chunk` for 40 random sizes: a listed result must match candle's
+/// number of parts and each part's dims, any number of parts each of one type must agree with
+/// every part, and a failure must be candle's for every size.
+fn chunk_case(receiver: &'static str, specs: &[Spec], expected: &str) {
+    let args: Vec<Arg> = specs.iter().map(arg).collect();
+    let outcome = rules::parts("chunk", &tensor_type(receiver), &args).expect("a rule for chunk");
+    let call = format!("{receiver}.chunk({specs:?})");
+    let text = match &outcome {
+        Ok(parts) => parts.to_string(),
+        Err(mismatch) => format!("error: {}", mismatch.note()),
+    };
+    assert_eq!(text, expected, "the rule for {call}");
+    let mut trials = 0;
+    for seed in 1..=40u64 {
+        let mut sizes = Sizes::new(seed);
+        let Some(r) = make_tensor(receiver, &mut sizes) else {
+            continue;
+        };
+        let Some(values) = specs
+            .iter()
+            .map(|s| value(s, &mut sizes))
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        trials += 1;
+        let chunks = usizes(&values[0])[0];
+        let real = with_dim!(&values[1], d => r.chunk(chunks, d));
+        let (parts, real) = match (&outcome, real) {
+            (Err(mismatch), Ok(real)) => panic!(
+                "false positive for {call} with {:?}: the rule says {mismatch}, candle gives {} parts",
+                sizes.dims,
+                real.len()
+            ),
+            (Err(_), Err(_)) => continue,
+            (Ok(_), Err(e)) => panic!("{call} with {:?}: candle fails: {e}", sizes.dims),
+            (Ok(parts), Ok(real)) => (parts, real),
+        };
+        if let rules::Parts::Each(listed) = parts {
+            // A size 0 gives no part at all; the sizes drawn are never 0.
+            assert_eq!(listed.len(), real.len(), "{call} with {:?}", sizes.dims);
+        }
+        for (i, part) in real.iter().enumerate() {
+            let predicted = parts.get(i);
+            let expected = sizes.instantiate(&predicted.shape);
+            let verdict = Shape::literal(part.dims()).compare(&expected);
+            assert!(
+                !verdict.is_different(),
+                "{call} part {i} with {:?}: candle gives {:?}, the rule {expected}",
+                sizes.dims,
+                part.dims()
+            );
+        }
+    }
+    assert!(trials >= 20, "{call}: only {trials} trials ran");
+}
+
+#[test]
+fn chunk_gives_candle_s_parts() {
+    // A multiple of the number of parts for every size: equal parts.
+    chunk_case(
+        "f32[B, T, 3 * E]",
+        &[Size("3"), Minus(1)],
+        "[f32[B, T, E]; 3]",
+    );
+    chunk_case("f32[B, 2 * H]", &[Size("2"), Size("1")], "[f32[B, H]; 2]");
+    chunk_case(
+        "f32[B, 4 * H + 8]",
+        &[Size("4"), Minus(1)],
+        "[f32[B, H + 2]; 4]",
+    );
+    // Numbers: the first `size % chunks` parts are one longer.
+    chunk_case(
+        "f32[7, B]",
+        &[Size("3"), Size("0")],
+        "[f32[3, B], f32[2, B], f32[2, B]]",
+    );
+    chunk_case("u32[B, 6]", &[Size("3"), Minus(1)], "[u32[B, 2]; 3]");
+    // Fewer elements than parts: one part of 1 each.
+    chunk_case("f32[2, B]", &[Size("3"), Size("0")], "[f32[1, B]; 2]");
+    chunk_case("f32[1, B]", &[Size("4"), Size("0")], "[f32[1, B]]");
+    // A size that is not a known multiple: the cut dim unknown, how many parts too.
+    chunk_case("f32[B, E]", &[Size("2"), Minus(1)], "[f32[B, _]; _]");
+    chunk_case(
+        "f32[B, 3 * E + 1]",
+        &[Size("3"), Minus(1)],
+        "[f32[B, _]; _]",
+    );
+    chunk_case("f32[B, 6]", &[Size("N"), Minus(1)], "[f32[B, _]; _]");
+    // A dim past the rank: candle's `DimOutOfRange`.
+    chunk_case(
+        "f32[B, E]",
+        &[Size("2"), Size("2")],
+        "error: dim 2 is past rank 2",
+    );
+    chunk_case(
+        "f32[B, E]",
+        &[Size("2"), Minus(3)],
+        "error: dim D::Minus(3) is past rank 2",
+    );
+}

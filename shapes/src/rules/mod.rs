@@ -25,7 +25,11 @@
 //! | `candle_nn::ops::{softmax, log_softmax, softmax_last_dim, sigmoid}` | the input's type | a dim past the rank |
 //! | `candle_nn::loss::{cross_entropy, nll, mse, binary_cross_entropy_with_logit}`, `candle_contracts::nn::*` | `[]` (the `_with` forms: unknown shape), embeddings, gathered rows | their contracts ([`contract_ops`]) |
 //!
-//! Left unknown on purpose: indexing with a tensor, `chunk`, shapes computed from values
+//! `chunk` gives several tensors ([`parts`]): listed where candle's arithmetic is certain (a
+//! literal size, or `3 * E` in 3 parts of `E`), otherwise each of the receiver's dims but
+//! the one cut; a dim past the rank is a certain failure.
+//!
+//! Left unknown on purpose: indexing with a tensor, shapes computed from values
 //! (`reshape((n, ()))` with `n` not a literal or a named size), `squeeze` of a dim that may or
 //! may not be 1, a layer's output size where no clause states its weight, a range between two
 //! sizes that are not numbers (candle gives 0 where the start is past the end), the dtype of
@@ -308,6 +312,79 @@ pub fn method_under(facts: &Facts, name: &str, receiver: &TensorType, args: &[Ar
 /// (`Tensor::cat` of two halves of an even `D` gives `D`).
 pub fn function_under(facts: &Facts, path: &str, args: &[Arg]) -> Outcome {
     function(path, args).map(|t| facts.simplify_type(&t))
+}
+
+/// The tensors of a call that gives several (`chunk`'s `Vec<Tensor>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parts {
+    /// Exactly these tensors, in order (where candle gives any at all: a size 0 gives none).
+    Each(Vec<TensorType>),
+    /// Any number of tensors, each of this type.
+    All(TensorType),
+}
+
+impl Parts {
+    /// The type of the part at `index`: its own where listed, unknown past the list (an index
+    /// that panics in Rust).
+    pub fn get(&self, index: usize) -> TensorType {
+        match self {
+            Parts::Each(parts) => parts
+                .get(index)
+                .cloned()
+                .unwrap_or_else(TensorType::unknown),
+            Parts::All(part) => part.clone(),
+        }
+    }
+
+    /// A type every part has: the one of [`Parts::All`], or of a list of equal types.
+    pub fn common(&self) -> Option<TensorType> {
+        match self {
+            Parts::All(part) => Some(part.clone()),
+            Parts::Each(parts) => {
+                let first = parts.first()?;
+                parts.iter().all(|p| p == first).then(|| first.clone())
+            }
+        }
+    }
+}
+
+impl fmt::Display for Parts {
+    /// As an array type: `[f32[B, E]; 3]` for three of one type, `[f32[1], f32[1]]` for a
+    /// list, `[f32[B, _]; _]` for any number.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Parts::All(part) => write!(f, "[{part}; _]"),
+            Parts::Each(parts) => match (self.common(), parts.len()) {
+                (Some(part), n) if n > 1 => write!(f, "[{part}; {n}]"),
+                _ => {
+                    let items: Vec<String> = parts.iter().map(ToString::to_string).collect();
+                    write!(f, "[{}]", items.join(", "))
+                }
+            },
+        }
+    }
+}
+
+/// The tensors of `receiver.name(args...)` for a method that gives several
+/// (`chunk(chunks, dim)`), or the certain failure; `None` for any other name.
+///
+/// ```
+/// use candle_contracts_shapes::{Arg, DimIndex, parse_tensor_type, parts};
+///
+/// let qkv = parse_tensor_type("f32[B, T, 3 * E]")?;
+/// let heads = parts("chunk", &qkv, &[Arg::int(3), Arg::Dim(DimIndex::FromEnd(1))]);
+/// assert_eq!(heads.unwrap()?.to_string(), "[f32[B, T, E]; 3]");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn parts(
+    name: &str,
+    receiver: &TensorType,
+    args: &[Arg],
+) -> Option<Result<Parts, Box<Mismatch>>> {
+    match name {
+        "chunk" => Some(tensor::chunk(receiver, args)),
+        _ => None,
+    }
 }
 
 /// A certain failure of `receiver.name()` where `name` reads a tensor of one rank into Rust

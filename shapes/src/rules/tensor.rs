@@ -6,7 +6,7 @@ use crate::dim::Dim;
 use crate::dtype::{DType, DTypeSet};
 use crate::facts::{Cmp, Facts, Relation};
 use crate::reason::Reason;
-use crate::rules::{Arg, Argument, Help, Mismatch, Outcome};
+use crate::rules::{Arg, Argument, Help, Mismatch, Outcome, Parts};
 use crate::shape::{Resolved, Run, Shape, TensorType, compare_dtypes};
 use crate::verdict::{Axis, Rank, Verdict};
 
@@ -205,6 +205,49 @@ pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg], facts: &Fa
         "conv1d" => call.conv(3),
         "conv2d" => call.conv(4),
         _ => Ok(TensorType::unknown()),
+    }
+}
+
+/// `receiver.chunk(chunks, dim)` (candle's `Tensor::chunk`): `dim` must be in the rank
+/// (`DimOutOfRange`). Along a dim of size `s`, candle gives `s` parts of 1 where `s < chunks`,
+/// and otherwise `chunks` parts, the first `s % chunks` of them one longer than `s / chunks`.
+/// So the parts are listed where `s` and `chunks` are numbers, or where `s` is a multiple of
+/// `chunks` for every size of its symbols (`3 * E` in 3 parts of `E`; a size 0 gives no
+/// part at all); otherwise every part has the receiver's dims but that one.
+pub(crate) fn chunk(receiver: &TensorType, args: &[Arg]) -> Result<Parts, Box<Mismatch>> {
+    let Some(axis) = resolve("Tensor::chunk", receiver, args, 1)? else {
+        // Only the rank is kept where the place of `dim` is unknown.
+        let dims = match args.get(1).and_then(Arg::dim_index) {
+            Some(_) => rank_pattern(&receiver.shape),
+            None => Shape::unknown(),
+        };
+        return Ok(Parts::All(receiver.with_shape(dims)));
+    };
+    let part = |size: Dim| receiver.with_shape(receiver.shape.clone().with_dim(axis, size));
+    let size = receiver.shape.get(axis);
+    let chunks = args.first().and_then(|a| a.size().as_literal());
+    // Longer lists are not worth listing (and a size may be any `u64`).
+    const MOST: u64 = 1024;
+    match (size.as_literal(), chunks) {
+        // `chunks` 0 divides by zero: candle panics.
+        (_, Some(0) | None) => Ok(Parts::All(part(Dim::Unknown))),
+        (_, Some(chunks)) if chunks > MOST => Ok(Parts::All(part(Dim::Unknown))),
+        (Some(size), Some(chunks)) if size < chunks => {
+            let count = usize::try_from(size).unwrap_or(0);
+            Ok(Parts::Each(vec![part(Dim::lit(1)); count]))
+        }
+        (Some(size), Some(chunks)) => {
+            let (each, longer) = (size / chunks, size % chunks);
+            Ok(Parts::Each(
+                (0..chunks)
+                    .map(|i| part(Dim::lit(if i < longer { each + 1 } else { each })))
+                    .collect(),
+            ))
+        }
+        (None, Some(chunks)) => match size.divided_exactly(chunks) {
+            Some(each) => Ok(Parts::Each(vec![part(each); chunks as usize])),
+            None => Ok(Parts::All(part(Dim::Unknown))),
+        },
     }
 }
 
