@@ -54,7 +54,7 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
         Err(error) => {
             let error = syn::Error::new(
                 error.span(),
-                format!("`#[contract]` goes on a function ({error})"),
+                format!("`#[contract]` goes on a function or a struct ({error})"),
             );
             return fallback::emit(error, input);
         }
@@ -207,7 +207,16 @@ fn expand_struct(
     let clauses = match candle_contracts_analysis::contract::fields::method_clauses(&args, &fields)
     {
         Ok(clauses) => clauses,
-        Err(error) => return fallback::emit(syn::Error::new(error.span, error.message), input),
+        Err(field_errors) => {
+            let errors = Ctxt::new();
+            for error in field_errors {
+                errors.push(syn::Error::new(error.span, error.message));
+            }
+            return match errors.check() {
+                Err(errors) => fallback::emit(errors, input),
+                Ok(()) => input,
+            };
+        }
     };
     let cx = Context {
         inline: false,

@@ -276,6 +276,9 @@ fn struct_contract_rules() {
         unknown.contains("`out_proj` is no named field of this struct (`proj`, `n_head`, `bias`)"),
         "{unknown}"
     );
+    let both = expand("out_proj: Linear[E -> E], n_heads = H");
+    assert!(both.contains("`out_proj` is no named field"), "{both}");
+    assert!(both.contains("`n_heads` is no named field"), "{both}");
     let returns = expand("return: f32[N]");
     assert!(
         returns.contains("a `return` clause goes on a method"),

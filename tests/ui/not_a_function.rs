@@ -1,8 +1,8 @@
 use candle_contracts::contract;
 
 #[contract(x: f32[N])]
-struct Batch {
-    x: candle_core::Tensor,
+enum Batch {
+    Images(candle_core::Tensor),
 }
 
 fn main() {}

@@ -22,8 +22,12 @@ pub struct FieldError {
 /// The clauses of a struct contract over the struct's named `fields`, as its methods take
 /// them. A clause on a name that is no field, a `return` clause and an option other than
 /// `crate = ..` are errors: a struct contract states fields and dims.
-pub fn method_clauses(tokens: &TokenStream, fields: &[String]) -> Result<TokenStream, FieldError> {
+pub fn method_clauses(
+    tokens: &TokenStream,
+    fields: &[String],
+) -> Result<TokenStream, Vec<FieldError>> {
     let mut out = TokenStream::new();
+    let mut errors = Vec::new();
     for piece in split_commas(tokens.clone()) {
         let trees: Vec<TokenTree> = piece.clone().into_iter().collect();
         let Some(first) = trees.first() else {
@@ -42,7 +46,7 @@ pub fn method_clauses(tokens: &TokenStream, fields: &[String]) -> Result<TokenSt
         };
         match first {
             TokenTree::Ident(ident) if ident == "return" => {
-                return Err(FieldError {
+                errors.push(FieldError {
                     span: ident.span(),
                     message: "a struct contract states the struct's fields; a `return` clause \
                               goes on a method"
@@ -67,14 +71,14 @@ pub fn method_clauses(tokens: &TokenStream, fields: &[String]) -> Result<TokenSt
                 } else if name == kw::CRATE {
                     out.extend(piece);
                 } else if binds && kw::OPTIONS.contains(&name) {
-                    return Err(FieldError {
+                    errors.push(FieldError {
                         span: ident.span(),
                         message: format!(
                             "option `{name}` goes on the methods' contracts, not on the struct's"
                         ),
                     });
                 } else if starts_path || binds {
-                    return Err(FieldError {
+                    errors.push(FieldError {
                         span: ident.span(),
                         message: format!(
                             "`{name}` is no named field of this struct ({})",
@@ -96,7 +100,10 @@ pub fn method_clauses(tokens: &TokenStream, fields: &[String]) -> Result<TokenSt
             _ => out.extend(piece),
         }
     }
-    Ok(out)
+    match errors.is_empty() {
+        true => Ok(out),
+        false => Err(errors),
+    }
 }
 
 /// The struct contract's tokens, method clauses, of a struct item: `None` without a
