@@ -18,6 +18,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
 
+use crate::construct::{FieldFact, constructed_fields, is_usize};
 use crate::finding::{Finding, LetHint, Origin, Site};
 use crate::index::{
     FileId, FnDef, FnId, Index, ModId, Resolved, is_conditional, name_of, use_names,
@@ -358,6 +359,9 @@ struct Walker<'a> {
     inlined: Vec<FnId>,
     /// This walk runs with proc-macro2's own tokens forced (a helper of the macro's file).
     own_tokens: bool,
+    /// The sizes of `self`'s integer fields (`n_head` → `cfg.num_attention_heads`): one fixed
+    /// value for the whole body, where `self` cannot change (see [`Walker::bind_field_dims`]).
+    field_dims: BTreeMap<String, Dim>,
 }
 
 impl<'a> Walker<'a> {
@@ -393,6 +397,7 @@ impl<'a> Walker<'a> {
             self_mut: false,
             inlined: Vec::new(),
             own_tokens: false,
+            field_dims: BTreeMap::new(),
         }
     }
 
@@ -492,6 +497,14 @@ impl<'a> Walker<'a> {
                         self.self_mut = true;
                         immutable_roots.insert("self".to_string());
                     }
+                    let fixed = matches!(access, Some(Access::Ref | Access::Owned))
+                        && receiver.mutability.is_none();
+                    if (fixed || self.self_mut)
+                        && self.inlined.is_empty()
+                        && let Some(key) = self.f.owner
+                    {
+                        self.bind_constructed_fields(key, fixed);
+                    }
                 }
                 syn::FnArg::Typed(typed) => {
                     let syn::Pat::Ident(ident) = &*typed.pat else {
@@ -533,6 +546,78 @@ impl<'a> Walker<'a> {
                 self.subjects.insert(subject, (clause.spec.clone(), origin));
             }
         }
+    }
+
+    /// What `self`'s fields hold for the whole body of a `&self` (or immutable `self`)
+    /// method: each `usize` field is one fixed size, the expression every constructor gives
+    /// it (`cfg.num_attention_heads`) or else a symbol of its own (`self.n_head`); each
+    /// candle-nn layer every constructor builds alike has that weight, as a layer clause
+    /// would state it (a clause of the contract wins).
+    ///
+    /// Only in the walk of the method itself: a helper followed at its call may be another
+    /// value's method, whose constructor's `cfg.hidden_size` is not this one's. Behind
+    /// `&mut self` (`fixed` false; `self` only ever used in paths), only what the constructors
+    /// give, for fields nothing in sight assigns, and only until the body may change `self`
+    /// (a method of its own may replace it whole): each size is held with a subject of its
+    /// own, which the walk forgets as it forgets clauses on `self`.
+    fn bind_constructed_fields(&mut self, key: &str, fixed: bool) {
+        let Some((_, item)) = self.index.struct_item(key) else {
+            return;
+        };
+        let constructed = constructed_fields(self.index, key);
+        let mut sizes = Vec::new();
+        for field in &item.fields {
+            let Some(ident) = &field.ident else { continue };
+            let name = name_of(ident);
+            match constructed.get(&name) {
+                Some(FieldFact::Size(dim)) => sizes.push((name, dim.clone())),
+                Some(FieldFact::Layer(layer, dims)) => {
+                    let Some(accessor) = layer.weight_accessor() else {
+                        continue;
+                    };
+                    // Any dtype: the `VarBuilder`'s, which the constructor does not show.
+                    let weight =
+                        TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
+                    self.subjects
+                        .entry(format!("self.{name}.{accessor}"))
+                        .or_insert((weight, None));
+                }
+                None if fixed && is_usize(&field.ty) => {
+                    let symbol = Dim::symbol(format!("self.{name}"));
+                    sizes.push((name, symbol));
+                }
+                None => {}
+            }
+        }
+        if !fixed {
+            for (name, _) in &sizes {
+                self.subjects
+                    .insert(size_subject(name), (TensorType::unknown(), None));
+            }
+        }
+        self.bind_field_dims(sizes);
+    }
+
+    /// Gives `self`'s integer fields their sizes (`n_head` → `H`) for the whole body: where
+    /// the body reads `self.n_head`, that size. The caller vouches that `self` cannot change
+    /// in the body (a `&self` receiver) and that each field holds that size.
+    fn bind_field_dims(&mut self, pairs: impl IntoIterator<Item = (String, Dim)>) {
+        self.field_dims.extend(pairs);
+    }
+
+    /// The size `self.field` holds, where [`Walker::bind_field_dims`] gave it one.
+    fn field_dim(&self, expr: &syn::ExprField) -> Option<Dim> {
+        let syn::Member::Named(member) = &expr.member else {
+            return None;
+        };
+        if !is_self_path(strip_refs(&expr.base)) || !self.is_param("self") {
+            return None;
+        }
+        let name = name_of(member);
+        if self.self_mut && !self.subjects.contains_key(&size_subject(&name)) {
+            return None;
+        }
+        self.field_dims.get(&name).cloned()
     }
 
     /// Whether what a path from a parameter names stays what its clause says while the
@@ -1180,6 +1265,9 @@ impl<'a> Walker<'a> {
             syn::Expr::Field(field) => {
                 if let Some(value) = self.subject_value(expr) {
                     return value;
+                }
+                if let Some(dim) = self.field_dim(field) {
+                    return Value::Int(dim);
                 }
                 let base = self.expr(&field.base);
                 match (base, &field.member) {
@@ -2487,6 +2575,13 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
         TokenTree::Group(group) => self_only_in_paths(group.stream()),
         _ => true,
     })
+}
+
+/// The subject that stands for a size of `self`'s field behind `&mut self`
+/// (`self.n_head.(size)`): forgotten with the clauses on `self` and on that field, never read
+/// as a tensor (no expression's text has that form).
+fn size_subject(field: &str) -> String {
+    format!("self.{field}.(size)")
 }
 
 /// Whether an expression is `self` itself.
