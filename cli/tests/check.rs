@@ -784,12 +784,43 @@ fn a_construction_the_analysis_cannot_read_infers_nothing() {
     });
 }
 
-/// Another crate may assign a `pub` field.
+/// `check` on a package whose library is `source`: its exit code and headlines.
+fn check_package(name: &str, source: &str) -> (i32, Vec<String>) {
+    let dir = scratch(name);
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\ncandle-core = \"0.11\"\ncandle-nn = \"0.11\"\ncandle-contracts = \"0.1\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), source).unwrap();
+    let (code, _, stderr) = run(&dir, &["check"]);
+    (code, headlines(&stderr))
+}
+
+/// Over a whole crate a `pub(crate)` field is seen wherever it can be constructed or
+/// assigned; a `pub` one may be assigned by another crate, and a file read alone does not
+/// show where a `pub(crate)` one is.
 #[test]
 fn a_pub_field_is_not_inferred() {
-    assert_silent("ctor-pub", |source| {
-        source.replace("    c_proj: Linear,", "    pub c_proj: Linear,")
-    });
+    let wrong = BUILT_ATTENTION.replace("FORWARD", WRONG_PROJECTION);
+    let crate_field = wrong.replace("    c_proj: Linear,", "    pub(crate) c_proj: Linear,");
+    let (code, lines) = check_package("ctor-pub-crate", &crate_field);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Linear::forward` takes `xs: _[.., 768]`, but `qkv` is `f32[B, T, 2304]` here",
+            "--> src/lib.rs:25:30",
+        ]
+    );
+    assert_eq!(
+        check_file("ctor-pub-crate-alone", &crate_field),
+        (0, Vec::new())
+    );
+    let public = wrong.replace("    c_proj: Linear,", "    pub c_proj: Linear,");
+    assert_eq!(check_package("ctor-pub", &public), (0, Vec::new()));
 }
 
 /// A field that code in sight assigns (a `&mut self` method, or any other code) no longer
