@@ -461,6 +461,15 @@ impl Visit<'static> for ScanVisit<'_, '_> {
     }
 
     fn visit_macro(&mut self, mac: &'static syn::Macro) {
+        // `include!` brings code from a file the scan does not read.
+        if mac
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "include")
+        {
+            self.scan.out_of_sight = true;
+        }
         scan_macro_tokens(self.scan, mac.tokens.clone());
     }
 }
