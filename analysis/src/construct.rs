@@ -1054,3 +1054,142 @@ impl<'ast> Visit<'ast> for MacroIdents {
 
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::index::{FileId, Files, usual_externs};
+
+    struct NoFiles;
+
+    impl Files for NoFiles {
+        fn load(&mut self, _: &Path) -> Option<(FileId, &'static syn::File)> {
+            None
+        }
+
+        fn path(&self, _: FileId) -> &Path {
+            Path::new("lib.rs")
+        }
+
+        fn missing_module(&mut self, _: &str, _: FileId, _: &[PathBuf]) {}
+    }
+
+    /// What the constructors in `source` (a whole crate) give the fields of `Model`, as
+    /// `field: Layer[dims]` or `field = size`.
+    fn inferred(source: &str) -> Vec<String> {
+        let file: &'static syn::File = Box::leak(Box::new(syn::parse_file(source).unwrap()));
+        let mut index = Index::default();
+        index.add_crate((0, file), usual_externs(), None, false, &mut NoFiles);
+        index.finish();
+        let key = index.type_key(0, "Model");
+        constructed_fields(&index, &key)
+            .into_iter()
+            .map(|(field, fact)| match fact {
+                FieldFact::Layer(layer, dims) => {
+                    let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();
+                    format!("{field}: {layer:?}[{}]", dims.join(", "))
+                }
+                FieldFact::Size(dim) => format!("{field} = {dim}"),
+            })
+            .collect()
+    }
+
+    const LAYERS: &str = "
+        use candle_nn::{Conv1dConfig, Conv2dConfig, Embedding, LayerNorm, Linear, RmsNorm, VarBuilder};
+        use candle_nn::{Conv1d, Conv2d};
+        const VOCAB: usize = 50257;
+        struct Config { hidden_size: usize, num_attention_heads: usize, channels: usize, text: Text }
+        struct Text { width: usize }
+        impl Config {
+            fn head_dim(&self) -> usize { self.hidden_size / self.num_attention_heads }
+        }
+        struct Model {
+            wte: Embedding,
+            ln: LayerNorm,
+            norm: RmsNorm,
+            q_proj: Linear,
+            lm_head: Linear,
+            head: Linear,
+            conv1: Conv1d,
+            conv2: Conv2d,
+            grouped: Conv2d,
+            head_dim: usize,
+            width: usize,
+        }
+        impl Model {
+            fn new(cfg: &Config, vb: VarBuilder) -> candle_core::Result<Self> {
+                let hidden = cfg.hidden_size;
+                let wte = candle_nn::embedding(VOCAB, hidden, vb.pp(\"wte\"))?;
+                let ln = candle_nn::layer_norm(hidden, 1e-5, vb.pp(\"ln\"))?;
+                let norm = candle_nn::rms_norm(hidden, 1e-6, vb.pp(\"norm\"))?;
+                let q_proj = candle_nn::linear_no_bias(hidden, cfg.num_attention_heads * cfg.head_dim(), vb.pp(\"q\"))?;
+                let lm_head = candle_nn::linear_b(hidden, VOCAB, false, vb.pp(\"lm_head\"))?;
+                let conv_cfg = Conv2dConfig { padding: 1, ..Default::default() };
+                let conv2 = candle_nn::conv2d(cfg.channels, 64, 3, conv_cfg, vb.pp(\"conv2\"))?;
+                let grouped_cfg = Conv2dConfig { groups: 4, ..Default::default() };
+                Ok(Self {
+                    wte,
+                    ln,
+                    norm,
+                    q_proj,
+                    lm_head,
+                    head: candle_nn::linear(hidden, 2 * hidden + 1, vb.pp(\"head\")).unwrap(),
+                    conv1: candle_nn::conv1d(80, hidden, 3, Conv1dConfig::default(), vb.pp(\"c1\"))?,
+                    conv2,
+                    grouped: candle_nn::conv2d_no_bias(64, 64, 3, grouped_cfg, vb.pp(\"g\"))?,
+                    head_dim: cfg.head_dim(),
+                    width: cfg.text.width,
+                })
+            }
+        }
+    ";
+
+    #[test]
+    fn every_candle_nn_constructor_gives_its_weight() {
+        assert_eq!(
+            inferred(LAYERS),
+            [
+                "conv1: Conv1d[cfg.hidden_size, 80, 3]",
+                "conv2: Conv2d[64, cfg.channels, 3, 3]",
+                "grouped: Conv2d[64, 16, 3, 3]",
+                "head: Linear[2 * cfg.hidden_size + 1, cfg.hidden_size]",
+                "head_dim = cfg.hidden_size / cfg.num_attention_heads",
+                "lm_head: Linear[50257, cfg.hidden_size]",
+                "ln: LayerNorm[cfg.hidden_size]",
+                "norm: RmsNorm[cfg.hidden_size]",
+                "q_proj: Linear[cfg.num_attention_heads * cfg.hidden_size / cfg.num_attention_heads, cfg.hidden_size]",
+                "width = cfg.text.width",
+                "wte: Embedding[50257, cfg.hidden_size]",
+            ]
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_candle_nn_constructor_or_a_plain_size_is_not_inferred() {
+        let source = LAYERS
+            // Another function of the name, the tensor op of candle-nn, a method that is
+            // not one expression, a mutable `let`, a field typed otherwise.
+            .replace("candle_nn::embedding(", "my::embedding(")
+            .replace("candle_nn::rms_norm(", "candle_nn::ops::rms_norm(")
+            .replace(
+                "fn head_dim(&self) -> usize { self.hidden_size / self.num_attention_heads }",
+                "fn head_dim(&self) -> usize { let h = self.hidden_size; h / self.num_attention_heads }",
+            )
+            .replace("let hidden = cfg.hidden_size;", "let mut hidden = cfg.hidden_size;")
+            .replace("    ln: LayerNorm,", "    ln: RmsNorm,");
+        assert_eq!(
+            inferred(&source),
+            [
+                "conv1: Conv1d[_, 80, 3]",
+                "conv2: Conv2d[64, cfg.channels, 3, 3]",
+                "grouped: Conv2d[64, 16, 3, 3]",
+                "head: Linear[_, _]",
+                "lm_head: Linear[50257, _]",
+                "q_proj: Linear[_, _]",
+                "width = cfg.text.width",
+            ]
+        );
+    }
+}
