@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use candle_contracts_shapes::dim::Factor;
 use candle_contracts_shapes::rules::layer::{self, Layer};
 use candle_contracts_shapes::{
-    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, Shape, TensorType,
-    check_read_rank, function, has_method_rule, method, rules::contract_ops, suggest,
+    Arg, Argument, Axis, Bindings, Contract, DType, Dim, DimIndex, Env, Mismatch, Shape,
+    TensorType, check_read_rank, function, has_method_rule, method, rules::contract_ops, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -1785,19 +1785,38 @@ impl<'a> Walker<'a> {
         xs: &TensorType,
         input: Option<&syn::Expr>,
     ) -> Value {
-        let weight = layer
-            .weight_accessor()
-            .and_then(|accessor| {
-                let text = subject_text(strip_refs(receiver))?;
-                self.subject_value_of(&format!("{text}.{accessor}"))
-            })
+        let weight_text = layer.weight_accessor().and_then(|accessor| {
+            let text = subject_text(strip_refs(receiver))?;
+            Some(format!("{text}.{accessor}"))
+        });
+        let weight = weight_text
+            .as_deref()
+            .and_then(|text| self.subject_value_of(text))
             .and_then(|value| match value {
                 Value::Tensor(weight) => Some(weight),
                 _ => None,
             })
             .unwrap_or_else(TensorType::unknown);
+        // An `Embedding` its constructor built with `embedding(V, E, vb)` gives rows of `E`
+        // (its `hidden_size` is the table's width); one a clause states may have been built
+        // by `Embedding::new(table, hidden_size)` with any other size.
+        let constructed = weight_text
+            .as_deref()
+            .and_then(|text| self.subjects.get(text))
+            .is_some_and(|(_, origin)| origin.is_none());
+        let hidden_size = match weight.shape.dims() {
+            Some([_, hidden_size]) if layer == Layer::Embedding && constructed => {
+                Some(hidden_size.clone())
+            }
+            _ => None,
+        };
         match layer::forward(layer, xs, &weight) {
-            Ok(t) => Value::Tensor(t),
+            Ok(t) => match hidden_size {
+                Some(hidden_size) if t.shape.from_end(1).is_some() => Value::Tensor(
+                    t.with_shape(t.shape.clone().with_dim(Axis::Back(1), hidden_size)),
+                ),
+                _ => Value::Tensor(t),
+            },
             Err(mismatch) => {
                 if let Some(input) = input {
                     self.report(&mismatch, input, &[input], input.to_token_stream());

@@ -898,3 +898,63 @@ fn a_rebound_config_is_no_symbol() {
         );
     assert_eq!(check_file("ctor-rebound", &source), (0, Vec::new()));
 }
+
+/// A model whose `wte` is `embedding(cfg.vocab_size, cfg.hidden_size, ..)`. `TAIL` stands for
+/// the body's tail.
+const BUILT_EMBEDDING: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{embedding, linear, Embedding, Linear, VarBuilder};
+
+struct Config {
+    vocab_size: usize,
+    hidden_size: usize,
+}
+
+struct Model {
+    wte: Embedding,
+    lm_head: Linear,
+}
+
+impl Model {
+    fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let wte = embedding(cfg.vocab_size, cfg.hidden_size, vb.pp(\"wte\"))?;
+        let lm_head = linear(cfg.hidden_size, cfg.vocab_size, vb.pp(\"lm_head\"))?;
+        Ok(Self { wte, lm_head })
+    }
+}
+
+#[contract]
+impl Model {
+    #[contract(ids: u32[B, T])]
+    fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        let xs = self.wte.forward(ids)?;
+        let wide = Tensor::cat(&[&xs, &xs.narrow(2, 0, 1)?], 2)?;
+        TAIL
+    }
+}
+";
+
+/// `embedding(V, E, vb)` gives rows of `E`: one feature too many into `lm_head` is certain;
+/// the rows themselves pass. An `Embedding` a clause states may have another `hidden_size`
+/// (`Embedding::new`): nothing is certain from it.
+#[test]
+fn an_embedding_built_by_its_constructor_gives_rows_of_its_width() {
+    let wrong = BUILT_EMBEDDING.replace("TAIL", "self.lm_head.forward(&wide)");
+    let (code, lines) = check_file("embedding-wrong", &wrong);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Linear::forward` takes `xs: _[.., cfg.hidden_size]`, but `wide` is \
+             `_[B, T, cfg.hidden_size + 1]` here",
+            "--> model.rs:29:31",
+        ]
+    );
+    let right = BUILT_EMBEDDING.replace("TAIL", "self.lm_head.forward(&xs)");
+    assert_eq!(check_file("embedding-right", &right), (0, Vec::new()));
+    let stated = wrong.replace(
+        "#[contract(ids: u32[B, T])]",
+        "#[contract(ids: u32[B, T], self.wte: Embedding[V, E])]",
+    );
+    assert_eq!(check_file("embedding-stated", &stated), (0, Vec::new()));
+}
