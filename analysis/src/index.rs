@@ -77,6 +77,9 @@ pub struct Module {
     pub public: BTreeSet<String>,
     /// Whether a macro invocation among its items may define names the index cannot see.
     pub opaque: bool,
+    /// Whether a `mod name;` of it was not read (its file not to be had): code there may
+    /// construct or change what this module defines.
+    pub unread_children: bool,
 }
 
 /// A function's contract: its `#[contract(...)]` attributes (two join into one contract, as
@@ -173,6 +176,11 @@ pub struct Index {
     /// Struct contracts, as the clauses their methods take (`self.c_attn: Linear[E -> E]`),
     /// by type key.
     struct_contracts: BTreeMap<String, TokenStream>,
+    /// Every struct with named fields read, by key, with its module: where the analysis
+    /// looks for who may construct it.
+    structs: BTreeMap<String, (ModId, StructItem)>,
+    /// Every file read, whole: where every construction of a struct is looked for.
+    sources: FilesRead,
 }
 
 /// Where the files of a crate come from, and where a problem with one is reported.
@@ -207,6 +215,25 @@ struct PendingImpl {
 /// A field's declared type.
 struct FieldType(&'static syn::Type);
 
+/// The syntax trees of the files read.
+#[derive(Default)]
+struct FilesRead(Vec<&'static syn::File>);
+
+impl std::fmt::Debug for FilesRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} files", self.0.len())
+    }
+}
+
+/// A struct's definition.
+struct StructItem(&'static syn::ItemStruct);
+
+impl std::fmt::Debug for StructItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StructItem")
+    }
+}
+
 impl std::fmt::Debug for FieldType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("FieldType")
@@ -238,6 +265,7 @@ impl Index {
         if is_lib && let Some(name) = lib_name {
             self.libs.insert(name, krate);
         }
+        self.sources.0.push(root.1);
         let dir = files
             .path(root.0)
             .parent()
@@ -361,6 +389,7 @@ impl Index {
             globs: Vec::new(),
             public: BTreeSet::new(),
             opaque: false,
+            unread_children: false,
         });
         self.modules.len() - 1
     }
@@ -440,7 +469,8 @@ impl Index {
                     if let Some(tokens) = crate::contract::fields::of_struct(s) {
                         self.struct_contracts.insert(key.clone(), tokens);
                     }
-                    self.fields.insert(key, (module, fields));
+                    self.fields.insert(key.clone(), (module, fields));
+                    self.structs.insert(key, (module, StructItem(s)));
                 }
                 syn::Item::Enum(e) => {
                     self.add_type(module, &e.ident);
@@ -649,13 +679,16 @@ impl Index {
                     if !conditional {
                         files.missing_module(&name, file, &candidates);
                     }
+                    self.modules[parent].unread_children = true;
                     self.insert(parent, name, Item::Other);
                     return;
                 };
                 let Some((child_file, ast)) = files.load(&found) else {
+                    self.modules[parent].unread_children = true;
                     self.insert(parent, name, Item::Other);
                     return;
                 };
+                self.sources.0.push(ast);
                 let id = self.add_module(krate, Some(parent), path);
                 self.insert(parent, name.clone(), entry(id));
                 let parent_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -892,6 +925,18 @@ impl Index {
     pub fn field(&self, key: &str, name: &str) -> Option<(ModId, &'static syn::Type)> {
         let (module, fields) = self.fields.get(key)?;
         Some((*module, fields.get(name)?.0))
+    }
+
+    /// The definition of the struct `key` (one with named fields, not under `cfg`), and the
+    /// module it is written in.
+    pub fn struct_item(&self, key: &str) -> Option<(ModId, &'static syn::ItemStruct)> {
+        let (module, item) = self.structs.get(key)?;
+        Some((*module, item.0))
+    }
+
+    /// Every file read, whole (the macro's one file, or every file of the crates).
+    pub fn sources(&self) -> &[&'static syn::File] {
+        &self.sources.0
     }
 
     /// Whether `module`'s whole crate is read (the CLI), not one file of it (the macro).

@@ -10,6 +10,7 @@
 //! Soundness: a value is known only where it is certain; anything the walk does not model is
 //! unknown, and nothing unknown is ever reported.
 
+pub mod construct;
 pub mod contract;
 mod finding;
 pub mod index;
@@ -31,6 +32,7 @@ mod layering {
         ("contract", include_str!("contract/mod.rs")),
         ("finding", include_str!("finding.rs")),
         ("index", include_str!("index.rs")),
+        ("construct", include_str!("construct.rs")),
         ("walk", include_str!("walk.rs")),
     ];
 

@@ -11,14 +11,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use candle_contracts_shapes::dim::Factor;
 use candle_contracts_shapes::rules::layer::{self, Layer};
 use candle_contracts_shapes::{
-    Arg, Argument, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Parts, Reason,
-    Shape, TensorType, check_read_rank, has_method_rule, parts, rules::contract_ops,
+    Arg, Argument, Axis, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Parts,
+    Reason, Shape, TensorType, check_read_rank, has_method_rule, parts, rules::contract_ops,
     rules::function_under, rules::method_under, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
 
+use crate::construct::{FieldFact, constructed_fields, is_usize};
 use crate::finding::{Finding, LetHint, Origin, Site};
 use crate::index::{
     FileId, FnDef, FnId, Index, ModId, Resolved, is_conditional, name_of, use_names,
@@ -383,6 +384,9 @@ struct Walker<'a> {
     inlined: Vec<FnId>,
     /// This walk runs with proc-macro2's own tokens forced (a helper of the macro's file).
     own_tokens: bool,
+    /// The sizes of `self`'s integer fields (`n_head` → `cfg.num_attention_heads`): one fixed
+    /// value for the whole body, where `self` cannot change (see [`Walker::bind_field_dims`]).
+    field_dims: BTreeMap<String, Dim>,
 }
 
 impl<'a> Walker<'a> {
@@ -423,6 +427,7 @@ impl<'a> Walker<'a> {
             self_mut: false,
             inlined: Vec::new(),
             own_tokens: false,
+            field_dims: BTreeMap::new(),
         }
     }
 
@@ -533,6 +538,14 @@ impl<'a> Walker<'a> {
                         self.self_mut = true;
                         immutable_roots.insert("self".to_string());
                     }
+                    let fixed = matches!(access, Some(Access::Ref | Access::Owned))
+                        && receiver.mutability.is_none();
+                    if (fixed || self.self_mut)
+                        && self.inlined.is_empty()
+                        && let Some(key) = self.f.owner
+                    {
+                        self.bind_constructed_fields(key, fixed);
+                    }
                 }
                 syn::FnArg::Typed(typed) => {
                     let syn::Pat::Ident(ident) = &*typed.pat else {
@@ -585,6 +598,78 @@ impl<'a> Walker<'a> {
                     .insert(path.clone(), (Value::Int(dim), origin));
             }
         }
+    }
+
+    /// What `self`'s fields hold for the whole body of a `&self` (or immutable `self`)
+    /// method: each `usize` field is one fixed size, the expression every constructor gives
+    /// it (`cfg.num_attention_heads`) or else a symbol of its own (`self.n_head`); each
+    /// candle-nn layer every constructor builds alike has that weight, as a layer clause
+    /// would state it (a clause of the contract wins).
+    ///
+    /// Only in the walk of the method itself: a helper followed at its call may be another
+    /// value's method, whose constructor's `cfg.hidden_size` is not this one's. Behind
+    /// `&mut self` (`fixed` false; `self` only ever used in paths), only what the constructors
+    /// give, for fields nothing in sight assigns, and only until the body may change `self`
+    /// (a method of its own may replace it whole): each size is held with a subject of its
+    /// own, which the walk forgets as it forgets clauses on `self`.
+    fn bind_constructed_fields(&mut self, key: &str, fixed: bool) {
+        let Some((_, item)) = self.index.struct_item(key) else {
+            return;
+        };
+        let constructed = constructed_fields(self.index, key);
+        let mut sizes = Vec::new();
+        for field in &item.fields {
+            let Some(ident) = &field.ident else { continue };
+            let name = name_of(ident);
+            match constructed.get(&name) {
+                Some(FieldFact::Size(dim)) => sizes.push((name, dim.clone())),
+                Some(FieldFact::Layer(layer, dims)) => {
+                    let Some(accessor) = layer.weight_accessor() else {
+                        continue;
+                    };
+                    // Any dtype: the `VarBuilder`'s, which the constructor does not show.
+                    let weight =
+                        TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
+                    self.subjects
+                        .entry(format!("self.{name}.{accessor}"))
+                        .or_insert((Value::Tensor(weight), None));
+                }
+                None if fixed && is_usize(&field.ty) => {
+                    let symbol = Dim::symbol(format!("self.{name}"));
+                    sizes.push((name, symbol));
+                }
+                None => {}
+            }
+        }
+        if !fixed {
+            for (name, _) in &sizes {
+                self.subjects
+                    .insert(size_subject(name), (Value::Other, None));
+            }
+        }
+        self.bind_field_dims(sizes);
+    }
+
+    /// Gives `self`'s integer fields their sizes (`n_head` → `H`) for the whole body: where
+    /// the body reads `self.n_head`, that size. The caller vouches that `self` cannot change
+    /// in the body (a `&self` receiver) and that each field holds that size.
+    fn bind_field_dims(&mut self, pairs: impl IntoIterator<Item = (String, Dim)>) {
+        self.field_dims.extend(pairs);
+    }
+
+    /// The size `self.field` holds, where [`Walker::bind_field_dims`] gave it one.
+    fn field_dim(&self, expr: &syn::ExprField) -> Option<Dim> {
+        let syn::Member::Named(member) = &expr.member else {
+            return None;
+        };
+        if !is_self_path(strip_refs(&expr.base)) || !self.is_param("self") {
+            return None;
+        }
+        let name = name_of(member);
+        if self.self_mut && !self.subjects.contains_key(&size_subject(&name)) {
+            return None;
+        }
+        self.field_dims.get(&name).cloned()
     }
 
     /// Whether what a path from a parameter names stays what its clause says while the
@@ -1329,6 +1414,9 @@ impl<'a> Walker<'a> {
                 if let Some(value) = self.subject_value(expr) {
                     return value;
                 }
+                if let Some(dim) = self.field_dim(field) {
+                    return Value::Int(dim);
+                }
                 let base = self.expr(&field.base);
                 match (base, &field.member) {
                     (Value::Tuple(items), syn::Member::Unnamed(i)) => {
@@ -1863,19 +1951,38 @@ impl<'a> Walker<'a> {
         xs: &TensorType,
         input: Option<&syn::Expr>,
     ) -> Value {
-        let weight = layer
-            .weight_accessor()
-            .and_then(|accessor| {
-                let text = subject_text(strip_refs(receiver))?;
-                self.subject_value_of(&format!("{text}.{accessor}"))
-            })
+        let weight_text = layer.weight_accessor().and_then(|accessor| {
+            let text = subject_text(strip_refs(receiver))?;
+            Some(format!("{text}.{accessor}"))
+        });
+        let weight = weight_text
+            .as_deref()
+            .and_then(|text| self.subject_value_of(text))
             .and_then(|value| match value {
                 Value::Tensor(weight) => Some(weight),
                 _ => None,
             })
             .unwrap_or_else(TensorType::unknown);
+        // An `Embedding` its constructor built with `embedding(V, E, vb)` gives rows of `E`
+        // (its `hidden_size` is the table's width); one a clause states may have been built
+        // by `Embedding::new(table, hidden_size)` with any other size.
+        let constructed = weight_text
+            .as_deref()
+            .and_then(|text| self.subjects.get(text))
+            .is_some_and(|(_, origin)| origin.is_none());
+        let hidden_size = match weight.shape.dims() {
+            Some([_, hidden_size]) if layer == Layer::Embedding && constructed => {
+                Some(hidden_size.clone())
+            }
+            _ => None,
+        };
         match layer::forward(layer, xs, &weight) {
-            Ok(t) => Value::Tensor(t),
+            Ok(t) => match hidden_size {
+                Some(hidden_size) if t.shape.from_end(1).is_some() => Value::Tensor(
+                    t.with_shape(t.shape.clone().with_dim(Axis::Back(1), hidden_size)),
+                ),
+                _ => Value::Tensor(t),
+            },
             Err(mismatch) => {
                 if let Some(input) = input {
                     self.report(&mismatch, input, &[input], input.to_token_stream());
@@ -2800,6 +2907,13 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
         TokenTree::Group(group) => self_only_in_paths(group.stream()),
         _ => true,
     })
+}
+
+/// The subject that stands for a size of `self`'s field behind `&mut self`
+/// (`self.n_head.(size)`): forgotten with the clauses on `self` and on that field, never read
+/// as a tensor (no expression's text has that form).
+fn size_subject(field: &str) -> String {
+    format!("self.{field}.(size)")
 }
 
 /// Whether an expression is `self` itself.

@@ -984,3 +984,428 @@ fn a_method_the_crate_adds_to_tensor_is_not_candles() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("no certain mismatch"), "{stderr}");
 }
+
+/// An attention whose layers' sizes only its constructor states: `c_attn` gives
+/// `3 * HIDDEN` features, `c_proj` takes `HIDDEN`. `FORWARD` stands for the body's tail.
+const BUILT_ATTENTION: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{linear, Linear, VarBuilder};
+
+const HIDDEN: usize = 768;
+
+struct Attention {
+    c_attn: Linear,
+    c_proj: Linear,
+}
+
+impl Attention {
+    fn new(vb: VarBuilder) -> Result<Self> {
+        let c_attn = linear(HIDDEN, 3 * HIDDEN, vb.pp(\"c_attn\"))?;
+        let c_proj = linear(HIDDEN, HIDDEN, vb.pp(\"c_proj\"))?;
+        Ok(Self { c_attn, c_proj })
+    }
+}
+
+#[contract]
+impl Attention {
+    #[contract(x: f32[B, T, E])]
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let qkv = self.c_attn.forward(x)?;
+        FORWARD
+    }
+}
+";
+
+/// The fused projection fed whole to `c_proj` (candle: `shape mismatch in matmul`).
+const WRONG_PROJECTION: &str = "self.c_proj.forward(&qkv)";
+
+/// `check` on one file: its exit code and its `error:` and `-->` lines.
+fn check_file(name: &str, source: &str) -> (i32, Vec<String>) {
+    let dir = scratch(name);
+    std::fs::write(dir.join("model.rs"), source).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "model.rs"]);
+    (code, headlines(&stderr))
+}
+
+/// The wrong projection, with `edit` applied to the program: nothing is certain any more.
+fn assert_silent(name: &str, edit: impl Fn(&str) -> String) {
+    let source = edit(&BUILT_ATTENTION.replace("FORWARD", WRONG_PROJECTION));
+    assert!(source.contains(WRONG_PROJECTION), "{source}");
+    let (code, lines) = check_file(name, &source);
+    assert_eq!((code, lines), (0, Vec::<String>::new()), "{source}");
+}
+
+/// The layers' weights follow from `linear(HIDDEN, 3 * HIDDEN, ..)`: the fused `qkv` into
+/// `c_proj` is certain; its correct twin (the query's third) stays silent.
+#[test]
+fn layer_sizes_from_the_constructor_make_a_wrong_projection_certain() {
+    let (code, lines) = check_file(
+        "ctor-wrong",
+        &BUILT_ATTENTION.replace("FORWARD", WRONG_PROJECTION),
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Linear::forward` takes `xs: _[.., 768]`, but `qkv` is `f32[B, T, 2304]` here",
+            "--> model.rs:25:30",
+        ]
+    );
+    let twin = BUILT_ATTENTION.replace(
+        "FORWARD",
+        "let q = qkv.narrow(2, 0, HIDDEN)?;\n        self.c_proj.forward(&q)",
+    );
+    assert_eq!(check_file("ctor-right", &twin), (0, Vec::new()));
+}
+
+/// An attention built from a config: `cfg.hidden_size` is one symbol for `c_attn`'s sizes and
+/// for the integer field set from it, so an off-by-one slice of `qkv` is certain.
+const CONFIG_ATTENTION: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor, D};
+use candle_nn::{linear, Linear, VarBuilder};
+
+struct Config {
+    hidden_size: usize,
+    num_attention_heads: usize,
+}
+
+struct Attention {
+    c_attn: Linear,
+    n_head: usize,
+    head_dim: usize,
+    embed: usize,
+}
+
+impl Attention {
+    fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let head_dim = cfg.hidden_size / cfg.num_attention_heads;
+        let c_attn = linear(cfg.hidden_size, 3 * cfg.hidden_size, vb.pp(\"c_attn\"))?;
+        Ok(Self { c_attn, n_head: cfg.num_attention_heads, head_dim, embed: cfg.hidden_size })
+    }
+}
+
+#[contract]
+impl Attention {
+    #[contract(x: f32[B, T, E])]
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let (b, t, _) = x.dims3()?;
+        let qkv = self.c_attn.forward(x)?;
+        let heads = qkv.reshape((b, t, 3, self.n_head, self.head_dim))?;
+        let v = qkv.narrow(D::Minus1, 2 * self.embed, LEN)?;
+        Ok(v)
+    }
+}
+";
+
+#[test]
+fn config_fields_are_symbols_shared_by_layers_and_integer_fields() {
+    let (code, lines) = check_file(
+        "ctor-config-wrong",
+        &CONFIG_ATTENTION.replace("LEN", "self.embed + 1"),
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Tensor::narrow` takes `len: at most 3 * cfg.hidden_size - start`, but \
+             `self.embed + 1` is `cfg.hidden_size + 1` here",
+            "--> model.rs:32:55",
+        ]
+    );
+    let dir = scratch("ctor-config-right");
+    std::fs::write(
+        dir.join("model.rs"),
+        CONFIG_ATTENTION.replace("LEN", "self.embed"),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "model.rs"]);
+    assert_eq!((code, headlines(&stderr)), (0, Vec::new()));
+    let (code, stdout, _) = run(&dir, &["shapes", "model.rs:forward"]);
+    assert_eq!(code, 0);
+    let types: Vec<String> = stdout
+        .lines()
+        .map(|line| {
+            line.split("  ")
+                .filter(|c| !c.is_empty())
+                .collect::<Vec<_>>()[2]
+                .trim()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "= B",
+            "= T",
+            "f32[B, T, 3 * cfg.hidden_size]",
+            "f32[B, T, 3, cfg.num_attention_heads, cfg.hidden_size / cfg.num_attention_heads]",
+            "f32[B, T, cfg.hidden_size]",
+        ]
+    );
+}
+
+/// `self.head_dim`, set from a parameter of the constructor, is one size for a whole `&self`
+/// body: a slice one past it is certain; behind `&mut self`, where the body could change it,
+/// nothing is.
+#[test]
+fn integer_fields_are_one_size_for_a_whole_ref_self_body() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+struct Heads {
+    n_head: usize,
+    head_dim: usize,
+}
+
+impl Heads {
+    fn new(n_head: usize, head_dim: usize) -> Self {
+        Self { n_head, head_dim }
+    }
+}
+
+#[contract]
+impl Heads {
+    #[contract(x: f32[B, T, E])]
+    fn split(RECEIVER, x: &Tensor) -> Result<Tensor> {
+        let (b, t, _) = x.dims3()?;
+        let heads = x.reshape((b, t, self.n_head, self.head_dim))?;
+        heads.narrow(3, 0, LEN)
+    }
+}
+";
+    let wrong = source.replace("LEN", "self.head_dim + 1");
+    let (code, lines) = check_file("field-wrong", &wrong.replace("RECEIVER", "&self"));
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Tensor::narrow` takes `len: at most self.head_dim - start`, but \
+             `self.head_dim + 1` is given here",
+            "--> model.rs:21:28",
+        ]
+    );
+    let right = source
+        .replace("LEN", "self.head_dim")
+        .replace("RECEIVER", "&self");
+    assert_eq!(check_file("field-right", &right), (0, Vec::new()));
+    let behind_mut = wrong.replace("RECEIVER", "&mut self");
+    assert_eq!(check_file("field-mut", &behind_mut), (0, Vec::new()));
+}
+
+/// Two constructors that build `c_proj` with different sizes: either may have built `self`.
+#[test]
+fn constructors_that_disagree_infer_nothing() {
+    assert_silent("ctor-disagree", |source| {
+        source.replace(
+            "        Ok(Self { c_attn, c_proj })\n    }\n",
+            "        Ok(Self { c_attn, c_proj })
+    }
+
+    fn fused(vb: VarBuilder) -> Result<Self> {
+        let c_attn = linear(HIDDEN, 3 * HIDDEN, vb.pp(\"c_attn\"))?;
+        let c_proj = linear(3 * HIDDEN, HIDDEN, vb.pp(\"c_proj\"))?;
+        Ok(Self { c_attn, c_proj })
+    }
+",
+        )
+    });
+}
+
+/// A construction that is not the constructor's value (kept in a `let`, in a branch, with
+/// `..` from another value) may give other sizes: nothing is inferred.
+#[test]
+fn a_construction_the_analysis_cannot_read_infers_nothing() {
+    assert_silent("ctor-let", |source| {
+        source.replace(
+            "        Ok(Self { c_attn, c_proj })\n",
+            "        let built = Self { c_attn, c_proj };\n        Ok(built)\n",
+        )
+    });
+    assert_silent("ctor-rest", |source| {
+        source.replace(
+            "        Ok(Self { c_attn, c_proj })\n    }\n",
+            "        Ok(Self { c_attn, c_proj })
+    }
+
+    fn with_attn(&self, c_attn: Linear) -> Self {
+        Self { c_attn, ..self.clone() }
+    }
+",
+        )
+    });
+}
+
+/// `check` on a package whose library is `source`: its exit code and headlines.
+fn check_package(name: &str, source: &str) -> (i32, Vec<String>) {
+    let dir = scratch(name);
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\ncandle-core = \"0.11\"\ncandle-nn = \"0.11\"\ncandle-contracts = \"0.1\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), source).unwrap();
+    let (code, _, stderr) = run(&dir, &["check"]);
+    (code, headlines(&stderr))
+}
+
+/// Over a whole crate a `pub(crate)` field is seen wherever it can be constructed or
+/// assigned; a `pub` one may be assigned by another crate, and a file read alone does not
+/// show where a `pub(crate)` one is.
+#[test]
+fn a_pub_field_is_not_inferred() {
+    let wrong = BUILT_ATTENTION.replace("FORWARD", WRONG_PROJECTION);
+    let crate_field = wrong.replace("    c_proj: Linear,", "    pub(crate) c_proj: Linear,");
+    let (code, lines) = check_package("ctor-pub-crate", &crate_field);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Linear::forward` takes `xs: _[.., 768]`, but `qkv` is `f32[B, T, 2304]` here",
+            "--> src/lib.rs:25:30",
+        ]
+    );
+    assert_eq!(
+        check_file("ctor-pub-crate-alone", &crate_field),
+        (0, Vec::new())
+    );
+    let public = wrong.replace("    c_proj: Linear,", "    pub c_proj: Linear,");
+    assert_eq!(check_package("ctor-pub", &public), (0, Vec::new()));
+}
+
+/// A field that code in sight assigns (a `&mut self` method, or any other code) no longer
+/// holds what the constructor gave it.
+#[test]
+fn a_field_assigned_anywhere_is_not_inferred() {
+    assert_silent("ctor-assigned", |source| {
+        source.replace(
+            "        Ok(Self { c_attn, c_proj })\n    }\n",
+            "        Ok(Self { c_attn, c_proj })
+    }
+
+    fn widen(&mut self, vb: VarBuilder) -> Result<()> {
+        self.c_proj = linear(3 * HIDDEN, HIDDEN, vb)?;
+        Ok(())
+    }
+",
+        )
+    });
+    assert_silent("ctor-swapped", |source| {
+        format!(
+            "{source}
+fn widen(model: &mut Attention, other: &mut Linear) {{
+    std::mem::swap(&mut model.c_proj, other);
+}}
+"
+        )
+    });
+}
+
+/// A derive or attribute macro other than `Clone`, `Debug` and the comparisons may construct
+/// the struct.
+#[test]
+fn a_struct_a_macro_may_construct_is_not_inferred() {
+    assert_silent("ctor-derive", |source| {
+        source.replace(
+            "struct Attention {",
+            "#[derive(Builder)]\nstruct Attention {",
+        )
+    });
+    assert_silent("ctor-macro", |source| {
+        format!(
+            "{source}
+macro_rules! fused {{
+    ($a:expr, $p:expr) => {{ Attention {{ c_attn: $a, c_proj: $p }} }};
+}}
+"
+        )
+    });
+    assert_silent("ctor-alias", |source| {
+        format!(
+            "{source}
+use self::Attention as Fused;
+
+fn fused(c_attn: Linear, c_proj: Linear) -> Fused {{
+    Fused {{ c_attn, c_proj }}
+}}
+"
+        )
+    });
+}
+
+/// A config rebound in the constructor is two values under one name: none is a symbol.
+#[test]
+fn a_rebound_config_is_no_symbol() {
+    let source = CONFIG_ATTENTION
+        .replace("LEN", "self.embed + 1")
+        .replace(
+            "fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {",
+            "fn new(cfg: &Config, small: &Config, vb: VarBuilder) -> Result<Self> {",
+        )
+        .replace(
+            "        Ok(Self { c_attn,",
+            "        let cfg = small;\n        Ok(Self { c_attn,",
+        );
+    assert_eq!(check_file("ctor-rebound", &source), (0, Vec::new()));
+}
+
+/// A model whose `wte` is `embedding(cfg.vocab_size, cfg.hidden_size, ..)`. `TAIL` stands for
+/// the body's tail.
+const BUILT_EMBEDDING: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{embedding, linear, Embedding, Linear, VarBuilder};
+
+struct Config {
+    vocab_size: usize,
+    hidden_size: usize,
+}
+
+struct Model {
+    wte: Embedding,
+    lm_head: Linear,
+}
+
+impl Model {
+    fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let wte = embedding(cfg.vocab_size, cfg.hidden_size, vb.pp(\"wte\"))?;
+        let lm_head = linear(cfg.hidden_size, cfg.vocab_size, vb.pp(\"lm_head\"))?;
+        Ok(Self { wte, lm_head })
+    }
+}
+
+#[contract]
+impl Model {
+    #[contract(ids: u32[B, T])]
+    fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        let xs = self.wte.forward(ids)?;
+        let wide = Tensor::cat(&[&xs, &xs.narrow(2, 0, 1)?], 2)?;
+        TAIL
+    }
+}
+";
+
+/// `embedding(V, E, vb)` gives rows of `E`: one feature too many into `lm_head` is certain;
+/// the rows themselves pass. An `Embedding` a clause states may have another `hidden_size`
+/// (`Embedding::new`): nothing is certain from it.
+#[test]
+fn an_embedding_built_by_its_constructor_gives_rows_of_its_width() {
+    let wrong = BUILT_EMBEDDING.replace("TAIL", "self.lm_head.forward(&wide)");
+    let (code, lines) = check_file("embedding-wrong", &wrong);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Linear::forward` takes `xs: _[.., cfg.hidden_size]`, but `wide` is \
+             `_[B, T, cfg.hidden_size + 1]` here",
+            "--> model.rs:29:31",
+        ]
+    );
+    let right = BUILT_EMBEDDING.replace("TAIL", "self.lm_head.forward(&xs)");
+    assert_eq!(check_file("embedding-right", &right), (0, Vec::new()));
+    let stated = wrong.replace(
+        "#[contract(ids: u32[B, T])]",
+        "#[contract(ids: u32[B, T], self.wte: Embedding[V, E])]",
+    );
+    assert_eq!(check_file("embedding-stated", &stated), (0, Vec::new()));
+}

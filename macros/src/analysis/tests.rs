@@ -1128,3 +1128,62 @@ fn clauses_behind_mut_self_hold_until_their_path_may_change() {
         found[0]
     );
 }
+
+/// A module whose `c_attn` gives `3 * HIDDEN` features to a `c_proj` that takes `HIDDEN`, as
+/// its constructor shows; `field` is `c_proj`'s declaration, `more` items added to it.
+fn built_attention(field: TokenStream, more: TokenStream) -> Vec<String> {
+    scope_errors(quote! {
+        mod model {
+            use candle_core::{Module, Result, Tensor};
+            use candle_nn::{linear, Linear, VarBuilder};
+
+            const HIDDEN: usize = 768;
+
+            struct Attention {
+                c_attn: Linear,
+                #field,
+            }
+
+            impl Attention {
+                fn new(vb: VarBuilder) -> Result<Self> {
+                    let c_attn = linear(HIDDEN, 3 * HIDDEN, vb.pp("c_attn"))?;
+                    let c_proj = linear(HIDDEN, HIDDEN, vb.pp("c_proj"))?;
+                    Ok(Self { c_attn, c_proj })
+                }
+            }
+
+            impl Attention {
+                #[contract(x: f32[B, T, E])]
+                fn forward(&self, x: &Tensor) -> Result<Tensor> {
+                    let qkv = self.c_attn.forward(x)?;
+                    self.c_proj.forward(&qkv)
+                }
+            }
+
+            #more
+        }
+    })
+}
+
+#[test]
+fn the_macro_infers_layer_sizes_from_the_constructors_in_its_file() {
+    let found = built_attention(quote!(c_proj: Linear), quote!());
+    assert_eq!(
+        found,
+        [
+            "`Linear::forward` takes `xs: _[.., 768]`, but `qkv` is `f32[B, T, 2304]` here\n\
+          = note: dim -1: 2304 given, 768 expected"
+        ]
+    );
+    // Another file of the crate may construct or assign a `pub(crate)` field.
+    let found = built_attention(quote!(pub(crate) c_proj: Linear), quote!());
+    assert_eq!(found, Vec::<String>::new());
+    // The file of a child module, which the macro does not read, may construct it.
+    let found = built_attention(
+        quote!(c_proj: Linear),
+        quote!(
+            mod weights;
+        ),
+    );
+    assert_eq!(found, Vec::<String>::new());
+}

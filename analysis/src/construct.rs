@@ -1,0 +1,1195 @@
+//! What a struct's constructors give its fields: a candle-nn layer built by candle-nn's own
+//! function (`linear(cfg.hidden_size, 3 * cfg.hidden_size, vb.pp("c_attn"))?`) has the weight
+//! that function asks its `VarBuilder` for, and a `usize` field set from a config
+//! (`n_head: cfg.num_attention_heads`) has that size. Sizes are expressions over literals,
+//! named constants, the constructor's own `let`s and the fields of its config parameters,
+//! which become symbols named by their path (`cfg.hidden_size`): within one construction,
+//! the one value the config held.
+//!
+//! Certain-or-silent: a field is inferred only where the analysis sees every construction of
+//! the struct (the CLI: the whole crate; the macro: its own file), every one reads, and every
+//! one gives it the same sizes, and nothing the analysis sees may change the field afterwards.
+//! Each bail-out below says which correct program it keeps silent.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use candle_contracts_shapes::Dim;
+use candle_contracts_shapes::dim::Factor;
+use candle_contracts_shapes::rules::layer::Layer;
+use proc_macro2::{TokenStream, TokenTree};
+use syn::visit::Visit;
+
+use crate::index::{FnDef, Index, ModId, Resolved, name_of};
+
+/// What every construction of a struct gives one of its fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldFact {
+    /// A candle-nn layer, with the dims of its weight (the table of an `Embedding`), as a
+    /// layer clause states them (`Linear[IN -> OUT]` is a weight `[OUT, IN]`).
+    Layer(Layer, Vec<Dim>),
+    /// A `usize` field, with its size.
+    Size(Dim),
+}
+
+/// Derives a struct may carry that construct nothing (`Clone` copies a value that was
+/// constructed where the analysis sees it). Any other derive or attribute macro
+/// (`Default`, `Deserialize`) may construct the struct with other sizes.
+const INERT_DERIVES: &[&str] = &[
+    "Clone",
+    "Copy",
+    "Debug",
+    "PartialEq",
+    "Eq",
+    "Hash",
+    "PartialOrd",
+    "Ord",
+];
+
+/// Attributes on a struct that construct nothing.
+const INERT_ATTRIBUTES: &[&str] = &[
+    "doc",
+    "allow",
+    "warn",
+    "deny",
+    "forbid",
+    "expect",
+    "must_use",
+    "repr",
+    "non_exhaustive",
+    "contract",
+];
+
+/// Methods that never change their receiver: called on a field (`self.c_attn.forward(..)`),
+/// they leave it as constructed. Any other method may take `&mut self` (through a trait of
+/// the user's) and change it.
+const READING_METHODS: &[&str] = &[
+    "forward",
+    "forward_t",
+    "weight",
+    "bias",
+    "embeddings",
+    "hidden_size",
+    "clone",
+    "to_string",
+    "eps",
+    "iter",
+    "len",
+    "is_empty",
+    "min",
+    "max",
+    "pow",
+    "div_ceil",
+    "saturating_sub",
+    "checked_div",
+    "checked_sub",
+];
+
+/// The layer a candle-nn constructor builds, with its module (`candle_nn::linear::linear`),
+/// and how many arguments it takes.
+fn layer_constructor(path: &[String]) -> Option<(&'static str, Layer, usize)> {
+    let (first, last) = (path.first()?, path.last()?);
+    if first != "candle_nn" || path.len() > 3 {
+        return None;
+    }
+    let (name, layer, home, arity) = match last.as_str() {
+        "linear" => ("linear", Layer::Linear, "linear", 3),
+        "linear_no_bias" => ("linear", Layer::Linear, "linear", 3),
+        "linear_b" => ("linear_b", Layer::Linear, "linear", 4),
+        "embedding" => ("embedding", Layer::Embedding, "embedding", 3),
+        "layer_norm" => ("norm", Layer::LayerNorm, "layer_norm", 3),
+        "layer_norm_no_bias" => ("norm", Layer::LayerNorm, "layer_norm", 3),
+        "rms_norm" => ("norm", Layer::RmsNorm, "layer_norm", 3),
+        "conv1d" | "conv1d_no_bias" => ("conv1d", Layer::Conv1d, "conv", 5),
+        "conv2d" | "conv2d_no_bias" => ("conv2d", Layer::Conv2d, "conv", 5),
+        _ => return None,
+    };
+    // `candle_nn::ops::rms_norm` normalises a tensor: only the layer's own module counts.
+    match path {
+        [_, module, _] if module != home => None,
+        _ => Some((name, layer, arity)),
+    }
+}
+
+/// What every construction of the struct `key` gives its fields, for the fields where all
+/// agree and nothing may change them after; empty where any construction is out of sight.
+pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
+    let Some((module, item)) = index.struct_item(key) else {
+        return BTreeMap::new();
+    };
+    if !inert_attributes(&item.attrs) || !constructions_in_sight(index, module, item) {
+        return BTreeMap::new();
+    }
+    let name = name_of(&item.ident);
+    let mut scan = Scan {
+        name: &name,
+        sites: Vec::new(),
+        changed: BTreeSet::new(),
+        out_of_sight: false,
+    };
+    let fn_blocks: Vec<*const syn::Block> = index
+        .fns
+        .iter()
+        .map(|f| f.block as *const syn::Block)
+        .collect();
+    let mut stack = Vec::new();
+    for file in index.sources() {
+        let mut visit = ScanVisit {
+            scan: &mut scan,
+            fn_blocks: &fn_blocks,
+            stack: &mut stack,
+        };
+        visit.visit_file(file);
+    }
+    if scan.out_of_sight {
+        return BTreeMap::new();
+    }
+    let mut agreed: Option<BTreeMap<String, Option<FieldFact>>> = None;
+    let mut any_site = false;
+    for (fn_id, literal) in scan.sites {
+        let def = &index.fns[fn_id];
+        // A literal of another type of the same name is not a construction of this one; a
+        // path that resolves to nothing known may be this type.
+        let this = match path_segments(&literal.path).as_slice() {
+            [only] if only == "Self" => def.owner.as_deref() == Some(key),
+            segments => match index.resolve(def.module, segments) {
+                Resolved::Type(found) => found == key,
+                _ => return BTreeMap::new(),
+            },
+        };
+        if !this {
+            continue;
+        }
+        // Only a construction the function gives back as its value is read: one in a
+        // branch, a loop or a closure may run with other sizes beside it.
+        if literal.rest.is_some() || literal.qself.is_some() || !is_tail(def.block, literal) {
+            return BTreeMap::new();
+        }
+        any_site = true;
+        let mut ctor = Ctor::new(index, def);
+        let facts: BTreeMap<String, Option<FieldFact>> = literal
+            .fields
+            .iter()
+            .filter_map(|field| match &field.member {
+                syn::Member::Named(ident) => Some((name_of(ident), ctor.field(&field.expr))),
+                syn::Member::Unnamed(_) => None,
+            })
+            .collect();
+        agreed = Some(match agreed {
+            None => facts,
+            Some(before) => before
+                .into_iter()
+                .map(|(field, fact)| {
+                    let same = facts.get(&field).cloned().flatten();
+                    let kept = match (fact, same) {
+                        (Some(a), Some(b)) if a == b => Some(a),
+                        _ => None,
+                    };
+                    (field, kept)
+                })
+                .collect(),
+        });
+    }
+    if !any_site {
+        return BTreeMap::new();
+    }
+    let fields: BTreeMap<String, &syn::Field> = item
+        .fields
+        .iter()
+        .filter_map(|f| Some((name_of(f.ident.as_ref()?), f)))
+        .collect();
+    agreed
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(field, fact)| {
+            let fact = fact?;
+            let declared = fields.get(&field)?;
+            // Another crate may assign a `pub` field; a field changed anywhere in sight no
+            // longer holds what its constructor gave it.
+            if matches!(declared.vis, syn::Visibility::Public(_)) || scan.changed.contains(&field) {
+                return None;
+            }
+            let fits = match &fact {
+                FieldFact::Size(_) => is_usize(&declared.ty),
+                FieldFact::Layer(layer, _) => {
+                    field_layer(index, module, &declared.ty) == Some(*layer)
+                }
+            };
+            fits.then_some((field, fact))
+        })
+        .collect()
+}
+
+/// Whether the declared type is `usize` (a size as candle takes it).
+pub fn is_usize(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("usize"))
+}
+
+/// The candle-nn layer a field's declared type names.
+fn field_layer(index: &Index, module: ModId, ty: &syn::Type) -> Option<Layer> {
+    let syn::Type::Path(p) = ty else { return None };
+    if p.qself.is_some() {
+        return None;
+    }
+    match index.resolve(module, &path_segments(&p.path)) {
+        Resolved::External(path) => Layer::from_path(&path.join("::")),
+        _ => None,
+    }
+}
+
+/// Whether a struct's attributes construct nothing (see [`INERT_DERIVES`]).
+fn inert_attributes(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().all(|attr| {
+        let Some(last) = attr.path().segments.last() else {
+            return false;
+        };
+        if attr.path().is_ident("derive") {
+            let mut inert = true;
+            let parsed = attr.parse_nested_meta(|meta| {
+                let derive = meta.path.segments.last().map(|s| s.ident.to_string());
+                inert &= derive.is_some_and(|d| INERT_DERIVES.contains(&d.as_str()));
+                Ok(())
+            });
+            return parsed.is_ok() && inert;
+        }
+        INERT_ATTRIBUTES.contains(&last.ident.to_string().as_str())
+    })
+}
+
+/// Whether every place that may construct the struct or change its fields is read: its fields
+/// are seen where they are visible (private: its module and the modules inside it; otherwise
+/// the crate, which the macro does not see whole), and none of those modules has a `mod x;`
+/// that was not read or a macro that may define items. A struct whose every field is `pub`
+/// may be constructed by another crate.
+fn constructions_in_sight(index: &Index, module: ModId, item: &syn::ItemStruct) -> bool {
+    let fields: Vec<&syn::Field> = item.fields.iter().collect();
+    if !matches!(item.fields, syn::Fields::Named(_)) || fields.is_empty() {
+        return false;
+    }
+    if fields
+        .iter()
+        .all(|f| matches!(f.vis, syn::Visibility::Public(_)))
+    {
+        return false;
+    }
+    let private = fields
+        .iter()
+        .all(|f| matches!(f.vis, syn::Visibility::Inherited));
+    if !private && !index.whole_crate(module) {
+        return false;
+    }
+    let krate = index.modules[module].krate;
+    let inside = |mut m: ModId| loop {
+        if m == module {
+            return true;
+        }
+        match index.modules[m].parent {
+            Some(parent) => m = parent,
+            None => return false,
+        }
+    };
+    index.modules.iter().enumerate().all(|(id, m)| {
+        let in_scope = m.krate == krate && (!private || inside(id));
+        !in_scope || (!m.opaque && !m.unread_children)
+    })
+}
+
+/// Whether `literal` is what `block` gives back: its tail, alone or in `Ok(..)`.
+fn is_tail(block: &syn::Block, literal: &syn::ExprStruct) -> bool {
+    let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() else {
+        return false;
+    };
+    let mut tail = tail;
+    loop {
+        tail = match tail {
+            syn::Expr::Paren(p) => &p.expr,
+            syn::Expr::Call(call)
+                if call.args.len() == 1
+                    && matches!(&*call.func, syn::Expr::Path(p)
+                        if p.path.segments.last().is_some_and(|s| s.ident == "Ok")) =>
+            {
+                &call.args[0]
+            }
+            syn::Expr::Struct(found) => return std::ptr::eq(found, literal),
+            _ => return false,
+        };
+    }
+}
+
+/// What the scan of every file read finds.
+struct Scan<'a> {
+    /// The struct's name.
+    name: &'a str,
+    /// Struct literals that may construct it, with the function whose body holds them.
+    sites: Vec<(usize, &'static syn::ExprStruct)>,
+    /// Field names that some code may assign, borrow mutably or call a changing method on.
+    changed: BTreeSet<String>,
+    /// A construction the scan cannot read: in a function the index does not hold, in a
+    /// macro's tokens, or through another name (`use Model as M`, `type M = Model`).
+    out_of_sight: bool,
+}
+
+struct ScanVisit<'s, 'a> {
+    scan: &'s mut Scan<'a>,
+    fn_blocks: &'s [*const syn::Block],
+    /// The functions entered, innermost last (`None`: one the index does not hold).
+    stack: &'s mut Vec<Option<usize>>,
+}
+
+impl ScanVisit<'_, '_> {
+    fn enter(&mut self, block: &'static syn::Block) {
+        let id = self.fn_blocks.iter().position(|b| std::ptr::eq(*b, block));
+        self.stack.push(id);
+        self.visit_block(block);
+        self.stack.pop();
+    }
+
+    /// Marks the fields a place names (`self.cache.k`, `m.n_head[0]`) as changed.
+    fn changes_place(&mut self, expr: &syn::Expr) {
+        let mut expr = expr;
+        loop {
+            expr = match expr {
+                syn::Expr::Field(f) => {
+                    if let syn::Member::Named(ident) = &f.member {
+                        self.scan.changed.insert(name_of(ident));
+                    }
+                    &f.base
+                }
+                syn::Expr::Index(i) => &i.expr,
+                syn::Expr::Paren(p) => &p.expr,
+                syn::Expr::Group(g) => &g.expr,
+                syn::Expr::Unary(u) => &u.expr,
+                syn::Expr::MethodCall(m) => &m.receiver,
+                syn::Expr::Reference(r) => &r.expr,
+                _ => return,
+            };
+        }
+    }
+}
+
+impl Visit<'static> for ScanVisit<'_, '_> {
+    fn visit_item_fn(&mut self, f: &'static syn::ItemFn) {
+        self.enter(&f.block);
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'static syn::ImplItemFn) {
+        self.enter(&f.block);
+    }
+
+    fn visit_trait_item_fn(&mut self, f: &'static syn::TraitItemFn) {
+        if let Some(block) = &f.default {
+            self.enter(block);
+        }
+    }
+
+    fn visit_expr_struct(&mut self, literal: &'static syn::ExprStruct) {
+        let segments = path_segments(&literal.path);
+        let last = segments.last().map(String::as_str);
+        if last == Some(self.scan.name) || (segments.len() == 1 && last == Some("Self")) {
+            match self.stack.last().copied().flatten() {
+                Some(id) => self.scan.sites.push((id, literal)),
+                None => self.scan.out_of_sight = true,
+            }
+        }
+        syn::visit::visit_expr_struct(self, literal);
+    }
+
+    fn visit_use_rename(&mut self, rename: &'static syn::UseRename) {
+        if rename.ident == self.scan.name {
+            self.scan.out_of_sight = true;
+        }
+    }
+
+    fn visit_item_type(&mut self, alias: &'static syn::ItemType) {
+        let mut names = BTreeSet::new();
+        idents(&quote::ToTokens::to_token_stream(&alias.ty), &mut names);
+        if names.contains(self.scan.name) {
+            self.scan.out_of_sight = true;
+        }
+    }
+
+    fn visit_expr_assign(&mut self, a: &'static syn::ExprAssign) {
+        self.changes_place(&a.left);
+        syn::visit::visit_expr_assign(self, a);
+    }
+
+    fn visit_expr_binary(&mut self, b: &'static syn::ExprBinary) {
+        use syn::BinOp::*;
+        if matches!(
+            b.op,
+            AddAssign(_)
+                | SubAssign(_)
+                | MulAssign(_)
+                | DivAssign(_)
+                | RemAssign(_)
+                | BitXorAssign(_)
+                | BitAndAssign(_)
+                | BitOrAssign(_)
+                | ShlAssign(_)
+                | ShrAssign(_)
+        ) {
+            self.changes_place(&b.left);
+        }
+        syn::visit::visit_expr_binary(self, b);
+    }
+
+    fn visit_expr_reference(&mut self, r: &'static syn::ExprReference) {
+        if r.mutability.is_some() {
+            self.changes_place(&r.expr);
+        }
+        syn::visit::visit_expr_reference(self, r);
+    }
+
+    fn visit_expr_raw_addr(&mut self, r: &'static syn::ExprRawAddr) {
+        self.changes_place(&r.expr);
+        syn::visit::visit_expr_raw_addr(self, r);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'static syn::ExprMethodCall) {
+        if !READING_METHODS.contains(&name_of(&m.method).as_str()) {
+            self.changes_place(&m.receiver);
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    // `match &mut model { Model { n_head, .. } => *n_head = 4 }`: a field bound by a pattern
+    // may be bound by `&mut`.
+    fn visit_field_pat(&mut self, f: &'static syn::FieldPat) {
+        if let syn::Member::Named(ident) = &f.member {
+            self.scan.changed.insert(name_of(ident));
+        }
+        syn::visit::visit_field_pat(self, f);
+    }
+
+    fn visit_macro(&mut self, mac: &'static syn::Macro) {
+        // `include!` brings code from a file the scan does not read.
+        if mac
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "include")
+        {
+            self.scan.out_of_sight = true;
+        }
+        scan_macro_tokens(self.scan, mac.tokens.clone());
+    }
+}
+
+/// A macro's tokens, which the scan cannot parse: a struct literal of the name (or `Self`)
+/// there is a construction out of sight; `.field =`, `.field +=` and `.field.method(..)` may
+/// change the field, and a `mut` anywhere may borrow any field it names mutably.
+fn scan_macro_tokens(scan: &mut Scan<'_>, tokens: TokenStream) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let has_mut = trees
+        .iter()
+        .any(|t| matches!(t, TokenTree::Ident(i) if i == "mut"));
+    for (at, tree) in trees.iter().enumerate() {
+        match tree {
+            TokenTree::Group(group) => scan_macro_tokens(scan, group.stream()),
+            TokenTree::Ident(ident) => {
+                let name = ident.to_string();
+                let next = trees.get(at + 1);
+                if (name == scan.name || name == "Self")
+                    && matches!(next, Some(TokenTree::Group(g))
+                        if g.delimiter() == proc_macro2::Delimiter::Brace)
+                {
+                    scan.out_of_sight = true;
+                }
+                let after_dot =
+                    at > 0 && matches!(&trees[at - 1], TokenTree::Punct(p) if p.as_char() == '.');
+                if !after_dot {
+                    continue;
+                }
+                let assigned = match (next, trees.get(at + 2)) {
+                    (Some(TokenTree::Punct(p)), _)
+                        if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
+                    {
+                        true
+                    }
+                    (Some(TokenTree::Punct(p)), Some(TokenTree::Punct(q)))
+                        if "+-*/%^&|<>".contains(p.as_char()) && q.as_char() == '=' =>
+                    {
+                        true
+                    }
+                    (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(method)))
+                        if p.as_char() == '.'
+                            && !READING_METHODS.contains(&method.to_string().as_str()) =>
+                    {
+                        true
+                    }
+                    _ => has_mut,
+                };
+                if assigned {
+                    scan.changed.insert(name);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The identifiers of a token stream, inside groups too.
+fn idents(tokens: &TokenStream, into: &mut BTreeSet<String>) {
+    for tree in tokens.clone() {
+        match tree {
+            TokenTree::Ident(ident) => {
+                into.insert(ident.to_string());
+            }
+            TokenTree::Group(group) => idents(&group.stream(), into),
+            _ => {}
+        }
+    }
+}
+
+fn path_segments(path: &syn::Path) -> Vec<String> {
+    let mut segments = Vec::new();
+    if path.leading_colon.is_some() {
+        segments.push("::".to_string());
+    }
+    segments.extend(path.segments.iter().map(|s| name_of(&s.ident)));
+    segments
+}
+
+/// What a constructor's `let` holds, as far as sizes go.
+#[derive(Clone, Debug)]
+enum Local {
+    Size(Dim),
+    Layer(Layer, Vec<Dim>),
+    /// A `Conv1dConfig` or `Conv2dConfig`, with its `groups`.
+    Groups(Dim),
+    /// Anything else (a name the walk cannot follow).
+    Unknown,
+}
+
+/// One constructor, read from its top-level statements in order up to its tail.
+struct Ctor<'a> {
+    index: &'a Index,
+    def: &'a FnDef,
+    /// Its parameters whose fields may be sizes: by name, the key of their struct.
+    configs: BTreeMap<String, String>,
+    /// Its `let`s so far.
+    locals: BTreeMap<String, Local>,
+    /// Names its body's own items and `use`s define (they hide the module's).
+    local_items: BTreeSet<String>,
+    /// A glob `use` in the body: any path may name something else.
+    local_glob: bool,
+}
+
+impl<'a> Ctor<'a> {
+    fn new(index: &'a Index, def: &'a FnDef) -> Ctor<'a> {
+        let mut ctor = Ctor {
+            index,
+            def,
+            configs: BTreeMap::new(),
+            locals: BTreeMap::new(),
+            local_items: BTreeSet::new(),
+            local_glob: false,
+        };
+        let stmts = &def.block.stmts;
+        // Names the top level rebinds (a `let`, or a statement macro that may expand to one):
+        // `cfg.hidden_size` before and after would be two values under one symbol.
+        let mut rebound = BTreeSet::new();
+        for stmt in stmts {
+            match stmt {
+                syn::Stmt::Local(local) => {
+                    let mut names = PatNames::default();
+                    names.visit_pat(&local.pat);
+                    rebound.extend(names.0);
+                }
+                syn::Stmt::Macro(m) => idents(&m.mac.tokens, &mut rebound),
+                syn::Stmt::Item(item) => match item {
+                    syn::Item::Use(u) => {
+                        let mut names = BTreeMap::new();
+                        crate::index::use_names(&u.tree, Vec::new(), &mut names);
+                        ctor.local_glob |= names.contains_key("");
+                        ctor.local_items.extend(names.into_keys());
+                    }
+                    other => {
+                        let mut names = BTreeSet::new();
+                        if let Some(ident) = item_ident(other) {
+                            names.insert(ident);
+                        } else {
+                            // A macro item (`include!`) may define any name.
+                            ctor.local_glob = true;
+                        }
+                        ctor.local_items.extend(names);
+                    }
+                },
+                syn::Stmt::Expr(..) => {}
+            }
+        }
+        for input in &def.sig.inputs {
+            let syn::FnArg::Typed(typed) = input else {
+                continue;
+            };
+            let syn::Pat::Ident(ident) = &*typed.pat else {
+                continue;
+            };
+            let name = name_of(&ident.ident);
+            if ident.mutability.is_some() || ident.by_ref.is_some() || rebound.contains(&name) {
+                continue;
+            }
+            let ty = match &*typed.ty {
+                syn::Type::Reference(r) if r.mutability.is_none() => &*r.elem,
+                ty => ty,
+            };
+            if let Some(key) = ctor.struct_key(ty) {
+                ctor.configs.insert(name, key);
+            }
+        }
+        // Every other parameter is a name, not a constant.
+        for input in &def.sig.inputs {
+            if let syn::FnArg::Typed(typed) = input {
+                let mut names = PatNames::default();
+                names.visit_pat(&typed.pat);
+                for name in names.0 {
+                    if !ctor.configs.contains_key(&name) {
+                        ctor.locals.insert(name, Local::Unknown);
+                    }
+                }
+            }
+        }
+        for name in ctor.configs.keys() {
+            ctor.locals.remove(name);
+        }
+        let body = stmts.len().saturating_sub(1);
+        for stmt in &stmts[..body] {
+            ctor.stmt(stmt);
+        }
+        ctor
+    }
+
+    /// The key of the struct a type names (in the constructor's module), where it is one of
+    /// the crates read.
+    fn struct_key(&self, ty: &syn::Type) -> Option<String> {
+        let syn::Type::Path(p) = ty else { return None };
+        if p.qself.is_some() {
+            return None;
+        }
+        match self.resolve(&path_segments(&p.path))? {
+            Resolved::Type(key) if self.index.struct_item(&key).is_some() => Some(key),
+            _ => None,
+        }
+    }
+
+    /// What a path written in the constructor names: nothing known where the body's own
+    /// items or `use`s may define it.
+    fn resolve(&self, segments: &[String]) -> Option<Resolved> {
+        let first = segments.first()?;
+        if self.local_glob || self.local_items.contains(first) {
+            return None;
+        }
+        Some(self.index.resolve(self.def.module, segments))
+    }
+
+    fn stmt(&mut self, stmt: &syn::Stmt) {
+        if let syn::Stmt::Local(local) = stmt {
+            let value = match (&local.init, strip_type(&local.pat)) {
+                (Some(init), Some(ident)) if init.diverge.is_none() => {
+                    Some((name_of(ident), self.local(&init.expr)))
+                }
+                _ => None,
+            };
+            let mut names = PatNames::default();
+            names.visit_pat(&local.pat);
+            for name in names.0 {
+                self.locals.insert(name, Local::Unknown);
+            }
+            if let Some((name, value)) = value {
+                self.locals.insert(name, value);
+            }
+        }
+        // A macro may expand to a `let` of any name it is given.
+        let mut macros = MacroIdents::default();
+        macros.visit_stmt(stmt);
+        for name in macros.0 {
+            self.locals.insert(name, Local::Unknown);
+        }
+    }
+
+    /// What a `let`'s value holds.
+    fn local(&self, expr: &syn::Expr) -> Local {
+        if let Some((layer, dims)) = self.layer(expr) {
+            return Local::Layer(layer, dims);
+        }
+        if let Some(groups) = self.conv_config(expr) {
+            return Local::Groups(groups);
+        }
+        Local::Size(self.size(expr))
+    }
+
+    /// What a field of the struct literal is given.
+    fn field(&mut self, expr: &syn::Expr) -> Option<FieldFact> {
+        if let Some(name) = single_ident(expr) {
+            return match self.locals.get(&name)? {
+                Local::Layer(layer, dims) => Some(FieldFact::Layer(*layer, dims.clone())),
+                Local::Size(dim) if !dim.is_unknown() => Some(FieldFact::Size(dim.clone())),
+                _ => None,
+            };
+        }
+        if let Some((layer, dims)) = self.layer(expr) {
+            return Some(FieldFact::Layer(layer, dims));
+        }
+        let dim = self.size(expr);
+        (!dim.is_unknown()).then_some(FieldFact::Size(dim))
+    }
+
+    /// `linear(IN, OUT, vb)?` and the other candle-nn constructors: the layer and its weight's
+    /// dims (candle-nn 0.11 asks its `VarBuilder` for exactly those).
+    fn layer(&self, expr: &syn::Expr) -> Option<(Layer, Vec<Dim>)> {
+        let call = match strip(expr) {
+            syn::Expr::Try(t) => match strip(&t.expr) {
+                syn::Expr::Call(call) => call,
+                _ => return None,
+            },
+            syn::Expr::MethodCall(m)
+                if m.method == "unwrap" || (m.method == "expect" && m.args.len() == 1) =>
+            {
+                match strip(&m.receiver) {
+                    syn::Expr::Call(call) => call,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let syn::Expr::Path(func) = &*call.func else {
+            return None;
+        };
+        if func.qself.is_some() {
+            return None;
+        }
+        let Resolved::External(path) = self.resolve(&path_segments(&func.path))? else {
+            return None;
+        };
+        let (form, layer, arity) = layer_constructor(&path)?;
+        let args: Vec<&syn::Expr> = call.args.iter().collect();
+        if args.len() != arity {
+            return None;
+        }
+        let dims = match form {
+            "linear" | "linear_b" => vec![self.size(args[1]), self.size(args[0])],
+            "embedding" => vec![self.size(args[0]), self.size(args[1])],
+            "norm" => vec![self.size(args[0])],
+            _ => {
+                let (cin, cout, kernel) =
+                    (self.size(args[0]), self.size(args[1]), self.size(args[2]));
+                let groups = self.conv_config(args[3]).unwrap_or(Dim::Unknown);
+                let mut dims = vec![cout, cin.div(groups), kernel.clone()];
+                if form == "conv2d" {
+                    dims.push(kernel);
+                }
+                dims
+            }
+        };
+        Some((layer, dims))
+    }
+
+    /// The `groups` of a convolution's config: `Default::default()`, `Conv2dConfig {
+    /// padding: 1, ..Default::default() }`, or a `let` of one.
+    fn conv_config(&self, expr: &syn::Expr) -> Option<Dim> {
+        match strip(expr) {
+            syn::Expr::Path(_) => match self.locals.get(&single_ident(expr)?)? {
+                Local::Groups(groups) => Some(groups.clone()),
+                _ => None,
+            },
+            syn::Expr::Call(call) if call.args.is_empty() => {
+                self.is_default(&call.func).then(|| Dim::lit(1))
+            }
+            syn::Expr::Struct(literal) if literal.qself.is_none() => {
+                let Resolved::External(path) = self.resolve(&path_segments(&literal.path))? else {
+                    return None;
+                };
+                let last = path.last()?;
+                if path.first()? != "candle_nn"
+                    || !matches!(last.as_str(), "Conv1dConfig" | "Conv2dConfig")
+                {
+                    return None;
+                }
+                let groups = literal
+                    .fields
+                    .iter()
+                    .find(|f| matches!(&f.member, syn::Member::Named(i) if i == "groups"));
+                match (groups, &literal.rest) {
+                    (Some(field), _) => Some(self.size(&field.expr)),
+                    (None, Some(rest)) => match strip(rest) {
+                        syn::Expr::Call(call)
+                            if call.args.is_empty() && self.is_default(&call.func) =>
+                        {
+                            Some(Dim::lit(1))
+                        }
+                        _ => None,
+                    },
+                    (None, None) => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `Default::default` (std's, through the prelude), or `Conv2dConfig::default`.
+    fn is_default(&self, func: &syn::Expr) -> bool {
+        let syn::Expr::Path(p) = func else {
+            return false;
+        };
+        let segments = path_segments(&p.path);
+        match segments.as_slice() {
+            [default, method] if default == "Default" && method == "default" => {
+                // The prelude's `Default`, unless the crate defines or imports its own.
+                matches!(self.resolve(&segments[..1]), Some(Resolved::Unknown))
+            }
+            [.., config, method] if method == "default" => {
+                matches!(self.resolve(&segments[..segments.len() - 1]),
+                    Some(Resolved::External(path)) if path.first().is_some_and(|f| f == "candle_nn")
+                        && matches!(config.as_str(), "Conv1dConfig" | "Conv2dConfig"))
+            }
+            _ => false,
+        }
+    }
+
+    /// A size: literals, named constants, `let`s, config fields and arithmetic on them.
+    fn size(&self, expr: &syn::Expr) -> Dim {
+        match strip(expr) {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(int),
+                ..
+            }) if matches!(int.suffix(), "" | "usize") => {
+                int.base10_parse::<u64>().map_or(Dim::Unknown, Dim::lit)
+            }
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                let segments = path_segments(&p.path);
+                if let [name] = segments.as_slice()
+                    && let Some(local) = self.locals.get(name)
+                {
+                    return match local {
+                        Local::Size(dim) => dim.clone(),
+                        _ => Dim::Unknown,
+                    };
+                }
+                match self.resolve(&segments) {
+                    Some(Resolved::Const(Some(n))) => Dim::lit(n),
+                    _ => Dim::Unknown,
+                }
+            }
+            syn::Expr::Field(_) => self.config_field(strip(expr)).unwrap_or(Dim::Unknown),
+            syn::Expr::MethodCall(call) => self.config_method(call).unwrap_or(Dim::Unknown),
+            syn::Expr::Binary(b) => {
+                let (left, right) = (self.size(&b.left), self.size(&b.right));
+                match b.op {
+                    syn::BinOp::Add(_) => left.add(right),
+                    syn::BinOp::Sub(_) => left.sub(right),
+                    syn::BinOp::Mul(_) => left.mul(right),
+                    syn::BinOp::Div(_) => left.div(right),
+                    syn::BinOp::Rem(_) => left.rem(right),
+                    _ => Dim::Unknown,
+                }
+            }
+            _ => Dim::Unknown,
+        }
+    }
+
+    /// `cfg.head_dim()`: a `&self` method of the config's own type that returns a `usize`
+    /// and whose body is one expression over its fields (`self.hidden_size /
+    /// self.num_attention_heads`), read with `cfg.` for `self.`.
+    fn config_method(&self, call: &syn::ExprMethodCall) -> Option<Dim> {
+        if !call.args.is_empty() || call.turbofish.is_some() {
+            return None;
+        }
+        let root = single_ident(&call.receiver)?;
+        let key = self.configs.get(&root)?;
+        let [id] = self.index.methods(key, &name_of(&call.method)) else {
+            return None;
+        };
+        let method = &self.index.fns[*id];
+        let by_ref = matches!(method.sig.inputs.first(),
+            Some(syn::FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none()
+                && r.colon_token.is_none());
+        let returns_usize =
+            matches!(&method.sig.output, syn::ReturnType::Type(_, ty) if is_usize(ty));
+        // A trait's method may be another one where the trait is not in scope.
+        if !by_ref
+            || !returns_usize
+            || method.sig.inputs.len() != 1
+            || method.trait_of.is_some()
+            || method.conditional
+        {
+            return None;
+        }
+        let [syn::Stmt::Expr(body, None)] = method.block.stmts.as_slice() else {
+            return None;
+        };
+        let mut inner = Ctor {
+            index: self.index,
+            def: method,
+            configs: BTreeMap::from([("self".to_string(), key.clone())]),
+            locals: BTreeMap::new(),
+            local_items: BTreeSet::new(),
+            local_glob: false,
+        };
+        // Its body's paths are resolved in its own module; no `let` to follow.
+        inner.locals.clear();
+        let dim = inner.size(body);
+        let prefix = format!("{root}.");
+        Some(dim.substitute(&mut |factor| {
+            match factor {
+                Factor::Symbol(name) => name
+                    .strip_prefix("self.")
+                    .map(|rest| Dim::symbol(format!("{prefix}{rest}"))),
+                _ => None,
+            }
+        }))
+    }
+
+    /// `cfg.hidden_size` (or `cfg.vision.hidden_size`): a `usize` field of a config parameter
+    /// of a struct type the index reads (no `Deref` between), as a symbol named by its path.
+    fn config_field(&self, expr: &syn::Expr) -> Option<Dim> {
+        let mut steps = Vec::new();
+        let mut at = expr;
+        let root = loop {
+            at = match strip(at) {
+                syn::Expr::Field(f) => match &f.member {
+                    syn::Member::Named(ident) => {
+                        steps.push(name_of(ident));
+                        &f.base
+                    }
+                    syn::Member::Unnamed(_) => return None,
+                },
+                syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident("self") => {
+                    break "self".to_string();
+                }
+                syn::Expr::Path(_) => break single_ident(at)?,
+                _ => return None,
+            };
+        };
+        steps.reverse();
+        let mut key = self.configs.get(&root)?.clone();
+        let (last, path) = steps.split_last()?;
+        for step in path {
+            let (module, ty) = self.index.field(&key, step)?;
+            let syn::Type::Path(p) = ty else { return None };
+            key = match self.index.resolve(module, &path_segments(&p.path)) {
+                Resolved::Type(key) if self.index.struct_item(&key).is_some() => key,
+                _ => return None,
+            };
+        }
+        let (_, ty) = self.index.field(&key, last)?;
+        if !is_usize(ty) {
+            return None;
+        }
+        let text: Vec<&str> = std::iter::once(root.as_str())
+            .chain(steps.iter().map(String::as_str))
+            .collect();
+        Some(Dim::symbol(text.join(".")))
+    }
+}
+
+/// The expression inside parentheses and invisible groups.
+fn strip(expr: &syn::Expr) -> &syn::Expr {
+    match expr {
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Group(g) => strip(&g.expr),
+        _ => expr,
+    }
+}
+
+/// The name a path of one identifier names.
+fn single_ident(expr: &syn::Expr) -> Option<String> {
+    match strip(expr) {
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
+        _ => None,
+    }
+}
+
+/// The identifier a plain `let name` (or `let name: T`) binds.
+fn strip_type(pat: &syn::Pat) -> Option<&syn::Ident> {
+    match pat {
+        syn::Pat::Type(t) => strip_type(&t.pat),
+        syn::Pat::Ident(i)
+            if i.by_ref.is_none() && i.mutability.is_none() && i.subpat.is_none() =>
+        {
+            Some(&i.ident)
+        }
+        _ => None,
+    }
+}
+
+/// The name an item in a body defines.
+fn item_ident(item: &syn::Item) -> Option<String> {
+    let ident = match item {
+        syn::Item::Const(i) => &i.ident,
+        syn::Item::Enum(i) => &i.ident,
+        syn::Item::Fn(i) => &i.sig.ident,
+        syn::Item::Mod(i) => &i.ident,
+        syn::Item::Static(i) => &i.ident,
+        syn::Item::Struct(i) => &i.ident,
+        syn::Item::Trait(i) => &i.ident,
+        syn::Item::Type(i) => &i.ident,
+        syn::Item::Union(i) => &i.ident,
+        syn::Item::Macro(i) => i.ident.as_ref()?,
+        syn::Item::Impl(_) => return Some(String::new()),
+        _ => return None,
+    };
+    Some(name_of(ident))
+}
+
+/// The names a pattern binds.
+#[derive(Default)]
+struct PatNames(Vec<String>);
+
+impl<'ast> Visit<'ast> for PatNames {
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        self.0.push(name_of(&p.ident));
+        syn::visit::visit_pat_ident(self, p);
+    }
+
+    fn visit_expr(&mut self, _: &'ast syn::Expr) {}
+}
+
+/// The identifiers of the macros in a statement (outside nested items).
+#[derive(Default)]
+struct MacroIdents(BTreeSet<String>);
+
+impl<'ast> Visit<'ast> for MacroIdents {
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        idents(&mac.tokens, &mut self.0);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::index::{FileId, Files, usual_externs};
+
+    struct NoFiles;
+
+    impl Files for NoFiles {
+        fn load(&mut self, _: &Path) -> Option<(FileId, &'static syn::File)> {
+            None
+        }
+
+        fn path(&self, _: FileId) -> &Path {
+            Path::new("lib.rs")
+        }
+
+        fn missing_module(&mut self, _: &str, _: FileId, _: &[PathBuf]) {}
+    }
+
+    /// What the constructors in `source` (a whole crate) give the fields of `Model`, as
+    /// `field: Layer[dims]` or `field = size`.
+    fn inferred(source: &str) -> Vec<String> {
+        let file: &'static syn::File = Box::leak(Box::new(syn::parse_file(source).unwrap()));
+        let mut index = Index::default();
+        index.add_crate((0, file), usual_externs(), None, false, &mut NoFiles);
+        index.finish();
+        let key = index.type_key(0, "Model");
+        constructed_fields(&index, &key)
+            .into_iter()
+            .map(|(field, fact)| match fact {
+                FieldFact::Layer(layer, dims) => {
+                    let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();
+                    format!("{field}: {layer:?}[{}]", dims.join(", "))
+                }
+                FieldFact::Size(dim) => format!("{field} = {dim}"),
+            })
+            .collect()
+    }
+
+    const LAYERS: &str = "
+        use candle_nn::{Conv1dConfig, Conv2dConfig, Embedding, LayerNorm, Linear, RmsNorm, VarBuilder};
+        use candle_nn::{Conv1d, Conv2d};
+        const VOCAB: usize = 50257;
+        struct Config { hidden_size: usize, num_attention_heads: usize, channels: usize, text: Text }
+        struct Text { width: usize }
+        impl Config {
+            fn head_dim(&self) -> usize { self.hidden_size / self.num_attention_heads }
+        }
+        struct Model {
+            wte: Embedding,
+            ln: LayerNorm,
+            norm: RmsNorm,
+            q_proj: Linear,
+            lm_head: Linear,
+            head: Linear,
+            conv1: Conv1d,
+            conv2: Conv2d,
+            grouped: Conv2d,
+            head_dim: usize,
+            width: usize,
+        }
+        impl Model {
+            fn new(cfg: &Config, vb: VarBuilder) -> candle_core::Result<Self> {
+                let hidden = cfg.hidden_size;
+                let wte = candle_nn::embedding(VOCAB, hidden, vb.pp(\"wte\"))?;
+                let ln = candle_nn::layer_norm(hidden, 1e-5, vb.pp(\"ln\"))?;
+                let norm = candle_nn::rms_norm(hidden, 1e-6, vb.pp(\"norm\"))?;
+                let q_proj = candle_nn::linear_no_bias(hidden, cfg.num_attention_heads * cfg.head_dim(), vb.pp(\"q\"))?;
+                let lm_head = candle_nn::linear_b(hidden, VOCAB, false, vb.pp(\"lm_head\"))?;
+                let conv_cfg = Conv2dConfig { padding: 1, ..Default::default() };
+                let conv2 = candle_nn::conv2d(cfg.channels, 64, 3, conv_cfg, vb.pp(\"conv2\"))?;
+                let grouped_cfg = Conv2dConfig { groups: 4, ..Default::default() };
+                Ok(Self {
+                    wte,
+                    ln,
+                    norm,
+                    q_proj,
+                    lm_head,
+                    head: candle_nn::linear(hidden, 2 * hidden + 1, vb.pp(\"head\")).unwrap(),
+                    conv1: candle_nn::conv1d(80, hidden, 3, Conv1dConfig::default(), vb.pp(\"c1\"))?,
+                    conv2,
+                    grouped: candle_nn::conv2d_no_bias(64, 64, 3, grouped_cfg, vb.pp(\"g\"))?,
+                    head_dim: cfg.head_dim(),
+                    width: cfg.text.width,
+                })
+            }
+        }
+    ";
+
+    #[test]
+    fn every_candle_nn_constructor_gives_its_weight() {
+        assert_eq!(
+            inferred(LAYERS),
+            [
+                "conv1: Conv1d[cfg.hidden_size, 80, 3]",
+                "conv2: Conv2d[64, cfg.channels, 3, 3]",
+                "grouped: Conv2d[64, 16, 3, 3]",
+                "head: Linear[2 * cfg.hidden_size + 1, cfg.hidden_size]",
+                "head_dim = cfg.hidden_size / cfg.num_attention_heads",
+                "lm_head: Linear[50257, cfg.hidden_size]",
+                "ln: LayerNorm[cfg.hidden_size]",
+                "norm: RmsNorm[cfg.hidden_size]",
+                "q_proj: Linear[cfg.num_attention_heads * cfg.hidden_size / cfg.num_attention_heads, cfg.hidden_size]",
+                "width = cfg.text.width",
+                "wte: Embedding[50257, cfg.hidden_size]",
+            ]
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_candle_nn_constructor_or_a_plain_size_is_not_inferred() {
+        let source = LAYERS
+            // Another function of the name, the tensor op of candle-nn, a method that is
+            // not one expression, a mutable `let`, a field typed otherwise.
+            .replace("candle_nn::embedding(", "my::embedding(")
+            .replace("candle_nn::rms_norm(", "candle_nn::ops::rms_norm(")
+            .replace(
+                "fn head_dim(&self) -> usize { self.hidden_size / self.num_attention_heads }",
+                "fn head_dim(&self) -> usize { let h = self.hidden_size; h / self.num_attention_heads }",
+            )
+            .replace("let hidden = cfg.hidden_size;", "let mut hidden = cfg.hidden_size;")
+            .replace("    ln: LayerNorm,", "    ln: RmsNorm,");
+        assert_eq!(
+            inferred(&source),
+            [
+                "conv1: Conv1d[_, 80, 3]",
+                "conv2: Conv2d[64, cfg.channels, 3, 3]",
+                "grouped: Conv2d[64, 16, 3, 3]",
+                "head: Linear[_, _]",
+                "lm_head: Linear[50257, _]",
+                "q_proj: Linear[_, _]",
+                "width = cfg.text.width",
+            ]
+        );
+    }
+}
