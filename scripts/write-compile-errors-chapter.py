@@ -70,6 +70,8 @@ SECTIONS = [
     ("const_fn", "`#[contract]` on a `const fn`", "The guard reads tensors at run time."),
     ("trait_declaration", "`#[contract]` on a trait method without a body", "Put the contract on the method in the `impl`."),
     ("not_a_function", "`#[contract]` on something that is not a function", ""),
+    ("struct_contract_unknown_field", "A struct contract on a name that is no field", "A struct contract states the struct's fields (`proj: Linear[E -> E]`) and the dims its integer fields are (`n_head = H`)."),
+    ("struct_contract_impl_without_contract", "A method of a struct with a contract, outside a `#[contract] impl`", "The struct's clauses reach its methods through `#[contract]` on their `impl`, in the struct's file; a contracted method that did not take them would check less than the struct states, so it does not compile (rustc names the two probe types)."),
     ("check_return_clause", "`return` and `on_violation` in `check!`", "`check!` always returns `Result<(), ContractError>`."),
     ("all_errors_at_once", "Every error at once", "All errors of one attribute are reported in one compile."),
     ("static_rank_mismatch", "Body: a rank that certainly differs", "The body is read against the contract at compile time; `add` takes a tensor of the receiver's shape (`broadcast_add` broadcasts)."),

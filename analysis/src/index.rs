@@ -80,6 +80,8 @@ pub struct Module {
     /// Whether a `mod name;` of it was not read (its file not to be had): code there may
     /// construct or change what this module defines.
     pub unread_children: bool,
+    /// An inline module with `#[contract]`: its `impl`s are contract scopes too.
+    pub contract_scope: bool,
 }
 
 /// A function's contract: its `#[contract(...)]` attributes (two join into one contract, as
@@ -390,6 +392,7 @@ impl Index {
             public: BTreeSet::new(),
             opaque: false,
             unread_children: false,
+            contract_scope: false,
         });
         self.modules.len() - 1
     }
@@ -543,12 +546,13 @@ impl Index {
                         generics,
                         fns: ids,
                         trait_path,
-                        contracted: i.attrs.iter().any(|attr| {
-                            attr.path()
-                                .segments
-                                .last()
-                                .is_some_and(|last| last.ident == "contract")
-                        }),
+                        contracted: self.modules[module].contract_scope
+                            || i.attrs.iter().any(|attr| {
+                                attr.path()
+                                    .segments
+                                    .last()
+                                    .is_some_and(|last| last.ident == "contract")
+                            }),
                     });
                 }
                 syn::Item::Macro(m) => match &m.ident {
@@ -655,6 +659,12 @@ impl Index {
         match &m.content {
             Some((_, items)) => {
                 let id = self.add_module(krate, Some(parent), path);
+                self.modules[id].contract_scope = m.attrs.iter().any(|attr| {
+                    attr.path()
+                        .segments
+                        .last()
+                        .is_some_and(|last| last.ident == "contract")
+                });
                 self.insert(parent, name.clone(), entry(id));
                 let inner = match &path_attr {
                     Some(p) => dir.join(p),

@@ -1409,3 +1409,45 @@ fn an_embedding_built_by_its_constructor_gives_rows_of_its_width() {
     );
     assert_eq!(check_file("embedding-stated", &stated), (0, Vec::new()));
 }
+
+/// The struct and its `impl` in one `#[contract] mod`: the methods take the struct's clauses
+/// there too (the form a doctest, which has no file to read, needs).
+const STRUCT_CONTRACT_IN_A_MOD: &str = "use candle_contracts::contract;
+
+#[contract]
+mod block {
+    use candle_contracts::contract;
+    use candle_core::{Module, Result, Tensor};
+    use candle_nn::Linear;
+
+    #[contract(proj: Linear[E -> C], n_head = H)]
+    pub struct Head {
+        proj: Linear,
+        n_head: usize,
+    }
+
+    impl Head {
+        #[contract(x: f32[B, E], return: f32[B, C])]
+        pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+            let y = self.proj.forward(x)?;
+            y.reshape((1, self.n_head, 1))
+        }
+    }
+}
+";
+
+#[test]
+fn a_struct_contract_reaches_the_methods_of_its_contract_mod() {
+    let dir = scratch("struct-contract-mod");
+    std::fs::write(dir.join("model.rs"), STRUCT_CONTRACT_IN_A_MOD).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "model.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Head::forward` returns `return: f32[B, C]`, but `y.reshape((1, self.n_head, 1))` is `f32[1, H, 1]` here",
+            "--> model.rs:19:13",
+        ],
+        "{stderr}"
+    );
+}

@@ -68,7 +68,7 @@ pub fn method_clauses(
                     let self_token = Ident::new("self", ident.span());
                     out.extend(quote!(#self_token .));
                     out.extend(piece);
-                } else if name == kw::CRATE {
+                } else if name == kw::CRATE || name == kw::CHECKED_BY_SCOPE {
                     out.extend(piece);
                 } else if binds && kw::OPTIONS.contains(&name) {
                     errors.push(FieldError {

@@ -17,6 +17,7 @@ use candle_contracts_analysis::{FileId, Finding, FnId, Function, Index, SourceTe
 use candle_contracts_shapes::Contract;
 use proc_macro2::{Delimiter, Group, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
+use std::collections::BTreeMap;
 use syn::{Block, ImplItem, Item, Signature};
 
 /// The errors of the body of `sig` against its contract's tensor clauses (`contract`, as the
@@ -100,32 +101,72 @@ impl SourceText for Tokens {
 /// `#[contract(...)]` is told so (it then skips its own analysis). `None` for any other item.
 pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
     let item = syn::parse2::<Item>(input.clone()).ok()?;
-    let mut functions: Vec<(&Signature, &Block, TokenStream)> = Vec::new();
+    // Each contracted function, with the clauses of its struct's contract where it is a
+    // method of a struct whose contract is in sight.
+    let mut functions: Vec<(&Signature, &Block, TokenStream, Option<TokenStream>)> = Vec::new();
+    let file = file::of_file();
+    // Struct contracts by the struct's name: an inline module's own (its tokens, with their
+    // spans), or for an `impl`, the file's (where the macro can read it).
+    let mut by_name: BTreeMap<String, TokenStream> = BTreeMap::new();
     match &item {
         Item::Impl(block) => {
+            let clauses = file.as_ref().and_then(|view| {
+                block.items.iter().find_map(|member| {
+                    let ImplItem::Fn(function) = member else {
+                        return None;
+                    };
+                    let id = view.locate(
+                        &function.sig.ident.to_string(),
+                        &function.block.to_token_stream(),
+                    )?;
+                    let key = view.index.fns[id].owner.as_ref()?;
+                    // The file's index holds proc-macro2's own tokens: the compiler's, from
+                    // their text.
+                    view.index.struct_clauses(key)?.to_string().parse().ok()
+                })
+            });
+            if let (Some(clauses), Some(name)) = (clauses, self_type_name(&block.self_ty)) {
+                by_name.insert(name, clauses);
+            }
             for member in &block.items {
                 if let ImplItem::Fn(function) = member
                     && let Some(args) = contract_args(&function.attrs)
                 {
-                    functions.push((&function.sig, &function.block, args));
+                    let extra =
+                        self_type_name(&block.self_ty).and_then(|name| by_name.get(&name).cloned());
+                    functions.push((&function.sig, &function.block, args, extra));
                 }
             }
         }
         Item::Mod(module) => {
             let (_, items) = module.content.as_ref()?;
             for member in items {
+                if let Item::Struct(s) = member
+                    && let Some(clauses) = candle_contracts_analysis::contract::fields::of_struct(s)
+                {
+                    by_name.insert(s.ident.to_string(), clauses);
+                }
+            }
+            for member in items {
                 match member {
                     Item::Fn(function) => {
                         if let Some(args) = contract_args(&function.attrs) {
-                            functions.push((&function.sig, &function.block, args));
+                            functions.push((&function.sig, &function.block, args, None));
                         }
                     }
                     Item::Impl(block) => {
+                        let extra = self_type_name(&block.self_ty)
+                            .and_then(|name| by_name.get(&name).cloned());
                         for member in &block.items {
                             if let ImplItem::Fn(function) = member
                                 && let Some(args) = contract_args(&function.attrs)
                             {
-                                functions.push((&function.sig, &function.block, args));
+                                functions.push((
+                                    &function.sig,
+                                    &function.block,
+                                    args,
+                                    extra.clone(),
+                                ));
                             }
                         }
                     }
@@ -135,23 +176,12 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         }
         _ => return None,
     }
-    let file = file::of_file();
-    // An `impl` of a struct with a contract: each method with `self` takes its clauses.
-    let struct_clauses = match (&item, &file) {
-        (Item::Impl(_), Some(view)) => functions.iter().find_map(|(sig, block, _)| {
-            let id = view.locate(&sig.ident.to_string(), &block.to_token_stream())?;
-            let key = view.index.fns[id].owner.as_ref()?;
-            view.index.struct_clauses(key).map(ToString::to_string)
-        }),
-        _ => None,
-    };
     let mut alone = None;
     let mut errors = Vec::new();
-    for (sig, block, args) in &functions {
+    for (sig, block, args, extra) in &functions {
         let mut args = args.clone();
-        if let Some(clauses) = &struct_clauses
+        if let Some(clauses) = extra
             && sig.receiver().is_some()
-            && let Ok(clauses) = clauses.parse::<TokenStream>()
         {
             args.extend(quote!(, #clauses));
         }
@@ -177,9 +207,7 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         }
     }
     let errors = errors.into_iter().map(|e| e.to_compile_error());
-    // The clauses as the compiler's tokens (the file's index holds proc-macro2's own).
-    let struct_clauses = struct_clauses.and_then(|text| text.parse::<TokenStream>().ok());
-    let marked = mark_inner_contracts(input.clone(), struct_clauses.as_ref());
+    let marked = mark_inner_contracts(input.clone(), &by_name);
     Some(quote! {
         #(#errors)*
         #marked
@@ -205,14 +233,26 @@ fn contract_args(attrs: &[syn::Attribute]) -> Option<TokenStream> {
 /// The item's own tokens, with `__checked_by_scope = true` (and `__struct_contract(...)`, the
 /// struct's clauses, for an `impl` of a struct with a contract) added to each non-empty
 /// `#[contract(...)]` directly inside its braces.
-fn mark_inner_contracts(input: TokenStream, struct_clauses: Option<&TokenStream>) -> TokenStream {
+fn mark_inner_contracts(
+    input: TokenStream,
+    by_name: &BTreeMap<String, TokenStream>,
+) -> TokenStream {
+    // An `impl` item: its own type's clauses; a module: each of its `impl`s finds its own.
+    let header: Vec<TokenTree> = input.clone().into_iter().collect();
+    let own = match header
+        .iter()
+        .any(|t| matches!(t, TokenTree::Ident(i) if i == "impl"))
+    {
+        true => impl_type_name(&header).and_then(|name| by_name.get(&name)),
+        false => None,
+    };
     input
         .into_iter()
         .map(|tree| match tree {
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
                 let mut marked = Group::new(
                     Delimiter::Brace,
-                    mark_attributes(group.stream(), struct_clauses),
+                    mark_attributes(group.stream(), own, by_name),
                 );
                 marked.set_span(group.span());
                 TokenTree::Group(marked)
@@ -222,8 +262,14 @@ fn mark_inner_contracts(input: TokenStream, struct_clauses: Option<&TokenStream>
         .collect()
 }
 
-fn mark_attributes(stream: TokenStream, struct_clauses: Option<&TokenStream>) -> TokenStream {
+fn mark_attributes(
+    stream: TokenStream,
+    struct_clauses: Option<&TokenStream>,
+    by_name: &BTreeMap<String, TokenStream>,
+) -> TokenStream {
     let mut out: Vec<TokenTree> = Vec::new();
+    // Where the `impl` being read starts in `out`, to name its type at its brace.
+    let mut impl_start = 0;
     // Inside a module, the methods of its `impl` blocks are the scope's too: an `impl` that
     // starts an item (not `-> impl Trait`) opens its block at the next brace.
     let (mut item_start, mut impl_header) = (true, false);
@@ -241,7 +287,11 @@ fn mark_attributes(stream: TokenStream, struct_clauses: Option<&TokenStream>) ->
             }
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
                 let stream = match impl_header {
-                    true => mark_attributes(group.stream(), None),
+                    true => {
+                        let own =
+                            impl_type_name(&out[impl_start..]).and_then(|name| by_name.get(&name));
+                        mark_attributes(group.stream(), own, by_name)
+                    }
                     false => group.stream(),
                 };
                 let mut marked = Group::new(Delimiter::Brace, stream);
@@ -252,6 +302,7 @@ fn mark_attributes(stream: TokenStream, struct_clauses: Option<&TokenStream>) ->
             TokenTree::Ident(ident) => {
                 if ident == "impl" && item_start {
                     impl_header = true;
+                    impl_start = out.len();
                 }
                 item_start = ident == "pub" || ident == "unsafe" || ident == "default";
                 out.push(TokenTree::Ident(ident));
@@ -277,6 +328,36 @@ fn mark_attributes(stream: TokenStream, struct_clauses: Option<&TokenStream>) ->
         }
     }
     out.into_iter().collect()
+}
+
+/// The name of the type an `impl` header (`impl<T> Trait for Model<T> where ..`) is for: its
+/// last identifier outside angle brackets, before any `where`.
+fn impl_type_name(header: &[TokenTree]) -> Option<String> {
+    let mut depth = 0i32;
+    let mut last = None;
+    for tree in header {
+        match tree {
+            TokenTree::Punct(p) if p.as_char() == '<' => depth += 1,
+            TokenTree::Punct(p) if p.as_char() == '>' && depth > 0 => depth -= 1,
+            TokenTree::Ident(i) if depth == 0 && i == "where" => break,
+            TokenTree::Ident(i) if depth == 0 && i != "impl" && i != "for" && i != "unsafe" => {
+                last = Some(i.to_string());
+            }
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => break,
+            _ => {}
+        }
+    }
+    last
+}
+
+/// The name of an `impl`'s type: its path's last segment.
+fn self_type_name(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(path) if path.qself.is_none() => {
+            path.path.segments.last().map(|s| s.ident.to_string())
+        }
+        _ => None,
+    }
 }
 
 /// `contract(x: f32[N])` → `contract(x: f32[N], __checked_by_scope = true)`.
