@@ -17,6 +17,7 @@ use candle_contracts_shapes::Dim;
 use candle_contracts_shapes::dim::Factor;
 use candle_contracts_shapes::rules::layer::Layer;
 use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::visit::Visit;
 
 use crate::index::{FnDef, Index, ModId, Resolved, name_of};
@@ -125,6 +126,8 @@ pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFac
         sites: Vec::new(),
         changed: BTreeSet::new(),
         out_of_sight: false,
+        changing_methods: BTreeSet::new(),
+        reading_calls: Vec::new(),
     };
     let fn_blocks: Vec<*const syn::Block> = index
         .fns
@@ -139,6 +142,18 @@ pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFac
             stack: &mut stack,
         };
         visit.visit_file(file);
+    }
+    // A reading method's name that a method in sight gives `&mut self` may change the field.
+    let calls = std::mem::take(&mut scan.reading_calls);
+    let mut visit = ScanVisit {
+        scan: &mut scan,
+        fn_blocks: &fn_blocks,
+        stack: &mut stack,
+    };
+    for (method, receiver) in calls {
+        if visit.scan.changing_methods.contains(&method) {
+            visit.changes_place(receiver);
+        }
     }
     if scan.out_of_sight {
         return BTreeMap::new();
@@ -324,8 +339,15 @@ struct Scan<'a> {
     /// Field names that some code may assign, borrow mutably or call a changing method on.
     changed: BTreeSet<String>,
     /// A construction the scan cannot read: in a function the index does not hold, in a
-    /// macro's tokens, or through another name (`use Model as M`, `type M = Model`).
+    /// macro's tokens, or through another name (`use Model as M`, `type M = Model`); or a
+    /// write through a raw pointer in `unsafe` code, which may change any field.
     out_of_sight: bool,
+    /// The names of every method in sight that takes `&mut self` or `mut self` (a trait of
+    /// the user's may give `usize` or `Linear` a changing `len`).
+    changing_methods: BTreeSet<String>,
+    /// Calls of a [`READING_METHODS`] name, by the method's name and its receiver: they
+    /// change the receiver where a method of that name in sight takes `&mut self`.
+    reading_calls: Vec<(String, &'static syn::Expr)>,
 }
 
 struct ScanVisit<'s, 'a> {
@@ -368,14 +390,27 @@ impl ScanVisit<'_, '_> {
 
 impl Visit<'static> for ScanVisit<'_, '_> {
     fn visit_item_fn(&mut self, f: &'static syn::ItemFn) {
+        if f.sig.unsafety.is_some() {
+            self.unsafe_tokens(f.block.to_token_stream());
+        }
         self.enter(&f.block);
     }
 
     fn visit_impl_item_fn(&mut self, f: &'static syn::ImplItemFn) {
+        self.note_changing(&f.sig);
+        if f.sig.unsafety.is_some() {
+            self.unsafe_tokens(f.block.to_token_stream());
+        }
         self.enter(&f.block);
     }
 
+    fn visit_expr_unsafe(&mut self, u: &'static syn::ExprUnsafe) {
+        self.unsafe_tokens(u.block.to_token_stream());
+        syn::visit::visit_expr_unsafe(self, u);
+    }
+
     fn visit_trait_item_fn(&mut self, f: &'static syn::TraitItemFn) {
+        self.note_changing(&f.sig);
         if let Some(block) = &f.default {
             self.enter(block);
         }
@@ -445,8 +480,11 @@ impl Visit<'static> for ScanVisit<'_, '_> {
     }
 
     fn visit_expr_method_call(&mut self, m: &'static syn::ExprMethodCall) {
-        if !READING_METHODS.contains(&name_of(&m.method).as_str()) {
+        let method = name_of(&m.method);
+        if !READING_METHODS.contains(&method.as_str()) {
             self.changes_place(&m.receiver);
+        } else {
+            self.scan.reading_calls.push((method, &m.receiver));
         }
         syn::visit::visit_expr_method_call(self, m);
     }
@@ -470,7 +508,101 @@ impl Visit<'static> for ScanVisit<'_, '_> {
         {
             self.scan.out_of_sight = true;
         }
-        scan_macro_tokens(self.scan, mac.tokens.clone());
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| name_of(&s.ident))
+            .unwrap_or_default();
+        if READING_MACROS.contains(&name.as_str()) {
+            scan_macro_tokens(self.scan, mac.tokens.clone());
+        } else {
+            // A macro of the user's (`dec!(self, n_head)`) may build any place from the
+            // names it is given: every field it names may change.
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.scan.changed.extend(names);
+            scan_macro_tokens(self.scan, mac.tokens.clone());
+        }
+    }
+}
+
+/// Macros of std (and the crate's `check!`) that only read the places they name: a field
+/// they name changes only through what the tokens themselves do (`.n_head = 4`, `&mut`).
+const READING_MACROS: &[&str] = &[
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "panic",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "unreachable",
+    "todo",
+    "unimplemented",
+    "bail",
+    "ensure",
+    "vec",
+    "matches",
+    "check",
+];
+
+impl ScanVisit<'_, '_> {
+    /// A method that takes `&mut self` or `mut self`: a call of its name may change what it
+    /// is called on.
+    fn note_changing(&mut self, sig: &'static syn::Signature) {
+        if let Some(receiver) = sig.receiver()
+            && (receiver.mutability.is_some()
+                || matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_some()))
+        {
+            self.scan.changing_methods.insert(name_of(&sig.ident));
+        }
+    }
+
+    /// `unsafe` code that may write through a raw pointer (`*mut`, `ptr::write`,
+    /// `transmute`, `offset_of!`) may change any field of any value: no inference.
+    fn unsafe_tokens(&mut self, tokens: TokenStream) {
+        fn writes(tokens: TokenStream) -> bool {
+            let trees: Vec<TokenTree> = tokens.into_iter().collect();
+            trees.iter().enumerate().any(|(at, tree)| match tree {
+                TokenTree::Group(g) => writes(g.stream()),
+                TokenTree::Ident(i) => {
+                    let name = i.to_string();
+                    (name == "mut"
+                        && at > 0
+                        && matches!(&trees[at - 1], TokenTree::Punct(p) if p.as_char() == '*'))
+                        || matches!(
+                            name.as_str(),
+                            "offset_of"
+                                | "transmute"
+                                | "transmute_copy"
+                                | "write"
+                                | "write_volatile"
+                                | "write_unaligned"
+                                | "write_bytes"
+                                | "copy"
+                                | "copy_nonoverlapping"
+                                | "swap"
+                                | "replace"
+                                | "as_mut_ptr"
+                                | "addr_of_mut"
+                                | "get_unchecked_mut"
+                        )
+                }
+                _ => false,
+            })
+        }
+        if writes(tokens) {
+            self.scan.out_of_sight = true;
+        }
     }
 }
 
@@ -584,6 +716,16 @@ impl<'a> Ctor<'a> {
             local_items: BTreeSet::new(),
             local_glob: false,
         };
+        // A generic parameter (`const N: usize`) shadows a constant of the same name.
+        for param in &def.sig.generics.params {
+            let name = match param {
+                syn::GenericParam::Const(c) => name_of(&c.ident),
+                syn::GenericParam::Type(t) => name_of(&t.ident),
+                syn::GenericParam::Lifetime(_) => continue,
+            };
+            ctor.local_items.insert(name);
+        }
+        ctor.local_items.extend(def.impl_generics.iter().cloned());
         let stmts = &def.block.stmts;
         // Names the top level rebinds (a `let`, or a statement macro that may expand to one):
         // `cfg.hidden_size` before and after would be two values under one symbol.

@@ -49,6 +49,7 @@ mod report;
 mod source;
 mod workspace;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -305,6 +306,8 @@ fn shapes(target: &str) -> ExitCode {
         .map(|h| h.ty.chars().count())
         .max()
         .unwrap_or(1);
+    // A closed pipe (`shapes .. | head`) ends the listing, never a panic.
+    let mut out = std::io::stdout().lock();
     for hint in hints {
         let line = format!(
             "{:>line_width$}  {:<name_width$}  {:<type_width$}  {}",
@@ -313,7 +316,9 @@ fn shapes(target: &str) -> ExitCode {
             hint.ty,
             hint.op
         );
-        println!("{}", line.trim_end());
+        if writeln!(out, "{}", line.trim_end()).is_err() {
+            break;
+        }
     }
     ExitCode::SUCCESS
 }

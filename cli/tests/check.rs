@@ -1451,3 +1451,44 @@ fn a_struct_contract_reaches_the_methods_of_its_contract_mod() {
         "{stderr}"
     );
 }
+
+/// `cargo contracts shapes .. | head`: the listing ends where the pipe closes, without a
+/// panic (it printed with `println!`, which panics on a closed stdout).
+#[test]
+fn shapes_into_a_closed_pipe_ends_without_a_panic() {
+    let dir = scratch("closed-pipe");
+    std::fs::write(dir.join("model.rs"), STRUCT_CONTRACT).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-contracts"))
+        .args(["shapes", "model.rs:Attention::forward"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // The reading end closes before the binary writes its first line.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("the binary ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(output.status.code(), Some(101), "{stderr}");
+}
+
+/// Correct programs (each runs in candle and prints `[2, 8]`) in which a field changes after
+/// its constructor, or a constructor's size is a const generic parameter named like a
+/// module's constant: no layer size or integer field may be inferred from the constructor.
+/// Each was reported before (`Linear::forward` takes `xs: _[.., cfg.n_head]` or `_[.., 4]`).
+#[test]
+fn fields_that_change_after_construction_are_not_inferred() {
+    let dir = fixture("changed-after-construction");
+    for file in [
+        "trait_method_on_usize.rs",
+        "trait_method_on_linear.rs",
+        "user_macro.rs",
+        "unsafe_write.rs",
+        "const_generic_constructor.rs",
+    ] {
+        let (code, _, stderr) = run(&dir, &["check", file]);
+        assert_eq!(code, 0, "{file}: {stderr}");
+        assert!(stderr.contains("no certain mismatch"), "{file}: {stderr}");
+    }
+}
