@@ -547,12 +547,7 @@ impl Index {
                         fns: ids,
                         trait_path,
                         contracted: self.modules[module].contract_scope
-                            || i.attrs.iter().any(|attr| {
-                                attr.path()
-                                    .segments
-                                    .last()
-                                    .is_some_and(|last| last.ident == "contract")
-                            }),
+                            || i.attrs.iter().any(crate::contract::is_contract),
                     });
                 }
                 syn::Item::Macro(m) => match &m.ident {
@@ -659,12 +654,7 @@ impl Index {
         match &m.content {
             Some((_, items)) => {
                 let id = self.add_module(krate, Some(parent), path);
-                self.modules[id].contract_scope = m.attrs.iter().any(|attr| {
-                    attr.path()
-                        .segments
-                        .last()
-                        .is_some_and(|last| last.ident == "contract")
-                });
+                self.modules[id].contract_scope = m.attrs.iter().any(crate::contract::is_contract);
                 self.insert(parent, name.clone(), entry(id));
                 let inner = match &path_attr {
                     Some(p) => dir.join(p),
@@ -990,14 +980,7 @@ impl FnDef {
     /// A method of a `#[contract] impl` takes its struct's contract (`fields`, as method
     /// clauses) where it has a contract list and a `self`, as the macro gives it.
     fn take_struct_contract(&mut self, fields: &Contract) {
-        let has_list = self.attrs.iter().any(|attr| {
-            attr.path()
-                .segments
-                .last()
-                .is_some_and(|last| last.ident == "contract")
-                && matches!(attr.meta, syn::Meta::List(_))
-        });
-        if !has_list || self.sig.receiver().is_none() {
+        if crate::contract::contract_list(self.attrs).is_none() || self.sig.receiver().is_none() {
             return;
         }
         if let Some(ContractText {
@@ -1020,12 +1003,7 @@ pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
     let mut parsed = Some(Contract::default());
     let mut analysis_off = false;
     for attr in attrs {
-        if attr
-            .path()
-            .segments
-            .last()
-            .is_none_or(|last| last.ident != "contract")
-        {
+        if !crate::contract::is_contract(attr) {
             continue;
         }
         match &attr.meta {

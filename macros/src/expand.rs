@@ -64,11 +64,7 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut args = args;
     let mut merged = false;
     item.attrs.retain(|attr| {
-        let is_contract = attr
-            .path()
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "contract");
+        let is_contract = candle_contracts_analysis::contract::is_contract(attr);
         match &attr.meta {
             syn::Meta::List(list) if is_contract => {
                 if !args.is_empty() && !list.tokens.is_empty() {

@@ -109,18 +109,7 @@ pub fn method_clauses(
 /// The struct contract's tokens, method clauses, of a struct item: `None` without a
 /// `#[contract(...)]` or where the contract does not read (the struct's macro reports why).
 pub fn of_struct(item: &syn::ItemStruct) -> Option<TokenStream> {
-    let tokens = item.attrs.iter().find_map(|attr| match &attr.meta {
-        syn::Meta::List(list)
-            if list
-                .path
-                .segments
-                .last()
-                .is_some_and(|s| s.ident == "contract") =>
-        {
-            Some(list.tokens.clone())
-        }
-        _ => None,
-    })?;
+    let tokens = super::contract_list(&item.attrs)?;
     method_clauses(&tokens, &field_names(item)).ok()
 }
 

@@ -17,6 +17,23 @@ pub mod syntax;
 use candle_contracts_shapes::Contract;
 use proc_macro2::TokenStream;
 
+/// Whether an attribute is `#[contract]` (any path ending in `contract`, such as
+/// `#[candle_contracts::contract(..)]`).
+pub fn is_contract(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|last| last.ident == "contract")
+}
+
+/// The tokens of the first `#[contract(...)]` among `attrs`.
+pub fn contract_list(attrs: &[syn::Attribute]) -> Option<TokenStream> {
+    attrs.iter().find_map(|attr| match &attr.meta {
+        syn::Meta::List(list) if is_contract(attr) => Some(list.tokens.clone()),
+        _ => None,
+    })
+}
+
 /// The tensor clauses of a contract's tokens (what `#[contract(...)]` holds), and whether it
 /// says `static = false`; `None` where the tokens are no valid contract syntax (the macro
 /// reports why).

@@ -216,18 +216,7 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
 
 /// The tokens of a `#[contract(...)]` (or `#[candle_contracts::contract(...)]`) attribute.
 fn contract_args(attrs: &[syn::Attribute]) -> Option<TokenStream> {
-    attrs.iter().find_map(|attr| match &attr.meta {
-        syn::Meta::List(list)
-            if list
-                .path
-                .segments
-                .last()
-                .is_some_and(|s| s.ident == "contract") =>
-        {
-            Some(list.tokens.clone())
-        }
-        _ => None,
-    })
+    candle_contracts_analysis::contract::contract_list(attrs)
 }
 
 /// The item's own tokens, with `__checked_by_scope = true` (and `__struct_contract(...)`, the
