@@ -57,7 +57,7 @@ pub struct LetHint {
     pub site: Site,
     /// The name.
     pub name: String,
-    /// Its type (`f32[B, 128]`), `?` where unknown.
+    /// Its type (`f32[B, 128]`), `?` where unknown; `= B` or `= _` for an integer, `float` for a float.
     pub ty: String,
     /// The op that gave it (`matmul`, `Tensor::zeros`, `/`), empty where none stands out.
     pub op: String,

@@ -51,6 +51,8 @@ enum Value {
     Instance(String, Access),
     /// A value of another crate's type, by its path (`candle_contracts::nn::Embedding`).
     External(String),
+    /// An `Option` of a value (`mask: Option<&Tensor>`, `self.kv_cache`), `None` or not.
+    Optional(Box<Value>),
     /// What an expression that never completes yields (`return`, `panic!`).
     Never,
     /// Anything else.
@@ -70,6 +72,7 @@ impl Value {
             Value::Float => Value::Float,
             Value::Instance(key, access) => Value::Instance(key.clone(), *access),
             Value::External(path) => Value::External(path.clone()),
+            Value::Optional(inner) => Value::Optional(Box::new(inner.forgotten())),
             _ => Value::Other,
         }
     }
@@ -88,6 +91,7 @@ impl Value {
                 Value::Tensors(a.iter().zip(b).map(|(x, y)| x.join(y)).collect())
             }
             (Value::TensorsEach(a), Value::TensorsEach(b)) => Value::TensorsEach(a.join(b)),
+            (Value::Optional(a), Value::Optional(b)) => Value::Optional(Box::new(a.join(b))),
             (a, b) if a == b => a.clone(),
             _ => Value::Other,
         }
@@ -97,6 +101,7 @@ impl Value {
         match self {
             Value::Tensor(t) => Arg::Tensor(t.clone()),
             Value::Tensors(ts) => Arg::Tensors(ts.clone()),
+            Value::TensorsEach(t) => Arg::TensorsEach(t.clone()),
             Value::Int(d) => Arg::Int(d.clone()),
             Value::Float => Arg::Float,
             Value::DType(d) => Arg::DType(*d),
@@ -111,11 +116,19 @@ impl Value {
         match self {
             Value::Tensor(t) if !t.is_unknown() => t.to_string(),
             Value::Int(d) if !d.is_unknown() => format!("= {d}"),
+            // Not a tensor: said so, so that a count of unknown tensors leaves it out.
+            Value::Int(_) => "= _".to_string(),
+            Value::Float => "float".to_string(),
+            Value::DType(dtype) => format!("DType::{dtype:?}"),
             Value::Tensors(ts) if ts.iter().any(|t| !t.is_unknown()) => {
                 Parts::Each(ts.clone()).to_string()
             }
             Value::TensorsEach(t) if !t.is_unknown() => Parts::All(t.clone()).to_string(),
-            Value::Tuple(items) if items.iter().any(|v| v.hint() != "?") => {
+            Value::Tuple(items)
+                if items
+                    .iter()
+                    .any(|v| !matches!(v.hint().as_str(), "?" | "= _")) =>
+            {
                 let items: Vec<String> = items.iter().map(Value::hint).collect();
                 format!("({})", items.join(", "))
             }
@@ -146,12 +159,17 @@ enum Access {
 }
 
 /// What a Rust type is, as far as the walk cares.
+#[derive(Clone)]
 enum Kind {
     Tensor,
     Int,
     Float,
     Instance(String, Access),
     External(String),
+    /// std's `Option` of a kind.
+    Optional(Box<Kind>),
+    /// A tuple, inside an `Option` (`Option<(Tensor, Tensor)>`).
+    Tuple(Vec<Kind>),
     Other,
 }
 
@@ -164,6 +182,10 @@ impl Kind {
             Kind::Float => Value::Float,
             Kind::Instance(key, access) => Value::Instance(key, access),
             Kind::External(path) => Value::External(path),
+            Kind::Optional(inner) => Value::Optional(Box::new(inner.unknown_value())),
+            Kind::Tuple(kinds) => {
+                Value::Tuple(kinds.into_iter().map(Kind::unknown_value).collect())
+            }
             Kind::Other => Value::Other,
         }
     }
@@ -565,6 +587,13 @@ impl<'a> Walker<'a> {
                             }
                             None => Value::Other,
                         },
+                        // `mask: Option<&Tensor>`: its clause holds where it is `Some`.
+                        Kind::Optional(inner) if matches!(*inner, Kind::Tensor) => {
+                            Value::Optional(Box::new(match clause {
+                                Some(spec) => Value::Tensor(spec),
+                                None => Value::tensor_unknown(),
+                            }))
+                        }
                         kind => kind.unknown_value(),
                     };
                     self.bind(&name, value, origin);
@@ -634,7 +663,8 @@ impl<'a> Walker<'a> {
                         .entry(format!("self.{name}.{accessor}"))
                         .or_insert((Value::Tensor(weight), None));
                 }
-                None if fixed && is_usize(&field.ty) => {
+                // Behind `&mut self`, held only until the body may change it (below).
+                None if is_usize(&field.ty) => {
                     let symbol = Dim::symbol(format!("self.{name}"));
                     sizes.push((name, symbol));
                 }
@@ -729,6 +759,22 @@ impl<'a> Walker<'a> {
 
     /// Forgets what the walk knew of names a loop, closure, `&mut` or macro may change.
     fn forget(&mut self, changed: &Changed) {
+        if !changed.self_places.is_empty() {
+            if self.self_mut {
+                let places = &changed.self_places;
+                self.subjects
+                    .retain(|subject, _| !places.iter().any(|place| below(subject, place)));
+            } else {
+                let mut whole = Changed {
+                    kept: changed.kept.clone(),
+                    rebound: changed.rebound.clone(),
+                    self_touched: changed.self_touched,
+                    ..Changed::default()
+                };
+                whole.kept.insert("self".to_string());
+                return self.forget(&whole);
+            }
+        }
         for frame in &mut self.scope {
             for (name, binding) in frame.iter_mut() {
                 if changed.rebound.contains(name) {
@@ -866,8 +912,17 @@ impl<'a> Walker<'a> {
         {
             inner = pat;
         }
-        match inner {
-            syn::Pat::Slice(_) => self.bind_pattern(pat, value),
+        match (inner, value) {
+            (syn::Pat::Slice(_), value) => self.bind_pattern(pat, value),
+            // `Some(mask)` of an `Option`: what it holds, where std's `Some` is meant.
+            (syn::Pat::TupleStruct(some), Value::Optional(held))
+                if some.qself.is_none()
+                    && some.path.is_ident("Some")
+                    && some.elems.len() == 1
+                    && matches!(self.resolve(&["Some".to_string()]), Resolved::Unknown) =>
+            {
+                self.bind_pattern(&some.elems[0], *held);
+            }
             _ => self.bind_unknown(pat),
         }
     }
@@ -918,6 +973,36 @@ impl<'a> Walker<'a> {
                         _ => {}
                     }
                 }
+                // std's `Option` (not one of the crate's own).
+                let option = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                    ["Option"] => matches!(
+                        if body {
+                            self.resolve(&segments)
+                        } else {
+                            self.index.resolve(module, &segments)
+                        },
+                        Resolved::Unknown
+                    ),
+                    ["std" | "core", "option", "Option"] => true,
+                    _ => false,
+                };
+                if option {
+                    let inner = p.path.segments.last().and_then(|s| match &s.arguments {
+                        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => {
+                            a.args.first()
+                        }
+                        _ => None,
+                    });
+                    return match inner {
+                        Some(syn::GenericArgument::Type(syn::Type::Tuple(t))) => Kind::Optional(
+                            Box::new(Kind::Tuple(t.elems.iter().map(again).collect())),
+                        ),
+                        Some(syn::GenericArgument::Type(inner)) => {
+                            Kind::Optional(Box::new(again(inner)))
+                        }
+                        _ => Kind::Other,
+                    };
+                }
                 if matches!(last, "Box" | "Rc" | "Arc") {
                     let inner = p.path.segments.last().and_then(|s| match &s.arguments {
                         syn::PathArguments::AngleBracketed(a) => a.args.first(),
@@ -926,6 +1011,12 @@ impl<'a> Walker<'a> {
                     return match inner {
                         Some(syn::GenericArgument::Type(inner)) => match again(inner) {
                             Kind::Tensor => Kind::Tensor,
+                            // `self.rotary_emb.apply(..)` through an `Arc<RotaryEmbedding>`:
+                            // no `&mut` reaches it, so it is reached as a place of its type
+                            // is (a `&self` method after any by-value one of that name).
+                            Kind::Instance(key, _) if last != "Box" => {
+                                Kind::Instance(key, Access::Owned)
+                            }
                             _ => Kind::Other,
                         },
                         _ => Kind::Other,
@@ -1284,7 +1375,7 @@ impl<'a> Walker<'a> {
             syn::Expr::Let(l) => {
                 let value = self.expr(&l.expr);
                 if has_ref_mut(&l.pat) {
-                    self.forget_in(|c| c.kept.extend(root(&l.expr)));
+                    self.forget_in(|c| c.write_to(&l.expr));
                 }
                 self.bind_refutable(&l.pat, value);
                 Value::Other
@@ -1404,7 +1495,7 @@ impl<'a> Walker<'a> {
                     }
                     _ => {
                         self.expr(&a.left);
-                        self.forget_in(|c| c.kept.extend(assigned_roots(&a.left)));
+                        self.forget_in(|c| c.write_to(&a.left));
                     }
                 }
                 Value::Other
@@ -1737,6 +1828,28 @@ impl<'a> Walker<'a> {
                 self.forget_in(|c| c.kept.extend(root(&call.receiver)));
                 Value::Other
             }
+            // `xs.apply(&self.mlp)`: candle's `apply` runs `<M as Module>::forward`, the one
+            // of the crate's `impl Module for M` (no other method of the name can be meant).
+            Value::Tensor(t)
+                if matches!(name.as_str(), "apply" | "apply_t")
+                    && let Some(Value::Instance(key, _)) = args.first()
+                    && let Some(id) = self.module_forward(key, name == "apply_t") =>
+            {
+                let mut forward_args = vec![Value::Tensor(t)];
+                let mut forward_exprs = vec![&*call.receiver];
+                if name == "apply_t" {
+                    forward_args.extend(args.get(1).cloned());
+                    forward_exprs.extend(arg_exprs.get(1).copied());
+                }
+                let value = self.call_fn(
+                    id,
+                    Some(strip_refs(arg_exprs[0])),
+                    &forward_args,
+                    &forward_exprs,
+                );
+                self.touched(strip_refs(arg_exprs[0]));
+                value
+            }
             Value::Tensor(t) => {
                 let value = self.tensor_method(&t, &name, &args, call, &arg_exprs);
                 if matches!(value, Value::Other) && !READ_ONLY.contains(&name.as_str()) {
@@ -1752,6 +1865,14 @@ impl<'a> Walker<'a> {
                     self.touched(&call.receiver);
                 }
                 value
+            }
+            // `mask.unwrap()`, `cache.as_ref()`: what the `Option` holds, or the same `Option`.
+            Value::Optional(held) if matches!(name.as_str(), "unwrap" | "expect") => *held,
+            optional @ Value::Optional(_)
+                if matches!(name.as_str(), "as_ref" | "clone" | "cloned")
+                    && call.args.is_empty() =>
+            {
+                optional
             }
             // `(d as f64).sqrt()`: a float's own methods give a float.
             Value::Float if FLOAT_METHODS.contains(&name.as_str()) => Value::Float,
@@ -1784,6 +1905,22 @@ impl<'a> Walker<'a> {
                 Value::Other
             }
         }
+    }
+
+    /// The crate's `forward` of `impl candle_core::Module for key` (`forward_t` of `ModuleT`
+    /// where `train`), if the index holds it.
+    fn module_forward(&self, key: &str, train: bool) -> Option<FnId> {
+        let (method, trait_name) = if train {
+            ("forward_t", "ModuleT")
+        } else {
+            ("forward", "Module")
+        };
+        let ids = self.index.methods(key, method);
+        ids.iter().copied().find(|id| {
+            matches!(&self.index.fns[*id].trait_of, Some(Resolved::External(path))
+                if path.last().is_some_and(|last| last == trait_name)
+                    && matches!(path.first().map(String::as_str), Some("candle_core" | "candle_nn" | "candle")))
+        })
     }
 
     /// After a method the walk does not know is called on `receiver`: a `mut` binding it
@@ -2004,6 +2141,10 @@ impl<'a> Walker<'a> {
             self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream());
             return Value::Other;
         }
+        // `let dtype = xs.dtype();` then `.to_dtype(dtype)`: the one dtype it can be.
+        if name == "dtype" && args.is_empty() {
+            return t.dtypes.single().map_or(Value::Other, Value::DType);
+        }
         if name == "dims1" {
             return Value::Int(match t.shape.dims() {
                 Some([n]) => n.clone(),
@@ -2196,6 +2337,7 @@ impl<'a> Walker<'a> {
                     | "triu2"
             ),
             ["candle_nn", "ops" | "loss", _] => true,
+            ["candle_nn", "rotary_emb", name] => matches!(*name, "rope" | "rope_i" | "rope_thd"),
             _ => contract_ops().iter().any(|op| op.path == full),
         };
         if !returns_tensor {
@@ -2501,6 +2643,29 @@ impl<'a> Walker<'a> {
             })
             .flatten();
         let guard_macro = self.is_check_macro(mac);
+        // `vec![&xs; n_rep]`: `n_rep` copies of one tensor.
+        if name == "vec"
+            && parsed.is_none()
+            && let Ok((item, count)) = mac.parse_body_with(|input: syn::parse::ParseStream<'_>| {
+                let item: syn::Expr = input.parse()?;
+                input.parse::<syn::Token![;]>()?;
+                let count: syn::Expr = input.parse()?;
+                Ok((item, count))
+            })
+        {
+            self.forget_in(|c| {
+                c.visit_expr(&item);
+                c.visit_expr(&count);
+            });
+            return match (self.operand(&item), self.operand(&count)) {
+                (Value::Tensor(t), Value::Int(n)) if n.as_literal().is_some_and(|n| n <= 64) => {
+                    let n = n.as_literal().and_then(|n| usize::try_from(n).ok());
+                    Value::Tensors(vec![t; n.unwrap_or(0)])
+                }
+                (Value::Tensor(t), _) => Value::TensorsEach(t),
+                _ => Value::Other,
+            };
+        }
         match &parsed {
             Some(exprs) => self.forget_in(|c| {
                 for e in exprs {
@@ -2701,6 +2866,49 @@ struct Changed {
     self_touched: bool,
     /// The body's `macro_rules!`: a call of one may assign the names its definition holds.
     macros: BodyMacros,
+    /// Fields of `self` written to (`self.kv_cache = ..`, `&mut self.cache`): behind
+    /// `&mut self`, only what is below each may change; otherwise `self` as a whole.
+    self_places: BTreeSet<String>,
+}
+
+impl Changed {
+    /// What an assignment to `place` (or a `&mut` of it) may change.
+    fn write_to(&mut self, place: &syn::Expr) {
+        match place {
+            syn::Expr::Tuple(t) => t.elems.iter().for_each(|e| self.write_to(e)),
+            syn::Expr::Array(a) => a.elems.iter().for_each(|e| self.write_to(e)),
+            syn::Expr::Call(c) => c.args.iter().for_each(|e| self.write_to(e)),
+            syn::Expr::Struct(s) => s.fields.iter().for_each(|f| self.write_to(&f.expr)),
+            syn::Expr::Paren(p) => self.write_to(&p.expr),
+            other => match self_field_place(other) {
+                Some(place) => {
+                    self.self_places.insert(place);
+                }
+                None => self.kept.extend(root(other)),
+            },
+        }
+    }
+}
+
+/// `self.a.b` (fields only, no index, call or deref): the place's text.
+fn self_field_place(expr: &syn::Expr) -> Option<String> {
+    fn fields_of_self(expr: &syn::Expr) -> bool {
+        match expr {
+            syn::Expr::Field(f) => is_self_path(&f.base) || fields_of_self(&f.base),
+            syn::Expr::Paren(p) => fields_of_self(&p.expr),
+            _ => false,
+        }
+    }
+    let expr = match expr {
+        syn::Expr::Paren(p) => &*p.expr,
+        syn::Expr::Group(g) => &*g.expr,
+        other => other,
+    };
+    if fields_of_self(expr) {
+        subject_text(expr)
+    } else {
+        None
+    }
 }
 
 /// The `macro_rules!` a body defines, by name, with the identifiers of each definition.
@@ -2725,7 +2933,7 @@ fn body_macros(block: &syn::Block) -> BodyMacros {
 
 impl<'ast> Visit<'ast> for Changed {
     fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-        self.kept.extend(assigned_roots(&a.left));
+        self.write_to(&a.left);
         syn::visit::visit_expr_assign(self, a);
     }
 
@@ -2744,7 +2952,7 @@ impl<'ast> Visit<'ast> for Changed {
                 | BinOp::ShlAssign(_)
                 | BinOp::ShrAssign(_)
         ) {
-            self.kept.extend(root(&b.left));
+            self.write_to(&b.left);
         }
         syn::visit::visit_expr_binary(self, b);
     }
@@ -2756,7 +2964,7 @@ impl<'ast> Visit<'ast> for Changed {
 
     fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
         if r.mutability.is_some() {
-            self.kept.extend(root(&r.expr));
+            self.write_to(&r.expr);
         }
         syn::visit::visit_expr_reference(self, r);
     }
@@ -2789,7 +2997,7 @@ impl<'ast> Visit<'ast> for Changed {
         if let Some(init) = &local.init
             && has_ref_mut(&local.pat)
         {
-            self.kept.extend(root(&init.expr));
+            self.write_to(&init.expr);
         }
         syn::visit::visit_local(self, local);
     }
@@ -2940,23 +3148,6 @@ fn place_root(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => place_root(&u.expr),
         syn::Expr::Reference(r) => place_root(&r.expr),
         _ => None,
-    }
-}
-
-/// The locals an assignment writes to: the root of a place, each of a destructuring's
-/// (`(h, g) = (g, h)`, `Pair { a, .. } = p`).
-fn assigned_roots(expr: &syn::Expr) -> Vec<String> {
-    match expr {
-        syn::Expr::Tuple(t) => t.elems.iter().flat_map(assigned_roots).collect(),
-        syn::Expr::Array(a) => a.elems.iter().flat_map(assigned_roots).collect(),
-        syn::Expr::Call(c) => c.args.iter().flat_map(assigned_roots).collect(),
-        syn::Expr::Struct(s) => s
-            .fields
-            .iter()
-            .flat_map(|f| assigned_roots(&f.expr))
-            .collect(),
-        syn::Expr::Paren(p) => assigned_roots(&p.expr),
-        other => root(other).into_iter().collect(),
     }
 }
 
@@ -3184,14 +3375,7 @@ fn fits(n: u64, ty: &syn::Type) -> bool {
 
 /// A value of `kind` nothing more is known of.
 fn kind_unknown(kind: &Kind) -> Value {
-    match kind {
-        Kind::Tensor => Value::tensor_unknown(),
-        Kind::Int => Value::Int(Dim::Unknown),
-        Kind::Float => Value::Float,
-        Kind::Instance(key, access) => Value::Instance(key.clone(), *access),
-        Kind::External(path) => Value::External(path.clone()),
-        Kind::Other => Value::Other,
-    }
+    kind.clone().unknown_value()
 }
 
 /// How a method takes its receiver, for a plain one (`self`, `&self`, `&mut self`).
@@ -3252,13 +3436,19 @@ fn array_value(items: Vec<Value>) -> Value {
     if items.is_empty() {
         return Value::Other;
     }
-    if items.iter().all(|v| matches!(v, Value::Tensor(_))) {
+    // An array's items have one Rust type: with one a tensor, all are (`[prev_k, &k]` with
+    // `prev_k` out of a cache the walk cannot see into).
+    if items.iter().any(|v| matches!(v, Value::Tensor(_)))
+        && items
+            .iter()
+            .all(|v| matches!(v, Value::Tensor(_) | Value::Other | Value::Never))
+    {
         return Value::Tensors(
             items
                 .into_iter()
-                .filter_map(|v| match v {
-                    Value::Tensor(t) => Some(t),
-                    _ => None,
+                .map(|v| match v {
+                    Value::Tensor(t) => t,
+                    _ => TensorType::unknown(),
                 })
                 .collect(),
         );

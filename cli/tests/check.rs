@@ -1188,8 +1188,40 @@ impl Heads {
         .replace("LEN", "self.head_dim")
         .replace("RECEIVER", "&self");
     assert_eq!(check_file("field-right", &right), (0, Vec::new()));
+    // Behind `&mut self`, the same size while nothing in the body may change the field.
     let behind_mut = wrong.replace("RECEIVER", "&mut self");
-    assert_eq!(check_file("field-mut", &behind_mut), (0, Vec::new()));
+    let (code, lines) = check_file("field-mut", &behind_mut);
+    assert_eq!(
+        (code, lines.first().map(String::as_str)),
+        (
+            1,
+            Some(
+                "error: `Tensor::narrow` takes `len: at most self.head_dim - start`, but \
+         `self.head_dim + 1` is given here"
+            )
+        )
+    );
+    // The body lowers `self.head_dim` first: `self.head_dim + 1` is the old size, right.
+    let lowered = behind_mut.replace(
+        "        heads.narrow(",
+        "        self.head_dim -= 1;\n        heads.narrow(",
+    );
+    assert_eq!(check_file("field-mut-lowered", &lowered), (0, Vec::new()));
+    // Writing another field changes nothing the check relies on.
+    let other_field = behind_mut
+        .replace(
+            "    head_dim: usize,\n}",
+            "    head_dim: usize,\n    calls: usize,\n}",
+        )
+        .replace(
+            "Self { n_head, head_dim }",
+            "Self { n_head, head_dim, calls: 0 }",
+        )
+        .replace(
+            "        heads.narrow(",
+            "        self.calls = 1;\n        heads.narrow(",
+        );
+    assert_eq!(check_file("field-mut-other", &other_field).0, 1);
 }
 
 /// Two constructors that build `c_proj` with different sizes: either may have built `self`.
@@ -1491,4 +1523,132 @@ fn fields_that_change_after_construction_are_not_inferred() {
         assert_eq!(code, 0, "{file}: {stderr}");
         assert!(stderr.contains("no certain mismatch"), "{file}: {stderr}");
     }
+}
+
+/// A decoder attention as candle-transformers writes it: rotary embeddings behind an `Arc`,
+/// an `Option` mask, a kv cache in an `Option` field, `repeat_kv`'s `vec![&k; n_rep]`, a dtype
+/// kept in a `let`, and a crate `Module` run by `apply`.
+const DECODER: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use std::sync::Arc;
+
+struct Rotary {
+    sin: Tensor,
+    cos: Tensor,
+}
+
+impl Rotary {
+    #[contract(q: f32[B, H, T, D], self.cos: f32[P, D / 2], self.sin: f32[P, D / 2], return: f32[B, H, T, D])]
+    fn apply(&self, q: &Tensor) -> Result<Tensor> {
+        let t = q.dim(2)?;
+        let cos = self.cos.narrow(0, 0, t)?;
+        let sin = self.sin.narrow(0, 0, t)?;
+        candle_nn::rotary_emb::rope(q, &cos, &sin)
+    }
+}
+
+struct Mlp {
+    w: Tensor,
+}
+
+impl Module for Mlp {
+    #[contract(xs: f32[B, T, E], self.w: f32[E, E], return: f32[B, T, E])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        xs.broadcast_matmul(&self.w)
+    }
+}
+
+struct Attention {
+    rotary: Arc<Rotary>,
+    mlp: Mlp,
+    cache: Option<(Tensor, Tensor)>,
+    n_rep: usize,
+}
+
+impl Attention {
+    #[contract(q: f32[B, H, T, D], k: f32[B, H, T, D], x: f32[B, T, E], mask: f32[B, T, S])]
+    fn forward(&mut self, q: &Tensor, k: &Tensor, x: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+        let q = self.rotary.apply(q)?;
+        let k = match &self.cache {
+            None => k.clone(),
+            Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 2)?,
+        };
+        let k = Tensor::cat(&vec![&k; self.n_rep], 2)?;
+        let dtype = q.dtype();
+        let scores = q.matmul(&k.t()?)?.to_dtype(dtype)?;
+        let scores = match mask {
+            None => scores,
+            Some(m) => scores.broadcast_add(&m.unsqueeze(1)?)?,
+        };
+        let y = x.apply(&self.mlp)?;
+        Ok(y)
+    }
+}
+";
+
+#[test]
+fn a_decoder_attention_is_followed_through_arc_option_cache_and_apply() {
+    // A crate: the `impl Module for Mlp` of another `impl` block is in sight.
+    let in_crate = |name: &str, source: &str| {
+        let dir = scratch(name);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"decoder\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+             [dependencies]\ncandle-core = \"0.11.1\"\ncandle-nn = \"0.11.1\"\n\
+             candle-contracts = \"0.1.0\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/lib.rs"), source).unwrap();
+        dir
+    };
+    let check_crate = |name: &str, source: &str| {
+        let (code, _, stderr) = run(&in_crate(name, source), &["check", "."]);
+        (code, headlines(&stderr))
+    };
+    let dir = in_crate("decoder", DECODER);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<String> = stdout
+        .lines()
+        .map(|row| row.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "41 q f32[B, H, T, D] apply",
+            "42 k f32[B, H, _, D] match",
+            "46 k f32[B, H, _, D] Tensor::cat",
+            "47 dtype DType::F32 dtype",
+            "48 scores f32[B, H, T, _] to_dtype",
+            "49 scores f32[B, H, T, _] match",
+            "53 y f32[B, T, E] apply",
+        ],
+        "{stdout}"
+    );
+    let (code, lines) = check_crate("decoder-right", DECODER);
+    assert_eq!((code, lines), (0, Vec::<String>::new()));
+    // The mask without its head dim, added as if it had one: in the `Some` arm, code that
+    // may never run (as any branch), so nothing is said; out of `expect`, it is certain.
+    let unsqueezed_not =
+        DECODER.replace("scores.broadcast_add(&m.unsqueeze(1)?)?", "scores.add(m)?");
+    assert_eq!(
+        check_crate("decoder-mask-arm", &unsqueezed_not),
+        (0, Vec::new())
+    );
+    let expected = DECODER.replace(
+        "let scores = match mask {",
+        "let scores = scores.add(mask.expect(\"a causal mask\"))?;\n        let scores = match mask {",
+    );
+    let (code, lines) = check_crate("decoder-mask", &expected);
+    assert_eq!(code, 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("error: `Tensor::add` takes"),
+        "{lines:?}"
+    );
+    // The heads' tensor into the MLP, which takes `[B, T, E]`.
+    let heads_into_mlp = DECODER.replace("x.apply(&self.mlp)", "q.apply(&self.mlp)");
+    let (code, lines) = check_crate("decoder-mlp", &heads_into_mlp);
+    assert_eq!(code, 1, "{lines:?}");
+    assert!(lines[0].contains("f32[B, H, T, D]"), "{lines:?}");
 }

@@ -1723,3 +1723,34 @@ fn chunk_gives_candle_s_parts() {
         "error: dim D::Minus(3) is past rank 2",
     );
 }
+
+/// `Tensor::cat(&[prev_k, &k], 2)` with a cached `prev_k` the analysis cannot see into, and
+/// `vec![&k; n_rep]` (how many unknown): the dims off `dim` are the known tensor's, as candle
+/// requires of every input; `dim`'s size is unknown.
+#[test]
+fn cat_and_stack_keep_the_dims_an_unknown_input_must_share() {
+    let k = || parse_tensor_type("f32[B, H, T, D]").unwrap();
+    let cached = [Arg::Tensors(vec![TensorType::unknown(), k()]), Arg::int(2)];
+    let out = rules::function("Tensor::cat", &cached).unwrap();
+    assert_eq!(out.to_string(), "f32[B, H, _, D]");
+    let repeated = [Arg::TensorsEach(k()), Arg::Dim(DimIndex::FromEnd(2))];
+    let out = rules::function("Tensor::cat", &repeated).unwrap();
+    assert_eq!(out.to_string(), "f32[B, H, _, D]");
+    let stacked = [Arg::TensorsEach(k()), Arg::int(1)];
+    let out = rules::function("Tensor::stack", &stacked).unwrap();
+    assert_eq!(out.to_string(), "f32[B, _, H, T, D]");
+    // candle agrees: a cache of 3 positions, then 1, 2 and 3 copies along dim 2.
+    let dev = Device::Cpu;
+    let prev = Tensor::zeros((2, 4, 3, 8), CandleDType::F32, &dev).unwrap();
+    let new = Tensor::zeros((2, 4, 1, 8), CandleDType::F32, &dev).unwrap();
+    assert_eq!(
+        Tensor::cat(&[&prev, &new], 2).unwrap().dims(),
+        &[2, 4, 4, 8]
+    );
+    for n in 1..=3 {
+        let out = Tensor::cat(&vec![&new; n], D::Minus2).unwrap();
+        assert_eq!(out.dims(), &[2, 4, n, 8]);
+        let out = Tensor::stack(&vec![&new; n], 1).unwrap();
+        assert_eq!(out.dims(), &[2, n, 4, 1, 8]);
+    }
+}

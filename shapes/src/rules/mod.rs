@@ -78,6 +78,8 @@ pub enum Arg {
     Tensor(TensorType),
     /// A slice or vector of tensors (`&[&a, &b]`), for `Tensor::cat` and `Tensor::stack`.
     Tensors(Vec<TensorType>),
+    /// A slice or vector of tensors of one type, how many unknown (`&vec![&xs; n_rep]`).
+    TensorsEach(TensorType),
     /// An integer: a literal (`1`, `128usize`) or a size the macro can name (`n` bound from
     /// `x.dim(0)?` as a symbol); also a dim index written as an integer.
     Int(Dim),

@@ -1300,8 +1300,19 @@ impl Call<'_> {
 /// up (candle's `ShapeMismatchCat`, `DTypeMismatchBinaryOp`).
 fn cat(args: &[Arg]) -> Outcome {
     const OP: &str = "Tensor::cat";
-    let Some(Arg::Tensors(tensors)) = args.first() else {
-        return Ok(TensorType::unknown());
+    let tensors = match args.first() {
+        Some(Arg::Tensors(tensors)) => tensors,
+        // However many there are, `dim`'s size is unknown and the others are the part's.
+        Some(Arg::TensorsEach(part)) => {
+            let shape = match resolve(OP, part, args, 1).ok().flatten() {
+                Some(axis) if part.shape.dims().is_some() => {
+                    part.shape.clone().with_dim(axis, Dim::Unknown)
+                }
+                _ => Shape::unknown(),
+            };
+            return Ok(TensorType::new(part.dtypes, shape));
+        }
+        _ => return Ok(TensorType::unknown()),
     };
     let first = match tensors.as_slice() {
         [] => return Ok(TensorType::unknown()),
@@ -1338,14 +1349,24 @@ fn cat(args: &[Arg]) -> Outcome {
         }
         dtypes = dtypes.intersection(tensor.dtypes);
     }
-    let shape = match axis {
-        Some(axis) if tensors.iter().all(|t| t.shape.dims().is_some()) => {
-            let total = tensors
-                .iter()
-                .fold(Dim::lit(0), |sum, t| sum.add(t.shape.get(axis)));
-            first.shape.clone().with_dim(axis, total)
-        }
-        _ => Shape::unknown(),
+    // Every tensor has the reference's rank and its dims off `dim` (candle checks both), so
+    // one tensor of known rank gives them, whichever it is; `dim`'s size is the sum.
+    let reference = tensors.iter().find(|t| t.shape.dims().is_some());
+    let shape = match reference {
+        Some(reference) => match resolve(OP, reference, args, 1).ok().flatten() {
+            Some(axis) => {
+                let total = tensors.iter().fold(Dim::lit(0), |sum, t| {
+                    if t.shape.dims().is_some() {
+                        sum.add(t.shape.get(axis))
+                    } else {
+                        Dim::Unknown
+                    }
+                });
+                reference.shape.clone().with_dim(axis, total)
+            }
+            None => Shape::unknown(),
+        },
+        None => Shape::unknown(),
     };
     Ok(TensorType::new(dtypes, shape))
 }
@@ -1367,8 +1388,18 @@ fn rank_pattern(shape: &Shape) -> Shape {
 /// inserted at `dim` (`to_index_plus_one`).
 fn stack(args: &[Arg]) -> Outcome {
     const OP: &str = "Tensor::stack";
-    let Some(Arg::Tensors(tensors)) = args.first() else {
-        return Ok(TensorType::unknown());
+    let tensors = match args.first() {
+        Some(Arg::Tensors(tensors)) => tensors,
+        // However many there are, a new dim of unknown size.
+        Some(Arg::TensorsEach(part)) => {
+            let shape = args
+                .get(1)
+                .and_then(Arg::dim_index)
+                .and_then(|index| part.shape.clone().inserted(index, Dim::Unknown).ok())
+                .unwrap_or_else(Shape::unknown);
+            return Ok(TensorType::new(part.dtypes, shape));
+        }
+        _ => return Ok(TensorType::unknown()),
     };
     let Some(first) = tensors.first() else {
         return Ok(TensorType::unknown());

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Counts, over the model ports, the tensor `let`s whose shape `cargo contracts shapes` knows.
+
+Usage: scripts/measure-known-shapes.py [--verbose] [FILE...]
+(default: tests/tests/models/*.rs). Needs a built `target/debug/cargo-contracts`.
+A `let` is counted once per line and name; integers (`= B`), floats and tuples are left out.
+"""
+import glob, re, subprocess, sys
+
+verbose = "--verbose" in sys.argv
+files = [a for a in sys.argv[1:] if not a.startswith("--")] or sorted(glob.glob("tests/tests/models/*.rs"))
+binary = "target/debug/cargo-contracts"
+totals = {"known": 0, "rank": 0, "dtype": 0, "unknown": 0}
+causes = {}
+for path in files:
+    src = open(path).read().splitlines()
+    impl = None
+    pending = False
+    targets = []
+    for line in src:
+        m = re.match(r"\s*impl(?:<[^>]*>)?\s+(?:[\w:<>]+\s+for\s+)?(\w+)", line)
+        if m and line.lstrip().startswith("impl"):
+            impl = m.group(1) if line.startswith("impl") else impl
+        if line.startswith("}"):
+            impl = None if not line.startswith("} ") else impl
+        if "#[contract" in line and not line.lstrip().startswith("//"):
+            pending = True
+        m = re.match(r"\s*(?:pub(?:\([^)]*\))?\s+)?fn\s+(\w+)", line)
+        if m and pending:
+            pending = False
+            name = f"{impl}::{m.group(1)}" if (impl and line.startswith("    ")) else m.group(1)
+            targets.append(name)
+    for name in targets:
+        out = subprocess.run([binary, "shapes", f"{path}:{name}"], capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"  cannot read {path}:{name}: {out.stderr.strip()[:200]}", file=sys.stderr)
+            continue
+        for row in out.stdout.splitlines():
+            cols = row.split()
+            if len(cols) < 3 or not cols[0].isdigit():
+                continue
+            # Integers (`= B`, `= _`), floats and tuples of sizes are not tensors.
+            if cols[2] in ("=", "float") or cols[2].startswith(("(", "DType::")):
+                continue
+            ty = " ".join(cols[2:-1])
+            op = cols[-1]
+            if ty == "?":
+                kind = "unknown"
+            elif "_" in re.split(r"[\[\],\s]+", ty) or ".." in ty or "?" in ty:
+                kind = "rank" if "[" in ty and ".." not in ty else "dtype"
+            else:
+                kind = "known"
+            totals[kind] += 1
+            if kind != "known":
+                causes[op] = causes.get(op, 0) + 1
+            if verbose and kind != "known":
+                print(f"{path}:{cols[0]} {name} {cols[1]} {ty} ({op})")
+n = sum(totals.values())
+print(f"{n} tensor lets: {totals['known']} fully known ({100*totals['known']//max(n,1)}%), "
+      f"{totals['rank']} rank known, {totals['dtype']} less, {totals['unknown']} unknown")
+print("not fully known, by op:", ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: -kv[1])))
