@@ -459,7 +459,7 @@ impl<'a> Walker<'a> {
     /// of them (`&[Tensor]`, `Vec<Tensor>`) take the arguments' types, and its sizes the
     /// arguments' sizes; `None` where it is not followed (too deep, recursive,
     /// `async`, under `cfg`).
-    fn inline(&self, id: FnId, args: &[Value]) -> Option<Value> {
+    fn inline(&self, id: FnId, args: &[Value], on_self: bool) -> Option<Value> {
         let callee = &self.index.fns[id];
         if self.inlined.len() >= INLINE_DEPTH
             || self.inlined.contains(&id)
@@ -490,6 +490,21 @@ impl<'a> Walker<'a> {
         nested.quiet = 1;
         nested.inlined = self.inlined.iter().copied().chain([id]).collect();
         nested.bind_params();
+        // `self.transpose_for_scores(&q)`: a `&self` method of this very value reads the sizes
+        // its fields hold here.
+        if on_self
+            && callee.owner.as_deref() == self.f.owner
+            && receiver_access(callee.sig) == Some(Access::Ref)
+        {
+            nested.field_dims = self
+                .field_dims
+                .iter()
+                .filter(|(name, _)| {
+                    !self.self_mut || self.subjects.contains_key(&size_subject(name))
+                })
+                .map(|(name, dim)| (name.clone(), dim.clone()))
+                .collect();
+        }
         let params = callee.sig.inputs.iter().filter_map(|input| match input {
             syn::FnArg::Typed(typed) => Some(typed),
             syn::FnArg::Receiver(_) => None,
@@ -2369,21 +2384,25 @@ impl<'a> Walker<'a> {
         let returns_tensor = matches!(kind, Kind::Tensor);
         let unknown_result = kind.unknown_value();
         // A helper followed at its call: what its body gives for these arguments.
-        let followed = |walker: &Self| match (walker.inline(id, args), walker.tuple_kinds(callee)) {
-            (Some(Value::Tensor(t)), _) if returns_tensor => Value::Tensor(t),
-            // A tuple: its tensors as the body gives them.
-            (Some(Value::Tuple(items)), Some(kinds)) if items.len() == kinds.len() => Value::Tuple(
-                items
-                    .into_iter()
-                    .zip(kinds)
-                    .map(|(item, kind)| match (item, kind) {
-                        (Value::Tensor(t), Kind::Tensor) => Value::Tensor(t),
-                        (_, kind) => kind.unknown_value(),
-                    })
-                    .collect(),
-            ),
-            _ => kind_unknown(&walker.return_kind(callee)),
-        };
+        let on_self = receiver.is_some_and(|r| is_self_path(strip_refs(r)));
+        let followed =
+            |walker: &Self| match (walker.inline(id, args, on_self), walker.tuple_kinds(callee)) {
+                (Some(Value::Tensor(t)), _) if returns_tensor => Value::Tensor(t),
+                // A tuple: its tensors as the body gives them.
+                (Some(Value::Tuple(items)), Some(kinds)) if items.len() == kinds.len() => {
+                    Value::Tuple(
+                        items
+                            .into_iter()
+                            .zip(kinds)
+                            .map(|(item, kind)| match (item, kind) {
+                                (Value::Tensor(t), Kind::Tensor) => Value::Tensor(t),
+                                (_, kind) => kind.unknown_value(),
+                            })
+                            .collect(),
+                    )
+                }
+                _ => kind_unknown(&walker.return_kind(callee)),
+            };
         let Some(contract) = callee.contract.as_ref().and_then(|c| c.parsed.as_ref()) else {
             return followed(self);
         };
@@ -2469,10 +2488,19 @@ impl<'a> Walker<'a> {
             return Value::Other;
         }
         match (returns_tensor, contract.clause("return")) {
-            (true, Some(clause)) => Value::Tensor(
-                self.facts
-                    .simplify_type(&bindings.instantiate(&clause.spec)),
-            ),
+            (true, Some(clause)) => {
+                let stated = self
+                    .facts
+                    .simplify_type(&bindings.instantiate(&clause.spec));
+                // Dims the clause leaves free (`return: f32[B, H, T, HD]` with `H` bound by
+                // nothing given): what the body gives for these arguments, if it says.
+                match followed(self) {
+                    Value::Tensor(body) if !stated.shape.is_fully_known() => {
+                        Value::Tensor(fill_unknown(stated, &body))
+                    }
+                    _ => Value::Tensor(stated),
+                }
+            }
             (true, None) => followed(self),
             // A tuple: each tensor from its `return.N` clause, the others unknown.
             (false, _) if let Some(kinds) = self.tuple_kinds(callee) => {
@@ -3371,6 +3399,26 @@ fn fits(n: u64, ty: &syn::Type) -> bool {
         _ => return false,
     };
     n <= max
+}
+
+/// `stated`, its unknown dims taken from `body` where both have the same rank (both hold of
+/// one value: a return clause and what the body gives).
+fn fill_unknown(stated: TensorType, body: &TensorType) -> TensorType {
+    let dtypes = match stated.dtypes.intersection(body.dtypes) {
+        both if both.is_empty() => stated.dtypes,
+        both => both,
+    };
+    let shape = match (stated.shape.dims(), body.shape.dims()) {
+        (Some(a), Some(b)) if a.len() == b.len() => Shape::new(
+            a.iter()
+                .zip(b)
+                .map(|(a, b)| if a.is_unknown() { b.clone() } else { a.clone() })
+                .collect(),
+        ),
+        (None, Some(_)) if stated.shape == Shape::unknown() => body.shape.clone(),
+        _ => stated.shape.clone(),
+    };
+    TensorType::new(dtypes, shape)
 }
 
 /// A value of `kind` nothing more is known of.

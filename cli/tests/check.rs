@@ -1652,3 +1652,65 @@ fn a_decoder_attention_is_followed_through_arc_option_cache_and_apply() {
     assert_eq!(code, 1, "{lines:?}");
     assert!(lines[0].contains("f32[B, H, T, D]"), "{lines:?}");
 }
+
+/// ViT's self-attention: `transpose_for_scores` states `return: f32[B, H, T, HD]` with `H` and
+/// `HD` bound by nothing it is given; its body, followed with this `self`'s field sizes, fills
+/// them in.
+const HEADS_FROM_THE_BODY: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Config {
+    pub hidden_size: usize,
+    pub num_attention_heads: usize,
+}
+
+pub struct SelfAttention {
+    num_attention_heads: usize,
+    attention_head_size: usize,
+}
+
+impl SelfAttention {
+    pub fn new(cfg: &Config) -> Self {
+        Self {
+            num_attention_heads: cfg.num_attention_heads,
+            attention_head_size: cfg.hidden_size / cfg.num_attention_heads,
+        }
+    }
+
+    #[contract(xs: f32[B, T, E], return: f32[B, H, T, HD])]
+    fn transpose_for_scores(&self, xs: &Tensor) -> Result<Tensor> {
+        let (b_size, seq_len, _) = xs.dims3()?;
+        xs.reshape((b_size, seq_len, self.num_attention_heads, self.attention_head_size))?
+            .permute((0, 2, 1, 3))
+    }
+
+    #[contract(q: f32[B, T, E], k: f32[B, T, E])]
+    fn scores(&self, q: &Tensor, k: &Tensor) -> Result<Tensor> {
+        let q = self.transpose_for_scores(q)?;
+        let k = self.transpose_for_scores(k)?;
+        let scores = q.matmul(&k.t()?)?;
+        Ok(scores)
+    }
+}
+";
+
+#[test]
+fn free_return_dims_come_from_the_body_with_the_callers_field_sizes() {
+    let dir = scratch("free-return");
+    std::fs::write(dir.join("model.rs"), HEADS_FROM_THE_BODY).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "model.rs:SelfAttention::scores"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<String> = stdout
+        .lines()
+        .map(|row| row.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "31 q f32[B, cfg.num_attention_heads, T, cfg.hidden_size / cfg.num_attention_heads] transpose_for_scores",
+            "32 k f32[B, cfg.num_attention_heads, T, cfg.hidden_size / cfg.num_attention_heads] transpose_for_scores",
+            "33 scores f32[B, cfg.num_attention_heads, T, T] matmul",
+        ],
+        "{stdout}"
+    );
+}
