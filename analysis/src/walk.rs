@@ -2128,7 +2128,7 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         };
-        match layer::forward(layer, xs, &weight) {
+        match self.facts.under(|| layer::forward(layer, xs, &weight)) {
             Ok(t) => match hidden_size {
                 Some(hidden_size) if t.shape.from_end(1).is_some() => Value::Tensor(
                     t.with_shape(t.shape.clone().with_dim(Axis::Back(1), hidden_size)),

@@ -1714,3 +1714,34 @@ fn free_return_dims_come_from_the_body_with_the_callers_field_sizes() {
         "{stdout}"
     );
 }
+
+/// A fused `qkv` (`[B, 3 * E]`) into a projection of `E`: certain only where `E` cannot be 0,
+/// which a fact says (`E >= 1`); without it, nothing is said.
+#[test]
+fn facts_decide_shapes_the_normal_form_leaves_open() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[B, E], w3: f32[E, 3 * E], w: f32[E, E]FACT)]
+fn fused(x: &Tensor, w3: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let qkv = x.matmul(w3)?;
+    qkv.matmul(w)
+}
+";
+    let (code, lines) = check_file("fact-positive", &source.replace("FACT", ", E >= 1"));
+    assert_eq!(
+        (code, lines),
+        (
+            1,
+            vec![
+                "error: `Tensor::matmul` takes `rhs: f32[.., 3 * E, _]`, but `w` is `f32[E, E]` here"
+                    .to_string(),
+                "--> model.rs:7:16".to_string(),
+            ]
+        )
+    );
+    assert_eq!(
+        check_file("fact-none", &source.replace("FACT", "")),
+        (0, Vec::new())
+    );
+}

@@ -6,6 +6,47 @@ use std::fmt;
 
 use crate::verdict::Verdict;
 
+/// Decides an equality of two dims that their normal form leaves open, or says nothing.
+pub(crate) type Decider = std::rc::Rc<dyn Fn(&Dim, &Dim) -> Option<bool>>;
+
+thread_local! {
+    /// The deciders in force, innermost last: the facts of the function being checked (set
+    /// by the layer above, `facts::Facts::under`, so that this module needs nothing above it).
+    static DECIDERS: std::cell::RefCell<Vec<Decider>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Set while a decider runs: it compares dims of its own, by their normal form only.
+    static DECIDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `body` with `decide` settling the equalities the normal form leaves open.
+pub(crate) fn with_decider<R>(decide: Decider, body: impl FnOnce() -> R) -> R {
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            DECIDERS.with(|d| d.borrow_mut().pop());
+        }
+    }
+    DECIDERS.with(|d| d.borrow_mut().push(decide));
+    let _pop = Pop;
+    body()
+}
+
+/// What the decider in force says of `a == b`, if any.
+fn decide_open(a: &Dim, b: &Dim) -> Option<bool> {
+    if a.is_unknown() || b.is_unknown() || DECIDING.with(std::cell::Cell::get) {
+        return None;
+    }
+    let decide = DECIDERS.with(|d| d.borrow().last().cloned())?;
+    struct Done;
+    impl Drop for Done {
+        fn drop(&mut self) {
+            DECIDING.with(|d| d.set(false));
+        }
+    }
+    DECIDING.with(|d| d.set(true));
+    let _done = Done;
+    decide(a, b)
+}
+
 /// One factor of a monomial.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Factor {
@@ -118,7 +159,11 @@ impl Dim {
         match self.clone().sub(other.clone()).as_constant() {
             Some(0) => Verdict::Equal,
             Some(_) => Verdict::Different(()),
-            None => Verdict::Possible,
+            None => match decide_open(self, other) {
+                Some(true) => Verdict::Equal,
+                Some(false) => Verdict::Different(()),
+                None => Verdict::Possible,
+            },
         }
     }
 

@@ -168,6 +168,23 @@ impl Facts {
         tensor.with_shape(self.simplify_shape(&tensor.shape))
     }
 
+    /// Runs `body` with these facts deciding every comparison of dims whose normal form
+    /// leaves it open (`3 * E` vs `E` is different where `E >= 1`; `T` vs `P` where `T < P`).
+    /// Only for the dims of the function the facts are stated for: a callee's own names are
+    /// other dims.
+    pub fn under<R>(&self, body: impl FnOnce() -> R) -> R {
+        if self.is_empty() {
+            return body();
+        }
+        let facts = self.clone();
+        crate::dim::with_decider(
+            std::rc::Rc::new(move |a: &Dim, b: &Dim| {
+                facts.decide(&Relation::new(a.clone(), Cmp::Eq, b.clone()))
+            }),
+            body,
+        )
+    }
+
     /// Whether the two dims are equal under the facts: certainly, certainly not (by the normal
     /// form, or one certainly less than the other), or possibly.
     pub fn compare(&self, a: &Dim, b: &Dim) -> Verdict<()> {
@@ -406,5 +423,27 @@ mod tests {
             Verdict::Possible
         );
         assert_eq!(facts.decide(&rel("T", Cmp::Le, "P")), Some(true));
+    }
+
+    #[test]
+    fn facts_in_force_decide_comparisons_of_dims() {
+        let positive = Facts::new(&[rel("E", Cmp::Ge, "1")]);
+        // By the normal form alone, `3 * E` may be `E` (where `E` is 0).
+        assert_eq!(dim("3 * E").compare(&dim("E")), Verdict::Possible);
+        positive.under(|| {
+            assert_eq!(dim("3 * E").compare(&dim("E")), Verdict::Different(()));
+            assert_eq!(dim("E").compare(&dim("E")), Verdict::Equal);
+            // A name the facts say nothing of stays open.
+            assert_eq!(dim("3 * H").compare(&dim("H")), Verdict::Possible);
+        });
+        // Out of `under`, the facts are gone again.
+        assert_eq!(dim("3 * E").compare(&dim("E")), Verdict::Possible);
+        let shorter = Facts::new(&[rel("T", Cmp::Lt, "P")]);
+        shorter.under(|| {
+            assert_eq!(dim("T").compare(&dim("P")), Verdict::Different(()));
+            assert_eq!(dim("T + 1").compare(&dim("P")), Verdict::Possible);
+            // The innermost facts are the ones in force.
+            positive.under(|| assert_eq!(dim("T").compare(&dim("P")), Verdict::Possible));
+        });
     }
 }

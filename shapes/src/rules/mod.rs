@@ -307,13 +307,17 @@ pub fn method(name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
 /// normal form alone does not (a slice certainly past the end, the length of `i(s..e)` where
 /// `s <= e`), and the result's dims are in their normal form under them.
 pub fn method_under(facts: &Facts, name: &str, receiver: &TensorType, args: &[Arg]) -> Outcome {
-    tensor::method(name, receiver, args, facts).map(|t| facts.simplify_type(&t))
+    facts
+        .under(|| tensor::method(name, receiver, args, facts))
+        .map(|t| facts.simplify_type(&t))
 }
 
 /// [`function`] where `facts` hold: the result's dims are in their normal form under them
 /// (`Tensor::cat` of two halves of an even `D` gives `D`).
 pub fn function_under(facts: &Facts, path: &str, args: &[Arg]) -> Outcome {
-    function(path, args).map(|t| facts.simplify_type(&t))
+    facts
+        .under(|| function(path, args))
+        .map(|t| facts.simplify_type(&t))
 }
 
 /// The tensors of a call that gives several (`chunk`'s `Vec<Tensor>`).
