@@ -53,6 +53,9 @@ enum Value {
     External(String),
     /// An `Option` of a value (`mask: Option<&Tensor>`, `self.kv_cache`), `None` or not.
     Optional(Box<Value>),
+    /// A `Vec`, array or slice of the crate's values (`self.layers: Vec<Block>`), each
+    /// element this value as a place.
+    Each(Box<Value>),
     /// What an expression that never completes yields (`return`, `panic!`).
     Never,
     /// Anything else.
@@ -73,6 +76,7 @@ impl Value {
             Value::Instance(key, access) => Value::Instance(key.clone(), *access),
             Value::External(path) => Value::External(path.clone()),
             Value::Optional(inner) => Value::Optional(Box::new(inner.forgotten())),
+            Value::Each(inner) => Value::Each(Box::new(inner.forgotten())),
             _ => Value::Other,
         }
     }
@@ -92,6 +96,7 @@ impl Value {
             }
             (Value::TensorsEach(a), Value::TensorsEach(b)) => Value::TensorsEach(a.join(b)),
             (Value::Optional(a), Value::Optional(b)) => Value::Optional(Box::new(a.join(b))),
+            (Value::Each(a), Value::Each(b)) => Value::Each(Box::new(a.join(b))),
             (a, b) if a == b => a.clone(),
             _ => Value::Other,
         }
@@ -170,6 +175,8 @@ enum Kind {
     Optional(Box<Kind>),
     /// A tuple, inside an `Option` (`Option<(Tensor, Tensor)>`).
     Tuple(Vec<Kind>),
+    /// A `Vec`, array or slice of the crate's values.
+    Each(Box<Kind>),
     Other,
 }
 
@@ -186,6 +193,7 @@ impl Kind {
             Kind::Tuple(kinds) => {
                 Value::Tuple(kinds.into_iter().map(Kind::unknown_value).collect())
             }
+            Kind::Each(inner) => Value::Each(Box::new(inner.unknown_value())),
             Kind::Other => Value::Other,
         }
     }
@@ -971,6 +979,12 @@ impl<'a> Walker<'a> {
             },
             syn::Type::Paren(p) => again(&p.elem),
             syn::Type::Group(g) => again(&g.elem),
+            // `[Block; 12]`, `[Block]`: the crate's values, each a place.
+            syn::Type::Array(syn::TypeArray { elem, .. })
+            | syn::Type::Slice(syn::TypeSlice { elem, .. }) => match again(elem) {
+                Kind::Instance(key, _) => Kind::Each(Box::new(Kind::Instance(key, Access::Owned))),
+                _ => Kind::Other,
+            },
             syn::Type::Path(p) if p.qself.is_none() => {
                 let segments = path_segments(&p.path);
                 let last = segments.last().map_or("", String::as_str);
@@ -1001,6 +1015,36 @@ impl<'a> Walker<'a> {
                     ["std" | "core", "option", "Option"] => true,
                     _ => false,
                 };
+                // std's `Vec` of the crate's values (`layers: Vec<Block>`).
+                let vec = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                    ["Vec"] => matches!(
+                        if body {
+                            self.resolve(&segments)
+                        } else {
+                            self.index.resolve(module, &segments)
+                        },
+                        Resolved::Unknown
+                    ),
+                    ["std" | "alloc", "vec", "Vec"] => true,
+                    _ => false,
+                };
+                if vec {
+                    let inner = p.path.segments.last().and_then(|s| match &s.arguments {
+                        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => {
+                            a.args.first()
+                        }
+                        _ => None,
+                    });
+                    return match inner {
+                        Some(syn::GenericArgument::Type(inner)) => match again(inner) {
+                            Kind::Instance(key, _) => {
+                                Kind::Each(Box::new(Kind::Instance(key, Access::Owned)))
+                            }
+                            _ => Kind::Other,
+                        },
+                        _ => Kind::Other,
+                    };
+                }
                 if option {
                     let inner = p.path.segments.last().and_then(|s| match &s.arguments {
                         syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => {
@@ -1396,12 +1440,15 @@ impl<'a> Walker<'a> {
                 Value::Other
             }
             syn::Expr::ForLoop(f) => {
-                self.expr(&f.expr);
+                let element = self.loop_element(&f.expr);
+                if self.loop_invariant(f, &element) {
+                    return Value::Other;
+                }
                 let mut changed = self.changes();
                 changed.visit_block(&f.body);
                 self.forget(&changed);
                 self.scope.push(BTreeMap::new());
-                self.bind_unknown(&f.pat);
+                self.bind_pattern(&f.pat, element);
                 // The body may run no time at all.
                 self.quiet += 1;
                 self.block(&f.body);
@@ -1920,6 +1967,97 @@ impl<'a> Walker<'a> {
                 Value::Other
             }
         }
+    }
+
+    /// What a `for` loop over `iterable` binds each time: an element of the crate's values
+    /// (`for layer in &self.layers`, `self.layers.iter()`, `.iter().enumerate()`); an unknown
+    /// value otherwise. Walks `iterable`.
+    fn loop_element(&mut self, iterable: &syn::Expr) -> Value {
+        let mut base = iterable;
+        let mut enumerate = false;
+        if let syn::Expr::MethodCall(m) = base
+            && m.method == "enumerate"
+            && m.args.is_empty()
+        {
+            enumerate = true;
+            base = &m.receiver;
+        }
+        let access = match base {
+            syn::Expr::Reference(r) if r.mutability.is_none() => {
+                base = &r.expr;
+                Some(Access::Ref)
+            }
+            syn::Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => {
+                base = &m.receiver;
+                Some(Access::Ref)
+            }
+            _ => None,
+        };
+        let value = match (access, enumerate) {
+            // Only a view of the list was taken: walk the list itself.
+            (Some(_), _) | (None, true) => self.expr(base),
+            (None, false) => self.expr(iterable),
+        };
+        let element = match (value, access) {
+            (Value::Each(element), Some(access)) => match *element {
+                Value::Instance(key, _) => Value::Instance(key, access),
+                _ => Value::Other,
+            },
+            _ => Value::Other,
+        };
+        match (enumerate, element) {
+            (_, Value::Other) => Value::Other,
+            (true, element) => Value::Tuple(vec![Value::Int(Dim::Unknown), element]),
+            (false, element) => element,
+        }
+    }
+
+    /// A `for` loop whose body leaves its locals as it found them, up to a join (`xs =
+    /// layer.forward(&xs)?` with `[B, T, E]` in and out): walked until the state at its head
+    /// stops changing (the body may run any number of times, none included), and then left
+    /// at that state. `false` (nothing done) where that takes too long or where the body has
+    /// a `break` or `continue` (a state that skips the end of the body).
+    fn loop_invariant(&mut self, f: &syn::ExprForLoop, element: &Value) -> bool {
+        const PASSES: usize = 4;
+        fn has_jump(token: &TokenTree) -> bool {
+            match token {
+                TokenTree::Ident(ident) => ident == "break" || ident == "continue",
+                TokenTree::Group(group) => group.stream().into_iter().any(|t| has_jump(&t)),
+                _ => false,
+            }
+        }
+        if f.body.to_token_stream().into_iter().any(|t| has_jump(&t)) || self.self_mut {
+            return false;
+        }
+        let (scope, subjects) = (self.scope.clone(), self.subjects.clone());
+        let (hints, returned) = (self.hints.len(), self.returned.clone());
+        let mut head = scope.clone();
+        for _ in 0..PASSES {
+            self.scope = head.clone();
+            self.subjects = subjects.clone();
+            self.hints.truncate(hints);
+            self.scope.push(BTreeMap::new());
+            self.bind_pattern(&f.pat, element.clone());
+            self.quiet += 1;
+            self.block(&f.body);
+            self.quiet -= 1;
+            self.scope.pop();
+            let next = merge(&head, &self.scope);
+            let subjects_kept = self.subjects.len() == subjects.len()
+                && self.subjects.iter().all(|(subject, (value, _))| {
+                    subjects.get(subject).is_some_and(|(v, _)| v == value)
+                });
+            if same_values(&next, &head) && subjects_kept {
+                self.scope = head;
+                return true;
+            }
+            head = next;
+        }
+        self.scope = scope;
+        self.subjects = subjects;
+        self.hints.truncate(hints);
+        self.returned = returned;
+        false
     }
 
     /// The crate's `forward` of `impl candle_core::Module for key` (`forward_t` of `ModuleT`
@@ -3461,6 +3599,9 @@ fn index_value(base: Value, index: Value) -> Value {
                 .unwrap_or_else(TensorType::unknown),
         ),
         (Value::TensorsEach(t), Value::Int(_)) => Value::Tensor(t),
+        // `self.layers[0]`: a place of the element type; `self.layers[1..]`, the same list.
+        (Value::Each(element), Value::Int(_)) => *element,
+        (each @ Value::Each(_), Value::Range(..)) => each,
         (list @ (Value::Tensors(_) | Value::TensorsEach(_)), Value::Range(None, None)) => list,
         (Value::TensorsEach(t), Value::Range(..)) => Value::TensorsEach(t),
         (Value::Tensors(ts), Value::Range(start, end)) => {
@@ -3539,6 +3680,17 @@ fn local_item(item: &syn::Item, into: &mut BTreeMap<String, Option<Vec<String>>>
 }
 
 /// Two branches' scopes, frame by frame: what both agree on.
+/// Whether two scopes hold the same values, name by name.
+fn same_values(a: &[BTreeMap<String, Binding>], b: &[BTreeMap<String, Binding>]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(fa, fb)| {
+            fa.len() == fb.len()
+                && fa
+                    .iter()
+                    .all(|(name, x)| fb.get(name).is_some_and(|y| x.value == y.value))
+        })
+}
+
 fn merge(
     a: &[BTreeMap<String, Binding>],
     b: &[BTreeMap<String, Binding>],

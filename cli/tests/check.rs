@@ -1745,3 +1745,75 @@ fn fused(x: &Tensor, w3: &Tensor, w: &Tensor) -> Result<Tensor> {
         (0, Vec::new())
     );
 }
+
+/// A stack of blocks in a `Vec` field, run in a `for` loop as candle-transformers does.
+const LAYER_STACK: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+
+pub struct Block {
+    w: Tensor,
+}
+
+impl Module for Block {
+    #[contract(xs: f32[B, T, E], self.w: f32[E, E], return: f32[B, T, E])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        xs.broadcast_matmul(&self.w)
+    }
+}
+
+pub struct Model {
+    layers: Vec<Block>,
+    head: Tensor,
+}
+
+impl Model {
+    #[contract(xs: f32[B, T, E], self.head: f32[E, V])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let mut xs = xs.clone();
+        for layer in self.layers.iter() {
+            BODY
+        }
+        let hidden = xs;
+        let logits = hidden.matmul(&self.head)?;
+        Ok(logits)
+    }
+}
+";
+
+#[test]
+fn a_loop_over_a_vec_of_blocks_keeps_what_every_iteration_keeps() {
+    let dir = scratch("layer-stack");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"stack\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+         [dependencies]\ncandle-core = \"0.11.1\"\ncandle-contracts = \"0.1.0\"\n",
+    )
+    .unwrap();
+    let with_body = |body: &str| {
+        std::fs::write(dir.join("src/lib.rs"), LAYER_STACK.replace("BODY", body)).unwrap();
+        let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Model::forward"]);
+        assert_eq!(code, 0, "{stderr}");
+        let hidden = stdout
+            .lines()
+            .find(|row| row.contains(" hidden "))
+            .map(|row| row.split_whitespace().nth(2).unwrap_or("").to_string());
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        (hidden, code, headlines(&stderr))
+    };
+    // `[B, T, E]` in and out of each block: known after the loop, and the 3-d `matmul` into
+    // a 2-d head is certain.
+    let (hidden, code, lines) = with_body("xs = layer.forward(&xs)?;");
+    assert_eq!(hidden.as_deref(), Some("f32[B,"), "{lines:?}");
+    assert_eq!(code, 1);
+    assert!(
+        lines[0].starts_with("error: `Tensor::matmul` takes"),
+        "{lines:?}"
+    );
+    // A body that adds a dim each time: the rank after the loop is unknown, nothing is said.
+    let (hidden, code, _) = with_body("xs = layer.forward(&xs)?.unsqueeze(0)?;");
+    assert_eq!((hidden.as_deref(), code), (Some("f32[..]"), 0));
+    // A `break` may leave the loop mid-body: nothing is assumed.
+    let (hidden, code, _) = with_body("xs = layer.forward(&xs)?;\n            break;");
+    assert_eq!((hidden.as_deref(), code), (Some("?"), 0));
+}
