@@ -87,6 +87,7 @@ SECTIONS = [
     ("static_constant_dims", "Body: a dim named by a constant", "A dim named after an integer `const` in sight is its value, as the guard binds it: `IMAGE_DIM` is 784."),
     ("static_file_use", "Body: a path through the file's own `use`", "The macro reads the `use`s of the module its function stands in from the source file: `use candle_contracts::nn;` makes `nn::cross_entropy` the guarded op, checked at its call."),
     ("static_without_clauses", "Body: `#[contract]` without clauses on a function", "The body is read at compile time and nothing is added to what runs; a candle `Tensor` parameter starts with nothing known, and what the body makes certain (a dtype set by `to_dtype`) is checked at the calls."),
+    ("static_crate_module_stack", "Body: a stack of the crate's blocks, and facts", "`xs.apply(&block)` runs the crate's `impl Module for Block`, its contract checked at the call; a `for` loop whose body keeps `[B, T, E]` leaves `xs` known after it; a relation (`E >= 1`) decides what the sizes alone leave open."),
     ("static_issue_examples", "Body: every mismatch at once", "Every certain mismatch of a crate is reported in one compile, and the functions still expand."),
 ]
 

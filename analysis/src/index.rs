@@ -155,6 +155,9 @@ pub struct Index {
     pub fns: Vec<FnDef>,
     crates: Vec<CrateInfo>,
     methods: BTreeMap<(String, String), Vec<FnId>>,
+    /// The methods of each type's trait `impl`s, by type key and name, also where the rest of
+    /// the crate is out of sight: `<T as Module>::forward` is that one whatever else `T` has.
+    trait_impl_methods: BTreeMap<(String, String), Vec<FnId>>,
     libs: BTreeMap<String, usize>,
     pending_impls: Vec<PendingImpl>,
     /// Type aliases, by key: an `impl` through one adds methods to a type the index cannot
@@ -362,6 +365,11 @@ impl Index {
                 f.trait_of = trait_of.clone();
                 if specific {
                     self.uncertain_methods.insert((key.clone(), f.name.clone()));
+                } else if trait_of.is_some() {
+                    self.trait_impl_methods
+                        .entry((key.clone(), f.name.clone()))
+                        .or_default()
+                        .push(id);
                 }
                 // Where the rest of the crate is out of sight, an inherent method of the same
                 // name may be defined in another file, and it would win over a trait's.
@@ -953,6 +961,20 @@ impl Index {
     pub fn has_external_method(&self, path: &str, name: &str) -> bool {
         self.external_methods
             .contains(&(path.to_string(), name.to_string()))
+    }
+
+    /// The methods named `name` of the trait `impl`s of the type `key` (which trait is each
+    /// one's [`FnDef::trait_of`]), in sight also where the rest of the crate is not. One under
+    /// `cfg` among them leaves none certain: the list is empty then.
+    pub fn trait_impl_methods(&self, key: &str, name: &str) -> &[FnId] {
+        let ids = self
+            .trait_impl_methods
+            .get(&(key.to_string(), name.to_string()))
+            .map_or(&[][..], Vec::as_slice);
+        if ids.iter().any(|&id| self.fns[id].conditional) {
+            return &[];
+        }
+        ids
     }
 
     /// The functions named `name` in the `impl` blocks of the type `key`.

@@ -2068,7 +2068,7 @@ impl<'a> Walker<'a> {
         } else {
             ("forward", "Module")
         };
-        let ids = self.index.methods(key, method);
+        let ids = self.index.trait_impl_methods(key, method);
         ids.iter().copied().find(|id| {
             matches!(&self.index.fns[*id].trait_of, Some(Resolved::External(path))
                 if path.last().is_some_and(|last| last == trait_name)
