@@ -392,6 +392,13 @@ struct Walker<'a> {
     /// Whether the wrong value is a returned `Result`: its fix goes after a `?`.
     fix_result: bool,
     hints: Vec<LetHint>,
+    /// Certain failures met so far, reported or not (in code that may never run).
+    failures: usize,
+    /// The last call whose own rule certainly fails ([`expr_id`]): `?` or `unwrap` of it
+    /// never gives a value.
+    failed_call: Option<usize>,
+    /// Whether the last `Never` came from such a failure, not a `return` or `panic!`.
+    failure_never: bool,
     /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
     in_let: bool,
     /// The op of the `let` being bound (`matmul`, `Tensor::zeros`), for its hints.
@@ -448,6 +455,9 @@ impl<'a> Walker<'a> {
             findings: Vec::new(),
             fix_result: false,
             hints: Vec::new(),
+            failures: 0,
+            failed_call: None,
+            failure_never: false,
             in_let: false,
             let_op: String::new(),
             taken: false,
@@ -1241,6 +1251,9 @@ impl<'a> Walker<'a> {
         self.local_paths.push(paths);
         let mut value = Value::Other;
         let mut never = false;
+        // A statement certain to fail under `?`: nothing after it runs either, but what it
+        // says is still reported (every certain mismatch of a body at once).
+        let mut failed = false;
         for (i, stmt) in block.stmts.iter().enumerate() {
             let last = i + 1 == block.stmts.len();
             // A statement under `cfg` may not be compiled: what it binds or changes is
@@ -1257,17 +1270,23 @@ impl<'a> Walker<'a> {
             let outer = self.taken;
             self.taken &= last;
             self.quiet += usize::from(never);
+            self.failure_never = false;
             let v = self.stmt(stmt);
             self.quiet -= usize::from(never);
             self.taken = outer;
-            never |= v == Value::Never;
+            match (v == Value::Never, self.failure_never) {
+                (true, true) => failed = true,
+                (true, false) => never = true,
+                _ => {}
+            }
             if last && matches!(stmt, syn::Stmt::Expr(_, None)) {
                 value = v;
             }
         }
         self.local_paths.pop();
         self.scope.pop();
-        if never { Value::Never } else { value }
+        self.failure_never = failed && !never;
+        if never || failed { Value::Never } else { value }
     }
 
     fn stmt(&mut self, stmt: &syn::Stmt) -> Value {
@@ -1289,13 +1308,12 @@ impl<'a> Walker<'a> {
                 if let Some(init) = &local.init
                     && has_ref_mut(&local.pat)
                 {
-                    self.forget_in(|c| c.kept.extend(root(&init.expr)));
+                    self.forget_in(|c| c.write_to(&init.expr));
                 }
-                let value = if value == Value::Never {
-                    Value::Other
-                } else {
-                    value
-                };
+                // An initializer that never completes (`return`, a call certain to fail
+                // under `?`): nothing after this `let` runs.
+                let never = value == Value::Never;
+                let value = if never { Value::Other } else { value };
                 self.in_let = true;
                 self.let_op = local
                     .init
@@ -1308,7 +1326,7 @@ impl<'a> Walker<'a> {
                     self.bind_pattern(&local.pat, value);
                 }
                 self.in_let = false;
-                Value::Other
+                if never { Value::Never } else { Value::Other }
             }
             syn::Stmt::Item(_) => Value::Other,
             syn::Stmt::Expr(expr, _) => self.expr(expr),
@@ -1358,6 +1376,11 @@ impl<'a> Walker<'a> {
                 let outer = std::mem::replace(&mut self.taken, true);
                 let value = self.expr(&t.expr);
                 self.taken = outer;
+                // `?` of a call certain to fail returns its error: no value comes out.
+                if self.failed_call == Some(call_id(&t.expr)) {
+                    self.failure_never = true;
+                    return Value::Never;
+                }
                 value
             }
             syn::Expr::Unary(u) => {
@@ -1870,6 +1893,32 @@ impl<'a> Walker<'a> {
         let args: Vec<Value> = call.args.iter().map(|a| self.operand(a)).collect();
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         self.passes_self(&arg_exprs);
+        // `x.dims4()?.unwrap()` of a call certain to fail: it never gives a value.
+        if KEEP_OK.contains(&name.as_str())
+            && name != "map_err"
+            && self.failed_call == Some(call_id(&call.receiver))
+        {
+            self.failure_never = true;
+            return Value::Never;
+        }
+        // A failure of this call's own rule (its receiver and arguments walked already).
+        let before = self.failures;
+        let value = self.method_dispatch(call, &name, receiver, args, &arg_exprs);
+        if self.failures > before {
+            self.failed_call = Some(expr_id(call));
+        }
+        value
+    }
+
+    fn method_dispatch(
+        &mut self,
+        call: &syn::ExprMethodCall,
+        name: &str,
+        receiver: Value,
+        args: Vec<Value>,
+        arg_exprs: &[&syn::Expr],
+    ) -> Value {
+        let name = name.to_string();
         match receiver {
             // `xs.apply(&self.q_proj)`: candle's own `apply` runs the layer's `forward`.
             Value::Tensor(t)
@@ -2294,6 +2343,13 @@ impl<'a> Walker<'a> {
             self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream());
             return Value::Other;
         }
+        // `let shape = q.shape();` then `.reshape(shape)`: its dims, where its rank is known.
+        if matches!(name, "shape" | "dims") && args.is_empty() {
+            return match t.shape.dims() {
+                Some(dims) => Value::Tuple(dims.iter().cloned().map(Value::Int).collect()),
+                None => Value::Other,
+            };
+        }
         // `let dtype = xs.dtype();` then `.to_dtype(dtype)`: the one dtype it can be.
         if name == "dtype" && args.is_empty() {
             return t.dtypes.single().map_or(Value::Other, Value::DType);
@@ -2358,6 +2414,21 @@ impl<'a> Walker<'a> {
         let args: Vec<Value> = call.args.iter().map(|a| self.operand(a)).collect();
         self.passes_self(&call.args.iter().collect::<Vec<_>>());
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
+        // A failure of this call's own rule (its arguments walked already).
+        let before = self.failures;
+        let value = self.call_with(call, args, arg_exprs);
+        if self.failures > before {
+            self.failed_call = Some(expr_id(call));
+        }
+        value
+    }
+
+    fn call_with(
+        &mut self,
+        call: &syn::ExprCall,
+        args: Vec<Value>,
+        arg_exprs: Vec<&syn::Expr>,
+    ) -> Value {
         let syn::Expr::Path(path) = &*call.func else {
             self.expr(&call.func);
             return Value::Other;
@@ -2921,6 +2992,8 @@ impl<'a> Walker<'a> {
         given: &str,
         origin: Option<(Origin, String)>,
     ) {
+        // Certain, whether or not it is reported here.
+        self.failures += 1;
         // Glue code may expect a failure it does not take: in a closure (`catch_unwind`, a
         // thread, a `Result` inspected after) or where it never looks at the `Result`.
         // A closure's body runs where it is called, maybe never.
@@ -3680,6 +3753,23 @@ fn local_item(item: &syn::Item, into: &mut BTreeMap<String, Option<Vec<String>>>
 }
 
 /// Two branches' scopes, frame by frame: what both agree on.
+/// An expression's identity in the body being walked (its address), for
+/// [`Walker::failed_call`].
+fn expr_id<T>(expr: &T) -> usize {
+    std::ptr::from_ref(expr) as usize
+}
+
+/// The [`expr_id`] of `expr`, parentheses taken off, as a method call or call it is.
+fn call_id(expr: &syn::Expr) -> usize {
+    match expr {
+        syn::Expr::Paren(p) => call_id(&p.expr),
+        syn::Expr::Group(g) => call_id(&g.expr),
+        syn::Expr::MethodCall(m) => expr_id(m),
+        syn::Expr::Call(c) => expr_id(c),
+        other => expr_id(other),
+    }
+}
+
 /// Whether two scopes hold the same values, name by name.
 fn same_values(a: &[BTreeMap<String, Binding>], b: &[BTreeMap<String, Binding>]) -> bool {
     a.len() == b.len()

@@ -1817,3 +1817,54 @@ fn a_loop_over_a_vec_of_blocks_keeps_what_every_iteration_keeps() {
     let (hidden, code, _) = with_body("xs = layer.forward(&xs)?;\n            break;");
     assert_eq!((hidden.as_deref(), code), (Some("?"), 0));
 }
+
+/// A branch for another layout (`dims4` of a rank-3 tensor) fails before it gives a value:
+/// under `?` or `unwrap` it never completes, and the `if` is the other branch's value.
+#[test]
+fn a_branch_that_certainly_fails_gives_no_value() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(q: f32[B, T, E])]
+fn flat(q: &Tensor, multi_query: bool) -> Result<Tensor> {
+    let q = if multi_query {
+        let (b, t, e) = q.dims3()?;
+        q.reshape((b * t, e))?
+    } else {
+        let (b, h, t, d) = OTHER;
+        q.reshape((b * h * t, d))?
+    };
+    let shape = q.shape();
+    let back = q.reshape(shape)?;
+    Ok(back)
+}
+";
+    let rows = |other: &str| {
+        let dir = scratch(&format!("failing-branch-{}", other.len()));
+        std::fs::write(dir.join("model.rs"), source.replace("OTHER", other)).unwrap();
+        let (code, stdout, stderr) = run(&dir, &["shapes", "model.rs:flat"]);
+        assert_eq!(code, 0, "{stderr}");
+        let (code, _, stderr) = run(&dir, &["check", "model.rs"]);
+        assert_eq!(code, 0, "{stderr}");
+        stdout
+            .lines()
+            .filter(|row| row.contains(" q ") || row.contains(" back "))
+            .map(|row| row.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    let known = "14 back f32[B * T, E] reshape";
+    for failing in ["q.dims4()?", "q.dims4().unwrap()"] {
+        let rows = rows(failing);
+        assert_eq!(
+            rows.last().map(String::as_str),
+            Some(known),
+            "{failing}: {rows:?}"
+        );
+    }
+    // `unwrap_or` takes the error: that branch gives a value, of sizes not known.
+    let recovered = rows("q.dims4().unwrap_or((1, 1, 1, 1))");
+    assert_eq!(
+        recovered.last().map(String::as_str),
+        Some("14 back _[_, _] reshape")
+    );
+}
