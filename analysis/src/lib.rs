@@ -1,6 +1,6 @@
 //! The compile-time analysis of contracted candle code, shared by the `#[contract]` macro and
-//! the `cargo contracts` CLI: one walk over a function's body ([`walk`]) with the engine of
-//! `candle-contracts-shapes`, over an [`Index`] of what the caller can see.
+//! the `cargo contracts` CLI: one walk over a function's body ([`walk`](fn@walk)) with the
+//! engine of `candle-contracts-shapes`, over an [`Index`] of what the caller can see.
 //!
 //! What differs between the two is only what is indexed: the CLI reads whole crates from
 //! disk; the macro reads the one source file it stands in (or, where that file cannot be had,

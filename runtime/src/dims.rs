@@ -54,7 +54,7 @@ pub(crate) fn scope_value(
 /// Evaluates a postfix dim expression on integers: `/` rounds towards zero (down, for the
 /// non-negative sizes of dims), and dividing by zero or overflowing is an error, never a wrap.
 /// `Ok(None)` when a dim it names is not bound. The result may be negative: a relation may
-/// compare with a negative value; where a size is needed, [`eval_size`] refuses it.
+/// compare with a negative value; where a size is needed, [`as_size`] refuses it.
 pub(crate) fn eval_ops(
     ops: &[ExprOp],
     dim: impl Fn(u16) -> Option<usize>,

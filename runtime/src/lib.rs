@@ -98,6 +98,11 @@ pub use error::{ContractError, Counts, DimBinding, DimSource, Rule, Value, Viola
 pub use mode::{MODE_ENV_VAR, Mode, ParseModeError, mode, set_mode};
 pub use spec::Subject;
 
+/// The crate's README, its page on crates.io: its Rust samples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 #[cfg(test)]
 mod tests {
     /// The modules in layer order: each may use only those before it (`use crate::…` at the top

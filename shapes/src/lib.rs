@@ -81,3 +81,8 @@ pub use rules::{
 };
 pub use shape::{Run, Shape, TensorType};
 pub use verdict::{Axis, DimIndex, Rank, Verdict};
+
+/// The crate's README, its page on crates.io: its Rust samples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

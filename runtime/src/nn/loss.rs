@@ -61,7 +61,7 @@ fn widened(tensor: &Tensor) -> Result<Tensor> {
 ///
 /// Mirrors `candle_nn::loss::cross_entropy` (and PyTorch's `F.cross_entropy` with defaults).
 /// Differences: a class id outside `0..C` (including candle's MAX "skip" sentinel and a
-/// negative i64) is a [`ContractError`](crate::ContractError) naming the id and its index; a
+/// negative i64) is a [`ContractError`] naming the id and its index; a
 /// u8 id 255 is class 255 (candle would silently score it 0); an empty batch is an error (its
 /// mean is 0/0); a NaN or infinite logit is an error naming its index (candle returns a NaN
 /// or infinite loss); f16, bf16 and f8e4m3 logits are reduced in f32 and the loss returned in their
