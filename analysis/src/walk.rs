@@ -352,7 +352,11 @@ pub fn walk(
 ) -> (Vec<Finding>, Vec<LetHint>) {
     let mut walker = Walker::new(index, source, f);
     walker.bind_params();
-    let tail = walker.block(f.block);
+    let mut tail = walker.block(f.block);
+    // A body that certainly fails early: its tail is still checked, every mismatch at once.
+    if tail == Value::Never && walker.failure_never {
+        tail = walker.value_after_failure.take().unwrap_or(Value::Never);
+    }
     if let Some(expr) = tail_expr(f.block) {
         walker.check_return(expr, &tail);
     }
@@ -399,6 +403,10 @@ struct Walker<'a> {
     failed_call: Option<usize>,
     /// Whether the last `Never` came from such a failure, not a `return` or `panic!`.
     failure_never: bool,
+    /// The value the last block so ended with would have given, for its `return` clause.
+    value_after_failure: Option<Value>,
+    /// What the call that so failed gave, for a `let` of it.
+    failed_value: Option<Value>,
     /// Whether the names being bound are a `let`'s (the ones `shapes` prints).
     in_let: bool,
     /// The op of the `let` being bound (`matmul`, `Tensor::zeros`), for its hints.
@@ -458,6 +466,8 @@ impl<'a> Walker<'a> {
             failures: 0,
             failed_call: None,
             failure_never: false,
+            value_after_failure: None,
+            failed_value: None,
             in_let: false,
             let_op: String::new(),
             taken: false,
@@ -1286,7 +1296,11 @@ impl<'a> Walker<'a> {
         self.local_paths.pop();
         self.scope.pop();
         self.failure_never = failed && !never;
-        if never || failed { Value::Never } else { value }
+        if self.failure_never {
+            self.value_after_failure = Some(value);
+            return Value::Never;
+        }
+        if never { Value::Never } else { value }
     }
 
     fn stmt(&mut self, stmt: &syn::Stmt) -> Value {
@@ -1313,7 +1327,13 @@ impl<'a> Walker<'a> {
                 // An initializer that never completes (`return`, a call certain to fail
                 // under `?`): nothing after this `let` runs.
                 let never = value == Value::Never;
-                let value = if never { Value::Other } else { value };
+                // After a failure certain under `?`, the rest is still checked (every mismatch
+                // at once) with what the call would have given: a tensor of unknown type.
+                let value = match never {
+                    true if self.failure_never => self.failed_value.take().unwrap_or(Value::Other),
+                    true => Value::Other,
+                    false => value,
+                };
                 self.in_let = true;
                 self.let_op = local
                     .init
@@ -1379,6 +1399,7 @@ impl<'a> Walker<'a> {
                 // `?` of a call certain to fail returns its error: no value comes out.
                 if self.failed_call == Some(call_id(&t.expr)) {
                     self.failure_never = true;
+                    self.failed_value = Some(value);
                     return Value::Never;
                 }
                 value
@@ -1899,6 +1920,7 @@ impl<'a> Walker<'a> {
             && self.failed_call == Some(call_id(&call.receiver))
         {
             self.failure_never = true;
+            self.failed_value = Some(receiver);
             return Value::Never;
         }
         // A failure of this call's own rule (its receiver and arguments walked already).
