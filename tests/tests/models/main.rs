@@ -6,6 +6,7 @@
 #![allow(elided_lifetimes_in_paths)]
 
 mod bigcode;
+mod clip;
 mod mistral;
 mod resnet;
 mod t5;
