@@ -7,6 +7,7 @@
 
 mod bigcode;
 mod clip;
+mod mamba;
 mod mistral;
 mod resnet;
 mod t5;
