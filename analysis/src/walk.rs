@@ -387,6 +387,10 @@ struct Walker<'a> {
     /// The sizes of `self`'s integer fields (`n_head` → `cfg.num_attention_heads`): one fixed
     /// value for the whole body, where `self` cannot change (see [`Walker::bind_field_dims`]).
     field_dims: BTreeMap<String, Dim>,
+    /// The tables of `self`'s `Embedding`s that every construction in sight builds with
+    /// `embedding(V, E, vb)` (`self.wte.embeddings()`): their rows are the table's width,
+    /// whether the constructor's sizes or a clause's state it.
+    built_tables: BTreeSet<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -428,6 +432,7 @@ impl<'a> Walker<'a> {
             inlined: Vec::new(),
             own_tokens: false,
             field_dims: BTreeMap::new(),
+            built_tables: BTreeSet::new(),
         }
     }
 
@@ -630,8 +635,12 @@ impl<'a> Walker<'a> {
                     // Any dtype: the `VarBuilder`'s, which the constructor does not show.
                     let weight =
                         TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
+                    let subject = format!("self.{name}.{accessor}");
+                    if *layer == Layer::Embedding {
+                        self.built_tables.insert(subject.clone());
+                    }
                     self.subjects
-                        .entry(format!("self.{name}.{accessor}"))
+                        .entry(subject)
                         .or_insert((Value::Tensor(weight), None));
                 }
                 None if fixed && is_usize(&field.ty) => {
@@ -1964,12 +1973,14 @@ impl<'a> Walker<'a> {
             })
             .unwrap_or_else(TensorType::unknown);
         // An `Embedding` its constructor built with `embedding(V, E, vb)` gives rows of `E`
-        // (its `hidden_size` is the table's width); one a clause states may have been built
-        // by `Embedding::new(table, hidden_size)` with any other size.
-        let constructed = weight_text
-            .as_deref()
-            .and_then(|text| self.subjects.get(text))
-            .is_some_and(|(_, origin)| origin.is_none());
+        // (its `hidden_size` is the table's width), also where a clause states the table;
+        // one only a clause states may have been built by `Embedding::new(table,
+        // hidden_size)` with any other size.
+        let constructed = weight_text.as_deref().is_some_and(|text| {
+            self.subjects
+                .get(text)
+                .is_some_and(|(_, origin)| origin.is_none() || self.built_tables.contains(text))
+        });
         let hidden_size = match weight.shape.dims() {
             Some([_, hidden_size]) if layer == Layer::Embedding && constructed => {
                 Some(hidden_size.clone())

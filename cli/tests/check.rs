@@ -1410,6 +1410,40 @@ fn an_embedding_built_by_its_constructor_gives_rows_of_its_width() {
     assert_eq!(check_file("embedding-stated", &stated), (0, Vec::new()));
 }
 
+/// A table that `embedding(V, E, vb)` builds and a clause states (a struct contract's
+/// `Embedding[V, E]`, with the head's `Linear[E -> V]`): the rows are the clause's `E`, so
+/// one feature too many into `lm_head` is certain (the rows were `_` before). Built by
+/// `Embedding::new` with a hidden size of its own, the same clauses say nothing of the rows.
+#[test]
+fn an_embedding_built_by_its_constructor_gives_rows_of_the_width_its_clause_states() {
+    let clauses =
+        "#[contract(ids: u32[B, T], self.wte: Embedding[V, E], self.lm_head: Linear[E -> V])]";
+    let wrong = BUILT_EMBEDDING
+        .replace("TAIL", "self.lm_head.forward(&wide)")
+        .replace("#[contract(ids: u32[B, T])]", clauses);
+    let (code, lines) = check_file("embedding-built-stated", &wrong);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Linear::forward` takes `xs: float[.., E]`, but `wide` is `float[B, T, E + 1]` here",
+            "--> model.rs:29:31",
+        ]
+    );
+    let right = wrong.replace("self.lm_head.forward(&wide)", "self.lm_head.forward(&xs)");
+    assert_eq!(
+        check_file("embedding-built-stated-right", &right),
+        (0, Vec::new())
+    );
+    let new = wrong.replace(
+        "let wte = embedding(cfg.vocab_size, cfg.hidden_size, vb.pp(\"wte\"))?;",
+        "let table = vb.get((cfg.vocab_size, cfg.hidden_size), \"wte\")?;\n        \
+         let wte = Embedding::new(table, cfg.hidden_size + 1);",
+    );
+    assert!(new.contains("Embedding::new"), "{new}");
+    assert_eq!(check_file("embedding-new-stated", &new), (0, Vec::new()));
+}
+
 /// The struct and its `impl` in one `#[contract] mod`: the methods take the struct's clauses
 /// there too (the form a doctest, which has no file to read, needs).
 const STRUCT_CONTRACT_IN_A_MOD: &str = "use candle_contracts::contract;
