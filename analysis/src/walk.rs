@@ -1818,8 +1818,18 @@ impl<'a> Walker<'a> {
             }
             return;
         }
+        // A candle-nn layer's tensor (`self.x_proj.weight()`, which `stable_path` admitted)
+        // is a field of a layer held in `self`'s fields: as fixed as they are.
+        let layer_tensors: BTreeSet<String> = self
+            .subjects
+            .keys()
+            .filter(|subject| subject.contains("()") && self.stable_path(subject))
+            .cloned()
+            .collect();
         self.subjects.retain(|subject, _| {
-            subject.split(['.', '(']).next() != Some(root.as_str()) || !subject.contains("()")
+            subject.split(['.', '(']).next() != Some(root.as_str())
+                || !subject.contains("()")
+                || layer_tensors.contains(subject)
         });
     }
 

@@ -1444,6 +1444,64 @@ fn an_embedding_built_by_its_constructor_gives_rows_of_the_width_its_clause_stat
     assert_eq!(check_file("embedding-new-stated", &new), (0, Vec::new()));
 }
 
+/// A block whose `scales` (an array of tensors) the walk does not follow: a method called on
+/// one of them (`self.scales[0].broadcast_mul(..)`) may change what `self`'s own methods
+/// return, but not `self.proj.weight()`, a candle-nn layer's field in a field of `&self`.
+/// The input of the wrong width into `proj` after it is certain (it was silent).
+const LAYER_AFTER_AN_UNKNOWN_METHOD: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::Linear;
+
+struct Block {
+    scales: [Tensor; 2],
+    proj: Linear,
+}
+
+#[contract]
+impl Block {
+    #[contract(xs: f32[B, 64], self.proj: Linear[128 -> 32])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let _scaled = self.scales[0].broadcast_mul(xs)?;
+        self.proj.forward(xs)
+    }
+}
+";
+
+#[test]
+fn a_layers_weight_outlives_a_method_on_another_field_of_self() {
+    let (code, lines) = check_file("layer-after-unknown", LAYER_AFTER_AN_UNKNOWN_METHOD);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Linear::forward` takes `xs: float[.., 128]`, but `xs` is `f32[B, 64]` here",
+            "--> model.rs:15:27",
+        ]
+    );
+    // The weight a method of the user's gives (read from a cell the call may replace) is
+    // not kept.
+    let cell = LAYER_AFTER_AN_UNKNOWN_METHOD
+        .replace("use candle_nn::Linear;", "use std::cell::RefCell;")
+        .replace(
+            "    proj: Linear,\n}",
+            "    proj: Cell,\n}\n\nstruct Cell(RefCell<Tensor>);\n\nimpl Cell {\n    \
+             fn weight(&self) -> Tensor {\n        self.0.borrow().clone()\n    }\n}",
+        )
+        .replace(
+            "self.proj: Linear[128 -> 32]",
+            "self.proj.weight(): f32[32, 128]",
+        )
+        .replace(
+            "self.proj.forward(xs)",
+            "xs.matmul(&self.proj.weight().t()?)",
+        );
+    assert!(
+        cell.contains("RefCell<Tensor>") && cell.contains("matmul"),
+        "{cell}"
+    );
+    assert_eq!(check_file("cell-after-unknown", &cell), (0, Vec::new()));
+}
+
 /// The struct and its `impl` in one `#[contract] mod`: the methods take the struct's clauses
 /// there too (the form a doctest, which has no file to read, needs).
 const STRUCT_CONTRACT_IN_A_MOD: &str = "use candle_contracts::contract;
