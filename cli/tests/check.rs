@@ -534,6 +534,44 @@ fn float_ids_into_an_embedding_or_index_select_are_errors() {
     );
 }
 
+/// Position ids made with `arange` of float bounds are a float tensor (the bounds' type):
+/// into an `Embedding`, certain to fail; from `0u32` (or any integer bounds), silent.
+const FLOAT_POSITIONS: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::Embedding;
+
+struct Positions {
+    table: Embedding,
+}
+
+impl Positions {
+    #[contract(ids: u32[B, T], self.table: Embedding[P, E])]
+    fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        let (_, t) = ids.dims2()?;
+        let positions = Tensor::arange(0f32, t as f32, ids.device())?;
+        self.table.forward(&positions)
+    }
+}
+";
+
+#[test]
+fn positions_from_float_bounds_into_an_embedding_are_an_error() {
+    let (code, lines) = check_file("float-positions", FLOAT_POSITIONS);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Embedding::forward` takes `xs: u8 | u32 | i64 [..]`, but `positions` is `float[_]` here",
+            "--> model.rs:14:29",
+        ]
+    );
+    let integers = FLOAT_POSITIONS.replace("arange(0f32, t as f32,", "arange(0u32, t as u32,");
+    assert!(integers.contains("0u32"), "{integers}");
+    assert_eq!(check_file("integer-positions", &integers), (0, Vec::new()));
+    let untyped = FLOAT_POSITIONS.replace("arange(0f32, t as f32,", "arange(0, t as i64,");
+    assert_eq!(check_file("untyped-positions", &untyped), (0, Vec::new()));
+}
+
 /// A struct contract: its layers and integer fields reach the methods of its `#[contract]
 /// impl` (not those of a plain `impl`, whose methods the macro rejects).
 const STRUCT_CONTRACT: &str = "use candle_contracts::contract;
