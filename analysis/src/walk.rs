@@ -1404,6 +1404,12 @@ impl<'a> Walker<'a> {
                 let value = self.expr(&a.right);
                 match place_local(&a.left) {
                     Some(name) if self.lookup(&name).is_some() => {
+                        // An assignment keeps the place's Rust type: a tensor stays a tensor
+                        // (`xs = layer.forward(&xs)?` of a layer the walk cannot see).
+                        let value = match (value, self.lookup(&name).map(|b| &b.value)) {
+                            (Value::Other, Some(Value::Tensor(_))) => Value::tensor_unknown(),
+                            (value, _) => value,
+                        };
                         let origin = matches!(value, Value::Tensor(_))
                             .then(|| Origin::Binding(Site::of(&a.left)));
                         self.set(&name, value, origin);

@@ -1540,6 +1540,61 @@ fn a_layers_weight_outlives_a_method_on_another_field_of_self() {
     assert_eq!(check_file("cell-after-unknown", &cell), (0, Vec::new()));
 }
 
+/// A tensor assigned in a loop from a call the walk cannot follow (`layer` is a loop
+/// variable) is a tensor of unknown shape after it, not anything at all: assignment keeps
+/// the Rust type. The head before the norm is then certain (it was silent).
+const HEAD_AFTER_A_LOOP: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Linear, RmsNorm};
+
+struct Block;
+
+impl Block {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        Ok(xs.clone())
+    }
+}
+
+struct Model {
+    layers: Vec<Block>,
+    norm: RmsNorm,
+    head: Linear,
+}
+
+impl Model {
+    #[contract(xs: f32[B, 64], self.norm: RmsNorm[64], self.head: Linear[64 -> 1000])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let mut xs = xs.clone();
+        for layer in self.layers.iter() {
+            xs = layer.forward(&xs)?;
+        }
+        xs.apply(&self.head)?.apply(&self.norm)
+    }
+}
+";
+
+#[test]
+fn a_tensor_assigned_in_a_loop_stays_a_tensor() {
+    let (code, lines) = check_file("head-after-loop", HEAD_AFTER_A_LOOP);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `RmsNorm::forward` takes `xs: float[.., 64]`, but `xs.apply(&self.head)?` is `float[.., 1000]` here",
+            "--> model.rs:26:9",
+        ]
+    );
+    let right = HEAD_AFTER_A_LOOP.replace(
+        "xs.apply(&self.head)?.apply(&self.norm)",
+        "xs.apply(&self.norm)?.apply(&self.head)",
+    );
+    assert!(
+        right.contains("apply(&self.norm)?.apply(&self.head)"),
+        "{right}"
+    );
+    assert_eq!(check_file("norm-after-loop", &right), (0, Vec::new()));
+}
+
 /// The struct and its `impl` in one `#[contract] mod`: the methods take the struct's clauses
 /// there too (the form a doctest, which has no file to read, needs).
 const STRUCT_CONTRACT_IN_A_MOD: &str = "use candle_contracts::contract;
