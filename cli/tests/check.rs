@@ -1595,6 +1595,38 @@ fn a_tensor_assigned_in_a_loop_stays_a_tensor() {
     assert_eq!(check_file("norm-after-loop", &right), (0, Vec::new()));
 }
 
+/// A method's own `self.head_dim = HD` names the field's value in its body, as the macro
+/// reads it (the CLI read the clause and dropped it): with `HD == 64`, keys of 64 against
+/// scores of 77 are certain.
+const FIELD_IN_A_METHOD_CONTRACT: &str = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+struct Head {
+    head_dim: usize,
+}
+
+impl Head {
+    #[contract(xs: f32[B, 77], self.head_dim = HD, HD == 64)]
+    fn scores(&self, xs: &Tensor) -> Result<Tensor> {
+        let w = Tensor::zeros((self.head_dim, 5), DType::F32, xs.device())?;
+        xs.matmul(&w)
+    }
+}
+";
+
+#[test]
+fn a_field_a_method_contract_names_is_its_dim() {
+    let (code, lines) = check_file("method-field", FIELD_IN_A_METHOD_CONTRACT);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Tensor::matmul` takes `rhs: f32[.., 77, _]`, but `w` is `f32[64, 5]` here",
+            "--> model.rs:12:20",
+        ]
+    );
+}
+
 /// The struct and its `impl` in one `#[contract] mod`: the methods take the struct's clauses
 /// there too (the form a doctest, which has no file to read, needs).
 const STRUCT_CONTRACT_IN_A_MOD: &str = "use candle_contracts::contract;
