@@ -1034,6 +1034,7 @@ pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
                     if let Some(parsed) = &mut parsed {
                         parsed.clauses.extend(contract.clauses);
                         parsed.facts.extend(contract.facts);
+                        parsed.fields.extend(contract.fields);
                         parsed.relations.extend(contract.relations);
                     }
                     analysis_off |= off;

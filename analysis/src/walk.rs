@@ -432,6 +432,10 @@ struct Walker<'a> {
     /// The sizes of `self`'s integer fields (`n_head` → `cfg.num_attention_heads`): one fixed
     /// value for the whole body, where `self` cannot change (see [`Walker::bind_field_dims`]).
     field_dims: BTreeMap<String, Dim>,
+    /// The tables of `self`'s `Embedding`s that every construction in sight builds with
+    /// `embedding(V, E, vb)` (`self.wte.embeddings()`): their rows are the table's width,
+    /// whether the constructor's sizes or a clause's state it.
+    built_tables: BTreeSet<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -478,6 +482,7 @@ impl<'a> Walker<'a> {
             inlined: Vec::new(),
             own_tokens: false,
             field_dims: BTreeMap::new(),
+            built_tables: BTreeSet::new(),
         }
     }
 
@@ -702,8 +707,12 @@ impl<'a> Walker<'a> {
                     // Any dtype: the `VarBuilder`'s, which the constructor does not show.
                     let weight =
                         TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
+                    let subject = format!("self.{name}.{accessor}");
+                    if *layer == Layer::Embedding {
+                        self.built_tables.insert(subject.clone());
+                    }
                     self.subjects
-                        .entry(format!("self.{name}.{accessor}"))
+                        .entry(subject)
                         .or_insert((Value::Tensor(weight), None));
                 }
                 // Behind `&mut self`, held only until the body may change it (below).
@@ -1592,6 +1601,12 @@ impl<'a> Walker<'a> {
                 let value = self.expr(&a.right);
                 match place_local(&a.left) {
                     Some(name) if self.lookup(&name).is_some() => {
+                        // An assignment keeps the place's Rust type: a tensor stays a tensor
+                        // (`xs = layer.forward(&xs)?` of a layer the walk cannot see).
+                        let value = match (value, self.lookup(&name).map(|b| &b.value)) {
+                            (Value::Other, Some(Value::Tensor(_))) => Value::tensor_unknown(),
+                            (value, _) => value,
+                        };
                         let origin = matches!(value, Value::Tensor(_))
                             .then(|| Origin::Binding(Site::of(&a.left)));
                         self.set(&name, value, origin);
@@ -2170,8 +2185,18 @@ impl<'a> Walker<'a> {
             }
             return;
         }
+        // A candle-nn layer's tensor (`self.x_proj.weight()`, which `stable_path` admitted)
+        // is a field of a layer held in `self`'s fields: as fixed as they are.
+        let layer_tensors: BTreeSet<String> = self
+            .subjects
+            .keys()
+            .filter(|subject| subject.contains("()") && self.stable_path(subject))
+            .cloned()
+            .collect();
         self.subjects.retain(|subject, _| {
-            subject.split(['.', '(']).next() != Some(root.as_str()) || !subject.contains("()")
+            subject.split(['.', '(']).next() != Some(root.as_str())
+                || !subject.contains("()")
+                || layer_tensors.contains(subject)
         });
     }
 
@@ -2325,12 +2350,14 @@ impl<'a> Walker<'a> {
             })
             .unwrap_or_else(TensorType::unknown);
         // An `Embedding` its constructor built with `embedding(V, E, vb)` gives rows of `E`
-        // (its `hidden_size` is the table's width); one a clause states may have been built
-        // by `Embedding::new(table, hidden_size)` with any other size.
-        let constructed = weight_text
-            .as_deref()
-            .and_then(|text| self.subjects.get(text))
-            .is_some_and(|(_, origin)| origin.is_none());
+        // (its `hidden_size` is the table's width), also where a clause states the table;
+        // one only a clause states may have been built by `Embedding::new(table,
+        // hidden_size)` with any other size.
+        let constructed = weight_text.as_deref().is_some_and(|text| {
+            self.subjects
+                .get(text)
+                .is_some_and(|(_, origin)| origin.is_none() || self.built_tables.contains(text))
+        });
         let hidden_size = match weight.shape.dims() {
             Some([_, hidden_size]) if layer == Layer::Embedding && constructed => {
                 Some(hidden_size.clone())

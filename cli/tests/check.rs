@@ -534,6 +534,44 @@ fn float_ids_into_an_embedding_or_index_select_are_errors() {
     );
 }
 
+/// Position ids made with `arange` of float bounds are a float tensor (the bounds' type):
+/// into an `Embedding`, certain to fail; from `0u32` (or any integer bounds), silent.
+const FLOAT_POSITIONS: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::Embedding;
+
+struct Positions {
+    table: Embedding,
+}
+
+impl Positions {
+    #[contract(ids: u32[B, T], self.table: Embedding[P, E])]
+    fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        let (_, t) = ids.dims2()?;
+        let positions = Tensor::arange(0f32, t as f32, ids.device())?;
+        self.table.forward(&positions)
+    }
+}
+";
+
+#[test]
+fn positions_from_float_bounds_into_an_embedding_are_an_error() {
+    let (code, lines) = check_file("float-positions", FLOAT_POSITIONS);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Embedding::forward` takes `xs: u8 | u32 | i64 [..]`, but `positions` is `float[_]` here",
+            "--> model.rs:14:29",
+        ]
+    );
+    let integers = FLOAT_POSITIONS.replace("arange(0f32, t as f32,", "arange(0u32, t as u32,");
+    assert!(integers.contains("0u32"), "{integers}");
+    assert_eq!(check_file("integer-positions", &integers), (0, Vec::new()));
+    let untyped = FLOAT_POSITIONS.replace("arange(0f32, t as f32,", "arange(0, t as i64,");
+    assert_eq!(check_file("untyped-positions", &untyped), (0, Vec::new()));
+}
+
 /// A struct contract: its layers and integer fields reach the methods of its `#[contract]
 /// impl` (not those of a plain `impl`, whose methods the macro rejects).
 const STRUCT_CONTRACT: &str = "use candle_contracts::contract;
@@ -1440,6 +1478,185 @@ fn an_embedding_built_by_its_constructor_gives_rows_of_its_width() {
         "#[contract(ids: u32[B, T], self.wte: Embedding[V, E])]",
     );
     assert_eq!(check_file("embedding-stated", &stated), (0, Vec::new()));
+}
+
+/// A table that `embedding(V, E, vb)` builds and a clause states (a struct contract's
+/// `Embedding[V, E]`, with the head's `Linear[E -> V]`): the rows are the clause's `E`, so
+/// one feature too many into `lm_head` is certain (the rows were `_` before). Built by
+/// `Embedding::new` with a hidden size of its own, the same clauses say nothing of the rows.
+#[test]
+fn an_embedding_built_by_its_constructor_gives_rows_of_the_width_its_clause_states() {
+    let clauses =
+        "#[contract(ids: u32[B, T], self.wte: Embedding[V, E], self.lm_head: Linear[E -> V])]";
+    let wrong = BUILT_EMBEDDING
+        .replace("TAIL", "self.lm_head.forward(&wide)")
+        .replace("#[contract(ids: u32[B, T])]", clauses);
+    let (code, lines) = check_file("embedding-built-stated", &wrong);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Linear::forward` takes `xs: float[.., E]`, but `wide` is `float[B, T, E + 1]` here",
+            "--> model.rs:29:31",
+        ]
+    );
+    let right = wrong.replace("self.lm_head.forward(&wide)", "self.lm_head.forward(&xs)");
+    assert_eq!(
+        check_file("embedding-built-stated-right", &right),
+        (0, Vec::new())
+    );
+    let new = wrong.replace(
+        "let wte = embedding(cfg.vocab_size, cfg.hidden_size, vb.pp(\"wte\"))?;",
+        "let table = vb.get((cfg.vocab_size, cfg.hidden_size), \"wte\")?;\n        \
+         let wte = Embedding::new(table, cfg.hidden_size + 1);",
+    );
+    assert!(new.contains("Embedding::new"), "{new}");
+    assert_eq!(check_file("embedding-new-stated", &new), (0, Vec::new()));
+}
+
+/// A block whose `scales` (an array of tensors) the walk does not follow: a method called on
+/// one of them (`self.scales[0].broadcast_mul(..)`) may change what `self`'s own methods
+/// return, but not `self.proj.weight()`, a candle-nn layer's field in a field of `&self`.
+/// The input of the wrong width into `proj` after it is certain (it was silent).
+const LAYER_AFTER_AN_UNKNOWN_METHOD: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::Linear;
+
+struct Block {
+    scales: [Tensor; 2],
+    proj: Linear,
+}
+
+#[contract]
+impl Block {
+    #[contract(xs: f32[B, 64], self.proj: Linear[128 -> 32])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let _scaled = self.scales[0].broadcast_mul(xs)?;
+        self.proj.forward(xs)
+    }
+}
+";
+
+#[test]
+fn a_layers_weight_outlives_a_method_on_another_field_of_self() {
+    let (code, lines) = check_file("layer-after-unknown", LAYER_AFTER_AN_UNKNOWN_METHOD);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Linear::forward` takes `xs: float[.., 128]`, but `xs` is `f32[B, 64]` here",
+            "--> model.rs:15:27",
+        ]
+    );
+    // The weight a method of the user's gives (read from a cell the call may replace) is
+    // not kept.
+    let cell = LAYER_AFTER_AN_UNKNOWN_METHOD
+        .replace("use candle_nn::Linear;", "use std::cell::RefCell;")
+        .replace(
+            "    proj: Linear,\n}",
+            "    proj: Cell,\n}\n\nstruct Cell(RefCell<Tensor>);\n\nimpl Cell {\n    \
+             fn weight(&self) -> Tensor {\n        self.0.borrow().clone()\n    }\n}",
+        )
+        .replace(
+            "self.proj: Linear[128 -> 32]",
+            "self.proj.weight(): f32[32, 128]",
+        )
+        .replace(
+            "self.proj.forward(xs)",
+            "xs.matmul(&self.proj.weight().t()?)",
+        );
+    assert!(
+        cell.contains("RefCell<Tensor>") && cell.contains("matmul"),
+        "{cell}"
+    );
+    assert_eq!(check_file("cell-after-unknown", &cell), (0, Vec::new()));
+}
+
+/// A tensor assigned in a loop from a call the walk cannot follow (`layer` is a loop
+/// variable) is a tensor of unknown shape after it, not anything at all: assignment keeps
+/// the Rust type. The head before the norm is then certain (it was silent).
+const HEAD_AFTER_A_LOOP: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Linear, RmsNorm};
+
+struct Block;
+
+impl Block {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        Ok(xs.clone())
+    }
+}
+
+struct Model {
+    layers: Vec<Block>,
+    norm: RmsNorm,
+    head: Linear,
+}
+
+impl Model {
+    #[contract(xs: f32[B, 64], self.norm: RmsNorm[64], self.head: Linear[64 -> 1000])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let mut xs = xs.clone();
+        for layer in self.layers.iter() {
+            xs = layer.forward(&xs)?;
+        }
+        xs.apply(&self.head)?.apply(&self.norm)
+    }
+}
+";
+
+#[test]
+fn a_tensor_assigned_in_a_loop_stays_a_tensor() {
+    let (code, lines) = check_file("head-after-loop", HEAD_AFTER_A_LOOP);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `RmsNorm::forward` takes `xs: float[.., 64]`, but `xs.apply(&self.head)?` is `float[.., 1000]` here",
+            "--> model.rs:26:9",
+        ]
+    );
+    let right = HEAD_AFTER_A_LOOP.replace(
+        "xs.apply(&self.head)?.apply(&self.norm)",
+        "xs.apply(&self.norm)?.apply(&self.head)",
+    );
+    assert!(
+        right.contains("apply(&self.norm)?.apply(&self.head)"),
+        "{right}"
+    );
+    assert_eq!(check_file("norm-after-loop", &right), (0, Vec::new()));
+}
+
+/// A method's own `self.head_dim = HD` names the field's value in its body, as the macro
+/// reads it (the CLI read the clause and dropped it): with `HD == 64`, keys of 64 against
+/// scores of 77 are certain.
+const FIELD_IN_A_METHOD_CONTRACT: &str = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+struct Head {
+    head_dim: usize,
+}
+
+impl Head {
+    #[contract(xs: f32[B, 77], self.head_dim = HD, HD == 64)]
+    fn scores(&self, xs: &Tensor) -> Result<Tensor> {
+        let w = Tensor::zeros((self.head_dim, 5), DType::F32, xs.device())?;
+        xs.matmul(&w)
+    }
+}
+";
+
+#[test]
+fn a_field_a_method_contract_names_is_its_dim() {
+    let (code, lines) = check_file("method-field", FIELD_IN_A_METHOD_CONTRACT);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines,
+        [
+            "error: `Tensor::matmul` takes `rhs: f32[.., 77, _]`, but `w` is `f32[64, 5]` here",
+            "--> model.rs:12:20",
+        ]
+    );
 }
 
 /// The struct and its `impl` in one `#[contract] mod`: the methods take the struct's clauses

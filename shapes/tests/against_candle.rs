@@ -441,7 +441,10 @@ fn run(name: &str, receiver: Option<&Tensor>, args: &[Value]) -> candle_core::Re
             Value::DType(dtype) => Tensor::zeros(usizes(a(0)), *dtype, &Device::Cpu),
             other => panic!("not a dtype: {other:?}"),
         },
-        "Tensor::arange" => Tensor::arange(u(0) as u32, u(1) as u32, &Device::Cpu),
+        "Tensor::arange" => match (a(0), a(1)) {
+            (Value::Opaque, Value::Opaque) => Tensor::arange(0f32, 5f32, &Device::Cpu),
+            _ => Tensor::arange(u(0) as u32, u(1) as u32, &Device::Cpu),
+        },
         "Tensor::eye" => match a(1) {
             Value::DType(dtype) => Tensor::eye(u(0), *dtype, &Device::Cpu),
             other => panic!("not a dtype: {other:?}"),
@@ -1362,6 +1365,8 @@ fn constructors_give_the_shape_and_dtype_asked_for() {
     function("Tensor::arange", &[Size("0"), Size("N")], "_[N]");
     function("Tensor::arange", &[Size("2"), Size("5")], "_[3]");
     function("Tensor::arange", &[Size("M"), Size("N")], "_[_]");
+    // Float bounds (`arange(0f32, t as f32, ..)`) make a float tensor.
+    function("Tensor::arange", &[Spec::Float, Spec::Float], "float[_]");
     function(
         "Tensor::eye",
         &[Size("N"), Spec::DType(DType::F64)],

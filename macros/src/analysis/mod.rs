@@ -183,7 +183,18 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         if let Some(clauses) = extra
             && sig.receiver().is_some()
         {
-            args.extend(quote!(, #clauses));
+            // After the method's own clauses, which may end with a comma (rustfmt's style for
+            // a list over several lines): `,,` would not parse, and the method go unchecked.
+            let ends_with_comma = args
+                .clone()
+                .into_iter()
+                .last()
+                .is_some_and(|t| matches!(&t, TokenTree::Punct(p) if p.as_char() == ','));
+            if args.is_empty() || ends_with_comma {
+                args.extend(quote!(#clauses));
+            } else {
+                args.extend(quote!(, #clauses));
+            }
         }
         let args = &args;
         // An inner contract that does not parse reports itself when it expands.

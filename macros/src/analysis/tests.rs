@@ -833,6 +833,44 @@ fn candle_nn_layers_in_fields_follow_their_weights() {
     assert!(found.is_empty(), "{found:#?}");
 }
 
+/// A method's contract that ends with a comma (rustfmt's style over several lines) takes its
+/// struct's contract after it: the two lists joined with one comma, so the method is checked
+/// (with `,,` the joined list did not parse and the method went unchecked).
+#[test]
+fn a_struct_contract_joins_a_method_contract_ending_with_a_comma() {
+    for attribute in [
+        quote!(#[contract(xs: f32[B, 77],)]),
+        quote!(#[contract(xs: f32[B, 77])]),
+    ] {
+        let found = scope_errors(quote! {
+            mod attention {
+                use candle_core::{DType, Result, Tensor};
+
+                #[contract(head_dim = HD, HD == 64)]
+                pub struct Head {
+                    head_dim: usize,
+                }
+
+                impl Head {
+                    #attribute
+                    pub fn scores(&self, xs: &Tensor) -> Result<Tensor> {
+                        let w = Tensor::zeros((self.head_dim, 5), DType::F32, xs.device())?;
+                        xs.matmul(&w)
+                    }
+                }
+            }
+        });
+        assert_eq!(
+            found,
+            [
+                "`Tensor::matmul` takes `rhs: f32[.., 77, _]`, but `w` is `f32[64, 5]` here\n\
+                 = note: dim -2: 64 given, 77 expected"
+            ],
+            "{attribute}"
+        );
+    }
+}
+
 /// In a `#[contract] mod`, the contracts of its `impl` blocks' methods are marked as checked
 /// by the scope; a `-> impl Trait` function's body is no `impl` block.
 #[test]

@@ -419,7 +419,8 @@ fn new(args: &[Arg]) -> Outcome {
     Ok(TensorType::new(DTypeSet::ANY, shape))
 }
 
-/// `Tensor::arange(start, end, device)`: `end - start` values for integers.
+/// `Tensor::arange(start, end, device)`: `end - start` values for integers; a float tensor
+/// where the bounds are Rust floats (`arange(0f32, t as f32, ..)`: its dtype is theirs).
 fn arange(args: &[Arg]) -> Outcome {
     // No value where the start is not below the end: exact from 0, and between two numbers.
     let len = match (args.first(), args.get(1)) {
@@ -432,7 +433,11 @@ fn arange(args: &[Arg]) -> Outcome {
         }
         _ => Dim::Unknown,
     };
-    Ok(TensorType::new(DTypeSet::ANY, Shape::new(vec![len])))
+    let dtypes = match (args.first(), args.get(1)) {
+        (Some(Arg::Float), Some(Arg::Float)) => DTypeSet::FLOAT,
+        _ => DTypeSet::ANY,
+    };
+    Ok(TensorType::new(dtypes, Shape::new(vec![len])))
 }
 
 /// `eye(n, dtype, device)`, `tril2`, `triu2`: `[n, n]`.

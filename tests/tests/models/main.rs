@@ -6,6 +6,8 @@
 #![allow(elided_lifetimes_in_paths)]
 
 mod bigcode;
+mod clip;
+mod mamba;
 mod mistral;
 mod resnet;
 mod t5;
