@@ -25,6 +25,9 @@ for path in files:
             impl = None if not line.startswith("} ") else impl
         if "#[contract" in line and not line.lstrip().startswith("//"):
             pending = True
+        # A contract on a struct, an `impl` or a `mod` is not a function's.
+        if pending and re.match(r"\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|impl|mod|enum)\b", line):
+            pending = False
         m = re.match(r"\s*(?:pub(?:\([^)]*\))?\s+)?fn\s+(\w+)", line)
         if m and pending:
             pending = False
