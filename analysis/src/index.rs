@@ -158,6 +158,9 @@ pub struct Index {
     /// The methods of each type's trait `impl`s, by type key and name, also where the rest of
     /// the crate is out of sight: `<T as Module>::forward` is that one whatever else `T` has.
     trait_impl_methods: BTreeMap<(String, String), Vec<FnId>>,
+    /// The methods of the crate's trait `impl`s for types not its own (`impl<T> Run for T`,
+    /// `impl Twice for Arc<Rotary>`): any value may have them, a pointer before its pointee.
+    foreign_impl_names: BTreeSet<String>,
     libs: BTreeMap<String, usize>,
     pending_impls: Vec<PendingImpl>,
     /// Type aliases, by key: an `impl` through one adds methods to a type the index cannot
@@ -315,6 +318,7 @@ impl Index {
                 .first()
                 .is_some_and(|first| generics.contains(first))
             {
+                self.foreign_impl_names.extend(names);
                 continue;
             }
             let trait_of = trait_path.map(|path| self.resolve(module, &path));
@@ -328,6 +332,7 @@ impl Index {
                 Resolved::Type(key) => key,
                 // A method the crate adds to another crate's type (through its own trait).
                 Resolved::External(path) => {
+                    self.foreign_impl_names.extend(names.iter().cloned());
                     for name in names {
                         self.external_methods.insert((path.join("::"), name));
                     }
@@ -340,9 +345,14 @@ impl Index {
                         && !whole_crate
                         && !self.modules[module].items.contains_key(&self_ty[0]) =>
                 {
+                    // (Or a type not the crate's, `Vec<Block>`, that any value may be.)
+                    if trait_of.is_some() {
+                        self.foreign_impl_names.extend(names.iter().cloned());
+                    }
                     self.type_key(module, &self_ty[0])
                 }
                 _ => {
+                    self.foreign_impl_names.extend(names.iter().cloned());
                     self.uncertain_names.extend(names);
                     continue;
                 }
@@ -961,6 +971,12 @@ impl Index {
     pub fn has_external_method(&self, path: &str, name: &str) -> bool {
         self.external_methods
             .contains(&(path.to_string(), name.to_string()))
+    }
+
+    /// Whether a trait `impl` of the crate for a type not its own (a blanket one, `Arc<T>`'s)
+    /// has a method `name`: on an `Arc` of the crate's type, that one may be called.
+    pub fn may_be_foreign_method(&self, name: &str) -> bool {
+        self.foreign_impl_names.contains(name)
     }
 
     /// The methods named `name` of the trait `impl`s of the type `key` (which trait is each

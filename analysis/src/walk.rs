@@ -161,6 +161,9 @@ enum Access {
     Mut,
     /// `Model`: an owned value or a place (a field).
     Owned,
+    /// `Arc<Model>`, `Rc<Model>`: only its `&self` methods reach it, after the pointer's own
+    /// (`clone`, `as_ref`, ..) and any trait of the crate's that may be the pointer's.
+    Shared,
 }
 
 /// What a Rust type is, as far as the walk cares.
@@ -448,7 +451,10 @@ impl<'a> Walker<'a> {
             .cloned()
             .chain(crate::index::generic_names(&f.sig.generics))
             .collect();
-        let mut contract = with_facts(&with_constants(index, f.contract, f.module, &generics));
+        let mut contract = with_facts(&surely_bound(
+            &with_constants(index, f.contract, f.module, &generics),
+            f.sig,
+        ));
         let facts = Facts::new(&contract.relations);
         for clause in &mut contract.clauses {
             clause.spec = facts.simplify_type(&clause.spec);
@@ -1091,7 +1097,20 @@ impl<'a> Walker<'a> {
                         _ => Kind::Other,
                     };
                 }
-                if matches!(last, "Box" | "Rc" | "Arc") {
+                // std's `Box`, `Rc` and `Arc`, not a type of the crate's of that name.
+                let std_pointer = matches!(last, "Box" | "Rc" | "Arc")
+                    && match if body {
+                        self.resolve(&segments)
+                    } else {
+                        self.index.resolve(module, &segments)
+                    } {
+                        Resolved::Unknown => segments.len() == 1,
+                        Resolved::External(path) => {
+                            matches!(path.first().map(String::as_str), Some("std" | "alloc"))
+                        }
+                        _ => false,
+                    };
+                if std_pointer {
                     let inner = p.path.segments.last().and_then(|s| match &s.arguments {
                         syn::PathArguments::AngleBracketed(a) => a.args.first(),
                         _ => None,
@@ -1103,7 +1122,7 @@ impl<'a> Walker<'a> {
                             // no `&mut` reaches it, so it is reached as a place of its type
                             // is (a `&self` method after any by-value one of that name).
                             Kind::Instance(key, _) if last != "Box" => {
-                                Kind::Instance(key, Access::Owned)
+                                Kind::Instance(key, Access::Shared)
                             }
                             _ => Kind::Other,
                         },
@@ -1212,6 +1231,26 @@ impl<'a> Walker<'a> {
         let Some((module, ty)) = self.index.field(key, name) else {
             return Value::Other;
         };
+        // `struct Model<Block> { layers: Vec<Block> }`: a type parameter, whatever crate type
+        // shares its name.
+        if let Some((_, item)) = self.index.struct_item(key) {
+            let params: BTreeSet<String> = crate::index::generic_names(&item.generics)
+                .into_iter()
+                .collect();
+            // (A visit, not tokens: the type is the index's, whose tokens may not mix with
+            // the compiler's here.)
+            struct Names<'p>(&'p BTreeSet<String>, bool);
+            impl<'ast> Visit<'ast> for Names<'_> {
+                fn visit_ident(&mut self, ident: &'ast proc_macro2::Ident) {
+                    self.1 |= self.0.contains(&name_of(ident));
+                }
+            }
+            let mut names = Names(&params, false);
+            names.visit_type(ty);
+            if names.1 {
+                return Value::Other;
+            }
+        }
         self.kind_at(ty, false, module, Some(key), false)
             .unknown_value()
     }
@@ -2073,7 +2112,14 @@ impl<'a> Walker<'a> {
                 base = &r.expr;
                 Some(Access::Ref)
             }
-            syn::Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => {
+            // A trait in scope may give the list an `iter` of its own, tried before the
+            // slice's: only where every trait in scope is in sight.
+            syn::Expr::MethodCall(m)
+                if m.method == "iter"
+                    && m.args.is_empty()
+                    && !self.index.may_be_foreign_method("iter")
+                    && self.traits_in_sight() =>
+            {
                 base = &m.receiver;
                 Some(Access::Ref)
             }
@@ -2096,6 +2142,40 @@ impl<'a> Walker<'a> {
             (true, element) => Value::Tuple(vec![Value::Int(Dim::Unknown), element]),
             (false, element) => element,
         }
+    }
+
+    /// Whether every trait that may be in scope here is one the index holds or std's or
+    /// candle's: no `use` (nor glob) of the function's module, nor of its body, names
+    /// something out of sight.
+    fn traits_in_sight(&self) -> bool {
+        const KNOWN: &[&str] = &[
+            "std",
+            "core",
+            "alloc",
+            "candle_core",
+            "candle",
+            "candle_nn",
+            "candle_contracts",
+        ];
+        if self.local_paths.iter().any(|frame| !frame.is_empty()) {
+            return false;
+        }
+        let module = &self.index.modules[self.module()];
+        if !module.globs.is_empty() || module.opaque {
+            return false;
+        }
+        module.uses.keys().all(|name| {
+            match self
+                .index
+                .resolve(self.module(), std::slice::from_ref(name))
+            {
+                Resolved::External(path) => path
+                    .first()
+                    .is_some_and(|first| KNOWN.contains(&first.as_str())),
+                Resolved::Unknown => false,
+                _ => true,
+            }
+        })
     }
 
     /// A `for` loop whose body leaves its locals as it found them, up to a join (`xs =
@@ -2226,7 +2306,47 @@ impl<'a> Walker<'a> {
             "type_id",
             "forward_t",
         ];
+        /// Methods of `Arc<T>` and `Rc<T>` themselves (their traits'), tried before `T`'s.
+        const POINTER_OWN: &[&str] = &[
+            "clone",
+            "clone_from",
+            "deref",
+            "as_ref",
+            "borrow",
+            "fmt",
+            "eq",
+            "ne",
+            "partial_cmp",
+            "lt",
+            "le",
+            "gt",
+            "ge",
+            "cmp",
+            "max",
+            "min",
+            "clamp",
+            "hash",
+            "to_string",
+            "source",
+            "description",
+            "cause",
+            "provide",
+            "type_id",
+            "into",
+            "try_into",
+            "to_owned",
+            "clone_into",
+        ];
         let f = &self.index.fns[id];
+        if access == Access::Shared {
+            // Where the crate is all in sight: an `impl` out of sight may give the pointer
+            // a method of that name.
+            return receiver_access(f.sig) == Some(Access::Ref)
+                && self.index.whole_crate(f.module)
+                && !POINTER_OWN.contains(&name)
+                && !BLANKET.contains(&name)
+                && !self.index.may_be_foreign_method(name);
+        }
         match receiver_access(f.sig) {
             Some(method) if method == access => true,
             Some(_) => self.index.whole_crate(f.module) && !BLANKET.contains(&name),
@@ -2751,9 +2871,11 @@ impl<'a> Walker<'a> {
                     .facts
                     .simplify_type(&bindings.instantiate(&clause.spec));
                 // Dims the clause leaves free (`return: f32[B, H, T, HD]` with `H` bound by
-                // nothing given): what the body gives for these arguments, if it says.
-                match followed(self) {
-                    Value::Tensor(body) if !stated.shape.is_fully_known() => {
+                // nothing given): what the body gives for these arguments, if it says, and if
+                // the body is read at all (not under `static = false`).
+                let read = !callee.contract.as_ref().is_some_and(|c| c.analysis_off);
+                match read.then(|| followed(self)) {
+                    Some(Value::Tensor(body)) if !stated.shape.is_fully_known() => {
                         Value::Tensor(fill_unknown(stated, &body))
                     }
                     _ => Value::Tensor(stated),
@@ -3094,6 +3216,48 @@ fn with_facts(contract: &Contract) -> Contract {
     for relation in &mut contract.relations {
         *relation = relation.map(|d| d.substitute(&mut lookup));
     }
+    contract
+}
+
+/// `contract` without the relations (and equalities) that name a dim the guard may leave
+/// unbound, which it then does not check: one bound only by an `Option` parameter, a path
+/// through `?` or `[..]`, or the `return` clause. Within the body, only the others are facts.
+fn surely_bound(contract: &Contract, sig: &syn::Signature) -> Contract {
+    let optional: BTreeSet<String> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(typed) => match (&*typed.pat, &*typed.ty) {
+                (syn::Pat::Ident(ident), syn::Type::Path(p))
+                    if p.path.segments.last().is_some_and(|s| s.ident == "Option") =>
+                {
+                    Some(name_of(&ident.ident))
+                }
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let mut bound: BTreeSet<String> = contract.fields.iter().map(|(_, dim)| dim.clone()).collect();
+    for clause in &contract.clauses {
+        let subject: String = clause.subject.split_whitespace().collect();
+        let root = subject.split(['.', '(', '[', '?']).next().unwrap_or("");
+        if root == "return" || optional.contains(root) || subject.contains(['?', '[']) {
+            continue;
+        }
+        let shape = &clause.spec.shape;
+        for dim in shape.front().iter().chain(shape.back()) {
+            bound.extend(dim.symbols().into_iter().map(str::to_string));
+        }
+    }
+    let all_bound = |dim: &Dim| dim.symbols().iter().all(|name| bound.contains(*name));
+    let mut contract = contract.clone();
+    contract
+        .relations
+        .retain(|relation| all_bound(&relation.lhs) && all_bound(&relation.rhs));
+    contract
+        .facts
+        .retain(|(name, dim)| bound.contains(name) && all_bound(dim));
     contract
 }
 
