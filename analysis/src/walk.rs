@@ -2038,7 +2038,7 @@ impl<'a> Walker<'a> {
                 value
             }
             Value::Tensor(t) => {
-                let value = self.tensor_method(&t, &name, &args, call, &arg_exprs);
+                let value = self.tensor_method(&t, &name, &args, call, arg_exprs);
                 if matches!(value, Value::Other) && !READ_ONLY.contains(&name.as_str()) {
                     // A method the walk does not know may take `&mut self`.
                     self.forget_in(|c| c.kept.extend(root(&call.receiver)));
@@ -2046,7 +2046,7 @@ impl<'a> Walker<'a> {
                 value
             }
             Value::External(path) => {
-                let value = self.external_method(&path, &name, &args, call, &arg_exprs);
+                let value = self.external_method(&path, &name, &args, call, arg_exprs);
                 // Only a candle-nn layer's `forward` is known to change nothing.
                 if !matches!(value, Value::Tensor(_)) {
                     self.touched(&call.receiver);
@@ -2077,7 +2077,7 @@ impl<'a> Walker<'a> {
                     // A method of the type, reached first for how the value is held: its
                     // contract, or its signature.
                     [id] if self.reaches(*id, access, &name) && self.reachable(*id) => {
-                        self.call_fn(*id, Some(&call.receiver), &args, &arg_exprs)
+                        self.call_fn(*id, Some(&call.receiver), &args, arg_exprs)
                     }
                     _ => Value::Other,
                 };
