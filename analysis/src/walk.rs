@@ -355,6 +355,8 @@ pub fn walk(
 ) -> (Vec<Finding>, Vec<LetHint>) {
     let mut walker = Walker::new(index, source, f);
     walker.bind_params();
+    // A contracted function returns its tail: a certain failure there is the function's.
+    walker.taken = !f.glue;
     let mut tail = walker.block(f.block);
     // A body that certainly fails early: its tail is still checked, every mismatch at once.
     if tail == Value::Never && walker.failure_never {
@@ -418,7 +420,8 @@ struct Walker<'a> {
     /// not certain, a loop's body, a helper followed at its call): nothing in it is reported.
     quiet: usize,
     /// Whether the expression being walked is one whose success the code takes (the operand of
-    /// `?`, the receiver of `.unwrap()`): in glue code, only those calls are reported.
+    /// `?`, the receiver of `.unwrap()`, a contracted function's tail): only those calls are
+    /// reported, since code may look at an `Err` it expects (`x.dims4().is_ok()`).
     taken: bool,
     /// The `macro_rules!` the body defines, each with the names its definition holds: a call
     /// may assign any of those it sees where it is defined, without naming them.
@@ -1618,7 +1621,10 @@ impl<'a> Walker<'a> {
             }
             syn::Expr::Return(r) => {
                 if let Some(value_expr) = &r.expr {
+                    // What a contracted function returns is its result: taken by its caller.
+                    let outer = std::mem::replace(&mut self.taken, !self.f.glue);
                     let value = self.expr(value_expr);
+                    self.taken = outer;
                     self.check_return(value_expr, &value);
                     if self.closures == 0 {
                         self.returned = Some(match self.returned.take() {
@@ -1958,31 +1964,33 @@ impl<'a> Walker<'a> {
             return value;
         }
         let name = name_of(&call.method);
-        // `.unwrap()` and `.expect(..)` take the success of their receiver, as `?` does.
-        let outer = std::mem::replace(
-            &mut self.taken,
-            KEEP_OK.contains(&name.as_str()) && name != "map_err",
-        );
+        // `.unwrap()` and `.expect(..)` take the success of their receiver, as `?` does;
+        // `.context(..)` gives a `Result` on, taken where it is taken.
+        let takes = match name.as_str() {
+            "unwrap" | "expect" => true,
+            "context" | "with_context" => self.taken,
+            _ => false,
+        };
+        let outer = std::mem::replace(&mut self.taken, takes);
         let receiver = self.expr(&call.receiver);
         self.taken = outer;
         let args: Vec<Value> = call.args.iter().map(|a| self.operand(a)).collect();
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         self.passes_self(&arg_exprs);
-        // `x.dims4()?.unwrap()` of a call certain to fail: it never gives a value.
-        if KEEP_OK.contains(&name.as_str())
-            && name != "map_err"
+        // `x.dims4().unwrap()` of a call certain to fail: it never gives a value (`.context`
+        // gives the error on, as a value).
+        if matches!(name.as_str(), "unwrap" | "expect")
             && self.failed_call == Some(call_id(&call.receiver))
         {
             self.failure_never = true;
             self.failed_value = Some(receiver);
             return Value::Never;
         }
-        // A failure of this call's own rule (its receiver and arguments walked already).
+        // A failure of this call's own rule (its receiver and arguments walked already); the
+        // last call walked is the one a `?` or `unwrap` right after it is of.
         let before = self.failures;
         let value = self.method_dispatch(call, &name, receiver, args, &arg_exprs);
-        if self.failures > before {
-            self.failed_call = Some(expr_id(call));
-        }
+        self.failed_call = (self.failures > before).then(|| expr_id(call));
         value
     }
 
@@ -2199,6 +2207,7 @@ impl<'a> Walker<'a> {
         let (hints, returned) = (self.hints.len(), self.returned.clone());
         let mut head = scope.clone();
         for _ in 0..PASSES {
+            self.failed_call = None;
             self.scope = head.clone();
             self.subjects = subjects.clone();
             self.hints.truncate(hints);
@@ -2586,9 +2595,7 @@ impl<'a> Walker<'a> {
         // A failure of this call's own rule (its arguments walked already).
         let before = self.failures;
         let value = self.call_with(call, args, arg_exprs);
-        if self.failures > before {
-            self.failed_call = Some(expr_id(call));
-        }
+        self.failed_call = (self.failures > before).then(|| expr_id(call));
         value
     }
 
@@ -3168,7 +3175,7 @@ impl<'a> Walker<'a> {
         // Glue code may expect a failure it does not take: in a closure (`catch_unwind`, a
         // thread, a `Result` inspected after) or where it never looks at the `Result`.
         // A closure's body runs where it is called, maybe never.
-        if (self.f.glue && !self.taken) || self.closures > 0 || self.quiet > 0 {
+        if !self.taken || self.closures > 0 || self.quiet > 0 {
             return;
         }
         let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
