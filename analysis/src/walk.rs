@@ -1040,103 +1040,47 @@ impl<'a> Walker<'a> {
                         _ => {}
                     }
                 }
-                // std's `Option` (not one of the crate's own).
-                let option = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-                    ["Option"] => matches!(
-                        if body {
-                            self.resolve(&segments)
-                        } else {
-                            self.index.resolve(module, &segments)
-                        },
-                        Resolved::Unknown
-                    ),
-                    ["std" | "core", "option", "Option"] => true,
-                    _ => false,
-                };
-                // std's `Vec` of the crate's values (`layers: Vec<Block>`).
-                let vec = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-                    ["Vec"] => matches!(
-                        if body {
-                            self.resolve(&segments)
-                        } else {
-                            self.index.resolve(module, &segments)
-                        },
-                        Resolved::Unknown
-                    ),
-                    ["std" | "alloc", "vec", "Vec"] => true,
-                    _ => false,
-                };
-                if vec {
-                    let inner = p.path.segments.last().and_then(|s| match &s.arguments {
-                        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => {
-                            a.args.first()
-                        }
-                        _ => None,
-                    });
-                    return match inner {
-                        Some(syn::GenericArgument::Type(inner)) => match again(inner) {
-                            Kind::Instance(key, _) => {
-                                Kind::Each(Box::new(Kind::Instance(key, Access::Owned)))
-                            }
-                            _ => Kind::Other,
-                        },
-                        _ => Kind::Other,
-                    };
-                }
-                if option {
-                    let inner = p.path.segments.last().and_then(|s| match &s.arguments {
-                        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => {
-                            a.args.first()
-                        }
-                        _ => None,
-                    });
-                    return match inner {
-                        Some(syn::GenericArgument::Type(syn::Type::Tuple(t))) => Kind::Optional(
-                            Box::new(Kind::Tuple(t.elems.iter().map(again).collect())),
-                        ),
-                        Some(syn::GenericArgument::Type(inner)) => {
-                            Kind::Optional(Box::new(again(inner)))
-                        }
-                        _ => Kind::Other,
-                    };
-                }
-                // std's `Box`, `Rc` and `Arc`, not a type of the crate's of that name.
-                let std_pointer = matches!(last, "Box" | "Rc" | "Arc")
-                    && match if body {
-                        self.resolve(&segments)
-                    } else {
-                        self.index.resolve(module, &segments)
-                    } {
-                        Resolved::Unknown => segments.len() == 1,
-                        Resolved::External(path) => {
-                            matches!(path.first().map(String::as_str), Some("std" | "alloc"))
-                        }
-                        _ => false,
-                    };
-                if std_pointer {
-                    let inner = p.path.segments.last().and_then(|s| match &s.arguments {
-                        syn::PathArguments::AngleBracketed(a) => a.args.first(),
-                        _ => None,
-                    });
-                    return match inner {
-                        Some(syn::GenericArgument::Type(inner)) => match again(inner) {
-                            Kind::Tensor => Kind::Tensor,
-                            // `self.rotary_emb.apply(..)` through an `Arc<RotaryEmbedding>`:
-                            // no `&mut` reaches it, so it is reached as a place of its type
-                            // is (a `&self` method after any by-value one of that name).
-                            Kind::Instance(key, _) if last != "Box" => {
-                                Kind::Instance(key, Access::Shared)
-                            }
-                            _ => Kind::Other,
-                        },
-                        _ => Kind::Other,
-                    };
-                }
                 let resolved = if body {
                     self.resolve(&segments)
                 } else {
                     self.index.resolve(module, &segments)
                 };
+                // std's `Option`, `Vec`, `Box`, `Rc` and `Arc` (not a type of the crate's of
+                // that name), by their first type argument.
+                if let Some(wrapper) = std_wrapper(&segments, &resolved) {
+                    let inner = p.path.segments.last().and_then(|s| match &s.arguments {
+                        syn::PathArguments::AngleBracketed(a) => match a.args.first() {
+                            Some(syn::GenericArgument::Type(inner)) => Some(inner),
+                            _ => None,
+                        },
+                        _ => None,
+                    });
+                    let Some(inner) = inner else {
+                        return Kind::Other;
+                    };
+                    return match (wrapper, inner) {
+                        ("Option", syn::Type::Tuple(t)) => Kind::Optional(Box::new(Kind::Tuple(
+                            t.elems.iter().map(again).collect(),
+                        ))),
+                        ("Option", inner) => Kind::Optional(Box::new(again(inner))),
+                        // `layers: Vec<Block>`: the crate's values, each a place.
+                        ("Vec", inner) => match again(inner) {
+                            Kind::Instance(key, _) => {
+                                Kind::Each(Box::new(Kind::Instance(key, Access::Owned)))
+                            }
+                            _ => Kind::Other,
+                        },
+                        (pointer, inner) => match again(inner) {
+                            Kind::Tensor => Kind::Tensor,
+                            // `self.rotary_emb.apply(..)` through an `Arc<RotaryEmbedding>`:
+                            // only its `&self` methods reach it (see `Access::Shared`).
+                            Kind::Instance(key, _) if pointer != "Box" => {
+                                Kind::Instance(key, Access::Shared)
+                            }
+                            _ => Kind::Other,
+                        },
+                    };
+                }
                 match resolved {
                     Resolved::External(path) if is_candle_tensor(&path) => Kind::Tensor,
                     Resolved::External(path) => Kind::External(path.join("::")),
@@ -1159,12 +1103,8 @@ impl<'a> Walker<'a> {
         let vec_of = |ty: &syn::Type| match ty {
             syn::Type::Path(p) if p.qself.is_none() => {
                 let segments = path_segments(&p.path);
-                let is_vec = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-                    // std's, unless the crate has a `Vec` of its own.
-                    ["Vec"] => matches!(self.resolve(&segments), Resolved::Unknown),
-                    ["std" | "alloc", "vec", "Vec"] => true,
-                    _ => false,
-                };
+                // std's, unless the crate has a `Vec` of its own.
+                let is_vec = std_wrapper(&segments, &self.resolve(&segments)) == Some("Vec");
                 let inner = p.path.segments.last().and_then(|s| match &s.arguments {
                     syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => a.args.first(),
                     _ => None,
@@ -3830,6 +3770,25 @@ fn fits(n: u64, ty: &syn::Type) -> bool {
         _ => return false,
     };
     n <= max
+}
+
+/// Which of std's `Option`, `Vec`, `Box`, `Rc` and `Arc` the type path `segments` names, as
+/// resolved: by its own name where nothing of the crate's has it, or by a std path.
+fn std_wrapper(segments: &[String], resolved: &Resolved) -> Option<&'static str> {
+    const WRAPPERS: &[&str] = &["Option", "Vec", "Box", "Rc", "Arc"];
+    let name = match (segments, resolved) {
+        ([only], Resolved::Unknown) => only.as_str(),
+        (_, Resolved::External(path))
+            if matches!(
+                path.first().map(String::as_str),
+                Some("std" | "core" | "alloc")
+            ) =>
+        {
+            path.last().map_or("", String::as_str)
+        }
+        _ => return None,
+    };
+    WRAPPERS.iter().copied().find(|wrapper| *wrapper == name)
 }
 
 /// `stated`, its unknown dims taken from `body` where both have the same rank (both hold of
