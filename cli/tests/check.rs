@@ -1742,6 +1742,32 @@ fn fields_that_change_after_construction_are_not_inferred() {
     }
 }
 
+/// A crate of one `src/lib.rs` holding `source`, depending on candle and this project (never
+/// built: the checker only reads it), so that the whole crate is in sight.
+fn scratch_crate(name: &str, source: &str) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+             [dependencies]\ncandle-core = \"0.11.1\"\ncandle-nn = \"0.11.1\"\n\
+             candle-contracts = \"0.1.0\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/lib.rs"), source).unwrap();
+    dir
+}
+
+/// The rows `shapes` prints, each with its columns joined by one space.
+fn rows(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|row| row.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
 /// A decoder attention as candle-transformers writes it: rotary embeddings behind an `Arc`,
 /// an `Option` mask, a kv cache in an `Option` field, `repeat_kv`'s `vec![&k; n_rep]`, a dtype
 /// kept in a `let`, and a crate `Module` run by `apply`.
@@ -1806,32 +1832,15 @@ impl Attention {
 #[test]
 fn a_decoder_attention_is_followed_through_arc_option_cache_and_apply() {
     // A crate: the `impl Module for Mlp` of another `impl` block is in sight.
-    let in_crate = |name: &str, source: &str| {
-        let dir = scratch(name);
-        std::fs::create_dir_all(dir.join("src")).unwrap();
-        std::fs::write(
-            dir.join("Cargo.toml"),
-            "[package]\nname = \"decoder\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-             [dependencies]\ncandle-core = \"0.11.1\"\ncandle-nn = \"0.11.1\"\n\
-             candle-contracts = \"0.1.0\"\n",
-        )
-        .unwrap();
-        std::fs::write(dir.join("src/lib.rs"), source).unwrap();
-        dir
-    };
     let check_crate = |name: &str, source: &str| {
-        let (code, _, stderr) = run(&in_crate(name, source), &["check", "."]);
+        let (code, _, stderr) = run(&scratch_crate(name, source), &["check", "."]);
         (code, headlines(&stderr))
     };
-    let dir = in_crate("decoder", DECODER);
+    let dir = scratch_crate("decoder", DECODER);
     let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
     assert_eq!(code, 0, "{stderr}");
-    let rows: Vec<String> = stdout
-        .lines()
-        .map(|row| row.split_whitespace().collect::<Vec<_>>().join(" "))
-        .collect();
     assert_eq!(
-        rows,
+        rows(&stdout),
         [
             "41 q f32[B, H, T, D] apply",
             "42 k f32[B, H, _, D] match",
@@ -1917,12 +1926,8 @@ fn free_return_dims_come_from_the_body_with_the_callers_field_sizes() {
     std::fs::write(dir.join("model.rs"), HEADS_FROM_THE_BODY).unwrap();
     let (code, stdout, stderr) = run(&dir, &["shapes", "model.rs:SelfAttention::scores"]);
     assert_eq!(code, 0, "{stderr}");
-    let rows: Vec<String> = stdout
-        .lines()
-        .map(|row| row.split_whitespace().collect::<Vec<_>>().join(" "))
-        .collect();
     assert_eq!(
-        rows,
+        rows(&stdout),
         [
             "31 q f32[B, cfg.num_attention_heads, T, cfg.hidden_size / cfg.num_attention_heads] transpose_for_scores",
             "32 k f32[B, cfg.num_attention_heads, T, cfg.hidden_size / cfg.num_attention_heads] transpose_for_scores",
@@ -1999,14 +2004,7 @@ impl Model {
 
 #[test]
 fn a_loop_over_a_vec_of_blocks_keeps_what_every_iteration_keeps() {
-    let dir = scratch("layer-stack");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"stack\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-         [dependencies]\ncandle-core = \"0.11.1\"\ncandle-contracts = \"0.1.0\"\n",
-    )
-    .unwrap();
+    let dir = scratch_crate("layer-stack", "");
     let with_body = |body: &str| {
         std::fs::write(dir.join("src/lib.rs"), LAYER_STACK.replace("BODY", body)).unwrap();
         let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Model::forward"]);
@@ -2063,10 +2061,9 @@ fn flat(q: &Tensor, multi_query: bool) -> Result<Tensor> {
         assert_eq!(code, 0, "{stderr}");
         let (code, _, stderr) = run(&dir, &["check", "model.rs"]);
         assert_eq!(code, 0, "{stderr}");
-        stdout
-            .lines()
+        rows(&stdout)
+            .into_iter()
             .filter(|row| row.contains(" q ") || row.contains(" back "))
-            .map(|row| row.split_whitespace().collect::<Vec<_>>().join(" "))
             .collect::<Vec<_>>()
     };
     let known = "14 back f32[B * T, E] reshape";

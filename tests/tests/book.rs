@@ -2,6 +2,9 @@
 //! relative link and `#anchor` resolves, and every `{{#include}}` names a file and anchor that
 //! exist. (`.ci/run` also builds it with mdBook.)
 
+#[path = "support/markdown.rs"]
+mod markdown;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -43,34 +46,9 @@ fn headings(markdown: &str) -> HashSet<String> {
     ids
 }
 
-/// `(target, line)` of every inline link `](target)` outside code blocks and code spans.
-fn links(markdown: &str) -> Vec<(String, usize)> {
-    let mut in_code = false;
-    let mut found = Vec::new();
-    for (number, line) in markdown.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
-        // Drop code spans, whose brackets are not links.
-        let plain: String = line.split('`').step_by(2).collect::<Vec<_>>().join("");
-        let mut rest = plain.as_str();
-        while let Some(start) = rest.find("](") {
-            let after = &rest[start + 2..];
-            let Some(end) = after.find(')') else { break };
-            found.push((after[..end].to_string(), number + 1));
-            rest = &after[end..];
-        }
-    }
-    found
-}
-
 fn chapters() -> Vec<String> {
     let summary = std::fs::read_to_string(book_src().join("SUMMARY.md")).unwrap();
-    links(&summary)
+    markdown::links(&summary)
         .into_iter()
         .map(|(target, _)| target)
         .collect()
@@ -80,7 +58,7 @@ fn chapters() -> Vec<String> {
 #[test]
 fn the_introduction_lists_every_chapter() {
     let introduction = std::fs::read_to_string(book_src().join("introduction.md")).unwrap();
-    let listed: Vec<String> = links(&introduction)
+    let listed: Vec<String> = markdown::links(&introduction)
         .into_iter()
         .map(|(target, _)| target)
         .filter(|target| target.ends_with(".md"))
@@ -124,7 +102,7 @@ fn every_link_and_anchor_resolves() {
     for chapter in chapters() {
         let path = book_src().join(&chapter);
         let text = std::fs::read_to_string(&path).unwrap();
-        for (target, line) in links(&text) {
+        for (target, line) in markdown::links(&text) {
             if target.starts_with("http://")
                 || target.starts_with("https://")
                 || target.starts_with("mailto:")

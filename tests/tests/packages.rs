@@ -3,6 +3,9 @@
 //! both license texts, and no placeholder repository. `.ci/run` packages them all with
 //! `cargo package --workspace`, which also builds each one from its `.crate` file.
 
+#[path = "support/markdown.rs"]
+mod markdown;
+
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -43,30 +46,6 @@ fn published() -> Vec<(String, String)> {
         .collect()
 }
 
-/// `(target, line)` of every inline link `](target)` outside code blocks and code spans.
-fn links(markdown: &str) -> Vec<(String, usize)> {
-    let mut in_code = false;
-    let mut found = Vec::new();
-    for (number, line) in markdown.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
-        let plain: String = line.split('`').step_by(2).collect::<Vec<_>>().join("");
-        let mut rest = plain.as_str();
-        while let Some(start) = rest.find("](") {
-            let after = &rest[start + 2..];
-            let Some(end) = after.find(')') else { break };
-            found.push((after[..end].to_string(), number + 1));
-            rest = &after[end..];
-        }
-    }
-    found
-}
-
 #[test]
 fn the_published_packages_are_the_library_crates_and_the_cli() {
     let mut names: Vec<String> = published().into_iter().map(|(member, _)| member).collect();
@@ -85,7 +64,7 @@ fn each_published_package_has_its_own_readme_with_absolute_links() {
         );
         let readme = std::fs::read_to_string(root().join(&member).join("README.md"))
             .unwrap_or_else(|error| panic!("{member}/README.md: {error}"));
-        for (target, line) in links(&readme) {
+        for (target, line) in markdown::links(&readme) {
             assert!(
                 target.starts_with("https://") || target.starts_with("http://"),
                 "{member}/README.md:{line}: `{target}` is relative to the repository; crates.io \
