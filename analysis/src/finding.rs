@@ -46,6 +46,9 @@ pub struct Finding {
     pub note: String,
     /// A likely fix.
     pub help: Option<String>,
+    /// The code that replaces the site's text to apply that fix (`&target.squeeze(1)?`), for
+    /// an editor's quick fix or a machine-applicable suggestion.
+    pub replacement: Option<String>,
     /// Where the wrong value's type was declared, and what it was declared as.
     pub origin: Option<(Origin, String)>,
 }

@@ -3119,14 +3119,21 @@ impl<'a> Walker<'a> {
             return;
         }
         let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
+        let help = match self.fix_result {
+            true => mismatch.help_for_result(&given),
+            false => mismatch.help(&given),
+        };
+        // Every help ends with the fixed code in backticks (`squeeze the last dim: `x.squeeze(1)?``).
+        let replacement = help.as_deref().and_then(|help| {
+            let (_, code) = help.rsplit_once(": `")?;
+            Some(code.strip_suffix('`')?.to_string())
+        });
         self.findings.push(Finding {
             site,
             message: mismatch.message(&given),
             note: mismatch.note(),
-            help: match self.fix_result {
-                true => mismatch.help_for_result(&given),
-                false => mismatch.help(&given),
-            },
+            help,
+            replacement,
             origin,
         });
     }

@@ -44,6 +44,7 @@
 //! closure, an async block, a `&mut` or a macro may change; fields behind `&mut self` or
 //! through a cell or a lock; `.await`; labeled blocks; sequence and tuple clauses.
 
+mod analyse;
 mod read;
 mod report;
 mod source;
@@ -57,8 +58,9 @@ use clap::{Parser, Subcommand};
 
 use candle_contracts_analysis::{Function, Index, walk};
 
+use crate::analyse::{Analysis, analyse};
 use crate::read::Reader;
-use crate::report::{Located, Reporter};
+use crate::report::Reporter;
 use crate::source::Sources;
 
 /// The command line.
@@ -115,10 +117,16 @@ fn check(path: Option<&Path>) -> ExitCode {
         Ok(targets) => targets,
         Err(error) => return usage_error(&error),
     };
-    let mut sources = Sources::default();
-    let mut reader = Reader::new(&mut sources);
-    let index = reader.build(&targets);
-    let (unreadable, unparsable) = (reader.unreadable, reader.unparsable);
+    let Analysis {
+        sources,
+        findings,
+        unreadable,
+        unparsable,
+        unread_contracts,
+        checked,
+        glue,
+        ..
+    } = analyse(&targets, Sources::default());
     let mut reporter = Reporter::new(&sources);
     // A file that cannot be read is a usage error; one that does not parse, an error of the
     // crate: either way nothing about it is certain, so no "no certain mismatch".
@@ -128,52 +136,9 @@ fn check(path: Option<&Path>) -> ExitCode {
     for problem in &unparsable {
         reporter.plain_error(problem);
     }
-    let mut findings = Vec::new();
-    let (mut checked, mut glue) = (0, 0);
-    let no_clauses = candle_contracts_shapes::Contract::default();
-    for f in &index.fns {
-        let contract = match &f.contract {
-            // `static = false`: the user turned the body's analysis off.
-            Some(contract) if contract.analysis_off => continue,
-            Some(contract) => match &contract.parsed {
-                Some(parsed) => {
-                    checked += 1;
-                    parsed
-                }
-                None => {
-                    reporter.warning(&format!(
-                        "the contract of `{}` in `{}` is not read (the macro reports why)",
-                        f.display,
-                        sources.get(f.file).name
-                    ));
-                    continue;
-                }
-            },
-            // A test that expects a panic (a guard that fires) takes nothing it calls.
-            None if f
-                .attrs
-                .iter()
-                .any(|attr| attr.path().is_ident("should_panic")) =>
-            {
-                continue;
-            }
-            // Code without a contract (`main`, a data loader): its calls into contracted
-            // functions and candle's ops, with what its own body makes certain.
-            None => {
-                glue += 1;
-                &no_clauses
-            }
-        };
-        let function = Function {
-            glue: f.contract.is_none(),
-            ..Function::of(f, contract)
-        };
-        let (found, _) = walk(&index, &sources, function);
-        findings.extend(found.into_iter().map(|x| Located::new(x, f, &sources)));
+    for problem in &unread_contracts {
+        reporter.warning(problem);
     }
-    // A file in two crates' module trees is walked twice.
-    findings.sort();
-    findings.dedup();
     for finding in &findings {
         reporter.error(finding);
     }

@@ -23,6 +23,8 @@ pub struct Located {
     pub note: String,
     /// A likely fix.
     pub help: Option<String>,
+    /// The code that replaces the place's text to apply the fix.
+    pub replacement: Option<String>,
     /// Where the wrong value's type was declared, and what it was declared as.
     pub origin: Option<(Place, String)>,
 }
@@ -48,6 +50,7 @@ impl Located {
             message: finding.message,
             note: finding.note,
             help: finding.help,
+            replacement: finding.replacement,
             origin,
         }
     }

@@ -1,6 +1,7 @@
 //! The source files read: their text, their display names, and the conversion of syn's spans
 //! (line and character column) into byte ranges for the diagnostics.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -75,15 +76,37 @@ impl Source {
 #[derive(Debug, Default)]
 pub struct Sources {
     files: Vec<Source>,
+    /// Texts that replace the files on disk (an editor's unsaved buffers), by canonical path.
+    overlay: BTreeMap<PathBuf, String>,
 }
 
 impl Sources {
+    /// Sources that read the text of `overlay`'s paths (canonical, as
+    /// [`Path::canonicalize`] gives them) from it instead of from the disk.
+    #[allow(dead_code, reason = "for the editor's server (issue 21)")]
+    pub fn with_overlay(overlay: BTreeMap<PathBuf, String>) -> Sources {
+        Sources {
+            files: Vec::new(),
+            overlay,
+        }
+    }
+
     /// Reads `path`; `None` with the error when it cannot be read.
     pub fn load(&mut self, path: &Path) -> std::io::Result<FileId> {
         if let Some(id) = self.files.iter().position(|file| file.path == path) {
             return Ok(id);
         }
-        let text = std::fs::read_to_string(path)?;
+        let unsaved = match self.overlay.is_empty() {
+            true => None,
+            false => path
+                .canonicalize()
+                .ok()
+                .and_then(|canonical| self.overlay.get(&canonical).cloned()),
+        };
+        let text = match unsaved {
+            Some(text) => text,
+            None => std::fs::read_to_string(path)?,
+        };
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
