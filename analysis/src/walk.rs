@@ -2021,17 +2021,25 @@ impl<'a> Walker<'a> {
             }
             Value::Instance(key, access) => {
                 let ids = self.index.methods(&key, &name);
-                let value = match ids {
+                let (value, shared) = match ids {
                     // A method of the type, reached first for how the value is held: its
                     // contract, or its signature.
                     [id] if self.reaches(*id, access, &name) && self.reachable(*id) => {
-                        self.call_fn(*id, Some(&call.receiver), &args, arg_exprs)
+                        let shared = takes_shared_self(self.index.fns[*id].sig);
+                        (
+                            self.call_fn(*id, Some(&call.receiver), &args, arg_exprs),
+                            shared,
+                        )
                     }
-                    _ => Value::Other,
+                    _ => (Value::Other, false),
                 };
                 // A method of the crate may change what its receiver holds (a cell's content
-                // behind `&self` too), once it has run.
-                self.touched(&call.receiver);
+                // behind `&self` too), once it has run; one taking `&self` changes behind
+                // `&mut self` only what it could behind `&self`.
+                match shared {
+                    true => self.touched_shared(&call.receiver),
+                    false => self.touched(&call.receiver),
+                }
                 value
             }
             _ => {
@@ -2196,6 +2204,16 @@ impl<'a> Walker<'a> {
     /// (`c.weight()`) may no longer hold (a cell behind `&`). Fields of `self` keep their
     /// clauses: they change only behind `&mut self`, which clauses do not trust.
     fn touched(&mut self, receiver: &syn::Expr) {
+        self.touched_as(receiver, false);
+    }
+
+    /// After a method known to take `&self` ran on `receiver`: as [`Walker::touched`], but
+    /// behind `&mut self` too, `self`'s fields keep their clauses as they do behind `&self`.
+    fn touched_shared(&mut self, receiver: &syn::Expr) {
+        self.touched_as(receiver, true);
+    }
+
+    fn touched_as(&mut self, receiver: &syn::Expr, shared: bool) {
         // A place (`shape`, `self.cache.k`); a value a call returned is the call's own (its
         // receiver was touched where that call was walked).
         let Some(root) = place_root(receiver) else {
@@ -2205,7 +2223,7 @@ impl<'a> Walker<'a> {
             self.forget_in(|c| {
                 c.kept.insert(root.clone());
             });
-        } else if self.self_mut {
+        } else if self.self_mut && !shared {
             // Behind `&mut self`, the method may change the place it is called on, and all
             // below it (`self.cache.append(..)` changes `self.cache.k`, not `self.q_proj`).
             match subject_text(strip_refs(receiver)).filter(|place| place != "self") {
@@ -3136,6 +3154,20 @@ impl<'a> Walker<'a> {
             replacement,
             origin,
         });
+    }
+}
+
+/// Whether a method's receiver is `&self` (`self: &Self` too): it changes nothing of its
+/// receiver but through a cell.
+fn takes_shared_self(sig: &syn::Signature) -> bool {
+    match sig.receiver() {
+        Some(receiver) if receiver.colon_token.is_none() => {
+            receiver.reference.is_some() && receiver.mutability.is_none()
+        }
+        Some(receiver) => {
+            matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_none() && matches!(&*r.elem, syn::Type::Path(p) if p.path.is_ident("Self")))
+        }
+        None => false,
     }
 }
 

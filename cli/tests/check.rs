@@ -2118,3 +2118,71 @@ fn runnable_programs_are_not_reported() {
         assert!(stderr.contains("no certain mismatch"), "{file}: {stderr}");
     }
 }
+
+/// Whisper's attention: behind `&mut self` (it writes its kv cache), a call of the type's own
+/// `&self` method changes no field, so the output projection keeps its clause.
+const SHARED_SELF_CALL: &str = "\
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::Linear;
+
+struct Attention {
+    query: Linear,
+    out: Linear,
+    kv_cache: Option<(Tensor, Tensor)>,
+}
+
+impl Attention {
+    #[contract(x: f32[B, T, E], self.query.weight(): f32[E, E], self.out.weight(): f32[E, E])]
+    fn forward(&mut self, x: &Tensor) -> Result<Tensor> {
+        let q = self.query.forward(x)?;
+        self.kv_cache = Some((q.clone(), q.clone()));
+        let wv = self.attend(&q)?;
+        let out = self.out.forward(&wv)?;
+        Ok(out)
+    }
+
+    #[contract(q: f32[B, T, E], return: f32[B, T, E])]
+    fn attend(&self, q: &Tensor) -> Result<Tensor> {
+        Ok(q.clone())
+    }
+
+    #[contract(x: f32[B, T, E], self.out.weight(): f32[E, E])]
+    fn reset(&mut self, x: &Tensor) -> Result<Tensor> {
+        self.clear();
+        let out = self.out.forward(x)?;
+        Ok(out)
+    }
+
+    fn clear(&mut self) {
+        self.kv_cache = None;
+    }
+}
+";
+
+#[test]
+fn a_shared_self_method_behind_mut_self_keeps_the_fields_clauses() {
+    let dir = scratch_crate("shared-self-call", SHARED_SELF_CALL);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "14 q f32[B, T, E] forward",
+            "16 wv f32[B, T, E] attend",
+            "17 out f32[B, T, E] forward",
+        ]
+    );
+    // A `&mut self` method may replace any field: what its clauses said is forgotten.
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::reset"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rows(&stdout), ["29 out f32[B, T, _] forward"]);
+    // The output of `attend` as `u32` into `out`, whose weight is `f32`: certain now.
+    let wrong = SHARED_SELF_CALL.replace(
+        "let out = self.out.forward(&wv)?;\n        Ok(out)\n    }\n\n    #[contract(q",
+        "let out = self.out.forward(&wv.to_dtype(candle_core::DType::U32)?)?;\n        Ok(out)\n    }\n\n    #[contract(q",
+    );
+    let (code, _, stderr) = run(&scratch_crate("shared-self-call-wrong", &wrong), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("self.out.forward"), "{stderr}");
+}
