@@ -2042,8 +2042,48 @@ impl<'a> Walker<'a> {
                 }
                 value
             }
+            // A list of sizes (`qkv.dims().to_vec()`): see `size_list_method`.
+            Value::Tuple(items) if items.iter().all(|v| matches!(v, Value::Int(_))) => {
+                self.size_list_method(call, &name, items, &args)
+            }
             _ => {
                 // `shape.copy_from_slice(..)`, `n.add_assign(4)`, `cell.replace(..)`.
+                self.touched(&call.receiver);
+                Value::Other
+            }
+        }
+    }
+
+    /// A method of a list of sizes (`x.dims()`, `[b, t, e]`, `let mut dims = ..to_vec()`):
+    /// `to_vec` and `dims` keep it, `len` counts it, `push` and `pop` on a local name change
+    /// it where they run (a loop or a `&mut` elsewhere forgets the name, as for any value);
+    /// any other method may change it.
+    fn size_list_method(
+        &mut self,
+        call: &syn::ExprMethodCall,
+        name: &str,
+        mut items: Vec<Value>,
+        args: &[Value],
+    ) -> Value {
+        let local = match strip_refs(&call.receiver) {
+            syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
+            _ => None,
+        }
+        .filter(|local| local != "self" && self.lookup(local).is_some());
+        match (name, args, local) {
+            ("to_vec" | "dims" | "to_owned" | "clone", [], _) => Value::Tuple(items),
+            ("len", [], _) => Value::Int(Dim::lit(items.len() as u64)),
+            ("push", [Value::Int(size)], Some(local)) => {
+                items.push(Value::Int(size.clone()));
+                self.set(&local, Value::Tuple(items), None);
+                Value::Other
+            }
+            ("pop", [], Some(local)) => {
+                let last = items.pop();
+                self.set(&local, Value::Tuple(items), None);
+                last.map_or(Value::Other, |last| Value::Optional(Box::new(last)))
+            }
+            _ => {
                 self.touched(&call.receiver);
                 Value::Other
             }

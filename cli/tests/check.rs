@@ -2182,7 +2182,69 @@ fn a_shared_self_method_behind_mut_self_keeps_the_fields_clauses() {
         "let out = self.out.forward(&wv)?;\n        Ok(out)\n    }\n\n    #[contract(q",
         "let out = self.out.forward(&wv.to_dtype(candle_core::DType::U32)?)?;\n        Ok(out)\n    }\n\n    #[contract(q",
     );
-    let (code, _, stderr) = run(&scratch_crate("shared-self-call-wrong", &wrong), &["check", "."]);
+    let (code, _, stderr) = run(
+        &scratch_crate("shared-self-call-wrong", &wrong),
+        &["check", "."],
+    );
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("self.out.forward"), "{stderr}");
+}
+
+/// GPT-BigCode's head split: the sizes of `qkv` as a `Vec`, the last popped and two pushed.
+const SIZE_LIST: &str = "\
+use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(qkv: f32[B, T, E])]
+fn split(qkv: &Tensor) -> Result<Tensor> {
+    let mut dims = qkv.dims().to_vec();
+    dims.pop();
+    dims.push(4);
+    dims.push(16 * 3);
+    let n = dims.len();
+    let qkv = qkv.reshape(dims)?.transpose(1, 2)?;
+    Ok(qkv)
+}
+
+#[contract(qkv: f32[B, T, E])]
+fn grown(qkv: &Tensor, more: usize) -> Result<Tensor> {
+    let mut dims = qkv.dims().to_vec();
+    for _ in 0..more {
+        dims.push(1);
+    }
+    let qkv = qkv.reshape(dims)?;
+    Ok(qkv)
+}
+";
+
+#[test]
+fn a_list_of_sizes_follows_push_and_pop() {
+    let dir = scratch_crate("size-list", SIZE_LIST);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:split"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 dims (= B, = T, = E) to_vec",
+            "10 n = 4 len",
+            "11 qkv f32[B, 4, T, 48] transpose",
+        ]
+    );
+    // In a loop, the pushes are not counted: the reshape's rank is unknown.
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:grown"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["17 dims (= B, = T, = E) to_vec", "21 qkv f32[..] reshape"]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // The split heads' dim 3 is taken as if it were dim 4.
+    let wrong = SIZE_LIST.replace(
+        ".transpose(1, 2)?;\n    Ok(qkv)",
+        ".transpose(1, 4)?;\n    Ok(qkv)",
+    );
+    let (code, _, stderr) = run(&scratch_crate("size-list-wrong", &wrong), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("transpose(1, 4)"), "{stderr}");
 }
