@@ -2042,6 +2042,34 @@ impl<'a> Walker<'a> {
                 }
                 value
             }
+            // `let mut xs = xs.chunk(2, D::Minus1)?; let gate = xs.remove(1);`: the part, and
+            // the list without it, on a local name.
+            Value::Tensors(mut parts)
+                if matches!(name.as_str(), "remove" | "pop" | "len")
+                    && let Some(local) = self.local_receiver(&call.receiver) =>
+            {
+                let at = match (name.as_str(), args.as_slice()) {
+                    ("remove", [Value::Int(at)]) => at.as_literal().map(|at| at as usize),
+                    ("pop", []) => parts.len().checked_sub(1),
+                    ("len", []) => return Value::Int(Dim::lit(parts.len() as u64)),
+                    _ => None,
+                };
+                match at.filter(|&at| at < parts.len()) {
+                    Some(at) => {
+                        let part = parts.remove(at);
+                        self.set(&local, Value::Tensors(parts), None);
+                        match name.as_str() {
+                            "pop" => Value::Optional(Box::new(Value::Tensor(part))),
+                            _ => Value::Tensor(part),
+                        }
+                    }
+                    // Past the end, `remove` panics: nothing follows; `pop` gives `None`.
+                    None => {
+                        self.touched(&call.receiver);
+                        Value::Other
+                    }
+                }
+            }
             // A list of sizes (`qkv.dims().to_vec()`): see `size_list_method`.
             Value::Tuple(items) if items.iter().all(|v| matches!(v, Value::Int(_))) => {
                 self.size_list_method(call, &name, items, &args)
@@ -2052,6 +2080,15 @@ impl<'a> Walker<'a> {
                 Value::Other
             }
         }
+    }
+
+    /// The local name a method is called on (`dims` in `dims.push(4)`), not `self`.
+    fn local_receiver(&self, receiver: &syn::Expr) -> Option<String> {
+        match strip_refs(receiver) {
+            syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
+            _ => None,
+        }
+        .filter(|local| local != "self" && self.lookup(local).is_some())
     }
 
     /// A method of a list of sizes (`x.dims()`, `[b, t, e]`, `let mut dims = ..to_vec()`):
@@ -2065,11 +2102,7 @@ impl<'a> Walker<'a> {
         mut items: Vec<Value>,
         args: &[Value],
     ) -> Value {
-        let local = match strip_refs(&call.receiver) {
-            syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
-            _ => None,
-        }
-        .filter(|local| local != "self" && self.lookup(local).is_some());
+        let local = self.local_receiver(&call.receiver);
         match (name, args, local) {
             ("to_vec" | "dims" | "to_owned" | "clone", [], _) => Value::Tuple(items),
             ("len", [], _) => Value::Int(Dim::lit(items.len() as u64)),

@@ -2248,3 +2248,45 @@ fn a_list_of_sizes_follows_push_and_pop() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("transpose(1, 4)"), "{stderr}");
 }
+
+/// Mamba's input projection: two chunks in a `Vec`, taken out with `remove`.
+const CHUNKS_REMOVED: &str = "\
+use candle_contracts::contract;
+use candle_core::{D, Result, Tensor};
+
+#[contract(xs: f32[B, 2 * DI])]
+fn gate(xs: &Tensor) -> Result<Tensor> {
+    let mut xs = xs.chunk(2, D::Minus1)?;
+    let proj_for_silu = xs.remove(1);
+    let n = xs.len();
+    let proj_for_conv = xs.remove(0);
+    let gated = (proj_for_conv * candle_nn::ops::silu(&proj_for_silu)?)?;
+    Ok(gated)
+}
+";
+
+#[test]
+fn parts_removed_from_a_list_of_chunks_keep_their_types() {
+    let dir = scratch_crate("chunks-removed", CHUNKS_REMOVED);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:gate"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 xs [f32[B, DI]; 2] chunk",
+            "7 proj_for_silu f32[B, DI] remove",
+            "8 n = 1 len",
+            "9 proj_for_conv f32[B, DI] remove",
+            "10 gated f32[B, DI] *",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // The gate multiplied with one dim more: certain.
+    let wrong = CHUNKS_REMOVED.replace("(proj_for_conv * ", "(proj_for_conv.unsqueeze(0)? * ");
+    let (code, _, stderr) = run(
+        &scratch_crate("chunks-removed-wrong", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+}
