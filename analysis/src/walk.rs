@@ -782,7 +782,7 @@ impl<'a> Walker<'a> {
                 (None, _) => Value::Other,
                 (Some(method), Value::External(path))
                     if Layer::from_path(&path).is_some()
-                        && matches!(method, "weight" | "bias" | "embeddings") =>
+                        && matches!(method, "weight" | "bias" | "embeddings" | "hidden_size") =>
                 {
                     Value::tensor_unknown()
                 }
@@ -2518,7 +2518,15 @@ impl<'a> Walker<'a> {
                 .get(text)
                 .is_some_and(|(_, origin)| origin.is_none() || self.built_tables.contains(text))
         });
+        // A layer clause `Embedding[V, E]` states `hidden_size() = E` too (the guard checks it).
+        let stated = subject_text(strip_refs(receiver))
+            .and_then(|text| self.subject_value_of(&format!("{text}.hidden_size()")))
+            .and_then(|value| match value {
+                Value::Int(size) if layer == Layer::Embedding && !size.is_unknown() => Some(size),
+                _ => None,
+            });
         let hidden_size = match weight.shape.dims() {
+            _ if stated.is_some() => stated,
             Some([_, hidden_size]) if layer == Layer::Embedding && constructed => {
                 Some(hidden_size.clone())
             }
@@ -3190,7 +3198,17 @@ impl<'a> Walker<'a> {
                 },
             ))
         });
+        let before = self.findings.len();
         self.record(mismatch, span, &given, origin);
+        // The site of `&target` is `target`; the fix borrows again (`&target.squeeze(1)?`),
+        // where the source already does.
+        if wrong.is_some_and(|expr| matches!(expr, syn::Expr::Reference(_)))
+            && self.findings.len() > before
+            && let Some(finding) = self.findings.last_mut()
+            && let Some(code) = finding.replacement.take()
+        {
+            finding.replacement = Some(code.strip_prefix('&').unwrap_or(&code).to_string());
+        }
     }
 
     /// Records a mismatch at `span`, naming the wrong value `given`.

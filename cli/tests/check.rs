@@ -1483,7 +1483,8 @@ fn an_embedding_built_by_its_constructor_gives_rows_of_its_width() {
 /// A table that `embedding(V, E, vb)` builds and a clause states (a struct contract's
 /// `Embedding[V, E]`, with the head's `Linear[E -> V]`): the rows are the clause's `E`, so
 /// one feature too many into `lm_head` is certain (the rows were `_` before). Built by
-/// `Embedding::new` with a hidden size of its own, the same clauses say nothing of the rows.
+/// `Embedding::new` with a hidden size of its own, the same: the clause states the layer's
+/// `hidden_size()` too (the guard rejects that layer), and the body is checked against it.
 #[test]
 fn an_embedding_built_by_its_constructor_gives_rows_of_the_width_its_clause_states() {
     let clauses =
@@ -1511,7 +1512,11 @@ fn an_embedding_built_by_its_constructor_gives_rows_of_the_width_its_clause_stat
          let wte = Embedding::new(table, cfg.hidden_size + 1);",
     );
     assert!(new.contains("Embedding::new"), "{new}");
-    assert_eq!(check_file("embedding-new-stated", &new), (0, Vec::new()));
+    // One line more in the constructor.
+    let (code, new_lines) = check_file("embedding-new-stated", &new);
+    assert_eq!(code, 1);
+    assert_eq!(new_lines[0], lines[0]);
+    assert_eq!(new_lines[1], "--> model.rs:30:31");
 }
 
 /// A block whose `scales` (an array of tensors) the walk does not follow: a method called on
@@ -2289,4 +2294,55 @@ fn parts_removed_from_a_list_of_chunks_keep_their_types() {
         &["check", "."],
     );
     assert_eq!(code, 1, "{stderr}");
+}
+
+/// A struct contract's `Embedding[V, E]`: the rows the layer gives are `E` wide (the guard
+/// checks `hidden_size()` too).
+const EMBEDDING_WIDTH: &str = "\
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Embedding, Linear};
+
+#[contract(tok: Embedding[V, E], head: Linear[E -> O])]
+struct Tagger {
+    tok: Embedding,
+    head: Linear,
+}
+
+#[contract]
+impl Tagger {
+    #[contract(ids: u32[B, T] in 0..V)]
+    fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        let xs = self.tok.forward(ids)?;
+        let logits = self.head.forward(&xs)?;
+        Ok(logits)
+    }
+}
+";
+
+#[test]
+fn an_embedding_layer_clause_gives_rows_of_its_width() {
+    let dir = scratch_crate("embedding-width", EMBEDDING_WIDTH);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Tagger::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "15 xs float[B, T, E] forward",
+            "16 logits float[B, T, O] forward"
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // Rows `E` wide into a head that takes one more: certain.
+    let wrong = EMBEDDING_WIDTH.replace(
+        "#[contract(tok: Embedding[V, E], head: Linear[E -> O])]",
+        "#[contract(tok: Embedding[V, E], head: Linear[D -> O], D == E + 1)]",
+    );
+    let (code, _, stderr) = run(
+        &scratch_crate("embedding-width-wrong", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("self.head.forward"), "{stderr}");
 }

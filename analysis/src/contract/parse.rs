@@ -43,12 +43,79 @@ pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
             }
             continue;
         }
+        let embedding = is_embedding_clause(&piece);
         match parse_clause.parse2(piece) {
-            Ok(clause) => clauses.push(clause),
+            Ok(clause) => {
+                let width = match (&clause, embedding) {
+                    (Clause::Tensor(tensor), true) => hidden_size_binding(tensor),
+                    _ => None,
+                };
+                clauses.push(clause);
+                clauses.extend(width.map(Clause::Bind));
+            }
             Err(error) => errors.push(error),
         }
     }
     clauses
+}
+
+/// Whether a clause is a layer clause of an `Embedding` (`self.wte: Embedding[V, E]`).
+fn is_embedding_clause(piece: &TokenStream) -> bool {
+    let trees: Vec<TokenTree> = piece.clone().into_iter().collect();
+    let Some(colon) = trees.iter().position(
+        |tree| matches!(tree, TokenTree::Punct(p) if p.as_char() == ':' && p.spacing() == proc_macro2::Spacing::Alone),
+    ) else {
+        return false;
+    };
+    trees[colon + 1..].windows(2).any(|pair| {
+        matches!((&pair[0], &pair[1]), (TokenTree::Ident(name), TokenTree::Group(group))
+            if name == "Embedding" && group.delimiter() == proc_macro2::Delimiter::Bracket)
+    })
+}
+
+/// `self.wte: Embedding[V, E]` also says the layer's `hidden_size()` is `E`: candle's
+/// `Embedding::forward` gives rows of its `hidden_size`, which `Embedding::new` sets apart
+/// from the table (the table's width is `E`, the rows' too only once this is checked). As
+/// `self.wte.hidden_size() = E`, checked with the clause; only for a named width of a path of
+/// fields from `self`.
+fn hidden_size_binding(clause: &TensorClause) -> Option<FieldBinding> {
+    let Subject::Field { root, steps } = &clause.subject else {
+        return None;
+    };
+    let [fields @ .., _table] = steps.as_slice() else {
+        return None;
+    };
+    let Some(Dim::Named(width)) = clause.spec.shape.dims.get(1) else {
+        return None;
+    };
+    if root != "self" {
+        return None;
+    }
+    let mut path = Vec::new();
+    for step in fields {
+        match step {
+            FieldStep::Member {
+                member,
+                call: false,
+            } => path.push(FieldStep::Member {
+                member: member.clone(),
+                call: false,
+            }),
+            _ => return None,
+        }
+    }
+    path.push(FieldStep::Member {
+        member: Member::Named(Ident::new("hidden_size", clause.span.first)),
+        call: true,
+    });
+    Some(FieldBinding {
+        subject: Subject::Field {
+            root: root.clone(),
+            steps: path,
+        },
+        dim: width.clone(),
+        span: clause.span,
+    })
 }
 
 fn first_span(input: ParseStream<'_>) -> Span {

@@ -58,3 +58,17 @@ fn a_layer_of_other_sizes_is_named_with_its_weight() {
     let error = model.forward(&ids).unwrap_err().to_string();
     assert!(error.contains("expected 0..V with V = 50"), "{error}");
 }
+
+#[test]
+fn an_embedding_whose_hidden_size_is_not_its_tables_width_is_named() {
+    // `Embedding::new(table, hidden_size)` with a `hidden_size` apart from the table's width:
+    // candle's `forward` would reshape `[3, 16]` rows to `[1, 3, 12]` and fail; the clause
+    // `Embedding[V, E]` states both.
+    let mut model = Classifier::new(50, 16, 4);
+    let table = Tensor::ones((50, 16), DType::F32, &Device::Cpu).unwrap();
+    model.embed = Embedding::new(table, 12);
+    let ids = Tensor::new(&[[1u32, 2, 3]], &Device::Cpu).unwrap();
+    let error = model.forward(&ids).unwrap_err().to_string();
+    assert!(error.contains("self.embed.hidden_size()"), "{error}");
+    assert!(error.contains("E = 12"), "{error}");
+}
