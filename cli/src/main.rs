@@ -16,6 +16,7 @@
 //! ```text
 //! cargo install --path cli                 # once; then, in a crate or workspace:
 //! cargo contracts check [PATH]             # PATH: a package, a workspace or a .rs file
+//! cargo contracts check --message-format=json [PATH] [-- CARGO_CHECK_ARGS]
 //! cargo contracts shapes src/model.rs:forward
 //! cargo run -p candle-contracts-cli -- check examples
 //! ```
@@ -25,6 +26,28 @@
 //! read as UTF-8 text. A single `.rs` file outside any package is read with candle's crates
 //! under their usual names (`candle` or `candle_core`, `candle_nn`, `candle_contracts`). `shapes FILE:FUNCTION` prints the type inferred for every name a
 //! `let` binds in that function (`12  h  f32[B, 128]`; `?` where unknown), as inlay hints do.
+//!
+//! # `--message-format json`: cargo's messages, for rust-analyzer
+//!
+//! `check --message-format json` (`human`, the default, is the report above) speaks cargo's
+//! `--message-format=json`, so that rust-analyzer's `check.overrideCommand` can run it in
+//! place of `cargo check`: `["cargo", "contracts", "check", "--message-format=json", "--",
+//! "--workspace", "--all-targets"]`. It runs `$CARGO check --message-format=json` (`cargo`
+//! without `CARGO`) in PATH's directory (a file's own) with the arguments after `--`, which
+//! are cargo's only (`-p NAME`, `--workspace`, `--all-targets`, `--features F`, ...: they
+//! choose what cargo checks; the analysis reads PATH whatever they say). cargo's lines go to
+//! standard output as they come, its progress to standard error. Then each certain mismatch
+//! is one `compiler-message` line in rustc's shape, for the package and target whose crate
+//! holds its file (from `cargo metadata`): the place as primary span, the origin as a
+//! labelled secondary span, a note child, and a help child whose span carries the fix as a
+//! `MachineApplicable` suggestion; `rendered` is the text the human report prints. A
+//! mismatch the `#[contract]` macro already reported (a rustc error at the same place with
+//! the same message) is left out. A file that cannot be read or parsed (an error) and a
+//! contract not read (a warning) are `compiler-message`s without spans. The last line is
+//! `{"reason":"build-finished","success":..}` (cargo's own is held back), true when cargo
+//! succeeded and nothing is wrong. The exit status is 0 then, cargo's where it failed (101
+//! for a compile error), 101 where cargo succeeded but a mismatch or an error was found, and
+//! 2 for a usage error (arguments after `--` without `json`, an unknown format, a bad PATH).
 //!
 //! # What is resolved, and what is left unknown
 //!
