@@ -279,6 +279,8 @@ fn check_json(path: Option<&Path>, cargo_args: &[std::ffi::OsString]) -> ExitCod
     let root = metadata
         .as_ref()
         .map_or_else(|| dir.clone(), |m| m.workspace_root.clone());
+    // Canonical as the files read are, so that their names are relative to it.
+    let root = root.canonicalize().unwrap_or(root);
     let owner = |crate_root: Option<&Path>, file: &Path| {
         metadata
             .as_ref()
