@@ -2,7 +2,9 @@
 //! and every certain mismatch found, placed in its file. `check` prints it; other front ends
 //! (an editor's server, cargo's JSON messages) render the same findings.
 
-use candle_contracts_analysis::{Function, Index, walk};
+use std::path::{Path, PathBuf};
+
+use candle_contracts_analysis::{FileId, Function, Index, walk};
 
 use crate::read::Reader;
 use crate::report::Located;
@@ -15,8 +17,9 @@ pub struct Analysis {
     /// The files read.
     pub sources: Sources,
     /// The index built from them.
-    #[allow(dead_code, reason = "for the editor's server (issue 21)")]
     pub index: Index,
+    /// The root file of each crate of the index, by its crate number.
+    pub crate_roots: Vec<PathBuf>,
     /// Every certain mismatch, sorted, each once.
     pub findings: Vec<Located>,
     /// Files that cannot be read: the message, naming the file.
@@ -31,12 +34,23 @@ pub struct Analysis {
     pub glue: usize,
 }
 
+impl Analysis {
+    /// The root file of the first crate read whose module tree holds `file`: a package's
+    /// library before its other targets, which read it too.
+    pub fn crate_root(&self, file: FileId) -> Option<&Path> {
+        let f = self.index.fns.iter().find(|f| f.file == file)?;
+        let module = self.index.modules.get(f.module)?;
+        self.crate_roots.get(module.krate).map(PathBuf::as_path)
+    }
+}
+
 /// Reads `targets` into `sources` (which may hold an editor's unsaved texts) and walks every
 /// function: contracted ones with their clauses, the others as glue code.
 pub fn analyse(targets: &[Target], mut sources: Sources) -> Analysis {
     let mut reader = Reader::new(&mut sources);
     let index = reader.build(targets);
-    let (unreadable, unparsable) = (reader.unreadable, reader.unparsable);
+    let (unreadable, unparsable, crate_roots) =
+        (reader.unreadable, reader.unparsable, reader.crate_roots);
     let mut findings = Vec::new();
     let mut unread_contracts = Vec::new();
     let (mut checked, mut glue) = (0, 0);
@@ -87,6 +101,7 @@ pub fn analyse(targets: &[Target], mut sources: Sources) -> Analysis {
     Analysis {
         sources,
         index,
+        crate_roots,
         findings,
         unreadable,
         unparsable,

@@ -16,6 +16,7 @@
 //! ```text
 //! cargo install --path cli                 # once; then, in a crate or workspace:
 //! cargo contracts check [PATH]             # PATH: a package, a workspace or a .rs file
+//! cargo contracts check --message-format=json [PATH] [-- CARGO_CHECK_ARGS]
 //! cargo contracts shapes src/model.rs:forward
 //! cargo run -p candle-contracts-cli -- check examples
 //! ```
@@ -25,6 +26,28 @@
 //! read as UTF-8 text. A single `.rs` file outside any package is read with candle's crates
 //! under their usual names (`candle` or `candle_core`, `candle_nn`, `candle_contracts`). `shapes FILE:FUNCTION` prints the type inferred for every name a
 //! `let` binds in that function (`12  h  f32[B, 128]`; `?` where unknown), as inlay hints do.
+//!
+//! # `--message-format json`: cargo's messages, for rust-analyzer
+//!
+//! `check --message-format json` (`human`, the default, is the report above) speaks cargo's
+//! `--message-format=json`, so that rust-analyzer's `check.overrideCommand` can run it in
+//! place of `cargo check`: `["cargo", "contracts", "check", "--message-format=json", "--",
+//! "--workspace", "--all-targets"]`. It runs `$CARGO check --message-format=json` (`cargo`
+//! without `CARGO`) in PATH's directory (a file's own) with the arguments after `--`, which
+//! are cargo's only (`-p NAME`, `--workspace`, `--all-targets`, `--features F`, ...: they
+//! choose what cargo checks; the analysis reads PATH whatever they say). cargo's lines go to
+//! standard output as they come, its progress to standard error. Then each certain mismatch
+//! is one `compiler-message` line in rustc's shape, for the package and target whose crate
+//! holds its file (from `cargo metadata`): the place as primary span, the origin as a
+//! labelled secondary span, a note child, and a help child whose span carries the fix as a
+//! `MachineApplicable` suggestion; `rendered` is the text the human report prints. A
+//! mismatch the `#[contract]` macro already reported (a rustc error at the same place with
+//! the same message) is left out. A file that cannot be read or parsed (an error) and a
+//! contract not read (a warning) are `compiler-message`s without spans. The last line is
+//! `{"reason":"build-finished","success":..}` (cargo's own is held back), true when cargo
+//! succeeded and nothing is wrong. The exit status is 0 then, cargo's where it failed (101
+//! for a compile error), 101 where cargo succeeded but a mismatch or an error was found, and
+//! 2 for a usage error (arguments after `--` without `json`, an unknown format, a bad PATH).
 //!
 //! # What is resolved, and what is left unknown
 //!
@@ -45,6 +68,8 @@
 //! through a cell or a lock; `.await`; labeled blocks; sequence and tuple clauses.
 
 mod analyse;
+mod cargo;
+mod message;
 mod read;
 mod report;
 mod source;
@@ -54,11 +79,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
+use codespan_reporting::diagnostic::Severity;
+use serde::Serialize;
 
 use candle_contracts_analysis::{Function, Index, walk};
 
 use crate::analyse::{Analysis, analyse};
+use crate::cargo::{Checked, Metadata};
+use crate::message::{BuildFinished, CompilerMessage, Diagnostic, Owner};
 use crate::read::Reader;
 use crate::report::Reporter;
 use crate::source::Sources;
@@ -80,16 +109,40 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Report every call in a contracted function that is certain to fail: exit 1 if any.
+    ///
+    /// With `--message-format json`: run `cargo check --message-format=json` in PATH's
+    /// directory with the arguments after `--`, forward its lines to standard output, add each
+    /// certain mismatch the `#[contract]` macro has not already reported as a
+    /// `compiler-message` line, and end with `build-finished`; exit as cargo does (0, or 101
+    /// when it or this check fails), so that rust-analyzer's `check.overrideCommand` can run it:
+    /// `cargo contracts check --message-format=json -- --workspace --all-targets`.
     Check {
         /// A package (its library, binaries, tests, examples, benches), a workspace (each
         /// member) or a single .rs file; the current package or workspace by default.
         path: Option<PathBuf>,
+        /// `human`: rustc-style text on standard error; `json`: cargo check's JSON messages,
+        /// with the mismatches among them, on standard output.
+        #[arg(long, value_enum, value_name = "FMT", default_value_t = MessageFormat::Human)]
+        message_format: MessageFormat,
+        /// With `--message-format json`, after `--`: the arguments of `cargo check`
+        /// (`--workspace`, `-p NAME`, `--all-targets`, `--features F`, ...).
+        #[arg(last = true, value_name = "CARGO_CHECK_ARGS")]
+        cargo_args: Vec<std::ffi::OsString>,
     },
     /// Print the type inferred for each `let` of a function.
     Shapes {
         /// The file and the function: `src/model.rs:forward` (or `src/model.rs:Model::forward`).
         target: String,
     },
+}
+
+/// How `check` writes what it finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum MessageFormat {
+    /// rustc-style diagnostics on standard error.
+    Human,
+    /// cargo's `--message-format=json` lines on standard output, `cargo check`'s own first.
+    Json,
 }
 
 fn main() -> ExitCode {
@@ -101,7 +154,22 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse_from(args);
     match cli.command {
-        Command::Check { path } => check(path.as_deref()),
+        Command::Check {
+            path,
+            message_format: MessageFormat::Human,
+            cargo_args,
+        } if cargo_args.is_empty() => check(path.as_deref()),
+        Command::Check {
+            message_format: MessageFormat::Human,
+            ..
+        } => usage_error(
+            "the arguments after `--` are for `cargo check`, which only `--message-format json` runs",
+        ),
+        Command::Check {
+            path,
+            message_format: MessageFormat::Json,
+            cargo_args,
+        } => check_json(path.as_deref(), &cargo_args),
         Command::Shapes { target } => shapes(&target),
     }
 }
@@ -179,6 +247,103 @@ fn check(path: Option<&Path>) -> ExitCode {
             eprintln!("error: {n} certain mismatch{plural} in {scope}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// `check --message-format json`: `cargo check`'s lines, then each finding and problem as a
+/// `compiler-message` line, then `build-finished`. A finding whose error rustc already
+/// printed (the `#[contract]` macro's, at the same place with the same message) is left out.
+/// Problems that are no findings (a file that cannot be read or parsed, a contract not read)
+/// are messages without spans: errors, and a contract not read a warning.
+fn check_json(path: Option<&Path>, cargo_args: &[std::ffi::OsString]) -> ExitCode {
+    let targets = match workspace::discover(path) {
+        Ok(targets) if targets.is_empty() => return usage_error("no crate to check there"),
+        Ok(targets) => targets,
+        Err(error) => return usage_error(&error),
+    };
+    // cargo runs where PATH is (a file's directory), so that it checks that package.
+    let given = match path {
+        Some(path) => path.canonicalize(),
+        None => std::env::current_dir(),
+    };
+    let given = match given {
+        Ok(given) => given,
+        Err(error) => return usage_error(&format!("no directory to run cargo in: {error}")),
+    };
+    let dir = match given.is_file() {
+        true => given.parent().unwrap_or(&given).to_path_buf(),
+        false => given.clone(),
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let metadata = Metadata::read(&cargo, &dir);
+    let root = metadata
+        .as_ref()
+        .map_or_else(|| dir.clone(), |m| m.workspace_root.clone());
+    // Canonical as the files read are, so that their names are relative to it.
+    let root = root.canonicalize().unwrap_or(root);
+    let owner = |crate_root: Option<&Path>, file: &Path| {
+        metadata
+            .as_ref()
+            .and_then(|m| m.owner(crate_root, file))
+            .unwrap_or_else(|| Owner::unknown(file))
+    };
+    let mut out = std::io::stdout().lock();
+    let checked = cargo::check(&cargo, &dir, cargo_args, &root, &mut out).unwrap_or_else(|error| {
+        eprintln!("error: {error}");
+        Checked::default()
+    });
+    let analysis = analyse(&targets, Sources::named_from(&root));
+    let reporter = Reporter::new(&analysis.sources);
+    let mut failed = !checked.success;
+    for finding in &analysis.findings {
+        let source = analysis.sources.get(finding.place.file);
+        if checked.errors.iter().any(|error| error.is(finding, source)) {
+            continue;
+        }
+        failed = true;
+        let owner = owner(analysis.crate_root(finding.place.file), &source.path);
+        let rendered = reporter.rendered(finding);
+        let message = Diagnostic::finding(finding, &analysis.sources, rendered);
+        write_line(&mut out, &CompilerMessage::new(&owner, message));
+    }
+    let problems = (analysis.unreadable.iter().chain(&analysis.unparsable))
+        .map(|text| (Severity::Error, text))
+        .chain(
+            analysis
+                .unread_contracts
+                .iter()
+                .map(|text| (Severity::Warning, text)),
+        );
+    for (severity, text) in problems {
+        failed |= severity == Severity::Error;
+        let level = match severity {
+            Severity::Error => "error",
+            _ => "warning",
+        };
+        let rendered = reporter.rendered_plain(severity, text);
+        let message = Diagnostic::problem(level, text, rendered);
+        write_line(
+            &mut out,
+            &CompilerMessage::new(&owner(None, &given), message),
+        );
+    }
+    write_line(&mut out, &BuildFinished::new(!failed));
+    match (checked.success, failed) {
+        (_, false) => ExitCode::SUCCESS,
+        // cargo's own status where it failed (101 for a compile error), else 101 as for one.
+        (false, true) => match checked.code.and_then(|code| u8::try_from(code).ok()) {
+            Some(code) if code != 0 => ExitCode::from(code),
+            _ => ExitCode::from(101),
+        },
+        (true, true) => ExitCode::from(101),
+    }
+}
+
+/// Writes `value` as one line of JSON; a closed standard output is no reason to stop.
+fn write_line(out: &mut impl Write, value: &impl Serialize) {
+    if serde_json::to_writer(&mut *out, value).is_ok() {
+        let _ = writeln!(out);
+        let _ = out.flush();
     }
 }
 

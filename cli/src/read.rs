@@ -17,6 +17,8 @@ pub struct Reader<'a> {
     pub unreadable: Vec<String>,
     /// Files that do not parse: the message, with the parser's words and place.
     pub unparsable: Vec<String>,
+    /// The root file of each crate read, in the index's order (its crate numbers).
+    pub crate_roots: Vec<PathBuf>,
 }
 
 impl<'a> Reader<'a> {
@@ -26,6 +28,7 @@ impl<'a> Reader<'a> {
             sources,
             unreadable: Vec::new(),
             unparsable: Vec::new(),
+            crate_roots: Vec::new(),
         }
     }
 
@@ -39,6 +42,7 @@ impl<'a> Reader<'a> {
             let Some(root) = self.load(&target.root) else {
                 continue;
             };
+            self.crate_roots.push(target.root.clone());
             match target.root_known {
                 true => index.add_crate(
                     root,

@@ -3,9 +3,9 @@
 
 use std::io::IsTerminal;
 
-use codespan_reporting::diagnostic::{Diagnostic, Label};
+use codespan_reporting::diagnostic::{Diagnostic, Label, Severity};
 use codespan_reporting::files::SimpleFiles;
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use codespan_reporting::term::termcolor::{ColorChoice, NoColor, StandardStream};
 use codespan_reporting::term::{self, Chars, Config};
 
 use candle_contracts_analysis::{Finding, FnDef, Origin};
@@ -135,6 +135,31 @@ impl Reporter {
 
     /// Prints one finding as an error.
     pub fn error(&mut self, finding: &Located) {
+        let diagnostic = self.diagnostic(finding);
+        self.emit(&diagnostic);
+    }
+
+    /// The text [`Reporter::error`] prints for a finding, without colors (cargo's JSON
+    /// messages carry it as `rendered`).
+    pub fn rendered(&self, finding: &Located) -> String {
+        self.render(&self.diagnostic(finding))
+    }
+
+    /// The text of an error or a warning without a snippet, without colors.
+    pub fn rendered_plain(&self, severity: Severity, text: &str) -> String {
+        self.render(&Diagnostic::new(severity).with_message(text))
+    }
+
+    /// Writes `diagnostic` into a string, as it would print.
+    fn render(&self, diagnostic: &Diagnostic<usize>) -> String {
+        let mut out = NoColor::new(Vec::new());
+        // Only a file id of these files could fail, and all come from them.
+        let _ = term::emit(&mut out, &self.config, &self.files, diagnostic);
+        String::from_utf8_lossy(&out.into_inner()).into_owned()
+    }
+
+    /// A finding as codespan's diagnostic: the place, the origin's label, the note and help.
+    fn diagnostic(&self, finding: &Located) -> Diagnostic<usize> {
         let mut labels = vec![Label::primary(
             self.id(finding.place.file),
             finding.place.range(),
@@ -144,11 +169,10 @@ impl Reporter {
         }
         let mut notes = vec![format!("note: {}", finding.note)];
         notes.extend(finding.help.iter().map(|help| format!("help: {help}")));
-        let diagnostic = Diagnostic::error()
+        Diagnostic::error()
             .with_message(&finding.message)
             .with_labels(labels)
-            .with_notes(notes);
-        self.emit(&diagnostic);
+            .with_notes(notes)
     }
 
     fn emit(&mut self, diagnostic: &Diagnostic<usize>) {

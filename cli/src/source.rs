@@ -41,6 +41,49 @@ pub struct Source {
 }
 
 impl Source {
+    /// A file's text, named as diagnostics print it (relative to `base` where it is below it,
+    /// the current directory when `base` is `None`).
+    pub fn new(path: &Path, text: String, base: Option<&Path>) -> Source {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Source {
+            path: path.to_path_buf(),
+            name: display_name(path, base),
+            text,
+            line_starts,
+        }
+    }
+
+    /// The line (1-based) and character column (1-based, as rustc's JSON counts them) of a
+    /// byte offset; an offset past the text or inside a character is moved back onto one.
+    pub fn line_column(&self, offset: usize) -> (usize, usize) {
+        let offset = self.char_boundary(offset);
+        // `line_starts` starts with 0, so there is always a line at or before the offset.
+        let line = self.line_starts.partition_point(|&start| start <= offset);
+        let start = self.line_starts[line - 1];
+        (line, self.text[start..offset].chars().count() + 1)
+    }
+
+    /// `offset`, moved back onto the start of a character and into the text.
+    pub fn char_boundary(&self, offset: usize) -> usize {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        offset
+    }
+
+    /// The text of a line (1-based), without its line break; empty past the end.
+    pub fn line_text(&self, line: usize) -> &str {
+        let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {
+            return "";
+        };
+        let rest = &self.text[start..];
+        let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+        line.strip_suffix('\r').unwrap_or(line)
+    }
+
     /// The byte offset of a line (1-based) and character column (0-based), as proc-macro2
     /// reports them; clamped to the text.
     pub fn offset(&self, at: LineColumn) -> usize {
@@ -78,6 +121,8 @@ pub struct Sources {
     files: Vec<Source>,
     /// Texts that replace the files on disk (an editor's unsaved buffers), by canonical path.
     overlay: BTreeMap<PathBuf, String>,
+    /// The directory file names are printed relative to; the current one when `None`.
+    base: Option<PathBuf>,
 }
 
 impl Sources {
@@ -86,8 +131,17 @@ impl Sources {
     #[allow(dead_code, reason = "for the editor's server (issue 21)")]
     pub fn with_overlay(overlay: BTreeMap<PathBuf, String>) -> Sources {
         Sources {
-            files: Vec::new(),
             overlay,
+            ..Sources::default()
+        }
+    }
+
+    /// Sources whose names are printed relative to `base` (a workspace's root, as cargo
+    /// prints its file names) instead of the current directory.
+    pub fn named_from(base: &Path) -> Sources {
+        Sources {
+            base: Some(base.to_path_buf()),
+            ..Sources::default()
         }
     }
 
@@ -107,15 +161,8 @@ impl Sources {
             Some(text) => text,
             None => std::fs::read_to_string(path)?,
         };
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        self.files.push(Source {
-            path: path.to_path_buf(),
-            name: display_name(path),
-            text,
-            line_starts,
-        });
+        self.files
+            .push(Source::new(path, text, self.base.as_deref()));
         Ok(self.files.len() - 1)
     }
 
@@ -142,11 +189,13 @@ impl SourceText for Sources {
     }
 }
 
-/// A path as diagnostics print it: relative to the current directory where it is below it.
-fn display_name(path: &Path) -> String {
-    let relative = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
+/// A path as diagnostics print it: relative to `base` (the current directory when `None`)
+/// where it is below it.
+fn display_name(path: &Path, base: Option<&Path>) -> String {
+    let base = base
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok());
+    let relative = base.and_then(|base| path.strip_prefix(base).ok().map(Path::to_path_buf));
     relative
         .unwrap_or_else(|| path.to_path_buf())
         .display()
@@ -185,5 +234,27 @@ mod tests {
             source.offset(LineColumn { line: 9, column: 0 }),
             source.text.len()
         );
+    }
+
+    #[test]
+    fn byte_offsets_become_one_based_lines_and_character_columns() {
+        let text = "let a = 1;\n// × [B]\r\nx\n".to_string();
+        let source = Source::new(Path::new("/w/src/lib.rs"), text, Some(Path::new("/w")));
+        assert_eq!(source.name, "src/lib.rs");
+        assert_eq!(source.line_column(0), (1, 1));
+        assert_eq!(source.line_column(4), (1, 5));
+        // The end of a line is the column after its last character.
+        assert_eq!(source.line_column(10), (1, 11));
+        assert_eq!(source.line_column(11), (2, 1));
+        // `×` is two bytes and one column; an offset inside it is moved back onto it.
+        let cross = source.text.find('×').unwrap();
+        assert_eq!(source.line_column(cross), (2, 4));
+        assert_eq!(source.line_column(cross + 1), (2, 4));
+        assert_eq!(source.line_column(cross + 2), (2, 5));
+        assert_eq!(source.line_text(2), "// × [B]");
+        // Past the end: the last line's end, never a panic.
+        assert_eq!(source.line_column(999), (4, 1));
+        assert_eq!(source.line_text(9), "");
+        assert_eq!(source.line_text(0), "");
     }
 }
