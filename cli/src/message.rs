@@ -138,9 +138,8 @@ impl Diagnostic {
         }
         let mut children = vec![Diagnostic::child("note", &finding.note, Vec::new())];
         if let Some(help) = &finding.help {
-            let source = sources.get(finding.place.file);
             let fix = finding.replacement.iter().map(|replacement| Span {
-                suggested_replacement: Some(suggestion(source, &finding.place, replacement)),
+                suggested_replacement: Some(replacement.clone()),
                 suggestion_applicability: Some("MachineApplicable"),
                 ..span_at(&finding.place, true, None)
             });
@@ -165,17 +164,6 @@ impl Diagnostic {
             rendered: Some(rendered),
             ..Diagnostic::child(level, message, Vec::new())
         }
-    }
-}
-
-/// The code that replaces `place`'s text: `replacement`, less its leading `&` where the
-/// source already borrows the place (the help says `&target.squeeze(1)?` of `&target`, whose
-/// place is `target`), so that applying it gives the help's code, not `&&target..`.
-fn suggestion(source: &Source, place: &Place, replacement: &str) -> String {
-    let before = source.text.get(..place.start).unwrap_or_default();
-    match replacement.strip_prefix('&') {
-        Some(unborrowed) if before.trim_end().ends_with('&') => unborrowed.to_string(),
-        _ => replacement.to_string(),
     }
 }
 
@@ -316,23 +304,5 @@ mod tests {
             (inside["line_end"].clone(), inside["column_end"].clone()),
             (json!(6), json!(1))
         );
-    }
-
-    #[test]
-    fn a_suggestion_does_not_borrow_a_place_the_source_borrows() {
-        let source = source("loss(&logits, & target, target)");
-        let borrowed = source.text.find("target").unwrap();
-        let place = |start: usize| Place {
-            file: 0,
-            start,
-            end: start + "target".len(),
-        };
-        let fix = "&target.squeeze(1)?";
-        assert_eq!(
-            suggestion(&source, &place(borrowed), fix),
-            "target.squeeze(1)?"
-        );
-        let plain = source.text.rfind("target").unwrap();
-        assert_eq!(suggestion(&source, &place(plain), fix), fix);
     }
 }
