@@ -651,6 +651,17 @@ impl<'a> Walker<'a> {
                                 None => Value::tensor_unknown(),
                             }))
                         }
+                        // `past_len: usize`: one fixed size for the whole body, the value a
+                        // clause names `{past_len}` (only in the function's own walk: a helper
+                        // followed at its call takes the caller's argument or nothing).
+                        Kind::Int
+                            if crate::construct::is_usize(&typed.ty)
+                                && ident.mutability.is_none()
+                                && ident.by_ref.is_none()
+                                && self.inlined.is_empty() =>
+                        {
+                            Value::Int(Dim::braced(&name))
+                        }
                         kind => kind.unknown_value(),
                     };
                     self.bind(&name, value, origin);

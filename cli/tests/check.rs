@@ -2346,3 +2346,59 @@ fn an_embedding_layer_clause_gives_rows_of_its_width() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("self.head.forward"), "{stderr}");
 }
+
+/// GPT-BigCode's mask: `past_len: usize` is one size for the whole body (`{past_len}` in a
+/// clause), so the rows of the causal mask are `T` and its columns `T + {past_len}`.
+const SIZE_PARAMETER: &str = "\
+use candle_contracts::contract;
+use candle_core::{IndexOp, Result, Tensor};
+
+#[contract(bias: u8[P, P], ids: u32[B, T], T <= P)]
+fn mask(bias: &Tensor, ids: &Tensor, past_len: usize, mut grown: usize) -> Result<Tensor> {
+    let (_, seq_len) = ids.dims2()?;
+    let key_len = past_len + seq_len;
+    let mask = bias.i((past_len..key_len, ..key_len))?;
+    grown += 1;
+    let wide = bias.narrow(1, 0, grown)?;
+    Ok(mask)
+}
+
+#[contract(x: f32[B, {k}])]
+fn row(x: &Tensor, k: usize) -> Result<Tensor> {
+    let y = x.narrow(1, 0, k)?;
+    let z = (&y + x)?;
+    Ok(z)
+}
+";
+
+#[test]
+fn a_size_parameter_is_one_size_for_the_whole_body() {
+    let dir = scratch_crate("size-parameter", SIZE_PARAMETER);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:mask"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 seq_len = T dims2",
+            "7 key_len = T + {past_len} +",
+            "8 mask u8[T, T + {past_len}] i",
+            "10 wide u8[P, _] narrow",
+        ]
+    );
+    // The parameter is the clause's `{k}`.
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:row"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["16 y f32[B, {k}] narrow", "17 z f32[B, {k}] +"]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // One column more than the clause's `{k}`: certain.
+    let wrong = SIZE_PARAMETER.replace("x.narrow(1, 0, k)?", "x.narrow(1, 0, k + 1)?");
+    let (code, _, stderr) = run(
+        &scratch_crate("size-parameter-wrong", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+}

@@ -286,8 +286,8 @@ impl GPTBigCode {
 
     #[contract(
         input_ids: u32[B, T],
-        self.wte.embeddings(): f32[V, E],
-        self.wpe.embeddings(): f32[P, E],
+        self.wte: f32 Embedding[V, E],
+        self.wpe: f32 Embedding[P, E],
         self.bias: u8[P, P],
         self.ln_f.weight(): f32[E],
         self.lm_head.weight(): f32[V, E],
