@@ -831,6 +831,11 @@ impl<'a> Walker<'a> {
 
     /// Forgets what the walk knew of names a loop, closure, `&mut` or macro may change.
     fn forget(&mut self, changed: &Changed) {
+        if self.self_mut {
+            let places = &changed.method_places;
+            self.subjects
+                .retain(|subject, _| !places.iter().any(|place| below(subject, place)));
+        }
         if !changed.self_places.is_empty() {
             if self.self_mut {
                 let places = &changed.self_places;
@@ -2148,20 +2153,26 @@ impl<'a> Walker<'a> {
             base = &m.receiver;
         }
         let access = match base {
-            syn::Expr::Reference(r) if r.mutability.is_none() => {
+            syn::Expr::Reference(r) => {
                 base = &r.expr;
-                Some(Access::Ref)
+                Some(match r.mutability {
+                    Some(_) => Access::Mut,
+                    None => Access::Ref,
+                })
             }
             // A trait in scope may give the list an `iter` of its own, tried before the
             // slice's: only where every trait in scope is in sight.
             syn::Expr::MethodCall(m)
-                if m.method == "iter"
+                if (m.method == "iter" || m.method == "iter_mut")
                     && m.args.is_empty()
-                    && !self.index.may_be_foreign_method("iter")
+                    && !self.index.may_be_foreign_method(&name_of(&m.method))
                     && self.traits_in_sight() =>
             {
                 base = &m.receiver;
-                Some(Access::Ref)
+                Some(match m.method == "iter" {
+                    true => Access::Ref,
+                    false => Access::Mut,
+                })
             }
             _ => None,
         };
@@ -2222,7 +2233,8 @@ impl<'a> Walker<'a> {
     /// layer.forward(&xs)?` with `[B, T, E]` in and out): walked until the state at its head
     /// stops changing (the body may run any number of times, none included), and then left
     /// at that state. `false` (nothing done) where that takes too long or where the body has
-    /// a `break` or `continue` (a state that skips the end of the body).
+    /// a `break` or `continue` (a state that skips the end of the body). Behind `&mut self`
+    /// too: a body that forgets a clause on `self` never reaches that state.
     fn loop_invariant(&mut self, f: &syn::ExprForLoop, element: &Value) -> bool {
         const PASSES: usize = 4;
         fn has_jump(token: &TokenTree) -> bool {
@@ -2232,7 +2244,7 @@ impl<'a> Walker<'a> {
                 _ => false,
             }
         }
-        if f.body.to_token_stream().into_iter().any(|t| has_jump(&t)) || self.self_mut {
+        if f.body.to_token_stream().into_iter().any(|t| has_jump(&t)) {
             return false;
         }
         let (scope, subjects) = (self.scope.clone(), self.subjects.clone());
@@ -3409,6 +3421,9 @@ struct Changed {
     /// Fields of `self` written to (`self.kv_cache = ..`, `&mut self.cache`): behind
     /// `&mut self`, only what is below each may change; otherwise `self` as a whole.
     self_places: BTreeSet<String>,
+    /// Fields of `self` a method is called on (`self.blocks.iter_mut()`): behind `&mut self`,
+    /// what is below each may change (behind `&self`, a field's clauses hold through it).
+    method_places: BTreeSet<String>,
 }
 
 impl Changed {
@@ -3522,8 +3537,16 @@ impl<'ast> Visit<'ast> for Changed {
             self.kept
                 .extend(root(&m.receiver).filter(|receiver| receiver != "self"));
         }
-        // A method named like candle's may be a type's own `&mut self` one.
-        self.self_touched |= root(&m.receiver).is_some_and(|receiver| receiver == "self");
+        // A method named like candle's may be a type's own `&mut self` one; on a field of
+        // `self` (`self.blocks.iter_mut()`, `self.cache.append(..)`), it reaches only below it.
+        if root(&m.receiver).is_some_and(|receiver| receiver == "self") {
+            match self_field_place(&m.receiver) {
+                Some(place) => {
+                    self.method_places.insert(place);
+                }
+                None => self.self_touched = true,
+            }
+        }
         self.self_touched |= m.args.iter().any(|arg| is_self_path(strip_refs(arg)));
         syn::visit::visit_expr_method_call(self, m);
     }

@@ -2402,3 +2402,78 @@ fn a_size_parameter_is_one_size_for_the_whole_body() {
     );
     assert_eq!(code, 1, "{stderr}");
 }
+
+/// GPT-BigCode's stack behind `&mut self` (each block keeps a kv cache): the blocks are
+/// walked as `&mut` elements of `self.blocks`, which only they may change; the final norm's
+/// clause holds after the loop, and so does the hidden state's type.
+const MUT_STACK: &str = "\
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{LayerNorm, Linear};
+
+struct Block {
+    proj: Linear,
+}
+
+impl Block {
+    #[contract(x: f32[B, T, E], return: f32[B, T, E])]
+    fn forward(&mut self, x: &Tensor) -> Result<Tensor> {
+        self.proj.forward(x)
+    }
+}
+
+struct Model {
+    blocks: Vec<Block>,
+    ln_f: LayerNorm,
+}
+
+impl Model {
+    #[contract(x: f32[B, T, 64], self.ln_f.weight(): f32[64])]
+    fn forward(&mut self, x: &Tensor) -> Result<Tensor> {
+        let mut h = x.clone();
+        for block in self.blocks.iter_mut() {
+            h = block.forward(&h)?;
+        }
+        let y = self.ln_f.forward(&h)?;
+        Ok(y)
+    }
+}
+";
+
+#[test]
+fn a_stack_of_mut_blocks_keeps_the_other_fields_clauses() {
+    let dir = scratch_crate("mut-stack", MUT_STACK);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Model::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["24 h f32[B, T, 64] clone", "28 y f32[B, T, 64] forward"]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // Half the features into the norm: certain, also through `&mut self.blocks`.
+    let wrong = MUT_STACK.replace(
+        "self.ln_f.forward(&h)?",
+        "self.ln_f.forward(&h.narrow(2, 0, 32)?)?",
+    );
+    for (name, source) in [
+        ("mut-stack-wrong", wrong.clone()),
+        (
+            "mut-stack-wrong-ref",
+            wrong.replace("self.blocks.iter_mut()", "&mut self.blocks"),
+        ),
+    ] {
+        let (code, _, stderr) = run(&scratch_crate(name, &source), &["check", "."]);
+        assert_eq!(code, 1, "{name}: {stderr}");
+    }
+    // A body that replaces the norm: its clause no longer holds after the loop.
+    let replaced = wrong.replace(
+        "h = block.forward(&h)?;",
+        "h = block.forward(&h)?;\n            self.ln_f = self.ln_f.clone();",
+    );
+    let (code, _, stderr) = run(
+        &scratch_crate("mut-stack-replaced", &replaced),
+        &["check", "."],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
