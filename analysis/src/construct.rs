@@ -30,6 +30,10 @@ pub enum FieldFact {
     Layer(Layer, Vec<Dim>),
     /// A `usize` field, with its size.
     Size(Dim),
+    /// A config struct of the crate (the key), the constructor's parameter of that name
+    /// stored whole (`config: cfg.clone()`): its `usize` fields are the sizes
+    /// `cfg.hidden_size` its layers were built with.
+    Config(String, String),
 }
 
 /// Derives a struct may carry that construct nothing (`Clone` copies a value that was
@@ -225,6 +229,13 @@ pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFac
             }
             let fits = match &fact {
                 FieldFact::Size(_) => is_usize(&declared.ty),
+                FieldFact::Config(_, key) => match &declared.ty {
+                    syn::Type::Path(p) if p.qself.is_none() => {
+                        matches!(index.resolve(module, &path_segments(&p.path)),
+                            Resolved::Type(found) if found == *key)
+                    }
+                    _ => false,
+                },
                 FieldFact::Layer(layer, _) => {
                     field_layer(index, module, &declared.ty) == Some(*layer)
                 }
@@ -861,6 +872,9 @@ impl<'a> Ctor<'a> {
 
     /// What a field of the struct literal is given.
     fn field(&mut self, expr: &syn::Expr) -> Option<FieldFact> {
+        if let Some(fact) = self.stored_config(expr) {
+            return Some(fact);
+        }
         if let Some(name) = single_ident(expr) {
             return match self.locals.get(&name)? {
                 Local::Layer(layer, dims) => Some(FieldFact::Layer(*layer, dims.clone())),
@@ -873,6 +887,27 @@ impl<'a> Ctor<'a> {
         }
         let dim = self.size(expr);
         (!dim.is_unknown()).then_some(FieldFact::Size(dim))
+    }
+
+    /// `cfg.clone()`, `cfg` (by value), `*cfg` or `cfg.to_owned()` of a config parameter:
+    /// the config stored whole.
+    fn stored_config(&self, expr: &syn::Expr) -> Option<FieldFact> {
+        let root = match strip(expr) {
+            syn::Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "clone" | "to_owned")
+                    && m.args.is_empty()
+                    && m.turbofish.is_none() =>
+            {
+                single_ident(&m.receiver)?
+            }
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => single_ident(&u.expr)?,
+            other => single_ident(other)?,
+        };
+        if self.locals.contains_key(&root) {
+            return None;
+        }
+        let key = self.configs.get(&root)?;
+        Some(FieldFact::Config(root, key.clone()))
     }
 
     /// `linear(IN, OUT, vb)?` and the other candle-nn constructors: the layer and its weight's
@@ -1234,6 +1269,7 @@ mod tests {
                     format!("{field}: {layer:?}[{}]", dims.join(", "))
                 }
                 FieldFact::Size(dim) => format!("{field} = {dim}"),
+                FieldFact::Config(param, _) => format!("{field} = {param}"),
             })
             .collect()
     }

@@ -720,6 +720,23 @@ impl<'a> Walker<'a> {
             let name = name_of(ident);
             match constructed.get(&name) {
                 Some(FieldFact::Size(dim)) => sizes.push((name, dim.clone())),
+                // `self.config.hidden_size`: the `cfg.hidden_size` the layers were built with.
+                Some(FieldFact::Config(param, config)) => {
+                    let Some((_, config_item)) = self.index.struct_item(config) else {
+                        continue;
+                    };
+                    for inner in &config_item.fields {
+                        if let Some(inner_ident) = &inner.ident
+                            && is_usize(&inner.ty)
+                        {
+                            let inner_name = name_of(inner_ident);
+                            sizes.push((
+                                format!("{name}.{inner_name}"),
+                                Dim::symbol(format!("{param}.{inner_name}")),
+                            ));
+                        }
+                    }
+                }
                 Some(FieldFact::Layer(layer, dims)) => {
                     let Some(accessor) = layer.weight_accessor() else {
                         continue;
@@ -764,10 +781,21 @@ impl<'a> Walker<'a> {
         let syn::Member::Named(member) = &expr.member else {
             return None;
         };
-        if !is_self_path(strip_refs(&expr.base)) || !self.is_param("self") {
+        // `self.n_head`, or a stored config's `self.config.hidden_size`.
+        let name = match strip_refs(&expr.base) {
+            base if is_self_path(base) => name_of(member),
+            syn::Expr::Field(syn::ExprField {
+                base,
+                member: syn::Member::Named(config),
+                ..
+            }) if is_self_path(strip_refs(base)) => {
+                format!("{}.{}", name_of(config), name_of(member))
+            }
+            _ => return None,
+        };
+        if !self.is_param("self") {
             return None;
         }
-        let name = name_of(member);
         if self.self_mut && !self.subjects.contains_key(&size_subject(&name)) {
             return None;
         }

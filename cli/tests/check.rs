@@ -2477,3 +2477,75 @@ fn a_stack_of_mut_blocks_keeps_the_other_fields_clauses() {
     );
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// GPT-BigCode keeps its config whole (`config: cfg.clone()`): `self.config.hidden_size` is
+/// the `cfg.hidden_size` its layers were built with.
+const STORED_CONFIG: &str = "\
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Linear, VarBuilder, linear};
+
+#[derive(Clone)]
+struct Config {
+    hidden_size: usize,
+    vocab_size: usize,
+}
+
+struct Model {
+    lm_head: Linear,
+    config: Config,
+}
+
+impl Model {
+    fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let lm_head = linear(cfg.hidden_size, cfg.vocab_size, vb.pp(\"lm_head\"))?;
+        Ok(Self { lm_head, config: cfg.clone() })
+    }
+
+    #[contract(xs: f32[B, T, E])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (b, t, _) = xs.dims3()?;
+        let last = xs.reshape((b, t, self.config.hidden_size))?.narrow(1, t - 1, 1)?;
+        let logits = self.lm_head.forward(&last)?;
+        Ok(logits)
+    }
+}
+";
+
+#[test]
+fn a_config_stored_whole_gives_its_sizes() {
+    let dir = scratch_crate("stored-config", STORED_CONFIG);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Model::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "24 b = B dims3",
+            "24 t = T dims3",
+            "25 last f32[B, 1, cfg.hidden_size] narrow",
+            "26 logits f32[B, 1, cfg.vocab_size] forward",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // One feature more than the head takes: certain.
+    let wrong = STORED_CONFIG.replace(
+        "self.config.hidden_size))?",
+        "self.config.hidden_size + 1))?",
+    );
+    let (code, _, stderr) = run(
+        &scratch_crate("stored-config-wrong", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    // A method that changes the stored config: nothing is inferred from it.
+    let changed = wrong.replace(
+        "    #[contract(xs: f32[B, T, E])]",
+        "    fn widen(&mut self) {\n        self.config.hidden_size += 1;\n    }\n\n    #[contract(xs: f32[B, T, E])]",
+    );
+    let (code, _, stderr) = run(
+        &scratch_crate("stored-config-changed", &changed),
+        &["check", "."],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
