@@ -45,12 +45,25 @@ impl Located {
             };
             Some((at, text))
         });
+        let range = source.site_range(finding.site);
+        // The help borrows a tensor argument again (`&k.t()?`) where the place is the argument
+        // without its `&` (`k`): that `&` stays, so the replacement leaves it out (`k.t()?`).
+        let borrowed = source
+            .text
+            .get(..range.start)
+            .is_some_and(|before| before.trim_end().ends_with('&'));
+        let replacement = finding
+            .replacement
+            .map(|code| match code.strip_prefix('&') {
+                Some(rest) if borrowed => rest.to_string(),
+                _ => code,
+            });
         Located {
-            place: place(source.site_range(finding.site)),
+            place: place(range),
             message: finding.message,
             note: finding.note,
             help: finding.help,
-            replacement: finding.replacement,
+            replacement,
             origin,
         }
     }
@@ -58,7 +71,7 @@ impl Located {
 
 /// Where `subject`'s clause is written in the contract of `f` (spaces in the source do not
 /// count: `self . head` is `self.head`).
-fn clause_place(f: &FnDef, sources: &Sources, subject: &str) -> Option<Place> {
+pub fn clause_place(f: &FnDef, sources: &Sources, subject: &str) -> Option<Place> {
     let source = sources.get(f.file);
     f.attrs.iter().find_map(|attr| {
         if attr.path().segments.last()?.ident != "contract" {
