@@ -45,6 +45,7 @@
 //! through a cell or a lock; `.await`; labeled blocks; sequence and tuple clauses.
 
 mod analyse;
+mod lsp;
 mod read;
 mod report;
 mod source;
@@ -90,6 +91,10 @@ enum Command {
         /// The file and the function: `src/model.rs:forward` (or `src/model.rs:Model::forward`).
         target: String,
     },
+    /// Serve an editor over stdin and stdout (a language server beside rust-analyzer): the
+    /// certain mismatches as diagnostics with quick fixes, tensors' types as inlay hints and
+    /// on hover, on the editor's unsaved texts.
+    Lsp,
 }
 
 fn main() -> ExitCode {
@@ -103,6 +108,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { path } => check(path.as_deref()),
         Command::Shapes { target } => shapes(&target),
+        Command::Lsp => lsp::serve(),
     }
 }
 
