@@ -17,6 +17,7 @@
 //! cargo install --path cli                 # once; then, in a crate or workspace:
 //! cargo contracts check [PATH]             # PATH: a package, a workspace or a .rs file
 //! cargo contracts shapes src/model.rs:forward
+//! cargo contracts lsp                      # a language server, started by the editor
 //! cargo run -p candle-contracts-cli -- check examples
 //! ```
 //!
@@ -25,6 +26,9 @@
 //! read as UTF-8 text. A single `.rs` file outside any package is read with candle's crates
 //! under their usual names (`candle` or `candle_core`, `candle_nn`, `candle_contracts`). `shapes FILE:FUNCTION` prints the type inferred for every name a
 //! `let` binds in that function (`12  h  f32[B, 128]`; `?` where unknown), as inlay hints do.
+//! `lsp` serves an editor over stdin and stdout, beside rust-analyzer, on its unsaved texts:
+//! `check`'s findings as diagnostics with quick fixes, the tensors' types as inlay hints and on
+//! hover (see the book's chapter "In the editor").
 //!
 //! # What is resolved, and what is left unknown
 //!

@@ -549,6 +549,21 @@ pub fn head(h: &Tensor, w: &Tensor) -> Result<Tensor> {
 }
 
 #[test]
+fn without_a_workspace_folder_each_open_files_package_is_read() {
+    let dir = scratch_crate("no-root", &[("src/lib.rs", ATTENTION)]);
+    let lib = uri(&dir.join("src/lib.rs"));
+    let params = json!({"processId": null, "rootUri": null, "capabilities": {}});
+    let (mut server, _) = Server::start(params);
+    assert_eq!(server.hints(&lib, 0, 40), []);
+    server.open(&lib, ATTENTION);
+    assert_eq!(server.hints(&lib, 0, 40), attention_hints(36));
+    // A workspace folder without a Cargo.toml: the same.
+    let (mut server, _) = Server::start(initialize(&std::env::temp_dir(), &[]));
+    server.open(&lib, ATTENTION);
+    assert_eq!(server.hints(&lib, 0, 40), attention_hints(36));
+}
+
+#[test]
 fn what_the_server_does_not_serve_is_an_error_or_ignored_and_it_exits_cleanly() {
     let dir = scratch_crate("protocol", &[("src/lib.rs", ATTENTION)]);
     let lib = uri(&dir.join("src/lib.rs"));
