@@ -76,15 +76,14 @@ impl Session {
         let Ok(path) = uri.to_file_path() else {
             return;
         };
-        self.open.insert(
-            canonical(&path),
-            Document {
-                uri: uri.clone(),
-                version,
-                text,
-            },
-        );
-        self.stale = true;
+        let path = canonical(&path);
+        // A file opened as it is on disk: the last analysis read that text already.
+        let analysed = self.files.get(&path).zip(self.analysis.as_ref());
+        if !analysed.is_some_and(|(&id, analysis)| analysis.sources.get(id).text == text) {
+            self.stale = true;
+        }
+        let uri = uri.clone();
+        self.open.insert(path, Document { uri, version, text });
     }
 
     /// The editor's text of `uri`, if it has it open.
