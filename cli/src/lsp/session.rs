@@ -79,7 +79,7 @@ impl Session {
         let path = canonical(&path);
         // A file opened as it is on disk: the last analysis read that text already.
         let analysed = self.files.get(&path).zip(self.analysis.as_ref());
-        if !analysed.is_some_and(|(&id, analysis)| analysis.sources.get(id).text == text) {
+        if analysed.is_none_or(|(&id, analysis)| analysis.sources.get(id).text != text) {
             self.stale = true;
         }
         let uri = uri.clone();
