@@ -14,8 +14,20 @@ use serde_json::{Value, json};
 const DRIVE: &str = r#"
 local out = {}
 local hints = vim.api.nvim_create_namespace("candle-contracts-hints")
+-- Each hint as `init.lua` shows it before Neovim 0.10: its line, and `  name: type`.
 local function shown()
   local found = {}
+  if vim.lsp.inlay_hint then
+    -- Neovim 0.10 shows them itself (not run here: Debian's Neovim is 0.7).
+    for _, item in ipairs(vim.lsp.inlay_hint.get({ bufnr = 0 })) do
+      local at = item.inlay_hint.position
+      local text = vim.api.nvim_buf_get_lines(0, at.line, at.line + 1, false)[1]
+      local name = text:sub(1, vim.str_byteindex(text, at.character, true)):match("[%w_]+$")
+      table.insert(found, { at.line, "  " .. name .. item.inlay_hint.label })
+    end
+    table.sort(found, function(a, b) return a[1] < b[1] end)
+    return found
+  end
   for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(0, hints, 0, -1, { details = true })) do
     table.insert(found, { mark[2], mark[4].virt_text[1][1] })
   end
