@@ -63,7 +63,9 @@ type Stop = String;
 
 /// The connection and the session.
 struct Server<'a> {
+    /// The channels to and from the client.
     connection: &'a Connection,
+    /// The open files and the last analysis.
     session: Session,
     /// What was last published for each URI (only changes are sent again).
     published: BTreeMap<Url, Vec<Diagnostic>>,
@@ -165,6 +167,7 @@ impl<'a> Server<'a> {
         }
     }
 
+    /// Sends a message to the client; a closed connection stops the server.
     fn send(&self, message: Message) -> Result<(), Stop> {
         self.connection
             .sender

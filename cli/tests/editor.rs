@@ -76,11 +76,13 @@ vim.fn.writefile({ vim.fn.json_encode(out) }, vim.env.EDITOR_OUT)
 vim.cmd("qa!")
 "#;
 
+/// Whether `program` is in a directory of the PATH.
 fn on_path(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
+/// The book's editor files: the Neovim configuration and the sample.
 fn book_editor() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../book/editor")
 }

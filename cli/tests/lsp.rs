@@ -16,6 +16,7 @@ const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A running server.
 struct Server {
+    /// Its process.
     child: Child,
     /// Its input (`None` once closed).
     stdin: Option<ChildStdin>,
@@ -23,6 +24,7 @@ struct Server {
     messages: Receiver<Option<Value>>,
     /// Notifications read while waiting for something else.
     queued: Vec<Value>,
+    /// The id of the last request sent.
     next_id: i64,
 }
 
@@ -66,6 +68,7 @@ impl Server {
         }
     }
 
+    /// Writes a message with its Content-Length header.
     fn send(&mut self, message: &Value) {
         let text = message.to_string();
         let stdin = self.stdin.as_mut().expect("the server's input is open");
@@ -96,6 +99,7 @@ impl Server {
         }
     }
 
+    /// Sends a notification.
     fn notify(&mut self, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
@@ -124,11 +128,13 @@ impl Server {
         }
     }
 
+    /// `didOpen` of `uri` with `text`, version 1.
     fn open(&mut self, uri: &Url, text: &str) {
         let document = json!({"uri": uri, "languageId": "rust", "version": 1, "text": text});
         self.notify("textDocument/didOpen", json!({"textDocument": document}));
     }
 
+    /// `didChange` of `uri` to the whole `text`.
     fn change(&mut self, uri: &Url, version: i32, text: &str) {
         self.notify(
             "textDocument/didChange",
@@ -257,6 +263,7 @@ fn initialize(root: &Path, encodings: &[&str]) -> Value {
     })
 }
 
+/// The `file://` URI of a path.
 fn uri(path: &Path) -> Url {
     Url::from_file_path(path).unwrap()
 }

@@ -21,11 +21,14 @@ pub const SOURCE: &str = "candle-contracts";
 
 /// The files' lines, each found once.
 struct LineCache<'a> {
+    /// Whose analysis's files.
     session: &'a Session,
+    /// The lines of each file asked for so far.
     lines: HashMap<FileId, Lines<'a>>,
 }
 
 impl<'a> LineCache<'a> {
+    /// An empty cache for `session`'s files.
     fn new(session: &'a Session) -> LineCache<'a> {
         LineCache {
             session,
@@ -117,6 +120,7 @@ pub fn inlay_hints(session: &Session, uri: &Url, range: Range) -> Vec<InlayHint>
         .collect()
 }
 
+/// A hint as the editor shows it: its type after the name, the op in its tooltip.
 fn inlay_hint(hint: &Hint, lines: &Lines<'_>) -> InlayHint {
     InlayHint {
         position: lines.position(hint.place.end),

@@ -34,9 +34,11 @@ impl Encoding {
 /// A text with its lines found, for converting positions.
 #[derive(Debug)]
 pub struct Lines<'a> {
+    /// The text.
     text: &'a str,
     /// The byte offset of each line's start.
     starts: Vec<usize>,
+    /// How a position's `character` counts.
     encoding: Encoding,
 }
 
