@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_contracts_analysis::{FileId, Function, Index, walk};
+use candle_contracts_analysis::{FileId, FnId, Function, Index, walk};
 
-use crate::read::Reader;
+use crate::read::{Reader, Trees};
 use crate::report::Located;
-use crate::source::Sources;
+use crate::source::{Place, Sources};
 use crate::workspace::Target;
 
 /// What one run found.
@@ -22,6 +22,9 @@ pub struct Analysis {
     pub crate_roots: Vec<PathBuf>,
     /// Every certain mismatch, sorted, each once.
     pub findings: Vec<Located>,
+    /// The type of every name the `let`s of the contracted functions bind, sorted by place,
+    /// each place once.
+    pub hints: Vec<Hint>,
     /// Files that cannot be read: the message, naming the file.
     pub unreadable: Vec<String>,
     /// Files that do not parse: the message, with the parser's words and place.
@@ -44,18 +47,43 @@ impl Analysis {
     }
 }
 
+/// The type inferred for one name a `let` binds, placed in its file (what `shapes` prints).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hint {
+    /// The name's token.
+    pub place: Place,
+    /// The name.
+    pub name: String,
+    /// Its type (`f32[B, 128]`), `?` where unknown; `= B` or `= _` for an integer, `float` for
+    /// a float, `DType::F32` for a dtype.
+    pub ty: String,
+    /// The op that gave it (`matmul`, `Tensor::zeros`), empty where none stands out.
+    pub op: String,
+    /// The contracted function whose body binds it.
+    pub function: FnId,
+}
+
 /// Reads `targets` into `sources` (which may hold an editor's unsaved texts) and walks every
 /// function: contracted ones with their clauses, the others as glue code.
-pub fn analyse(targets: &[Target], mut sources: Sources) -> Analysis {
+pub fn analyse(targets: &[Target], sources: Sources) -> Analysis {
+    analyse_again(targets, sources, &mut Trees::default())
+}
+
+/// [`analyse`], taking the syntax trees of the files whose text has not changed since an
+/// earlier run from `trees` (and keeping this run's there).
+pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees) -> Analysis {
     let mut reader = Reader::new(&mut sources);
+    reader.trees = std::mem::take(trees);
     let index = reader.build(targets);
+    *trees = std::mem::take(&mut reader.trees);
     let (unreadable, unparsable, crate_roots) =
         (reader.unreadable, reader.unparsable, reader.crate_roots);
     let mut findings = Vec::new();
+    let mut hints = Vec::new();
     let mut unread_contracts = Vec::new();
     let (mut checked, mut glue) = (0, 0);
     let no_clauses = candle_contracts_shapes::Contract::default();
-    for f in &index.fns {
+    for (id, f) in index.fns.iter().enumerate() {
         let contract = match &f.contract {
             // `static = false`: the user turned the body's analysis off.
             Some(contract) if contract.analysis_off => continue,
@@ -92,17 +120,37 @@ pub fn analyse(targets: &[Target], mut sources: Sources) -> Analysis {
             glue: f.contract.is_none(),
             ..Function::of(f, contract)
         };
-        let (found, _) = walk(&index, &sources, function);
+        let (found, bound) = walk(&index, &sources, function);
         findings.extend(found.into_iter().map(|x| Located::new(x, f, &sources)));
+        if f.contract.is_some() {
+            let source = sources.get(f.file);
+            hints.extend(bound.into_iter().map(|hint| {
+                let range = source.site_range(hint.site);
+                Hint {
+                    place: Place {
+                        file: f.file,
+                        start: range.start,
+                        end: range.end,
+                    },
+                    name: hint.name,
+                    ty: hint.ty,
+                    op: hint.op,
+                    function: id,
+                }
+            }));
+        }
     }
     // A file in two crates' module trees is walked twice.
     findings.sort();
     findings.dedup();
+    hints.sort_by(|a, b| a.place.cmp(&b.place));
+    hints.dedup_by(|later, first| later.place == first.place);
     Analysis {
         sources,
         index,
         crate_roots,
         findings,
+        hints,
         unreadable,
         unparsable,
         unread_contracts,

@@ -18,6 +18,7 @@
 //! cargo contracts check [PATH]             # PATH: a package, a workspace or a .rs file
 //! cargo contracts check --message-format=json [PATH] [-- CARGO_CHECK_ARGS]
 //! cargo contracts shapes src/model.rs:forward
+//! cargo contracts lsp                      # a language server, started by the editor
 //! cargo run -p candle-contracts-cli -- check examples
 //! ```
 //!
@@ -26,6 +27,9 @@
 //! read as UTF-8 text. A single `.rs` file outside any package is read with candle's crates
 //! under their usual names (`candle` or `candle_core`, `candle_nn`, `candle_contracts`). `shapes FILE:FUNCTION` prints the type inferred for every name a
 //! `let` binds in that function (`12  h  f32[B, 128]`; `?` where unknown), as inlay hints do.
+//! `lsp` serves an editor over stdin and stdout, beside rust-analyzer, on its unsaved texts:
+//! `check`'s findings as diagnostics with quick fixes, the tensors' types as inlay hints and on
+//! hover (see the book's chapter "In the editor").
 //!
 //! # `--message-format json`: cargo's messages, for rust-analyzer
 //!
@@ -69,6 +73,7 @@
 
 mod analyse;
 mod cargo;
+mod lsp;
 mod message;
 mod read;
 mod report;
@@ -134,6 +139,10 @@ enum Command {
         /// The file and the function: `src/model.rs:forward` (or `src/model.rs:Model::forward`).
         target: String,
     },
+    /// Serve an editor over stdin and stdout (a language server beside rust-analyzer): the
+    /// certain mismatches as diagnostics with quick fixes, tensors' types as inlay hints and
+    /// on hover, on the editor's unsaved texts.
+    Lsp,
 }
 
 /// How `check` writes what it finds.
@@ -171,6 +180,7 @@ fn main() -> ExitCode {
             cargo_args,
         } => check_json(path.as_deref(), &cargo_args),
         Command::Shapes { target } => shapes(&target),
+        Command::Lsp => lsp::serve(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The crates of a workspace read into the analysis's index: each target's root file and the
 //! files of its `mod`s, with what could not be read or parsed kept for the report.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use candle_contracts_analysis::{FileId, Files, Index};
@@ -19,6 +20,53 @@ pub struct Reader<'a> {
     pub unparsable: Vec<String>,
     /// The root file of each crate read, in the index's order (its crate numbers).
     pub crate_roots: Vec<PathBuf>,
+    /// The syntax trees of earlier runs, taken again where a file's text is the same.
+    pub trees: Trees,
+}
+
+/// Syntax trees kept from one run to the next (an editor's server runs after each change):
+/// a file whose text has not changed is not parsed, nor its tree leaked, again.
+#[derive(Default)]
+pub struct Trees {
+    /// By path: the text parsed, and one tree for each time a run loaded it (a file in two
+    /// crates' module trees is loaded twice, and each load has always had a tree of its own).
+    kept: HashMap<PathBuf, (String, Vec<&'static syn::File>)>,
+    /// How many of each path's trees this run has taken.
+    taken: HashMap<PathBuf, usize>,
+}
+
+impl std::fmt::Debug for Trees {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trees")
+            .field("files", &self.kept.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Trees {
+    /// The tree of `text`, the file at `path`: a kept one, or a new parse, kept.
+    fn parse(&mut self, path: &Path, text: &str) -> syn::Result<&'static syn::File> {
+        let (kept_text, trees) = self
+            .kept
+            .entry(path.to_path_buf())
+            .or_insert_with(|| (text.to_string(), Vec::new()));
+        if kept_text != text {
+            *kept_text = text.to_string();
+            trees.clear();
+        }
+        let taken = self.taken.entry(path.to_path_buf()).or_insert(0);
+        let tree = match trees.get(*taken) {
+            Some(tree) => tree,
+            // The syntax trees live as long as the run: the functions' bodies point into them.
+            None => {
+                let tree: &'static syn::File = Box::leak(Box::new(syn::parse_file(text)?));
+                trees.push(tree);
+                tree
+            }
+        };
+        *taken += 1;
+        Ok(tree)
+    }
 }
 
 impl<'a> Reader<'a> {
@@ -29,11 +77,13 @@ impl<'a> Reader<'a> {
             unreadable: Vec::new(),
             unparsable: Vec::new(),
             crate_roots: Vec::new(),
+            trees: Trees::default(),
         }
     }
 
     /// Reads the crates of `targets`, following each root's `mod` declarations.
     pub fn build(&mut self, targets: &[Target]) -> Index {
+        self.trees.taken.clear();
         let mut index = Index::default();
         // Libraries first, so that the other targets of their package can name them.
         let mut order: Vec<&Target> = targets.iter().filter(|t| t.is_lib).collect();
@@ -70,9 +120,8 @@ impl Files for Reader<'_> {
                 return None;
             }
         };
-        match syn::parse_file(&self.sources.get(id).text) {
-            // The syntax trees live as long as the run: the functions' bodies point into them.
-            Ok(file) => Some((id, Box::leak(Box::new(file)))),
+        match self.trees.parse(path, &self.sources.get(id).text) {
+            Ok(file) => Some((id, file)),
             Err(error) => {
                 let start = error.span().start();
                 self.unparsable.push(format!(

@@ -45,8 +45,9 @@ impl Located {
             };
             Some((at, text))
         });
+        let range = source.site_range(finding.site);
         Located {
-            place: place(source.site_range(finding.site)),
+            place: place(range),
             message: finding.message,
             note: finding.note,
             help: finding.help,
@@ -58,7 +59,7 @@ impl Located {
 
 /// Where `subject`'s clause is written in the contract of `f` (spaces in the source do not
 /// count: `self . head` is `self.head`).
-fn clause_place(f: &FnDef, sources: &Sources, subject: &str) -> Option<Place> {
+pub fn clause_place(f: &FnDef, sources: &Sources, subject: &str) -> Option<Place> {
     let source = sources.get(f.file);
     f.attrs.iter().find_map(|attr| {
         if attr.path().segments.last()?.ident != "contract" {

@@ -99,6 +99,11 @@ impl Source {
                 .map_or(end, |(i, _)| i)
     }
 
+    /// The line (1-based) of a byte offset.
+    pub fn line(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&start| start <= offset)
+    }
+
     /// The bytes a finding's site covers.
     pub fn site_range(&self, site: Site) -> Range<usize> {
         let (start, end) = (
@@ -128,7 +133,6 @@ pub struct Sources {
 impl Sources {
     /// Sources that read the text of `overlay`'s paths (canonical, as
     /// [`Path::canonicalize`] gives them) from it instead of from the disk.
-    #[allow(dead_code, reason = "for the editor's server (issue 21)")]
     pub fn with_overlay(overlay: BTreeMap<PathBuf, String>) -> Sources {
         Sources {
             overlay,
