@@ -118,6 +118,22 @@ fn layer_constructor(path: &[String]) -> Option<(&'static str, Layer, usize)> {
 /// What every construction of the struct `key` gives its fields, for the fields where all
 /// agree and nothing may change them after; empty where any construction is out of sight.
 pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
+    let cache_key = format!("constructed_fields {key}");
+    if let Some(known) = index.derived.borrow().get(&cache_key)
+        && let Some(fields) = known.downcast_ref::<BTreeMap<String, FieldFact>>()
+    {
+        return fields.clone();
+    }
+    let fields = scan_constructions(index, key);
+    index
+        .derived
+        .borrow_mut()
+        .insert(cache_key, Box::new(fields.clone()));
+    fields
+}
+
+/// [`constructed_fields`], scanning every construction of the struct in the index.
+fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
     let Some((module, item)) = index.struct_item(key) else {
         return BTreeMap::new();
     };

@@ -189,6 +189,10 @@ pub struct Index {
     structs: BTreeMap<String, (ModId, StructItem)>,
     /// Every file read, whole: where every construction of a struct is looked for.
     sources: FilesRead,
+    /// Facts the layers above derive from the whole index, computed once each (what a
+    /// struct's constructors give its fields: every construction is scanned for it), by a key
+    /// of their own.
+    pub(crate) derived: std::cell::RefCell<BTreeMap<String, Box<dyn std::any::Any>>>,
 }
 
 /// Where the files of a crate come from, and where a problem with one is reported.
