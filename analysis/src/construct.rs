@@ -30,6 +30,9 @@ pub enum FieldFact {
     Layer(Layer, Vec<Dim>),
     /// A `usize` field, with its size.
     Size(Dim),
+    /// A candle-nn `Activation` of this variant (`Activation::Relu`): only `Swiglu` changes
+    /// the shape of what it is applied to.
+    Activation(String),
     /// A config struct of the crate (the key), the constructor's parameter of that name
     /// stored whole (`config: cfg.clone()`): its `usize` fields are the sizes
     /// `cfg.hidden_size` its layers were built with.
@@ -147,6 +150,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         changed: BTreeSet::new(),
         out_of_sight: false,
         changing_methods: BTreeSet::new(),
+        inherent_changing: BTreeSet::new(),
         reading_calls: Vec::new(),
     };
     let fn_blocks: Vec<*const syn::Block> = index
@@ -160,6 +164,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
             scan: &mut scan,
             fn_blocks: &fn_blocks,
             stack: &mut stack,
+            inherent: false,
         };
         visit.visit_file(file);
     }
@@ -169,10 +174,30 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         scan: &mut scan,
         fn_blocks: &fn_blocks,
         stack: &mut stack,
+        inherent: false,
     };
+    // A field of another crate's type (`wi: Linear`, `act: Activation`, `n: usize`) has no
+    // method of an inherent `impl` of the crate's: such a method of the name changes only
+    // what holds the field.
+    let external_fields: BTreeSet<String> = item
+        .fields
+        .iter()
+        .filter(|f| is_usize(&f.ty) || field_layer(index, module, &f.ty).is_some())
+        .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
+        .collect();
     for (method, receiver) in calls {
         if visit.scan.changing_methods.contains(&method) {
             visit.changes_place(receiver);
+        } else if visit.scan.inherent_changing.contains(&method) {
+            match strip(receiver) {
+                syn::Expr::Field(f)
+                    if matches!(&f.member, syn::Member::Named(field)
+                        if external_fields.contains(&name_of(field))) =>
+                {
+                    visit.changes_place(&f.base);
+                }
+                _ => visit.changes_place(receiver),
+            }
         }
     }
     if scan.out_of_sight {
@@ -245,6 +270,9 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
             }
             let fits = match &fact {
                 FieldFact::Size(_) => is_usize(&declared.ty),
+                FieldFact::Activation(_) => {
+                    field_layer(index, module, &declared.ty) == Some(Layer::Activation)
+                }
                 FieldFact::Config(_, key) => match &declared.ty {
                     syn::Type::Path(p) if p.qself.is_none() => {
                         matches!(index.resolve(module, &path_segments(&p.path)),
@@ -372,6 +400,9 @@ struct Scan<'a> {
     /// The names of every method in sight that takes `&mut self` or `mut self` (a trait of
     /// the user's may give `usize` or `Linear` a changing `len`).
     changing_methods: BTreeSet<String>,
+    /// The names of the methods in sight that take `&mut self` or `mut self` in inherent
+    /// `impl`s: only a value of their own type (one of the crate's) has them.
+    inherent_changing: BTreeSet<String>,
     /// Calls of a [`READING_METHODS`] name, by the method's name and its receiver: they
     /// change the receiver where a method of that name in sight takes `&mut self`.
     reading_calls: Vec<(String, &'static syn::Expr)>,
@@ -382,6 +413,8 @@ struct ScanVisit<'s, 'a> {
     fn_blocks: &'s [*const syn::Block],
     /// The functions entered, innermost last (`None`: one the index does not hold).
     stack: &'s mut Vec<Option<usize>>,
+    /// Within an inherent `impl` (no trait).
+    inherent: bool,
 }
 
 impl ScanVisit<'_, '_> {
@@ -421,6 +454,12 @@ impl Visit<'static> for ScanVisit<'_, '_> {
             self.unsafe_tokens(f.block.to_token_stream());
         }
         self.enter(&f.block);
+    }
+
+    fn visit_item_impl(&mut self, i: &'static syn::ItemImpl) {
+        let outer = std::mem::replace(&mut self.inherent, i.trait_.is_none());
+        syn::visit::visit_item_impl(self, i);
+        self.inherent = outer;
     }
 
     fn visit_impl_item_fn(&mut self, f: &'static syn::ImplItemFn) {
@@ -590,7 +629,11 @@ impl ScanVisit<'_, '_> {
             && (receiver.mutability.is_some()
                 || matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_some()))
         {
-            self.scan.changing_methods.insert(name_of(&sig.ident));
+            let name = name_of(&sig.ident);
+            match self.inherent {
+                true => self.scan.inherent_changing.insert(name),
+                false => self.scan.changing_methods.insert(name),
+            };
         }
     }
 
@@ -891,6 +934,9 @@ impl<'a> Ctor<'a> {
         if let Some(fact) = self.stored_config(expr) {
             return Some(fact);
         }
+        if let Some(variant) = self.activation(expr) {
+            return Some(FieldFact::Activation(variant));
+        }
         if let Some(name) = single_ident(expr) {
             return match self.locals.get(&name)? {
                 Local::Layer(layer, dims) => Some(FieldFact::Layer(*layer, dims.clone())),
@@ -903,6 +949,27 @@ impl<'a> Ctor<'a> {
         }
         let dim = self.size(expr);
         (!dim.is_unknown()).then_some(FieldFact::Size(dim))
+    }
+
+    /// `Activation::Relu`, `Activation::Elu(1.0)`: the variant of candle-nn's `Activation`.
+    fn activation(&self, expr: &syn::Expr) -> Option<String> {
+        let path = match strip(expr) {
+            syn::Expr::Path(p) if p.qself.is_none() => &p.path,
+            syn::Expr::Call(call) => match strip(&call.func) {
+                syn::Expr::Path(p) if p.qself.is_none() => &p.path,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let Resolved::External(resolved) = self.resolve(&path_segments(path))? else {
+            return None;
+        };
+        match resolved.as_slice() {
+            [first, .., ty, variant] if first == "candle_nn" && ty == "Activation" => {
+                Some(variant.clone())
+            }
+            _ => None,
+        }
     }
 
     /// `cfg.clone()`, `cfg` (by value), `*cfg` or `cfg.to_owned()` of a config parameter:
@@ -1286,6 +1353,7 @@ mod tests {
                 }
                 FieldFact::Size(dim) => format!("{field} = {dim}"),
                 FieldFact::Config(param, _) => format!("{field} = {param}"),
+                FieldFact::Activation(variant) => format!("{field}: Activation::{variant}"),
             })
             .collect()
     }
@@ -1383,6 +1451,46 @@ mod tests {
                 "lm_head: Linear[50257, _]",
                 "q_proj: Linear[_, _]",
                 "width = cfg.text.width",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_config_stored_whole_and_an_activation_variant_are_facts() {
+        let source = "
+            use candle_nn::{Activation, Linear, VarBuilder};
+            #[derive(Clone)]
+            struct Config { hidden_size: usize }
+            struct Model { proj: Linear, act: Activation, gate: Activation, config: Config }
+            impl Model {
+                fn new(cfg: &Config, vb: VarBuilder) -> candle_core::Result<Self> {
+                    let proj = candle_nn::linear(cfg.hidden_size, cfg.hidden_size, vb)?;
+                    Ok(Self { proj, act: Activation::Relu, gate: Activation::Elu(1.0), config: cfg.clone() })
+                }
+            }
+        ";
+        assert_eq!(
+            inferred(source),
+            [
+                "act: Activation::Relu",
+                "config = cfg",
+                "gate: Activation::Elu",
+                "proj: Linear[cfg.hidden_size, cfg.hidden_size]",
+            ]
+        );
+        // A config changed after it is stored, or an activation from the config: no fact.
+        let from_config = source
+            .replace("act: Activation::Relu", "act: cfg.act")
+            .replace(
+                "struct Config { hidden_size: usize }",
+                "struct Config { hidden_size: usize, act: Activation }",
+            );
+        assert_eq!(
+            inferred(&from_config),
+            [
+                "config = cfg",
+                "gate: Activation::Elu",
+                "proj: Linear[cfg.hidden_size, cfg.hidden_size]",
             ]
         );
     }

@@ -720,6 +720,13 @@ impl<'a> Walker<'a> {
             let name = name_of(ident);
             match constructed.get(&name) {
                 Some(FieldFact::Size(dim)) => sizes.push((name, dim.clone())),
+                // `act: Activation::Relu`: the input's shape, held as a subject so that a
+                // change of the field forgets it.
+                Some(FieldFact::Activation(variant)) if variant != "Swiglu" => {
+                    self.subjects
+                        .insert(shape_keeping(&format!("self.{name}")), (Value::Other, None));
+                }
+                Some(FieldFact::Activation(_)) => {}
                 // `self.config.hidden_size`: the `cfg.hidden_size` the layers were built with.
                 Some(FieldFact::Config(param, config)) => {
                     let Some((_, config_item)) = self.index.struct_item(config) else {
@@ -2583,6 +2590,12 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         };
+        let keeps_shape = layer == Layer::Activation
+            && subject_text(strip_refs(receiver))
+                .is_some_and(|text| self.subjects.contains_key(&shape_keeping(&text)));
+        if keeps_shape {
+            return Value::Tensor(xs.clone());
+        }
         match self.facts.under(|| layer::forward(layer, xs, &weight)) {
             Ok(t) => match hidden_size {
                 Some(hidden_size) if t.shape.from_end(1).is_some() => Value::Tensor(
@@ -3706,6 +3719,13 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
         TokenTree::Group(group) => self_only_in_paths(group.stream()),
         _ => true,
     })
+}
+
+/// The subject that stands for an `Activation` field every constructor builds with a variant
+/// that keeps the shape (`self.act.(keeps shape)`): forgotten with the clauses on `self` and
+/// on that field, never read as a tensor (no expression's text has that form).
+fn shape_keeping(place: &str) -> String {
+    format!("{place}.(keeps shape)")
 }
 
 /// The subject that stands for a size of `self`'s field behind `&mut self`

@@ -2549,3 +2549,87 @@ fn a_config_stored_whole_gives_its_sizes() {
     );
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// T5's feed-forward: `act: Activation::Relu` in its one constructor keeps the shape (only
+/// `Swiglu` halves the last dim). Another type's inherent `&mut self` `forward` (a cached
+/// attention) cannot be called on a candle-nn layer, so the layers keep their weights.
+const ACTIVATION_FIELD: &str = "\
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Activation, Linear, VarBuilder, linear_no_bias};
+
+struct Config {
+    d_model: usize,
+    d_ff: usize,
+}
+
+struct DenseActDense {
+    wi: Linear,
+    wo: Linear,
+    act: Activation,
+}
+
+impl DenseActDense {
+    fn load(vb: VarBuilder, cfg: &Config) -> Result<Self> {
+        let wi = linear_no_bias(cfg.d_model, cfg.d_ff, vb.pp(\"wi\"))?;
+        let wo = linear_no_bias(cfg.d_ff, cfg.d_model, vb.pp(\"wo\"))?;
+        Ok(Self { wi, wo, act: Activation::Relu })
+    }
+
+    #[contract(xs: f32[B, T, E])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let hidden = self.wi.forward(xs)?;
+        let hidden = self.act.forward(&hidden)?;
+        let ys = self.wo.forward(&hidden)?;
+        Ok(ys)
+    }
+}
+
+struct Cached {
+    steps: usize,
+}
+
+impl Cached {
+    fn forward(&mut self, xs: &Tensor) -> Result<Tensor> {
+        self.steps += 1;
+        Ok(xs.clone())
+    }
+}
+";
+
+#[test]
+fn an_activation_built_with_a_shape_keeping_variant_keeps_the_shape() {
+    let dir = scratch_crate("activation-field", ACTIVATION_FIELD);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:DenseActDense::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "25 hidden f32[B, T, cfg.d_ff] forward",
+            "26 hidden f32[B, T, cfg.d_ff] forward",
+            "27 ys f32[B, T, cfg.d_model] forward",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // `Swiglu` halves the last dim: nothing after it is known, nor certain.
+    let swiglu = ACTIVATION_FIELD.replace("Activation::Relu", "Activation::Swiglu");
+    let (code, stdout, _) = run(
+        &scratch_crate("activation-swiglu", &swiglu),
+        &["shapes", "src/lib.rs:DenseActDense::forward"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(rows(&stdout)[1], "26 hidden f32[B, T, _] forward");
+    // A trait `impl` of the crate with a `&mut self` `forward` may be one of the layer's: then
+    // nothing is inferred from the constructor.
+    let traited = ACTIVATION_FIELD.replace(
+        "impl Cached {",
+        "trait Step {\n    fn forward(&mut self, xs: &Tensor) -> Result<Tensor>;\n}\n\nimpl Step for Cached {",
+    );
+    let (code, stdout, _) = run(
+        &scratch_crate("activation-trait", &traited),
+        &["shapes", "src/lib.rs:DenseActDense::forward"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(rows(&stdout)[0], "25 hidden f32[B, T, _] forward");
+}
