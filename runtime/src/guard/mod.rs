@@ -614,6 +614,7 @@ mod tests {
 
     static SPEC: ContractSpec = ContractSpec {
         function: "f",
+        params: &["x"],
         file: "f.rs",
         line: 1,
         column: 1,
