@@ -243,8 +243,14 @@ mod tests {
         assert!(out.contains(". dim (\"C\" , 10 , 10)"), "{out}");
         assert!(out.contains(". dim_below (\"T\" , 1 , 9)"), "{out}");
         let out = expand("Net::<f32>::forward, &net");
-        assert!(out.contains("method (Net :: < f32 > :: forward , & net"), "{out}");
-        assert!(out.contains("Settings :: new (\"Net::<f32>::forward\")"), "{out}");
+        assert!(
+            out.contains("method (Net :: < f32 > :: forward , & net"),
+            "{out}"
+        );
+        assert!(
+            out.contains("Settings :: new (\"Net::<f32>::forward\")"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -253,7 +259,10 @@ mod tests {
             ("", "expected a function with a contract"),
             ("loss, k = 1, k = 2", "`k` is given twice"),
             ("loss, dims = [N in 1.., ]", "a dim's range needs both ends"),
-            ("loss, dims = [N 3]", "expected `N = size` or `N in lo..=hi`"),
+            (
+                "loss, dims = [N 3]",
+                "expected `N = size` or `N in lo..=hi`",
+            ),
             ("loss, dims = [N = 1, N = 2]", "`N` appears twice in `dims`"),
             ("loss, k = 1, &net", "after the function and its receiver"),
             ("3", "expected the path of a function"),

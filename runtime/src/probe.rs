@@ -192,6 +192,9 @@ mod tests {
         });
         assert!(matches!(outcome, Outcome::Found(Finding::Verdict(Ok(())))));
         assert!(asks(&SPEC).is_none());
-        assert!(matches!(run(Ask::Spec, Vec::new(), || {}), Outcome::Returned));
+        assert!(matches!(
+            run(Ask::Spec, Vec::new(), || {}),
+            Outcome::Returned
+        ));
     }
 }

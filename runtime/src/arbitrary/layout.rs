@@ -122,7 +122,10 @@ pub(crate) struct Layout {
 pub(crate) fn clause_text(spec: &ContractSpec, clause: &ClauseSpec) -> String {
     let at = clause.dtypes_span.start as usize;
     let text = spec.text;
-    let start = text.get(..at).and_then(|t| t.rfind('\n')).map_or(0, |i| i + 1);
+    let start = text
+        .get(..at)
+        .and_then(|t| t.rfind('\n'))
+        .map_or(0, |i| i + 1);
     let end = text
         .get(at..)
         .and_then(|t| t.find('\n'))
@@ -269,7 +272,10 @@ impl Plan {
                     }
                     (dtypes, slots(clause))
                 }
-                Source::Free => (vec![DType::F32], (0, 1 + usize::from(kind == Kind::Sequence))),
+                Source::Free => (
+                    vec![DType::F32],
+                    (0, 1 + usize::from(kind == Kind::Sequence)),
+                ),
                 Source::Given | Source::Mask(_) => (vec![DType::F32], (0, 0)),
             };
             params.push(ParamPlan {
@@ -342,11 +348,8 @@ impl Plan {
 
     /// The layouts, before the relations are asked.
     fn layouts(&self) -> BoxedStrategy<Layout> {
-        let dims: Vec<BoxedStrategy<usize>> = self
-            .dims
-            .iter()
-            .map(|d| (d.lo..=d.hi).boxed())
-            .collect();
+        let dims: Vec<BoxedStrategy<usize>> =
+            self.dims.iter().map(|d| (d.lo..=d.hi).boxed()).collect();
         let runs: Vec<BoxedStrategy<Vec<usize>>> = self
             .runs
             .iter()
@@ -562,7 +565,9 @@ impl Plan {
                 None => Just(Some(Drawn::Optional(None))).boxed(),
             },
             _ => match tensors.pop() {
-                Some(tensor) => tensor.prop_map(|tensor| Some(Drawn::Tensor(tensor))).boxed(),
+                Some(tensor) => tensor
+                    .prop_map(|tensor| Some(Drawn::Tensor(tensor)))
+                    .boxed(),
                 None => Just(None).boxed(),
             },
         }

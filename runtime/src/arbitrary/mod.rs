@@ -21,6 +21,7 @@ mod params;
 mod values;
 
 use std::any::Any;
+use std::cell::Cell;
 use std::fmt::{self, Debug};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -114,6 +115,14 @@ pub struct Arbitrary<'r, V> {
     draws: Result<BoxedStrategy<Vec<Option<Drawn>>>, String>,
 }
 
+impl<V> Arbitrary<'_, V> {
+    /// How many draws the contract's guard rejected so far (each was drawn again): zero where
+    /// the strategy constructs every rule, which the tests check.
+    pub fn rejected(&self) -> usize {
+        self.judge.rejected.get()
+    }
+}
+
 impl<V> Debug for Arbitrary<'_, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Arbitrary")
@@ -132,6 +141,8 @@ struct Judge<'r> {
     call: Call<'r>,
     /// Per parameter, its given value and name.
     given: Vec<Option<(Box<dyn Any + Send + Sync>, &'static str)>>,
+    /// How many new draws the guard rejected.
+    rejected: Cell<usize>,
 }
 
 /// The strategy of a contracted function's inputs (what `arbitrary!(f)` expands to).
@@ -166,6 +177,7 @@ fn build<'r, V>(
         spec: None,
         call,
         given: Vec::new(),
+        rejected: Cell::new(0),
     };
     let draws = match judge.prepare(&kinds, settings) {
         Ok(plan) => Ok(Arc::new(plan).draws()),
@@ -347,9 +359,9 @@ impl Judge<'_> {
                 verdict.map_err(|error| error.to_string())
             }
             (_, Some(failed)) => Err(failed),
-            (Outcome::Panicked(message), _) => {
-                Err(format!("the call panicked before its guard's verdict: {message}"))
-            }
+            (Outcome::Panicked(message), _) => Err(format!(
+                "the call panicked before its guard's verdict: {message}"
+            )),
             _ => Err(format!(
                 "`{}` returned before its guard's verdict: a derived subject or mask could not \
                  be evaluated (its `?` returned an error)",
@@ -381,7 +393,10 @@ impl<'r, V: Debug> Strategy for Arbitrary<'r, V> {
                         accepted: drawn,
                     });
                 }
-                Err(why) => last = why,
+                Err(why) => {
+                    self.judge.rejected.set(self.judge.rejected.get() + 1);
+                    last = why;
+                }
             }
         }
         panic!(

@@ -118,7 +118,7 @@ fn out_tensor(drawn: Option<Drawn>) -> Tensor {
     }
 }
 
-impl<'x> Param for &'x Tensor {
+impl Param for &Tensor {
     const KIND: Kind = Kind::Tensor;
     type Held = Tensor;
     type Lent<'a> = &'a Tensor;
@@ -134,7 +134,7 @@ impl<'x> Param for &'x Tensor {
     }
 }
 
-impl<'x> Param for &'x mut Tensor {
+impl Param for &mut Tensor {
     const KIND: Kind = Kind::Tensor;
     type Held = Tensor;
     type Lent<'a> = &'a mut Tensor;
@@ -166,7 +166,7 @@ impl Param for Tensor {
     }
 }
 
-impl<'x> Param for Option<&'x Tensor> {
+impl Param for Option<&Tensor> {
     const KIND: Kind = Kind::Optional;
     type Held = Option<Tensor>;
     type Lent<'a> = Option<&'a Tensor>;
@@ -211,7 +211,7 @@ fn out_sequence(drawn: Option<Drawn>) -> (Vec<Tensor>,) {
     }
 }
 
-impl<'x> Param for &'x [Tensor] {
+impl Param for &[Tensor] {
     const KIND: Kind = Kind::Sequence;
     type Held = Vec<Tensor>;
     type Lent<'a> = &'a [Tensor];
@@ -227,7 +227,7 @@ impl<'x> Param for &'x [Tensor] {
     }
 }
 
-impl<'x> Param for &'x Vec<Tensor> {
+impl Param for &Vec<Tensor> {
     const KIND: Kind = Kind::Sequence;
     type Held = Vec<Tensor>;
     type Lent<'a> = &'a Vec<Tensor>;
@@ -268,7 +268,9 @@ fn given_int(value: &(dyn Any + Send + Sync)) -> Option<i128> {
             }
         )*};
     }
-    try_int!(i32, usize, u8, u16, u32, u64, u128, i8, i16, i64, i128, isize);
+    try_int!(
+        i32, usize, u8, u16, u32, u64, u128, i8, i16, i64, i128, isize
+    );
     None
 }
 
@@ -349,10 +351,9 @@ impl Param for bool {
     type Out = ();
     fn hold(slot: Slot<'_>) -> Result<bool, String> {
         match slot {
-            Slot::Given(value, name) => value
-                .downcast_ref::<bool>()
-                .copied()
-                .ok_or_else(|| format!("`{name}` is a `bool` parameter: give it `true` or `false`")),
+            Slot::Given(value, name) => value.downcast_ref::<bool>().copied().ok_or_else(|| {
+                format!("`{name}` is a `bool` parameter: give it `true` or `false`")
+            }),
             Slot::Placeholder => Ok(false),
             other => Err(mismatch("bool", other)),
         }
@@ -503,6 +504,8 @@ macro_rules! contracted {
             #[allow(non_snake_case, unused_variables, unused_mut)]
             fn call_with(&self, slots: &[Slot<'_>]) -> Result<(), String> {
                 $(let mut $h = $p::hold(slot(slots, $i))?;)*
+                // As many parameters as the user's function.
+                #[allow(clippy::too_many_arguments)]
                 fn call<Func, Ret, $($p),*>(f: &Func, $($h: $p),*) -> Ret
                 where
                     Func: Fn($($p),*) -> Ret,
@@ -534,6 +537,7 @@ macro_rules! contracted {
             #[allow(non_snake_case, unused_variables, unused_mut)]
             fn call_with(&self, receiver: &Recv, slots: &[Slot<'_>]) -> Result<(), String> {
                 $(let mut $h = $p::hold(slot(slots, $i))?;)*
+                #[allow(clippy::too_many_arguments)]
                 fn call<Func, Ret, Recv: ?Sized, $($p),*>(
                     f: &Func,
                     receiver: &Recv,

@@ -207,13 +207,20 @@ fn float_recipe<C: Compare + Into<f64>>(
         // An end at the dtype's largest value or beyond (`finite`'s clip) is as good as open.
         let lo_open = lo_open || lo <= -max;
         let hi_open = hi_open || hi >= max;
-        let (lo, hi) = (at_or_above(dtype, lo.max(-max)), at_or_below(dtype, hi.min(max)));
+        let (lo, hi) = (
+            at_or_above(dtype, lo.max(-max)),
+            at_or_below(dtype, hi.min(max)),
+        );
         let (lo, hi) = if rule.integral {
-            (at_or_above(dtype, lo.ceil()), at_or_below(dtype, hi.floor()))
+            (
+                at_or_above(dtype, lo.ceil()),
+                at_or_below(dtype, hi.floor()),
+            )
         } else {
             (lo, hi)
         };
-        if !(lo <= hi) {
+        // An empty interval (or a NaN end, which no bound has): nothing to draw.
+        if lo.partial_cmp(&hi).is_none_or(|order| order.is_gt()) {
             continue;
         }
         let reach = OPEN_REACH as f64;
@@ -313,11 +320,18 @@ where
     let mut arms: Vec<(u32, BoxedStrategy<T>)> = Vec::new();
     let count = recipe.windows.len().max(1) as u32;
     for &(lo, hi) in &recipe.windows {
-        let strategy = if lo == hi { Just(lo).boxed() } else { window(lo, hi) };
+        let strategy = if lo == hi {
+            Just(lo).boxed()
+        } else {
+            window(lo, hi)
+        };
         arms.push(((WEIGHT_WINDOW * 2).div_ceil(count), strategy));
     }
     if !recipe.edges.is_empty() {
-        arms.push((WEIGHT_EDGE * 2, prop::sample::select(recipe.edges.clone()).boxed()));
+        arms.push((
+            WEIGHT_EDGE * 2,
+            prop::sample::select(recipe.edges.clone()).boxed(),
+        ));
     }
     if !recipe.ignore.is_empty() {
         arms.push((
@@ -396,12 +410,16 @@ fn int_tensor(values: Vec<i64>, shape: &[usize], dtype: DType) -> candle_core::R
 fn float_tensor(values: Vec<f64>, shape: &[usize], dtype: DType) -> candle_core::Result<Tensor> {
     let device = &Device::Cpu;
     match dtype {
-        DType::F16 => {
-            Tensor::from_vec(values.iter().map(|&v| f16::from_f64(v)).collect(), shape, device)
-        }
-        DType::BF16 => {
-            Tensor::from_vec(values.iter().map(|&v| bf16::from_f64(v)).collect(), shape, device)
-        }
+        DType::F16 => Tensor::from_vec(
+            values.iter().map(|&v| f16::from_f64(v)).collect(),
+            shape,
+            device,
+        ),
+        DType::BF16 => Tensor::from_vec(
+            values.iter().map(|&v| bf16::from_f64(v)).collect(),
+            shape,
+            device,
+        ),
         DType::F32 => Tensor::from_vec(values.iter().map(|&v| v as f32).collect(), shape, device),
         _ => Tensor::from_vec(values, shape, device),
     }
@@ -451,7 +469,7 @@ pub(crate) fn tensor(
 mod tests {
     use super::*;
 
-    fn rule(lo: Option<Num>, hi: Option<Num>, inclusive: bool) -> Resolved {
+    fn in_range(lo: Option<Num>, hi: Option<Num>, inclusive: bool) -> Resolved {
         Resolved {
             ranges: Some(vec![Interval { lo, hi, inclusive }]),
             ignore: vec![Ignore::Value(Num::Int(-100))],
@@ -463,7 +481,7 @@ mod tests {
 
     #[test]
     fn class_indices_have_both_edges_and_the_ignore_index() {
-        let rule = rule(Some(Num::Int(0)), Some(Num::Int(10)), false);
+        let rule = in_range(Some(Num::Int(0)), Some(Num::Int(10)), false);
         let Values::Int(recipe) = Values::new(DType::I64, &rule, true) else {
             panic!("an integer recipe")
         };
@@ -480,7 +498,7 @@ mod tests {
 
     #[test]
     fn float_windows_hold_only_values_of_the_dtype_inside_the_range() {
-        let rule = rule(Some(Num::Float(0.999)), Some(Num::Float(1.001)), true);
+        let rule = in_range(Some(Num::Float(0.999)), Some(Num::Float(1.001)), true);
         for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
             let Values::Float(recipe) = Values::new(dtype, &rule, false) else {
                 panic!("a float recipe")
@@ -492,7 +510,7 @@ mod tests {
             assert_eq!(round_to(dtype, hi), hi);
         }
         // An open end reaches a few dozen past the bound; `..1.0` stays below 1.
-        let open = rule(None, Some(Num::Int(1)), false);
+        let open = in_range(None, Some(Num::Int(1)), false);
         let Values::Float(recipe) = Values::new(DType::F32, &open, false) else {
             panic!("a float recipe")
         };
