@@ -316,6 +316,64 @@ fn a_given_parameter_bounds_the_values() {
     assert_eq!(seen, [0, 1, 2].into());
 }
 
+#[contract(x: f32[T, D], positions: u32[T] in 0..{max_len}, T <= max_len, D % heads == 0)]
+fn positions(x: &Tensor, positions: &Tensor, max_len: usize, heads: u32) -> Result<()> {
+    let _ = (x, positions, max_len, heads);
+    Ok(())
+}
+
+#[test]
+fn given_parameters_in_relations_and_braced_bounds() {
+    let strategy = arbitrary!(positions, heads = 2, max_len = 3);
+    let (mut lengths, mut seen) = (BTreeSet::new(), BTreeSet::new());
+    let invalid = draw(&strategy, 2000, |(x, p)| {
+        let (t, d) = x.dims2().unwrap();
+        assert!(t <= 3 && d % 2 == 0, "{t} {d}");
+        lengths.insert(t);
+        seen.extend(values(&p).into_iter().map(|v| v as i64));
+        positions(&x, &p, 3, 2).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(lengths, [1, 2, 3].into());
+    assert_eq!(seen, [0, 1, 2].into());
+}
+
+mod layers {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    pub struct Norm;
+
+    impl Norm {
+        /// An associated function without a receiver: drawn like a free one.
+        #[contract(x: bf16 | f16 [N, D], weight: bf16 | f16 [D] in 0.5..=2.0)]
+        pub fn apply(x: &Tensor, weight: &Tensor) -> Result<()> {
+            let _ = (x, weight);
+            Ok(())
+        }
+    }
+
+    #[contract(x: f32[N], return: f32[N])]
+    pub fn identity(x: Tensor) -> Result<Tensor> {
+        Ok(x)
+    }
+}
+
+#[test]
+fn module_paths_associated_functions_and_owned_tensors() {
+    let strategy = arbitrary!(layers::Norm::apply);
+    let mut dtypes = BTreeSet::new();
+    let invalid = draw(&strategy, 2000, |(x, weight)| {
+        dtypes.insert(format!("{:?}", weight.dtype()));
+        assert!(values(&weight).iter().all(|w| (0.5..=2.0).contains(w)));
+        layers::Norm::apply(&x, &weight).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(dtypes.len(), 2, "{dtypes:?}");
+    let strategy = arbitrary!(layers::identity);
+    assert_eq!(draw(&strategy, 200, |(x,)| layers::identity(x).is_ok()), 0);
+}
+
 // --- A derived subject ----------------------------------------------------------------------
 
 #[contract(
@@ -336,6 +394,33 @@ fn a_derived_row_sum_is_met_by_construction() {
         distributions(&target).is_ok()
     });
     assert_eq!(invalid, 0);
+}
+
+#[contract(
+    x: f32[N] in 0.0..=1.0,
+    {x.mean_all()?}: f32[] in 0.25..=0.75,
+)]
+fn balanced(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+fn a_derived_subject_it_cannot_construct_is_met_by_drawing_again() {
+    let strategy = arbitrary!(balanced);
+    let mut runner = TestRunner::deterministic();
+    let mut invalid = 0;
+    for _ in 0..2000 {
+        let (x,) = strategy.new_tree(&mut runner).expect("a draw").current();
+        let mean = x.mean_all().and_then(|m| m.to_scalar::<f32>()).unwrap();
+        assert!((0.25..=0.75).contains(&mean), "{mean}");
+        invalid += usize::from(balanced(&x).is_err());
+    }
+    assert_eq!(invalid, 0);
+    assert!(
+        strategy.rejected() > 0,
+        "some draws were rejected and drawn again"
+    );
 }
 
 // --- Option<&Tensor> ------------------------------------------------------------------------
