@@ -544,6 +544,18 @@ fn an_unsatisfiable_relation_is_reported_within_seconds() {
     assert_eq!(draw(&strategy, 100, |(x,)| large(&x).is_ok()), 0);
 }
 
+#[contract(x: f8e4m3[N], y: f32 | f8e4m3 [N])]
+fn eight_bit(x: &Tensor, y: &Tensor) -> Result<()> {
+    let _ = (x, y);
+    Ok(())
+}
+
+#[test]
+#[should_panic(expected = "the clause `x: f8e4m3[N]` allows only dtypes candle cannot draw")]
+fn a_clause_of_only_f8_dtypes_panics_naming_it() {
+    let _ = arbitrary!(eight_bit);
+}
+
 // --- Mistakes are the strategy's error ------------------------------------------------------
 
 fn not_contracted(x: &Tensor) -> Result<()> {
