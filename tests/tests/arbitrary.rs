@@ -99,9 +99,11 @@ fn dims_can_be_narrowed_and_fixed() {
     assert_eq!(seen, (20..=30).collect());
     let strategy = arbitrary!(cross_entropy, dims = [N in 1..3]);
     let mut seen = BTreeSet::new();
-    draw(&strategy, 200, |(logits, _)| {
-        seen.insert(logits.dims()[0]) || true
+    let invalid = draw(&strategy, 200, |(logits, target)| {
+        seen.insert(logits.dims()[0]);
+        cross_entropy(&logits, &target).is_ok()
     });
+    assert_eq!(invalid, 0);
     assert_eq!(seen, [1, 2].into());
 }
 
@@ -554,6 +556,13 @@ fn eight_bit(x: &Tensor, y: &Tensor) -> Result<()> {
 #[should_panic(expected = "the clause `x: f8e4m3[N]` allows only dtypes candle cannot draw")]
 fn a_clause_of_only_f8_dtypes_panics_naming_it() {
     let _ = arbitrary!(eight_bit);
+}
+
+#[test]
+#[should_panic(expected = "no draw meets the limit of 1048576 elements")]
+fn draws_too_large_to_hold_are_refused() {
+    let strategy = arbitrary!(cross_entropy, dims = [N = 2000, C = 1000]);
+    let _ = strategy.new_tree(&mut TestRunner::deterministic());
 }
 
 // --- Mistakes are the strategy's error ------------------------------------------------------

@@ -32,6 +32,9 @@ const FREE_DIM: std::ops::RangeInclusive<usize> = 1..=4;
 const REST_RANK: std::ops::RangeInclusive<usize> = 0..=2;
 /// How often an `Option` parameter is present.
 const PRESENT: f64 = 0.8;
+/// The most elements the tensors of one draw hold (each is a strategy of its own while drawn):
+/// a layout above it is drawn again, as one that breaks a relation.
+const MAX_ELEMENTS: usize = 1 << 20;
 /// Layouts drawn before a relation that none met is reported.
 pub(crate) const LAYOUT_TRIES: usize = 1000;
 
@@ -478,16 +481,32 @@ impl Plan {
                 .and_then(|lhs| Ok((lhs, self.eval(relation.rhs, layout)?)));
             match sides {
                 Ok((Some(lhs), Some(rhs))) if !relation.op.holds(lhs, rhs) => {
-                    return Err(format!("`{text}`"));
+                    return Err(format!("the contract's `{text}`"));
                 }
-                Err(problem) => return Err(format!("`{text}` (it {})", problem.text())),
+                Err(problem) => {
+                    return Err(format!("the contract's `{text}` (it {})", problem.text()));
+                }
                 _ => {}
             }
         }
+        let mut elements = 0usize;
         for index in 0..self.params.len() {
-            if let Err((text, problem)) = self.shapes(index, layout) {
-                return Err(format!("`{text}` (it {})", problem.text()));
+            match self.shapes(index, layout) {
+                Err((text, problem)) => {
+                    return Err(format!("the contract's `{text}` (it {})", problem.text()));
+                }
+                Ok(shapes) => {
+                    for shape in shapes {
+                        let count = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+                        elements = elements.saturating_add(count.unwrap_or(usize::MAX));
+                    }
+                }
             }
+        }
+        if elements > MAX_ELEMENTS {
+            return Err(format!(
+                "the limit of {MAX_ELEMENTS} elements in the tensors of one draw"
+            ));
         }
         Ok(())
     }
@@ -634,8 +653,9 @@ impl Strategy for Related {
             })
             .collect();
         panic!(
-            "arbitrary!({}): no draw meets the contract's {text} ({count} of {LAYOUT_TRIES} \
-             draws broke it) with dims [{}]; widen or fix the dims it names with `dims = [...]`",
+            "arbitrary!({}): no draw meets {text} ({count} of {LAYOUT_TRIES} \
+             draws broke it) with dims [{}]; set the dims' ranges so it can hold, with \
+             `dims = [...]`",
             self.plan.name,
             domains.join(", ")
         )
