@@ -312,11 +312,12 @@ fn probe_tokens(ident: &Ident) -> TokenStream {
 /// `let __cc_spec = { static __CC_SPEC: ContractSpec = …; &__CC_SPEC };`, located at the
 /// contract for `file!()` / `line!()`. The static sits in its own block so that a second
 /// contract under another name (`use contract as requires`) defines its own.
-fn spec_tokens(plan: &Plan, function: &str, location: Span) -> TokenStream {
+fn spec_tokens(plan: &Plan, function: &str, params: &[String], location: Span) -> TokenStream {
     let p = private(plan);
     let spec = ContractSpec {
         plan,
         function,
+        params,
         location,
     };
     let spec = InCrate::new(&p, &spec);
@@ -641,7 +642,7 @@ fn expand_fn(
     } else {
         TokenStream::new()
     };
-    let spec = spec_tokens(plan, &cx.function, location);
+    let spec = spec_tokens(plan, &cx.function, &item::param_names(sig), location);
     // A method of a struct with a contract that it did not take (no `#[contract]` on its
     // `impl`, or the struct out of that `impl`'s sight) would run without the struct's
     // clauses: a type error instead, at the contract.
@@ -821,7 +822,7 @@ fn expand_fn(
 }
 
 fn expand_check(plan: &Plan, location: Span) -> TokenStream {
-    let spec = spec_tokens(plan, "check!", location);
+    let spec = spec_tokens(plan, "check!", &[], location);
     let guard_type = guard_type(plan);
     let cc_spec = local("__cc_spec");
     let inputs = inputs_closure(plan);

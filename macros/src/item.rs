@@ -2,6 +2,7 @@
 //! contract can be checked against them, the body kept as untouched tokens.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, FnArg, Ident, Pat, ReturnType, Signature, Token, Type, Visibility};
 
@@ -190,6 +191,21 @@ pub fn params(sig: &Signature) -> Vec<Param> {
                 }),
                 _ => None,
             },
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+/// Every parameter's name but the receiver's, in order, as a contract names it (`type` for
+/// `r#type`); `_` for a parameter written as a pattern.
+pub fn param_names(sig: &Signature) -> Vec<String> {
+    sig.inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Typed(typed) => Some(match &*typed.pat {
+                Pat::Ident(pat) => pat.ident.unraw().to_string(),
+                _ => "_".to_string(),
+            }),
             FnArg::Receiver(_) => None,
         })
         .collect()

@@ -9,9 +9,11 @@
 //! dtypes and ranges checked, all errors at once; builds the plan), `expand` (wraps the
 //! function around the plan's table and one guard call), `fallback` (errors plus the original
 //! item), `analysis` (the body read against the contracts it uses: compile-time shape and
-//! dtype errors).
+//! dtype errors). `arbitrary` parses `arbitrary!` on its own: it only names a contracted
+//! function, whose guard the runtime asks for the contract.
 
 mod analysis;
+mod arbitrary;
 mod expand;
 mod fallback;
 mod item;
@@ -38,4 +40,11 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn check(input: TokenStream) -> TokenStream {
     expand::check(input.into()).into()
+}
+
+/// A proptest `Strategy` of the inputs a contracted function accepts. See the
+/// `candle-contracts` crate (its `proptest` feature).
+#[proc_macro]
+pub fn arbitrary(input: TokenStream) -> TokenStream {
+    arbitrary::arbitrary(input.into()).into()
 }

@@ -295,6 +295,8 @@ pub struct Plan {
 pub struct ContractSpec<'a> {
     pub plan: &'a Plan,
     pub function: &'a str,
+    /// The function's parameters by name, without the receiver (`_` for a pattern).
+    pub params: &'a [String],
     pub location: Span,
 }
 
@@ -304,6 +306,7 @@ impl ToTokens for InCrate<'_, ContractSpec<'_>> {
         let ContractSpec {
             plan,
             function,
+            params,
             location,
         } = self.value;
         let inputs = self.slice(&plan.inputs);
@@ -320,6 +323,7 @@ impl ToTokens for InCrate<'_, ContractSpec<'_>> {
         tokens.extend(quote! {
             #p::ContractSpec {
                 function: #function,
+                params: &[#(#params),*],
                 file: #file,
                 line: #line,
                 column: #column,

@@ -34,18 +34,23 @@
 //! - [`Mode`], [`set_mode`] and `CANDLE_CONTRACTS=full|shapes|off`: how much is checked.
 //! - [`nn`]: candle-nn's functions that index with user data, guarded, with their edge cases
 //!   fixed: change one `use` line.
+//! - `arbitrary!` (the `proptest` feature): a contract's valid inputs as a proptest `Strategy`.
 
 // The guarded ops in `nn` use the crate's own attribute, whose expansion names
 // `::candle_contracts`.
 extern crate self as candle_contracts;
 
 // Imports run one way, in this order: each module uses only those above it.
+#[cfg(feature = "proptest")]
+mod arbitrary;
 mod dims;
 mod error;
 mod guard;
 mod help;
 mod mode;
 pub mod nn;
+#[cfg(feature = "proptest")]
+mod probe;
 mod report;
 mod rule;
 mod scan;
@@ -94,6 +99,70 @@ pub use candle_contracts_macros::contract;
 /// ```
 pub use candle_contracts_macros::check;
 
+/// A proptest `Strategy` of the inputs a contracted function accepts (the `proptest` feature).
+///
+/// `arbitrary!(f)` takes the path of a function with `#[contract(...)]` (`f`, `module::f`,
+/// `Type::assoc`, `f::<f32>`) and yields tuples of its tensor parameters, in order, owned: a
+/// `Tensor` for a `&Tensor`, `Tensor` or `&mut Tensor`, an `Option<Tensor>` for an
+/// `Option<&Tensor>`, a `Vec<Tensor>` for a sequence (`&[Tensor]`, `Vec<Tensor>`); a one-tensor
+/// function yields `(Tensor,)`. Every value passed the contract's own guard (the function is
+/// called with it in a probe mode that stops before the body), in `full` mode whatever
+/// `CANDLE_CONTRACTS` says.
+///
+/// ```
+/// use candle_contracts::{arbitrary, contract};
+/// use candle_core::{Result, Tensor};
+/// use proptest::test_runner::TestRunner;
+///
+/// #[contract(logits: f32[N, C], target: u32 | i64 [N] in 0..C ignore -100, C >= 2)]
+/// fn loss(logits: &Tensor, target: &Tensor) -> Result<()> {
+///     Ok(())
+/// }
+///
+/// let strategy = arbitrary!(loss, dims = [N in 1..=16, C = 10]);
+/// TestRunner::default()
+///     .run(&strategy, |(logits, target)| {
+///         assert_eq!(logits.dims()[1], 10);
+///         assert!(loss(&logits, &target).is_ok());
+///         Ok(())
+///     })
+///     .unwrap();
+/// ```
+///
+/// - Each named dim is drawn once from `1..=8` (a literal stays itself, a constant in scope is
+///   its value); `dims = [N in 1..=64, C = 10]` narrows or fixes them (`N in 1..64` too). A run
+///   `*B` is drawn once (0 to 2 dims of 1 to 4); `_` and each dim of `..` are drawn from `1..=4`;
+///   dim expressions are computed. A layout that breaks a relation is drawn again.
+/// - A dtype is drawn from the clause's set, `f32` first (a failing case shrinks towards it),
+///   among those candle creates on the CPU: the f8, f6 and f4 families are never drawn.
+/// - Values are drawn uniformly from the clause's `in` ranges, with each bound's edge value
+///   (`0` and `C - 1` for `0..C`) and the `ignore` values drawn often; a tensor keeps one
+///   usable value unless the clause says `allow_all`, where an all-ignored tensor is drawn now
+///   and then. An open end is drawn up to 64 past its bound; a clause without `in` draws from
+///   `-10..=10` (`0..=10` unsigned). NaN and infinities are never drawn, even where allowed.
+///   `integral` draws whole numbers.
+/// - An `Option` tensor is `None` one time in five. A tensor without a clause of its own that
+///   masks a clause (`where mask`) is a 0/1 `u8` of that clause's shape; any other is a small
+///   `f32` of rank 0 to 2.
+/// - A derived subject `{x.sum(axis)?}` in a range rescales `x`'s rows to the range's middle;
+///   other derived subjects and masks are met by drawing again until the guard accepts.
+/// - A parameter that is not a tensor (a number or `bool`) is given: `arbitrary!(f, k = 3)`.
+/// - A method of `&self` takes its receiver: `arbitrary!(Net::forward, &net)`; the dims its
+///   `self.` clauses bind are read from it.
+///
+/// A mistake in what `arbitrary!` is given (an unknown parameter or dim, a missing value, a
+/// receiver that breaks the contract, a function without a contract) is the strategy's error:
+/// the test runner reports it.
+///
+/// # Panics
+///
+/// When the contract cannot be met: a relation or dim expression that none of 1000 layouts
+/// meets (`no draw meets the contract's \`N > 8\``, with the dims' ranges), 256 draws in a
+/// row that its guard rejects (with its last violation), or a clause whose dtypes candle cannot
+/// draw on the CPU.
+#[cfg(feature = "proptest")]
+pub use candle_contracts_macros::arbitrary;
+
 pub use error::{ContractError, Counts, DimBinding, DimSource, Rule, Value, Violation};
 pub use mode::{MODE_ENV_VAR, Mode, ParseModeError, mode, set_mode};
 pub use spec::Subject;
@@ -126,9 +195,14 @@ mod tests {
         ("help", include_str!("help.rs")),
         ("report", include_str!("report.rs")),
         ("value", include_str!("value.rs")),
+        ("probe", include_str!("probe.rs")),
         ("guard::bind", include_str!("guard/bind.rs")),
         ("guard::structure", include_str!("guard/structure.rs")),
         ("guard", include_str!("guard/mod.rs")),
+        ("arbitrary::params", include_str!("arbitrary/params.rs")),
+        ("arbitrary::values", include_str!("arbitrary/values.rs")),
+        ("arbitrary::layout", include_str!("arbitrary/layout.rs")),
+        ("arbitrary", include_str!("arbitrary/mod.rs")),
         ("__private", include_str!("private.rs")),
         // The guarded ops state their contracts with `check!`, whose expansion names
         // `__private`: they stand above it.

@@ -14,7 +14,8 @@ pub enum Mode {
     /// Dtype, shape, device, relations and `contiguous`; no tensor data is read and nothing
     /// syncs with a device.
     Shapes,
-    /// Nothing: a guard costs one relaxed atomic load.
+    /// Nothing: a guard costs one relaxed atomic load (two with the `proptest` feature, whose
+    /// probe for `arbitrary!` is asked first).
     Off,
 }
 

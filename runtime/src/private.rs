@@ -16,6 +16,15 @@ pub use crate::spec::{
     ValueSpec,
 };
 
+/// What `arbitrary!` expands to (the `proptest` feature).
+#[cfg(feature = "proptest")]
+pub mod arbitrary {
+    pub use crate::arbitrary::{
+        Append, Arbitrary, ArbitraryTree, ContractedFn, ContractedMethod, Drawn, Gather, Kind,
+        Param, Settings, Slot, function, method,
+    };
+}
+
 /// Types a tensor clause can name: a tensor, a reference or smart pointer to one, a `Var`, or
 /// an `Option` of those (`None` skips the clause for an argument and is a violation for a
 /// field).

@@ -11,6 +11,11 @@ use candle_core::DType;
 pub struct ContractSpec {
     /// The guarded function's name (`check!` for the inline form).
     pub function: &'static str,
+    /// The guarded function's parameters by name (as the contract names them: `type` for
+    /// `r#type`), in order, without the receiver; a parameter written as a pattern (`(a, b):
+    /// (Tensor, Tensor)`) is `_`. Empty for `check!` and a struct's contract. `arbitrary!` maps
+    /// the values it is given (`k = 3`) to positions with it.
+    pub params: &'static [&'static str],
     /// Source file of the contract (`file!()` at the attribute).
     pub file: &'static str,
     /// Line of the contract.
@@ -433,6 +438,7 @@ mod tests {
 
     static SPANNED: ContractSpec = ContractSpec {
         function: "f",
+        params: &["logits", "target"],
         file: "f.rs",
         line: 1,
         column: 1,

@@ -130,6 +130,36 @@ impl Resolver<'_> {
     }
 }
 
+/// A clause's value rules with every bound evaluated, for `arbitrary!`'s draws: `dim` gives a
+/// named dim's size. `Err`: why a bound has no value.
+#[cfg(feature = "proptest")]
+pub(crate) fn resolve(
+    spec: &'static ContractSpec,
+    values: &ValueSpec,
+    bounds: &[BoundValue],
+    dim: &dyn Fn(u16) -> Option<usize>,
+) -> Result<Resolved, String> {
+    let dim_value = |id: u16| {
+        dim(id).map(|value| DimBinding {
+            name: spec.dims.get(usize::from(id)).copied().unwrap_or_default(),
+            value,
+            bound_by: "",
+            axis: 0,
+            source: crate::error::DimSource::Axis,
+        })
+    };
+    let resolver = Resolver {
+        bounds,
+        dim_value: &dim_value,
+        spec,
+        used: Used::default(),
+    };
+    resolver
+        .resolve(values)
+        .map(|(rule, _)| rule)
+        .map_err(|problem| problem.reason)
+}
+
 /// One tensor whose clause has value rules, as the guard hands it over.
 pub(crate) struct ValueClause<'t> {
     /// The element's index in a sequence clause.

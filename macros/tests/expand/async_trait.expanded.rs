@@ -24,6 +24,7 @@ impl Scorer for Softmax {
         let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
             static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
                 function: "score",
+                params: &["logits"],
                 file: ::core::file!(),
                 line: ::core::line!(),
                 column: ::core::column!(),

@@ -4,6 +4,7 @@ fn step(images: &Tensor, labels: &Tensor) -> Result<()> {
         let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
             static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
                 function: "check!",
+                params: &[],
                 file: ::core::file!(),
                 line: ::core::line!(),
                 column: ::core::column!(),

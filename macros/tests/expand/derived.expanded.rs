@@ -19,6 +19,7 @@ fn embed(
     let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
         static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
             function: "embed",
+            params: &["input_ids", "attention_mask", "embeddings", "labels"],
             file: ::core::file!(),
             line: ::core::line!(),
             column: ::core::column!(),

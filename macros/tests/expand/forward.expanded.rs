@@ -13,6 +13,7 @@ impl Embedding {
         let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
             static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
                 function: "forward",
+                params: &["ids"],
                 file: ::core::file!(),
                 line: ::core::line!(),
                 column: ::core::column!(),
@@ -266,6 +267,7 @@ async fn scale(x: &Tensor) -> Tensor {
     let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
         static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
             function: "scale",
+            params: &["x"],
             file: ::core::file!(),
             line: ::core::line!(),
             column: ::core::column!(),

@@ -10,6 +10,7 @@ fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
     let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
         static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
             function: "loss",
+            params: &["logits", "target"],
             file: ::core::file!(),
             line: ::core::line!(),
             column: ::core::column!(),

@@ -11,6 +11,7 @@ fn layer_norm(x: &Tensor, weight: &Tensor) -> Result<Tensor> {
     let __cc_spec: &'static ::candle_contracts::__private::ContractSpec = {
         static __CC_SPEC: ::candle_contracts::__private::ContractSpec = ::candle_contracts::__private::ContractSpec {
             function: "layer_norm",
+            params: &["x", "weight"],
             file: ::core::file!(),
             line: ::core::line!(),
             column: ::core::column!(),

@@ -48,7 +48,7 @@ pub(super) fn is_constant(probe: ConstantProbe) -> bool {
 /// The value a constant's probe accepts, for a message after a mismatch (a probe only
 /// compares): `None` when it is negative or above 2^24.
 #[cold]
-fn constant_value(probe: ConstantProbe) -> Option<usize> {
+pub(super) fn constant_value(probe: ConstantProbe) -> Option<usize> {
     (0..=1u64 << 24).find(|&v| probe(v)).map(|v| v as usize)
 }
 

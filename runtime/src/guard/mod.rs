@@ -16,6 +16,8 @@ use candle_core::Device;
 
 use crate::error::{ContractError, DimBinding, DimSource, Violation};
 use crate::mode::{self, Mode};
+#[cfg(feature = "proptest")]
+use crate::probe;
 use crate::report::{self, MaskProblem};
 use crate::rule::BoundValue;
 use crate::scan;
@@ -94,10 +96,33 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
         &mut self,
         inputs: impl FnOnce(Inputs<'_, DIMS, RUNS, BOUNDS, VALUES>) -> Result<(), ContractError>,
     ) -> Result<(), ContractError> {
+        #[cfg(feature = "proptest")]
+        let probed = self.probed();
         if self.mode == Mode::Off {
             return Ok(());
         }
-        inputs(Inputs { guard: self })
+        let result = inputs(Inputs { guard: self });
+        // A probe for the verdict stops here unless derived subjects or masks come next.
+        #[cfg(feature = "proptest")]
+        if probed && (result.is_err() || !self.derives()) {
+            probe::answer(probe::Finding::Verdict(result));
+        }
+        result
+    }
+
+    /// Whether `arbitrary!` probes this call (see `probe`): the spec is answered at once, and a
+    /// call asked for its scope or verdict is checked in `full` mode.
+    #[cfg(feature = "proptest")]
+    #[inline]
+    fn probed(&mut self) -> bool {
+        match probe::asks(self.spec) {
+            None => false,
+            Some(probe::Ask::Spec) => probe::answer(probe::Finding::Spec(self.spec)),
+            Some(probe::Ask::Scope(_) | probe::Ask::Verdict(_)) => {
+                self.mode = Mode::Full;
+                true
+            }
+        }
     }
 
     /// Whether the expansion evaluates the derived subjects and masks now and hands them to
@@ -130,7 +155,7 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
         call.later = false;
         let bounds = call.bounds;
         let values = call.values;
-        check_derived(
+        let result = check_derived(
             spec,
             args,
             derived,
@@ -138,7 +163,12 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
             &bounds,
             &values,
             call.bindings(),
-        )
+        );
+        #[cfg(feature = "proptest")]
+        if let Some(probe::Ask::Verdict(_)) = probe::asks(spec) {
+            probe::answer(probe::Finding::Verdict(result));
+        }
+        result
     }
 
     /// Checks the value coming out of the body against the `return` clauses (`outputs()[i]`
@@ -202,6 +232,11 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
         } else {
             [BoundValue::Unset; BOUNDS]
         };
+        #[cfg(feature = "proptest")]
+        if let Some(probe::Ask::Scope(_)) = probe::asks(guard.spec) {
+            let scope = scope_of(guard.spec, args, constants, &values, &bounds);
+            probe::answer(probe::Finding::Scope(scope));
+        }
         let call = guard.call.insert(CallState {
             dims: [DimSlot::UNBOUND; DIMS],
             runs: [const { RunSlot::UNBOUND }; RUNS],
@@ -316,6 +351,76 @@ fn check_inputs(
         }
     }
     checker.finish(false).map(|()| false)
+}
+
+/// What a probed call knows before its tensors are read (see `probe::Ask::Scope`): the values
+/// and bounds, the constants, and what the clauses `probe::bound_clauses` names bind and break.
+#[cfg(feature = "proptest")]
+fn scope_of(
+    spec: &'static ContractSpec,
+    args: &[ClauseArg<'_>],
+    constants: &[ConstantProbe],
+    values: &[BoundValue],
+    bounds: &[BoundValue],
+) -> probe::Scope {
+    let mut dims = vec![DimSlot::UNBOUND; spec.dims.len()];
+    let mut runs = vec![RunSlot::UNBOUND; spec.runs.len()];
+    let mut device = None;
+    let mut found = Vec::with_capacity(constants.len());
+    for (slot, &constant) in dims.iter_mut().zip(constants) {
+        if is_constant(constant) {
+            slot.constant = Some(constant);
+            found.push(match bind::constant_value(constant) {
+                Some(value) => probe::Constant::Value(value),
+                None => probe::Constant::Unknown,
+            });
+        } else {
+            found.push(probe::Constant::No);
+        }
+    }
+    let mut bindings = Bindings {
+        dims: &mut dims,
+        runs: &mut runs,
+        device: &mut device,
+    };
+    let mut checker = Checker {
+        spec,
+        bindings: &mut bindings,
+        values,
+        violations: Vec::new(),
+    };
+    let wanted = probe::bound_clauses();
+    let bound = || {
+        spec.inputs
+            .iter()
+            .zip(args)
+            .enumerate()
+            .filter(|(index, _)| wanted.get(*index).copied().unwrap_or(false))
+    };
+    checker.bind_fields();
+    for (index, (clause, arg)) in bound() {
+        checker.bind_clause(index, clause, arg);
+    }
+    let mut first_device = None;
+    for (index, (clause, arg)) in bound() {
+        checker.check_clause(index, clause, arg, &mut first_device);
+    }
+    let clauses = value_clauses(bound().map(|(_, pair)| pair));
+    if !clauses.is_empty() {
+        checker.check_values(&clauses, bounds);
+    }
+    let violations = checker.finish(false);
+    probe::Scope {
+        values: values.to_vec(),
+        bounds: bounds.to_vec(),
+        constants: found,
+        dims: dims.iter().map(DimSlot::get).collect(),
+        runs: runs
+            .iter()
+            .map(|run| (run.clause != bind::UNBOUND).then(|| run.dims.clone()))
+            .collect(),
+        violations,
+    }
 }
 
 /// Whether a clause's value rules are read before the derived subjects are computed: it needs
@@ -614,6 +719,7 @@ mod tests {
 
     static SPEC: ContractSpec = ContractSpec {
         function: "f",
+        params: &["x"],
         file: "f.rs",
         line: 1,
         column: 1,

@@ -1,0 +1,476 @@
+//! `arbitrary!(f)`: the inputs a contracted function accepts, as a proptest `Strategy` (the
+//! `proptest` feature).
+//!
+//! Nothing is generated beside the function: `arbitrary!` names it by its path, and
+//!
+//! - its signature comes from its type ([`params`]: which parameters are drawn, which given);
+//! - its contract comes from its own guard, asked through the probe (`crate::probe`): a call
+//!   with placeholders stops at the guard, which answers with its spec table; a second call,
+//!   with the given values, answers with what the guard evaluates before reading a tensor
+//!   (values from scope, bounds, constants, and what a receiver's fields bind);
+//! - every draw is judged by the same guard: a third kind of call runs the whole input check
+//!   (derived subjects and masks included, in `full` mode) and stops before the body. So a
+//!   value the strategy yields has passed the contract's own check, and a rule the strategy
+//!   cannot construct (most derived subjects) is met by drawing again.
+//!
+//! A draw is a [`layout`] (dims, runs, dtypes), kept where the relations hold, then tensors
+//! whose values are drawn per dtype from the clause's rules ([`values`]).
+
+mod layout;
+mod params;
+mod values;
+
+use std::any::Any;
+use std::cell::Cell;
+use std::fmt::{self, Debug};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use proptest::strategy::{BoxedStrategy, NewTree, Strategy, ValueTree};
+use proptest::test_runner::{Reason, TestRunner};
+
+use crate::probe::{self, Ask, Finding, Outcome};
+use crate::spec::{ContractSpec, Subject};
+use layout::{DimSetting, Plan, Problem, SKIPS};
+pub use params::{Append, ContractedFn, ContractedMethod, Drawn, Gather, Kind, Param, Slot};
+
+/// Draws in a row the contract's guard may reject before the contract is reported as one that
+/// `arbitrary!` cannot meet.
+const DRAW_TRIES: usize = 256;
+
+/// What `arbitrary!` was given besides the function: values of its parameters that are not
+/// tensors (`k = 3`) and dims narrowed or fixed (`dims = [N in 1..=64, C = 10]`).
+pub struct Settings {
+    name: &'static str,
+    given: Vec<(&'static str, Box<dyn Any + Send + Sync>)>,
+    dims: Vec<DimSetting>,
+    mistakes: Vec<String>,
+}
+
+impl Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let given: Vec<&str> = self.given.iter().map(|(name, _)| *name).collect();
+        f.debug_struct("Settings")
+            .field("name", &self.name)
+            .field("given", &given)
+            .field("dims", &self.dims)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Settings {
+    /// Nothing given yet, for the function `arbitrary!` names as `name` (its path as written).
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            given: Vec::new(),
+            dims: Vec::new(),
+            mistakes: Vec::new(),
+        }
+    }
+
+    /// The value of the parameter `name` (a number or `bool`), as written: an integer literal
+    /// is an `i32` here, and fits the parameter's integer type if its value does.
+    pub fn given<T: Any + Send + Sync>(mut self, name: &'static str, value: T) -> Self {
+        self.given.push((name, Box::new(value)));
+        self
+    }
+
+    /// The named dim `name` drawn from `lo..=hi` (`lo == hi` fixes it).
+    pub fn dim(mut self, name: &'static str, lo: usize, hi: usize) -> Self {
+        self.dims.push(DimSetting { name, lo, hi });
+        self
+    }
+
+    /// The named dim `name` drawn from `lo..end`.
+    pub fn dim_below(mut self, name: &'static str, lo: usize, end: usize) -> Self {
+        match end.checked_sub(1) {
+            Some(hi) => self.dims.push(DimSetting { name, lo, hi }),
+            None => self
+                .mistakes
+                .push(format!("`dims` gives `{name}` the empty range {lo}..{end}")),
+        }
+        self
+    }
+}
+
+/// The strategy `arbitrary!` returns: every value is a tuple of the function's drawn
+/// parameters, in order (`Tensor`, `Option<Tensor>` or `Vec<Tensor>` each), that its contract's
+/// guard accepted.
+///
+/// A mistake in what `arbitrary!` was given (an unknown parameter or dim, a missing or
+/// mistyped value, a receiver that breaks the contract, a function without a contract) is the
+/// error of every `new_tree`, so the test runner reports it.
+///
+/// # Panics
+///
+/// `new_tree` panics when the contract cannot be met: when a relation (or a dim expression)
+/// fails in every one of 1000 layouts drawn from the dims' ranges (the message names it as
+/// written, `N > 8`), or when the guard rejects 256 draws in a row (the message has its last
+/// violation). `arbitrary!` itself panics for a clause whose dtypes are all ones candle cannot
+/// create on the CPU (the f8, f6 and f4 families).
+pub struct Arbitrary<'r, V> {
+    judge: Rc<Judge<'r>>,
+    convert: fn(Vec<Option<Drawn>>) -> V,
+    draws: Result<BoxedStrategy<Vec<Option<Drawn>>>, String>,
+}
+
+impl<V> Arbitrary<'_, V> {
+    /// How many draws the contract's guard rejected so far (each was drawn again): zero where
+    /// the strategy constructs every rule, which the tests check.
+    pub fn rejected(&self) -> usize {
+        self.judge.rejected.get()
+    }
+}
+
+impl<V> Debug for Arbitrary<'_, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Arbitrary")
+            .field("function", &self.judge.name)
+            .field("ready", &self.draws.is_ok())
+            .finish_non_exhaustive()
+    }
+}
+
+type Call<'r> = Box<dyn Fn(&[Slot<'_>]) -> Result<(), String> + 'r>;
+
+/// The function and what it was given: calls it for its guard's answers.
+struct Judge<'r> {
+    name: &'static str,
+    spec: Option<&'static ContractSpec>,
+    call: Call<'r>,
+    /// Per parameter, its given value and name.
+    given: Vec<Option<(Box<dyn Any + Send + Sync>, &'static str)>>,
+    /// How many new draws the guard rejected.
+    rejected: Cell<usize>,
+}
+
+/// The strategy of a contracted function's inputs (what `arbitrary!(f)` expands to).
+pub fn function<F, M>(f: F, settings: Settings) -> Arbitrary<'static, F::Value>
+where
+    F: ContractedFn<M> + 'static,
+{
+    let call: Call<'static> = Box::new(move |slots: &[Slot<'_>]| f.call_with(slots));
+    build(call, F::kinds(), F::value, settings)
+}
+
+/// The strategy of a contracted method's inputs on `receiver` (what
+/// `arbitrary!(Type::method, &receiver)` expands to): the dims its `self.` clauses bind are
+/// read from the receiver.
+pub fn method<'r, S, F, M>(f: F, receiver: &'r S, settings: Settings) -> Arbitrary<'r, F::Value>
+where
+    S: ?Sized,
+    F: ContractedMethod<S, M> + 'r,
+{
+    let call: Call<'r> = Box::new(move |slots: &[Slot<'_>]| f.call_with(receiver, slots));
+    build(call, F::kinds(), F::value, settings)
+}
+
+fn build<'r, V>(
+    call: Call<'r>,
+    kinds: Vec<Kind>,
+    convert: fn(Vec<Option<Drawn>>) -> V,
+    settings: Settings,
+) -> Arbitrary<'r, V> {
+    let mut judge = Judge {
+        name: settings.name,
+        spec: None,
+        call,
+        given: Vec::new(),
+        rejected: Cell::new(0),
+    };
+    let draws = match judge.prepare(&kinds, settings) {
+        Ok(plan) => Ok(Arc::new(plan).draws()),
+        Err(Problem::Misuse(message)) => Err(message),
+        Err(Problem::Unsatisfiable(message)) => panic!("{message}"),
+    };
+    Arbitrary {
+        judge: Rc::new(judge),
+        convert,
+        draws,
+    }
+}
+
+/// The root of a path clause: `self` of `self.weight`, `batch` of `batch.labels`.
+fn root(path: &str) -> &str {
+    let end = path
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(path.len());
+    &path[..end]
+}
+
+/// The last segment of a path as written, without generics: `forward` of `Net::<f32>::forward`.
+fn last_segment(path: &str) -> String {
+    let mut depth = 0usize;
+    let mut plain = String::new();
+    for c in path.chars().filter(|c| !c.is_whitespace()) {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    plain
+        .split("::")
+        .filter(|segment| !segment.is_empty())
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+impl Judge<'_> {
+    fn misuse(&self, message: impl fmt::Display) -> Problem {
+        Problem::Misuse(format!("arbitrary!({}): {message}", self.name))
+    }
+
+    /// Calls the function with `slots` under `ask`.
+    fn probe(&self, ask: Ask, bound: Vec<bool>, slots: &[Slot<'_>]) -> (Outcome, Option<String>) {
+        let mut failed = None;
+        let outcome = probe::run(ask, bound, || {
+            if let Err(error) = (self.call)(slots) {
+                failed = Some(error);
+            }
+        });
+        (outcome, failed)
+    }
+
+    /// Asks the guard for its spec and scope, maps the given values to parameters, and plans
+    /// the draws.
+    fn prepare(&mut self, kinds: &[Kind], settings: Settings) -> Result<Plan, Problem> {
+        if let Some(mistake) = settings.mistakes.first() {
+            return Err(self.misuse(mistake));
+        }
+        let placeholders = vec![Slot::Placeholder; kinds.len()];
+        let spec = match self.probe(Ask::Spec, Vec::new(), &placeholders) {
+            (Outcome::Found(Finding::Spec(spec)), _) => spec,
+            (_, Some(failed)) => return Err(self.misuse(failed)),
+            (Outcome::Panicked(message), _) => {
+                return Err(self.misuse(format!(
+                    "`{}` panicked before it reached a contract's guard: {message}",
+                    self.name
+                )));
+            }
+            _ => {
+                return Err(self.misuse(format!(
+                    "`{}` returned without reaching a contract's guard: `arbitrary!` takes a \
+                     function or method with `#[contract(...)]` (not an `async fn`, whose \
+                     future it does not poll)",
+                    self.name
+                )));
+            }
+        };
+        if spec.params.len() != kinds.len() || spec.function != last_segment(self.name) {
+            return Err(self.misuse(format!(
+                "the first guard `{}` reached is the contract of `{}`, not its own: \
+                 `arbitrary!` takes a function with `#[contract(...)]`",
+                self.name, spec.function
+            )));
+        }
+        self.spec = Some(spec);
+        let mut given: Vec<Option<(Box<dyn Any + Send + Sync>, &'static str)>> =
+            (0..kinds.len()).map(|_| None).collect();
+        for (name, value) in settings.given {
+            let Some(index) = spec.params.iter().position(|p| *p == name) else {
+                return Err(self.misuse(format!(
+                    "`{}` has no parameter `{name}`; its parameters are {}",
+                    spec.function,
+                    spec.params.join(", ")
+                )));
+            };
+            if !matches!(kinds[index], Kind::Given(_)) {
+                return Err(self.misuse(format!(
+                    "`{name}` is a tensor parameter, which `arbitrary!` draws: remove \
+                     `{name} = ...`"
+                )));
+            }
+            given[index] = Some((value, spec.params[index]));
+        }
+        for (index, kind) in kinds.iter().enumerate() {
+            if let (Kind::Given(ty), None) = (kind, &given[index]) {
+                let param = spec.params[index];
+                return Err(self.misuse(format!(
+                    "`{param}` is a `{ty}` parameter, which `arbitrary!` does not draw: give \
+                     its value, as in `arbitrary!({}, {param} = ...)`",
+                    self.name
+                )));
+            }
+        }
+        self.given = given;
+        // What the guard can read before the drawn tensors: the receiver's fields and paths
+        // from given parameters.
+        let bound = spec
+            .inputs
+            .iter()
+            .map(|clause| match clause.subject {
+                Subject::Field(path) => {
+                    let root = root(path);
+                    root == "self"
+                        || spec
+                            .params
+                            .iter()
+                            .zip(kinds)
+                            .any(|(p, k)| *p == root && matches!(k, Kind::Given(_)))
+                }
+                _ => false,
+            })
+            .collect();
+        let slots = self.slots(&[]);
+        let scope = match self.probe(Ask::Scope(spec), bound, &slots) {
+            (Outcome::Found(Finding::Scope(scope)), _) => scope,
+            (_, Some(failed)) => return Err(self.misuse(failed)),
+            (Outcome::Panicked(message), _) => {
+                return Err(self.misuse(format!(
+                    "evaluating the contract's values from scope panicked: {message}"
+                )));
+            }
+            _ => {
+                return Err(self.misuse(format!(
+                    "`{}` returned before its guard evaluated the contract's values",
+                    self.name
+                )));
+            }
+        };
+        Plan::new(spec, self.name, kinds, scope, &settings.dims)
+    }
+
+    /// One slot per parameter: its given value, or what was drawn (a placeholder where
+    /// nothing was).
+    fn slots<'a>(&'a self, drawn: &'a [Option<Drawn>]) -> Vec<Slot<'a>> {
+        self.given
+            .iter()
+            .enumerate()
+            .map(|(index, given)| match (given, drawn.get(index)) {
+                (Some((value, name)), _) => Slot::Given(&**value, name),
+                (None, Some(Some(drawn))) => Slot::Drawn(drawn),
+                _ => Slot::Placeholder,
+            })
+            .collect()
+    }
+
+    /// The guard's verdict on a draw; `Err` says why it was rejected.
+    fn verdict(&self, drawn: &[Option<Drawn>]) -> Result<(), String> {
+        let Some(spec) = self.spec else {
+            return Err("the contract is unknown".to_string());
+        };
+        let slots = self.slots(drawn);
+        match self.probe(Ask::Verdict(spec), Vec::new(), &slots) {
+            (Outcome::Found(Finding::Verdict(verdict)), _) => {
+                verdict.map_err(|error| error.to_string())
+            }
+            (_, Some(failed)) => Err(failed),
+            (Outcome::Panicked(message), _) => Err(format!(
+                "the call panicked before its guard's verdict: {message}"
+            )),
+            _ => Err(format!(
+                "`{}` returned before its guard's verdict: a derived subject or mask could not \
+                 be evaluated (its `?` returned an error)",
+                self.name
+            )),
+        }
+    }
+}
+
+impl<'r, V: Debug> Strategy for Arbitrary<'r, V> {
+    type Tree = ArbitraryTree<'r, V>;
+    type Value = V;
+
+    fn new_tree(&self, runner: &mut TestRunner) -> NewTree<Self> {
+        let draws = self
+            .draws
+            .as_ref()
+            .map_err(|message| Reason::from(message.clone()))?;
+        let mut last = String::new();
+        for _ in 0..DRAW_TRIES {
+            let tree = draws.new_tree(runner)?;
+            let drawn = tree.current();
+            match self.judge.verdict(&drawn) {
+                Ok(()) => {
+                    return Ok(ArbitraryTree {
+                        judge: Rc::clone(&self.judge),
+                        convert: self.convert,
+                        tree,
+                        accepted: drawn,
+                    });
+                }
+                Err(why) => {
+                    self.judge.rejected.set(self.judge.rejected.get() + 1);
+                    last = why;
+                }
+            }
+        }
+        panic!(
+            "arbitrary!({}): the contract's guard rejected {DRAW_TRIES} draws in a row, so \
+             `arbitrary!` cannot meet it with these dims (or it has a derived subject or mask \
+             that it cannot construct); the last rejection:\n{last}",
+            self.judge.name
+        )
+    }
+}
+
+/// A draw the contract's guard accepted, shrinking only to draws it accepts: a step to one it
+/// rejects is followed by another step the same way, a few dozen times at most.
+pub struct ArbitraryTree<'r, V> {
+    judge: Rc<Judge<'r>>,
+    convert: fn(Vec<Option<Drawn>>) -> V,
+    tree: Box<dyn ValueTree<Value = Vec<Option<Drawn>>>>,
+    /// The last draw the guard accepted: the current value.
+    accepted: Vec<Option<Drawn>>,
+}
+
+impl<V> Debug for ArbitraryTree<'_, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArbitraryTree")
+            .field("function", &self.judge.name)
+            .field("accepted", &self.accepted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<V> ArbitraryTree<'_, V> {
+    fn step(&mut self, step: fn(&mut dyn ValueTree<Value = Vec<Option<Drawn>>>) -> bool) -> bool {
+        for _ in 0..SKIPS {
+            if !step(&mut *self.tree) {
+                return false;
+            }
+            let drawn = self.tree.current();
+            if self.judge.verdict(&drawn).is_ok() {
+                self.accepted = drawn;
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl<V: Debug> ValueTree for ArbitraryTree<'_, V> {
+    type Value = V;
+
+    fn current(&self) -> V {
+        (self.convert)(self.accepted.clone())
+    }
+
+    fn simplify(&mut self) -> bool {
+        self.step(|tree| tree.simplify())
+    }
+
+    fn complicate(&mut self) -> bool {
+        self.step(|tree| tree.complicate())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_give_their_root_and_last_segment() {
+        assert_eq!(root("self.weight"), "self");
+        assert_eq!(root("batch.labels?"), "batch");
+        assert_eq!(last_segment("f"), "f");
+        assert_eq!(last_segment("Net :: < f32 > :: forward"), "forward");
+        assert_eq!(last_segment("model::Net::forward"), "forward");
+        assert_eq!(last_segment("scaled::<f32>"), "scaled");
+        assert_eq!(last_segment("Net::<f32>::forward"), "forward");
+    }
+}

@@ -1,0 +1,670 @@
+//! `arbitrary!`: a contract's valid inputs as a proptest strategy. Each contract's bodies return
+//! `Ok(())`, so calling the function checks a draw with the guard itself; every strategy is
+//! drawn 10,000 times with none rejected, and the draws must reach the rules' edges.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+// The strategy's type, for its count of rejected draws.
+use candle_contracts::__private::arbitrary::Arbitrary;
+use candle_contracts::{arbitrary, contract};
+use candle_core::{DType, Result, Tensor};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+
+const DRAWS: usize = 10_000;
+
+/// Draws `count` values of `strategy` (a deterministic runner) and hands each to `check`,
+/// which says whether the contracted function accepted it; returns how many it rejected. The
+/// strategy constructs every rule of these contracts, so its own guard check (the safety net
+/// that draws again) must never have rejected a draw either.
+fn draw<V: std::fmt::Debug>(
+    strategy: &Arbitrary<'_, V>,
+    count: usize,
+    mut check: impl FnMut(V) -> bool,
+) -> usize {
+    let mut runner = TestRunner::deterministic();
+    let mut invalid = 0;
+    for _ in 0..count {
+        let value = strategy.new_tree(&mut runner).expect("a draw").current();
+        if !check(value) {
+            invalid += 1;
+        }
+    }
+    assert_eq!(strategy.rejected(), 0, "draws the guard rejected");
+    invalid
+}
+
+/// Every element of a tensor as an `f64`.
+fn values(tensor: &Tensor) -> Vec<f64> {
+    tensor
+        .flatten_all()
+        .and_then(|t| t.to_dtype(DType::F64))
+        .and_then(|t| t.to_vec1::<f64>())
+        .expect("readable")
+}
+
+// --- Cross-entropy: shared dims, a class range, an ignore index --------------------------------
+
+#[contract(
+    logits: float[N, C],
+    target: u8 | u32 | i64 [N] in 0..C ignore -100,
+)]
+fn cross_entropy(logits: &Tensor, target: &Tensor) -> Result<()> {
+    let _ = (logits, target);
+    Ok(())
+}
+
+#[test]
+fn cross_entropy_draws_are_valid_and_reach_both_class_edges_and_the_ignore_index() {
+    let strategy = arbitrary!(cross_entropy);
+    let (mut zero, mut last, mut ignored, mut dtypes, mut classes) =
+        (0, 0, 0, BTreeSet::new(), BTreeSet::new());
+    let invalid = draw(&strategy, DRAWS, |(logits, target)| {
+        let c = logits.dims()[1];
+        classes.insert(c);
+        dtypes.insert(format!("{:?}/{:?}", logits.dtype(), target.dtype()));
+        let v = values(&target);
+        zero += usize::from(v.contains(&0.0));
+        last += usize::from(v.contains(&(c as f64 - 1.0)));
+        ignored += usize::from(v.contains(&-100.0));
+        assert!(
+            v.iter().any(|&x| x != -100.0),
+            "one usable target at least: {v:?}"
+        );
+        assert_eq!(target.dims(), &logits.dims()[..1]);
+        cross_entropy(&logits, &target).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert!(
+        zero > DRAWS / 4 && last > DRAWS / 4,
+        "0 in {zero}, C - 1 in {last} draws"
+    );
+    assert!(ignored > DRAWS / 20, "-100 in {ignored} draws");
+    assert_eq!(classes, (1..=8).collect(), "C is drawn from 1..=8");
+    // Every float dtype for the logits, every listed dtype for the targets.
+    assert_eq!(dtypes.len(), 4 * 3, "{dtypes:?}");
+}
+
+#[test]
+fn dims_can_be_narrowed_and_fixed() {
+    let strategy = arbitrary!(cross_entropy, dims = [N in 20..=30, C = 10]);
+    let mut seen = BTreeSet::new();
+    let invalid = draw(&strategy, 500, |(logits, target)| {
+        assert_eq!(logits.dims()[1], 10);
+        seen.insert(logits.dims()[0]);
+        cross_entropy(&logits, &target).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(seen, (20..=30).collect());
+    let strategy = arbitrary!(cross_entropy, dims = [N in 1..3]);
+    let mut seen = BTreeSet::new();
+    let invalid = draw(&strategy, 200, |(logits, target)| {
+        seen.insert(logits.dims()[0]);
+        cross_entropy(&logits, &target).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(seen, [1, 2].into());
+}
+
+// --- Every relation kind --------------------------------------------------------------------
+
+#[contract(
+    x: f32[A, B],
+    y: f32[B, C],
+    z: f32[D],
+    w: f32[E],
+    A <= B,
+    B < C + 4,
+    C != A,
+    D >= A,
+    E > 1,
+    D % 2 == 0,
+    E == C,
+)]
+fn related(x: &Tensor, y: &Tensor, z: &Tensor, w: &Tensor) -> Result<()> {
+    let _ = (x, y, z, w);
+    Ok(())
+}
+
+#[test]
+fn relations_of_every_kind_hold_in_every_draw() {
+    let strategy = arbitrary!(related);
+    let mut shapes = BTreeSet::new();
+    let invalid = draw(&strategy, DRAWS, |(x, y, z, w)| {
+        let (a, b) = x.dims2().unwrap();
+        let (b2, c) = y.dims2().unwrap();
+        let (d, e) = (z.dims1().unwrap(), w.dims1().unwrap());
+        assert!(b == b2 && a <= b && b < c + 4 && c != a && d >= a && e > 1 && d % 2 == 0);
+        assert_eq!(e, c);
+        shapes.insert((a, b, c, d));
+        related(&x, &y, &z, &w).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert!(shapes.len() > 50, "{} distinct layouts", shapes.len());
+}
+
+// --- Dim expressions and runs ---------------------------------------------------------------
+
+#[contract(
+    x: f32[*B, N, 2 * C],
+    y: f32[*B, N + 1],
+    z: f32[H, H / 2, L - 1, L, _],
+    rest: u8[.., C] in 0..=1,
+)]
+fn expressions(x: &Tensor, y: &Tensor, z: &Tensor, rest: &Tensor) -> Result<()> {
+    let _ = (x, y, z, rest);
+    Ok(())
+}
+
+#[test]
+fn dim_expressions_and_runs_are_computed_from_the_drawn_dims() {
+    let strategy = arbitrary!(expressions);
+    let mut ranks = BTreeSet::new();
+    let invalid = draw(&strategy, DRAWS, |(x, y, z, rest)| {
+        let (xd, yd) = (x.dims(), y.dims());
+        let run = xd.len() - 2;
+        assert_eq!(xd[..run], yd[..run], "the run is the same in x and y");
+        assert_eq!(yd[run], xd[run] + 1);
+        assert_eq!(xd[run + 1] % 2, 0);
+        assert_eq!(*rest.dims().last().unwrap() * 2, xd[run + 1]);
+        ranks.insert((run, rest.rank()));
+        let _ = z;
+        expressions(&x, &y, &z, &rest).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(ranks.len(), 9, "runs and `..` of 0 to 2 dims: {ranks:?}");
+}
+
+// --- Sequences ------------------------------------------------------------------------------
+
+#[contract(items: [f32[E]; N], counts: u32[N] in 0..=E)]
+fn sequence(items: &[Tensor], counts: &Tensor) -> Result<()> {
+    let _ = (items, counts);
+    Ok(())
+}
+
+#[test]
+fn a_sequence_has_its_count_and_shared_dims() {
+    let strategy = arbitrary!(sequence);
+    let mut lengths = BTreeSet::new();
+    let invalid = draw(&strategy, DRAWS, |(items, counts)| {
+        assert_eq!(items.len(), counts.dims1().unwrap());
+        let e = items[0].dims1().unwrap();
+        assert!(items.iter().all(|t| t.dims1().unwrap() == e));
+        assert!(values(&counts).iter().all(|&v| v <= e as f64));
+        lengths.insert(items.len());
+        sequence(&items, &counts).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(lengths, (1..=8).collect());
+}
+
+// --- Masks ----------------------------------------------------------------------------------
+
+#[contract(
+    input_ids: i64[B, T] in 0..V where attention_mask,
+    attention_mask: u8[B, T] in 0..=1,
+    table: f32[V, D],
+    labels: u32[B] in 0..D where keep,
+)]
+fn masked(
+    input_ids: &Tensor,
+    attention_mask: &Tensor,
+    table: &Tensor,
+    labels: &Tensor,
+    keep: &Tensor,
+) -> Result<()> {
+    let _ = (input_ids, attention_mask, table, labels, keep);
+    Ok(())
+}
+
+#[test]
+fn masked_clauses_and_a_mask_without_a_clause() {
+    let strategy = arbitrary!(masked);
+    let (mut zeros, mut ones) = (0, 0);
+    let invalid = draw(&strategy, DRAWS, |(ids, mask, table, labels, keep)| {
+        let v = table.dims()[0] as f64;
+        assert!(values(&ids).iter().all(|&id| (0.0..v).contains(&id)));
+        // `keep` has no clause: a 0/1 `u8` of `labels`' shape.
+        assert_eq!(keep.dtype(), DType::U8);
+        assert_eq!(keep.dims(), labels.dims());
+        let k = values(&keep);
+        zeros += usize::from(k.contains(&0.0));
+        ones += usize::from(k.contains(&1.0));
+        masked(&ids, &mask, &table, &labels, &keep).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert!(zeros > DRAWS / 4 && ones > DRAWS / 4);
+}
+
+// --- ignore and allow_all -------------------------------------------------------------------
+
+#[contract(logits: f32[N, C], target: i64[N] in 0..C ignore -100 | MAX allow_all)]
+fn allow_all(logits: &Tensor, target: &Tensor) -> Result<()> {
+    let _ = (logits, target);
+    Ok(())
+}
+
+#[test]
+fn allow_all_draws_all_ignored_targets_now_and_then() {
+    let strategy = arbitrary!(allow_all);
+    let (mut all, mut minus_100, mut max) = (0, 0, 0);
+    let invalid = draw(&strategy, DRAWS, |(logits, target)| {
+        let v = target.to_vec1::<i64>().unwrap();
+        all += usize::from(v.iter().all(|&x| x == -100 || x == i64::MAX));
+        minus_100 += usize::from(v.contains(&-100));
+        max += usize::from(v.contains(&i64::MAX));
+        allow_all(&logits, &target).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert!(all > DRAWS / 20, "{all} all-ignored draws");
+    assert!(
+        minus_100 > DRAWS / 10 && max > DRAWS / 10,
+        "{minus_100} / {max}"
+    );
+}
+
+// --- finite and integral, a given parameter ---------------------------------------------------
+
+#[contract(
+    x: float[N] finite,
+    labels: float[N] in 0.0..{num_classes as f64} integral,
+    scores: f32[N] in -1.5..=2.5,
+)]
+fn numbers(x: &Tensor, labels: &Tensor, scores: &Tensor, num_classes: usize) -> Result<()> {
+    let _ = (x, labels, scores, num_classes);
+    Ok(())
+}
+
+#[test]
+fn finite_integral_and_float_edges() {
+    let strategy = arbitrary!(numbers, num_classes = 4);
+    let (mut lo, mut hi, mut label_edges) = (0, 0, BTreeSet::new());
+    let invalid = draw(&strategy, DRAWS, |(x, labels, scores)| {
+        assert!(values(&x).iter().all(|v| v.is_finite()));
+        for label in values(&labels) {
+            assert!(
+                label.fract() == 0.0 && (0.0..4.0).contains(&label),
+                "{label}"
+            );
+            label_edges.insert(label as i64);
+        }
+        let s = values(&scores);
+        lo += usize::from(s.contains(&-1.5));
+        hi += usize::from(s.contains(&2.5));
+        numbers(&x, &labels, &scores, 4).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(label_edges, (0..4).collect());
+    assert!(lo > DRAWS / 10 && hi > DRAWS / 10, "{lo} / {hi}");
+}
+
+#[contract(target: u32[N] in 0..k)]
+fn below_k(target: &Tensor, k: usize) -> Result<()> {
+    let _ = (target, k);
+    Ok(())
+}
+
+#[test]
+fn a_given_parameter_bounds_the_values() {
+    let strategy = arbitrary!(below_k, k = 3);
+    let mut seen = BTreeSet::new();
+    let invalid = draw(&strategy, 2000, |(target,)| {
+        seen.extend(values(&target).into_iter().map(|v| v as i64));
+        below_k(&target, 3).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(seen, [0, 1, 2].into());
+}
+
+#[contract(x: f32[T, D], positions: u32[T] in 0..{max_len}, T <= max_len, D % heads == 0)]
+fn positions(x: &Tensor, positions: &Tensor, max_len: usize, heads: u32) -> Result<()> {
+    let _ = (x, positions, max_len, heads);
+    Ok(())
+}
+
+#[test]
+fn given_parameters_in_relations_and_braced_bounds() {
+    let strategy = arbitrary!(positions, heads = 2, max_len = 3);
+    let (mut lengths, mut seen) = (BTreeSet::new(), BTreeSet::new());
+    let invalid = draw(&strategy, 2000, |(x, p)| {
+        let (t, d) = x.dims2().unwrap();
+        assert!(t <= 3 && d % 2 == 0, "{t} {d}");
+        lengths.insert(t);
+        seen.extend(values(&p).into_iter().map(|v| v as i64));
+        positions(&x, &p, 3, 2).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(lengths, [1, 2, 3].into());
+    assert_eq!(seen, [0, 1, 2].into());
+}
+
+mod layers {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    pub struct Norm;
+
+    impl Norm {
+        /// An associated function without a receiver: drawn like a free one.
+        #[contract(x: bf16 | f16 [N, D], weight: bf16 | f16 [D] in 0.5..=2.0)]
+        pub fn apply(x: &Tensor, weight: &Tensor) -> Result<()> {
+            let _ = (x, weight);
+            Ok(())
+        }
+    }
+
+    #[contract(x: f32[N], return: f32[N])]
+    pub fn identity(x: Tensor) -> Result<Tensor> {
+        Ok(x)
+    }
+}
+
+#[test]
+fn module_paths_associated_functions_and_owned_tensors() {
+    let strategy = arbitrary!(layers::Norm::apply);
+    let mut dtypes = BTreeSet::new();
+    let invalid = draw(&strategy, 2000, |(x, weight)| {
+        dtypes.insert(format!("{:?}", weight.dtype()));
+        assert!(values(&weight).iter().all(|w| (0.5..=2.0).contains(w)));
+        layers::Norm::apply(&x, &weight).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert_eq!(dtypes.len(), 2, "{dtypes:?}");
+    let strategy = arbitrary!(layers::identity);
+    assert_eq!(draw(&strategy, 200, |(x,)| layers::identity(x).is_ok()), 0);
+}
+
+// --- A derived subject ----------------------------------------------------------------------
+
+#[contract(
+    target: f32[N, C] in 0.0..=1.0,
+    {target.sum(1)?}: f32[N] in 0.999..=1.001,
+)]
+fn distributions(target: &Tensor) -> Result<()> {
+    let _ = target;
+    Ok(())
+}
+
+#[test]
+fn a_derived_row_sum_is_met_by_construction() {
+    let strategy = arbitrary!(distributions);
+    let invalid = draw(&strategy, DRAWS, |(target,)| {
+        let sums = target.sum(1).and_then(|s| s.to_vec1::<f32>()).unwrap();
+        assert!(sums.iter().all(|s| (0.999..=1.001).contains(s)), "{sums:?}");
+        distributions(&target).is_ok()
+    });
+    assert_eq!(invalid, 0);
+}
+
+#[contract(
+    x: f32[N] in 0.0..=1.0,
+    {x.mean_all()?}: f32[] in 0.25..=0.75,
+)]
+fn balanced(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+fn a_derived_subject_it_cannot_construct_is_met_by_drawing_again() {
+    let strategy = arbitrary!(balanced);
+    let mut runner = TestRunner::deterministic();
+    let mut invalid = 0;
+    for _ in 0..2000 {
+        let (x,) = strategy.new_tree(&mut runner).expect("a draw").current();
+        let mean = x.mean_all().and_then(|m| m.to_scalar::<f32>()).unwrap();
+        assert!((0.25..=0.75).contains(&mean), "{mean}");
+        invalid += usize::from(balanced(&x).is_err());
+    }
+    assert_eq!(invalid, 0);
+    assert!(
+        strategy.rejected() > 0,
+        "some draws were rejected and drawn again"
+    );
+}
+
+// --- Option<&Tensor> ------------------------------------------------------------------------
+
+#[contract(x: f32[N, C], bias: f32[C])]
+fn with_bias(x: &Tensor, bias: Option<&Tensor>) -> Result<()> {
+    let _ = (x, bias);
+    Ok(())
+}
+
+#[test]
+fn an_optional_tensor_is_drawn_present_and_absent() {
+    let strategy = arbitrary!(with_bias);
+    let (mut some, mut none) = (0, 0);
+    let invalid = draw(&strategy, DRAWS, |(x, bias): (Tensor, Option<Tensor>)| {
+        match &bias {
+            Some(bias) => {
+                some += 1;
+                assert_eq!(bias.dims1().unwrap(), x.dims()[1]);
+            }
+            None => none += 1,
+        }
+        with_bias(&x, bias.as_ref()).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert!(
+        some > DRAWS / 2 && none > DRAWS / 10,
+        "{some} present, {none} absent"
+    );
+}
+
+// --- A method: the receiver's fields bind dims ----------------------------------------------
+
+struct Embedding {
+    weight: Tensor,
+}
+
+impl Embedding {
+    #[contract(self.weight: f32[V, D], ids: u32[N] in 0..V, scale: f32[D])]
+    fn forward(&self, ids: &Tensor, scale: &Tensor) -> Result<()> {
+        let _ = (ids, scale);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_method_reads_its_dims_from_the_receiver() {
+    let weight = Tensor::zeros((13, 5), DType::F32, &candle_core::Device::Cpu).unwrap();
+    let embedding = Embedding { weight };
+    let strategy = arbitrary!(Embedding::forward, &embedding);
+    let mut top = 0;
+    let invalid = draw(&strategy, 2000, |(ids, scale)| {
+        assert_eq!(scale.dims1().unwrap(), 5);
+        top += usize::from(values(&ids).contains(&12.0));
+        embedding.forward(&ids, &scale).is_ok()
+    });
+    assert_eq!(invalid, 0);
+    assert!(top > 200, "V - 1 = 12 in {top} draws");
+}
+
+// --- Shrinking ------------------------------------------------------------------------------
+
+#[contract(x: f32[N], return: f32[N])]
+fn column(x: &Tensor) -> Result<Tensor> {
+    if x.dims1()? > 1 {
+        x.unsqueeze(1)
+    } else {
+        Ok(x.clone())
+    }
+}
+
+#[test]
+fn a_failing_case_shrinks_to_the_smallest_failing_dim() {
+    let mut runner = TestRunner::new(Config {
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&arbitrary!(column), |(x,)| {
+        column(&x).map_err(|error| TestCaseError::fail(error.to_string()))?;
+        Ok(())
+    });
+    match result {
+        Err(TestError::Fail(reason, (x,))) => {
+            assert!(reason.to_string().contains("return"), "{reason}");
+            assert_eq!(x.dims(), [2], "the shrunk counterexample");
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+// --- A contract no draw meets ---------------------------------------------------------------
+
+#[contract(x: f32[N], N > 8)]
+fn large(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+#[should_panic(expected = "N > 8")]
+fn an_unsatisfiable_relation_panics_naming_it() {
+    let strategy = arbitrary!(large, dims = [N in 1..=8]);
+    let _ = strategy.new_tree(&mut TestRunner::deterministic());
+}
+
+#[test]
+fn an_unsatisfiable_relation_is_reported_within_seconds() {
+    let start = Instant::now();
+    let panicked = std::panic::catch_unwind(|| {
+        let strategy = arbitrary!(large, dims = [N in 1..=8]);
+        let _ = strategy.new_tree(&mut TestRunner::deterministic());
+    });
+    assert!(panicked.is_err());
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    // Widened, the same contract is met.
+    let strategy = arbitrary!(large, dims = [N in 1..=12]);
+    assert_eq!(draw(&strategy, 100, |(x,)| large(&x).is_ok()), 0);
+}
+
+#[contract(x: f8e4m3[N], y: f32 | f8e4m3 [N])]
+fn eight_bit(x: &Tensor, y: &Tensor) -> Result<()> {
+    let _ = (x, y);
+    Ok(())
+}
+
+#[test]
+#[should_panic(expected = "the clause `x: f8e4m3[N]` allows only dtypes candle cannot draw")]
+fn a_clause_of_only_f8_dtypes_panics_naming_it() {
+    let _ = arbitrary!(eight_bit);
+}
+
+#[test]
+#[should_panic(expected = "no draw meets the limit of 1048576 elements")]
+fn draws_too_large_to_hold_are_refused() {
+    let strategy = arbitrary!(cross_entropy, dims = [N = 2000, C = 1000]);
+    let _ = strategy.new_tree(&mut TestRunner::deterministic());
+}
+
+// --- Mistakes are the strategy's error ------------------------------------------------------
+
+fn not_contracted(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[test]
+fn mistakes_abort_the_run_with_a_reason() {
+    let reason =
+        |strategy: &dyn Fn(&mut TestRunner) -> String| strategy(&mut TestRunner::deterministic());
+    let missing = reason(&|runner| {
+        arbitrary!(below_k)
+            .new_tree(runner)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(missing.contains("`k` is a `usize` parameter"), "{missing}");
+    let unknown = reason(&|runner| {
+        arbitrary!(below_k, k = 3, j = 4)
+            .new_tree(runner)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(
+        unknown.contains("no parameter `j`; its parameters are target, k"),
+        "{unknown}"
+    );
+    let dim = reason(&|runner| {
+        arbitrary!(below_k, k = 3, dims = [M = 2])
+            .new_tree(runner)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(dim.contains("`M`, which is no named dim"), "{dim}");
+    let negative = reason(&|runner| {
+        arbitrary!(below_k, k = -3)
+            .new_tree(runner)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(
+        negative.contains("`k` is a `usize` parameter"),
+        "{negative}"
+    );
+    let plain = reason(&|runner| {
+        arbitrary!(not_contracted)
+            .new_tree(runner)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(
+        plain.contains("without reaching a contract's guard"),
+        "{plain}"
+    );
+    let small = Embedding {
+        weight: Tensor::zeros(3, DType::F32, &candle_core::Device::Cpu).unwrap(),
+    };
+    let receiver = reason(&|runner| {
+        arbitrary!(Embedding::forward, &small)
+            .new_tree(runner)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(
+        receiver.contains("the receiver or a given value breaks the contract"),
+        "{receiver}"
+    );
+}
+
+// --- Draws per second -----------------------------------------------------------------------
+
+#[contract(
+    q: f32[B, H, T, D],
+    k: f32[B, H, S, D],
+    v: f32[B, H, S, D],
+    mask: u8[T, S] in 0..=1,
+)]
+fn attention(q: &Tensor, k: &Tensor, v: &Tensor, mask: &Tensor) -> Result<()> {
+    let _ = (q, k, v, mask);
+    Ok(())
+}
+
+fn rate<S: Strategy>(strategy: &S) -> f64 {
+    let mut runner = TestRunner::deterministic();
+    let start = Instant::now();
+    let mut count = 0;
+    while start.elapsed() < Duration::from_secs(2) {
+        let _ = strategy.new_tree(&mut runner).expect("a draw").current();
+        count += 1;
+    }
+    count as f64 / start.elapsed().as_secs_f64()
+}
+
+#[test]
+#[ignore = "a measurement: cargo test --release --features arbitrary --test arbitrary -- --ignored --nocapture"]
+fn draws_per_second() {
+    for run in 1..=3 {
+        let loss = rate(&arbitrary!(cross_entropy));
+        let attention = rate(&arbitrary!(attention));
+        println!("run {run}: cross-entropy {loss:.0} draws/s, attention {attention:.0} draws/s");
+    }
+}
