@@ -1423,8 +1423,9 @@ impl<'a> Walker<'a> {
             }
             syn::Expr::Reference(r) => {
                 let value = self.expr(&r.expr);
+                // `&mut self.cross_attn`: behind `&mut self`, only below that field.
                 if r.mutability.is_some() {
-                    self.forget_in(|c| c.kept.extend(root(&r.expr)));
+                    self.forget_in(|c| c.write_to(&r.expr));
                 }
                 match value {
                     Value::Instance(key, _) if r.mutability.is_some() => {

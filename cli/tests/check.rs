@@ -2633,3 +2633,68 @@ fn an_activation_built_with_a_shape_keeping_variant_keeps_the_shape() {
     assert_eq!(code, 0);
     assert_eq!(rows(&stdout)[0], "25 hidden f32[B, T, _] forward");
 }
+
+/// Whisper's decoder block: `if let Some((attn, ln)) = &mut self.cross_attn` lends out only
+/// that field; the MLP's clauses hold after it.
+const MUT_FIELD_BORROW: &str = "\
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{LayerNorm, Linear};
+
+struct Cross {
+    proj: Linear,
+}
+
+impl Cross {
+    fn forward(&mut self, x: &Tensor) -> Result<Tensor> {
+        self.proj.forward(x)
+    }
+}
+
+struct Block {
+    cross_attn: Option<(Cross, LayerNorm)>,
+    mlp: Linear,
+}
+
+impl Block {
+    #[contract(x: f32[B, T, 64], self.mlp.weight(): f32[64, 64])]
+    fn forward(&mut self, x: &Tensor) -> Result<Tensor> {
+        let mut x = x.clone();
+        if let Some((attn, ln)) = &mut self.cross_attn {
+            x = (&x + attn.forward(&ln.forward(&x)?)?)?;
+        }
+        let mlp = self.mlp.forward(&x)?;
+        Ok(mlp)
+    }
+}
+";
+
+#[test]
+fn a_mut_borrow_of_one_field_keeps_the_others_clauses() {
+    let dir = scratch_crate("mut-field-borrow", MUT_FIELD_BORROW);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Block::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["23 x f32[B, T, 64] clone", "27 mlp f32[B, T, 64] forward"]
+    );
+    let wrong = MUT_FIELD_BORROW.replace(
+        "self.mlp.forward(&x)?",
+        "self.mlp.forward(&x.narrow(2, 0, 32)?)?",
+    );
+    let (code, _, stderr) = run(
+        &scratch_crate("mut-field-borrow-wrong", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    // `&mut self` lent out whole: nothing of `self` is known after it.
+    let whole = wrong.replace(
+        "if let Some((attn, ln)) = &mut self.cross_attn {",
+        "if let Some((attn, ln)) = (&mut *self).cross_attn.as_mut() {",
+    );
+    let (code, _, stderr) = run(
+        &scratch_crate("mut-field-borrow-whole", &whole),
+        &["check", "."],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
