@@ -161,7 +161,9 @@ pub struct Index {
     /// The methods of the crate's trait `impl`s for types not its own (`impl<T> Run for T`,
     /// `impl Twice for Arc<Rotary>`): any value may have them, a pointer before its pointee.
     foreign_impl_names: BTreeSet<String>,
-    libs: BTreeMap<String, usize>,
+    /// Each library read, by crate name; `None` where two packages read in one run have a
+    /// library of that name (two checkouts of one package): a path through it is unknown.
+    libs: BTreeMap<String, Option<usize>>,
     pending_impls: Vec<PendingImpl>,
     /// Type aliases, by key: an `impl` through one adds methods to a type the index cannot
     /// name.
@@ -275,7 +277,10 @@ impl Index {
             root_known: true,
         });
         if is_lib && let Some(name) = lib_name {
-            self.libs.insert(name, krate);
+            let entry = self.libs.entry(name).or_insert(Some(krate));
+            if *entry != Some(krate) {
+                *entry = None;
+            }
         }
         self.sources.0.push(root.1);
         let dir = files
@@ -865,7 +870,10 @@ impl Index {
         if info.lib_name.as_deref() == Some(name)
             && let Some(&lib) = self.libs.get(name)
         {
-            return Resolved::Mod(self.crates[lib].root);
+            return match lib {
+                Some(lib) => Resolved::Mod(self.crates[lib].root),
+                None => Resolved::Unknown,
+            };
         }
         match info.externs.get(name) {
             Some(real) => Resolved::External(vec![real.clone()]),

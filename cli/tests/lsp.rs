@@ -623,3 +623,52 @@ fn what_the_server_does_not_serve_is_an_error_or_ignored_and_it_exits_cleanly() 
     server.stdin = None;
     assert_eq!(server.wait(), Some(1));
 }
+
+/// Two checkouts of one package (`app`) in one session: a call into `app` from either may be
+/// to either library, so nothing about it is certain (the newer checkout's correct call was
+/// reported against the older one's contract).
+#[test]
+fn two_packages_of_one_name_are_not_mistaken_for_each_other() {
+    let library = |width: u32| {
+        format!(
+            "use candle_contracts::contract;\nuse candle_core::{{Result, Tensor}};\n\n\
+             #[contract(x: f32[N, {width}], return: f32[N])]\n\
+             pub fn head(x: &Tensor) -> Result<Tensor> {{\n    x.sum(1)\n}}\n"
+        )
+    };
+    let main = "use candle_core::{DType, Device, Result, Tensor};\n\nfn main() -> Result<()> {\n    \
+                let x = Tensor::zeros((2, 64), DType::F32, &Device::Cpu)?;\n    \
+                let y = app::head(&x)?;\n    println!(\"{y}\");\n    Ok(())\n}\n";
+    let checkout = |dir: &str, width: u32| {
+        let root = std::env::temp_dir().join(format!("cc-lsp-{dir}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+             [dependencies]\ncandle-core = \"0.11.1\"\ncandle-contracts = \"0.1.0\"\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("src/lib.rs"), library(width)).unwrap();
+        std::fs::write(root.join("src/main.rs"), main).unwrap();
+        root.canonicalize().unwrap()
+    };
+    let (new, old) = (checkout("app-new", 64), checkout("app-old", 128));
+    let folders: Vec<Value> = [&new, &old]
+        .iter()
+        .map(|dir| json!({"uri": uri(dir), "name": dir.file_name().unwrap().to_string_lossy()}))
+        .collect();
+    let params = json!({"processId": null, "rootUri": null, "workspaceFolders": folders, "capabilities": {}});
+    let (mut server, _) = Server::start(params);
+    let new_main = uri(&new.join("src/main.rs"));
+    // Answered after the analysis: whatever it published came before.
+    assert_eq!(server.hints(&new_main, 0, 10), []);
+    let published: Vec<&Value> = server
+        .queued
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .filter(|m| !m["params"]["diagnostics"].as_array().unwrap().is_empty())
+        .collect();
+    assert!(published.is_empty(), "{published:#?}");
+    assert_eq!(server.stop(), Some(0));
+}
