@@ -162,7 +162,26 @@ fn main() -> ExitCode {
         args.remove(1);
     }
     let cli = Cli::parse_from(args);
-    match cli.command {
+    // The walk recurses with the code's nesting: a chain of 2,500 calls, which rustc compiles,
+    // would overflow the main thread's stack. Only the pages used are committed.
+    const STACK: usize = 1 << 30;
+    let run = std::thread::Builder::new()
+        .name("cargo-contracts".to_string())
+        .stack_size(STACK)
+        .spawn(move || run(cli.command));
+    match run.map(|thread| thread.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(error) => {
+            eprintln!("error: cannot start the analysis: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs one command.
+fn run(command: Command) -> ExitCode {
+    match command {
         Command::Check {
             path,
             message_format: MessageFormat::Human,

@@ -2698,3 +2698,23 @@ fn a_mut_borrow_of_one_field_keeps_the_others_clauses() {
     );
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// Code as deep as rustc compiles (a chain of 3,000 calls) is no stack overflow.
+#[test]
+fn deeply_nested_code_is_no_crash() {
+    let chain = format!("x.clone(){}", ".relu()?".repeat(3000));
+    let source = format!(
+        "use candle_contracts::contract;\nuse candle_core::{{Result, Tensor}};\n\n\
+         #[contract(x: f32[N, 4])]\npub fn f(x: &Tensor) -> Result<Tensor> {{\n    \
+         let y = {chain};\n    Ok(y)\n}}\n"
+    );
+    let (code, stdout, stderr) = run(
+        &scratch_crate("deep-chain", &source),
+        &["shapes", "src/lib.rs:f"],
+    );
+    assert_eq!(
+        (code, rows(&stdout)),
+        (0, vec!["6 y f32[N, 4] relu".to_string()]),
+        "{stderr}"
+    );
+}
