@@ -3265,15 +3265,71 @@ impl<'a> Walker<'a> {
         });
         let before = self.findings.len();
         self.record(mismatch, span, &given, origin);
-        // The site of `&target` is `target`; the fix borrows again (`&target.squeeze(1)?`),
-        // where the source already does.
-        if wrong.is_some_and(|expr| matches!(expr, syn::Expr::Reference(_)))
-            && self.findings.len() > before
-            && let Some(finding) = self.findings.last_mut()
-            && let Some(code) = finding.replacement.take()
-        {
-            finding.replacement = Some(code.strip_prefix('&').unwrap_or(&code).to_string());
+        if self.findings.len() == before {
+            return;
         }
+        // The fix as code that compiles in place of the site: `(*k).t()?` for `*k`, the site's
+        // own text (a comment or a string's spaces kept) in the replacement, `DType` by a
+        // path that names it here.
+        let parens = wrong.is_some_and(|expr| !postfix_safe(strip_refs(expr)));
+        let wrap = |text: &str| match parens {
+            true => format!("({text})"),
+            false => text.to_string(),
+        };
+        let normalized: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
+        let help_of = |text: &str| match self.fix_result {
+            true => mismatch.help_for_result(text),
+            false => mismatch.help(text),
+        };
+        let dtype = self.dtype_path();
+        let qualify = |text: String| match &dtype {
+            Some(path) if path != "DType" => text.replace("DType::", &format!("{path}::")),
+            _ => text,
+        };
+        let help = help_of(&wrap(&normalized)).map(qualify);
+        let replacement = help_of(&wrap(&given)).and_then(|help| {
+            let (_, code) = help.rsplit_once(": `")?;
+            let code = qualify(code.strip_suffix('`')?.to_string());
+            // The site of `&target` is `target`; the fix borrows again
+            // (`&target.squeeze(1)?`), where the source already does.
+            Some(
+                match wrong.is_some_and(|expr| matches!(expr, syn::Expr::Reference(_))) {
+                    true => code.strip_prefix('&').unwrap_or(&code).to_string(),
+                    false => code,
+                },
+            )
+        });
+        // A fix naming `DType` where nothing names candle's: no replacement to apply.
+        let replacement = replacement.filter(|code| !code.contains("DType::") || dtype.is_some());
+        if let Some(finding) = self.findings.last_mut() {
+            finding.help = help;
+            finding.replacement = replacement;
+        }
+    }
+
+    /// The path that names candle's `DType` here: `DType` where it is in scope, else
+    /// `candle_core::DType` (or the crate's own name for candle-core); `None` where neither.
+    fn dtype_path(&self) -> Option<String> {
+        let candle = |path: &[String]| {
+            matches!(
+                path.first().map(String::as_str),
+                Some("candle_core" | "candle")
+            )
+        };
+        if let Resolved::External(path) = self.resolve(&["DType".to_string()])
+            && candle(&path)
+            && path.last().is_some_and(|last| last == "DType")
+        {
+            return Some("DType".to_string());
+        }
+        ["candle_core", "candle"].into_iter().find_map(|name| {
+            match self.resolve(&[name.to_string()]) {
+                Resolved::External(path) if candle(&path) && path.len() == 1 => {
+                    Some(format!("{name}::DType"))
+                }
+                _ => None,
+            }
+        })
     }
 
     /// Records a mismatch at `span`, naming the wrong value `given`.
@@ -3311,6 +3367,25 @@ impl<'a> Walker<'a> {
             origin,
         });
     }
+}
+
+/// Whether a method call may follow `expr` as written (`x.t()`, `f(x)?.t()`): not after a
+/// unary, binary, cast or range expression, whose operator would take the call's result.
+fn postfix_safe(expr: &syn::Expr) -> bool {
+    matches!(
+        expr,
+        syn::Expr::Path(_)
+            | syn::Expr::MethodCall(_)
+            | syn::Expr::Call(_)
+            | syn::Expr::Field(_)
+            | syn::Expr::Index(_)
+            | syn::Expr::Try(_)
+            | syn::Expr::Paren(_)
+            | syn::Expr::Lit(_)
+            | syn::Expr::Macro(_)
+            | syn::Expr::Tuple(_)
+            | syn::Expr::Array(_)
+    )
 }
 
 /// Whether a method's receiver is `&self` (`self: &Self` too): it changes nothing of its

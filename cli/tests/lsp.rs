@@ -672,3 +672,61 @@ fn two_packages_of_one_name_are_not_mistaken_for_each_other() {
     assert!(published.is_empty(), "{published:#?}");
     assert_eq!(server.stop(), Some(0));
 }
+
+/// Each quick fix is code that compiles in place of its range: a dereference parenthesised,
+/// a comment inside the argument kept where it was, `DType` named by a path in scope.
+#[test]
+fn quick_fixes_are_code_that_compiles_in_place() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(q: f32[N, 64], k: f32[32, 64])]
+pub fn deref(q: &Tensor, k: &Tensor) -> Result<Tensor> {
+    q.matmul(&*k)
+}
+
+#[contract(q: f32[N, 64], k: f32[32, 64])]
+pub fn comment(q: &Tensor, k: &Tensor) -> Result<Tensor> {
+    q.matmul(&k // the keys
+        .contiguous()?)
+}
+
+#[contract(logits: f32[B, C], target: f32[B])]
+pub fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_nn::loss::cross_entropy(logits, target)
+}
+";
+    let dir = scratch_crate("fixes", &[("src/lib.rs", source)]);
+    let lib = uri(&dir.join("src/lib.rs"));
+    let (mut server, _) = Server::start(initialize(&dir, &["utf-8"]));
+    server.open(&lib, source);
+    let diagnostics = server.diagnostics(&lib);
+    assert_eq!(diagnostics.len(), 3, "{diagnostics:#?}");
+    let mut fixes = Vec::new();
+    for diagnostic in &diagnostics {
+        let response = server.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": lib}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}}),
+        );
+        let edit = &response["result"][0]["edit"]["changes"][lib.as_str()][0];
+        fixes.push((
+            edit["range"]["start"]["line"].clone(),
+            edit["newText"].clone(),
+        ));
+    }
+    assert_eq!(
+        fixes,
+        [
+            (json!(5), json!("(*k).t()?")),
+            (
+                json!(10),
+                json!("k // the keys\n        .contiguous()?.t()?")
+            ),
+            (
+                json!(16),
+                json!("&target.to_dtype(candle_core::DType::U32)?")
+            ),
+        ]
+    );
+    assert_eq!(server.stop(), Some(0));
+}
