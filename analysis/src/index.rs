@@ -206,6 +206,10 @@ pub trait Files {
     fn path(&self, file: FileId) -> &Path;
     /// A `mod name;` of `file` (not under `cfg`) whose file is at none of `candidates`.
     fn missing_module(&mut self, name: &str, file: FileId, candidates: &[PathBuf]);
+    /// Whether there is a file at `path` to load (an editor's unsaved one too).
+    fn exists(&self, path: &Path) -> bool {
+        path.is_file()
+    }
 }
 
 /// An `impl` block read, placed once every module is read.
@@ -700,7 +704,7 @@ impl Index {
                         dir.join(&name).join("mod.rs"),
                     ],
                 };
-                let Some(found) = candidates.iter().find(|c| c.is_file()).cloned() else {
+                let Some(found) = candidates.iter().find(|c| files.exists(c)).cloned() else {
                     // rustc refuses a missing module file, unless a `cfg` leaves the module out.
                     let conditional = m.attrs.iter().any(|attr| attr.path().is_ident("cfg"));
                     if !conditional {

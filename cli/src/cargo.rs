@@ -162,14 +162,23 @@ impl Reported {
     }
 
     /// Whether this error is `finding` (in `source`), as the macro reports it: the same file,
-    /// the same bytes or the same first line and column, the same message. Spaces do not
-    /// count in the message: the macro quotes code from its tokens (`(a*b)?` for `(a * b)?`).
+    /// the same bytes or the same first line and column, the same message. The code the
+    /// message quotes does not count past its first quote (the op's name): the macro quotes
+    /// it from its tokens (`(a*b)?` for `(a * b)?`, no comments), the CLI from the source.
     pub fn is(&self, finding: &Located, source: &Source) -> bool {
-        let unspaced = |text: &str| text.split_whitespace().collect::<String>();
+        let words = |text: &str| {
+            let unspaced: String = text.split_whitespace().collect();
+            unspaced
+                .split('`')
+                .enumerate()
+                .filter(|(i, _)| i % 2 == 0 || *i == 1)
+                .map(|(_, part)| part.to_string())
+                .collect::<Vec<_>>()
+        };
         let bytes = (finding.place.start, finding.place.end);
         self.file == canonical(&source.path)
             && (self.bytes == bytes || self.start == source.line_column(finding.place.start))
-            && unspaced(&self.message) == unspaced(&finding.message)
+            && words(&self.message) == words(&finding.message)
     }
 }
 
@@ -264,5 +273,37 @@ mod tests {
         assert_eq!(Reported::of_line(&warning, root), []);
         let artifact: Value = serde_json::from_str(r#"{"reason":"compiler-artifact"}"#).unwrap();
         assert_eq!(Reported::of_line(&artifact, root), []);
+    }
+
+    #[test]
+    fn the_macros_error_is_the_finding_whatever_comments_the_source_quotes() {
+        let text = "fn f() {\n    x /* keep */ .sum_keepdim(1)\n}\n".to_string();
+        let source = Source::new(Path::new("/w/src/lib.rs"), text, Some(Path::new("/w")));
+        let start = source.text.find('x').unwrap();
+        let end = source.text.find(")\n}").unwrap() + 1;
+        let finding = |message: &str| Located {
+            place: crate::source::Place {
+                file: 0,
+                start,
+                end,
+            },
+            message: message.to_string(),
+            note: String::new(),
+            help: None,
+            replacement: None,
+            origin: None,
+        };
+        let reported = Reported {
+            file: Path::new("/w/src/lib.rs").to_path_buf(),
+            bytes: (start, end),
+            start: source.line_column(start),
+            message: "`total` returns `return: f32[B]`, but `x.sum_keepdim(1)` is `f32[B, 1]` here"
+                .to_string(),
+        };
+        let quoted = "`total` returns `return: f32[B]`, but `x /* keep */ .sum_keepdim(1)` is `f32[B, 1]` here";
+        assert!(reported.is(&finding(quoted), &source));
+        // Another op's message at the same place is another finding.
+        let other = "`other` returns `return: f32[B]`, but `x` is `f32[B, 1]` here";
+        assert!(!reported.is(&finding(other), &source));
     }
 }

@@ -21,8 +21,8 @@ use std::process::ExitCode;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    Notification as _, PublishDiagnostics,
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{CodeActionRequest, HoverRequest, InlayHintRequest, Request as _};
 use lsp_types::{
@@ -35,6 +35,9 @@ use serde::de::DeserializeOwned;
 
 use crate::lsp::session::Session;
 use crate::lsp::text::{Encoding, Lines};
+
+/// How long after a change the server waits for the next one before it analyses again.
+const BURST: std::time::Duration = std::time::Duration::from_millis(40);
 
 /// Serves one editor over standard input and output until it sends `exit`: 0 after a
 /// `shutdown`, 1 without one or when the connection breaks.
@@ -53,6 +56,11 @@ pub fn serve() -> ExitCode {
         }
         Err(error) => {
             eprintln!("cargo contracts lsp: {error}");
+            // The error's response (to a bad `initialize`) is queued: the writer writes it once
+            // the sender is dropped. The reader may wait on the client for ever, so it is not
+            // joined: the writer is given a moment instead.
+            drop(connection);
+            std::thread::sleep(std::time::Duration::from_millis(200));
             ExitCode::from(1)
         }
     }
@@ -127,12 +135,13 @@ impl<'a> Server<'a> {
     /// Handles messages until `exit`; the exit code.
     fn run(mut self) -> Result<ExitCode, Stop> {
         loop {
-            // After a change, the messages already queued are read before analysing again:
-            // a burst of changes is one run.
+            // After a change, what comes within a few milliseconds is read before analysing
+            // again: a burst of changes (a keystroke each) is one run. (The connection hands
+            // messages over one at a time: none waits queued for a `try_recv`.)
             let message = match self.session.is_stale() {
-                true => match self.connection.receiver.try_recv() {
+                true => match self.connection.receiver.recv_timeout(BURST) {
                     Ok(message) => message,
-                    Err(error) if error.is_empty() => {
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                         self.refresh()?;
                         continue;
                     }
@@ -290,14 +299,15 @@ impl<'a> Server<'a> {
                     self.session.set_text(&document.uri, document.version, text);
                 }
             }
-            DidSaveTextDocument::METHOD => self.session.touch(),
+            // A file saved, or changed on disk by something else (a checkout, a formatter).
+            DidSaveTextDocument::METHOD | DidChangeWatchedFiles::METHOD => self.session.touch(),
             DidCloseTextDocument::METHOD => {
                 if let Some(p) = read::<lsp_types::DidCloseTextDocumentParams>(&method, params) {
                     self.session.close(&p.text_document.uri);
                 }
             }
             // `initialized`, `$/cancelRequest` (every request is answered before the next is
-            // read), configuration and watched files (the disk is read again at each run).
+            // read), configuration.
             _ => {}
         }
     }

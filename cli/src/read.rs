@@ -135,6 +135,10 @@ impl Files for Reader<'_> {
         }
     }
 
+    fn exists(&self, path: &Path) -> bool {
+        path.is_file() || self.sources.has_unsaved(path)
+    }
+
     fn path(&self, file: FileId) -> &Path {
         &self.sources.get(file).path
     }

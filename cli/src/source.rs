@@ -38,6 +38,9 @@ pub struct Source {
     /// Its text.
     pub text: String,
     line_starts: Vec<usize>,
+    /// The bytes of a byte-order mark the text starts with (0 or 3): rustc and syn count
+    /// line 1's columns after it.
+    bom: usize,
 }
 
 impl Source {
@@ -47,11 +50,16 @@ impl Source {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
+        let bom = match text.starts_with('\u{feff}') {
+            true => '\u{feff}'.len_utf8(),
+            false => 0,
+        };
         Source {
             path: path.to_path_buf(),
             name: display_name(path, base),
             text,
             line_starts,
+            bom,
         }
     }
 
@@ -61,7 +69,10 @@ impl Source {
         let offset = self.char_boundary(offset);
         // `line_starts` starts with 0, so there is always a line at or before the offset.
         let line = self.line_starts.partition_point(|&start| start <= offset);
-        let start = self.line_starts[line - 1];
+        let start = match line {
+            1 => self.bom.min(offset),
+            _ => self.line_starts[line - 1],
+        };
         (line, self.text[start..offset].chars().count() + 1)
     }
 
@@ -89,6 +100,10 @@ impl Source {
     pub fn offset(&self, at: LineColumn) -> usize {
         let Some(&start) = self.line_starts.get(at.line.saturating_sub(1)) else {
             return self.text.len();
+        };
+        let start = match at.line {
+            1 => start + self.bom,
+            _ => start,
         };
         let line = &self.text[start..];
         let end = line.find('\n').unwrap_or(line.len());
@@ -156,10 +171,7 @@ impl Sources {
         }
         let unsaved = match self.overlay.is_empty() {
             true => None,
-            false => path
-                .canonicalize()
-                .ok()
-                .and_then(|canonical| self.overlay.get(&canonical).cloned()),
+            false => self.overlay.get(&canonical(path)).cloned(),
         };
         let text = match unsaved {
             Some(text) => text,
@@ -173,6 +185,11 @@ impl Sources {
     /// The file of an id.
     pub fn get(&self, id: FileId) -> &Source {
         &self.files[id]
+    }
+
+    /// Whether `path` has an unsaved text (a file the editor holds that may not be on disk).
+    pub fn has_unsaved(&self, path: &Path) -> bool {
+        !self.overlay.is_empty() && self.overlay.contains_key(&canonical(path))
     }
 
     /// Every file, by id.
@@ -204,6 +221,20 @@ fn display_name(path: &Path, base: Option<&Path>) -> String {
         .unwrap_or_else(|| path.to_path_buf())
         .display()
         .to_string()
+}
+
+/// A path as [`Path::canonicalize`] gives it (what the analysis's unsaved texts are keyed
+/// by); for a file not on disk, its directory's canonical path and its name.
+pub fn canonical(path: &Path) -> PathBuf {
+    if let Ok(path) = path.canonicalize() {
+        return path;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => dir
+            .canonicalize()
+            .map_or_else(|_| path.to_path_buf(), |dir| dir.join(name)),
+        _ => path.to_path_buf(),
+    }
 }
 
 #[cfg(test)]
@@ -260,5 +291,17 @@ mod tests {
         assert_eq!(source.line_column(999), (4, 1));
         assert_eq!(source.line_text(9), "");
         assert_eq!(source.line_text(0), "");
+    }
+
+    #[test]
+    fn line_one_counts_its_columns_after_a_byte_order_mark() {
+        let text = "\u{feff}fn f() {}\nx\n".to_string();
+        let source = Source::new(Path::new("/w/src/lib.rs"), text, Some(Path::new("/w")));
+        // syn's column 3 of line 1 is `f`, byte 6 (after the mark's 3 bytes), column 4 as rustc
+        // counts it.
+        assert_eq!(source.offset(LineColumn { line: 1, column: 3 }), 6);
+        assert_eq!(source.line_column(6), (1, 4));
+        assert_eq!(source.offset(LineColumn { line: 2, column: 0 }), 13);
+        assert_eq!(source.line_column(1), (1, 1));
     }
 }

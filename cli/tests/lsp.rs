@@ -730,3 +730,61 @@ pub fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
     );
     assert_eq!(server.stop(), Some(0));
 }
+
+/// The editor's texts count where the disk has none or another: a module only in the editor
+/// (`:e src/model.rs` after `mod model;`), a package below the folder that is no member of
+/// its workspace, and a file changed on disk (a checkout) that the client reports.
+#[test]
+fn unsaved_modules_nested_packages_and_disk_changes_are_read() {
+    let model = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(h: f32[N, 128], w: f32[64, 10])]
+pub fn head(h: &Tensor, w: &Tensor) -> Result<Tensor> {
+    h.matmul(w)
+}
+";
+    let dir = scratch_crate("unsaved", &[("src/lib.rs", "mod model;\n")]);
+    let path = dir.join("src/model.rs");
+    let _ = std::fs::remove_file(&path);
+    let model_uri = uri(&path);
+    let (mut server, _) = Server::start(initialize(&dir, &[]));
+    server.open(&model_uri, model);
+    assert_eq!(server.diagnostics(&model_uri).len(), 1);
+    assert_eq!(server.stop(), Some(0));
+    // A package below the folder, outside the folder's own package.
+    let inner = dir.join("tools/inner");
+    std::fs::create_dir_all(inner.join("src")).unwrap();
+    std::fs::write(
+        inner.join("Cargo.toml"),
+        "[package]\nname = \"inner\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    )
+    .unwrap();
+    std::fs::write(inner.join("src/lib.rs"), model).unwrap();
+    let inner_uri = uri(&inner.join("src/lib.rs"));
+    let (mut server, _) = Server::start(initialize(&dir, &[]));
+    server.open(&inner_uri, model);
+    assert_eq!(server.diagnostics(&inner_uri).len(), 1);
+    assert_eq!(server.stop(), Some(0));
+    // Fixed on disk, not in the editor: the client's report of the change is enough.
+    std::fs::write(&path, model).unwrap();
+    let (mut server, _) = Server::start(initialize(&dir, &[]));
+    assert_eq!(server.diagnostics(&model_uri).len(), 1);
+    let fixed = model.replace("w: f32[64, 10]", "w: f32[128, 10]");
+    std::fs::write(&path, fixed).unwrap();
+    server.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": model_uri, "type": 2}]}),
+    );
+    assert_eq!(server.diagnostics(&model_uri), Vec::<Value>::new());
+    assert_eq!(server.stop(), Some(0));
+}
+
+/// An `initialize` the server cannot read is answered with an error before it exits.
+#[test]
+fn a_bad_initialize_is_answered_before_the_server_exits() {
+    let mut server = Server::spawn();
+    let response = server.request("initialize", json!({"processId": null, "rootUri": null}));
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert_eq!(server.wait(), Some(1));
+}

@@ -10,7 +10,7 @@ use lsp_types::Url;
 use crate::analyse::{Analysis, analyse_again};
 use crate::lsp::text::Encoding;
 use crate::read::Trees;
-use crate::source::{FileId, Sources};
+use crate::source::{FileId, Sources, canonical};
 use crate::workspace::{self, Target};
 
 /// A file the editor has open.
@@ -174,19 +174,25 @@ impl Session {
     /// `check FILE` reads it), unless it is a dependency's source that cargo or rustup keep.
     fn targets(&self) -> Vec<Target> {
         let mut targets: Vec<Target> = Vec::new();
-        let mut covered: Vec<&Path> = Vec::new();
         for root in &self.roots {
-            if let Ok(found) = workspace::discover(Some(root))
-                && !found.is_empty()
-            {
-                covered.push(root);
+            if let Ok(found) = workspace::discover(Some(root)) {
                 targets.extend(found);
             }
         }
+        // The package of a file: the nearest directory above it with a `Cargo.toml`.
+        let package_of = |path: &Path| {
+            path.ancestors()
+                .skip(1)
+                .find(|dir| dir.join("Cargo.toml").is_file())
+                .map(Path::to_path_buf)
+        };
+        // A file is read with the folders' crates where its package is one of theirs (a
+        // package below a folder but outside its workspace is read on its own).
+        let covered: Vec<PathBuf> = targets.iter().filter_map(|t| package_of(&t.root)).collect();
         let kept = kept_sources();
         let mut packages: Vec<PathBuf> = Vec::new();
         for path in self.open.keys() {
-            if covered.iter().any(|root| path.starts_with(root))
+            if package_of(path).is_some_and(|package| covered.contains(&package))
                 || kept.iter().any(|home| path.starts_with(home))
                 || path.extension().is_none_or(|ext| ext != "rs")
             {
@@ -239,18 +245,4 @@ fn kept_sources() -> Vec<PathBuf> {
             ]
         })
         .collect()
-}
-
-/// A path as [`Path::canonicalize`] gives it (what the analysis's unsaved texts are keyed
-/// by); for a file not on disk, its directory's canonical path and its name.
-pub fn canonical(path: &Path) -> PathBuf {
-    if let Ok(path) = path.canonicalize() {
-        return path;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(dir), Some(name)) => dir
-            .canonicalize()
-            .map_or_else(|_| path.to_path_buf(), |dir| dir.join(name)),
-        _ => path.to_path_buf(),
-    }
 }
