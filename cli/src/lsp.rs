@@ -5,8 +5,8 @@
 //! type and provenance of a name or call on hover.
 //!
 //! Every change of a text analyses the workspace again, as `check` would with the editor's
-//! texts, before the next request is answered; changes that arrive while a run is going are
-//! taken together. The workspace is the editor's workspace folders (`rootUri` or
+//! texts, before the next request is answered; changes that come within 40 ms of each other
+//! are one run. The workspace is the editor's workspace folders (`rootUri` or
 //! `workspaceFolders`), read as `check FOLDER` reads them; without one, each open file's
 //! package.
 
