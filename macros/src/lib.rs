@@ -48,3 +48,17 @@ pub fn check(input: TokenStream) -> TokenStream {
 pub fn arbitrary(input: TokenStream) -> TokenStream {
     arbitrary::arbitrary(input.into()).into()
 }
+
+/// The inputs of a contracted function that each break one rule of one clause. See the
+/// `candle-contracts` crate (its `proptest` feature).
+#[proc_macro]
+pub fn violations(input: TokenStream) -> TokenStream {
+    arbitrary::violations(input.into()).into()
+}
+
+/// Runs a contracted function on its valid inputs and on inputs that break its contract. See
+/// the `candle-contracts` crate (its `proptest` feature).
+#[proc_macro]
+pub fn assert_contract(input: TokenStream) -> TokenStream {
+    arbitrary::assert_contract(input.into()).into()
+}

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 // The strategy's type, for its count of rejected draws.
 use candle_contracts::__private::arbitrary::Arbitrary;
-use candle_contracts::{arbitrary, contract};
+use candle_contracts::{arbitrary, assert_contract, contract, violations};
 use candle_core::{DType, Result, Tensor};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
@@ -668,3 +668,4 @@ fn draws_per_second() {
         println!("run {run}: cross-entropy {loss:.0} draws/s, attention {attention:.0} draws/s");
     }
 }
+
