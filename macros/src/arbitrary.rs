@@ -303,12 +303,7 @@ mod tests {
 
     #[test]
     fn violations_and_assert_contract_share_the_arguments() {
-        let out = violations(
-            "loss, k = 3, dims = [N = 2]"
-                .parse()
-                .expect("tokens"),
-        )
-        .to_string();
+        let out = violations("loss, k = 3, dims = [N = 2]".parse().expect("tokens")).to_string();
         assert!(out.contains("function (loss"), "{out}");
         assert!(out.contains(". violations ()"), "{out}");
         let out = assert_contract("loss, cases = 16, k = 3".parse().expect("tokens")).to_string();
@@ -316,7 +311,10 @@ mod tests {
         assert!(out.contains(", 16)"), "{out}");
         assert!(!out.contains("\"cases\""), "{out}");
         let out = assert_contract("Net::forward, &net".parse().expect("tokens")).to_string();
-        assert!(out.contains("assert_method (Net :: forward , & net"), "{out}");
+        assert!(
+            out.contains("assert_method (Net :: forward , & net"),
+            "{out}"
+        );
         assert!(out.contains(", 256)"), "{out}");
         // `arbitrary!` gives a parameter named `cases`.
         assert!(expand("loss, cases = 2").contains(". given (\"cases\" , 2)"));

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 // The strategy's type, for its count of rejected draws.
 use candle_contracts::__private::arbitrary::Arbitrary;
-use candle_contracts::{arbitrary, assert_contract, contract, violations};
+use candle_contracts::{arbitrary, assert_contract, contract, violations, ContractError, Rule};
 use candle_core::{DType, Result, Tensor};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
@@ -669,3 +669,213 @@ fn draws_per_second() {
     }
 }
 
+// --- assert_contract!: the contract as a property test --------------------------------------
+
+/// A planted bug: for `N > 1` the body returns `[N, 1]` where the contract says `[N]`.
+#[test]
+#[should_panic(expected = "N = 2")]
+fn assert_contract_fails_a_planted_bug_with_the_shrunk_dims() {
+    assert_contract!(column);
+}
+
+#[test]
+fn assert_contract_reports_the_shrunk_input_in_the_contracts_terms_and_the_error() {
+    let panic = std::panic::catch_unwind(|| assert_contract!(column, cases = 64))
+        .expect_err("the planted bug fails");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.starts_with("assert_contract!(column) failed on a valid input, shrunk to N = 2:"),
+        "{message}"
+    );
+    assert!(message.contains("\n  x: f32[2] = ["), "{message}");
+    assert!(message.contains("it returned an error:"), "{message}");
+    assert!(message.contains("by its return value"), "{message}");
+    assert!(message.contains("return"), "{message}");
+}
+
+#[contract(x: f32[N], return: f32[N])]
+fn column_fixed(x: &Tensor) -> Result<Tensor> {
+    x.affine(2.0, 1.0)
+}
+
+#[contract(x: f32[N, D], return: f32[N])]
+fn row_sums(x: &Tensor) -> Result<Tensor> {
+    x.sum(1)
+}
+
+#[test]
+fn assert_contract_passes_correct_functions() {
+    assert_contract!(column_fixed);
+    assert_contract!(row_sums, cases = 64);
+    assert_contract!(cross_entropy, cases = 64);
+    assert_contract!(attention, cases = 32);
+    assert_contract!(numbers, num_classes = 4, cases = 32);
+    assert_contract!(expressions, cases = 32);
+    assert_contract!(positions, max_len = 16, heads = 2, cases = 32);
+    let weight = Tensor::zeros((13, 5), DType::F32, &candle_core::Device::Cpu).unwrap();
+    assert_contract!(Embedding::forward, &Embedding { weight }, cases = 32);
+}
+
+#[contract(x: f32[N])]
+fn panics_on_two(x: &Tensor) -> Result<()> {
+    assert!(x.dims1()? < 2, "two or more elements");
+    Ok(())
+}
+
+#[test]
+fn assert_contract_reports_a_panicking_body() {
+    let panic = std::panic::catch_unwind(|| assert_contract!(panics_on_two, cases = 64))
+        .expect_err("the body panics");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("shrunk to N = 2:"), "{message}");
+    assert!(
+        message.contains("it panicked:\ntwo or more elements"),
+        "{message}"
+    );
+}
+
+// --- violations!: inputs breaking one rule each ---------------------------------------------
+
+/// Each case as `(clause, rule)`.
+fn listed<V>(cases: &[candle_contracts::ViolationCase<V>]) -> Vec<(String, Rule)> {
+    cases
+        .iter()
+        .map(|case| (case.clause().to_string(), case.rule()))
+        .collect()
+}
+
+#[contract(
+    logits: f32[N, C] finite,
+    target: u32 | i64 [N] in 0..C ignore -100,
+    return: f32[],
+)]
+fn ce_loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    // `LossOptions::default()` ignores -100, as the contract does.
+    candle_contracts::nn::cross_entropy_with(
+        logits,
+        target,
+        candle_contracts::nn::LossOptions::default(),
+    )
+}
+
+#[test]
+fn the_cross_entropy_cases_each_break_one_rule_and_its_guard_reports_it() {
+    let cases = violations!(ce_loss);
+    let logits = "logits: f32[N, C] finite".to_string();
+    let target = "target: u32 | i64 [N] in 0..C ignore -100".to_string();
+    assert_eq!(
+        listed(&cases),
+        [
+            (logits.clone(), Rule::DType),
+            (logits.clone(), Rule::Rank),
+            (logits.clone(), Rule::Finite),
+            (logits.clone(), Rule::Finite),
+            (logits.clone(), Rule::Finite),
+            (target.clone(), Rule::DType),
+            (target.clone(), Rule::Rank),
+            (target.clone(), Rule::Shape),
+            (target.clone(), Rule::Range),
+            (target.clone(), Rule::Range),
+            (target.clone(), Rule::AllIgnored),
+        ]
+    );
+    let changes: Vec<&str> = cases.iter().map(|case| case.change()).collect();
+    assert!(
+        changes.contains(&"target[0] = -1, one below `0..C` (as i64)"),
+        "{changes:?}"
+    );
+    for case in &cases {
+        let (logits, target) = case.args();
+        let error = ce_loss(&logits, &target).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+        assert!(!error.body_ran(), "{case:?}");
+    }
+    assert_contract!(ce_loss, cases = 64);
+}
+
+#[test]
+fn the_attention_cases_each_break_one_rule_and_its_guard_reports_it() {
+    let cases = violations!(attention);
+    let (q, k, v, mask) = (
+        "q: f32[B, H, T, D]",
+        "k: f32[B, H, S, D]",
+        "v: f32[B, H, S, D]",
+        "mask: u8[T, S] in 0..=1",
+    );
+    let expected: Vec<(String, Rule)> = [
+        (q, Rule::DType),
+        (q, Rule::Rank),
+        (k, Rule::DType),
+        (k, Rule::Rank),
+        (k, Rule::Shape), // B
+        (k, Rule::Shape), // H
+        (k, Rule::Shape), // D
+        (v, Rule::DType),
+        (v, Rule::Rank),
+        (v, Rule::Shape), // B
+        (v, Rule::Shape), // H
+        (v, Rule::Shape), // S
+        (v, Rule::Shape), // D
+        (mask, Rule::DType),
+        (mask, Rule::Rank),
+        (mask, Rule::Shape), // T
+        (mask, Rule::Shape), // S
+        (mask, Rule::Range), // 2
+    ]
+    .into_iter()
+    .map(|(clause, rule)| (clause.to_string(), rule))
+    .collect();
+    assert_eq!(listed(&cases), expected);
+    let shapes: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.rule() == Rule::Shape)
+        .map(|c| c.change())
+        .collect();
+    assert!(
+        shapes.contains(&"v dim 2 = 2, one more than S"),
+        "{shapes:?}"
+    );
+    for case in &cases {
+        let (q, k, v, mask) = case.args();
+        let error = attention(&q, &k, &v, &mask).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+    }
+}
+
+/// `ce_loss` with its class range removed: its guard lets a class id past `C` through.
+#[contract(
+    logits: f32[N, C] finite,
+    target: u32 | i64 [N] ignore -100,
+    return: f32[],
+)]
+fn ce_loss_loosened(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    let _ = target;
+    logits.sum_all()
+}
+
+#[test]
+fn a_loosened_guard_misses_exactly_the_cases_of_the_removed_bound() {
+    let cases = violations!(ce_loss);
+    let missed: Vec<String> = cases
+        .iter()
+        .filter(|case| {
+            let (logits, target) = case.args();
+            match ce_loss_loosened(&logits, &target) {
+                Ok(_) => true,
+                Err(error) => {
+                    !ContractError::find_in(&error).is_some_and(|e| case.is_reported_by(e))
+                }
+            }
+        })
+        .map(|case| format!("{:?} {}", case.rule(), case.change()))
+        .collect();
+    assert_eq!(
+        missed,
+        [
+            "Range target[0] = -1, one below `0..C` (as i64)",
+            "Range target[0] = 1, one above `0..C`",
+        ]
+    );
+}

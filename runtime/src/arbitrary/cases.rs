@@ -13,7 +13,8 @@ use candle_core::{DType, Tensor};
 use super::layout::{Draw, Plan, clause_text};
 use super::params::Drawn;
 use super::values::{
-    DRAWN_DTYPES, at_or_above, at_or_below, float_tensor, int_tensor, intervals, next_down, next_up, round_to,
+    DRAWN_DTYPES, at_or_above, at_or_below, float_tensor, int_tensor, intervals, next_down,
+    next_up, round_to,
 };
 use crate::error::Rule;
 use crate::rule::{Compare, Ignore, Resolved};
@@ -223,13 +224,16 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
                 slice.and_then(|slice| Tensor::cat(&[tensor, &slice], position)),
             );
         }
-        if clause.mask.is_none() {
-            if let Some(rule) = plan.rule(clause, &draw.layout) {
-                let patterns = clause
-                    .values
-                    .map_or("", |values| spec.text_of(values.ranges_span));
-                value_cases(&rule, clause.dtypes, name, patterns, tensor, &mut push);
-            }
+        let rule = clause
+            .mask
+            .is_none()
+            .then(|| plan.rule(clause, &draw.layout))
+            .flatten();
+        if let Some(rule) = rule {
+            let patterns = clause
+                .values
+                .map_or("", |values| spec.text_of(values.ranges_span));
+            value_cases(&rule, clause.dtypes, name, patterns, tensor, &mut push);
         }
     }
     out
@@ -305,9 +309,10 @@ fn value_cases(
                 )
                 .collect();
             let holding = |v: i128| {
-                dtypes.iter().copied().find(|d| {
-                    int_range(*d).is_some_and(|(min, max)| (min..=max).contains(&v))
-                })
+                dtypes
+                    .iter()
+                    .copied()
+                    .find(|d| int_range(*d).is_some_and(|(min, max)| (min..=max).contains(&v)))
             };
             for (lo, hi, lo_open, hi_open) in int_intervals(DType::I64, rule) {
                 for (past, open, side) in [(lo - 1, lo_open, "below"), (hi + 1, hi_open, "above")] {

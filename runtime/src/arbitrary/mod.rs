@@ -167,8 +167,7 @@ where
     S: ?Sized,
     F: ContractedMethod<S, M> + 'r,
 {
-    let call: Call<'r> =
-        Box::new(move |slots: &[Slot<'_>]| f.call_with(receiver, slots).map(drop));
+    let call: Call<'r> = Box::new(move |slots: &[Slot<'_>]| f.call_with(receiver, slots).map(drop));
     build(call, F::kinds(), F::value, settings)
 }
 
@@ -571,14 +570,14 @@ impl<V: Debug> Arbitrary<'_, V> {
 type Run<'r> = Box<dyn Fn(&[Slot<'_>]) -> Result<Option<String>, String> + 'r>;
 
 /// `assert_contract!(f)`: runs `f` on `cases` valid draws and every violation case.
+#[track_caller]
 pub fn assert_function<F, M>(f: F, settings: Settings, cases: u32)
 where
     F: ContractedFn<M> + Clone + 'static,
     F::Ret: Returned,
 {
     let called = f.clone();
-    let call: Call<'static> =
-        Box::new(move |slots: &[Slot<'_>]| called.call_with(slots).map(drop));
+    let call: Call<'static> = Box::new(move |slots: &[Slot<'_>]| called.call_with(slots).map(drop));
     let run: Run<'static> =
         Box::new(move |slots: &[Slot<'_>]| f.call_with(slots).map(|r| r.failure()));
     let strategy = build(call, F::kinds(), |drawn| drawn, settings);
@@ -586,6 +585,7 @@ where
 }
 
 /// `assert_contract!(Type::method, &receiver)`: as [`assert_function`], on `receiver`.
+#[track_caller]
 pub fn assert_method<'r, S, F, M>(f: F, receiver: &'r S, settings: Settings, cases: u32)
 where
     S: ?Sized,
@@ -619,6 +619,7 @@ fn run_once(run: &Run<'_>, slots: &[Slot<'_>]) -> Option<String> {
     }
 }
 
+#[track_caller]
 fn assert_contract(strategy: &Arbitrary<'_, Vec<Option<Drawn>>>, run: &Run<'_>, cases: u32) {
     let judge = &strategy.judge;
     let name = judge.name;

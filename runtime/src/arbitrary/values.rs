@@ -395,7 +395,11 @@ where
 }
 
 /// A CPU tensor of `shape` and `dtype` from integer values (each within the dtype's range).
-pub(crate) fn int_tensor(values: Vec<i64>, shape: &[usize], dtype: DType) -> candle_core::Result<Tensor> {
+pub(crate) fn int_tensor(
+    values: Vec<i64>,
+    shape: &[usize],
+    dtype: DType,
+) -> candle_core::Result<Tensor> {
     let device = &Device::Cpu;
     match dtype {
         DType::U8 => Tensor::from_vec(values.iter().map(|&v| v as u8).collect(), shape, device),
@@ -407,7 +411,11 @@ pub(crate) fn int_tensor(values: Vec<i64>, shape: &[usize], dtype: DType) -> can
 }
 
 /// A CPU tensor of `shape` and `dtype` from float values (each a value of the dtype).
-pub(crate) fn float_tensor(values: Vec<f64>, shape: &[usize], dtype: DType) -> candle_core::Result<Tensor> {
+pub(crate) fn float_tensor(
+    values: Vec<f64>,
+    shape: &[usize],
+    dtype: DType,
+) -> candle_core::Result<Tensor> {
     let device = &Device::Cpu;
     match dtype {
         DType::F16 => Tensor::from_vec(
