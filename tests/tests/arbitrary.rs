@@ -879,3 +879,94 @@ fn a_loosened_guard_misses_exactly_the_cases_of_the_removed_bound() {
         ]
     );
 }
+
+// --- candle_contracts::nn, tested by contracts ----------------------------------------------
+//
+// Each guarded op wrapped in a contract that states what it promises (`return`): the op must
+// accept every input the contract draws, return that, and its guard (called through the
+// wrapper) stands behind the wrapper's own.
+
+#[contract(
+    logits: f32[N, C] finite,
+    target: u32 | i64 [N] in 0..C,
+    return: f32[] finite,
+)]
+fn nn_cross_entropy(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::cross_entropy(logits, target)
+}
+
+#[contract(
+    log_probs: f32[N, C] in ..=0.0,
+    target: u32 | i64 [N] in 0..C,
+    return: f32[] in 0.0.. finite,
+)]
+fn nn_nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::nll(log_probs, target)
+}
+
+#[contract(
+    probabilities: f32[*S] in 0.0..=1.0,
+    target: f32[*S] in 0.0..=1.0,
+    return: f32[] finite,
+)]
+fn nn_binary_cross_entropy(probabilities: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::binary_cross_entropy(probabilities, target)
+}
+
+#[contract(ids: u32 | i64 [*B] in 0..V, table: f32[V, D], return: f32[*B, D])]
+fn nn_embedding(ids: &Tensor, table: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::embedding(ids, table)
+}
+
+#[contract(source: f32[S, D], ids: u32 | i64 [I] in 0..S, return: f32[I, D])]
+fn nn_index_select(source: &Tensor, ids: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::index_select(source, ids, 0)
+}
+
+#[test]
+fn guarded_ops_keep_their_contracts_on_every_valid_input() {
+    assert_contract!(nn_cross_entropy, cases = 64);
+    assert_contract!(nn_nll, cases = 64);
+    assert_contract!(nn_binary_cross_entropy, cases = 64);
+    assert_contract!(nn_embedding, cases = 64);
+    assert_contract!(nn_index_select, cases = 64);
+}
+
+/// The op's own guard, without the wrapper's: the wrapper's range cases reach the op, which
+/// must report each on the same argument.
+#[test]
+fn guarded_ops_report_the_range_cases_of_their_contract() {
+    let mut checked = Vec::new();
+    for case in violations!(nn_embedding) {
+        if case.rule() != Rule::Range {
+            continue;
+        }
+        let (ids, table) = case.args();
+        let error = candle_contracts::nn::embedding(&ids, &table).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+        checked.push(case.change().to_string());
+    }
+    for case in violations!(nn_cross_entropy) {
+        if !matches!(case.rule(), Rule::Range | Rule::Finite) {
+            continue;
+        }
+        let (logits, target) = case.args();
+        let error = candle_contracts::nn::cross_entropy(&logits, &target).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+        checked.push(case.change().to_string());
+    }
+    assert_eq!(
+        checked,
+        [
+            "ids = -1, one below `0..V` (as i64)",
+            "ids = 1, one above `0..V`",
+            "logits[0, 0] = NaN",
+            "logits[0, 0] = inf",
+            "logits[0, 0] = -inf",
+            "target[0] = -1, one below `0..C` (as i64)",
+            "target[0] = 1, one above `0..C`",
+        ]
+    );
+}

@@ -124,9 +124,12 @@ fn shown(dtype: DType, v: f64) -> String {
     }
 }
 
-/// `[0, 0]`: the index of element 0 of a tensor of `rank` dims.
+/// `x[0, 0]`: element 0 of a tensor `name` of `rank` dims (`x` itself for a scalar).
 fn first_index(name: &str, rank: usize) -> String {
-    let zeros = vec!["0"; rank.max(1)].join(", ");
+    if rank == 0 {
+        return name.to_string();
+    }
+    let zeros = vec!["0"; rank].join(", ");
     format!("{name}[{zeros}]")
 }
 
