@@ -1,6 +1,7 @@
 //! The procedural macros of [candle-contracts](https://docs.rs/candle-contracts): `#[contract]`
-//! and `check!`. Use them through the `candle-contracts` crate, which re-exports them and holds
-//! everything the generated code calls.
+//! and `check!` (and, for the runtime's `proptest` feature, `arbitrary!`, `violations!` and
+//! `assert_contract!`). Use them through the `candle-contracts` crate, which re-exports them
+//! and holds everything the generated code calls.
 //!
 //! Phases, one module each, imports running one way: `syntax` (the contract as written, with
 //! spans), `parse` (its `Parse` impls) and `ctxt` (the error accumulator), which the CLI shares
@@ -9,8 +10,8 @@
 //! dtypes and ranges checked, all errors at once; builds the plan), `expand` (wraps the
 //! function around the plan's table and one guard call), `fallback` (errors plus the original
 //! item), `analysis` (the body read against the contracts it uses: compile-time shape and
-//! dtype errors). `arbitrary` parses `arbitrary!` on its own: it only names a contracted
-//! function, whose guard the runtime asks for the contract.
+//! dtype errors). `arbitrary` parses `arbitrary!`, `violations!` and `assert_contract!` on its
+//! own: they only name a contracted function, whose guard the runtime asks for the contract.
 
 mod analysis;
 mod arbitrary;
