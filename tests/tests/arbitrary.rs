@@ -714,6 +714,24 @@ fn assert_contract_passes_correct_functions() {
     assert_contract!(positions, max_len = 16, heads = 2, cases = 32);
     let weight = Tensor::zeros((13, 5), DType::F32, &candle_core::Device::Cpu).unwrap();
     assert_contract!(Embedding::forward, &Embedding { weight }, cases = 32);
+    // Relations, masks, sequences, derived subjects, `allow_all`, optional tensors and given
+    // bounds: their valid draws pass, and each of their violation cases is reported.
+    assert_contract!(related, cases = 32);
+    assert_contract!(masked, cases = 32);
+    assert_contract!(sequence, cases = 32);
+    let counts: Vec<String> = violations!(sequence)
+        .iter()
+        .map(|case| case.change().to_string())
+        .collect();
+    assert!(
+        counts.contains(&"counts dim 0 = 2, one more than N".to_string()),
+        "the count of `items` binds `N`: {counts:?}"
+    );
+    assert_contract!(distributions, cases = 32);
+    assert_contract!(balanced, cases = 32);
+    assert_contract!(allow_all, cases = 32);
+    assert_contract!(with_bias, cases = 32);
+    assert_contract!(below_k, k = 5, cases = 32);
 }
 
 #[contract(x: f32[N])]

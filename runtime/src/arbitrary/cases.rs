@@ -137,7 +137,7 @@ fn first_index(name: &str, rank: usize) -> String {
 pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
     let spec = plan.spec;
     let mut out = Vec::new();
-    let uses = dim_uses(spec);
+    let uses = dim_uses(spec, draw);
     for (index, clause) in spec.inputs.iter().enumerate() {
         let Subject::Argument(name) = clause.subject else {
             continue;
@@ -242,10 +242,12 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
     out
 }
 
-/// Each named dim's uses in the input clauses, in order: `((clause, position in its shape),
-/// dim)`. A dim that a relation binds before any tensor (`self.n_head = H`) is first used
-/// there, so each of its uses in a shape is checked against it.
-fn dim_uses(spec: &ContractSpec) -> Vec<((usize, usize), u16)> {
+/// Each named dim's uses in the input clauses that bind it in this draw, in order: `((clause,
+/// position in its shape), dim)`. A clause whose tensor is absent (a `None`, an empty
+/// sequence, an optional path) binds nothing, but a sequence's count does. A dim that a relation binds before any tensor
+/// (`self.n_head = H`) is first used there, so each of its uses in a shape is checked
+/// against it.
+fn dim_uses(spec: &ContractSpec, draw: &Draw) -> Vec<((usize, usize), u16)> {
     let mut uses = Vec::new();
     for relation in spec.relations.iter().filter(|r| r.binds) {
         if let [ExprOp::Dim(id)] = relation.lhs {
@@ -253,6 +255,28 @@ fn dim_uses(spec: &ContractSpec) -> Vec<((usize, usize), u16)> {
         }
     }
     for (index, clause) in spec.inputs.iter().enumerate() {
+        let drawn = match clause.subject {
+            Subject::Argument(name) => {
+                let param = spec.params.iter().position(|p| *p == name);
+                param
+                    .and_then(|p| draw.values.get(p))
+                    .and_then(Option::as_ref)
+            }
+            _ => None,
+        };
+        // A sequence's count binds its dim even where the sequence is empty.
+        if let (Some(DimSpec::Named(id)), Some(Drawn::Sequence(_))) = (clause.sequence, drawn) {
+            uses.push(((index, usize::MAX), id));
+        }
+        let present = match (clause.subject, drawn) {
+            (Subject::Argument(_), Some(Drawn::Tensor(_) | Drawn::Optional(Some(_)))) => true,
+            (Subject::Argument(_), Some(Drawn::Sequence(tensors))) => !tensors.is_empty(),
+            (Subject::Argument(_), _) => false,
+            _ => !clause.optional,
+        };
+        if !present {
+            continue;
+        }
         for (at, dim) in clause.shape.iter().enumerate() {
             if let DimSpec::Named(id) = dim {
                 uses.push(((index, at), *id));
