@@ -216,7 +216,8 @@ pub use candle_contracts_macros::assert_contract;
 ///   (`Shape`);
 /// - element 0, one past each bound of each `in` pattern, in the tensor's dtype, where that
 ///   value is no other pattern's and not ignored (`Range`); NaN, +inf and -inf under `finite`
-///   (`Finite`); a value that is not whole under `integral` (`Integral`);
+///   (`Finite`, or `Range` where the clause has `in` patterns: NaN is in none, and the guard
+///   blames the range); a value that is not whole under `integral` (`Integral`);
 /// - every element, to the ignored value, under `ignore` without `allow_all` (`AllIgnored`).
 ///
 /// ```

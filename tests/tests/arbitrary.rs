@@ -703,8 +703,15 @@ fn row_sums(x: &Tensor) -> Result<Tensor> {
     x.sum(1)
 }
 
+#[contract(p: f32[N] in 0.0..=1.0 finite, w: bf16 | f16 [N] in -2.0..2.0 finite integral)]
+fn bounded_and_finite(p: &Tensor, w: &Tensor) -> Result<()> {
+    let _ = (p, w);
+    Ok(())
+}
+
 #[test]
 fn assert_contract_passes_correct_functions() {
+    assert_contract!(bounded_and_finite, cases = 32);
     assert_contract!(column_fixed);
     assert_contract!(row_sums, cases = 64);
     assert_contract!(cross_entropy, cases = 64);

@@ -3,7 +3,8 @@
 //!
 //! Each case changes one tensor of the draw: its dtype (one the clause does not allow), its rank
 //! (a trailing dim of 1), one dim (one more than its literal, its expression or its first use),
-//! or its values (element 0 one past a bound of an `in` pattern; NaN and ±inf under `finite`;
+//! or its values (element 0 one past a bound of an `in` pattern; NaN and ±inf under `finite`,
+//! a `Range` violation where the clause has `in` patterns and a `Finite` one otherwise;
 //! a value that is not whole under `integral`; every element ignored under `ignore` without
 //! `allow_all`). Clauses on fields, derived subjects, sequences and absent `Option`s are not
 //! changed, nor the values of a clause with a `where` mask (a mask could exempt the element).
@@ -406,8 +407,13 @@ fn value_cases(
                 }
             }
             if rule.finite {
+                // The guard blames the range where the clause has one (NaN is in none).
+                let broken = match rule.ranges {
+                    Some(_) => Rule::Range,
+                    None => Rule::Finite,
+                };
                 for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-                    push(Rule::Finite, format!("{at} = {v}"), with(v));
+                    push(broken, format!("{at} = {v}"), with(v));
                 }
             }
             if rule.integral {
