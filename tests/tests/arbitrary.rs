@@ -720,7 +720,25 @@ fn assert_contract_passes_correct_functions() {
     assert_contract!(expressions, cases = 32);
     assert_contract!(positions, max_len = 16, heads = 2, cases = 32);
     let weight = Tensor::zeros((13, 5), DType::F32, &candle_core::Device::Cpu).unwrap();
-    assert_contract!(Embedding::forward, &Embedding { weight }, cases = 32);
+    let embedding = Embedding { weight };
+    assert_contract!(Embedding::forward, &embedding, cases = 32);
+    // `self.weight` binds `V` and `D` first: `scale`'s `D` is checked against it.
+    let changes: Vec<String> = violations!(Embedding::forward, &embedding)
+        .iter()
+        .map(|case| format!("{:?} {}", case.rule(), case.change()))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            "DType ids as f32",
+            "Rank ids with a trailing dim of 1",
+            // No -1: `ids` is a `u32` only.
+            "Range ids[0] = 13, one above `0..V`",
+            "DType scale as i64",
+            "Rank scale with a trailing dim of 1",
+            "Shape scale dim 0 = 6, one more than D",
+        ]
+    );
     // Relations, masks, sequences, derived subjects, `allow_all`, optional tensors and given
     // bounds: their valid draws pass, and each of their violation cases is reported.
     assert_contract!(related, cases = 32);
