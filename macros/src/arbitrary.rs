@@ -1,7 +1,9 @@
 //! `arbitrary!(f, k = 3, dims = [N in 1..=64, C = 10])`: parsed and checked here, expanded to
 //! one call of the runtime's `__private::arbitrary::function` (or `method`, with a receiver),
 //! which asks `f`'s own guard for its contract. Nothing is emitted beside a contracted function
-//! for it: the function's type says which parameters are tensors.
+//! for it: the function's type says which parameters are tensors. `violations!` takes the same
+//! arguments and calls the strategy's `violations`; `assert_contract!` takes them and
+//! `cases = N`, and calls `assert_function` (or `assert_method`).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
@@ -133,7 +135,30 @@ fn path_text(path: &ExprPath) -> String {
         .collect()
 }
 
+/// Which macro is expanded: they share their arguments.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Macro {
+    /// `arbitrary!`: the strategy.
+    Arbitrary,
+    /// `violations!`: the strategy's violation cases.
+    Violations,
+    /// `assert_contract!`: the test, with `cases = N`.
+    AssertContract,
+}
+
 pub fn arbitrary(input: TokenStream) -> TokenStream {
+    expand(Macro::Arbitrary, input)
+}
+
+pub fn violations(input: TokenStream) -> TokenStream {
+    expand(Macro::Violations, input)
+}
+
+pub fn assert_contract(input: TokenStream) -> TokenStream {
+    expand(Macro::AssertContract, input)
+}
+
+fn expand(which: Macro, input: TokenStream) -> TokenStream {
     let input: Input = match syn::parse2(input) {
         Ok(input) => input,
         Err(error) => return fallback(error),
@@ -147,8 +172,15 @@ pub fn arbitrary(input: TokenStream) -> TokenStream {
     let mut given: Vec<String> = Vec::new();
     let mut dims: Vec<String> = Vec::new();
     let mut dims_seen = false;
+    let mut cases = None;
     for (position, item) in input.items.iter().enumerate() {
         match item {
+            Item::Given(ident, value) if which == Macro::AssertContract && ident == "cases" => {
+                if cases.is_some() {
+                    errors.push(syn::Error::new(ident.span(), "`cases` is given twice"));
+                }
+                cases = Some(value);
+            }
             Item::Receiver(expr) if position == 0 => receiver = Some(expr),
             Item::Receiver(expr) => errors.push(syn::Error::new(
                 expr.span(),
@@ -203,9 +235,25 @@ pub fn arbitrary(input: TokenStream) -> TokenStream {
     }
     let function = &input.function;
     let span = function.span();
-    let call = match receiver {
-        None => quote_spanned!(span=> #p::function(#function, #settings)),
-        Some(receiver) => quote_spanned!(span=> #p::method(#function, #receiver, #settings)),
+    let call = match (which, receiver) {
+        (Macro::AssertContract, receiver) => {
+            let cases = match cases {
+                Some(cases) => quote_spanned!(cases.span()=> #cases),
+                None => quote!(256),
+            };
+            match receiver {
+                None => quote_spanned!(span=> #p::assert_function(#function, #settings, #cases)),
+                Some(receiver) => quote_spanned!(span=>
+                    #p::assert_method(#function, #receiver, #settings, #cases)
+                ),
+            }
+        }
+        (_, None) => quote_spanned!(span=> #p::function(#function, #settings)),
+        (_, Some(receiver)) => quote_spanned!(span=> #p::method(#function, #receiver, #settings)),
+    };
+    let call = match which {
+        Macro::Violations => quote!(#call.violations()),
+        _ => call,
     };
     quote! {
         {
@@ -251,6 +299,27 @@ mod tests {
             out.contains("Settings :: new (\"Net::<f32>::forward\")"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn violations_and_assert_contract_share_the_arguments() {
+        let out = violations("loss, k = 3, dims = [N = 2]".parse().expect("tokens")).to_string();
+        assert!(out.contains("function (loss"), "{out}");
+        assert!(out.contains(". violations ()"), "{out}");
+        let out = assert_contract("loss, cases = 16, k = 3".parse().expect("tokens")).to_string();
+        assert!(out.contains("assert_function (loss"), "{out}");
+        assert!(out.contains(", 16)"), "{out}");
+        assert!(!out.contains("\"cases\""), "{out}");
+        let out = assert_contract("Net::forward, &net".parse().expect("tokens")).to_string();
+        assert!(
+            out.contains("assert_method (Net :: forward , & net"),
+            "{out}"
+        );
+        assert!(out.contains(", 256)"), "{out}");
+        // `arbitrary!` gives a parameter named `cases`.
+        assert!(expand("loss, cases = 2").contains(". given (\"cases\" , 2)"));
+        let out = assert_contract("loss, cases = 1, cases = 2".parse().expect("tokens"));
+        assert!(out.to_string().contains("`cases` is given twice"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The procedural macros of [candle-contracts](https://docs.rs/candle-contracts): `#[contract]`
-//! and `check!`. Use them through the `candle-contracts` crate, which re-exports them and holds
-//! everything the generated code calls.
+//! and `check!` (and, for the runtime's `proptest` feature, `arbitrary!`, `violations!` and
+//! `assert_contract!`). Use them through the `candle-contracts` crate, which re-exports them
+//! and holds everything the generated code calls.
 //!
 //! Phases, one module each, imports running one way: `syntax` (the contract as written, with
 //! spans), `parse` (its `Parse` impls) and `ctxt` (the error accumulator), which the CLI shares
@@ -9,8 +10,8 @@
 //! dtypes and ranges checked, all errors at once; builds the plan), `expand` (wraps the
 //! function around the plan's table and one guard call), `fallback` (errors plus the original
 //! item), `analysis` (the body read against the contracts it uses: compile-time shape and
-//! dtype errors). `arbitrary` parses `arbitrary!` on its own: it only names a contracted
-//! function, whose guard the runtime asks for the contract.
+//! dtype errors). `arbitrary` parses `arbitrary!`, `violations!` and `assert_contract!` on its
+//! own: they only name a contracted function, whose guard the runtime asks for the contract.
 
 mod analysis;
 mod arbitrary;
@@ -47,4 +48,18 @@ pub fn check(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn arbitrary(input: TokenStream) -> TokenStream {
     arbitrary::arbitrary(input.into()).into()
+}
+
+/// The inputs of a contracted function that each break one rule of one clause. See the
+/// `candle-contracts` crate (its `proptest` feature).
+#[proc_macro]
+pub fn violations(input: TokenStream) -> TokenStream {
+    arbitrary::violations(input.into()).into()
+}
+
+/// Runs a contracted function on its valid inputs and on inputs that break its contract. See
+/// the `candle-contracts` crate (its `proptest` feature).
+#[proc_macro]
+pub fn assert_contract(input: TokenStream) -> TokenStream {
+    arbitrary::assert_contract(input.into()).into()
 }

@@ -34,7 +34,8 @@
 //! - [`Mode`], [`set_mode`] and `CANDLE_CONTRACTS=full|shapes|off`: how much is checked.
 //! - [`nn`]: candle-nn's functions that index with user data, guarded, with their edge cases
 //!   fixed: change one `use` line.
-//! - `arbitrary!` (the `proptest` feature): a contract's valid inputs as a proptest `Strategy`.
+//! - `arbitrary!` (the `proptest` feature): a contract's valid inputs as a proptest `Strategy`;
+//!   `violations!`, inputs that break one rule each; `assert_contract!`, both run as a test.
 
 // The guarded ops in `nn` use the crate's own attribute, whose expansion names
 // `::candle_contracts`.
@@ -163,6 +164,95 @@ pub use candle_contracts_macros::check;
 #[cfg(feature = "proptest")]
 pub use candle_contracts_macros::arbitrary;
 
+/// Runs a contracted function on `arbitrary!`'s inputs and on inputs that break its contract
+/// (the `proptest` feature): a property test written by the contract.
+///
+/// `assert_contract!(f)` takes what `arbitrary!` takes, and `cases = N` (256 by default):
+///
+/// - `f` is called on `N` valid draws (a proptest `TestRunner`), and must succeed: return `Ok`
+///   (the guard checks the `return` clause on what the body returns, so a body whose output
+///   breaks it fails) and not panic. A failing draw is shrunk, then reported with its dims
+///   (`N = 2, D = 1`), each tensor's dtype, shape and, for 16 elements or fewer, values, and
+///   the function's error or panic. These calls are ordinary calls, checked in the process's
+///   mode: with `CANDLE_CONTRACTS=off` the `return` clause is not checked.
+/// - Then every case of `violations!(f)` is given to `f`'s guard, which must report the
+///   case's rule on its subject. The guard is asked in a probe mode that stops before the body,
+///   in `full` mode whatever `CANDLE_CONTRACTS` says: the body never runs on an invalid input.
+///
+/// ```
+/// use candle_contracts::{assert_contract, contract};
+/// use candle_core::{Result, Tensor};
+///
+/// #[contract(x: f32[N, D], return: f32[N])]
+/// fn row_sums(x: &Tensor) -> Result<Tensor> {
+///     x.sum(1)
+/// }
+///
+/// assert_contract!(row_sums, cases = 64);
+/// ```
+///
+/// A function returning a `Result` fails with its error (shown with `{:#}`, so anyhow's
+/// contexts too); one returning a `Tensor`, `Vec<Tensor>`, `Option<Tensor>`, a pair or triple
+/// of tensors, `()`, a number or `bool` fails only by panicking (its guard panics on a
+/// violation).
+///
+/// # Panics
+///
+/// That is how it fails: on the first failing valid draw (shrunk), or listing every violation
+/// case its guard did not report as expected; and as `arbitrary!` (a contract it cannot meet,
+/// a mistake in what it was given). A parameter named `cases` cannot be given through it.
+#[cfg(feature = "proptest")]
+pub use candle_contracts_macros::assert_contract;
+
+/// The inputs of a contracted function that each break one rule of one clause (the `proptest`
+/// feature): a `Vec` of [`ViolationCase`]s, each with the clause, the rule its guard reports,
+/// and the arguments.
+///
+/// `violations!(f)` takes what `arbitrary!` takes. It draws one valid input (deterministic,
+/// shrunk) and, for each tensor clause on an argument, changes one thing:
+///
+/// - its dtype, to one the clause does not allow (`DType`);
+/// - its rank, with a trailing dim of 1, where the shape has no `..` or run (`Rank`);
+/// - one dim, one larger: a literal, an expression, or a named dim at each use after its first
+///   (`Shape`);
+/// - element 0, one past each bound of each `in` pattern, in the tensor's dtype, where that
+///   value is no other pattern's and not ignored (`Range`); NaN, +inf and -inf under `finite`
+///   (`Finite`, or `Range` where the clause has `in` patterns: NaN is in none, and the guard
+///   blames the range); a value that is not whole under `integral` (`Integral`);
+/// - every element, to the ignored value, under `ignore` without `allow_all` (`AllIgnored`).
+///
+/// ```
+/// use candle_contracts::{arbitrary, contract, violations, Rule};
+/// use candle_core::{Result, Tensor};
+///
+/// #[contract(logits: f32[N, C], target: u32[N] in 0..C)]
+/// fn loss(logits: &Tensor, target: &Tensor) -> Result<()> {
+///     Ok(())
+/// }
+///
+/// let cases = violations!(loss);
+/// let range = cases.iter().find(|c| c.rule() == Rule::Range).unwrap();
+/// assert_eq!(range.clause(), "target: u32[N] in 0..C");
+/// let (logits, target) = range.args();
+/// let error = loss(&logits, &target).unwrap_err();
+/// let error = candle_contracts::ContractError::find_in(&error).unwrap();
+/// assert!(range.is_reported_by(error));
+/// ```
+///
+/// Not changed: clauses on fields (`self.weight`), derived subjects, sequences and absent
+/// `Option` tensors; the values of a clause with a `where` mask (the mask could exempt the
+/// element); relations; devices and `contiguous`.
+///
+/// # Panics
+///
+/// As `arbitrary!`, and where `arbitrary!`'s strategy would report a mistake in what it was
+/// given.
+#[cfg(feature = "proptest")]
+pub use candle_contracts_macros::violations;
+
+#[cfg(feature = "proptest")]
+pub use arbitrary::ViolationCase;
+
 pub use error::{ContractError, Counts, DimBinding, DimSource, Rule, Value, Violation};
 pub use mode::{MODE_ENV_VAR, Mode, ParseModeError, mode, set_mode};
 pub use spec::Subject;
@@ -202,6 +292,8 @@ mod tests {
         ("arbitrary::params", include_str!("arbitrary/params.rs")),
         ("arbitrary::values", include_str!("arbitrary/values.rs")),
         ("arbitrary::layout", include_str!("arbitrary/layout.rs")),
+        ("arbitrary::cases", include_str!("arbitrary/cases.rs")),
+        ("arbitrary::render", include_str!("arbitrary/render.rs")),
         ("arbitrary", include_str!("arbitrary/mod.rs")),
         ("__private", include_str!("private.rs")),
         // The guarded ops state their contracts with `check!`, whose expansion names

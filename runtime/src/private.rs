@@ -21,7 +21,7 @@ pub use crate::spec::{
 pub mod arbitrary {
     pub use crate::arbitrary::{
         Append, Arbitrary, ArbitraryTree, ContractedFn, ContractedMethod, Drawn, Gather, Kind,
-        Param, Settings, Slot, function, method,
+        Param, Returned, Settings, Slot, assert_function, assert_method, function, method,
     };
 }
 

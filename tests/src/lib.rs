@@ -19,6 +19,7 @@ pub const DOCTESTED: &[&str] = &[
     "book/src/static-checks.md",
     "book/src/editor.md",
     "book/src/guarded-ops.md",
+    "book/src/contracts-as-tests.md",
     "book/src/cost.md",
     "book/src/debugging.md",
     "book/src/from-python.md",
@@ -53,3 +54,10 @@ doctested! {
     Debugging => "../../book/src/debugging.md",
     FromPython => "../../book/src/from-python.md",
 }
+
+/// The chapter on `assert_contract!`, `violations!` and `arbitrary!`: its samples need the
+/// runtime's `proptest` feature, so they run with this crate's `arbitrary` feature
+/// (`cargo test -p candle-contracts-tests --features arbitrary --doc`).
+#[cfg(all(doctest, feature = "arbitrary"))]
+#[doc = include_str!("../../book/src/contracts-as-tests.md")]
+pub struct ContractsAsTests;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 // The strategy's type, for its count of rejected draws.
 use candle_contracts::__private::arbitrary::Arbitrary;
-use candle_contracts::{arbitrary, contract};
+use candle_contracts::{arbitrary, assert_contract, contract, violations, ContractError, Rule};
 use candle_core::{DType, Result, Tensor};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
@@ -667,4 +667,349 @@ fn draws_per_second() {
         let attention = rate(&arbitrary!(attention));
         println!("run {run}: cross-entropy {loss:.0} draws/s, attention {attention:.0} draws/s");
     }
+}
+
+// --- assert_contract!: the contract as a property test --------------------------------------
+
+/// A planted bug: for `N > 1` the body returns `[N, 1]` where the contract says `[N]`.
+#[test]
+#[should_panic(expected = "N = 2")]
+fn assert_contract_fails_a_planted_bug_with_the_shrunk_dims() {
+    assert_contract!(column);
+}
+
+#[test]
+fn assert_contract_reports_the_shrunk_input_in_the_contracts_terms_and_the_error() {
+    let panic = std::panic::catch_unwind(|| assert_contract!(column, cases = 64))
+        .expect_err("the planted bug fails");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.starts_with("assert_contract!(column) failed on a valid input, shrunk to N = 2:"),
+        "{message}"
+    );
+    assert!(message.contains("\n  x: f32[2] = ["), "{message}");
+    assert!(message.contains("it returned an error:"), "{message}");
+    assert!(message.contains("by its return value"), "{message}");
+    assert!(message.contains("return"), "{message}");
+}
+
+#[contract(x: f32[N], return: f32[N])]
+fn column_fixed(x: &Tensor) -> Result<Tensor> {
+    x.affine(2.0, 1.0)
+}
+
+#[contract(x: f32[N, D], return: f32[N])]
+fn row_sums(x: &Tensor) -> Result<Tensor> {
+    x.sum(1)
+}
+
+#[contract(p: f32[N] in 0.0..=1.0 finite, w: bf16 | f16 [N] in -2.0..2.0 finite integral)]
+fn bounded_and_finite(p: &Tensor, w: &Tensor) -> Result<()> {
+    let _ = (p, w);
+    Ok(())
+}
+
+#[test]
+fn assert_contract_passes_correct_functions() {
+    assert_contract!(bounded_and_finite, cases = 32);
+    assert_contract!(column_fixed);
+    assert_contract!(row_sums, cases = 64);
+    assert_contract!(cross_entropy, cases = 64);
+    assert_contract!(attention, cases = 32);
+    assert_contract!(numbers, num_classes = 4, cases = 32);
+    assert_contract!(expressions, cases = 32);
+    assert_contract!(positions, max_len = 16, heads = 2, cases = 32);
+    let weight = Tensor::zeros((13, 5), DType::F32, &candle_core::Device::Cpu).unwrap();
+    let embedding = Embedding { weight };
+    assert_contract!(Embedding::forward, &embedding, cases = 32);
+    // `self.weight` binds `V` and `D` first: `scale`'s `D` is checked against it.
+    let changes: Vec<String> = violations!(Embedding::forward, &embedding)
+        .iter()
+        .map(|case| format!("{:?} {}", case.rule(), case.change()))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            "DType ids as f32",
+            "Rank ids with a trailing dim of 1",
+            // No -1: `ids` is a `u32` only.
+            "Range ids[0] = 13, one above `0..V`",
+            "DType scale as i64",
+            "Rank scale with a trailing dim of 1",
+            "Shape scale dim 0 = 6, one more than D",
+        ]
+    );
+    // Relations, masks, sequences, derived subjects, `allow_all`, optional tensors and given
+    // bounds: their valid draws pass, and each of their violation cases is reported.
+    assert_contract!(related, cases = 32);
+    assert_contract!(masked, cases = 32);
+    assert_contract!(sequence, cases = 32);
+    let counts: Vec<String> = violations!(sequence)
+        .iter()
+        .map(|case| case.change().to_string())
+        .collect();
+    assert!(
+        counts.contains(&"counts dim 0 = 2, one more than N".to_string()),
+        "the count of `items` binds `N`: {counts:?}"
+    );
+    assert_contract!(distributions, cases = 32);
+    assert_contract!(balanced, cases = 32);
+    assert_contract!(allow_all, cases = 32);
+    assert_contract!(with_bias, cases = 32);
+    assert_contract!(below_k, k = 5, cases = 32);
+}
+
+#[contract(x: f32[N])]
+fn panics_on_two(x: &Tensor) -> Result<()> {
+    assert!(x.dims1()? < 2, "two or more elements");
+    Ok(())
+}
+
+#[test]
+fn assert_contract_reports_a_panicking_body() {
+    let panic = std::panic::catch_unwind(|| assert_contract!(panics_on_two, cases = 64))
+        .expect_err("the body panics");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("shrunk to N = 2:"), "{message}");
+    assert!(
+        message.contains("it panicked:\ntwo or more elements"),
+        "{message}"
+    );
+}
+
+// --- violations!: inputs breaking one rule each ---------------------------------------------
+
+/// Each case as `(clause, rule)`.
+fn listed<V>(cases: &[candle_contracts::ViolationCase<V>]) -> Vec<(String, Rule)> {
+    cases
+        .iter()
+        .map(|case| (case.clause().to_string(), case.rule()))
+        .collect()
+}
+
+#[contract(
+    logits: f32[N, C] finite,
+    target: u32 | i64 [N] in 0..C ignore -100,
+    return: f32[],
+)]
+fn ce_loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    // `LossOptions::default()` ignores -100, as the contract does.
+    candle_contracts::nn::cross_entropy_with(
+        logits,
+        target,
+        candle_contracts::nn::LossOptions::default(),
+    )
+}
+
+#[test]
+fn the_cross_entropy_cases_each_break_one_rule_and_its_guard_reports_it() {
+    let cases = violations!(ce_loss);
+    let logits = "logits: f32[N, C] finite".to_string();
+    let target = "target: u32 | i64 [N] in 0..C ignore -100".to_string();
+    assert_eq!(
+        listed(&cases),
+        [
+            (logits.clone(), Rule::DType),
+            (logits.clone(), Rule::Rank),
+            (logits.clone(), Rule::Finite),
+            (logits.clone(), Rule::Finite),
+            (logits.clone(), Rule::Finite),
+            (target.clone(), Rule::DType),
+            (target.clone(), Rule::Rank),
+            (target.clone(), Rule::Shape),
+            (target.clone(), Rule::Range),
+            (target.clone(), Rule::Range),
+            (target.clone(), Rule::AllIgnored),
+        ]
+    );
+    let changes: Vec<&str> = cases.iter().map(|case| case.change()).collect();
+    assert!(
+        changes.contains(&"target[0] = -1, one below `0..C` (as i64)"),
+        "{changes:?}"
+    );
+    for case in &cases {
+        let (logits, target) = case.args();
+        let error = ce_loss(&logits, &target).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+        assert!(!error.body_ran(), "{case:?}");
+    }
+    assert_contract!(ce_loss, cases = 64);
+}
+
+#[test]
+fn the_attention_cases_each_break_one_rule_and_its_guard_reports_it() {
+    let cases = violations!(attention);
+    let (q, k, v, mask) = (
+        "q: f32[B, H, T, D]",
+        "k: f32[B, H, S, D]",
+        "v: f32[B, H, S, D]",
+        "mask: u8[T, S] in 0..=1",
+    );
+    let expected: Vec<(String, Rule)> = [
+        (q, Rule::DType),
+        (q, Rule::Rank),
+        (k, Rule::DType),
+        (k, Rule::Rank),
+        (k, Rule::Shape), // B
+        (k, Rule::Shape), // H
+        (k, Rule::Shape), // D
+        (v, Rule::DType),
+        (v, Rule::Rank),
+        (v, Rule::Shape), // B
+        (v, Rule::Shape), // H
+        (v, Rule::Shape), // S
+        (v, Rule::Shape), // D
+        (mask, Rule::DType),
+        (mask, Rule::Rank),
+        (mask, Rule::Shape), // T
+        (mask, Rule::Shape), // S
+        (mask, Rule::Range), // 2
+    ]
+    .into_iter()
+    .map(|(clause, rule)| (clause.to_string(), rule))
+    .collect();
+    assert_eq!(listed(&cases), expected);
+    let shapes: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.rule() == Rule::Shape)
+        .map(|c| c.change())
+        .collect();
+    assert!(
+        shapes.contains(&"v dim 2 = 2, one more than S"),
+        "{shapes:?}"
+    );
+    for case in &cases {
+        let (q, k, v, mask) = case.args();
+        let error = attention(&q, &k, &v, &mask).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+    }
+}
+
+/// `ce_loss` with its class range removed: its guard lets a class id past `C` through.
+#[contract(
+    logits: f32[N, C] finite,
+    target: u32 | i64 [N] ignore -100,
+    return: f32[],
+)]
+fn ce_loss_loosened(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    let _ = target;
+    logits.sum_all()
+}
+
+#[test]
+fn a_loosened_guard_misses_exactly_the_cases_of_the_removed_bound() {
+    let cases = violations!(ce_loss);
+    let missed: Vec<String> = cases
+        .iter()
+        .filter(|case| {
+            let (logits, target) = case.args();
+            match ce_loss_loosened(&logits, &target) {
+                Ok(_) => true,
+                Err(error) => {
+                    !ContractError::find_in(&error).is_some_and(|e| case.is_reported_by(e))
+                }
+            }
+        })
+        .map(|case| format!("{:?} {}", case.rule(), case.change()))
+        .collect();
+    assert_eq!(
+        missed,
+        [
+            "Range target[0] = -1, one below `0..C` (as i64)",
+            "Range target[0] = 1, one above `0..C`",
+        ]
+    );
+}
+
+// --- candle_contracts::nn, tested by contracts ----------------------------------------------
+//
+// Each guarded op wrapped in a contract that states what it promises (`return`): the op must
+// accept every input the contract draws, return that, and its guard (called through the
+// wrapper) stands behind the wrapper's own.
+
+#[contract(
+    logits: f32[N, C] finite,
+    target: u32 | i64 [N] in 0..C,
+    return: f32[] finite,
+)]
+fn nn_cross_entropy(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::cross_entropy(logits, target)
+}
+
+#[contract(
+    log_probs: f32[N, C] in ..=0.0,
+    target: u32 | i64 [N] in 0..C,
+    return: f32[] in 0.0.. finite,
+)]
+fn nn_nll(log_probs: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::nll(log_probs, target)
+}
+
+#[contract(
+    probabilities: f32[*S] in 0.0..=1.0,
+    target: f32[*S] in 0.0..=1.0,
+    return: f32[] finite,
+)]
+fn nn_binary_cross_entropy(probabilities: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::binary_cross_entropy(probabilities, target)
+}
+
+#[contract(ids: u32 | i64 [*B] in 0..V, table: f32[V, D], return: f32[*B, D])]
+fn nn_embedding(ids: &Tensor, table: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::embedding(ids, table)
+}
+
+#[contract(source: f32[S, D], ids: u32 | i64 [I] in 0..S, return: f32[I, D])]
+fn nn_index_select(source: &Tensor, ids: &Tensor) -> Result<Tensor> {
+    candle_contracts::nn::index_select(source, ids, 0)
+}
+
+#[test]
+fn guarded_ops_keep_their_contracts_on_every_valid_input() {
+    assert_contract!(nn_cross_entropy, cases = 64);
+    assert_contract!(nn_nll, cases = 64);
+    assert_contract!(nn_binary_cross_entropy, cases = 64);
+    assert_contract!(nn_embedding, cases = 64);
+    assert_contract!(nn_index_select, cases = 64);
+}
+
+/// The op's own guard, without the wrapper's: the wrapper's range cases reach the op, which
+/// must report each on the same argument.
+#[test]
+fn guarded_ops_report_the_range_cases_of_their_contract() {
+    let mut checked = Vec::new();
+    for case in violations!(nn_embedding) {
+        if case.rule() != Rule::Range {
+            continue;
+        }
+        let (ids, table) = case.args();
+        let error = candle_contracts::nn::embedding(&ids, &table).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+        checked.push(case.change().to_string());
+    }
+    for case in violations!(nn_cross_entropy) {
+        if !matches!(case.rule(), Rule::Range | Rule::Finite) {
+            continue;
+        }
+        let (logits, target) = case.args();
+        let error = candle_contracts::nn::cross_entropy(&logits, &target).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+        checked.push(case.change().to_string());
+    }
+    assert_eq!(
+        checked,
+        [
+            "ids = -1, one below `0..V` (as i64)",
+            "ids = 1, one above `0..V`",
+            "logits[0, 0] = NaN",
+            "logits[0, 0] = inf",
+            "logits[0, 0] = -inf",
+            "target[0] = -1, one below `0..C` (as i64)",
+            "target[0] = 1, one above `0..C`",
+        ]
+    );
 }

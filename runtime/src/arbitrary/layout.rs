@@ -121,6 +121,13 @@ pub(crate) struct Layout {
     pub present: Vec<bool>,
 }
 
+/// One draw: its layout, and one value per parameter (`None` for a given one).
+#[derive(Debug, Clone)]
+pub(crate) struct Draw {
+    pub layout: Layout,
+    pub values: Vec<Option<Drawn>>,
+}
+
 /// The line of the contract's text that holds `clause`'s dtypes: the clause as written.
 pub(crate) fn clause_text(spec: &ContractSpec, clause: &ClauseSpec) -> String {
     let at = clause.dtypes_span.start as usize;
@@ -513,7 +520,7 @@ impl Plan {
 
     /// The value rules of `clause` in `layout`, resolved (`None`: it has none, or a bound has
     /// no value; the guard's verdict decides then).
-    fn rule(&self, clause: &ClauseSpec, layout: &Layout) -> Option<Resolved> {
+    pub(crate) fn rule(&self, clause: &ClauseSpec, layout: &Layout) -> Option<Resolved> {
         let values = clause.values?;
         let dim = |id: u16| layout.dims.get(usize::from(id)).copied();
         crate::value::resolve(self.spec, values, &self.bounds, &dim).ok()
@@ -594,13 +601,14 @@ impl Plan {
 
     /// Every draw: a layout where the relations hold, then its tensors; one value per
     /// parameter (`None` for a given one).
-    pub(crate) fn draws(self: &Arc<Self>) -> BoxedStrategy<Vec<Option<Drawn>>> {
+    pub(crate) fn draws(self: &Arc<Self>) -> BoxedStrategy<Draw> {
         let plan = Arc::clone(self);
         Related {
             plan: Arc::clone(self),
             layouts: self.layouts(),
         }
-        .prop_flat_map(move |layout| plan.tensors(&layout))
+        .prop_flat_map(move |layout| (Just(layout.clone()), plan.tensors(&layout)))
+        .prop_map(|(layout, values)| Draw { layout, values })
         .boxed()
     }
 }

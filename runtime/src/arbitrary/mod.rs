@@ -16,8 +16,10 @@
 //! A draw is a [`layout`] (dims, runs, dtypes), kept where the relations hold, then tensors
 //! whose values are drawn per dtype from the clause's rules ([`values`]).
 
+mod cases;
 mod layout;
 mod params;
+mod render;
 mod values;
 
 use std::any::Any;
@@ -27,12 +29,15 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use proptest::strategy::{BoxedStrategy, NewTree, Strategy, ValueTree};
-use proptest::test_runner::{Reason, TestRunner};
+use proptest::test_runner::{Config, Reason, TestCaseError, TestError, TestRunner};
 
+use crate::error::{ContractError, Rule};
 use crate::probe::{self, Ask, Finding, Outcome};
 use crate::spec::{ContractSpec, Subject};
-use layout::{DimSetting, Plan, Problem, SKIPS};
-pub use params::{Append, ContractedFn, ContractedMethod, Drawn, Gather, Kind, Param, Slot};
+use layout::{DimSetting, Draw, Plan, Problem, SKIPS};
+pub use params::{
+    Append, ContractedFn, ContractedMethod, Drawn, Gather, Kind, Param, Returned, Slot,
+};
 
 /// Draws in a row the contract's guard may reject before the contract is reported as one that
 /// `arbitrary!` cannot meet.
@@ -112,7 +117,7 @@ impl Settings {
 pub struct Arbitrary<'r, V> {
     judge: Rc<Judge<'r>>,
     convert: fn(Vec<Option<Drawn>>) -> V,
-    draws: Result<BoxedStrategy<Vec<Option<Drawn>>>, String>,
+    draws: Result<(Arc<Plan>, BoxedStrategy<Draw>), String>,
 }
 
 impl<V> Arbitrary<'_, V> {
@@ -150,7 +155,7 @@ pub fn function<F, M>(f: F, settings: Settings) -> Arbitrary<'static, F::Value>
 where
     F: ContractedFn<M> + 'static,
 {
-    let call: Call<'static> = Box::new(move |slots: &[Slot<'_>]| f.call_with(slots));
+    let call: Call<'static> = Box::new(move |slots: &[Slot<'_>]| f.call_with(slots).map(drop));
     build(call, F::kinds(), F::value, settings)
 }
 
@@ -162,7 +167,7 @@ where
     S: ?Sized,
     F: ContractedMethod<S, M> + 'r,
 {
-    let call: Call<'r> = Box::new(move |slots: &[Slot<'_>]| f.call_with(receiver, slots));
+    let call: Call<'r> = Box::new(move |slots: &[Slot<'_>]| f.call_with(receiver, slots).map(drop));
     build(call, F::kinds(), F::value, settings)
 }
 
@@ -180,7 +185,11 @@ fn build<'r, V>(
         rejected: Cell::new(0),
     };
     let draws = match judge.prepare(&kinds, settings) {
-        Ok(plan) => Ok(Arc::new(plan).draws()),
+        Ok(plan) => {
+            let plan = Arc::new(plan);
+            let draws = plan.draws();
+            Ok((plan, draws))
+        }
         Err(Problem::Misuse(message)) => Err(message),
         Err(Problem::Unsatisfiable(message)) => panic!("{message}"),
     };
@@ -350,14 +359,17 @@ impl Judge<'_> {
 
     /// The guard's verdict on a draw; `Err` says why it was rejected.
     fn verdict(&self, drawn: &[Option<Drawn>]) -> Result<(), String> {
+        self.answer(drawn)?.map_err(|error| error.to_string())
+    }
+
+    /// The guard's own answer on a draw, in `full` mode; `Err`: the guard gave none, and why.
+    fn answer(&self, drawn: &[Option<Drawn>]) -> Result<Result<(), ContractError>, String> {
         let Some(spec) = self.spec else {
             return Err("the contract is unknown".to_string());
         };
         let slots = self.slots(drawn);
         match self.probe(Ask::Verdict(spec), Vec::new(), &slots) {
-            (Outcome::Found(Finding::Verdict(verdict)), _) => {
-                verdict.map_err(|error| error.to_string())
-            }
+            (Outcome::Found(Finding::Verdict(verdict)), _) => Ok(verdict),
             (_, Some(failed)) => Err(failed),
             (Outcome::Panicked(message), _) => Err(format!(
                 "the call panicked before its guard's verdict: {message}"
@@ -376,7 +388,7 @@ impl<'r, V: Debug> Strategy for Arbitrary<'r, V> {
     type Value = V;
 
     fn new_tree(&self, runner: &mut TestRunner) -> NewTree<Self> {
-        let draws = self
+        let (_, draws) = self
             .draws
             .as_ref()
             .map_err(|message| Reason::from(message.clone()))?;
@@ -384,7 +396,7 @@ impl<'r, V: Debug> Strategy for Arbitrary<'r, V> {
         for _ in 0..DRAW_TRIES {
             let tree = draws.new_tree(runner)?;
             let drawn = tree.current();
-            match self.judge.verdict(&drawn) {
+            match self.judge.verdict(&drawn.values) {
                 Ok(()) => {
                     return Ok(ArbitraryTree {
                         judge: Rc::clone(&self.judge),
@@ -413,9 +425,9 @@ impl<'r, V: Debug> Strategy for Arbitrary<'r, V> {
 pub struct ArbitraryTree<'r, V> {
     judge: Rc<Judge<'r>>,
     convert: fn(Vec<Option<Drawn>>) -> V,
-    tree: Box<dyn ValueTree<Value = Vec<Option<Drawn>>>>,
+    tree: Box<dyn ValueTree<Value = Draw>>,
     /// The last draw the guard accepted: the current value.
-    accepted: Vec<Option<Drawn>>,
+    accepted: Draw,
 }
 
 impl<V> Debug for ArbitraryTree<'_, V> {
@@ -428,13 +440,13 @@ impl<V> Debug for ArbitraryTree<'_, V> {
 }
 
 impl<V> ArbitraryTree<'_, V> {
-    fn step(&mut self, step: fn(&mut dyn ValueTree<Value = Vec<Option<Drawn>>>) -> bool) -> bool {
+    fn step(&mut self, step: fn(&mut dyn ValueTree<Value = Draw>) -> bool) -> bool {
         for _ in 0..SKIPS {
             if !step(&mut *self.tree) {
                 return false;
             }
             let drawn = self.tree.current();
-            if self.judge.verdict(&drawn).is_ok() {
+            if self.judge.verdict(&drawn.values).is_ok() {
                 self.accepted = drawn;
                 return true;
             }
@@ -447,7 +459,7 @@ impl<V: Debug> ValueTree for ArbitraryTree<'_, V> {
     type Value = V;
 
     fn current(&self) -> V {
-        (self.convert)(self.accepted.clone())
+        (self.convert)(self.accepted.values.clone())
     }
 
     fn simplify(&mut self) -> bool {
@@ -456,6 +468,267 @@ impl<V: Debug> ValueTree for ArbitraryTree<'_, V> {
 
     fn complicate(&mut self) -> bool {
         self.step(|tree| tree.complicate())
+    }
+}
+
+/// How many steps the base draw of `violations!` shrinks at most: its cases are small.
+const BASE_SHRINKS: usize = 4096;
+
+/// One input of a contracted function that breaks one rule of one clause, and what the guard
+/// must answer: a value of `violations!(f)`.
+///
+/// The input is a valid draw of `arbitrary!` with one tensor changed: its dtype, its rank, one
+/// dim, or its values (see `violations!`).
+pub struct ViolationCase<V> {
+    case: cases::Case,
+    convert: fn(Vec<Option<Drawn>>) -> V,
+}
+
+impl<V> ViolationCase<V> {
+    /// The broken clause as the contract's text writes it, subject included:
+    /// `target: u32[N] in 0..C`.
+    pub fn clause(&self) -> &str {
+        &self.case.clause
+    }
+
+    /// The subject the guard blames: the argument whose tensor was changed, as the contract
+    /// names it (what [`Violation::argument`](crate::Violation::argument) returns).
+    pub fn subject(&self) -> &'static str {
+        self.case.subject
+    }
+
+    /// The rule the guard reports for this input.
+    pub fn rule(&self) -> Rule {
+        self.case.rule
+    }
+
+    /// What was changed, in words: `target[0] = 4, one above \`0..C\``.
+    pub fn change(&self) -> &str {
+        &self.case.change
+    }
+
+    /// The arguments, as `arbitrary!` yields them: a tuple of the drawn parameters.
+    pub fn args(&self) -> V {
+        (self.convert)(self.case.values.clone())
+    }
+
+    /// Whether `error` reports this case: one of its violations is of [`rule`](Self::rule) on
+    /// [`subject`](Self::subject).
+    pub fn is_reported_by(&self, error: &ContractError) -> bool {
+        error
+            .violations()
+            .iter()
+            .any(|v| v.argument() == self.case.subject && v.rule() == self.case.rule)
+    }
+}
+
+impl<V> Debug for ViolationCase<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ViolationCase")
+            .field("clause", &self.case.clause)
+            .field("subject", &self.case.subject)
+            .field("rule", &self.case.rule)
+            .field("change", &self.case.change)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<V: Debug> Arbitrary<'_, V> {
+    /// The draw the violation cases start from: the first of a deterministic runner, shrunk.
+    fn base(&self) -> Result<(Arc<Plan>, Draw), String> {
+        let (plan, _) = self.draws.as_ref().map_err(Clone::clone)?;
+        let mut runner = TestRunner::deterministic();
+        let mut tree = self.new_tree(&mut runner).map_err(|r| r.to_string())?;
+        for _ in 0..BASE_SHRINKS {
+            if !tree.simplify() {
+                break;
+            }
+        }
+        Ok((Arc::clone(plan), tree.accepted))
+    }
+
+    /// The inputs that break one rule of one clause each (what `violations!` returns).
+    ///
+    /// # Panics
+    ///
+    /// As `arbitrary!`'s strategy, and where it would report an error (a mistake in what
+    /// `violations!` was given): with that message.
+    pub fn violations(&self) -> Vec<ViolationCase<V>> {
+        let (plan, base) = self
+            .base()
+            .unwrap_or_else(|message| panic!("violations!({}): {message}", self.judge.name));
+        cases::cases(&plan, &base)
+            .into_iter()
+            .map(|case| ViolationCase {
+                case,
+                convert: self.convert,
+            })
+            .collect()
+    }
+}
+
+type Run<'r> = Box<dyn Fn(&[Slot<'_>]) -> Result<Option<String>, String> + 'r>;
+
+/// `assert_contract!(f)`: runs `f` on `cases` valid draws and every violation case.
+#[track_caller]
+pub fn assert_function<F, M>(f: F, settings: Settings, cases: u32)
+where
+    F: ContractedFn<M> + Clone + 'static,
+    F::Ret: Returned,
+{
+    let called = f.clone();
+    let call: Call<'static> = Box::new(move |slots: &[Slot<'_>]| called.call_with(slots).map(drop));
+    let run: Run<'static> =
+        Box::new(move |slots: &[Slot<'_>]| f.call_with(slots).map(|r| r.failure()));
+    let strategy = build(call, F::kinds(), |drawn| drawn, settings);
+    assert_contract(&strategy, &run, cases);
+}
+
+/// `assert_contract!(Type::method, &receiver)`: as [`assert_function`], on `receiver`.
+#[track_caller]
+pub fn assert_method<'r, S, F, M>(f: F, receiver: &'r S, settings: Settings, cases: u32)
+where
+    S: ?Sized,
+    F: ContractedMethod<S, M> + Clone + 'r,
+    F::Ret: Returned,
+{
+    let called = f.clone();
+    let call: Call<'r> =
+        Box::new(move |slots: &[Slot<'_>]| called.call_with(receiver, slots).map(drop));
+    let run: Run<'r> =
+        Box::new(move |slots: &[Slot<'_>]| f.call_with(receiver, slots).map(|r| r.failure()));
+    let strategy = build(call, F::kinds(), |drawn| drawn, settings);
+    assert_contract(&strategy, &run, cases);
+}
+
+/// Why a call on a valid draw failed: its error, its panic, or a slot that did not fit.
+fn run_once(run: &Run<'_>, slots: &[Slot<'_>]) -> Option<String> {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(slots)));
+    match outcome {
+        Ok(Ok(None)) => None,
+        Ok(Ok(Some(error))) => Some(format!("it returned an error:\n{error}")),
+        Ok(Err(mismatch)) => Some(mismatch),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string());
+            Some(format!("it panicked:\n{message}"))
+        }
+    }
+}
+
+#[track_caller]
+fn assert_contract(strategy: &Arbitrary<'_, Vec<Option<Drawn>>>, run: &Run<'_>, cases: u32) {
+    let judge = &strategy.judge;
+    let name = judge.name;
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let result = runner.run(&DrawOf(strategy), |draw| {
+        let slots = judge.slots(&draw.values);
+        match run_once(run, &slots) {
+            None => Ok(()),
+            Some(why) => Err(TestCaseError::fail(why)),
+        }
+    });
+    match result {
+        Ok(()) => {}
+        Err(TestError::Abort(reason)) => panic!("assert_contract!({name}): {reason}"),
+        Err(TestError::Fail(why, draw)) => {
+            let Some(spec) = judge.spec else {
+                panic!("assert_contract!({name}): {why}");
+            };
+            panic!(
+                "assert_contract!({name}) failed on a valid input, shrunk to {}:\n{}{why}",
+                render::dims(spec, &draw.layout),
+                render::values(spec, &draw.values),
+            );
+        }
+    }
+    let mut missed = Vec::new();
+    let violations = strategy.violations();
+    for case in &violations {
+        match judge.answer(&case.case.values) {
+            Ok(Err(error)) if case.is_reported_by(&error) => {}
+            Ok(Err(error)) => missed.push(format!(
+                "- `{}` with {}: expected a {:?} violation of `{}`; the guard reported:\n{error}",
+                case.clause(),
+                case.change(),
+                case.rule(),
+                case.subject()
+            )),
+            Ok(Ok(())) => missed.push(format!(
+                "- `{}` with {}: expected a {:?} violation of `{}`; the guard accepted it",
+                case.clause(),
+                case.change(),
+                case.rule(),
+                case.subject()
+            )),
+            Err(why) => missed.push(format!(
+                "- `{}` with {}: expected a {:?} violation of `{}`; the guard gave no answer: \
+                 {why}",
+                case.clause(),
+                case.change(),
+                case.rule(),
+                case.subject()
+            )),
+        }
+    }
+    if !missed.is_empty() {
+        panic!(
+            "assert_contract!({name}): {} of {} violation cases were not reported as expected:\n{}",
+            missed.len(),
+            violations.len(),
+            missed.join("\n")
+        );
+    }
+}
+
+/// The strategy's draws with their layouts (for `assert_contract!`'s message).
+struct DrawOf<'a, 'r>(&'a Arbitrary<'r, Vec<Option<Drawn>>>);
+
+impl Debug for DrawOf<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<'a, 'r> Strategy for DrawOf<'a, 'r> {
+    type Tree = DrawTree<'r>;
+    type Value = Draw;
+
+    fn new_tree(&self, runner: &mut TestRunner) -> NewTree<Self> {
+        self.0.new_tree(runner).map(DrawTree)
+    }
+}
+
+/// A tree of [`DrawOf`]: the accepted draw, layout included.
+struct DrawTree<'r>(ArbitraryTree<'r, Vec<Option<Drawn>>>);
+
+impl Debug for DrawTree<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl ValueTree for DrawTree<'_> {
+    type Value = Draw;
+
+    fn current(&self) -> Draw {
+        self.0.accepted.clone()
+    }
+
+    fn simplify(&mut self) -> bool {
+        self.0.simplify()
+    }
+
+    fn complicate(&mut self) -> bool {
+        self.0.complicate()
     }
 }
 

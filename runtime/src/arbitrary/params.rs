@@ -432,6 +432,50 @@ where
     }
 }
 
+/// What a contracted function returns, read by `assert_contract!`: a `Result` fails with its
+/// error; the other types it takes never fail (the guard of a function that does not return a
+/// `Result` panics on a violation, and `assert_contract!` reports the panic).
+#[diagnostic::on_unimplemented(
+    message = "`assert_contract!` cannot tell whether a call returning `{Self}` failed",
+    label = "this function's return type",
+    note = "`assert_contract!` takes a function returning a `Result` whose error implements \
+            `Display`, a `Tensor`, `Vec<Tensor>`, `Option<Tensor>`, a tuple of two or three \
+            tensors, `()`, a number or `bool`"
+)]
+pub trait Returned {
+    /// The error, as its `{:#}` text (anyhow's chain of contexts included); `None` for a
+    /// success.
+    fn failure(&self) -> Option<String>;
+}
+
+impl<T, E: std::fmt::Display> Returned for Result<T, E> {
+    fn failure(&self) -> Option<String> {
+        self.as_ref().err().map(|error| format!("{error:#}"))
+    }
+}
+
+macro_rules! never_fails {
+    ($($t:ty),*) => {$(
+        impl Returned for $t {
+            fn failure(&self) -> Option<String> {
+                None
+            }
+        }
+    )*};
+}
+never_fails!(
+    (),
+    Tensor,
+    Vec<Tensor>,
+    Option<Tensor>,
+    (Tensor, Tensor),
+    (Tensor, Tensor, Tensor),
+    f32,
+    f64,
+    usize,
+    bool
+);
+
 /// A contracted function `arbitrary!` can draw inputs for: every parameter a [`Param`], and a
 /// return type that does not borrow from them. `M` is the signature, for inference.
 #[diagnostic::on_unimplemented(
@@ -446,11 +490,13 @@ where
 pub trait ContractedFn<M> {
     /// The tuple of the drawn parameters' values, in order.
     type Value: Debug;
+    /// What the function returns.
+    type Ret;
     /// How each parameter is filled, in order.
     fn kinds() -> Vec<Kind>;
-    /// Calls the function with one slot per parameter, dropping what it returns. `Err` when a
-    /// slot does not fit its parameter (nothing is called then).
-    fn call_with(&self, slots: &[Slot<'_>]) -> Result<(), String>;
+    /// Calls the function with one slot per parameter and returns what it returns. `Err` when
+    /// a slot does not fit its parameter (nothing is called then).
+    fn call_with(&self, slots: &[Slot<'_>]) -> Result<Self::Ret, String>;
     /// The strategy's value from what was drawn, one entry per parameter.
     fn value(drawn: Vec<Option<Drawn>>) -> Self::Value;
 }
@@ -468,11 +514,13 @@ pub trait ContractedFn<M> {
 pub trait ContractedMethod<S: ?Sized, M> {
     /// The tuple of the drawn parameters' values, in order.
     type Value: Debug;
+    /// What the method returns.
+    type Ret;
     /// How each parameter but the receiver is filled, in order.
     fn kinds() -> Vec<Kind>;
     /// Calls the method on `receiver` with one slot per other parameter; see
     /// [`ContractedFn::call_with`].
-    fn call_with(&self, receiver: &S, slots: &[Slot<'_>]) -> Result<(), String>;
+    fn call_with(&self, receiver: &S, slots: &[Slot<'_>]) -> Result<Self::Ret, String>;
     /// The strategy's value from what was drawn, one entry per parameter but the receiver.
     fn value(drawn: Vec<Option<Drawn>>) -> Self::Value;
 }
@@ -496,13 +544,14 @@ macro_rules! contracted {
             <nest!($($p),*) as Gather<()>>::Value: Debug,
         {
             type Value = <nest!($($p),*) as Gather<()>>::Value;
+            type Ret = Ret;
 
             fn kinds() -> Vec<Kind> {
                 vec![$($p::KIND),*]
             }
 
             #[allow(non_snake_case, unused_variables, unused_mut)]
-            fn call_with(&self, slots: &[Slot<'_>]) -> Result<(), String> {
+            fn call_with(&self, slots: &[Slot<'_>]) -> Result<Ret, String> {
                 $(let mut $h = $p::hold(slot(slots, $i))?;)*
                 // As many parameters as the user's function.
                 #[allow(clippy::too_many_arguments)]
@@ -512,8 +561,7 @@ macro_rules! contracted {
                 {
                     f($($h),*)
                 }
-                drop(call::<Func, Ret, $($p::Lent<'_>),*>(self, $($p::lend(&mut $h)),*));
-                Ok(())
+                Ok(call::<Func, Ret, $($p::Lent<'_>),*>(self, $($p::lend(&mut $h)),*))
             }
 
             fn value(drawn: Vec<Option<Drawn>>) -> Self::Value {
@@ -529,13 +577,14 @@ macro_rules! contracted {
             <nest!($($p),*) as Gather<()>>::Value: Debug,
         {
             type Value = <nest!($($p),*) as Gather<()>>::Value;
+            type Ret = Ret;
 
             fn kinds() -> Vec<Kind> {
                 vec![$($p::KIND),*]
             }
 
             #[allow(non_snake_case, unused_variables, unused_mut)]
-            fn call_with(&self, receiver: &Recv, slots: &[Slot<'_>]) -> Result<(), String> {
+            fn call_with(&self, receiver: &Recv, slots: &[Slot<'_>]) -> Result<Ret, String> {
                 $(let mut $h = $p::hold(slot(slots, $i))?;)*
                 #[allow(clippy::too_many_arguments)]
                 fn call<Func, Ret, Recv: ?Sized, $($p),*>(
@@ -548,12 +597,11 @@ macro_rules! contracted {
                 {
                     f(receiver, $($h),*)
                 }
-                drop(call::<Func, Ret, Recv, $($p::Lent<'_>),*>(
+                Ok(call::<Func, Ret, Recv, $($p::Lent<'_>),*>(
                     self,
                     receiver,
                     $($p::lend(&mut $h)),*
-                ));
-                Ok(())
+                ))
             }
 
             fn value(drawn: Vec<Option<Drawn>>) -> Self::Value {

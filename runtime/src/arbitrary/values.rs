@@ -72,7 +72,7 @@ fn typed<C: Compare>(interval: Interval, finite: bool) -> Option<(C, C, bool, bo
 
 /// Every pattern of `rule` as typed intervals; a rule without `in` is one interval open at both
 /// ends.
-fn intervals<C: Compare>(rule: &Resolved) -> Vec<(C, C, bool, bool)> {
+pub(crate) fn intervals<C: Compare>(rule: &Resolved) -> Vec<(C, C, bool, bool)> {
     let everything = Interval {
         lo: None,
         hi: None,
@@ -146,7 +146,7 @@ pub(crate) fn round_to(dtype: DType, v: f64) -> f64 {
 }
 
 /// The next value of `dtype` above `v`, a value of the dtype.
-fn next_up(dtype: DType, v: f64) -> f64 {
+pub(crate) fn next_up(dtype: DType, v: f64) -> f64 {
     let half_up = |bits: u16| -> u16 {
         match bits {
             // -0 and +0: the smallest positive value.
@@ -167,18 +167,18 @@ fn next_up(dtype: DType, v: f64) -> f64 {
 }
 
 /// The next value of `dtype` below `v`, a value of the dtype.
-fn next_down(dtype: DType, v: f64) -> f64 {
+pub(crate) fn next_down(dtype: DType, v: f64) -> f64 {
     -next_up(dtype, -v)
 }
 
 /// The smallest value of `dtype` at or above `v`.
-fn at_or_above(dtype: DType, v: f64) -> f64 {
+pub(crate) fn at_or_above(dtype: DType, v: f64) -> f64 {
     let r = round_to(dtype, v);
     if r < v { next_up(dtype, r) } else { r }
 }
 
 /// The largest value of `dtype` at or below `v`.
-fn at_or_below(dtype: DType, v: f64) -> f64 {
+pub(crate) fn at_or_below(dtype: DType, v: f64) -> f64 {
     let r = round_to(dtype, v);
     if r > v { next_down(dtype, r) } else { r }
 }
@@ -395,7 +395,11 @@ where
 }
 
 /// A CPU tensor of `shape` and `dtype` from integer values (each within the dtype's range).
-fn int_tensor(values: Vec<i64>, shape: &[usize], dtype: DType) -> candle_core::Result<Tensor> {
+pub(crate) fn int_tensor(
+    values: Vec<i64>,
+    shape: &[usize],
+    dtype: DType,
+) -> candle_core::Result<Tensor> {
     let device = &Device::Cpu;
     match dtype {
         DType::U8 => Tensor::from_vec(values.iter().map(|&v| v as u8).collect(), shape, device),
@@ -407,7 +411,11 @@ fn int_tensor(values: Vec<i64>, shape: &[usize], dtype: DType) -> candle_core::R
 }
 
 /// A CPU tensor of `shape` and `dtype` from float values (each a value of the dtype).
-fn float_tensor(values: Vec<f64>, shape: &[usize], dtype: DType) -> candle_core::Result<Tensor> {
+pub(crate) fn float_tensor(
+    values: Vec<f64>,
+    shape: &[usize],
+    dtype: DType,
+) -> candle_core::Result<Tensor> {
     let device = &Device::Cpu;
     match dtype {
         DType::F16 => Tensor::from_vec(

@@ -1,0 +1,467 @@
+//! `violations!(f)`: from one valid draw, inputs that break exactly one rule of one clause, and
+//! the rule the guard must report for each.
+//!
+//! Each case changes one tensor of the draw: its dtype (one the clause does not allow), its rank
+//! (a trailing dim of 1), one dim (one more than its literal, its expression or its first use),
+//! or its values (element 0 one past a bound of an `in` pattern; NaN and ±inf under `finite`,
+//! a `Range` violation where the clause has `in` patterns and a `Finite` one otherwise;
+//! a value that is not whole under `integral`; every element ignored under `ignore` without
+//! `allow_all`). Clauses on fields, derived subjects, sequences and absent `Option`s are not
+//! changed, nor the values of a clause with a `where` mask (a mask could exempt the element).
+
+use candle_core::{DType, Tensor};
+
+use super::layout::{Draw, Plan, clause_text};
+use super::params::Drawn;
+use super::values::{
+    DRAWN_DTYPES, at_or_above, at_or_below, float_tensor, int_tensor, intervals, next_down,
+    next_up, round_to,
+};
+use crate::error::Rule;
+use crate::rule::{Compare, Ignore, Resolved};
+use crate::spec::{ContractSpec, DTypeSet, DimSpec, ExprOp, Subject};
+
+/// One input that breaks one rule: the clause as written, the subject the guard blames, the
+/// rule it reports, what was changed, and the parameters' values.
+#[derive(Debug, Clone)]
+pub(crate) struct Case {
+    pub clause: String,
+    pub subject: &'static str,
+    pub rule: Rule,
+    pub change: String,
+    pub values: Vec<Option<Drawn>>,
+}
+
+/// A dtype of each kind that a clause may not allow, tried in order.
+const WRONG_DTYPES: [DType; 9] = [
+    DType::F32,
+    DType::I64,
+    DType::U32,
+    DType::F64,
+    DType::U8,
+    DType::F16,
+    DType::BF16,
+    DType::I32,
+    DType::I16,
+];
+
+/// The integer dtypes, with their ranges.
+fn int_range(dtype: DType) -> Option<(i128, i128)> {
+    match dtype {
+        DType::U8 => Some((0, u8::MAX.into())),
+        DType::U32 => Some((0, u32::MAX.into())),
+        DType::I16 => Some((i16::MIN.into(), i16::MAX.into())),
+        DType::I32 => Some((i32::MIN.into(), i32::MAX.into())),
+        DType::I64 => Some((i64::MIN.into(), i64::MAX.into())),
+        _ => None,
+    }
+}
+
+/// A tensor's elements, row-major: exactly, as `i64` for an integer dtype and `f64` for a float
+/// one.
+enum Elements {
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+}
+
+fn read(tensor: &Tensor) -> candle_core::Result<Elements> {
+    let flat = tensor.flatten_all()?;
+    Ok(if int_range(tensor.dtype()).is_some() {
+        Elements::Int(flat.to_dtype(DType::I64)?.to_vec1()?)
+    } else {
+        Elements::Float(flat.to_dtype(DType::F64)?.to_vec1()?)
+    })
+}
+
+/// The integer bounds of `rule`'s patterns in `dtype`, as closed intervals with their open ends.
+fn int_intervals(dtype: DType, rule: &Resolved) -> Vec<(i128, i128, bool, bool)> {
+    fn widen<C: Compare + Into<i64>>(rule: &Resolved) -> Vec<(i128, i128, bool, bool)> {
+        intervals::<C>(rule)
+            .into_iter()
+            .map(|(lo, hi, lo_open, hi_open)| {
+                (lo.into().into(), hi.into().into(), lo_open, hi_open)
+            })
+            .collect()
+    }
+    match dtype {
+        DType::U8 => widen::<u8>(rule),
+        DType::U32 => widen::<u32>(rule),
+        DType::I16 => widen::<i16>(rule),
+        DType::I32 => widen::<i32>(rule),
+        _ => widen::<i64>(rule),
+    }
+}
+
+/// The float bounds of `rule`'s patterns in `dtype`: values of the dtype, with their open ends.
+fn float_intervals(dtype: DType, rule: &Resolved) -> Vec<(f64, f64, bool, bool)> {
+    let typed: Vec<(f64, f64, bool, bool)> = match dtype {
+        DType::F64 => intervals::<f64>(rule),
+        _ => intervals::<f32>(rule)
+            .into_iter()
+            .map(|(lo, hi, a, b)| (f64::from(lo), f64::from(hi), a, b))
+            .collect(),
+    };
+    typed
+        .into_iter()
+        .map(|(lo, hi, a, b)| (at_or_above(dtype, lo), at_or_below(dtype, hi), a, b))
+        .collect()
+}
+
+/// Whether `v` is one of `rule`'s ignored values in `dtype`.
+fn ignored(rule: &Resolved, dtype: DType, v: f64) -> bool {
+    rule.ignore.iter().any(|ignore| match ignore {
+        Ignore::Value(num) => num.approx() == v,
+        Ignore::Max => int_range(dtype).is_some_and(|(_, max)| max as f64 == v),
+    })
+}
+
+/// A float value of `dtype` as that dtype prints it (`-1e-45`, not its `f64` digits).
+fn shown(dtype: DType, v: f64) -> String {
+    match dtype {
+        DType::F32 => format!("{:?}", v as f32),
+        DType::F16 => format!("{:?}", half::f16::from_f64(v)),
+        DType::BF16 => format!("{:?}", half::bf16::from_f64(v)),
+        _ => format!("{v:?}"),
+    }
+}
+
+/// `x[0, 0]`: element 0 of a tensor `name` of `rank` dims (`x` itself for a scalar).
+fn first_index(name: &str, rank: usize) -> String {
+    if rank == 0 {
+        return name.to_string();
+    }
+    let zeros = vec!["0"; rank].join(", ");
+    format!("{name}[{zeros}]")
+}
+
+/// The cases of one draw of `plan`'s contract.
+pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
+    let spec = plan.spec;
+    let mut out = Vec::new();
+    let uses = dim_uses(spec, draw);
+    for (index, clause) in spec.inputs.iter().enumerate() {
+        let Subject::Argument(name) = clause.subject else {
+            continue;
+        };
+        if clause.sequence.is_some() {
+            continue;
+        }
+        let Some(param) = spec.params.iter().position(|p| *p == name) else {
+            continue;
+        };
+        let tensor = match draw.values.get(param) {
+            Some(Some(Drawn::Tensor(tensor) | Drawn::Optional(Some(tensor)))) => tensor,
+            _ => continue,
+        };
+        let text = clause_text(spec, clause);
+        let mut push = |rule: Rule, change: String, changed: candle_core::Result<Tensor>| {
+            // A tensor candle cannot build on the CPU is no case (never for these changes).
+            let Ok(changed) = changed else {
+                return;
+            };
+            let mut values = draw.values.clone();
+            values[param] = Some(match &draw.values[param] {
+                Some(Drawn::Optional(_)) => Drawn::Optional(Some(changed)),
+                _ => Drawn::Tensor(changed),
+            });
+            out.push(Case {
+                clause: text.clone(),
+                subject: name,
+                rule,
+                change,
+                values,
+            });
+        };
+        if let Some(wrong) = WRONG_DTYPES
+            .into_iter()
+            .find(|d| !clause.dtypes.contains(*d))
+        {
+            push(
+                Rule::DType,
+                format!("{name} as {}", wrong.as_str()),
+                tensor.to_dtype(wrong),
+            );
+        }
+        let fixed_rank = !clause
+            .shape
+            .iter()
+            .any(|d| matches!(d, DimSpec::Rest | DimSpec::Run(_)));
+        if fixed_rank {
+            push(
+                Rule::Rank,
+                format!("{name} with a trailing dim of 1"),
+                tensor.unsqueeze(tensor.rank()),
+            );
+        }
+        for (at, position) in positions(clause.shape, tensor.rank()) {
+            let blamed = match clause.shape[at] {
+                DimSpec::Fixed(_) | DimSpec::Expr(_) => true,
+                DimSpec::Named(id) => uses
+                    .iter()
+                    .find(|(_, dim)| *dim == id)
+                    .is_some_and(|(first, _)| *first != (index, at)),
+                _ => false,
+            };
+            if !blamed {
+                continue;
+            }
+            let what = match clause.shape[at] {
+                DimSpec::Named(id) => spec.dims.get(usize::from(id)).copied().unwrap_or("?"),
+                DimSpec::Expr(expr) => spec.text_of(expr.text),
+                _ => "its size",
+            };
+            let size = tensor.dims()[position];
+            // One more slice: a copy of the first, whose values are valid; zeros where there
+            // is none to copy and no value rule to meet.
+            let slice = match (size, clause.values) {
+                (0, Some(_)) => continue,
+                (0, None) => {
+                    let mut dims = tensor.dims().to_vec();
+                    dims[position] = 1;
+                    Tensor::zeros(dims, tensor.dtype(), tensor.device())
+                }
+                _ => tensor.narrow(position, 0, 1),
+            };
+            push(
+                Rule::Shape,
+                format!("{name} dim {position} = {}, one more than {what}", size + 1),
+                slice.and_then(|slice| Tensor::cat(&[tensor, &slice], position)),
+            );
+        }
+        let rule = clause
+            .mask
+            .is_none()
+            .then(|| plan.rule(clause, &draw.layout))
+            .flatten();
+        if let Some(rule) = rule {
+            let patterns = clause
+                .values
+                .map_or("", |values| spec.text_of(values.ranges_span));
+            value_cases(&rule, clause.dtypes, name, patterns, tensor, &mut push);
+        }
+    }
+    out
+}
+
+/// Each named dim's uses in the input clauses that bind it in this draw, in order: `((clause,
+/// position in its shape), dim)`. A clause whose tensor is absent (a `None`, an empty
+/// sequence, an optional path) binds nothing, but a sequence's count does. A dim that a relation binds before any tensor
+/// (`self.n_head = H`) is first used there, so each of its uses in a shape is checked
+/// against it.
+fn dim_uses(spec: &ContractSpec, draw: &Draw) -> Vec<((usize, usize), u16)> {
+    let mut uses = Vec::new();
+    for relation in spec.relations.iter().filter(|r| r.binds) {
+        if let [ExprOp::Dim(id)] = relation.lhs {
+            uses.push(((usize::MAX, 0), *id));
+        }
+    }
+    for (index, clause) in spec.inputs.iter().enumerate() {
+        let drawn = match clause.subject {
+            Subject::Argument(name) => {
+                let param = spec.params.iter().position(|p| *p == name);
+                param
+                    .and_then(|p| draw.values.get(p))
+                    .and_then(Option::as_ref)
+            }
+            _ => None,
+        };
+        // A sequence's count binds its dim even where the sequence is empty.
+        if let (Some(DimSpec::Named(id)), Some(Drawn::Sequence(_))) = (clause.sequence, drawn) {
+            uses.push(((index, usize::MAX), id));
+        }
+        let present = match (clause.subject, drawn) {
+            (Subject::Argument(_), Some(Drawn::Tensor(_) | Drawn::Optional(Some(_)))) => true,
+            (Subject::Argument(_), Some(Drawn::Sequence(tensors))) => !tensors.is_empty(),
+            (Subject::Argument(_), _) => false,
+            _ => !clause.optional,
+        };
+        if !present {
+            continue;
+        }
+        for (at, dim) in clause.shape.iter().enumerate() {
+            if let DimSpec::Named(id) = dim {
+                uses.push(((index, at), *id));
+            }
+        }
+    }
+    uses
+}
+
+/// The dims of `shape` whose position in a tensor of `rank` dims is known: `(index in the
+/// shape, position in the tensor)`, before a `..` or run and after the only one.
+fn positions(shape: &[DimSpec], rank: usize) -> Vec<(usize, usize)> {
+    let varying = |d: &DimSpec| matches!(d, DimSpec::Rest | DimSpec::Run(_));
+    let first = shape.iter().position(varying);
+    let count = shape.iter().filter(|d| varying(d)).count();
+    match first {
+        None if shape.len() == rank => (0..rank).map(|i| (i, i)).collect(),
+        None => Vec::new(),
+        Some(first) => {
+            let mut known: Vec<(usize, usize)> = (0..first).map(|i| (i, i)).collect();
+            if count == 1 {
+                let after = shape.len() - first - 1;
+                if rank >= first + after {
+                    known.extend((first + 1..shape.len()).map(|i| (i, rank + i - shape.len())));
+                }
+            }
+            known
+        }
+    }
+}
+
+/// The value cases of a clause on `tensor`: one past each bound, NaN and ±inf under `finite`,
+/// a value that is not whole under `integral`, every element ignored.
+fn value_cases(
+    rule: &Resolved,
+    allowed: DTypeSet,
+    name: &str,
+    patterns: &str,
+    tensor: &Tensor,
+    push: &mut impl FnMut(Rule, String, candle_core::Result<Tensor>),
+) {
+    let dtype = tensor.dtype();
+    let shape = tensor.dims().to_vec();
+    let Ok(elements) = read(tensor) else {
+        return;
+    };
+    let at = first_index(name, shape.len());
+    match elements {
+        Elements::Int(values) if !values.is_empty() => {
+            // The tensor's dtype first, then the clause's other integer dtypes: a value its
+            // dtype cannot hold (`-1` in a `u32`) is written in one that can (`i64`).
+            let dtypes: Vec<DType> = std::iter::once(dtype)
+                .chain(
+                    DRAWN_DTYPES
+                        .into_iter()
+                        .filter(|d| *d != dtype && int_range(*d).is_some() && allowed.contains(*d)),
+                )
+                .collect();
+            let holding = |v: i128| {
+                dtypes
+                    .iter()
+                    .copied()
+                    .find(|d| int_range(*d).is_some_and(|(min, max)| (min..=max).contains(&v)))
+            };
+            for (lo, hi, lo_open, hi_open) in int_intervals(DType::I64, rule) {
+                for (past, open, side) in [(lo - 1, lo_open, "below"), (hi + 1, hi_open, "above")] {
+                    if open || rule.in_ranges(past as f64) || ignored(rule, dtype, past as f64) {
+                        continue;
+                    }
+                    let (Some(written), Ok(past64)) = (holding(past), i64::try_from(past)) else {
+                        continue;
+                    };
+                    let mut changed = values.clone();
+                    changed[0] = past64;
+                    let change = match written == dtype {
+                        true => format!("{at} = {past}, one {side} `{patterns}`"),
+                        false => format!(
+                            "{at} = {past}, one {side} `{patterns}` (as {})",
+                            written.as_str()
+                        ),
+                    };
+                    push(Rule::Range, change, int_tensor(changed, &shape, written));
+                }
+            }
+            if !rule.allow_all {
+                let fill = rule.ignore.iter().find_map(|ignore| match ignore {
+                    Ignore::Value(num) => {
+                        let v = num.approx();
+                        let v = (v.fract() == 0.0 && v.abs() < 9.0e15).then_some(v as i128)?;
+                        Some((i64::try_from(v).ok()?, holding(v)?))
+                    }
+                    Ignore::Max => {
+                        let (_, max) = int_range(dtype)?;
+                        Some((i64::try_from(max).ok()?, dtype))
+                    }
+                });
+                if let Some((fill, written)) = fill {
+                    push(
+                        Rule::AllIgnored,
+                        format!("every element of {name} = {fill}, ignored"),
+                        int_tensor(vec![fill; values.len()], &shape, written),
+                    );
+                }
+            }
+        }
+        Elements::Float(values) if !values.is_empty() => {
+            let with = |v: f64| {
+                let mut changed = values.clone();
+                changed[0] = v;
+                float_tensor(changed, &shape, dtype)
+            };
+            for (lo, hi, lo_open, hi_open) in float_intervals(dtype, rule) {
+                let below = next_down(dtype, lo);
+                let above = next_up(dtype, hi);
+                for (past, open, side) in [(below, lo_open, "below"), (above, hi_open, "above")] {
+                    let usable = !open
+                        && past.is_finite()
+                        && !rule.in_ranges(past)
+                        && !ignored(rule, dtype, past);
+                    if usable {
+                        push(
+                            Rule::Range,
+                            format!("{at} = {}, one {side} `{patterns}`", shown(dtype, past)),
+                            with(past),
+                        );
+                    }
+                }
+            }
+            if rule.finite {
+                // The guard blames the range where the clause has one (NaN is in none).
+                let broken = match rule.ranges {
+                    Some(_) => Rule::Range,
+                    None => Rule::Finite,
+                };
+                for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                    push(broken, format!("{at} = {v}"), with(v));
+                }
+            }
+            if rule.integral {
+                let fractional = [values[0] + 0.5, values[0] - 0.5, 0.5]
+                    .into_iter()
+                    .find(|&v| {
+                        round_to(dtype, v) == v && rule.in_ranges(v) && !ignored(rule, dtype, v)
+                    });
+                if let Some(v) = fractional {
+                    push(
+                        Rule::Integral,
+                        format!("{at} = {v}, not a whole number"),
+                        with(v),
+                    );
+                }
+            }
+            if !rule.allow_all {
+                let fill = rule.ignore.iter().find_map(|ignore| match ignore {
+                    Ignore::Value(num) => Some(num.approx()).filter(|v| round_to(dtype, *v) == *v),
+                    Ignore::Max => None,
+                });
+                if let Some(fill) = fill {
+                    push(
+                        Rule::AllIgnored,
+                        format!("every element of {name} = {fill}, ignored"),
+                        float_tensor(vec![fill; values.len()], &shape, dtype),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_known_before_a_rest_and_after_the_only_one() {
+        let n = DimSpec::Named(0);
+        assert_eq!(positions(&[n, n], 2), [(0, 0), (1, 1)]);
+        assert_eq!(positions(&[n, n], 3), []);
+        assert_eq!(positions(&[n, DimSpec::Rest, n], 4), [(0, 0), (2, 3)]);
+        assert_eq!(positions(&[DimSpec::Rest, n], 1), [(1, 0)]);
+        assert_eq!(
+            positions(&[n, DimSpec::Rest, DimSpec::Run(0), n], 4),
+            [(0, 0)]
+        );
+    }
+}
