@@ -195,6 +195,9 @@ pub struct Index {
     /// struct's constructors give its fields: every construction is scanned for it), by a key
     /// of their own.
     pub(crate) derived: std::cell::RefCell<BTreeMap<String, Box<dyn std::any::Any>>>,
+    /// The glob `use`s being resolved (module, number), so that none is resolved through
+    /// itself.
+    resolving_globs: std::cell::RefCell<BTreeSet<(ModId, usize)>>,
 }
 
 /// Where the files of a crate come from, and where a problem with one is reported.
@@ -860,12 +863,34 @@ impl Index {
     /// Whether a glob `use` of `module` names nothing the index can read (`use super::*` out
     /// of a file read alone): it may bring any name, a crate's name among them.
     fn unknown_glob(&self, module: ModId, depth: usize) -> bool {
-        self.modules[module].globs.iter().any(|(glob, _)| {
-            !matches!(
-                self.resolve_at(module, glob, depth + 1),
-                Resolved::Mod(_) | Resolved::External(_)
-            )
-        })
+        self.modules[module]
+            .globs
+            .iter()
+            .enumerate()
+            .any(|(at, (glob, _))| {
+                // A glob whose own path is being resolved (through this glob again) is left
+                // to that outer resolution.
+                self.glob_resolved(module, at, depth, glob)
+                    .is_some_and(|found| !matches!(found, Resolved::Mod(_) | Resolved::External(_)))
+            })
+    }
+
+    /// The glob `use` number `at` of `module` (its path `glob`) resolved, `None` while that
+    /// very glob is being resolved: a path's first name is looked up through the module's
+    /// globs, this one among them, and each level would resolve every glob again.
+    fn glob_resolved(
+        &self,
+        module: ModId,
+        at: usize,
+        depth: usize,
+        glob: &[String],
+    ) -> Option<Resolved> {
+        if !self.resolving_globs.borrow_mut().insert((module, at)) {
+            return None;
+        }
+        let found = self.resolve_at(module, glob, depth + 1);
+        self.resolving_globs.borrow_mut().remove(&(module, at));
+        Some(found)
     }
 
     /// A crate's name as the first segment of a path: another crate, or the package's library.
@@ -929,11 +954,14 @@ impl Index {
             return Resolved::Unknown;
         }
         let mut externals = Vec::new();
-        for (glob, public) in &m.globs {
+        for (at, (glob, public)) in m.globs.iter().enumerate() {
             if public_only && !public {
                 continue;
             }
-            match self.resolve_at(module, glob, depth + 1) {
+            let Some(found) = self.glob_resolved(module, at, depth, glob) else {
+                continue;
+            };
+            match found {
                 Resolved::Mod(g) if g != module => {
                     match self.lookup_in(g, name, depth + 1, true, true) {
                         Resolved::Unknown => {}
