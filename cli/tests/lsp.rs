@@ -788,3 +788,17 @@ fn a_bad_initialize_is_answered_before_the_server_exits() {
     assert_eq!(response["error"]["code"], -32602, "{response}");
     assert_eq!(server.wait(), Some(1));
 }
+
+/// A file no crate reaches (the book's sample beside a package, a file not yet in a `mod`)
+/// is read alone, as `check FILE` reads it.
+#[test]
+fn an_open_file_no_crate_reaches_is_read_alone() {
+    let dir = scratch_crate("alone", &[("src/lib.rs", "")]);
+    std::fs::create_dir_all(dir.join("samples")).unwrap();
+    std::fs::write(dir.join("samples/attention.rs"), ATTENTION).unwrap();
+    let sample = uri(&dir.join("samples/attention.rs"));
+    let (mut server, _) = Server::start(initialize(&dir, &[]));
+    server.open(&sample, ATTENTION);
+    assert_eq!(server.hints(&sample, 0, 40), attention_hints(36));
+    assert_eq!(server.stop(), Some(0));
+}

@@ -122,11 +122,33 @@ impl Session {
             .iter()
             .map(|(path, document)| (path.clone(), document.text.clone()))
             .collect();
-        let analysis = analyse_again(
-            &self.targets(),
-            Sources::with_overlay(overlay),
+        let mut targets = self.targets();
+        let overlay: BTreeMap<PathBuf, String> = overlay;
+        let mut analysis = analyse_again(
+            &targets,
+            Sources::with_overlay(overlay.clone()),
             &mut self.trees,
         );
+        // An open file no crate read reaches (a sample beside a package, a file not yet in a
+        // `mod`): read alone, as `check FILE` reads it.
+        let read: Vec<PathBuf> = analysis
+            .sources
+            .iter()
+            .map(|(_, source)| canonical(&source.path))
+            .collect();
+        let kept = kept_sources();
+        let alone: Vec<Target> = self
+            .open
+            .keys()
+            .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+            .filter(|path| !read.contains(path) && !kept.iter().any(|home| path.starts_with(home)))
+            .flat_map(|path| workspace::discover(Some(path)).unwrap_or_default())
+            .filter(|target| !targets.iter().any(|t| t.root == target.root))
+            .collect();
+        if !alone.is_empty() {
+            targets.extend(alone);
+            analysis = analyse_again(&targets, Sources::with_overlay(overlay), &mut self.trees);
+        }
         self.files = analysis
             .sources
             .iter()
