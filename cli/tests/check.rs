@@ -712,7 +712,10 @@ fn an_even_dim_is_whole_again_after_the_rotary_cat() {
         "{stdout}"
     );
     let (_, stdout, _) = run(&dir, &["shapes", "rope.rs:odd_may_be"]);
-    assert!(stdout.contains("rotated  f32[B, T, 2 * D / 2]"), "{stdout}");
+    assert!(
+        stdout.contains("rotated  f32[B, T, 2 * (D / 2)]"),
+        "{stdout}"
+    );
 }
 
 /// A kv-cache read: `attend` states `T <= P`. Its callers' shapes and facts decide it.

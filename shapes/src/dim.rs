@@ -533,11 +533,17 @@ impl fmt::Display for Dim {
             if magnitude != 1 {
                 write!(f, "{magnitude} * ")?;
             }
+            // `2 * (HD / 2)`: a quotient inside a product is its own operand (`2 * HD / 2`
+            // would read as `(2 * HD) / 2`, another size where `HD` is odd).
+            let alone = magnitude == 1 && monomial.len() == 1;
             for (j, factor) in monomial.iter().enumerate() {
                 if j > 0 {
                     f.write_str(" * ")?;
                 }
-                write!(f, "{factor}")?;
+                match factor {
+                    Factor::Div(..) | Factor::Rem(..) if !alone => write!(f, "({factor})")?,
+                    _ => write!(f, "{factor}")?,
+                }
             }
         }
         Ok(())
@@ -550,6 +556,14 @@ mod tests {
 
     fn n() -> Dim {
         Dim::symbol("N")
+    }
+
+    #[test]
+    fn a_quotient_inside_a_product_is_parenthesised() {
+        let half = Dim::symbol("HD").div(Dim::lit(2));
+        assert_eq!(half.to_string(), "HD / 2");
+        assert_eq!(half.clone().mul(Dim::lit(2)).to_string(), "2 * (HD / 2)");
+        assert_eq!(half.mul(n()).to_string(), "N * (HD / 2)");
     }
 
     #[test]

@@ -331,7 +331,7 @@ mod tests {
         for text in ["D / 2 * 2", "D / 2 + D / 2", "2 * (D / 2)"] {
             assert_eq!(
                 facts.simplify(&dim(text)).to_string(),
-                "2 * D / 2",
+                "2 * (D / 2)",
                 "{text}"
             );
             assert_eq!(facts.compare(&dim(text), &dim("D")), Verdict::Possible);
