@@ -173,8 +173,8 @@ pub use candle_contracts_macros::arbitrary;
 ///   (the guard checks the `return` clause on what the body returns, so a body whose output
 ///   breaks it fails) and not panic. A failing draw is shrunk, then reported with its dims
 ///   (`N = 2, D = 1`), each tensor's dtype, shape and, for 16 elements or fewer, values, and
-///   the function's error or panic. These calls are ordinary calls, checked in the process's
-///   mode: with `CANDLE_CONTRACTS=off` the `return` clause is not checked.
+///   the function's error or panic. `f`'s guard checks these calls in `full` mode whatever
+///   `CANDLE_CONTRACTS` or a `set_mode` says (what `f` calls runs in the process's mode).
 /// - Then every case of `violations!(f)` is given to `f`'s guard, which must report the
 ///   case's rule on its subject. The guard is asked in a probe mode that stops before the body,
 ///   in `full` mode whatever `CANDLE_CONTRACTS` says: the body never runs on an invalid input.

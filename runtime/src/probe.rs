@@ -25,6 +25,10 @@ pub(crate) enum Ask {
     /// The verdict of the input check, derived subjects and masks included, in `full` mode
     /// whatever the process's mode; for this spec only.
     Verdict(&'static ContractSpec),
+    /// Nothing to answer: the call runs whole, its inputs and its `return` clause checked in
+    /// `full` mode whatever the process's mode (`assert_contract!`'s valid draws); for this
+    /// spec only.
+    Full(&'static ContractSpec),
 }
 
 /// What a guard answered.
@@ -110,7 +114,9 @@ pub(crate) fn asks(spec: &'static ContractSpec) -> Option<Ask> {
 fn asks_here(spec: &'static ContractSpec) -> Option<Ask> {
     REQUEST.with(|request| match request.borrow().ask {
         Some(Ask::Spec) => Some(Ask::Spec),
-        Some(ask @ (Ask::Scope(asked) | Ask::Verdict(asked))) if std::ptr::eq(asked, spec) => {
+        Some(ask @ (Ask::Scope(asked) | Ask::Verdict(asked) | Ask::Full(asked)))
+            if std::ptr::eq(asked, spec) =>
+        {
             Some(ask)
         }
         _ => None,
@@ -135,6 +141,31 @@ pub(crate) fn answer(finding: Finding) -> ! {
 
 /// Runs `call` with `ask` open on this thread (and `bound` for [`Ask::Scope`]), and says how it
 /// ended. A request already open (a probe inside a probed call) is restored afterwards.
+/// Runs `call` with the guard of `spec` in `full` mode (see [`Ask::Full`]), on this thread
+/// only: a `set_mode` of another test, or `CANDLE_CONTRACTS`, does not weaken it.
+pub(crate) fn in_full_mode<R>(spec: &'static ContractSpec, call: impl FnOnce() -> R) -> R {
+    let outer = REQUEST.with(|request| {
+        request.replace(Request {
+            ask: Some(Ask::Full(spec)),
+            bound: Vec::new(),
+            finding: None,
+        })
+    });
+    OPEN.fetch_add(1, Ordering::Relaxed);
+    // Restored on unwinding too: the call may panic.
+    struct Restore(Option<Request>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            OPEN.fetch_sub(1, Ordering::Relaxed);
+            if let Some(outer) = self.0.take() {
+                REQUEST.with(|request| request.replace(outer));
+            }
+        }
+    }
+    let _restore = Restore(Some(outer));
+    call()
+}
+
 pub(crate) fn run(ask: Ask, bound: Vec<bool>, call: impl FnOnce()) -> Outcome {
     let outer = REQUEST.with(|request| {
         request.replace(Request {

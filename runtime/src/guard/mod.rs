@@ -122,6 +122,11 @@ impl<const DIMS: usize, const RUNS: usize, const BOUNDS: usize, const VALUES: us
                 self.mode = Mode::Full;
                 true
             }
+            // Checked in `full` mode, and run on: nothing is answered.
+            Some(probe::Ask::Full(_)) => {
+                self.mode = Mode::Full;
+                false
+            }
         }
     }
 
