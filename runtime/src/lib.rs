@@ -239,9 +239,9 @@ pub use candle_contracts_macros::assert_contract;
 /// assert!(range.is_reported_by(error));
 /// ```
 ///
-/// Not changed: clauses on fields (`self.weight`), derived subjects, sequences and absent
-/// `Option` tensors; the values of a clause with a `where` mask (the mask could exempt the
-/// element); relations; devices and `contiguous`.
+/// Not changed: clauses on fields (`self.weight`), derived subjects and sequences; the values
+/// of a clause with a `where` mask (the mask could exempt the element); relations; devices and
+/// `contiguous`. Every `Option` tensor is present in the draw the cases start from.
 ///
 /// # Panics
 ///

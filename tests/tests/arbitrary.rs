@@ -1013,3 +1013,23 @@ fn guarded_ops_report_the_range_cases_of_their_contract() {
         ]
     );
 }
+
+/// An `Option` tensor is present in the draw the cases start from: its clause has cases too,
+/// so a loosened clause on it is caught.
+#[test]
+fn an_optional_tensors_clause_has_its_cases() {
+    let cases = violations!(with_bias);
+    let bias = "bias: f32[C]".to_string();
+    let on_bias: Vec<Rule> = cases
+        .iter()
+        .filter(|case| case.clause() == bias)
+        .map(|case| case.rule())
+        .collect();
+    assert_eq!(on_bias, [Rule::DType, Rule::Rank, Rule::Shape], "{cases:?}");
+    for case in cases.iter().filter(|case| case.clause() == bias) {
+        let (x, bias) = case.args();
+        let error = with_bias(&x, bias.as_ref()).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+    }
+}

@@ -6,7 +6,8 @@
 //! or its values (element 0 one past a bound of an `in` pattern; NaN and ±inf under `finite`,
 //! a `Range` violation where the clause has `in` patterns and a `Finite` one otherwise;
 //! a value that is not whole under `integral`; every element ignored under `ignore` without
-//! `allow_all`). Clauses on fields, derived subjects, sequences and absent `Option`s are not
+//! `allow_all`). Clauses on fields, derived subjects, sequences and absent `Option`s (the base
+//! draw has them all present where it can) are not
 //! changed, nor the values of a clause with a `where` mask (a mask could exempt the element).
 
 use candle_core::{DType, Tensor};

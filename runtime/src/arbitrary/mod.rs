@@ -471,6 +471,10 @@ impl<V: Debug> ValueTree for ArbitraryTree<'_, V> {
     }
 }
 
+/// How many draws `violations!` tries for one with every `Option` tensor present (each is
+/// present four times in five).
+const BASE_DRAWS: usize = 64;
+
 /// How many steps the base draw of `violations!` shrinks at most: its cases are small.
 const BASE_SHRINKS: usize = 4096;
 
@@ -534,17 +538,34 @@ impl<V> Debug for ViolationCase<V> {
 }
 
 impl<V: Debug> Arbitrary<'_, V> {
-    /// The draw the violation cases start from: the first of a deterministic runner, shrunk.
+    /// The draw the violation cases start from: the first of a deterministic runner with every
+    /// `Option` tensor present (so that its clause has cases too), shrunk without losing one.
     fn base(&self) -> Result<(Arc<Plan>, Draw), String> {
         let (plan, _) = self.draws.as_ref().map_err(Clone::clone)?;
+        let present = |tree: &ArbitraryTree<'_, V>| {
+            tree.accepted.layout.present.iter().filter(|p| **p).count()
+        };
         let mut runner = TestRunner::deterministic();
         let mut tree = self.new_tree(&mut runner).map_err(|r| r.to_string())?;
+        for _ in 0..BASE_DRAWS {
+            if tree.accepted.layout.present.iter().all(|p| *p) {
+                break;
+            }
+            tree = self.new_tree(&mut runner).map_err(|r| r.to_string())?;
+        }
+        // The smallest draw reached before a step dropped an `Option` tensor.
+        let mut kept = tree.accepted.clone();
         for _ in 0..BASE_SHRINKS {
+            let before = present(&tree);
             if !tree.simplify() {
                 break;
             }
+            if present(&tree) < before {
+                break;
+            }
+            kept = tree.accepted.clone();
         }
-        Ok((Arc::clone(plan), tree.accepted))
+        Ok((Arc::clone(plan), kept))
     }
 
     /// The inputs that break one rule of one clause each (what `violations!` returns).
