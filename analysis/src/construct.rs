@@ -1421,7 +1421,7 @@ mod tests {
                 "lm_head: Linear[50257, cfg.hidden_size]",
                 "ln: LayerNorm[cfg.hidden_size]",
                 "norm: RmsNorm[cfg.hidden_size]",
-                "q_proj: Linear[cfg.num_attention_heads * cfg.hidden_size / cfg.num_attention_heads, cfg.hidden_size]",
+                "q_proj: Linear[cfg.num_attention_heads * (cfg.hidden_size / cfg.num_attention_heads), cfg.hidden_size]",
                 "width = cfg.text.width",
                 "wte: Embedding[50257, cfg.hidden_size]",
             ]

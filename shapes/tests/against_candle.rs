@@ -1585,7 +1585,7 @@ fn facts_decide_what_the_normal_form_alone_does_not() {
         "f32[B, D]",
     );
     // Without the fact, an odd `D` loses one: undecided.
-    function("Tensor::cat", &[halves(), Minus(1)], "f32[B, 2 * D / 2]");
+    function("Tensor::cat", &[halves(), Minus(1)], "f32[B, 2 * (D / 2)]");
     case_under(
         &["D % 2 == 0"],
         Some("f32[B, D]"),
