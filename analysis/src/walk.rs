@@ -2537,7 +2537,13 @@ impl<'a> Walker<'a> {
                                     format!("`{text}` is declared `{}` here", mismatch.found),
                                 )
                             });
-                        self.record(&mismatch, Site::of(&call.receiver), &text, origin);
+                        self.record(
+                            &mismatch,
+                            Site::of(&call.receiver),
+                            &text,
+                            origin,
+                            FixSite::default(),
+                        );
                     }
                     _ => self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream()),
                 }
@@ -2964,7 +2970,13 @@ impl<'a> Walker<'a> {
                         .get(theirs)
                         .and_then(|(_, place)| place.clone())
                         .map(|place| (place, format!("`{theirs}` is declared `{found}` here")));
-                    self.record(&mismatch, Site::of(receiver), theirs, origin);
+                    self.record(
+                        &mismatch,
+                        Site::of(receiver),
+                        theirs,
+                        origin,
+                        FixSite::default(),
+                    );
                 }
                 _ => {}
             }
@@ -3263,48 +3275,13 @@ impl<'a> Walker<'a> {
                 },
             ))
         });
-        let before = self.findings.len();
-        self.record(mismatch, span, &given, origin);
-        if self.findings.len() == before {
-            return;
-        }
-        // The fix as code that compiles in place of the site: `(*k).t()?` for `*k`, the site's
-        // own text (a comment or a string's spaces kept) in the replacement, `DType` by a
-        // path that names it here.
-        let parens = wrong.is_some_and(|expr| !postfix_safe(strip_refs(expr)));
-        let wrap = |text: &str| match parens {
-            true => format!("({text})"),
-            false => text.to_string(),
+        // The fix as code that compiles in place of the site: `(*k).t()?` for `*k`; the site
+        // of `&target` is `target`, where the source already borrows.
+        let fix = FixSite {
+            parens: wrong.is_some_and(|expr| !postfix_safe(strip_refs(expr))),
+            borrowed: wrong.is_some_and(|expr| matches!(expr, syn::Expr::Reference(_))),
         };
-        let normalized: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
-        let help_of = |text: &str| match self.fix_result {
-            true => mismatch.help_for_result(text),
-            false => mismatch.help(text),
-        };
-        let dtype = self.dtype_path();
-        let qualify = |text: String| match &dtype {
-            Some(path) if path != "DType" => text.replace("DType::", &format!("{path}::")),
-            _ => text,
-        };
-        let help = help_of(&wrap(&normalized)).map(qualify);
-        let replacement = help_of(&wrap(&given)).and_then(|help| {
-            let (_, code) = help.rsplit_once(": `")?;
-            let code = qualify(code.strip_suffix('`')?.to_string());
-            // The site of `&target` is `target`; the fix borrows again
-            // (`&target.squeeze(1)?`), where the source already does.
-            Some(
-                match wrong.is_some_and(|expr| matches!(expr, syn::Expr::Reference(_))) {
-                    true => code.strip_prefix('&').unwrap_or(&code).to_string(),
-                    false => code,
-                },
-            )
-        });
-        // A fix naming `DType` where nothing names candle's: no replacement to apply.
-        let replacement = replacement.filter(|code| !code.contains("DType::") || dtype.is_some());
-        if let Some(finding) = self.findings.last_mut() {
-            finding.help = help;
-            finding.replacement = replacement;
-        }
+        self.record(mismatch, span, &given, origin, fix);
     }
 
     /// The path that names candle's `DType` here: `DType` where it is in scope, else
@@ -3339,6 +3316,7 @@ impl<'a> Walker<'a> {
         site: Site,
         given: &str,
         origin: Option<(Origin, String)>,
+        fix: FixSite,
     ) {
         // Certain, whether or not it is reported here.
         self.failures += 1;
@@ -3348,25 +3326,56 @@ impl<'a> Walker<'a> {
         if !self.taken || self.closures > 0 || self.quiet > 0 {
             return;
         }
-        let given: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
-        let help = match self.fix_result {
-            true => mismatch.help_for_result(&given),
-            false => mismatch.help(&given),
+        let normalized: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
+        let wrap = |text: &str| match fix.parens {
+            true => format!("({text})"),
+            false => text.to_string(),
         };
-        // Every help ends with the fixed code in backticks (`squeeze the last dim: `x.squeeze(1)?``).
-        let replacement = help.as_deref().and_then(|help| {
-            let (_, code) = help.rsplit_once(": `")?;
-            Some(code.strip_suffix('`')?.to_string())
-        });
+        let help_of = |text: &str| match self.fix_result {
+            true => mismatch.help_for_result(text),
+            false => mismatch.help(text),
+        };
+        // `DType` by a path that names it here.
+        let dtype = self.dtype_path();
+        let qualify = |text: String| match &dtype {
+            Some(path) if path != "DType" => text.replace("DType::", &format!("{path}::")),
+            _ => text,
+        };
+        let help = help_of(&wrap(&normalized)).map(qualify);
+        // Every help ends with the fixed code in backticks (`squeeze the last dim:
+        // `x.squeeze(1)?``); the replacement is built on the site's own text (its comments, a
+        // string's spaces kept).
+        let replacement = help_of(&wrap(given))
+            .and_then(|help| {
+                let (_, code) = help.rsplit_once(": `")?;
+                let code = qualify(code.strip_suffix('`')?.to_string());
+                Some(match fix.borrowed {
+                    true => code.strip_prefix('&').unwrap_or(&code).to_string(),
+                    false => code,
+                })
+            })
+            // A fix naming `DType` where nothing names candle's: no replacement to apply.
+            .filter(|code| !code.contains("DType::") || dtype.is_some());
         self.findings.push(Finding {
             site,
-            message: mismatch.message(&given),
+            message: mismatch.message(&normalized),
             note: mismatch.note(),
             help,
             replacement,
             origin,
         });
     }
+}
+
+/// How a finding's site stands in its source, for the fix built on it.
+#[derive(Clone, Copy, Default)]
+struct FixSite {
+    /// The site is an operand a method call cannot follow as written (`*k`): the fix
+    /// parenthesises it.
+    parens: bool,
+    /// The source borrows the site (`&target`, the site `target`): the fix's own `&` is left
+    /// out of the replacement.
+    borrowed: bool,
 }
 
 /// Whether a method call may follow `expr` as written (`x.t()`, `f(x)?.t()`): not after a
