@@ -1,8 +1,9 @@
 //! `arbitrary!(f, k = 3, dims = [N in 1..=64, C = 10])`: parsed and checked here, expanded to
 //! one call of the runtime's `__private::arbitrary::function` (or `method`, with a receiver),
 //! which asks `f`'s own guard for its contract. Nothing is emitted beside a contracted function
-//! for it: the function's type says which parameters are tensors. `violations!` takes the same
-//! arguments and calls the strategy's `violations`; `assert_contract!` takes them and
+//! for it: the function's type says which parameters are tensors. `violations!` and
+//! `exemptions!` take the same arguments and call the strategy's `violations` or `exemptions`;
+//! `assert_contract!` takes them and
 //! `cases = N`, and calls `assert_function` (or `assert_method`).
 
 use proc_macro2::{Span, TokenStream};
@@ -142,6 +143,8 @@ pub enum Macro {
     Arbitrary,
     /// `violations!`: the strategy's violation cases.
     Violations,
+    /// `exemptions!`: the strategy's exempt cases.
+    Exemptions,
     /// `assert_contract!`: the test, with `cases = N`.
     AssertContract,
 }
@@ -152,6 +155,10 @@ pub fn arbitrary(input: TokenStream) -> TokenStream {
 
 pub fn violations(input: TokenStream) -> TokenStream {
     expand(Macro::Violations, input)
+}
+
+pub fn exemptions(input: TokenStream) -> TokenStream {
+    expand(Macro::Exemptions, input)
 }
 
 pub fn assert_contract(input: TokenStream) -> TokenStream {
@@ -253,6 +260,7 @@ fn expand(which: Macro, input: TokenStream) -> TokenStream {
     };
     let call = match which {
         Macro::Violations => quote!(#call.violations()),
+        Macro::Exemptions => quote!(#call.exemptions()),
         _ => call,
     };
     quote! {
@@ -306,6 +314,8 @@ mod tests {
         let out = violations("loss, k = 3, dims = [N = 2]".parse().expect("tokens")).to_string();
         assert!(out.contains("function (loss"), "{out}");
         assert!(out.contains(". violations ()"), "{out}");
+        let out = exemptions("loss, k = 3".parse().expect("tokens")).to_string();
+        assert!(out.contains(". exemptions ()"), "{out}");
         let out = assert_contract("loss, cases = 16, k = 3".parse().expect("tokens")).to_string();
         assert!(out.contains("assert_function (loss"), "{out}");
         assert!(out.contains(", 16)"), "{out}");

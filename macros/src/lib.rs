@@ -1,5 +1,5 @@
 //! The procedural macros of [candle-contracts](https://docs.rs/candle-contracts): `#[contract]`
-//! and `check!` (and, for the runtime's `proptest` feature, `arbitrary!`, `violations!` and
+//! and `check!` (and, for the runtime's `proptest` feature, `arbitrary!`, `violations!`, `exemptions!` and
 //! `assert_contract!`). Use them through the `candle-contracts` crate, which re-exports them
 //! and holds everything the generated code calls.
 //!
@@ -10,7 +10,7 @@
 //! dtypes and ranges checked, all errors at once; builds the plan), `expand` (wraps the
 //! function around the plan's table and one guard call), `fallback` (errors plus the original
 //! item), `analysis` (the body read against the contracts it uses: compile-time shape and
-//! dtype errors). `arbitrary` parses `arbitrary!`, `violations!` and `assert_contract!` on its
+//! dtype errors). `arbitrary` parses `arbitrary!`, `violations!`, `exemptions!` and `assert_contract!` on its
 //! own: they only name a contracted function, whose guard the runtime asks for the contract.
 
 mod analysis;
@@ -55,6 +55,13 @@ pub fn arbitrary(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn violations(input: TokenStream) -> TokenStream {
     arbitrary::violations(input.into()).into()
+}
+
+/// The inputs of a contracted function whose broken value its contract exempts (a mask's 0, an
+/// ignored value). See the `candle-contracts` crate (its `proptest` feature).
+#[proc_macro]
+pub fn exemptions(input: TokenStream) -> TokenStream {
+    arbitrary::exemptions(input.into()).into()
 }
 
 /// Runs a contracted function on its valid inputs and on inputs that break its contract. See

@@ -35,7 +35,8 @@
 //! - [`nn`]: candle-nn's functions that index with user data, guarded, with their edge cases
 //!   fixed: change one `use` line.
 //! - `arbitrary!` (the `proptest` feature): a contract's valid inputs as a proptest `Strategy`;
-//!   `violations!`, inputs that break one rule each; `assert_contract!`, both run as a test.
+//!   `violations!`, inputs that break one rule each; `exemptions!`, inputs whose broken value
+//!   the contract exempts; `assert_contract!`, all run as a test.
 
 // The guarded ops in `nn` use the crate's own attribute, whose expansion names
 // `::candle_contracts`.
@@ -176,8 +177,9 @@ pub use candle_contracts_macros::arbitrary;
 ///   the function's error or panic. `f`'s guard checks these calls in `full` mode whatever
 ///   `CANDLE_CONTRACTS` or a `set_mode` says (what `f` calls runs in the process's mode).
 /// - Then every case of `violations!(f)` is given to `f`'s guard, which must report the
-///   case's rule on its subject. The guard is asked in a probe mode that stops before the body,
-///   in `full` mode whatever `CANDLE_CONTRACTS` says: the body never runs on an invalid input.
+///   case's rule on its subject, and every case of `exemptions!(f)`, which it must accept. The
+///   guard is asked in a probe mode that stops before the body, in `full` mode whatever
+///   `CANDLE_CONTRACTS` says: the body never runs on these inputs.
 ///
 /// ```
 /// use candle_contracts::{assert_contract, contract};
@@ -198,8 +200,8 @@ pub use candle_contracts_macros::arbitrary;
 ///
 /// # Panics
 ///
-/// That is how it fails: on the first failing valid draw (shrunk), or listing every violation
-/// case its guard did not report as expected; and as `arbitrary!` (a contract it cannot meet,
+/// That is how it fails: on the first failing valid draw (shrunk), listing every violation
+/// case its guard did not report as expected, or every exemption it did not accept; and as `arbitrary!` (a contract it cannot meet,
 /// a mistake in what it was given). A parameter named `cases` cannot be given through it.
 #[cfg(feature = "proptest")]
 pub use candle_contracts_macros::assert_contract;
@@ -221,6 +223,10 @@ pub use candle_contracts_macros::assert_contract;
 ///   blames the range); a value that is not whole under `integral` (`Integral`);
 /// - every element, to the ignored value, under `ignore` without `allow_all` (`AllIgnored`).
 ///
+/// Under a `where` mask that is an argument, each value change also sets the mask's element 0
+/// to 1, so the changed element is checked (the mask is broadcast to the subject: its element
+/// 0 covers the subject's element 0).
+///
 /// ```
 /// use candle_contracts::{arbitrary, contract, violations, Rule};
 /// use candle_core::{Result, Tensor};
@@ -240,8 +246,9 @@ pub use candle_contracts_macros::assert_contract;
 /// ```
 ///
 /// Not changed: clauses on fields (`self.weight`), derived subjects and sequences; the values
-/// of a clause with a `where` mask (the mask could exempt the element); relations; devices and
-/// `contiguous`. Every `Option` tensor is present in the draw the cases start from.
+/// of a clause whose mask is a braced expression (`where {ids.ge(0)?}`) or an absent `Option`;
+/// relations; devices and `contiguous`. Every `Option` tensor is present in the draw the cases
+/// start from. The inputs whose broken value is exempt are `exemptions!`'s.
 ///
 /// # Panics
 ///
@@ -249,6 +256,50 @@ pub use candle_contracts_macros::assert_contract;
 /// given.
 #[cfg(feature = "proptest")]
 pub use candle_contracts_macros::violations;
+
+/// The inputs of a contracted function whose broken value its contract exempts, which its
+/// guard must accept (the `proptest` feature): a `Vec` of [`ViolationCase`]s, each with
+/// [`is_exempt`](ViolationCase::is_exempt) true and, as its [`rule`](ViolationCase::rule), the
+/// rule the value would break without the exemption.
+///
+/// `exemptions!(f)` takes what `arbitrary!` takes, starts from the draw `violations!` starts
+/// from, and makes:
+///
+/// - under a `where` mask that is an argument, each value change of `violations!` (a bound, NaN
+///   and ±inf, a value that is not whole) with the mask's element 0 set to 0 instead of 1;
+/// - element 0 set to each ignored value that lies outside the `in` patterns (`-100` for
+///   `in 0..C ignore -100`).
+///
+/// Neither is made where the guard would then find no checked element that is not ignored
+/// (under `ignore` without `allow_all` it reports `AllIgnored` there), nor where the mask's own
+/// clause does not allow 0 or 1.
+///
+/// ```
+/// use candle_contracts::{contract, exemptions, violations, Rule};
+/// use candle_core::{Result, Tensor};
+///
+/// #[contract(ids: u32[B, T] in 0..V where mask, table: f32[V, E])]
+/// fn embed(ids: &Tensor, mask: &Tensor, table: &Tensor) -> Result<()> {
+///     Ok(())
+/// }
+///
+/// // `ids[0, 0] = V, one above `0..V`, where `mask[0, 0]` = 1`: reported.
+/// let masked = violations!(embed);
+/// let range = masked.iter().find(|c| c.rule() == Rule::Range).unwrap();
+/// let (ids, mask, table) = range.args();
+/// assert!(embed(&ids, &mask, &table).is_err());
+/// // The same value with `mask[0, 0] = 0`: accepted.
+/// for case in exemptions!(embed) {
+///     let (ids, mask, table) = case.args();
+///     embed(&ids, &mask, &table).unwrap();
+/// }
+/// ```
+///
+/// # Panics
+///
+/// As `violations!`.
+#[cfg(feature = "proptest")]
+pub use candle_contracts_macros::exemptions;
 
 #[cfg(feature = "proptest")]
 pub use arbitrary::ViolationCase;

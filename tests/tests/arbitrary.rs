@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 // The strategy's type, for its count of rejected draws.
 use candle_contracts::__private::arbitrary::Arbitrary;
-use candle_contracts::{arbitrary, assert_contract, contract, violations, ContractError, Rule};
+use candle_contracts::{
+    arbitrary, assert_contract, contract, exemptions, violations, ContractError, Rule,
+};
 use candle_core::{DType, Result, Tensor};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
@@ -236,6 +238,97 @@ fn masked_clauses_and_a_mask_without_a_clause() {
     });
     assert_eq!(invalid, 0);
     assert!(zeros > DRAWS / 4 && ones > DRAWS / 4);
+}
+
+/// The value cases of a masked clause: with the mask's element 0 set to 1, a violation the guard
+/// reports; set to 0, an exemption it accepts.
+#[test]
+fn a_masked_clause_has_a_checked_and_an_exempt_case_per_value_change() {
+    let cases = violations!(masked);
+    let ranges: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.rule() == Rule::Range)
+        .map(|c| c.change())
+        .collect();
+    assert!(
+        ranges
+            .contains(&"input_ids[0, 0] = -1, one below `0..V`, where `attention_mask[0, 0]` = 1"),
+        "{ranges:?}"
+    );
+    assert!(
+        ranges
+            .iter()
+            .any(|c| c.starts_with("labels[0] = ") && c.ends_with("where `keep[0]` = 1")),
+        "{ranges:?}"
+    );
+    for case in &cases {
+        assert!(!case.is_exempt());
+        let (ids, mask, table, labels, keep) = case.args();
+        let error = masked(&ids, &mask, &table, &labels, &keep).expect_err(case.change());
+        let error = ContractError::find_in(&error).expect("a contract error");
+        assert!(case.is_reported_by(error), "{case:?}: {error}");
+    }
+    let exempt = exemptions!(masked);
+    let changes: Vec<(&str, Rule, &str)> = exempt
+        .iter()
+        .map(|c| (c.subject(), c.rule(), c.change()))
+        .collect();
+    // `input_ids` one below and one above `0..V`, `labels` one above `0..D` (`-1` is no `u32`).
+    assert_eq!(changes.len(), 3, "{changes:?}");
+    assert!(
+        changes.contains(&(
+            "input_ids",
+            Rule::Range,
+            "input_ids[0, 0] = -1, one below `0..V`, exempt where `attention_mask[0, 0]` = 0"
+        )),
+        "{changes:?}"
+    );
+    for case in &exempt {
+        assert!(case.is_exempt());
+        let (ids, mask, table, labels, keep) = case.args();
+        let exempting = match case.subject() {
+            "input_ids" => &mask,
+            _ => &keep,
+        };
+        assert_eq!(values(exempting)[0], 0.0, "{case:?}");
+        masked(&ids, &mask, &table, &labels, &keep).unwrap_or_else(|e| panic!("{case:?}: {e}"));
+    }
+    assert_contract!(masked, cases = 16);
+}
+
+#[contract(target: i64[N] in 0..C ignore -100 where keep, logits: f32[N, C])]
+fn masked_ignoring(target: &Tensor, keep: &Tensor, logits: &Tensor) -> Result<()> {
+    let _ = (target, keep, logits);
+    Ok(())
+}
+
+/// An ignored value outside the range is an exemption; neither kind is made where it would
+/// leave no checked element that is not ignored (the guard reports `AllIgnored` there).
+#[test]
+fn exemptions_keep_a_usable_element_where_the_clause_needs_one() {
+    let one: Vec<String> = exemptions!(masked_ignoring, dims = [N = 1])
+        .iter()
+        .map(|c| c.change().to_string())
+        .collect();
+    assert_eq!(one, Vec::<String>::new());
+    let three = exemptions!(masked_ignoring, dims = [N = 3]);
+    let mut changes: Vec<&str> = three.iter().map(|c| c.change()).collect();
+    changes.sort();
+    assert_eq!(changes.len(), 3, "{changes:?}");
+    assert!(
+        changes.contains(&"target[0] = -100, ignored, where `keep[0]` = 1"),
+        "{changes:?}"
+    );
+    for case in &three {
+        let (target, keep, logits) = case.args();
+        masked_ignoring(&target, &keep, &logits).unwrap_or_else(|e| panic!("{case:?}: {e}"));
+    }
+    // Without a mask: `-100` alone in a batch of one is all ignored, not exempt.
+    assert!(exemptions!(ce_loss, dims = [N = 1]).is_empty());
+    let ce = exemptions!(ce_loss, dims = [N = 2]);
+    let changes: Vec<&str> = ce.iter().map(|c| c.change()).collect();
+    assert_eq!(changes, ["target[0] = -100, ignored"]);
+    assert_contract!(masked_ignoring, cases = 16, dims = [N = 3]);
 }
 
 // --- ignore and allow_all -------------------------------------------------------------------

@@ -6,9 +6,17 @@
 //! or its values (element 0 one past a bound of an `in` pattern; NaN and ±inf under `finite`,
 //! a `Range` violation where the clause has `in` patterns and a `Finite` one otherwise;
 //! a value that is not whole under `integral`; every element ignored under `ignore` without
-//! `allow_all`). Clauses on fields, derived subjects, sequences and absent `Option`s (the base
-//! draw has them all present where it can) are not
-//! changed, nor the values of a clause with a `where` mask (a mask could exempt the element).
+//! `allow_all`). Under a `where` mask that is an argument, each value change comes with the
+//! mask's element 0 set non-zero (the guard checks it).
+//!
+//! The exemptions (`exemptions!(f)`) are the inputs the guard must accept although a value
+//! breaks a rule: that value change with the mask's element 0 set to 0, and element 0 an ignored
+//! value outside the `in` patterns. Neither is made where it would leave no checked element that
+//! is not ignored (the guard would then report `AllIgnored`).
+//!
+//! Clauses on fields, derived subjects, sequences and absent `Option`s (the base draw has them
+//! all present where it can) are not changed, nor the values of a clause whose mask is a braced
+//! expression (`where {x.ge(0)?}`: what it exempts is not drawn).
 
 use candle_core::{DType, Tensor};
 
@@ -23,7 +31,9 @@ use crate::rule::{Compare, Ignore, Resolved};
 use crate::spec::{ContractSpec, DTypeSet, DimSpec, ExprOp, Subject};
 
 /// One input that breaks one rule: the clause as written, the subject the guard blames, the
-/// rule it reports, what was changed, and the parameters' values.
+/// rule it reports, what was changed, and the parameters' values. An exemption breaks the rule
+/// only where the contract exempts the value (a mask's 0, an ignored value): the guard must
+/// accept it.
 #[derive(Debug, Clone)]
 pub(crate) struct Case {
     pub clause: String,
@@ -31,6 +41,16 @@ pub(crate) struct Case {
     pub rule: Rule,
     pub change: String,
     pub values: Vec<Option<Drawn>>,
+    pub exempt: bool,
+}
+
+/// A change of a clause's values: the rule it breaks, in words, the changed tensor, and
+/// whether the contract exempts the changed element (an ignored value).
+struct ValueCase {
+    rule: Rule,
+    change: String,
+    tensor: Tensor,
+    exempt: bool,
 }
 
 /// A dtype of each kind that a clause may not allow, tried in order.
@@ -161,16 +181,14 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
                 return;
             };
             let mut values = draw.values.clone();
-            values[param] = Some(match &draw.values[param] {
-                Some(Drawn::Optional(_)) => Drawn::Optional(Some(changed)),
-                _ => Drawn::Tensor(changed),
-            });
+            replace(&mut values, param, changed);
             out.push(Case {
                 clause: text.clone(),
                 subject: name,
                 rule,
                 change,
                 values,
+                exempt: false,
             });
         };
         if let Some(wrong) = WRONG_DTYPES
@@ -229,19 +247,141 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
                 slice.and_then(|slice| Tensor::cat(&[tensor, &slice], position)),
             );
         }
-        let rule = clause
-            .mask
-            .is_none()
-            .then(|| plan.rule(clause, &draw.layout))
-            .flatten();
-        if let Some(rule) = rule {
-            let patterns = clause
-                .values
-                .map_or("", |values| spec.text_of(values.ranges_span));
-            value_cases(&rule, clause.dtypes, name, patterns, tensor, &mut push);
+        // The mask, where it is an argument drawn present: its index, name and tensor.
+        let mask = match clause.mask {
+            None => None,
+            Some(mask) => {
+                let text = spec.text_of(mask.text);
+                let at = spec.params.iter().position(|p| *p == text);
+                match at.and_then(|at| Some((at, draw.values.get(at)?.as_ref()?))) {
+                    Some((at, Drawn::Tensor(m) | Drawn::Optional(Some(m)))) => Some((at, text, m)),
+                    _ => continue,
+                }
+            }
+        };
+        let Some(rule) = plan.rule(clause, &draw.layout) else {
+            continue;
+        };
+        let patterns = clause
+            .values
+            .map_or("", |values| spec.text_of(values.ranges_span));
+        let changes = value_cases(&rule, clause.dtypes, name, patterns, tensor);
+        // Under a mask, element 0 checked (mask 1) for a violation, exempt (mask 0) for an
+        // exemption: element 0 of the mask is broadcast to element 0 of the subject.
+        let (mask_on, mask_off) = match mask {
+            Some((_, mask_name, m)) => (
+                set_first(plan, draw, mask_name, m, 1.0),
+                set_first(plan, draw, mask_name, m, 0.0),
+            ),
+            None => (None, None),
+        };
+        for change in changes {
+            let mut variants: Vec<(Option<&Tensor>, bool, String)> = Vec::new();
+            match mask {
+                None => variants.push((None, change.exempt, String::new())),
+                Some((_, mask_name, m)) => {
+                    let at = first_index(mask_name, m.rank());
+                    if let Some(on) = &mask_on {
+                        variants.push((Some(on), change.exempt, format!(", where `{at}` = 1")));
+                    }
+                    if let Some(off) = mask_off.as_ref().filter(|_| !change.exempt) {
+                        variants.push((Some(off), true, format!(", exempt where `{at}` = 0")));
+                    }
+                }
+            }
+            for (mask_tensor, exempt, suffix) in variants {
+                if exempt
+                    && (change.rule == Rule::AllIgnored
+                        || !usable_left(&rule, &change.tensor, mask_tensor))
+                {
+                    continue;
+                }
+                let mut values = draw.values.clone();
+                replace(&mut values, param, change.tensor.clone());
+                if let (Some((at, _, _)), Some(m)) = (mask, mask_tensor) {
+                    replace(&mut values, at, m.clone());
+                }
+                out.push(Case {
+                    clause: text.clone(),
+                    subject: name,
+                    rule: change.rule,
+                    change: format!("{}{suffix}", change.change),
+                    values,
+                    exempt,
+                });
+            }
         }
     }
     out
+}
+
+/// `values[at]` set to `tensor`, kept inside its `Option` where it is one.
+fn replace(values: &mut [Option<Drawn>], at: usize, tensor: Tensor) {
+    values[at] = Some(match &values[at] {
+        Some(Drawn::Optional(_)) => Drawn::Optional(Some(tensor)),
+        _ => Drawn::Tensor(tensor),
+    });
+}
+
+/// A tensor's elements as `f64`, row-major.
+fn as_f64(tensor: &Tensor) -> Option<Vec<f64>> {
+    Some(match read(&tensor.contiguous().ok()?).ok()? {
+        Elements::Int(values) => values.into_iter().map(|v| v as f64).collect(),
+        Elements::Float(values) => values,
+    })
+}
+
+/// The mask `mask` of parameter `name` with element 0 set to `v`: `None` where it has no
+/// element or its own clause does not allow `v`.
+fn set_first(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor, v: f64) -> Option<Tensor> {
+    let own = plan
+        .spec
+        .inputs
+        .iter()
+        .find(|c| matches!(c.subject, Subject::Argument(n) if n == name));
+    if let Some(rule) = own.and_then(|clause| plan.rule(clause, &draw.layout))
+        && (!rule.in_ranges(v) || ignored(&rule, mask.dtype(), v))
+    {
+        return None;
+    }
+    let shape = mask.dims().to_vec();
+    match read(mask).ok()? {
+        Elements::Int(mut values) if !values.is_empty() => {
+            values[0] = v as i64;
+            int_tensor(values, &shape, mask.dtype()).ok()
+        }
+        Elements::Float(mut values) if !values.is_empty() => {
+            values[0] = v;
+            float_tensor(values, &shape, mask.dtype()).ok()
+        }
+        _ => None,
+    }
+}
+
+/// Whether a clause that needs a usable element (`ignore` without `allow_all`) still has one in
+/// `subject`: an element that is checked (its `mask` is non-zero) and not an ignored value.
+fn usable_left(rule: &Resolved, subject: &Tensor, mask: Option<&Tensor>) -> bool {
+    if rule.ignore.is_empty() || rule.allow_all {
+        return true;
+    }
+    let Some(values) = as_f64(subject) else {
+        return false;
+    };
+    let checked = match mask {
+        None => vec![1.0; values.len()],
+        Some(mask) => match mask
+            .broadcast_as(subject.dims())
+            .ok()
+            .and_then(|m| as_f64(&m))
+        {
+            Some(checked) => checked,
+            None => return false,
+        },
+    };
+    values
+        .iter()
+        .zip(&checked)
+        .any(|(v, m)| *m != 0.0 && !ignored(rule, subject.dtype(), *v))
 }
 
 /// Each named dim's uses in the input clauses that bind it in this draw, in order: `((clause,
@@ -318,12 +458,23 @@ fn value_cases(
     name: &str,
     patterns: &str,
     tensor: &Tensor,
-    push: &mut impl FnMut(Rule, String, candle_core::Result<Tensor>),
-) {
+) -> Vec<ValueCase> {
     let dtype = tensor.dtype();
     let shape = tensor.dims().to_vec();
+    let mut out = Vec::new();
+    let mut push = |rule: Rule, change: String, changed: candle_core::Result<Tensor>, exempt| {
+        // A tensor candle cannot build on the CPU is no case (never for these changes).
+        if let Ok(tensor) = changed {
+            out.push(ValueCase {
+                rule,
+                change,
+                tensor,
+                exempt,
+            });
+        }
+    };
     let Ok(elements) = read(tensor) else {
-        return;
+        return out;
     };
     let at = first_index(name, shape.len());
     match elements {
@@ -360,8 +511,37 @@ fn value_cases(
                             written.as_str()
                         ),
                     };
-                    push(Rule::Range, change, int_tensor(changed, &shape, written));
+                    push(
+                        Rule::Range,
+                        change,
+                        int_tensor(changed, &shape, written),
+                        false,
+                    );
                 }
+            }
+            // An ignored value outside the patterns: exempt.
+            for ignore in &rule.ignore {
+                let v = match ignore {
+                    Ignore::Value(num) => {
+                        let v = num.approx();
+                        (v.fract() == 0.0 && v.abs() < 9.0e15).then_some(v as i128)
+                    }
+                    Ignore::Max => int_range(dtype).map(|(_, max)| max),
+                };
+                let Some(v) = v.filter(|v| !rule.in_ranges(*v as f64)) else {
+                    continue;
+                };
+                let (Some(written), Ok(v64)) = (holding(v), i64::try_from(v)) else {
+                    continue;
+                };
+                let mut changed = values.clone();
+                changed[0] = v64;
+                push(
+                    Rule::Range,
+                    format!("{at} = {v}, ignored"),
+                    int_tensor(changed, &shape, written),
+                    true,
+                );
             }
             if !rule.allow_all {
                 let fill = rule.ignore.iter().find_map(|ignore| match ignore {
@@ -380,6 +560,7 @@ fn value_cases(
                         Rule::AllIgnored,
                         format!("every element of {name} = {fill}, ignored"),
                         int_tensor(vec![fill; values.len()], &shape, written),
+                        false,
                     );
                 }
             }
@@ -403,8 +584,23 @@ fn value_cases(
                             Rule::Range,
                             format!("{at} = {}, one {side} `{patterns}`", shown(dtype, past)),
                             with(past),
+                            false,
                         );
                     }
+                }
+            }
+            for ignore in &rule.ignore {
+                let Ignore::Value(num) = ignore else {
+                    continue;
+                };
+                let v = num.approx();
+                if round_to(dtype, v) == v && !rule.in_ranges(v) {
+                    push(
+                        Rule::Range,
+                        format!("{at} = {}, ignored", shown(dtype, v)),
+                        with(v),
+                        true,
+                    );
                 }
             }
             if rule.finite {
@@ -414,7 +610,7 @@ fn value_cases(
                     None => Rule::Finite,
                 };
                 for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-                    push(broken, format!("{at} = {v}"), with(v));
+                    push(broken, format!("{at} = {v}"), with(v), false);
                 }
             }
             if rule.integral {
@@ -428,6 +624,7 @@ fn value_cases(
                         Rule::Integral,
                         format!("{at} = {v}, not a whole number"),
                         with(v),
+                        false,
                     );
                 }
             }
@@ -441,12 +638,14 @@ fn value_cases(
                         Rule::AllIgnored,
                         format!("every element of {name} = {fill}, ignored"),
                         float_tensor(vec![fill; values.len()], &shape, dtype),
+                        false,
                     );
                 }
             }
         }
         _ => {}
     }
+    out
 }
 
 #[cfg(test)]

@@ -479,10 +479,12 @@ const BASE_DRAWS: usize = 64;
 const BASE_SHRINKS: usize = 4096;
 
 /// One input of a contracted function that breaks one rule of one clause, and what the guard
-/// must answer: a value of `violations!(f)`.
+/// must answer: a value of `violations!(f)` (the guard reports [`rule`](Self::rule)) or of
+/// `exemptions!(f)` (the broken value is exempt, and the guard accepts the input).
 ///
 /// The input is a valid draw of `arbitrary!` with one tensor changed: its dtype, its rank, one
-/// dim, or its values (see `violations!`).
+/// dim, or its values (see `violations!`), and for a clause with a `where` mask, the mask's
+/// element 0.
 pub struct ViolationCase<V> {
     case: cases::Case,
     convert: fn(Vec<Option<Drawn>>) -> V,
@@ -501,9 +503,17 @@ impl<V> ViolationCase<V> {
         self.case.subject
     }
 
-    /// The rule the guard reports for this input.
+    /// The rule the guard reports for this input; for an exemption, the rule the changed value
+    /// would break if the contract did not exempt it.
     pub fn rule(&self) -> Rule {
         self.case.rule
+    }
+
+    /// Whether the contract exempts the changed value (a mask's 0 where the value is, or an
+    /// ignored value outside the `in` patterns): the guard must accept this input. True for
+    /// the cases of `exemptions!`, false for those of `violations!`.
+    pub fn is_exempt(&self) -> bool {
+        self.case.exempt
     }
 
     /// What was changed, in words: `target[0] = 4, one above \`0..C\``.
@@ -533,6 +543,7 @@ impl<V> Debug for ViolationCase<V> {
             .field("subject", &self.case.subject)
             .field("rule", &self.case.rule)
             .field("change", &self.case.change)
+            .field("exempt", &self.case.exempt)
             .finish_non_exhaustive()
     }
 }
@@ -575,11 +586,26 @@ impl<V: Debug> Arbitrary<'_, V> {
     /// As `arbitrary!`'s strategy, and where it would report an error (a mistake in what
     /// `violations!` was given): with that message.
     pub fn violations(&self) -> Vec<ViolationCase<V>> {
+        self.cases("violations", false)
+    }
+
+    /// The inputs whose broken value the contract exempts, which the guard must accept (what
+    /// `exemptions!` returns).
+    ///
+    /// # Panics
+    ///
+    /// As [`violations`](Self::violations).
+    pub fn exemptions(&self) -> Vec<ViolationCase<V>> {
+        self.cases("exemptions", true)
+    }
+
+    fn cases(&self, which: &str, exempt: bool) -> Vec<ViolationCase<V>> {
         let (plan, base) = self
             .base()
-            .unwrap_or_else(|message| panic!("violations!({}): {message}", self.judge.name));
+            .unwrap_or_else(|message| panic!("{which}!({}): {message}", self.judge.name));
         cases::cases(&plan, &base)
             .into_iter()
+            .filter(|case| case.exempt == exempt)
             .map(|case| ViolationCase {
                 case,
                 convert: self.convert,
@@ -711,6 +737,27 @@ fn assert_contract(strategy: &Arbitrary<'_, Vec<Option<Drawn>>>, run: &Run<'_>, 
             "assert_contract!({name}): {} of {} violation cases were not reported as expected:\n{}",
             missed.len(),
             violations.len(),
+            missed.join("\n")
+        );
+    }
+    let exemptions = strategy.exemptions();
+    for case in &exemptions {
+        let why = match judge.answer(&case.case.values) {
+            Ok(Ok(())) => continue,
+            Ok(Err(error)) => format!("the guard reported:\n{error}"),
+            Err(why) => format!("the guard gave no answer: {why}"),
+        };
+        missed.push(format!(
+            "- `{}` with {}: exempt, expected no violation; {why}",
+            case.clause(),
+            case.change(),
+        ));
+    }
+    if !missed.is_empty() {
+        panic!(
+            "assert_contract!({name}): {} of {} exemptions were not accepted:\n{}",
+            missed.len(),
+            exemptions.len(),
             missed.join("\n")
         );
     }
