@@ -3,7 +3,8 @@
 
 Usage: scripts/measure-known-shapes.py [--verbose] [FILE...]
 (default: tests/tests/models/*.rs). Needs a built `target/debug/cargo-contracts`.
-A `let` is counted once per line and name; integers (`= B`), floats and tuples are left out.
+A `let` is counted once per line and name; integers (`= B`), floats, tuples and what `dims4`,
+`dim`, `device` and the like read from a tensor are left out.
 """
 import glob, re, subprocess, sys
 
@@ -47,6 +48,10 @@ for path in files:
                 continue
             ty = " ".join(cols[2:-1])
             op = cols[-1]
+            # Sizes, devices and dtypes read from a tensor are not tensors, known or not.
+            if op in ("dim", "dims", "dims1", "dims2", "dims3", "dims4", "dims5", "device",
+                      "dtype", "rank", "elem_count"):
+                continue
             if ty == "?":
                 kind = "unknown"
             elif "_" in re.split(r"[\[\],\s]+", ty) or ".." in ty or "?" in ty:

@@ -442,6 +442,9 @@ struct Walker<'a> {
     /// `embedding(V, E, vb)` (`self.wte.embeddings()`): their rows are the table's width,
     /// whether the constructor's sizes or a clause's state it.
     built_tables: BTreeSet<String>,
+    /// The names of the `let`s whose unknown size became a size of its own (`{seq_len}` from
+    /// `let (_, seq_len, _) = x.dims3()?`): each name at most once in a walk.
+    fresh_sizes: BTreeSet<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -489,6 +492,7 @@ impl<'a> Walker<'a> {
             returned: None,
             self_mut: false,
             inlined: Vec::new(),
+            fresh_sizes: BTreeSet::new(),
             own_tokens: false,
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
@@ -1376,6 +1380,12 @@ impl<'a> Walker<'a> {
                     true => Value::Other,
                     false => value,
                 };
+                let value = match &local.init {
+                    Some(init) if init.diverge.is_none() && !never => {
+                        self.fresh_sizes(&local.pat, &init.expr, value)
+                    }
+                    _ => value,
+                };
                 self.in_let = true;
                 self.let_op = local
                     .init
@@ -1394,6 +1404,128 @@ impl<'a> Walker<'a> {
             syn::Stmt::Expr(expr, _) => self.expr(expr),
             syn::Stmt::Macro(m) => self.mac(&m.mac),
         }
+    }
+
+    /// `let (_, seq_len, _) = x.dims3()?;` or `let seq_len = x.dim(1)?;` where that size of the
+    /// local tensor `x` is unknown: the size gets a name of its own (`{seq_len}`), and `x` has
+    /// it from here on. Only in the function's own walk, outside closures, for a name not bound
+    /// so before nor a parameter's: each such size is one value for the whole walk (a loop's
+    /// body is walked once, with what it changes forgotten).
+    fn fresh_sizes(&mut self, pat: &syn::Pat, init: &syn::Expr, value: Value) -> Value {
+        if !self.inlined.is_empty() || self.closures > 0 {
+            return value;
+        }
+        let syn::Expr::Try(tried) = unparen(init) else {
+            return value;
+        };
+        let syn::Expr::MethodCall(call) = unparen(&tried.expr) else {
+            return value;
+        };
+        let syn::Expr::Path(receiver) = unparen(strip_refs(&call.receiver)) else {
+            return value;
+        };
+        let Some(receiver) = receiver
+            .path
+            .get_ident()
+            .filter(|_| receiver.qself.is_none())
+            .map(name_of)
+        else {
+            return value;
+        };
+        let Some(Binding {
+            value: Value::Tensor(t),
+            origin,
+        }) = self.lookup(&receiver).cloned()
+        else {
+            return value;
+        };
+        let pat = match pat {
+            syn::Pat::Type(typed) => &*typed.pat,
+            pat => pat,
+        };
+        // A plain immutable name, not yet a size of its own nor a parameter.
+        let name_of_pat = |this: &Self, pat: &syn::Pat| match pat {
+            syn::Pat::Ident(ident)
+                if ident.subpat.is_none()
+                    && ident.by_ref.is_none()
+                    && ident.mutability.is_none() =>
+            {
+                let name = name_of(&ident.ident);
+                let param = this.scope.first().is_some_and(|f| f.contains_key(&name));
+                (!param && !this.fresh_sizes.contains(&name)).then_some(name)
+            }
+            _ => None,
+        };
+        let n = match call.method.to_string().as_str() {
+            "dims2" => 2,
+            "dims3" => 3,
+            "dims4" => 4,
+            "dims5" => 5,
+            "dim" if call.args.len() == 1 => {
+                let (Value::Int(Dim::Unknown), Some(name)) = (&value, name_of_pat(self, pat))
+                else {
+                    return value;
+                };
+                let index = match unparen(&call.args[0]) {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(int),
+                        ..
+                    }) => int.base10_parse::<usize>().ok().map(DimIndex::Index),
+                    syn::Expr::Path(p) => match self.path_value(p) {
+                        Value::DimIndex(index) => Some(index),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some(candle_contracts_shapes::shape::Resolved::At(axis)) =
+                    index.map(|index| t.shape.resolve(index))
+                else {
+                    return value;
+                };
+                let size = Dim::braced(&name);
+                self.fresh_sizes.insert(name);
+                let refined = t.with_shape(t.shape.clone().with_dim(axis, size.clone()));
+                self.set(&receiver, Value::Tensor(refined), origin);
+                return Value::Int(size);
+            }
+            _ => return value,
+        };
+        let (syn::Pat::Tuple(tuple), Value::Tuple(mut items)) = (pat, value.clone()) else {
+            return value;
+        };
+        if tuple.elems.len() != n || items.len() != n {
+            return value;
+        }
+        let mut renamed = false;
+        for (item, elem) in items.iter_mut().zip(&tuple.elems) {
+            if matches!(item, Value::Int(Dim::Unknown))
+                && let Some(name) = name_of_pat(self, elem)
+            {
+                *item = Value::Int(Dim::braced(&name));
+                self.fresh_sizes.insert(name);
+                renamed = true;
+            }
+        }
+        if !renamed {
+            return value;
+        }
+        // `dimsN()` succeeded: `x` has rank `n` and these sizes.
+        let refined = match t.shape.rank() {
+            candle_contracts_shapes::Rank::Exactly(rank) if rank != n => {
+                return Value::Tuple(items);
+            }
+            _ => Shape::new(
+                items
+                    .iter()
+                    .map(|item| match item {
+                        Value::Int(dim) => dim.clone(),
+                        _ => Dim::Unknown,
+                    })
+                    .collect(),
+            ),
+        };
+        self.set(&receiver, Value::Tensor(t.with_shape(refined)), origin);
+        Value::Tuple(items)
     }
 
     // ----- expressions -----
@@ -3915,6 +4047,15 @@ fn through_interior_mutability(subject: &str) -> bool {
         .split('.')
         .filter_map(|step| step.strip_suffix("()"))
         .any(|method| CELLS.contains(&method))
+}
+
+/// `expr` without parentheses and invisible groups.
+fn unparen(expr: &syn::Expr) -> &syn::Expr {
+    match expr {
+        syn::Expr::Paren(p) => unparen(&p.expr),
+        syn::Expr::Group(g) => unparen(&g.expr),
+        expr => expr,
+    }
 }
 
 fn strip_refs(expr: &syn::Expr) -> &syn::Expr {

@@ -2757,3 +2757,80 @@ fn glob_imports_are_resolved_without_going_round_them_again() {
         started.elapsed()
     );
 }
+
+/// Whisper's encoder: a size read from a tensor whose size is unknown is named after its `let`,
+/// and the tensor has it from there on.
+const FRESH_SIZES: &str = "\
+use candle_contracts::contract;
+use candle_core::{D, Result, Tensor};
+
+#[contract(x: f32[B, T, E], pos: f32[P, E])]
+fn with_positions(x: &Tensor, extra: &Tensor, pos: &Tensor) -> Result<Tensor> {
+    let x = Tensor::cat(&[x, extra], 1)?;
+    let (_b, seq_len, _e) = x.dims3()?;
+    let pos = pos.narrow(0, 0, seq_len)?;
+    let x = x.broadcast_add(&pos)?;
+    let head = x.narrow(1, 0, seq_len)?;
+    Ok(head)
+}
+
+#[contract(x: f32[B, T, E])]
+fn shadowed(x: &Tensor, extra: &Tensor) -> Result<Tensor> {
+    let y = Tensor::cat(&[x, extra], 1)?;
+    let n = y.dim(1)?;
+    let z = Tensor::cat(&[&y, extra], 1)?;
+    let n = z.dim(D::Minus2)?;
+    let w = z.narrow(1, 0, n)?;
+    Ok(w)
+}
+
+#[contract(x: f32[B, T, E])]
+fn in_a_loop(x: &Tensor, extra: &Tensor, steps: usize) -> Result<Tensor> {
+    let mut y = x.clone();
+    for _ in 0..steps {
+        y = Tensor::cat(&[&y, extra], 1)?;
+        let (_, len, _) = y.dims3()?;
+        y = y.narrow(1, 0, len)?;
+    }
+    Ok(y)
+}
+";
+
+#[test]
+fn a_size_read_from_an_unknown_dim_is_named_after_its_let() {
+    let dir = scratch_crate("fresh-sizes", FRESH_SIZES);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:with_positions"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 x f32[B, _, E] Tensor::cat",
+            "7 _b = B dims3",
+            "7 seq_len = {seq_len} dims3",
+            "7 _e = E dims3",
+            "8 pos f32[{seq_len}, E] narrow",
+            "9 x f32[B, {seq_len}, E] broadcast_add",
+            "10 head f32[B, {seq_len}, E] narrow",
+        ]
+    );
+    // A second `let n` of an unknown size is not named again: `n` is another size.
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:shadowed"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "16 y f32[B, _, E] Tensor::cat",
+            "17 n = {n} dim",
+            "18 z f32[B, _, E] Tensor::cat",
+            "19 n = _ dim",
+            "20 w f32[B, _, E] narrow",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // One past the size read: certain.
+    let wrong = FRESH_SIZES.replace("x.narrow(1, 0, seq_len)?", "x.narrow(1, 0, seq_len + 1)?");
+    let (code, _, stderr) = run(&scratch_crate("fresh-sizes-wrong", &wrong), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("narrow(1, 0, seq_len + 1)"), "{stderr}");
+}
