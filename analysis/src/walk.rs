@@ -655,6 +655,11 @@ impl<'a> Walker<'a> {
                                 None => Value::tensor_unknown(),
                             }))
                         }
+                        // `others: &[Tensor]`: each element a tensor (a sequence clause's
+                        // element type is the guard's to check).
+                        _ if self.is_tensor_list(&typed.ty) => {
+                            Value::TensorsEach(TensorType::unknown())
+                        }
                         // `past_len: usize`: one fixed size for the whole body, the value a
                         // clause names `{past_len}` (only in the function's own walk: a helper
                         // followed at its call takes the caller's argument or nothing).
@@ -1248,6 +1253,33 @@ impl<'a> Walker<'a> {
             if names.1 {
                 return Value::Other;
             }
+        }
+        // `conv1d_weights: Vec<Tensor>`, `[Tensor; 4]`: each element a tensor.
+        let element = match ty {
+            syn::Type::Array(array) => Some(&*array.elem),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let segments = path_segments(&p.path);
+                let is_vec =
+                    std_wrapper(&segments, &self.index.resolve(module, &segments)) == Some("Vec");
+                match p.path.segments.last().map(|s| &s.arguments) {
+                    Some(syn::PathArguments::AngleBracketed(a)) if is_vec && a.args.len() == 1 => {
+                        match a.args.first() {
+                            Some(syn::GenericArgument::Type(inner)) => Some(inner),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(element) = element
+            && matches!(
+                self.kind_at(element, false, module, Some(key), false),
+                Kind::Tensor
+            )
+        {
+            return Value::TensorsEach(TensorType::unknown());
         }
         self.kind_at(ty, false, module, Some(key), false)
             .unknown_value()
@@ -2354,6 +2386,8 @@ impl<'a> Walker<'a> {
                 Value::Instance(key, _) => Value::Instance(key, access),
                 _ => Value::Other,
             },
+            // `for i in 0..n`: an index (`others[i]` is an element).
+            (Value::Range(Some(_), _), None) if !enumerate => Value::Int(Dim::Unknown),
             _ => Value::Other,
         };
         match (enumerate, element) {

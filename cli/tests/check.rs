@@ -2834,3 +2834,50 @@ fn a_size_read_from_an_unknown_dim_is_named_after_its_let() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("narrow(1, 0, seq_len + 1)"), "{stderr}");
 }
+
+/// Mamba's convolution step: a `Vec<Tensor>` field and a `&[Tensor]` parameter indexed by a
+/// loop's counter give tensors, and `acc + tensor` keeps `acc`'s shape through the loop.
+const TENSOR_LISTS: &str = "\
+use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Conv {
+    weights: Vec<Tensor>,
+    taps: [Tensor; 4],
+}
+
+impl Conv {
+    #[contract(x: f32[B, DI])]
+    pub fn step(&self, x: &Tensor, prev: &[Tensor]) -> Result<Tensor> {
+        let mut acc = x.clone();
+        for i in 0..4 {
+            acc = (acc + self.weights[i].broadcast_mul(&prev[i])?)?;
+        }
+        let summed = acc.clone();
+        let tapped = (x * &self.taps[0])?;
+        Ok(tapped)
+    }
+}
+";
+
+#[test]
+fn elements_of_tensor_lists_are_tensors() {
+    let dir = scratch_crate("tensor-lists", TENSOR_LISTS);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Conv::step"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "12 acc f32[B, DI] clone",
+            "16 summed f32[B, DI] clone",
+            "17 tapped f32[B, DI] *",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // The loop's sum times `x` with one dim more: certain (a loop's body is never reported
+    // on: it may not run).
+    let wrong = TENSOR_LISTS.replace("(x * &self.taps[0])", "(x.unsqueeze(0)? * &summed)");
+    let (code, _, stderr) = run(&scratch_crate("tensor-lists-wrong", &wrong), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+}
