@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use candle_contracts_shapes::Dim;
 use candle_contracts_shapes::dim::Factor;
-use candle_contracts_shapes::rules::layer::Layer;
+use candle_contracts_shapes::rules::layer::{ConvGeometry, Layer};
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
@@ -26,8 +26,9 @@ use crate::index::{FnDef, Index, ModId, Resolved, name_of};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FieldFact {
     /// A candle-nn layer, with the dims of its weight (the table of an `Embedding`), as a
-    /// layer clause states them (`Linear[IN -> OUT]` is a weight `[OUT, IN]`).
-    Layer(Layer, Vec<Dim>),
+    /// layer clause states them (`Linear[IN -> OUT]` is a weight `[OUT, IN]`), and a
+    /// convolution's geometry where its config is known.
+    Layer(Layer, Vec<Dim>, Option<ConvGeometry>),
     /// A `usize` field, with its size.
     Size(Dim),
     /// A candle-nn `Activation` of this variant (`Activation::Relu`): only `Swiglu` changes
@@ -280,7 +281,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                     }
                     _ => false,
                 },
-                FieldFact::Layer(layer, _) => {
+                FieldFact::Layer(layer, _, _) => {
                     field_layer(index, module, &declared.ty) == Some(*layer)
                 }
             };
@@ -755,11 +756,18 @@ fn path_segments(path: &syn::Path) -> Vec<String> {
 #[derive(Clone, Debug)]
 enum Local {
     Size(Dim),
-    Layer(Layer, Vec<Dim>),
-    /// A `Conv1dConfig` or `Conv2dConfig`, with its `groups`.
-    Groups(Dim),
+    Layer(Layer, Vec<Dim>, Option<ConvGeometry>),
+    /// A `Conv1dConfig` or `Conv2dConfig`.
+    ConvConfig(ConvConfig),
     /// Anything else (a name the walk cannot follow).
     Unknown,
+}
+
+/// A `Conv1dConfig` or `Conv2dConfig` as far as sizes go: its `groups` and geometry.
+#[derive(Clone, Debug)]
+struct ConvConfig {
+    groups: Dim,
+    geometry: ConvGeometry,
 }
 
 /// One constructor, read from its top-level statements in order up to its tail.
@@ -920,11 +928,11 @@ impl<'a> Ctor<'a> {
 
     /// What a `let`'s value holds.
     fn local(&self, expr: &syn::Expr) -> Local {
-        if let Some((layer, dims)) = self.layer(expr) {
-            return Local::Layer(layer, dims);
+        if let Some((layer, dims, geometry)) = self.layer(expr) {
+            return Local::Layer(layer, dims, geometry);
         }
-        if let Some(groups) = self.conv_config(expr) {
-            return Local::Groups(groups);
+        if let Some(config) = self.conv_config(expr) {
+            return Local::ConvConfig(config);
         }
         Local::Size(self.size(expr))
     }
@@ -939,13 +947,15 @@ impl<'a> Ctor<'a> {
         }
         if let Some(name) = single_ident(expr) {
             return match self.locals.get(&name)? {
-                Local::Layer(layer, dims) => Some(FieldFact::Layer(*layer, dims.clone())),
+                Local::Layer(layer, dims, geometry) => {
+                    Some(FieldFact::Layer(*layer, dims.clone(), geometry.clone()))
+                }
                 Local::Size(dim) if !dim.is_unknown() => Some(FieldFact::Size(dim.clone())),
                 _ => None,
             };
         }
-        if let Some((layer, dims)) = self.layer(expr) {
-            return Some(FieldFact::Layer(layer, dims));
+        if let Some((layer, dims, geometry)) = self.layer(expr) {
+            return Some(FieldFact::Layer(layer, dims, geometry));
         }
         let dim = self.size(expr);
         (!dim.is_unknown()).then_some(FieldFact::Size(dim))
@@ -994,8 +1004,9 @@ impl<'a> Ctor<'a> {
     }
 
     /// `linear(IN, OUT, vb)?` and the other candle-nn constructors: the layer and its weight's
-    /// dims (candle-nn 0.11 asks its `VarBuilder` for exactly those).
-    fn layer(&self, expr: &syn::Expr) -> Option<(Layer, Vec<Dim>)> {
+    /// dims (candle-nn 0.11 asks its `VarBuilder` for exactly those), and a convolution's
+    /// geometry where its config is known.
+    fn layer(&self, expr: &syn::Expr) -> Option<(Layer, Vec<Dim>, Option<ConvGeometry>)> {
         let call = match strip(expr) {
             syn::Expr::Try(t) => match strip(&t.expr) {
                 syn::Expr::Call(call) => call,
@@ -1032,27 +1043,33 @@ impl<'a> Ctor<'a> {
             _ => {
                 let (cin, cout, kernel) =
                     (self.size(args[0]), self.size(args[1]), self.size(args[2]));
-                let groups = self.conv_config(args[3]).unwrap_or(Dim::Unknown);
+                let config = self.conv_config(args[3]);
+                let groups = config.as_ref().map_or(Dim::Unknown, |c| c.groups.clone());
                 let mut dims = vec![cout, cin.div(groups), kernel.clone()];
                 if form == "conv2d" {
                     dims.push(kernel);
                 }
-                dims
+                return Some((layer, dims, config.map(|c| c.geometry)));
             }
         };
-        Some((layer, dims))
+        Some((layer, dims, None))
     }
 
-    /// The `groups` of a convolution's config: `Default::default()`, `Conv2dConfig {
-    /// padding: 1, ..Default::default() }`, or a `let` of one.
-    fn conv_config(&self, expr: &syn::Expr) -> Option<Dim> {
+    /// A convolution's config: `Default::default()`, `Conv2dConfig { padding: 1,
+    /// ..Default::default() }`, or a `let` of one. A field it does not show is candle-nn's
+    /// default where the rest is `Default::default()`, unknown otherwise.
+    fn conv_config(&self, expr: &syn::Expr) -> Option<ConvConfig> {
+        let defaults = || ConvConfig {
+            groups: Dim::lit(1),
+            geometry: ConvGeometry::default_config(),
+        };
         match strip(expr) {
             syn::Expr::Path(_) => match self.locals.get(&single_ident(expr)?)? {
-                Local::Groups(groups) => Some(groups.clone()),
+                Local::ConvConfig(config) => Some(config.clone()),
                 _ => None,
             },
             syn::Expr::Call(call) if call.args.is_empty() => {
-                self.is_default(&call.func).then(|| Dim::lit(1))
+                self.is_default(&call.func).then(defaults)
             }
             syn::Expr::Struct(literal) if literal.qself.is_none() => {
                 let Resolved::External(path) = self.resolve(&path_segments(&literal.path))? else {
@@ -1064,22 +1081,36 @@ impl<'a> Ctor<'a> {
                 {
                     return None;
                 }
-                let groups = literal
-                    .fields
-                    .iter()
-                    .find(|f| matches!(&f.member, syn::Member::Named(i) if i == "groups"));
-                match (groups, &literal.rest) {
-                    (Some(field), _) => Some(self.size(&field.expr)),
-                    (None, Some(rest)) => match strip(rest) {
-                        syn::Expr::Call(call)
-                            if call.args.is_empty() && self.is_default(&call.func) =>
-                        {
-                            Some(Dim::lit(1))
+                let rest_default = match &literal.rest {
+                    Some(rest) => match strip(rest) {
+                        syn::Expr::Call(call) => {
+                            call.args.is_empty() && self.is_default(&call.func)
                         }
-                        _ => None,
+                        _ => false,
                     },
-                    (None, None) => None,
+                    None => false,
+                };
+                let mut config = match rest_default {
+                    true => defaults(),
+                    false => ConvConfig {
+                        groups: Dim::Unknown,
+                        geometry: ConvGeometry::default(),
+                    },
+                };
+                for field in &literal.fields {
+                    let syn::Member::Named(name) = &field.member else {
+                        continue;
+                    };
+                    let size = self.size(&field.expr);
+                    match name.to_string().as_str() {
+                        "groups" => config.groups = size,
+                        "padding" => config.geometry.padding = size,
+                        "stride" => config.geometry.stride = size,
+                        "dilation" => config.geometry.dilation = size,
+                        _ => {}
+                    }
                 }
+                Some(config)
             }
             _ => None,
         }
@@ -1347,9 +1378,15 @@ mod tests {
         constructed_fields(&index, &key)
             .into_iter()
             .map(|(field, fact)| match fact {
-                FieldFact::Layer(layer, dims) => {
+                FieldFact::Layer(layer, dims, geometry) => {
                     let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();
-                    format!("{field}: {layer:?}[{}]", dims.join(", "))
+                    let geometry = geometry.map_or(String::new(), |g| {
+                        format!(
+                            " padding = {}, stride = {}, dilation = {}",
+                            g.padding, g.stride, g.dilation
+                        )
+                    });
+                    format!("{field}: {layer:?}[{}]{geometry}", dims.join(", "))
                 }
                 FieldFact::Size(dim) => format!("{field} = {dim}"),
                 FieldFact::Config(param, _) => format!("{field} = {param}"),

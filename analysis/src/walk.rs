@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use candle_contracts_shapes::dim::Factor;
-use candle_contracts_shapes::rules::layer::{self, Layer};
+use candle_contracts_shapes::rules::layer::{self, ConvGeometry, Layer};
 use candle_contracts_shapes::{
     Arg, Argument, Axis, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Parts,
     Reason, Shape, TensorType, check_read_rank, has_method_rule, parts, rules::contract_ops,
@@ -753,7 +753,22 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
-                Some(FieldFact::Layer(layer, dims)) => {
+                Some(FieldFact::Layer(layer, dims, geometry)) => {
+                    // `conv1d(.., Conv1dConfig { padding: 1, stride: 2, .. }, vb)`: held as a
+                    // subject, forgotten where the field may change.
+                    if let Some(geometry) = geometry {
+                        self.subjects.insert(
+                            conv_geometry(&format!("self.{name}")),
+                            (
+                                Value::Tuple(vec![
+                                    Value::Int(geometry.padding.clone()),
+                                    Value::Int(geometry.stride.clone()),
+                                    Value::Int(geometry.dilation.clone()),
+                                ]),
+                                None,
+                            ),
+                        );
+                    }
                     let Some(accessor) = layer.weight_accessor() else {
                         continue;
                     };
@@ -2769,7 +2784,27 @@ impl<'a> Walker<'a> {
         if keeps_shape {
             return Value::Tensor(xs.clone());
         }
-        match self.facts.under(|| layer::forward(layer, xs, &weight)) {
+        let geometry = match subject_text(strip_refs(receiver))
+            .and_then(|text| self.subjects.get(&conv_geometry(&text)))
+        {
+            Some((Value::Tuple(parts), _)) => match parts.as_slice() {
+                [
+                    Value::Int(padding),
+                    Value::Int(stride),
+                    Value::Int(dilation),
+                ] => ConvGeometry {
+                    padding: padding.clone(),
+                    stride: stride.clone(),
+                    dilation: dilation.clone(),
+                },
+                _ => ConvGeometry::default(),
+            },
+            _ => ConvGeometry::default(),
+        };
+        match self
+            .facts
+            .under(|| layer::forward_with(layer, xs, &weight, &geometry))
+        {
             Ok(t) => match hidden_size {
                 Some(hidden_size) if t.shape.from_end(1).is_some() => Value::Tensor(
                     t.with_shape(t.shape.clone().with_dim(Axis::Back(1), hidden_size)),
@@ -3972,9 +4007,17 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
     })
 }
 
+/// The subject that holds a convolution field's padding, stride and dilation, as every
+/// constructor builds it (`self.conv1.(geometry)`): forgotten with the clauses on `self` and
+/// on that field, never read as a tensor (no expression's text has that form).
+fn conv_geometry(place: &str) -> String {
+    format!("{place}.(geometry)")
+}
+
 /// The subject that stands for an `Activation` field every constructor builds with a variant
 /// that keeps the shape (`self.act.(keeps shape)`): forgotten with the clauses on `self` and
 /// on that field, never read as a tensor (no expression's text has that form).
+
 fn shape_keeping(place: &str) -> String {
     format!("{place}.(keeps shape)")
 }

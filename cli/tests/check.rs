@@ -2878,6 +2878,65 @@ fn elements_of_tensor_lists_are_tensors() {
     // The loop's sum times `x` with one dim more: certain (a loop's body is never reported
     // on: it may not run).
     let wrong = TENSOR_LISTS.replace("(x * &self.taps[0])", "(x.unsqueeze(0)? * &summed)");
-    let (code, _, stderr) = run(&scratch_crate("tensor-lists-wrong", &wrong), &["check", "."]);
+    let (code, _, stderr) = run(
+        &scratch_crate("tensor-lists-wrong", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+}
+
+/// Whisper's audio encoder stem: the convolutions' configs give their output lengths.
+const CONV_GEOMETRY: &str = "\
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{conv1d, Conv1d, Conv1dConfig, VarBuilder};
+
+pub struct Encoder {
+    conv1: Conv1d,
+    conv2: Conv1d,
+}
+
+impl Encoder {
+    pub fn load(vb: VarBuilder, mels: usize, d: usize) -> Result<Self> {
+        let cfg1 = Conv1dConfig { padding: 1, stride: 1, groups: 1, dilation: 1, cudnn_fwd_algo: None };
+        let cfg2 = Conv1dConfig { padding: 1, stride: 2, ..Default::default() };
+        let conv1 = conv1d(mels, d, 3, cfg1, vb.pp(\"conv1\"))?;
+        let conv2 = conv1d(d, d, 3, cfg2, vb.pp(\"conv2\"))?;
+        Ok(Self { conv1, conv2 })
+    }
+
+    #[contract(x: f32[B, M, L], self.conv1.weight(): f32[E, M, 3], self.conv2.weight(): f32[E, E, 3])]
+    pub fn forward(&self, x: &Tensor, pos: &Tensor) -> Result<Tensor> {
+        let a = self.conv1.forward(x)?;
+        let b = self.conv2.forward(&a)?;
+        let b = b.transpose(1, 2)?;
+        Ok(b)
+    }
+}
+";
+
+#[test]
+fn a_convolutions_config_gives_its_output_length() {
+    let dir = scratch_crate("conv-geometry", CONV_GEOMETRY);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Encoder::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "21 a f32[B, E, L] forward",
+            "22 b f32[B, E, (L - 1) / 2 + 1] forward",
+            "23 b f32[B, (L - 1) / 2 + 1, E] transpose",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // 3000 frames: the halved length (1500) added to the whole one is certain.
+    let wrong = CONV_GEOMETRY
+        .replace("x: f32[B, M, L]", "x: f32[B, M, 3000]")
+        .replace("let b = b.transpose(1, 2)?;", "let b = (b + &a)?;");
+    let (code, _, stderr) = run(
+        &scratch_crate("conv-geometry-wrong", &wrong),
+        &["check", "."],
+    );
     assert_eq!(code, 1, "{stderr}");
 }

@@ -94,6 +94,58 @@ impl Layer {
 /// The type of `layer.forward(xs)`; `weight` is the layer's weight (the table of an
 /// `Embedding`) where a clause states it, unknown otherwise.
 pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
+    forward_with(layer, xs, weight, &ConvGeometry::default())
+}
+
+/// A convolution's `padding`, `stride` and `dilation`, as candle-nn's `Conv1dConfig` and
+/// `Conv2dConfig` hold them (one value for every spatial dim); each unknown where it is not
+/// known.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ConvGeometry {
+    /// Zeros added on each side of each spatial dim.
+    pub padding: Dim,
+    /// The step between two windows.
+    pub stride: Dim,
+    /// The spacing of a window's taps.
+    pub dilation: Dim,
+}
+
+impl ConvGeometry {
+    /// candle-nn's default config: no padding, stride 1, dilation 1.
+    pub fn default_config() -> ConvGeometry {
+        ConvGeometry {
+            padding: Dim::lit(0),
+            stride: Dim::lit(1),
+            dilation: Dim::lit(1),
+        }
+    }
+
+    /// A spatial size after a convolution of kernel size `kernel` (candle's `l_out`):
+    /// `(size + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1`, unknown where any
+    /// part is.
+    pub fn output_size(&self, size: &Dim, kernel: &Dim) -> Dim {
+        let parts = [size, kernel, &self.padding, &self.stride, &self.dilation];
+        if parts.iter().any(|d| d.is_unknown()) || self.stride.as_literal() == Some(0) {
+            return Dim::Unknown;
+        }
+        let span = self.dilation.clone().mul(kernel.clone().sub(Dim::lit(1)));
+        let numerator = size
+            .clone()
+            .add(self.padding.clone().mul(Dim::lit(2)))
+            .sub(span)
+            .sub(Dim::lit(1));
+        numerator.div(self.stride.clone()).add(Dim::lit(1))
+    }
+}
+
+/// [`forward`], with a convolution's geometry: its output's spatial sizes where the input's,
+/// the kernel's and the geometry are known (one group or several: candle computes them alike).
+pub fn forward_with(
+    layer: Layer,
+    xs: &TensorType,
+    weight: &TensorType,
+    geometry: &ConvGeometry,
+) -> Outcome {
     let weight_dims = weight.shape.dims();
     match layer {
         Layer::SameType => Ok(xs.clone()),
@@ -189,7 +241,19 @@ pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
                 _ => Dim::Unknown,
             };
             let mut dims = vec![batch, channels];
-            dims.resize(rank, Dim::Unknown);
+            // The spatial sizes, for a convolution (a transposed one's geometry has an output
+            // padding the config may not show).
+            for axis in 2..rank {
+                let size = match (layer, weight_dims, xs.shape.dims()) {
+                    (Layer::Conv1d | Layer::Conv2d, Some(w), Some(x))
+                        if w.len() == rank && x.len() == rank =>
+                    {
+                        geometry.output_size(&x[axis], &w[axis])
+                    }
+                    _ => Dim::Unknown,
+                };
+                dims.push(size);
+            }
             Ok(TensorType::new(
                 xs.dtypes.intersection(weight.dtypes),
                 Shape::new(dims),
@@ -246,6 +310,51 @@ mod tests {
 
     fn t(text: &str) -> TensorType {
         parse_tensor_type(text).unwrap()
+    }
+
+    #[test]
+    fn a_convolution_with_its_geometry_computes_the_spatial_sizes() {
+        let same = ConvGeometry {
+            padding: Dim::lit(1),
+            stride: Dim::lit(1),
+            dilation: Dim::lit(1),
+        };
+        let halving = ConvGeometry {
+            stride: Dim::lit(2),
+            ..same.clone()
+        };
+        let x = t("f32[B, MELS, L]");
+        let w = t("f32[E, MELS, 3]");
+        let y = forward_with(Layer::Conv1d, &x, &w, &same).unwrap();
+        assert_eq!(y.to_string(), "f32[B, E, L]");
+        let y = forward_with(Layer::Conv1d, &y, &t("f32[E, E, 3]"), &halving).unwrap();
+        assert_eq!(y.to_string(), "f32[B, E, (L - 1) / 2 + 1]");
+        // candle's own sizes: 3000 frames with stride 2 give 1500, a 224 image in 16 patches 14.
+        let w80 = t("f32[E, 80, 3]");
+        let y = forward_with(Layer::Conv1d, &t("f32[1, 80, 3000]"), &w80, &halving).unwrap();
+        assert_eq!(y.to_string(), "f32[1, E, 1500]");
+        let patches = ConvGeometry {
+            padding: Dim::lit(0),
+            stride: Dim::lit(16),
+            dilation: Dim::lit(1),
+        };
+        let y = forward_with(
+            Layer::Conv2d,
+            &t("f32[B, 3, 224, 224]"),
+            &t("f32[768, 3, 16, 16]"),
+            &patches,
+        )
+        .unwrap();
+        assert_eq!(y.to_string(), "f32[B, 768, 14, 14]");
+        // Without a geometry, or with a part of it unknown: unknown sizes.
+        let y = forward(Layer::Conv1d, &x, &w).unwrap();
+        assert_eq!(y.to_string(), "f32[B, E, _]");
+        let unknown_stride = ConvGeometry {
+            stride: Dim::Unknown,
+            ..same
+        };
+        let y = forward_with(Layer::Conv1d, &x, &w, &unknown_stride).unwrap();
+        assert_eq!(y.to_string(), "f32[B, E, _]");
     }
 
     #[test]
