@@ -1450,9 +1450,9 @@ mod tests {
         assert_eq!(
             inferred(LAYERS),
             [
-                "conv1: Conv1d[cfg.hidden_size, 80, 3]",
-                "conv2: Conv2d[64, cfg.channels, 3, 3]",
-                "grouped: Conv2d[64, 16, 3, 3]",
+                "conv1: Conv1d[cfg.hidden_size, 80, 3] padding = 0, stride = 1, dilation = 1",
+                "conv2: Conv2d[64, cfg.channels, 3, 3] padding = 1, stride = 1, dilation = 1",
+                "grouped: Conv2d[64, 16, 3, 3] padding = 0, stride = 1, dilation = 1",
                 "head: Linear[2 * cfg.hidden_size + 1, cfg.hidden_size]",
                 "head_dim = cfg.hidden_size / cfg.num_attention_heads",
                 "lm_head: Linear[50257, cfg.hidden_size]",
@@ -1481,9 +1481,9 @@ mod tests {
         assert_eq!(
             inferred(&source),
             [
-                "conv1: Conv1d[_, 80, 3]",
-                "conv2: Conv2d[64, cfg.channels, 3, 3]",
-                "grouped: Conv2d[64, 16, 3, 3]",
+                "conv1: Conv1d[_, 80, 3] padding = 0, stride = 1, dilation = 1",
+                "conv2: Conv2d[64, cfg.channels, 3, 3] padding = 1, stride = 1, dilation = 1",
+                "grouped: Conv2d[64, 16, 3, 3] padding = 0, stride = 1, dilation = 1",
                 "head: Linear[_, _]",
                 "lm_head: Linear[50257, _]",
                 "q_proj: Linear[_, _]",
