@@ -4017,7 +4017,6 @@ fn conv_geometry(place: &str) -> String {
 /// The subject that stands for an `Activation` field every constructor builds with a variant
 /// that keeps the shape (`self.act.(keeps shape)`): forgotten with the clauses on `self` and
 /// on that field, never read as a tensor (no expression's text has that form).
-
 fn shape_keeping(place: &str) -> String {
     format!("{place}.(keeps shape)")
 }

@@ -114,7 +114,7 @@ pub use candle_contracts_macros::check;
 /// ```
 /// use candle_contracts::{arbitrary, contract};
 /// use candle_core::{Result, Tensor};
-/// use proptest::test_runner::TestRunner;
+/// use proptest::test_runner::{Config, TestRunner};
 ///
 /// #[contract(logits: f32[N, C], target: u32 | i64 [N] in 0..C ignore -100, C >= 2)]
 /// fn loss(logits: &Tensor, target: &Tensor) -> Result<()> {
@@ -122,7 +122,7 @@ pub use candle_contracts_macros::check;
 /// }
 ///
 /// let strategy = arbitrary!(loss, dims = [N in 1..=16, C = 10]);
-/// TestRunner::default()
+/// TestRunner::new(Config { failure_persistence: None, ..Config::default() })
 ///     .run(&strategy, |(logits, target)| {
 ///         assert_eq!(logits.dims()[1], 10);
 ///         assert!(loss(&logits, &target).is_ok());
@@ -177,9 +177,11 @@ pub use candle_contracts_macros::arbitrary;
 ///   the function's error or panic. `f`'s guard checks these calls in `full` mode whatever
 ///   `CANDLE_CONTRACTS` or a `set_mode` says (what `f` calls runs in the process's mode).
 /// - Then every case of `violations!(f)` is given to `f`'s guard, which must report the
-///   case's rule on its subject, and every case of `exemptions!(f)`, which it must accept. The
-///   guard is asked in a probe mode that stops before the body, in `full` mode whatever
-///   `CANDLE_CONTRACTS` says: the body never runs on these inputs.
+///   case's rule on its subject. The guard is asked in a probe mode that stops before the
+///   body, in `full` mode whatever `CANDLE_CONTRACTS` says: the body never runs on an invalid
+///   input.
+/// - Last, `f` is called on every case of `exemptions!(f)` (valid inputs whose changed value
+///   the contract exempts), in `full` mode, and must succeed as on a valid draw.
 ///
 /// ```
 /// use candle_contracts::{assert_contract, contract};
@@ -224,8 +226,11 @@ pub use candle_contracts_macros::assert_contract;
 /// - every element, to the ignored value, under `ignore` without `allow_all` (`AllIgnored`).
 ///
 /// Under a `where` mask that is an argument, each value change also sets the mask's element 0
-/// to 1, so the changed element is checked (the mask is broadcast to the subject: its element
-/// 0 covers the subject's element 0).
+/// to 1 (or, where the mask's own clause does not allow 1, to a non-zero value it allows), so
+/// the changed element is checked (the mask is broadcast to the subject: its element 0 covers
+/// the subject's element 0). Under a mask that is the subject itself, only non-zero values
+/// are violations. A mask whose clause allows no non-zero value exempts every element: its
+/// subject has no value cases.
 ///
 /// ```
 /// use candle_contracts::{arbitrary, contract, violations, Rule};
@@ -266,13 +271,17 @@ pub use candle_contracts_macros::violations;
 /// from, and makes:
 ///
 /// - under a `where` mask that is an argument, each value change of `violations!` (a bound, NaN
-///   and ±inf, a value that is not whole) with the mask's element 0 set to 0 instead of 1;
+///   and ±inf, a value that is not whole) with the mask's element 0 set to 0 instead of
+///   non-zero; under a mask that is the subject itself, a 0 past a bound;
 /// - element 0 set to each ignored value that lies outside the `in` patterns (`-100` for
 ///   `in 0..C ignore -100`).
 ///
-/// Neither is made where the guard would then find no checked element that is not ignored
-/// (under `ignore` without `allow_all` it reports `AllIgnored` there), nor where the mask's own
-/// clause does not allow 0 or 1.
+/// None is made where it would break another rule: where the guard would then find no checked
+/// element that is not ignored in any clause (under `ignore` without `allow_all` it reports
+/// `AllIgnored` there), where a derived subject or a braced mask reads what was changed, or
+/// where the mask's own clause does not allow 0. The draw it starts from is shrunk to small
+/// dims: an ignored value alone in a batch of one is all ignored, so that exemption needs
+/// `dims = [N = 2]` or more.
 ///
 /// ```
 /// use candle_contracts::{contract, exemptions, violations, Rule};

@@ -1126,3 +1126,200 @@ fn an_optional_tensors_clause_has_its_cases() {
         assert!(case.is_reported_by(error), "{case:?}: {error}");
     }
 }
+
+// --- What a breaker found: each contract here made a case or a draw wrong before -----------
+
+#[contract(
+    input_ids: u32[B, T] in 0..V where attention_mask,
+    labels: i64[B, T] in 0..V ignore -100 where attention_mask,
+    attention_mask: u8[B, T] in 0..=1,
+    table: f32[V, E],
+)]
+fn causal_lm(
+    input_ids: &Tensor,
+    labels: &Tensor,
+    attention_mask: &Tensor,
+    table: &Tensor,
+) -> Result<()> {
+    let _ = (input_ids, labels, attention_mask, table);
+    Ok(())
+}
+
+#[contract(ids: u32[B, T] in 0..V where m, m: f32[B, T] in 0.0..=1.0, {m.sum(1)?}: f32[B] in 0.5..=1.0, table: f32[V, E])]
+fn derived_over_the_mask(ids: &Tensor, m: &Tensor, table: &Tensor) -> Result<()> {
+    let _ = (ids, m, table);
+    Ok(())
+}
+
+#[contract(x: f32[N, C] in 0.0..=1.0 where m, m: u8[N, C] in 0..=1, {x.sum(1)?}: f32[N] in 0.0..=100.0)]
+fn derived_over_the_subject(x: &Tensor, m: &Tensor) -> Result<()> {
+    let _ = (x, m);
+    Ok(())
+}
+
+/// Padding ids are 0: the ids are their own mask.
+#[contract(ids: i64[N] in 1..V where ids, table: f32[V, E])]
+fn masked_by_itself(ids: &Tensor, table: &Tensor) -> Result<()> {
+    let _ = (ids, table);
+    Ok(())
+}
+
+#[contract({x.sum(1)?}: f32[N], x: f32[N, D])]
+fn derived_written_first(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[contract(x: f32[N, C], {x.sum(1)?}: f32[M], y: f32[M])]
+fn derived_binds_after_the_arguments(x: &Tensor, y: &Tensor) -> Result<()> {
+    let _ = (x, y);
+    Ok(())
+}
+
+#[contract(x: u32[N, D] in 0..10, {x.sum(1)?}: u32[N] in 0..100)]
+fn integer_row_sums(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+#[contract(labels: i64[H, W] in 0..C where valid, valid: u8[H, W] in 0 | 255, logits: f32[C, H, W])]
+fn mask_of_255(labels: &Tensor, valid: &Tensor, logits: &Tensor) -> Result<()> {
+    let _ = (labels, valid, logits);
+    Ok(())
+}
+
+#[contract(t: i64[N] in 0..C ignore 0, x: f32[N, C])]
+fn ignores_a_value_in_its_range(t: &Tensor, x: &Tensor) -> Result<()> {
+    let _ = (t, x);
+    Ok(())
+}
+
+#[contract(a: u32[B, T] in 0..V where m, b: u32[T] in 0..V where m, table: f32[V, E])]
+fn one_mask_two_ranks(a: &Tensor, b: &Tensor, m: &Tensor, table: &Tensor) -> Result<()> {
+    let _ = (a, b, m, table);
+    Ok(())
+}
+
+#[test]
+fn exemptions_keep_every_other_rule() {
+    // The mask at 0 for `input_ids` leaves `labels`, which shares it, no checked element.
+    assert_contract!(causal_lm, cases = 16);
+    // A derived subject is never masked: a change it reads is no exemption.
+    assert!(exemptions!(derived_over_the_mask).is_empty());
+    assert!(exemptions!(derived_over_the_subject).is_empty());
+    assert_contract!(derived_over_the_mask, cases = 16);
+    assert_contract!(derived_over_the_subject, cases = 16);
+}
+
+#[test]
+fn a_clause_masked_by_itself_is_broken_only_by_non_zero_values() {
+    let cases = violations!(masked_by_itself, dims = [V = 5]);
+    let changes: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.rule() == Rule::Range)
+        .map(|c| c.change())
+        .collect();
+    assert_eq!(changes, ["ids[0] = 5, one above `1..V`"]);
+    let exempt: Vec<String> = exemptions!(masked_by_itself, dims = [V = 5, N = 2])
+        .iter()
+        .map(|c| c.change().to_string())
+        .collect();
+    assert_eq!(exempt, ["ids[0] = 0, one below `1..V`, its own mask"]);
+    assert_contract!(masked_by_itself, cases = 16, dims = [V = 5]);
+}
+
+#[test]
+fn derived_subjects_bind_their_dims_after_the_arguments() {
+    assert_contract!(derived_written_first, cases = 16);
+    assert_contract!(derived_binds_after_the_arguments, cases = 16);
+    let blamed: Vec<String> = violations!(derived_binds_after_the_arguments)
+        .iter()
+        .filter(|c| c.rule() == Rule::Shape)
+        .map(|c| c.change().to_string())
+        .collect();
+    assert!(!blamed.iter().any(|c| c.starts_with("y ")), "{blamed:?}");
+}
+
+#[test]
+fn a_derived_sum_over_an_integer_clause_is_drawn() {
+    let strategy = arbitrary!(integer_row_sums);
+    let mut runner = TestRunner::deterministic();
+    for _ in 0..64 {
+        let (x,) = strategy.new_tree(&mut runner).expect("a draw").current();
+        integer_row_sums(&x).expect("valid");
+    }
+}
+
+#[test]
+fn a_mask_that_allows_only_0_and_255_is_set_to_255() {
+    let changes: Vec<String> = violations!(mask_of_255)
+        .iter()
+        .filter(|c| c.rule() == Rule::Range)
+        .map(|c| c.change().to_string())
+        .collect();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.ends_with("where `valid[0, 0]` = 255")),
+        "{changes:?}"
+    );
+    assert_contract!(mask_of_255, cases = 16);
+}
+
+#[test]
+fn draws_keep_a_usable_value_outside_an_ignored_one_and_share_a_mask_across_ranks() {
+    // (With `C = 1` the only value is the ignored one: such layouts are drawn again.)
+    let strategy = arbitrary!(ignores_a_value_in_its_range, dims = [C in 2..=8]);
+    assert_eq!(
+        draw(&strategy, 2000, |(t, x)| ignores_a_value_in_its_range(
+            &t, &x
+        )
+        .is_ok()),
+        0
+    );
+    let strategy = arbitrary!(one_mask_two_ranks);
+    assert_eq!(
+        draw(&strategy, 500, |(a, b, m, table)| one_mask_two_ranks(
+            &a, &b, &m, &table
+        )
+        .is_ok()),
+        0
+    );
+}
+
+/// An embedding that does not zero its padding ids: the contract exempts them, so the body
+/// must take them.
+#[contract(
+    input_ids: i64[B, T] in 0..V where attention_mask,
+    attention_mask: u8[B, T] in 0..=1,
+    table: f32[V, E],
+    return: f32[B, T, E],
+)]
+fn embed_without_zeroing_padding(
+    input_ids: &Tensor,
+    attention_mask: &Tensor,
+    table: &Tensor,
+) -> Result<Tensor> {
+    let _ = attention_mask;
+    let (b, t) = input_ids.dims2()?;
+    table
+        .index_select(&input_ids.flatten_all()?, 0)?
+        .reshape((b, t, table.dim(1)?))
+}
+
+#[test]
+fn assert_contract_runs_the_body_on_exempt_inputs() {
+    let failure = std::panic::catch_unwind(|| {
+        assert_contract!(embed_without_zeroing_padding, cases = 16);
+    })
+    .expect_err("the body fails on an exempt padding id");
+    let message = failure
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("exempt inputs"), "{message}");
+    assert!(
+        message.contains("exempt where `attention_mask[0, 0]` = 0"),
+        "{message}"
+    );
+}

@@ -7,12 +7,14 @@
 //! a `Range` violation where the clause has `in` patterns and a `Finite` one otherwise;
 //! a value that is not whole under `integral`; every element ignored under `ignore` without
 //! `allow_all`). Under a `where` mask that is an argument, each value change comes with the
-//! mask's element 0 set non-zero (the guard checks it).
+//! mask's element 0 set non-zero (the guard checks it); under a mask that is the subject
+//! itself, a changed value of 0 is exempt.
 //!
 //! The exemptions (`exemptions!(f)`) are the inputs the guard must accept although a value
 //! breaks a rule: that value change with the mask's element 0 set to 0, and element 0 an ignored
-//! value outside the `in` patterns. Neither is made where it would leave no checked element that
-//! is not ignored (the guard would then report `AllIgnored`).
+//! value outside the `in` patterns. None is made where it would break another rule: leave a
+//! clause no checked element that is not ignored (the guard would then report `AllIgnored`),
+//! or change what a derived subject reads (derived subjects are never masked).
 //!
 //! Clauses on fields, derived subjects, sequences and absent `Option`s (the base draw has them
 //! all present where it can) are not changed, nor the values of a clause whose mask is a braced
@@ -225,9 +227,15 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
                 continue;
             }
             let what = match clause.shape[at] {
-                DimSpec::Named(id) => spec.dims.get(usize::from(id)).copied().unwrap_or("?"),
-                DimSpec::Expr(expr) => spec.text_of(expr.text),
-                _ => "its size",
+                DimSpec::Named(id) => spec
+                    .dims
+                    .get(usize::from(id))
+                    .copied()
+                    .unwrap_or("?")
+                    .to_string(),
+                DimSpec::Expr(expr) => spec.text_of(expr.text).to_string(),
+                DimSpec::Fixed(size) => size.to_string(),
+                _ => "its size".to_string(),
             };
             let size = tensor.dims()[position];
             // One more slice: a copy of the first, whose values are valid; zeros where there
@@ -266,23 +274,35 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
             .values
             .map_or("", |values| spec.text_of(values.ranges_span));
         let changes = value_cases(&rule, clause.dtypes, name, patterns, tensor);
-        // Under a mask, element 0 checked (mask 1) for a violation, exempt (mask 0) for an
-        // exemption: element 0 of the mask is broadcast to element 0 of the subject.
+        // A clause masked by its own subject (`ids: i64[N] in 1..V where ids`): the changed
+        // value is its own mask.
+        let self_masked = mask.is_some_and(|(at, _, _)| at == param);
+        // Under a mask, element 0 checked (the mask non-zero there) for a violation, exempt
+        // (0 there) for an exemption: element 0 of the mask is broadcast to element 0 of the
+        // subject.
         let (mask_on, mask_off) = match mask {
-            Some((_, mask_name, m)) => (
-                set_first(plan, draw, mask_name, m, 1.0),
-                set_first(plan, draw, mask_name, m, 0.0),
+            Some((_, mask_name, m)) if !self_masked => (
+                checked_mask_value(plan, draw, mask_name, m)
+                    .and_then(|v| Some((set_first(m, v)?, v))),
+                allows(plan, draw, mask_name, m, 0.0)
+                    .then(|| set_first(m, 0.0))
+                    .flatten(),
             ),
-            None => (None, None),
+            _ => (None, None),
         };
         for change in changes {
             let mut variants: Vec<(Option<&Tensor>, bool, String)> = Vec::new();
             match mask {
                 None => variants.push((None, change.exempt, String::new())),
+                Some(_) if self_masked => match first_value(&change.tensor) {
+                    Some(0.0) => variants.push((None, true, ", its own mask".into())),
+                    Some(v) if !v.is_nan() => variants.push((None, change.exempt, String::new())),
+                    _ => {}
+                },
                 Some((_, mask_name, m)) => {
                     let at = first_index(mask_name, m.rank());
-                    if let Some(on) = &mask_on {
-                        variants.push((Some(on), change.exempt, format!(", where `{at}` = 1")));
+                    if let Some((on, v)) = &mask_on {
+                        variants.push((Some(on), change.exempt, format!(", where `{at}` = {v}")));
                     }
                     if let Some(off) = mask_off.as_ref().filter(|_| !change.exempt) {
                         variants.push((Some(off), true, format!(", exempt where `{at}` = 0")));
@@ -290,22 +310,35 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
                 }
             }
             for (mask_tensor, exempt, suffix) in variants {
-                if exempt
-                    && (change.rule == Rule::AllIgnored
-                        || !usable_left(&rule, &change.tensor, mask_tensor))
-                {
-                    continue;
-                }
                 let mut values = draw.values.clone();
                 replace(&mut values, param, change.tensor.clone());
                 if let (Some((at, _, _)), Some(m)) = (mask, mask_tensor) {
                     replace(&mut values, at, m.clone());
                 }
+                let changed: Vec<&str> = match mask {
+                    Some((_, mask_name, _)) => vec![name, mask_name],
+                    None => vec![name],
+                };
+                if exempt
+                    && (change.rule == Rule::AllIgnored
+                        || !accepted_elsewhere(plan, draw, &values, &changed))
+                {
+                    continue;
+                }
+                let broken = change.rule;
+                let change = format!("{}{suffix}", change.change);
+                // `ignore 255 | MAX` on a `u8`: one value, one case.
+                let seen = out
+                    .iter()
+                    .any(|c| c.subject == name && c.change == change && c.exempt == exempt);
+                if seen {
+                    continue;
+                }
                 out.push(Case {
                     clause: text.clone(),
                     subject: name,
-                    rule: change.rule,
-                    change: format!("{}{suffix}", change.change),
+                    rule: broken,
+                    change,
                     values,
                     exempt,
                 });
@@ -331,19 +364,61 @@ fn as_f64(tensor: &Tensor) -> Option<Vec<f64>> {
     })
 }
 
-/// The mask `mask` of parameter `name` with element 0 set to `v`: `None` where it has no
-/// element or its own clause does not allow `v`.
-fn set_first(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor, v: f64) -> Option<Tensor> {
+/// Element 0 of a tensor, as an `f64`.
+fn first_value(tensor: &Tensor) -> Option<f64> {
+    as_f64(&tensor.flatten_all().ok()?.narrow(0, 0, 1).ok()?)?
+        .first()
+        .copied()
+}
+
+/// Whether the mask parameter `name`'s own clause, if it has one, allows the value `v`.
+fn allows(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor, v: f64) -> bool {
     let own = plan
         .spec
         .inputs
         .iter()
         .find(|c| matches!(c.subject, Subject::Argument(n) if n == name));
-    if let Some(rule) = own.and_then(|clause| plan.rule(clause, &draw.layout))
-        && (!rule.in_ranges(v) || ignored(&rule, mask.dtype(), v))
-    {
-        return None;
+    match own.and_then(|clause| plan.rule(clause, &draw.layout)) {
+        Some(rule) => {
+            rule.in_ranges(v) && !ignored(&rule, mask.dtype(), v) && round_to(mask.dtype(), v) == v
+        }
+        None => true,
     }
+}
+
+/// A non-zero value the mask may hold at element 0: 1, or else an end of one of its own
+/// clause's patterns (`in 0 | 255` gives 255); `None` where it allows none.
+fn checked_mask_value(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor) -> Option<f64> {
+    let dtype = mask.dtype();
+    let own = plan
+        .spec
+        .inputs
+        .iter()
+        .find(|c| matches!(c.subject, Subject::Argument(n) if n == name));
+    let mut candidates = vec![1.0];
+    if let Some(rule) = own.and_then(|clause| plan.rule(clause, &draw.layout)) {
+        if int_range(dtype).is_some() {
+            for (lo, hi, lo_open, hi_open) in int_intervals(dtype, &rule) {
+                candidates.push((lo + i128::from(lo_open)) as f64);
+                candidates.push((hi - i128::from(hi_open)) as f64);
+            }
+        } else {
+            for (lo, hi, lo_open, hi_open) in float_intervals(dtype, &rule) {
+                candidates.push(if lo_open { next_up(dtype, lo) } else { lo });
+                candidates.push(if hi_open { next_down(dtype, hi) } else { hi });
+            }
+        }
+    }
+    candidates.into_iter().find(|&v| {
+        v != 0.0
+            && v.is_finite()
+            && int_range(dtype).is_none_or(|(min, max)| (min as f64..=max as f64).contains(&v))
+            && allows(plan, draw, name, mask, v)
+    })
+}
+
+/// `mask` with element 0 set to `v` (a value of its dtype); `None` where it has no element.
+fn set_first(mask: &Tensor, v: f64) -> Option<Tensor> {
     let shape = mask.dims().to_vec();
     match read(mask).ok()? {
         Elements::Int(mut values) if !values.is_empty() => {
@@ -356,6 +431,52 @@ fn set_first(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor, v: f64) -> Opt
         }
         _ => None,
     }
+}
+
+/// Whether an exemption's `values` (the parameters `changed` changed) keep every other rule:
+/// no derived subject nor braced mask reads a changed parameter (derived subjects are never
+/// masked), and every clause that needs a usable element (`ignore` without `allow_all`)
+/// still has one checked (its mask non-zero) that is not ignored.
+fn accepted_elsewhere(
+    plan: &Plan,
+    draw: &Draw,
+    values: &[Option<Drawn>],
+    changed: &[&str],
+) -> bool {
+    let spec = plan.spec;
+    let reads_changed = |text: &str| {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| changed.contains(&word))
+    };
+    let tensor_of = |name: &str| {
+        let at = spec.params.iter().position(|p| *p == name)?;
+        match values.get(at)?.as_ref()? {
+            Drawn::Tensor(t) | Drawn::Optional(Some(t)) => Some(t),
+            _ => None,
+        }
+    };
+    for clause in spec.inputs {
+        if let Subject::Derived(text) = clause.subject
+            && reads_changed(text)
+        {
+            return false;
+        }
+        let mask_text = clause.mask.map(|mask| spec.text_of(mask.text));
+        if mask_text.is_some_and(|text| text.starts_with('{') && reads_changed(text)) {
+            return false;
+        }
+        let Subject::Argument(name) = clause.subject else {
+            continue;
+        };
+        let (Some(tensor), Some(rule)) = (tensor_of(name), plan.rule(clause, &draw.layout)) else {
+            continue;
+        };
+        let mask = mask_text.and_then(tensor_of);
+        if !usable_left(&rule, tensor, mask) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether a clause that needs a usable element (`ignore` without `allow_all`) still has one in
@@ -384,7 +505,8 @@ fn usable_left(rule: &Resolved, subject: &Tensor, mask: Option<&Tensor>) -> bool
         .any(|(v, m)| *m != 0.0 && !ignored(rule, subject.dtype(), *v))
 }
 
-/// Each named dim's uses in the input clauses that bind it in this draw, in order: `((clause,
+/// Each named dim's uses in the input clauses that bind it in this draw, in the guard's order
+/// (derived subjects last): `((clause,
 /// position in its shape), dim)`. A clause whose tensor is absent (a `None`, an empty
 /// sequence, an optional path) binds nothing, but a sequence's count does. A dim that a relation binds before any tensor
 /// (`self.n_head = H`) is first used there, so each of its uses in a shape is checked
@@ -396,7 +518,15 @@ fn dim_uses(spec: &ContractSpec, draw: &Draw) -> Vec<((usize, usize), u16)> {
             uses.push(((usize::MAX, 0), *id));
         }
     }
-    for (index, clause) in spec.inputs.iter().enumerate() {
+    // The guard binds dims from every other clause first, then from the derived subjects.
+    let derived = |clause: &&crate::spec::ClauseSpec| matches!(clause.subject, Subject::Derived(_));
+    let ordered = spec
+        .inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !derived(c))
+        .chain(spec.inputs.iter().enumerate().filter(|(_, c)| derived(c)));
+    for (index, clause) in ordered {
         let drawn = match clause.subject {
             Subject::Argument(name) => {
                 let param = spec.params.iter().position(|p| *p == name);

@@ -310,12 +310,27 @@ impl Plan {
                 .params
                 .iter()
                 .position(|p| matches!(clause.subject, Subject::Argument(n) if n == *p));
+            // Of several clauses it masks, the one of fewest dims: a mask broadcast to the
+            // others (`[T]` for `[T]` and `[B, T]`).
+            let rank_of = |owner: usize| {
+                spec.inputs
+                    .iter()
+                    .find(|c| matches!(c.subject, Subject::Argument(n) if n == spec.params[owner]))
+                    .map_or(usize::MAX, |c| c.shape.len())
+            };
             if let (Some(owner), Some(plan)) = (owner, params.get_mut(masked))
-                && matches!(plan.source, Source::Free)
                 && plan.kind != Kind::Sequence
             {
-                plan.source = Source::Mask(owner);
-                plan.dtypes = vec![DType::U8];
+                match plan.source {
+                    Source::Free => {
+                        plan.source = Source::Mask(owner);
+                        plan.dtypes = vec![DType::U8];
+                    }
+                    Source::Mask(other) if rank_of(owner) < rank_of(other) => {
+                        plan.source = Source::Mask(owner);
+                    }
+                    _ => {}
+                }
             }
         }
         // A derived subject `{x.sum(axis)?}`: `x`'s rows are rescaled to meet its range.
@@ -334,8 +349,15 @@ impl Plan {
                 && matches!(plan.source, Source::Clause(_))
                 && matches!(plan.kind, Kind::Tensor | Kind::Optional)
             {
-                plan.dtypes.retain(|d| d.is_float());
-                if !plan.dtypes.is_empty() {
+                // Only float rows are rescaled; an integer clause is met by drawing again.
+                let floats: Vec<DType> = plan
+                    .dtypes
+                    .iter()
+                    .copied()
+                    .filter(|d| d.is_float())
+                    .collect();
+                if !floats.is_empty() {
+                    plan.dtypes = floats;
                     plan.rescale = Some((axis, clause));
                 }
             }
@@ -563,19 +585,44 @@ impl Plan {
             }
             Source::Free | Source::Given => Values::unconstrained(dtype),
         };
+        let shapes = self.shapes(index, layout).unwrap_or_default();
         let rescale = plan.rescale.and_then(|(axis, derived)| {
-            let rule = self.rule(derived, layout)?;
-            let range = rule.ranges.as_ref()?.first()?;
-            let (lo, hi) = <f64 as Compare>::interval(*range, true)?;
+            let first_range = |rule: Resolved| {
+                let range = rule.ranges.as_ref()?.first()?;
+                <f64 as Compare>::interval(*range, true)
+            };
+            let (mut lo, mut hi) = first_range(self.rule(derived, layout)?)?;
+            // Within what the rows can sum to, each value in the tensor's own range.
+            let own = match plan.source {
+                Source::Clause(clause) => self.rule(clause, layout).and_then(first_range),
+                _ => None,
+            };
+            let (each_lo, each_hi) = own.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+            let len = shapes
+                .first()
+                .and_then(|s| s.get(axis))
+                .copied()
+                .unwrap_or(0) as f64;
+            if len > 0.0 {
+                lo = lo.max(each_lo * len);
+                hi = hi.min(each_hi * len);
+            }
             let target = match (lo.is_finite(), hi.is_finite()) {
+                _ if lo > hi => return None,
                 (true, true) => lo + (hi - lo) / 2.0,
                 (true, false) => lo,
                 (false, true) => hi,
                 (false, false) => return None,
             };
-            Some((axis, target))
+            Some((
+                axis,
+                values::Rescale {
+                    target,
+                    lo: each_lo,
+                    hi: each_hi,
+                },
+            ))
         });
-        let shapes = self.shapes(index, layout).unwrap_or_default();
         let mut tensors: Vec<BoxedStrategy<candle_core::Tensor>> = shapes
             .into_iter()
             .map(|shape| values::tensor(&values, dtype, shape, rescale))

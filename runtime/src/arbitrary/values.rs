@@ -288,7 +288,8 @@ impl Values {
 
 /// Rows of `values` (of `shape`) along `axis` rescaled to sum to `target`: a derived subject
 /// `{x.sum(axis)?}` in a range. A row whose sum is not a positive number becomes uniform.
-pub(crate) fn rescale(values: &mut [f64], shape: &[usize], axis: usize, target: f64) {
+pub(crate) fn rescale(values: &mut [f64], shape: &[usize], axis: usize, to: Rescale) {
+    let Rescale { target, lo, hi } = to;
     let Some(&len) = shape.get(axis) else { return };
     if len == 0 || values.is_empty() {
         return;
@@ -300,9 +301,14 @@ pub(crate) fn rescale(values: &mut [f64], shape: &[usize], axis: usize, target: 
             let at = |k: usize| o * len * inner + k * inner + i;
             let sum: f64 = (0..len).map(|k| values[at(k)]).sum();
             let positive = (0..len).all(|k| values[at(k)] >= 0.0);
+            // Scaled where every value stays in the tensor's own range; all alike otherwise.
+            let scaled = positive
+                && sum > 0.0
+                && sum.is_finite()
+                && (0..len).all(|k| (lo..=hi).contains(&(values[at(k)] * target / sum)));
             for k in 0..len {
                 let v = &mut values[at(k)];
-                *v = if positive && sum > 0.0 && sum.is_finite() {
+                *v = if scaled {
                     *v * target / sum
                 } else {
                     target / len as f64
@@ -310,6 +316,14 @@ pub(crate) fn rescale(values: &mut [f64], shape: &[usize], axis: usize, target: 
             }
         }
     }
+}
+
+/// What a derived sum's rows are rescaled to: the sum, and the range of each value.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rescale {
+    pub target: f64,
+    pub lo: f64,
+    pub hi: f64,
 }
 
 /// One element's strategy: the windows, the edges and the ignored values, weighted.
@@ -361,10 +375,16 @@ fn keep_one_usable<T: Copy + PartialEq>(recipe: &Recipe<T>, values: &mut [T]) {
     if !recipe.needs_usable || values.is_empty() {
         return;
     }
+    // A window's end that is not ignored itself (`in 0..C ignore 0` has `C - 1`).
+    let usable = recipe
+        .windows
+        .iter()
+        .flat_map(|&(lo, hi)| [lo, hi])
+        .find(|v| !recipe.ignore.contains(v));
     if values.iter().all(|v| recipe.ignore.contains(v))
-        && let Some(&(lo, _)) = recipe.windows.first()
+        && let Some(usable) = usable
     {
-        values[0] = lo;
+        values[0] = usable;
     }
 }
 
@@ -439,7 +459,7 @@ pub(crate) fn tensor(
     values: &Values,
     dtype: DType,
     shape: Vec<usize>,
-    rescale_to: Option<(usize, f64)>,
+    rescale_to: Option<(usize, Rescale)>,
 ) -> BoxedStrategy<Tensor> {
     let count: usize = shape.iter().product();
     match values {
@@ -460,8 +480,8 @@ pub(crate) fn tensor(
             };
             elements(recipe, count, snap)
                 .prop_map(move |mut values| {
-                    if let Some((axis, target)) = rescale_to {
-                        rescale(&mut values, &shape, axis, target);
+                    if let Some((axis, to)) = rescale_to {
+                        rescale(&mut values, &shape, axis, to);
                         for v in &mut values {
                             *v = round_to(dtype, *v);
                         }
@@ -530,13 +550,27 @@ mod tests {
     #[test]
     fn rescaled_rows_sum_to_the_target() {
         let mut values = vec![1.0, 3.0, 0.0, 0.0, 2.0, 2.0];
-        rescale(&mut values, &[2, 3], 1, 1.0);
+        let to = |target| Rescale {
+            target,
+            lo: f64::NEG_INFINITY,
+            hi: f64::INFINITY,
+        };
+        rescale(&mut values, &[2, 3], 1, to(1.0));
         assert_eq!(values[..3], [0.25, 0.75, 0.0]);
         let second: f64 = values[3..].iter().sum();
         assert!((second - 1.0).abs() < 1e-12);
         // Along axis 0: columns.
         let mut values = vec![1.0, 0.0, 1.0, 0.0];
-        rescale(&mut values, &[2, 2], 0, 2.0);
+        rescale(&mut values, &[2, 2], 0, to(2.0));
         assert_eq!(values, [1.0, 1.0, 1.0, 1.0]);
+        // A value the scaling would take past the tensor's own range: the row all alike.
+        let mut values = vec![1.0, 0.01];
+        let capped = Rescale {
+            target: 1.5,
+            lo: 0.0,
+            hi: 1.0,
+        };
+        rescale(&mut values, &[2], 0, capped);
+        assert_eq!(values, [0.75, 0.75]);
     }
 }
