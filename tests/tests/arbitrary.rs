@@ -1323,3 +1323,35 @@ fn assert_contract_runs_the_body_on_exempt_inputs() {
         "{message}"
     );
 }
+
+#[contract(x: f32[N] in 0.0..=1.0)]
+fn strict_probabilities(x: &Tensor) -> Result<()> {
+    let _ = x;
+    Ok(())
+}
+
+/// A loosened contract whose body calls a strict contracted function.
+#[contract(x: f32[N])]
+fn loose_probabilities(x: &Tensor) -> Result<()> {
+    strict_probabilities(x)
+}
+
+#[test]
+fn a_case_names_the_function_whose_guard_must_report_it() {
+    let cases = violations!(strict_probabilities);
+    let range = cases
+        .iter()
+        .find(|c| c.rule() == Rule::Range)
+        .expect("a range case");
+    let (x,) = range.args();
+    let error = loose_probabilities(&x).expect_err("the inner guard fails");
+    let error = ContractError::find_in(&error).expect("a contract error");
+    // The rule and subject match; the function tells the guards apart.
+    assert!(range.is_reported_by(error));
+    assert_eq!(range.function(), "strict_probabilities");
+    assert_eq!(error.function(), "strict_probabilities");
+    let cases = violations!(loose_probabilities);
+    let dtype = cases.iter().find(|c| c.rule() == Rule::DType).unwrap();
+    assert_eq!(dtype.function(), "loose_probabilities");
+    assert_ne!(dtype.function(), error.function());
+}

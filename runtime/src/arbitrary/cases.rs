@@ -38,6 +38,8 @@ use crate::spec::{ContractSpec, DTypeSet, DimSpec, ExprOp, Subject};
 /// accept it.
 #[derive(Debug, Clone)]
 pub(crate) struct Case {
+    /// The guarded function's name, as its errors give it.
+    pub function: &'static str,
     pub clause: String,
     pub subject: &'static str,
     pub rule: Rule,
@@ -185,6 +187,7 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
             let mut values = draw.values.clone();
             replace(&mut values, param, changed);
             out.push(Case {
+                function: spec.function,
                 clause: text.clone(),
                 subject: name,
                 rule,
@@ -335,6 +338,7 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
                     continue;
                 }
                 out.push(Case {
+                    function: spec.function,
                     clause: text.clone(),
                     subject: name,
                     rule: broken,

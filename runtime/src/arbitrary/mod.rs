@@ -530,12 +530,22 @@ impl<V> ViolationCase<V> {
     }
 
     /// Whether `error` reports this case: one of its violations is of [`rule`](Self::rule) on
-    /// [`subject`](Self::subject).
+    /// [`subject`](Self::subject). Whichever guard reported it: the cases of one contract may
+    /// test another function's guard (a guarded op, a loosened copy). To know that the
+    /// function's own guard reported it, compare [`ContractError::function`] with
+    /// [`function`](Self::function) too (a contracted function the body calls reports with
+    /// its own name).
     pub fn is_reported_by(&self, error: &ContractError) -> bool {
         error
             .violations()
             .iter()
             .any(|v| v.argument() == self.case.subject && v.rule() == self.case.rule)
+    }
+
+    /// The name of the function whose contract this case breaks, as its guard's errors give
+    /// it ([`ContractError::function`]).
+    pub fn function(&self) -> &'static str {
+        self.case.function
     }
 }
 
