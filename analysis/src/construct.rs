@@ -243,6 +243,13 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                     let same = facts.get(&field).cloned().flatten();
                     let kept = match (fact, same) {
                         (Some(a), Some(b)) if a == b => Some(a),
+                        // Two convolutions of one weight and different strides: the weight.
+                        (
+                            Some(FieldFact::Layer(layer, dims, _)),
+                            Some(FieldFact::Layer(other, other_dims, _)),
+                        ) if layer == other && dims == other_dims => {
+                            Some(FieldFact::Layer(layer, dims, None))
+                        }
                         _ => None,
                     };
                     (field, kept)
@@ -1488,6 +1495,34 @@ mod tests {
                 "lm_head: Linear[50257, _]",
                 "q_proj: Linear[_, _]",
                 "width = cfg.text.width",
+            ]
+        );
+    }
+
+    #[test]
+    fn convolutions_built_with_different_strides_keep_their_weight_only() {
+        let source = "
+            use candle_nn::{Conv1d, Conv1dConfig, VarBuilder};
+            struct Model { conv: Conv1d, same: Conv1d }
+            impl Model {
+                fn new(vb: VarBuilder) -> candle_core::Result<Self> {
+                    let halving = Conv1dConfig { stride: 2, ..Default::default() };
+                    let conv = candle_nn::conv1d(8, 16, 3, halving, vb.pp(\"a\"))?;
+                    let same = candle_nn::conv1d(8, 16, 3, Default::default(), vb.pp(\"b\"))?;
+                    Ok(Self { conv, same })
+                }
+                fn plain(vb: VarBuilder) -> candle_core::Result<Self> {
+                    let conv = candle_nn::conv1d(8, 16, 3, Default::default(), vb.pp(\"a\"))?;
+                    let same = candle_nn::conv1d(8, 16, 3, Default::default(), vb.pp(\"b\"))?;
+                    Ok(Self { conv, same })
+                }
+            }
+        ";
+        assert_eq!(
+            inferred(source),
+            [
+                "conv: Conv1d[16, 8, 3]",
+                "same: Conv1d[16, 8, 3] padding = 0, stride = 1, dilation = 1",
             ]
         );
     }
