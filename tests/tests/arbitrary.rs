@@ -1355,3 +1355,19 @@ fn a_case_names_the_function_whose_guard_must_report_it() {
     assert_eq!(dtype.function(), "loose_probabilities");
     assert_ne!(dtype.function(), error.function());
 }
+
+#[test]
+fn a_mistake_is_reported_once_under_the_macro_used() {
+    let failure = std::panic::catch_unwind(|| assert_contract!(below_k, cases = 4))
+        .expect_err("`k` is not given");
+    let message = failure
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.starts_with("assert_contract!(below_k): "),
+        "{message}"
+    );
+    assert!(!message.contains("arbitrary!(below_k)"), "{message}");
+    assert!(message.contains("`k`"), "{message}");
+}

@@ -621,9 +621,10 @@ impl<V: Debug> Arbitrary<'_, V> {
 
     /// The violations and the exemptions, from one base draw.
     fn all_cases(&self, which: &str) -> Vec<ViolationCase<V>> {
-        let (plan, base) = self
-            .base()
-            .unwrap_or_else(|message| panic!("{which}!({}): {message}", self.judge.name));
+        let (plan, base) = self.base().unwrap_or_else(|message| {
+            let name = self.judge.name;
+            panic!("{which}!({name}): {}", unprefixed(&message, name))
+        });
         cases::cases(&plan, &base)
             .into_iter()
             .map(|case| ViolationCase {
@@ -632,6 +633,13 @@ impl<V: Debug> Arbitrary<'_, V> {
             })
             .collect()
     }
+}
+
+/// A strategy's message without its own `arbitrary!(f): ` prefix, for another macro's.
+fn unprefixed<'m>(message: &'m str, name: &str) -> &'m str {
+    message
+        .strip_prefix(&format!("arbitrary!({name}): "))
+        .unwrap_or(message)
 }
 
 type Run<'r> = Box<dyn Fn(&[Slot<'_>]) -> Result<Option<String>, String> + 'r>;
@@ -714,7 +722,12 @@ fn assert_contract(strategy: &Arbitrary<'_, Vec<Option<Drawn>>>, run: &Run<'_>, 
     });
     match result {
         Ok(()) => {}
-        Err(TestError::Abort(reason)) => panic!("assert_contract!({name}): {reason}"),
+        Err(TestError::Abort(reason)) => {
+            panic!(
+                "assert_contract!({name}): {}",
+                unprefixed(&reason.to_string(), name)
+            )
+        }
         Err(TestError::Fail(why, draw)) => {
             let Some(spec) = judge.spec else {
                 panic!("assert_contract!({name}): {why}");
