@@ -2454,14 +2454,50 @@ impl<'a> Walker<'a> {
     /// too: a body that forgets a clause on `self` never reaches that state.
     fn loop_invariant(&mut self, f: &syn::ExprForLoop, element: &Value) -> bool {
         const PASSES: usize = 4;
-        fn has_jump(token: &TokenTree) -> bool {
-            match token {
-                TokenTree::Ident(ident) => ident == "break" || ident == "continue",
-                TokenTree::Group(group) => group.stream().into_iter().any(|t| has_jump(&t)),
+        // A `break` or `continue`, or a macro that may expand to one (a `macro_rules!` of
+        // the crate's `{ continue }`): std's formatting and assertion macros do not.
+        const NO_JUMP_MACROS: &[&str] = &[
+            "println",
+            "print",
+            "eprintln",
+            "eprint",
+            "format",
+            "format_args",
+            "write",
+            "writeln",
+            "vec",
+            "assert",
+            "assert_eq",
+            "assert_ne",
+            "debug_assert",
+            "debug_assert_eq",
+            "debug_assert_ne",
+            "panic",
+            "todo",
+            "unimplemented",
+            "unreachable",
+            "matches",
+            "dbg",
+            "bail",
+        ];
+        fn has_jump(tokens: TokenStream, may_jump: &dyn Fn(&str) -> bool) -> bool {
+            let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+            tokens.iter().enumerate().any(|(i, token)| match token {
+                TokenTree::Ident(ident) if ident == "break" || ident == "continue" => true,
+                TokenTree::Ident(ident) => {
+                    let bang = matches!(tokens.get(i + 1),
+                        Some(TokenTree::Punct(p)) if p.as_char() == '!'
+                            && p.spacing() == proc_macro2::Spacing::Alone);
+                    let called = bang && matches!(tokens.get(i + 2), Some(TokenTree::Group(_)));
+                    called && may_jump(&ident.to_string())
+                }
+                TokenTree::Group(group) => has_jump(group.stream(), may_jump),
                 _ => false,
-            }
+            })
         }
-        if f.body.to_token_stream().into_iter().any(|t| has_jump(&t)) {
+        let may_jump =
+            |name: &str| !NO_JUMP_MACROS.contains(&name) || self.index.defines_macro(name);
+        if has_jump(f.body.to_token_stream(), &may_jump) {
             return false;
         }
         let (scope, subjects) = (self.scope.clone(), self.subjects.clone());

@@ -2940,3 +2940,57 @@ fn a_convolutions_config_gives_its_output_length() {
     );
     assert_eq!(code, 1, "{stderr}");
 }
+
+/// A `continue` (or `break`) that a macro of the crate writes: the loop may leave its body half
+/// way, so what the body keeps is not what the loop keeps.
+const JUMP_IN_A_MACRO: &str = "\
+use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+macro_rules! skip_if { ($c:expr) => { if $c { continue; } } }
+
+#[contract(x: f32[B, DI])]
+pub fn hidden_continue(x: &Tensor) -> Result<Tensor> {
+    let mut acc = x.clone();
+    for i in 0..1 {
+        acc = acc.unsqueeze(0)?;
+        skip_if!(i == 0);
+        acc = acc.squeeze(0)?;
+    }
+    let after = acc.clone();
+    let s = (after.get(0)? + x)?;
+    println!(\"{s}\");
+    Ok(s)
+}
+
+#[contract(x: f32[B, DI])]
+pub fn printed(x: &Tensor) -> Result<Tensor> {
+    let mut acc = x.clone();
+    for i in 0..2 {
+        acc = (acc + x)?;
+        println!(\"{i}\");
+    }
+    let after = acc.clone();
+    Ok(after)
+}
+";
+
+#[test]
+fn a_loop_whose_macro_may_jump_keeps_nothing() {
+    let dir = scratch_crate("jump-in-a-macro", JUMP_IN_A_MACRO);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:hidden_continue"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        rows(&stdout).contains(&"14 after ? clone".to_string()),
+        "{stdout}"
+    );
+    // std's `println!` cannot jump: that loop keeps its type.
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:printed"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        rows(&stdout).contains(&"27 after f32[B, DI] clone".to_string()),
+        "{stdout}"
+    );
+}

@@ -146,8 +146,12 @@ pub use candle_contracts_macros::check;
 /// - An `Option` tensor is `None` one time in five. A tensor without a clause of its own that
 ///   masks a clause (`where mask`) is a 0/1 `u8` of that clause's shape; any other is a small
 ///   `f32` of rank 0 to 2.
-/// - A derived subject `{x.sum(axis)?}` in a range rescales `x`'s rows to the range's middle;
-///   other derived subjects and masks are met by drawing again until the guard accepts.
+/// - A derived subject `{x.sum(axis)?}` in a range rescales `x`'s rows to the range's middle
+///   (where `x` is a float clause without `integral`; only its float dtypes are drawn then);
+///   other derived subjects, integer or `integral` sums, and masks are met by drawing again
+///   until the guard accepts. A sum that few draws meet (rows of an integer one-hot) leaves
+///   only small dims drawn, or none: give such a contract's dims (`dims = [C in 2..=3]`) or
+///   draw its tensor yourself.
 /// - A parameter that is not a tensor (a number or `bool`) is given: `arbitrary!(f, k = 3)`.
 /// - A method of `&self` takes its receiver: `arbitrary!(Net::forward, &net)`; the dims its
 ///   `self.` clauses bind are read from it.

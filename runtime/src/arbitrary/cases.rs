@@ -322,10 +322,19 @@ pub(crate) fn cases(plan: &Plan, draw: &Draw) -> Vec<Case> {
                     Some((_, mask_name, _)) => vec![name, mask_name],
                     None => vec![name],
                 };
-                if exempt
-                    && (change.rule == Rule::AllIgnored
-                        || !accepted_elsewhere(plan, draw, &values, &changed))
-                {
+                // An exemption must keep every other rule; a violation must not break another
+                // clause's usable element (the guard might report that one first).
+                let kept = match exempt {
+                    true => {
+                        change.rule != Rule::AllIgnored
+                            && accepted_elsewhere(plan, draw, &values, &changed, true)
+                    }
+                    false => {
+                        change.rule == Rule::AllIgnored
+                            || accepted_elsewhere(plan, draw, &values, &changed, false)
+                    }
+                };
+                if !kept {
                     continue;
                 }
                 let broken = change.rule;
@@ -368,6 +377,14 @@ fn as_f64(tensor: &Tensor) -> Option<Vec<f64>> {
     })
 }
 
+/// ` (as i64)` where a value is written in another dtype than the tensor drawn.
+fn written_as(written: DType, drawn: DType) -> String {
+    match written == drawn {
+        true => String::new(),
+        false => format!(" (as {})", written.as_str()),
+    }
+}
+
 /// Element 0 of a tensor, as an `f64`.
 fn first_value(tensor: &Tensor) -> Option<f64> {
     as_f64(&tensor.flatten_all().ok()?.narrow(0, 0, 1).ok()?)?
@@ -382,6 +399,13 @@ fn allows(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor, v: f64) -> bool {
         .inputs
         .iter()
         .find(|c| matches!(c.subject, Subject::Argument(n) if n == name));
+    // A mask masked by itself (`ids: i64[B, T] in 1..V where ids`) exempts its own 0s.
+    let self_masked = own
+        .and_then(|c| c.mask)
+        .is_some_and(|mask| plan.spec.text_of(mask.text) == name);
+    if v == 0.0 && self_masked {
+        return true;
+    }
     match own.and_then(|clause| plan.rule(clause, &draw.layout)) {
         Some(rule) => {
             rule.in_ranges(v) && !ignored(&rule, mask.dtype(), v) && round_to(mask.dtype(), v) == v
@@ -437,15 +461,18 @@ fn set_first(mask: &Tensor, v: f64) -> Option<Tensor> {
     }
 }
 
-/// Whether an exemption's `values` (the parameters `changed` changed) keep every other rule:
-/// no derived subject nor braced mask reads a changed parameter (derived subjects are never
-/// masked), and every clause that needs a usable element (`ignore` without `allow_all`)
-/// still has one checked (its mask non-zero) that is not ignored.
+/// Whether a case's `values` (the parameters `changed` changed) keep the other rules: every
+/// clause that needs a usable element (`ignore` without `allow_all`) still has one checked (its
+/// mask non-zero) that is not ignored, and with `derived_too` (an exemption), no derived
+/// subject nor braced mask reads a changed parameter (derived subjects are never masked). A
+/// violation may still break a derived subject that reads what it changed: the guard reports
+/// both.
 fn accepted_elsewhere(
     plan: &Plan,
     draw: &Draw,
     values: &[Option<Drawn>],
     changed: &[&str],
+    derived_too: bool,
 ) -> bool {
     let spec = plan.spec;
     let reads_changed = |text: &str| {
@@ -461,12 +488,14 @@ fn accepted_elsewhere(
     };
     for clause in spec.inputs {
         if let Subject::Derived(text) = clause.subject
+            && derived_too
             && reads_changed(text)
         {
             return false;
         }
         let mask_text = clause.mask.map(|mask| spec.text_of(mask.text));
-        if mask_text.is_some_and(|text| text.starts_with('{') && reads_changed(text)) {
+        if derived_too && mask_text.is_some_and(|text| text.starts_with('{') && reads_changed(text))
+        {
             return false;
         }
         let Subject::Argument(name) = clause.subject else {
@@ -672,7 +701,7 @@ fn value_cases(
                 changed[0] = v64;
                 push(
                     Rule::Range,
-                    format!("{at} = {v}, ignored"),
+                    format!("{at} = {v}, ignored{}", written_as(written, dtype)),
                     int_tensor(changed, &shape, written),
                     true,
                 );
@@ -692,7 +721,10 @@ fn value_cases(
                 if let Some((fill, written)) = fill {
                     push(
                         Rule::AllIgnored,
-                        format!("every element of {name} = {fill}, ignored"),
+                        format!(
+                            "every element of {name} = {fill}, ignored{}",
+                            written_as(written, dtype)
+                        ),
                         int_tensor(vec![fill; values.len()], &shape, written),
                         false,
                     );

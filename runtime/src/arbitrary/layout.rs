@@ -349,14 +349,19 @@ impl Plan {
                 && matches!(plan.source, Source::Clause(_))
                 && matches!(plan.kind, Kind::Tensor | Kind::Optional)
             {
-                // Only float rows are rescaled; an integer clause is met by drawing again.
+                // Only float rows of any value are rescaled; an integer or `integral` clause is
+                // met by drawing again.
                 let floats: Vec<DType> = plan
                     .dtypes
                     .iter()
                     .copied()
                     .filter(|d| d.is_float())
                     .collect();
-                if !floats.is_empty() {
+                let integral = match plan.source {
+                    Source::Clause(own) => own.values.is_some_and(|v| v.integral),
+                    _ => false,
+                };
+                if !floats.is_empty() && !integral {
                     plan.dtypes = floats;
                     plan.rescale = Some((axis, clause));
                 }
