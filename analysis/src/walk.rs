@@ -2893,8 +2893,20 @@ impl<'a> Walker<'a> {
             _ => None,
         };
         if let Some(n) = dims_n {
+            let (front, back) = (t.shape.front(), t.shape.back());
             return Value::Tuple(match t.shape.dims() {
                 Some(dims) if dims.len() == n => dims.iter().cloned().map(Value::Int).collect(),
+                // `[B, .., E]` read as three dims: `B`, one unknown, `E`.
+                None if front.len() + back.len() <= n => {
+                    let middle = n - front.len() - back.len();
+                    front
+                        .iter()
+                        .cloned()
+                        .chain(std::iter::repeat_n(Dim::Unknown, middle))
+                        .chain(back.iter().cloned())
+                        .map(Value::Int)
+                        .collect()
+                }
                 _ => vec![Value::Int(Dim::Unknown); n],
             });
         }

@@ -2774,6 +2774,13 @@ fn with_positions(x: &Tensor, extra: &Tensor, pos: &Tensor) -> Result<Tensor> {
     Ok(head)
 }
 
+#[contract(x: f32[B, .., E])]
+fn around_a_rest(x: &Tensor) -> Result<Tensor> {
+    let (b, t, e) = x.dims3()?;
+    let y = x.reshape((b * t, e))?;
+    Ok(y)
+}
+
 #[contract(x: f32[B, T, E])]
 fn shadowed(x: &Tensor, extra: &Tensor) -> Result<Tensor> {
     let y = Tensor::cat(&[x, extra], 1)?;
@@ -2813,17 +2820,29 @@ fn a_size_read_from_an_unknown_dim_is_named_after_its_let() {
             "10 head f32[B, {seq_len}, E] narrow",
         ]
     );
+    // Read around a `..`: the dims before and after it are the clause's.
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:around_a_rest"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "16 b = B dims3",
+            "16 t = {t} dims3",
+            "16 e = E dims3",
+            "17 y f32[B * {t}, E] reshape",
+        ]
+    );
     // A second `let n` of an unknown size is not named again: `n` is another size.
     let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:shadowed"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         rows(&stdout),
         [
-            "16 y f32[B, _, E] Tensor::cat",
-            "17 n = {n} dim",
-            "18 z f32[B, _, E] Tensor::cat",
-            "19 n = _ dim",
-            "20 w f32[B, _, E] narrow",
+            "23 y f32[B, _, E] Tensor::cat",
+            "24 n = {n} dim",
+            "25 z f32[B, _, E] Tensor::cat",
+            "26 n = _ dim",
+            "27 w f32[B, _, E] narrow",
         ]
     );
     let (code, _, stderr) = run(&dir, &["check", "."]);
