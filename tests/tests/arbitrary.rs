@@ -1323,6 +1323,11 @@ fn assert_contract_runs_the_body_on_exempt_inputs() {
         message.contains("exempt where `attention_mask[0, 0]` = 0"),
         "{message}"
     );
+    // The input, as a failing draw shows it.
+    assert!(
+        message.contains("\n  attention_mask: u8[1, 1] = [0]"),
+        "{message}"
+    );
 }
 
 #[contract(x: f32[N] in 0.0..=1.0)]

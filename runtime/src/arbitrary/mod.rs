@@ -787,8 +787,12 @@ fn assert_contract(strategy: &Arbitrary<'_, Vec<Option<Drawn>>>, run: &Run<'_>, 
             None => run_once(run, &slots),
         };
         if let Some(why) = failed {
+            let inputs = match judge.spec {
+                Some(spec) => render::values(spec, &case.case.values),
+                None => String::new(),
+            };
             missed.push(format!(
-                "- `{}` with {}: exempt, expected to succeed; {why}",
+                "- `{}` with {}: exempt, expected to succeed; the input:\n{inputs}{why}",
                 case.clause(),
                 case.change(),
             ));
