@@ -3103,7 +3103,20 @@ impl<'a> Walker<'a> {
             return Value::Other;
         }
         let rule_args: Vec<Arg> = args.iter().map(Value::arg).collect();
+        // `Tensor::new(&[3u32], ..)`, `arange(0u32, n as u32, ..)`: the Rust type of the
+        // values is the dtype.
+        let written = match full.as_str() {
+            "candle_core::Tensor::new" => arg_exprs.first().and_then(|e| literal_dtype(e)),
+            "candle_core::Tensor::arange" | "candle_core::Tensor::arange_step" => {
+                arg_exprs.iter().take(2).find_map(|e| literal_dtype(e))
+            }
+            _ => None,
+        };
         match function_under(&self.facts, &full, &rule_args) {
+            Ok(t) if let Some(dtype) = written => Value::Tensor(TensorType::new(
+                candle_contracts_shapes::DTypeSet::only(dtype),
+                t.shape,
+            )),
             Ok(t) => Value::Tensor(t),
             Err(mismatch) => {
                 let receiver = arg_exprs.first().copied().unwrap_or(&call.func);
@@ -4171,6 +4184,43 @@ fn through_interior_mutability(subject: &str) -> bool {
         .split('.')
         .filter_map(|step| step.strip_suffix("()"))
         .any(|method| CELLS.contains(&method))
+}
+
+/// The candle dtype of the Rust values `expr` writes, where its syntax says it: a literal's
+/// suffix (`3u32`, `[[1f32, 2.], ..]`) or a cast (`n as u32`), through `&`, arrays and `-`.
+fn literal_dtype(expr: &syn::Expr) -> Option<DType> {
+    let of_name = |name: &str| match name {
+        "u8" => Some(DType::U8),
+        "u32" => Some(DType::U32),
+        "i16" => Some(DType::I16),
+        "i32" => Some(DType::I32),
+        "i64" => Some(DType::I64),
+        "f32" => Some(DType::F32),
+        "f64" => Some(DType::F64),
+        _ => None,
+    };
+    match unparen(expr) {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) => of_name(int.suffix()),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(float),
+            ..
+        }) => of_name(float.suffix()),
+        syn::Expr::Cast(cast) => match &*cast.ty {
+            syn::Type::Path(p) if p.qself.is_none() => p
+                .path
+                .get_ident()
+                .and_then(|ident| of_name(&ident.to_string())),
+            _ => None,
+        },
+        syn::Expr::Reference(r) => literal_dtype(&r.expr),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => literal_dtype(&u.expr),
+        // One element's type is every element's.
+        syn::Expr::Array(array) => array.elems.iter().find_map(literal_dtype),
+        _ => None,
+    }
 }
 
 /// `expr` without parentheses and invisible groups.

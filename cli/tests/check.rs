@@ -3013,3 +3013,45 @@ fn a_loop_whose_macro_may_jump_keeps_nothing() {
         "{stdout}"
     );
 }
+
+/// Literals and casts say a constructor's dtype.
+const LITERAL_DTYPES: &str = "\
+use candle_contracts::contract;
+use candle_core::{Device, Result, Tensor};
+
+#[contract(x: f32[N])]
+pub fn built(x: &Tensor, past: usize) -> Result<Tensor> {
+    let table = Tensor::new(&[[1f32, 2.], [3., 4.]], &Device::Cpu)?;
+    let ids = Tensor::new(&[3u32], &Device::Cpu)?;
+    let offsets = Tensor::new(&[1i64, 2, 3], &Device::Cpu)?;
+    let positions = Tensor::arange(past as u32, (past + 4) as u32, &Device::Cpu)?;
+    let shifted = x.broadcast_add(&Tensor::new(&[0.5f32], &Device::Cpu)?)?;
+    Ok(shifted)
+}
+";
+
+#[test]
+fn a_literals_suffix_or_a_cast_gives_a_constructors_dtype() {
+    let dir = scratch_crate("literal-dtypes", LITERAL_DTYPES);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:built"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 table f32[2, 2] Tensor::new",
+            "7 ids u32[1] Tensor::new",
+            "8 offsets i64[3] Tensor::new",
+            "9 positions u32[_] Tensor::arange",
+            "10 shifted f32[N] broadcast_add",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // A `u32` added to the `f32` input: certain.
+    let wrong = LITERAL_DTYPES.replace("&[0.5f32]", "&[1u32]");
+    let (code, _, stderr) = run(
+        &scratch_crate("literal-dtypes-wrong", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+}
