@@ -1635,6 +1635,8 @@ impl<'a> Walker<'a> {
                     (syn::UnOp::Deref(_), v) => v,
                     (syn::UnOp::Neg(_), Value::Tensor(t)) => Value::Tensor(t),
                     (syn::UnOp::Neg(_), Value::Float) => Value::Float,
+                    // A signed number (`-1i64` in `Tensor::new(&[-1i64, 2], ..)`): no size.
+                    (syn::UnOp::Neg(_), Value::Int(_)) => Value::Int(Dim::Unknown),
                     _ => Value::Other,
                 }
             }

@@ -561,7 +561,7 @@ fn positions_from_float_bounds_into_an_embedding_are_an_error() {
     assert_eq!(
         lines,
         [
-            "error: `Embedding::forward` takes `xs: u8 | u32 | i64 [..]`, but `positions` is `float[_]` here",
+            "error: `Embedding::forward` takes `xs: u8 | u32 | i64 [..]`, but `positions` is `f32[_]` here",
             "--> model.rs:14:29",
         ]
     );
@@ -3023,7 +3023,7 @@ use candle_core::{Device, Result, Tensor};
 pub fn built(x: &Tensor, past: usize) -> Result<Tensor> {
     let table = Tensor::new(&[[1f32, 2.], [3., 4.]], &Device::Cpu)?;
     let ids = Tensor::new(&[3u32], &Device::Cpu)?;
-    let offsets = Tensor::new(&[1i64, 2, 3], &Device::Cpu)?;
+    let offsets = Tensor::new(&[-1i64, 2, 3], &Device::Cpu)?;
     let positions = Tensor::arange(past as u32, (past + 4) as u32, &Device::Cpu)?;
     let shifted = x.broadcast_add(&Tensor::new(&[0.5f32], &Device::Cpu)?)?;
     Ok(shifted)

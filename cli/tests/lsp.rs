@@ -392,7 +392,7 @@ fn a_tensor_known_in_part_has_unknown_dims_and_runs_and_an_unknown_one_no_hint()
             (9, 9, ": f32[..]".to_string()),
             (10, 9, ": f32[.., _, T, _]".to_string()),
             (11, 9, ": f32[..]".to_string()),
-            (14, 11, ": _[10]".to_string()),
+            (14, 11, ": u32[10]".to_string()),
         ]
     );
     assert_eq!(server.stop(), Some(0));
