@@ -3107,11 +3107,16 @@ impl<'a> Walker<'a> {
         let rule_args: Vec<Arg> = args.iter().map(Value::arg).collect();
         // `Tensor::new(&[3u32], ..)`, `arange(0u32, n as u32, ..)`: the Rust type of the
         // values is the dtype.
+        // A cast's type is std's only where the crate names nothing so (`type u32 = f32;`).
+        let primitive = |name: &str| matches!(self.resolve(&[name.to_string()]), Resolved::Unknown);
         let written = match full.as_str() {
-            "candle_core::Tensor::new" => arg_exprs.first().and_then(|e| literal_dtype(e)),
-            "candle_core::Tensor::arange" | "candle_core::Tensor::arange_step" => {
-                arg_exprs.iter().take(2).find_map(|e| literal_dtype(e))
+            "candle_core::Tensor::new" => {
+                arg_exprs.first().and_then(|e| literal_dtype(e, &primitive))
             }
+            "candle_core::Tensor::arange" | "candle_core::Tensor::arange_step" => arg_exprs
+                .iter()
+                .take(2)
+                .find_map(|e| literal_dtype(e, &primitive)),
             _ => None,
         };
         match function_under(&self.facts, &full, &rule_args) {
@@ -4189,8 +4194,9 @@ fn through_interior_mutability(subject: &str) -> bool {
 }
 
 /// The candle dtype of the Rust values `expr` writes, where its syntax says it: a literal's
-/// suffix (`3u32`, `[[1f32, 2.], ..]`) or a cast (`n as u32`), through `&`, arrays and `-`.
-fn literal_dtype(expr: &syn::Expr) -> Option<DType> {
+/// suffix (`3u32`, `[[1f32, 2.], ..]`) or a cast (`n as u32`, where `primitive` says the name
+/// is std's type), through `&`, arrays and `-`.
+fn literal_dtype(expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<DType> {
     let of_name = |name: &str| match name {
         "u8" => Some(DType::U8),
         "u32" => Some(DType::U32),
@@ -4214,13 +4220,17 @@ fn literal_dtype(expr: &syn::Expr) -> Option<DType> {
             syn::Type::Path(p) if p.qself.is_none() => p
                 .path
                 .get_ident()
-                .and_then(|ident| of_name(&ident.to_string())),
+                .map(|ident| ident.to_string())
+                .filter(|name| primitive(name))
+                .and_then(|name| of_name(&name)),
             _ => None,
         },
-        syn::Expr::Reference(r) => literal_dtype(&r.expr),
-        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => literal_dtype(&u.expr),
+        syn::Expr::Reference(r) => literal_dtype(&r.expr, primitive),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
+            literal_dtype(&u.expr, primitive)
+        }
         // One element's type is every element's.
-        syn::Expr::Array(array) => array.elems.iter().find_map(literal_dtype),
+        syn::Expr::Array(array) => array.elems.iter().find_map(|e| literal_dtype(e, primitive)),
         _ => None,
     }
 }

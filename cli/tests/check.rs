@@ -3054,4 +3054,16 @@ fn a_literals_suffix_or_a_cast_gives_a_constructors_dtype() {
         &["check", "."],
     );
     assert_eq!(code, 1, "{stderr}");
+    // A cast to a name the crate defines is not std's type: `u32` here is `f32`.
+    let aliased = LITERAL_DTYPES
+        .replace(
+            "use candle_core::{Device",
+            "#[allow(non_camel_case_types)]\ntype u32 = f32;\nuse candle_core::{Device",
+        )
+        .replace("&[0.5f32]", "&[x.dim(0)? as u32]");
+    let (code, _, stderr) = run(
+        &scratch_crate("literal-dtypes-aliased", &aliased),
+        &["check", "."],
+    );
+    assert_eq!(code, 0, "{stderr}");
 }
