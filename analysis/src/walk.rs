@@ -1503,12 +1503,10 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         };
-        let n = match call.method.to_string().as_str() {
-            "dims2" => 2,
-            "dims3" => 3,
-            "dims4" => 4,
-            "dims5" => 5,
-            "dim" if call.args.len() == 1 => {
+        let method = call.method.to_string();
+        let n = match dims_count(&method) {
+            Some(n) => n,
+            None if method == "dim" && call.args.len() == 1 => {
                 let (Value::Int(Dim::Unknown), Some(name)) = (&value, name_of_pat(self, pat))
                 else {
                     return value;
@@ -2457,31 +2455,7 @@ impl<'a> Walker<'a> {
     fn loop_invariant(&mut self, f: &syn::ExprForLoop, element: &Value) -> bool {
         const PASSES: usize = 4;
         // A `break` or `continue`, or a macro that may expand to one (a `macro_rules!` of
-        // the crate's `{ continue }`): std's formatting and assertion macros do not.
-        const NO_JUMP_MACROS: &[&str] = &[
-            "println",
-            "print",
-            "eprintln",
-            "eprint",
-            "format",
-            "format_args",
-            "write",
-            "writeln",
-            "vec",
-            "assert",
-            "assert_eq",
-            "assert_ne",
-            "debug_assert",
-            "debug_assert_eq",
-            "debug_assert_ne",
-            "panic",
-            "todo",
-            "unimplemented",
-            "unreachable",
-            "matches",
-            "dbg",
-            "bail",
-        ];
+        // the crate's `{ continue }`): std's expression and diverging macros do not.
         fn has_jump(tokens: TokenStream, may_jump: &dyn Fn(&str) -> bool) -> bool {
             let tokens: Vec<TokenTree> = tokens.into_iter().collect();
             tokens.iter().enumerate().any(|(i, token)| match token {
@@ -2497,8 +2471,12 @@ impl<'a> Walker<'a> {
                 _ => false,
             })
         }
-        let may_jump =
-            |name: &str| !NO_JUMP_MACROS.contains(&name) || self.index.defines_macro(name);
+        let may_jump = |name: &str| {
+            let std_macro = EXPRESSION_MACROS.contains(&name)
+                || DIVERGING_MACROS.contains(&name)
+                || name == "matches";
+            !std_macro || self.index.defines_macro(name)
+        };
         if has_jump(f.body.to_token_stream(), &may_jump) {
             return false;
         }
@@ -2887,14 +2865,7 @@ impl<'a> Walker<'a> {
                 _ => Dim::Unknown,
             });
         }
-        let dims_n = match name {
-            "dims2" => Some(2),
-            "dims3" => Some(3),
-            "dims4" => Some(4),
-            "dims5" => Some(5),
-            _ => None,
-        };
-        if let Some(n) = dims_n {
+        if let Some(n) = dims_count(name) {
             let (front, back) = (t.shape.front(), t.shape.back());
             return Value::Tuple(match t.shape.dims() {
                 Some(dims) if dims.len() == n => dims.iter().cloned().map(Value::Int).collect(),
@@ -4231,6 +4202,17 @@ fn literal_dtype(expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<D
         }
         // One element's type is every element's.
         syn::Expr::Array(array) => array.elems.iter().find_map(|e| literal_dtype(e, primitive)),
+        _ => None,
+    }
+}
+
+/// How many sizes `dims2` to `dims5` read.
+fn dims_count(method: &str) -> Option<usize> {
+    match method {
+        "dims2" => Some(2),
+        "dims3" => Some(3),
+        "dims4" => Some(4),
+        "dims5" => Some(5),
         _ => None,
     }
 }

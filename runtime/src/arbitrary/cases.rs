@@ -392,13 +392,17 @@ fn first_value(tensor: &Tensor) -> Option<f64> {
         .copied()
 }
 
-/// Whether the mask parameter `name`'s own clause, if it has one, allows the value `v`.
-fn allows(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor, v: f64) -> bool {
-    let own = plan
-        .spec
+/// The clause whose subject is the parameter `name`, if it has one.
+fn own_clause(plan: &Plan, name: &str) -> Option<&'static crate::spec::ClauseSpec> {
+    plan.spec
         .inputs
         .iter()
-        .find(|c| matches!(c.subject, Subject::Argument(n) if n == name));
+        .find(|c| matches!(c.subject, Subject::Argument(n) if n == name))
+}
+
+/// Whether the mask parameter `name`'s own clause, if it has one, allows the value `v`.
+fn allows(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor, v: f64) -> bool {
+    let own = own_clause(plan, name);
     // A mask masked by itself (`ids: i64[B, T] in 1..V where ids`) exempts its own 0s.
     let self_masked = own
         .and_then(|c| c.mask)
@@ -418,11 +422,7 @@ fn allows(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor, v: f64) -> bool {
 /// clause's patterns (`in 0 | 255` gives 255); `None` where it allows none.
 fn checked_mask_value(plan: &Plan, draw: &Draw, name: &str, mask: &Tensor) -> Option<f64> {
     let dtype = mask.dtype();
-    let own = plan
-        .spec
-        .inputs
-        .iter()
-        .find(|c| matches!(c.subject, Subject::Argument(n) if n == name));
+    let own = own_clause(plan, name);
     let mut candidates = vec![1.0];
     if let Some(rule) = own.and_then(|clause| plan.rule(clause, &draw.layout)) {
         if int_range(dtype).is_some() {

@@ -676,6 +676,16 @@ where
     assert_contract(&strategy, &run, cases);
 }
 
+/// [`run_once`] with the function's own guard in `full` mode, so that its `return` clause is
+/// checked whatever the process's mode (`shapes` skips its value rules, `off` all of it;
+/// another test's `set_mode` may have set either).
+fn run_in_full_mode(judge: &Judge<'_>, run: &Run<'_>, slots: &[Slot<'_>]) -> Option<String> {
+    match judge.spec {
+        Some(spec) => probe::in_full_mode(spec, || run_once(run, slots)),
+        None => run_once(run, slots),
+    }
+}
+
 /// Why a call on a valid draw failed: its error, its panic, or a slot that did not fit.
 fn run_once(run: &Run<'_>, slots: &[Slot<'_>]) -> Option<String> {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(slots)));
@@ -709,13 +719,7 @@ fn assert_contract(strategy: &Arbitrary<'_, Vec<Option<Drawn>>>, run: &Run<'_>, 
     let mut runner = TestRunner::new(config);
     let result = runner.run(&DrawOf(strategy), |draw| {
         let slots = judge.slots(&draw.values);
-        // The `return` clause checked whatever the process's mode (`shapes` skips its value
-        // rules, `off` all of it; another test's `set_mode` may have set either).
-        let failed = match judge.spec {
-            Some(spec) => probe::in_full_mode(spec, || run_once(run, &slots)),
-            None => run_once(run, &slots),
-        };
-        match failed {
+        match run_in_full_mode(judge, run, &slots) {
             None => Ok(()),
             Some(why) => Err(TestCaseError::fail(why)),
         }
@@ -782,11 +786,7 @@ fn assert_contract(strategy: &Arbitrary<'_, Vec<Option<Drawn>>>, run: &Run<'_>, 
     // An exempt value is a valid input: the whole call must succeed on it, as on a draw.
     for case in &exemptions {
         let slots = judge.slots(&case.case.values);
-        let failed = match judge.spec {
-            Some(spec) => probe::in_full_mode(spec, || run_once(run, &slots)),
-            None => run_once(run, &slots),
-        };
-        if let Some(why) = failed {
+        if let Some(why) = run_in_full_mode(judge, run, &slots) {
             let inputs = match judge.spec {
                 Some(spec) => render::values(spec, &case.case.values),
                 None => String::new(),
