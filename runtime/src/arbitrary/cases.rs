@@ -30,7 +30,7 @@ use super::values::{
 };
 use crate::error::Rule;
 use crate::rule::{Compare, Ignore, Resolved};
-use crate::spec::{ContractSpec, DTypeSet, DimSpec, ExprOp, Subject};
+use crate::spec::{ClauseSpec, ContractSpec, DTypeSet, DimSpec, ExprOp, Subject};
 
 /// One input that breaks one rule: the clause as written, the subject the guard blames, the
 /// rule it reports, what was changed, and the parameters' values. An exemption breaks the rule
@@ -393,7 +393,7 @@ fn first_value(tensor: &Tensor) -> Option<f64> {
 }
 
 /// The clause whose subject is the parameter `name`, if it has one.
-fn own_clause(plan: &Plan, name: &str) -> Option<&'static crate::spec::ClauseSpec> {
+fn own_clause(plan: &Plan, name: &str) -> Option<&'static ClauseSpec> {
     plan.spec
         .inputs
         .iter()
@@ -552,7 +552,7 @@ fn dim_uses(spec: &ContractSpec, draw: &Draw) -> Vec<((usize, usize), u16)> {
         }
     }
     // The guard binds dims from every other clause first, then from the derived subjects.
-    let derived = |clause: &&crate::spec::ClauseSpec| matches!(clause.subject, Subject::Derived(_));
+    let derived = |clause: &&ClauseSpec| matches!(clause.subject, Subject::Derived(_));
     let ordered = spec
         .inputs
         .iter()
