@@ -1908,6 +1908,27 @@ impl<'a> Walker<'a> {
         {
             return Value::DType(dtype);
         }
+        // `f32::NEG_INFINITY`, `u32::MAX` of std's primitive types: a float, an integer.
+        if p.qself.is_none()
+            && let [ty, constant] = segments.as_slice()
+            && matches!(self.resolve(std::slice::from_ref(ty)), Resolved::Unknown)
+        {
+            let float = matches!(ty.as_str(), "f32" | "f64");
+            let integer = matches!(
+                ty.as_str(),
+                "u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64" | "isize"
+            );
+            match constant.as_str() {
+                "MAX" | "MIN" if integer => return Value::Int(Dim::Unknown),
+                "MAX" | "MIN" | "INFINITY" | "NEG_INFINITY" | "NAN" | "MIN_POSITIVE"
+                | "EPSILON"
+                    if float =>
+                {
+                    return Value::Float;
+                }
+                _ => {}
+            }
+        }
         match self.resolve(&segments) {
             Resolved::Const(Some(n)) => Value::Int(Dim::lit(n)),
             Resolved::Const(None) => Value::Other,
@@ -4197,6 +4218,24 @@ fn literal_dtype(expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<D
             _ => None,
         },
         syn::Expr::Reference(r) => literal_dtype(&r.expr, primitive),
+        // `f32::NEG_INFINITY`, `u32::MAX`: a constant of the primitive type it is read from
+        // (not `u8::BITS`, a `u32`).
+        syn::Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 2 => {
+            let (ty, constant) = (&p.path.segments[0].ident, &p.path.segments[1].ident);
+            let ty = ty.to_string();
+            let float = matches!(ty.as_str(), "f32" | "f64");
+            let typed = matches!(constant.to_string().as_str(), "MAX" | "MIN")
+                || (float
+                    && matches!(
+                        constant.to_string().as_str(),
+                        "INFINITY" | "NEG_INFINITY" | "NAN" | "MIN_POSITIVE" | "EPSILON"
+                    ));
+            if typed && primitive(&ty) {
+                of_name(&ty)
+            } else {
+                None
+            }
+        }
         syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
             literal_dtype(&u.expr, primitive)
         }

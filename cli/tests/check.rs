@@ -2960,6 +2960,59 @@ fn a_convolutions_config_gives_its_output_length() {
     assert_eq!(code, 1, "{stderr}");
 }
 
+#[test]
+fn a_crate_helper_that_builds_a_convolution_gives_its_geometry() {
+    // Whisper builds its convolutions with a helper of its own, from `vb.get` and `Conv1d::new`.
+    let helper = "use candle_nn::{Conv1d, Conv1dConfig, VarBuilder};
+
+fn conv1d(cin: usize, cout: usize, k: usize, config: Conv1dConfig, vb: VarBuilder) -> Result<Conv1d> {
+    let weight = vb.get((cout, cin, k), \"weight\")?;
+    let bias = vb.get(cout, \"bias\")?;
+    Ok(Conv1d::new(weight, Some(bias), config))
+}";
+    let source = CONV_GEOMETRY.replace(
+        "use candle_nn::{conv1d, Conv1d, Conv1dConfig, VarBuilder};",
+        helper,
+    );
+    let dir = scratch_crate("conv-helper", &source);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Encoder::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "27 a f32[B, E, L] forward",
+            "28 b f32[B, E, (L - 1) / 2 + 1] forward",
+            "29 b f32[B, (L - 1) / 2 + 1, E] transpose",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let wrong = source
+        .replace("x: f32[B, M, L]", "x: f32[B, M, 3000]")
+        .replace("let b = b.transpose(1, 2)?;", "let b = (b + &a)?;");
+    let (code, _, stderr) = run(&scratch_crate("conv-helper-wrong", &wrong), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("1500"), "{stderr}");
+    // A helper that may return another layer is not read: the lengths are unknown.
+    let other_exit = source.replace(
+        "    let bias = vb.get(cout, \"bias\")?;",
+        "    let bias = vb.get(cout, \"bias\")?;\n    if k == 1 {\n        return Ok(Conv1d::new(weight, None, Default::default()));\n    }",
+    );
+    let (code, stdout, stderr) = run(
+        &scratch_crate("conv-helper-return", &other_exit),
+        &["shapes", "src/lib.rs:Encoder::forward"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "30 a f32[B, E, _] forward",
+            "31 b f32[B, E, _] forward",
+            "32 b f32[B, _, E] transpose",
+        ]
+    );
+}
+
 /// A `continue` (or `break`) that a macro of the crate writes: the loop may leave its body half
 /// way, so what the body keeps is not what the loop keeps.
 const JUMP_IN_A_MACRO: &str = "\
@@ -3026,7 +3079,9 @@ pub fn built(x: &Tensor, past: usize) -> Result<Tensor> {
     let offsets = Tensor::new(&[-1i64, 2, 3], &Device::Cpu)?;
     let positions = Tensor::arange(past as u32, (past + 4) as u32, &Device::Cpu)?;
     let shifted = x.broadcast_add(&Tensor::new(&[0.5f32], &Device::Cpu)?)?;
-    Ok(shifted)
+    let mask_value = Tensor::new(f32::NEG_INFINITY, &Device::Cpu)?;
+    let masked = shifted.broadcast_add(&mask_value)?;
+    Ok(masked)
 }
 ";
 
@@ -3043,6 +3098,8 @@ fn a_literals_suffix_or_a_cast_gives_a_constructors_dtype() {
             "8 offsets i64[3] Tensor::new",
             "9 positions u32[_] Tensor::arange",
             "10 shifted f32[N] broadcast_add",
+            "11 mask_value f32[] Tensor::new",
+            "12 masked f32[N] broadcast_add",
         ]
     );
     let (code, _, stderr) = run(&dir, &["check", "."]);
@@ -3054,13 +3111,38 @@ fn a_literals_suffix_or_a_cast_gives_a_constructors_dtype() {
         &["check", "."],
     );
     assert_eq!(code, 1, "{stderr}");
+    // A constant of a primitive type: `u32::MAX` added to the `f32` input is certain.
+    let wrong = LITERAL_DTYPES.replace("f32::NEG_INFINITY", "u32::MAX");
+    let (code, _, stderr) = run(
+        &scratch_crate("literal-dtypes-wrong-constant", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    // `u8::BITS` is a `u32`, not a `u8`: unknown, as are constants of the crate's types.
+    for constant in ["u8::BITS", "Ext::MAX"] {
+        let other = LITERAL_DTYPES
+            .replace("f32::NEG_INFINITY", constant)
+            .replace("pub fn built", "pub struct Ext;\nimpl Ext { const MAX: u8 = 1; }\n#[contract(x: f32[N])]\npub fn built");
+        let (code, stdout, stderr) = run(
+            &scratch_crate("literal-dtypes-other-constant", &other),
+            &["shapes", "src/lib.rs:built"],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            rows(&stdout)
+                .iter()
+                .any(|r| r == "14 mask_value ? Tensor::new" || r == "14 mask_value _[] Tensor::new"),
+            "{stdout}"
+        );
+    }
     // A cast to a name the crate defines is not std's type: `u32` here is `f32`.
     let aliased = LITERAL_DTYPES
         .replace(
             "use candle_core::{Device",
             "#[allow(non_camel_case_types)]\ntype u32 = f32;\nuse candle_core::{Device",
         )
-        .replace("&[0.5f32]", "&[x.dim(0)? as u32]");
+        .replace("&[0.5f32]", "&[x.dim(0)? as u32]")
+        .replace("f32::NEG_INFINITY", "u32::MAX");
     let (code, _, stderr) = run(
         &scratch_crate("literal-dtypes-aliased", &aliased),
         &["check", "."],
