@@ -181,7 +181,12 @@ pub struct Index {
     /// Its syntax trees hold proc-macro2's own tokens, not the compiler's (the macro's cached
     /// file): walking one of its bodies inside a macro runs with proc-macro2's own tokens.
     pub own_tokens: bool,
-    external_methods: BTreeSet<(String, String)>,
+    /// Methods the crate adds to another crate's type through a trait of its own, by type path
+    /// and name: each `impl`'s trait's module where the trait is private (only there and
+    /// below can it be in scope), `None` where it may be in scope anywhere.
+    external_methods: BTreeMap<(String, String), Vec<Option<ModId>>>,
+    /// The crate's private traits (no `pub`), by key, with their module.
+    private_traits: BTreeMap<String, ModId>,
     fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
     /// Struct contracts, as the clauses their methods take (`self.c_attn: Linear[E -> E]`),
     /// by type key.
@@ -349,8 +354,15 @@ impl Index {
                 // A method the crate adds to another crate's type (through its own trait).
                 Resolved::External(path) => {
                     self.foreign_impl_names.extend(names.iter().cloned());
+                    let scope = match &trait_of {
+                        Some(Resolved::Type(key)) => self.private_traits.get(key).copied(),
+                        _ => None,
+                    };
                     for name in names {
-                        self.external_methods.insert((path.join("::"), name));
+                        self.external_methods
+                            .entry((path.join("::"), name))
+                            .or_default()
+                            .push(scope);
                     }
                     continue;
                 }
@@ -523,6 +535,10 @@ impl Index {
                 }
                 syn::Item::Trait(t) => {
                     self.add_type(module, &t.ident);
+                    if matches!(t.vis, syn::Visibility::Inherited) {
+                        let key = self.type_key(module, &name_of(&t.ident));
+                        self.private_traits.insert(key, module);
+                    }
                     for trait_item in &t.items {
                         if let syn::TraitItem::Fn(f) = trait_item
                             && let Some(block) = &f.default
@@ -1011,10 +1027,29 @@ impl Index {
         self.macro_names.contains(name)
     }
 
-    /// Whether the crates read define a method `name` on the other crate's type `path`.
-    pub fn has_external_method(&self, path: &str, name: &str) -> bool {
-        self.external_methods
-            .contains(&(path.to_string(), name.to_string()))
+    /// Whether a method `name` the crates read add to the other crate's type `path` may be
+    /// called in `module`: its trait may be in scope there (a private trait is only in its
+    /// own module and below).
+    pub fn has_external_method_in(&self, path: &str, name: &str, module: ModId) -> bool {
+        let Some(scopes) = self
+            .external_methods
+            .get(&(path.to_string(), name.to_string()))
+        else {
+            return false;
+        };
+        scopes.iter().any(|scope| match scope {
+            None => true,
+            Some(home) => {
+                let mut at = Some(module);
+                while let Some(m) = at {
+                    if m == *home {
+                        return true;
+                    }
+                    at = self.modules[m].parent;
+                }
+                false
+            }
+        })
     }
 
     /// Whether a trait `impl` of the crate for a type not its own (a blanket one, `Arc<T>`'s)

@@ -2201,7 +2201,9 @@ impl<'a> Walker<'a> {
                 if matches!(name.as_str(), "apply" | "apply_t")
                     && let Some(Value::External(path)) = args.first()
                     && let Some(layer) = Layer::from_path(path)
-                    && !self.index.has_external_method(path, "forward") =>
+                    && !self
+                        .index
+                        .has_external_method_in(path, "forward", self.module()) =>
             {
                 self.layer_forward(layer, strip_refs(arg_exprs[0]), &t, Some(&call.receiver))
             }
@@ -2210,7 +2212,10 @@ impl<'a> Walker<'a> {
             Value::Tensor(_)
                 if ["candle_core::Tensor", "candle::Tensor"]
                     .iter()
-                    .any(|path| self.index.has_external_method(path, &name)) =>
+                    .any(|path| {
+                        self.index
+                            .has_external_method_in(path, &name, self.module())
+                    }) =>
             {
                 self.forget_in(|c| c.kept.extend(root(&call.receiver)));
                 Value::Other
@@ -2426,7 +2431,17 @@ impl<'a> Walker<'a> {
             (Value::Range(Some(_), _), None) if !enumerate => Value::Int(Dim::Unknown),
             _ => Value::Other,
         };
+        // `Iterator::enumerate`'s count is a `usize` whatever the element, where no method of
+        // that name in the crate (or a trait out of sight) may be the one called.
+        let std_enumerate = enumerate
+            && self.index.whole_crate(self.module())
+            && self.traits_in_sight()
+            && !self.index.may_be_foreign_method("enumerate")
+            && !self.index.fns.iter().any(|f| f.name == "enumerate");
         match (enumerate, element) {
+            (true, Value::Other) if std_enumerate => {
+                Value::Tuple(vec![Value::Int(Dim::Unknown), Value::Other])
+            }
             (_, Value::Other) => Value::Other,
             (true, element) => Value::Tuple(vec![Value::Int(Dim::Unknown), element]),
             (false, element) => element,
@@ -2702,7 +2717,7 @@ impl<'a> Walker<'a> {
         arg_exprs: &[&syn::Expr],
     ) -> Value {
         // The crate's own trait may give the type a method of that name.
-        if self.index.has_external_method(path, name) {
+        if self.index.has_external_method_in(path, name, self.module()) {
             return Value::Other;
         }
         if let Some(layer) = Layer::from_path(path) {
@@ -3025,7 +3040,11 @@ impl<'a> Walker<'a> {
             {
                 match (args.first(), args.get(1), arg_exprs.first()) {
                     (Some(Value::External(layer_path)), Some(xs), Some(layer_expr))
-                        if !self.index.has_external_method(layer_path, "forward") =>
+                        if !self.index.has_external_method_in(
+                            layer_path,
+                            "forward",
+                            self.module(),
+                        ) =>
                     {
                         match Layer::from_path(layer_path) {
                             Some(layer) => {

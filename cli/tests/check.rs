@@ -3149,3 +3149,95 @@ fn a_literals_suffix_or_a_cast_gives_a_constructors_dtype() {
     );
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// A private trait of the crate that gives `Tensor` an `argmax` of its own is in scope only in
+/// its module and below: elsewhere `argmax` is candle's.
+const PRIVATE_TRAIT: &str = "\
+use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor, D};
+
+mod picks {
+    use candle_core::{Result, Tensor};
+    TRAIT Pick {
+        fn argmax(self, dim: usize) -> Result<Tensor>;
+    }
+    impl Pick for Tensor {
+        fn argmax(self, _dim: usize) -> Result<Tensor> {
+            self.exp()
+        }
+    }
+    pub mod inner {
+        use super::Pick;
+        pub fn own(x: candle_core::Tensor) -> candle_core::Result<candle_core::Tensor> {
+            x.argmax(0)
+        }
+    }
+}
+
+#[contract(input_ids: u32[B, T], output: f32[B, T, E])]
+pub fn pooled(input_ids: &Tensor, output: &Tensor) -> Result<Tensor> {
+    let last = input_ids.argmax(D::Minus1)?.to_dtype(DType::I64)?;
+    let mut rows = Vec::new();
+    for (batch_idx, &seq_idx) in last.to_vec1::<i64>()?.iter().enumerate() {
+        let row = output.i((batch_idx, seq_idx as usize))?.unsqueeze(0)?;
+        rows.push(row);
+    }
+    Tensor::cat(&rows, 0)
+}
+";
+
+#[test]
+fn a_private_trait_gives_its_method_only_where_it_may_be_in_scope() {
+    let source = PRIVATE_TRAIT.replace("TRAIT", "trait").replace(
+        "use candle_core::{DType",
+        "use candle_core::{IndexOp, DType",
+    );
+    let dir = scratch_crate("private-trait", &source);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:pooled"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "24 last i64[B] to_dtype",
+            "25 rows ? Vec::new",
+            "27 row f32[1, E] unsqueeze",
+        ]
+    );
+    // A `pub` trait may be imported anywhere: `argmax` may be its (`use picks::Pick` or not).
+    let public = source.replace("trait Pick", "pub trait Pick");
+    let (code, stdout, stderr) = run(
+        &scratch_crate("public-trait", &public),
+        &["shapes", "src/lib.rs:pooled"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        rows(&stdout).contains(&"24 last ? to_dtype".to_string()),
+        "{stdout}"
+    );
+    // In the trait's own module, the trait's method (by value, found first) is called.
+    let home = source
+        .replace("mod picks {", "mod picks {\n    use candle_contracts::contract;\n    use candle_core::{IndexOp, DType, D};")
+        .replace("    pub mod inner {", "    #[contract(input_ids: u32[B, T])]\n    pub fn here(input_ids: Tensor) -> Result<Tensor> {\n        let last = input_ids.argmax(1)?;\n        Ok(last)\n    }\n    pub mod inner {");
+    let (code, stdout, stderr) = run(
+        &scratch_crate("private-trait-home", &home),
+        &["shapes", "src/lib.rs:here"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rows(&stdout), ["18 last ? argmax"]);
+    // A method `enumerate` of the crate's may be the one called: the count is not known.
+    let own_enumerate = source.replace(
+        "    pub mod inner {",
+        "    pub struct Rows;\n    impl Rows { pub fn enumerate(&self) -> Vec<(Tensor, usize)> { Vec::new() } }\n    pub mod inner {",
+    );
+    let (code, stdout, stderr) = run(
+        &scratch_crate("own-enumerate", &own_enumerate),
+        &["shapes", "src/lib.rs:pooled"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        rows(&stdout)
+            .iter()
+            .any(|r| r == "29 row f32[1, ..] unsqueeze"),
+        "{stdout}"
+    );
+}
