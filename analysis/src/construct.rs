@@ -949,13 +949,21 @@ impl<'a> Ctor<'a> {
         if self.local_glob || self.local_items.contains(first) {
             return None;
         }
+        // A `let` or a parameter of the name (a closure, a `fn` pointer) hides the item.
+        if segments.len() == 1
+            && (self.locals.contains_key(first) || self.configs.contains_key(first))
+        {
+            return None;
+        }
         Some(self.index.resolve(self.def.module, segments))
     }
 
     fn stmt(&mut self, stmt: &syn::Stmt) {
         if let syn::Stmt::Local(local) = stmt {
+            // `#[cfg(..)] let config = ..;` may not be compiled: its names are unknown.
+            let plain = inert_attributes(&local.attrs);
             let value = match (&local.init, strip_type(&local.pat)) {
-                (Some(init), Some(ident)) if init.diverge.is_none() => {
+                (Some(init), Some(ident)) if init.diverge.is_none() && plain => {
                     Some((name_of(ident), self.local(&init.expr)))
                 }
                 _ => None,
@@ -1143,6 +1151,11 @@ impl<'a> Ctor<'a> {
             || def.trait_of.is_some()
             || def.sig.receiver().is_some()
             || def.sig.inputs.len() != call.args.len()
+            // `#[cfg(..)]` on a parameter: the arguments may line up with others.
+            || def.sig.inputs.iter().any(|input| match input {
+                syn::FnArg::Typed(typed) => !typed.attrs.is_empty(),
+                syn::FnArg::Receiver(_) => true,
+            })
             || has_return(def.block)
         {
             return None;
@@ -1864,6 +1877,56 @@ mod tests {
         assert_eq!(
             inferred(&source),
             ["stem: Conv2d[64, 3, 7, 7] padding = _, stride = 2, dilation = 1"],
+        );
+    }
+
+    #[test]
+    fn a_closure_a_parameter_or_a_cfg_let_of_the_name_hides_the_helper() {
+        // A closure named like the crate's helper is called instead of it.
+        let closure = HELPERS.replace(
+            "let n_state = cfg.d_model;",
+            "let n_state = cfg.d_model;\n let conv1d = |a: usize, b: usize, k: usize, c: Conv1dConfig, vb: VarBuilder| -> Result<Conv1d> { todo!() };",
+        );
+        // A `fn` parameter of the name, in a helper that calls it.
+        let pointer = HELPERS
+            .replace(
+                "fn square(c: usize, vb: VarBuilder)",
+                "fn square(c: usize, vb: VarBuilder, conv2d: fn(usize, usize, usize, usize, usize, VarBuilder) -> Result<Conv2d>)",
+            )
+            .replace("square(64, vb.pp(\"block\"))", "square(64, vb.pp(\"block\"), other)");
+        // A `let` under `cfg` may not be compiled: the config it shadows may be the one used.
+        let cfg_let = HELPERS.replace(
+            "let conv2d_cfg = candle_nn::Conv2dConfig { stride, padding, ..Default::default() };",
+            "let conv2d_cfg = candle_nn::Conv2dConfig { stride, padding: 0, ..Default::default() };\n #[cfg(feature = \"same\")]\n let conv2d_cfg = candle_nn::Conv2dConfig { stride, padding, ..Default::default() };",
+        );
+        let without = |source: &str, field: &str| {
+            inferred(source)
+                .into_iter()
+                .filter(|fact| !fact.starts_with(field))
+                .collect::<Vec<_>>()
+        };
+        let all = inferred(HELPERS);
+        let all_but = |field: &str| {
+            all.iter()
+                .filter(|fact| !fact.starts_with(field))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert!(
+            inferred(&closure).iter().all(|f| !f.starts_with("conv")),
+            "{:?}",
+            inferred(&closure)
+        );
+        assert_eq!(inferred(&pointer), all_but("block"));
+        // The groups are unknown too, and so the weight's input channels.
+        assert_eq!(
+            without(&cfg_let, "conv"),
+            [
+                "block: Conv2d[64, _, 3, 3]",
+                "head: Linear[10, cfg.d_model]",
+                "ln: LayerNorm[cfg.d_model]",
+                "stem: Conv2d[64, _, 7, 7]",
+            ]
         );
     }
 

@@ -1330,6 +1330,19 @@ impl<'a> Walker<'a> {
         self.index.resolve(self.module(), segments)
     }
 
+    /// Whether `name` is std's primitive type here: nothing the crate, the module or the body's
+    /// blocks declare (`type f32 = f64;` in a block) or may declare (a macro's items) has it.
+    fn is_primitive(&self, name: &str) -> bool {
+        !self
+            .local_paths
+            .iter()
+            .any(|frame| frame.contains_key(name) || frame.contains_key(""))
+            && matches!(
+                self.index.resolve(self.module(), &[name.to_string()]),
+                Resolved::Unknown
+            )
+    }
+
     // ----- statements and blocks -----
 
     fn block(&mut self, block: &syn::Block) -> Value {
@@ -1911,7 +1924,7 @@ impl<'a> Walker<'a> {
         // `f32::NEG_INFINITY`, `u32::MAX` of std's primitive types: a float, an integer.
         if p.qself.is_none()
             && let [ty, constant] = segments.as_slice()
-            && matches!(self.resolve(std::slice::from_ref(ty)), Resolved::Unknown)
+            && self.is_primitive(ty)
         {
             let float = matches!(ty.as_str(), "f32" | "f64");
             let integer = matches!(
@@ -3119,7 +3132,7 @@ impl<'a> Walker<'a> {
         // `Tensor::new(&[3u32], ..)`, `arange(0u32, n as u32, ..)`: the Rust type of the
         // values is the dtype.
         // A cast's type is std's only where the crate names nothing so (`type u32 = f32;`).
-        let primitive = |name: &str| matches!(self.resolve(&[name.to_string()]), Resolved::Unknown);
+        let primitive = |name: &str| self.is_primitive(name);
         let written = match full.as_str() {
             "candle_core::Tensor::new" => {
                 arg_exprs.first().and_then(|e| literal_dtype(e, &primitive))

@@ -3241,3 +3241,40 @@ fn a_private_trait_gives_its_method_only_where_it_may_be_in_scope() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_primitive_types_name_declared_in_the_body_is_not_std_s() {
+    // `f32` is `f64` in these bodies: `f32::MAX` and `1.0 as f32` are `f64`s.
+    let source = "\
+use candle_contracts::contract;
+use candle_core::{Device, Result, Tensor};
+
+#[contract(x: f64[N])]
+pub fn aliased(x: &Tensor, dev: &Device) -> Result<Tensor> {
+    type f32 = f64;
+    let m = Tensor::new(f32::MAX, dev)?;
+    let c = Tensor::new(1.0 as f32, dev)?;
+    x.broadcast_add(&m)?.broadcast_add(&c)
+}
+
+#[contract(x: f64[N])]
+pub fn in_a_block(x: &Tensor, dev: &Device) -> Result<Tensor> {
+    let m = {
+        mod f32 {
+            pub const MAX: f64 = 2.0;
+        }
+        Tensor::new(f32::MAX, dev)?
+    };
+    x.broadcast_add(&m)
+}
+";
+    let dir = scratch_crate("local-primitive", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:aliased"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        rows(&stdout).iter().all(|row| !row.contains("f32")),
+        "{stdout}"
+    );
+}
