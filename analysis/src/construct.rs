@@ -20,7 +20,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
 
-use crate::index::{FnDef, Index, ModId, Resolved, name_of};
+use crate::index::{DIVERGING_MACROS, EXPRESSION_MACROS, FnDef, Index, ModId, Resolved, name_of};
 
 /// What every construction of a struct gives one of its fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -846,7 +846,18 @@ impl<'a> Ctor<'a> {
                     names.visit_pat(&local.pat);
                     rebound.extend(names.0);
                 }
-                syn::Stmt::Macro(m) => idents(&m.mac.tokens, &mut rebound),
+                syn::Stmt::Macro(m) => {
+                    idents(&m.mac.tokens, &mut rebound);
+                    // A macro other than std's may define items (`fn conv`, `const STRIDE`)
+                    // that hide the module's.
+                    let std_macro = m.mac.path.get_ident().is_some_and(|name| {
+                        let name = name_of(name);
+                        (EXPRESSION_MACROS.contains(&name.as_str())
+                            || DIVERGING_MACROS.contains(&name.as_str()))
+                            && !index.defines_macro(&name)
+                    });
+                    ctor.local_glob |= !std_macro;
+                }
                 syn::Stmt::Item(item) => match item {
                     syn::Item::Use(u) => {
                         let mut names = BTreeMap::new();

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use candle_contracts_shapes::Contract;
 use proc_macro2::TokenStream;
+use syn::visit::Visit;
 
 pub use crate::contract::syntax::name_of;
 
@@ -55,6 +56,29 @@ pub enum Resolved {
     /// Nothing the checker can name.
     Unknown,
 }
+
+/// std macros that never assign their arguments (their arguments are still read for `&mut`).
+pub(crate) const EXPRESSION_MACROS: &[&str] = &[
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "write",
+    "writeln",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "dbg",
+    "format_args",
+    "vec",
+];
+/// Macros that never return.
+pub(crate) const DIVERGING_MACROS: &[&str] =
+    &["panic", "unreachable", "todo", "unimplemented", "bail"];
 
 /// One module.
 #[derive(Debug)]
@@ -161,6 +185,10 @@ pub struct Index {
     /// The methods of the crate's trait `impl`s for types not its own (`impl<T> Run for T`,
     /// `impl Twice for Arc<Rotary>`): any value may have them, a pointer before its pointee.
     foreign_impl_names: BTreeSet<String>,
+    /// Methods of trait `impl`s whose type the index cannot tell apart from candle's `Tensor`:
+    /// blanket ones (`impl<T> Pick for T`), through an alias, in a function's body or a
+    /// `const` block (`const _: () = { impl Pick for Tensor { .. } };`).
+    any_type_methods: BTreeSet<String>,
     /// Each library read, by crate name; `None` where two packages read in one run have a
     /// library of that name (two checkouts of one package): a path through it is unknown.
     libs: BTreeMap<String, Option<usize>>,
@@ -339,6 +367,7 @@ impl Index {
                 .first()
                 .is_some_and(|first| generics.contains(first))
             {
+                self.any_type_methods.extend(names.iter().cloned());
                 self.foreign_impl_names.extend(names);
                 continue;
             }
@@ -347,6 +376,7 @@ impl Index {
                 // Through an alias, the methods are another type's, which the index cannot
                 // name: a call of those names is certain on no type.
                 Resolved::Type(key) if self.aliases.contains(&key) => {
+                    self.any_type_methods.extend(names.iter().cloned());
                     self.uncertain_names.extend(names);
                     continue;
                 }
@@ -375,11 +405,13 @@ impl Index {
                 {
                     // (Or a type not the crate's, `Vec<Block>`, that any value may be.)
                     if trait_of.is_some() {
+                        self.any_type_methods.extend(names.iter().cloned());
                         self.foreign_impl_names.extend(names.iter().cloned());
                     }
                     self.type_key(module, &self_ty[0])
                 }
                 _ => {
+                    self.any_type_methods.extend(names.iter().cloned());
                     self.foreign_impl_names.extend(names.iter().cloned());
                     self.uncertain_names.extend(names);
                     continue;
@@ -548,6 +580,8 @@ impl Index {
                     }
                 }
                 syn::Item::Const(c) => {
+                    self.any_type_methods
+                        .extend(nested_trait_methods(|v| v.visit_expr(&c.expr)));
                     let value = int_literal(&c.expr);
                     self.insert(module, name_of(&c.ident), Item::Const(value));
                 }
@@ -647,6 +681,8 @@ impl Index {
         attrs: &'static [syn::Attribute],
         file: FileId,
     ) -> FnId {
+        self.any_type_methods
+            .extend(nested_trait_methods(|v| v.visit_block(block)));
         let name = name_of(&sig.ident);
         let mut path: Vec<&str> = self.modules[module]
             .path
@@ -1058,6 +1094,13 @@ impl Index {
         self.foreign_impl_names.contains(name)
     }
 
+    /// Whether a trait `impl` the index cannot place on one type (a blanket one, one through
+    /// an alias, one in a function's body or a `const` block) has a method `name`: it may be
+    /// `Tensor`'s, found before candle's on an owned tensor.
+    pub fn may_be_any_types_method(&self, name: &str) -> bool {
+        self.any_type_methods.contains(name)
+    }
+
     /// The methods named `name` of the trait `impl`s of the type `key` (which trait is each
     /// one's [`FnDef::trait_of`]), in sight also where the rest of the crate is not. One under
     /// `cfg` among them leaves none certain: the list is empty then.
@@ -1312,4 +1355,28 @@ fn public_name(item: &syn::Item) -> Option<String> {
         _ => return None,
     };
     is_public(vis).then(|| item_name(item)).flatten()
+}
+
+/// The method names of the trait `impl`s written inside what `visit` walks (a body, a
+/// `const`'s block).
+fn nested_trait_methods(visit: impl FnOnce(&mut NestedImpls)) -> BTreeSet<String> {
+    let mut nested = NestedImpls::default();
+    visit(&mut nested);
+    nested.0
+}
+
+#[derive(Default)]
+struct NestedImpls(BTreeSet<String>);
+
+impl<'ast> syn::visit::Visit<'ast> for NestedImpls {
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        if item.trait_.is_some() {
+            for impl_item in &item.items {
+                if let syn::ImplItem::Fn(f) = impl_item {
+                    self.0.insert(name_of(&f.sig.ident));
+                }
+            }
+        }
+        syn::visit::visit_item_impl(self, item);
+    }
 }

@@ -22,7 +22,8 @@ use syn::visit::Visit;
 use crate::construct::{FieldFact, constructed_fields, is_usize};
 use crate::finding::{Finding, LetHint, Origin, Site};
 use crate::index::{
-    FileId, FnDef, FnId, Index, ModId, Resolved, is_conditional, name_of, use_names,
+    DIVERGING_MACROS, EXPRESSION_MACROS, FileId, FnDef, FnId, Index, ModId, Resolved,
+    is_conditional, name_of, use_names,
 };
 
 /// What the walk knows of a value.
@@ -266,28 +267,6 @@ const READ_ONLY: &[&str] = &[
     "to_vec2",
     "to_vec3",
 ];
-
-/// std macros that never assign their arguments (their arguments are still read for `&mut`).
-const EXPRESSION_MACROS: &[&str] = &[
-    "println",
-    "print",
-    "eprintln",
-    "eprint",
-    "format",
-    "write",
-    "writeln",
-    "assert",
-    "assert_eq",
-    "assert_ne",
-    "debug_assert",
-    "debug_assert_eq",
-    "debug_assert_ne",
-    "dbg",
-    "format_args",
-    "vec",
-];
-/// Macros that never return.
-const DIVERGING_MACROS: &[&str] = &["panic", "unreachable", "todo", "unimplemented", "bail"];
 
 /// What the walk needs of the source it reads: how messages quote an expression.
 pub trait SourceText {
@@ -2228,7 +2207,8 @@ impl<'a> Walker<'a> {
                     .any(|path| {
                         self.index
                             .has_external_method_in(path, &name, self.module())
-                    }) =>
+                    })
+                    || self.index.may_be_any_types_method(&name) =>
             {
                 self.forget_in(|c| c.kept.extend(root(&call.receiver)));
                 Value::Other
@@ -2444,17 +2424,7 @@ impl<'a> Walker<'a> {
             (Value::Range(Some(_), _), None) if !enumerate => Value::Int(Dim::Unknown),
             _ => Value::Other,
         };
-        // `Iterator::enumerate`'s count is a `usize` whatever the element, where no method of
-        // that name in the crate (or a trait out of sight) may be the one called.
-        let std_enumerate = enumerate
-            && self.index.whole_crate(self.module())
-            && self.traits_in_sight()
-            && !self.index.may_be_foreign_method("enumerate")
-            && !self.index.fns.iter().any(|f| f.name == "enumerate");
         match (enumerate, element) {
-            (true, Value::Other) if std_enumerate => {
-                Value::Tuple(vec![Value::Int(Dim::Unknown), Value::Other])
-            }
             (_, Value::Other) => Value::Other,
             (true, element) => Value::Tuple(vec![Value::Int(Dim::Unknown), element]),
             (false, element) => element,
