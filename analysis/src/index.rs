@@ -106,6 +106,9 @@ pub struct Module {
     pub unread_children: bool,
     /// An inline module with `#[contract]`: its `impl`s are contract scopes too.
     pub contract_scope: bool,
+    /// Written inline (`mod a { .. }`): a `#[path]` on a `mod b;` inside it is relative to
+    /// the inline modules' directory (`src/a/`), not to its file's.
+    pub inline: bool,
 }
 
 /// A function's contract: its `#[contract(...)]` attributes (two join into one contract, as
@@ -471,6 +474,7 @@ impl Index {
             opaque: false,
             unread_children: false,
             contract_scope: false,
+            inline: false,
         });
         self.modules.len() - 1
     }
@@ -741,6 +745,7 @@ impl Index {
             Some((_, items)) => {
                 let id = self.add_module(krate, Some(parent), path);
                 self.modules[id].contract_scope = m.attrs.iter().any(crate::contract::is_contract);
+                self.modules[id].inline = true;
                 self.insert(parent, name.clone(), entry(id));
                 let inner = match &path_attr {
                     Some(p) => dir.join(p),
@@ -750,6 +755,8 @@ impl Index {
             }
             None => {
                 let candidates: Vec<PathBuf> = match &path_attr {
+                    // Relative to the file's directory, or within inline modules to theirs.
+                    Some(p) if self.modules[parent].inline => vec![dir.join(p)],
                     Some(p) => {
                         let here = files.path(file).parent().map(Path::to_path_buf);
                         vec![here.unwrap_or_default().join(p)]

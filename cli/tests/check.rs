@@ -3328,3 +3328,24 @@ pub fn f(x: Tensor) -> Result<Tensor> {
     );
     assert_eq!(code, 1, "{stderr}");
 }
+
+#[test]
+fn a_path_attribute_inside_an_inline_module_is_relative_to_its_directory() {
+    // rustc reads `src/a/b_impl.rs`; `src/b_impl.rs` is another file.
+    let dir = scratch_crate(
+        "inline-path",
+        "mod a {\n    #[path = \"b_impl.rs\"]\n    mod b;\n}\n",
+    );
+    std::fs::create_dir_all(dir.join("src/a")).unwrap();
+    let body = |ret: &str| {
+        format!(
+            "use candle_contracts::contract;\nuse candle_core::{{Result, Tensor}};\n\n\
+             #[contract(x: f32[B, T], return: {ret})]\npub fn total(x: &Tensor) -> Result<Tensor> {{\n    x.sum_keepdim(1)\n}}\n"
+        )
+    };
+    std::fs::write(dir.join("src/a/b_impl.rs"), body("f32[B]")).unwrap();
+    std::fs::write(dir.join("src/b_impl.rs"), body("f32[B, 1]")).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("src/a/b_impl.rs"), "{stderr}");
+}
