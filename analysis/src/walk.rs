@@ -84,19 +84,36 @@ impl Value {
 
     /// What two branches agree on.
     fn join(&self, other: &Value) -> Value {
+        self.join_with(other, &mut Joiner::unnamed())
+    }
+
+    /// What two branches agree on, the sizes they disagree on named by `joiner`.
+    fn join_with(&self, other: &Value, joiner: &mut Joiner) -> Value {
+        let mut disagree = |a: &Dim, b: &Dim| joiner.name(a, b);
         match (self, other) {
             (Value::Never, v) | (v, Value::Never) => v.clone(),
-            (Value::Tensor(a), Value::Tensor(b)) => Value::Tensor(a.join(b)),
+            (Value::Tensor(a), Value::Tensor(b)) => Value::Tensor(a.join_by(b, &mut disagree)),
             (Value::Int(a), Value::Int(b)) if a == b => Value::Int(a.clone()),
-            (Value::Int(_), Value::Int(_)) => Value::Int(Dim::Unknown),
-            (Value::Tuple(a), Value::Tuple(b)) if a.len() == b.len() => {
-                Value::Tuple(a.iter().zip(b).map(|(x, y)| x.join(y)).collect())
+            (Value::Int(a), Value::Int(b)) => Value::Int(disagree(a, b)),
+            (Value::Tuple(a), Value::Tuple(b)) if a.len() == b.len() => Value::Tuple(
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| x.join_with(y, joiner))
+                    .collect(),
+            ),
+            (Value::Tensors(a), Value::Tensors(b)) if a.len() == b.len() => Value::Tensors(
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| x.join_by(y, &mut disagree))
+                    .collect(),
+            ),
+            (Value::TensorsEach(a), Value::TensorsEach(b)) => {
+                Value::TensorsEach(a.join_by(b, &mut disagree))
             }
-            (Value::Tensors(a), Value::Tensors(b)) if a.len() == b.len() => {
-                Value::Tensors(a.iter().zip(b).map(|(x, y)| x.join(y)).collect())
+            (Value::Optional(a), Value::Optional(b)) => {
+                Value::Optional(Box::new(a.join_with(b, joiner)))
             }
-            (Value::TensorsEach(a), Value::TensorsEach(b)) => Value::TensorsEach(a.join(b)),
-            (Value::Optional(a), Value::Optional(b)) => Value::Optional(Box::new(a.join(b))),
+            // One element stands for many: a name would say they are all one size.
             (Value::Each(a), Value::Each(b)) => Value::Each(Box::new(a.join(b))),
             (a, b) if a == b => a.clone(),
             _ => Value::Other,
@@ -140,6 +157,67 @@ impl Value {
             }
             _ => "?".to_string(),
         }
+    }
+}
+
+/// Names the sizes two branches of one `if` or `match` give differently (`T` where the cache
+/// is empty, `P + T` where it holds `P` steps): after the branches, a size of its own (`?1`),
+/// one value on every run. Every value that had that same pair of sizes has it (the two
+/// halves of a `(k, v)` cache), so they still agree with each other. A pair with an unknown
+/// side stays unknown: only a name that may meet its twin is worth keeping.
+struct Joiner {
+    memo: BTreeMap<(Dim, Dim), Dim>,
+    /// The count of sizes named so far in this walk; `None` where nothing is named.
+    count: Option<usize>,
+    /// What the condition of the `if` makes true in one branch (the first side of each pair
+    /// is the `then` branch's).
+    fact: Option<BranchFact>,
+}
+
+/// `factor == value` in one branch of an `if` (`n_rep == 1` in the `then` branch, or in the
+/// `else` branch of `n_rep != 1`).
+struct BranchFact {
+    in_then: bool,
+    factor: Factor,
+    value: Dim,
+}
+
+impl Joiner {
+    fn unnamed() -> Joiner {
+        Joiner {
+            memo: BTreeMap::new(),
+            count: None,
+            fact: None,
+        }
+    }
+
+    /// The size after the branches, `a` the first's and `b` the second's. Where the branch
+    /// with a fact gives what the other's expression is under it (`H` where `n_rep == 1`,
+    /// `H * n_rep` else), that expression holds on both.
+    fn name(&mut self, a: &Dim, b: &Dim) -> Dim {
+        if let Some(fact) = &self.fact
+            && !a.is_unknown()
+            && !b.is_unknown()
+        {
+            let (with_fact, other) = if fact.in_then { (a, b) } else { (b, a) };
+            let under_fact = other.replace_factor(&fact.factor, &fact.value);
+            if under_fact.compare(with_fact) == candle_contracts_shapes::Verdict::Equal {
+                return other.clone();
+            }
+        }
+        let Some(count) = self.count.as_mut() else {
+            return Dim::Unknown;
+        };
+        if a.is_unknown() || b.is_unknown() {
+            return Dim::Unknown;
+        }
+        self.memo
+            .entry((a.clone(), b.clone()))
+            .or_insert_with(|| {
+                *count += 1;
+                Dim::symbol(format!("?{count}"))
+            })
+            .clone()
     }
 }
 
@@ -424,6 +502,11 @@ struct Walker<'a> {
     /// The names of the `let`s whose unknown size became a size of its own (`{seq_len}` from
     /// `let (_, seq_len, _) = x.dims3()?`): each name at most once in a walk.
     fresh_sizes: BTreeSet<String>,
+    /// The sizes branches gave differently, named so far (`?1`, `?2`, ..: see [`Joiner`]).
+    joined: usize,
+    /// Set while a loop's body is walked to see whether it keeps what it finds: a pass's
+    /// names would differ from the next one's.
+    loop_passes: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -472,6 +555,8 @@ impl<'a> Walker<'a> {
             self_mut: false,
             inlined: Vec::new(),
             fresh_sizes: BTreeSet::new(),
+            joined: 0,
+            loop_passes: 0,
             own_tokens: false,
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
@@ -673,6 +758,7 @@ impl<'a> Walker<'a> {
                     .insert(subject, (Value::Tensor(clause.spec.clone()), origin));
             }
         }
+        self.bind_optional_subjects(&immutable_roots);
         // `self.n_head = H`: the field's value is `H` while `self` cannot change it.
         for (path, dim) in &self.contract.fields {
             let root = path.split('.').next().unwrap_or("");
@@ -683,6 +769,76 @@ impl<'a> Walker<'a> {
                     .insert(path.clone(), (Value::Int(dim), origin));
             }
         }
+    }
+
+    /// `self.kv_cache?.0: f32[B, KVH, P, D]` on a field `kv_cache: Option<(Tensor, Tensor)>`
+    /// (or `self.cache?: ..` on an `Option<Tensor>`): where the field is `Some`, the guard
+    /// checked what it holds, so a `Some((prev_k, prev_v))` of `&self.kv_cache` binds those
+    /// types. Held as the field's subject, forgotten where the body may change the field.
+    fn bind_optional_subjects(&mut self, immutable_roots: &BTreeSet<String>) {
+        let mut held: BTreeMap<String, Value> = BTreeMap::new();
+        for clause in &self.contract.clauses {
+            let subject: String = clause.subject.split_whitespace().collect();
+            let Some((base, rest)) = subject.split_once('?') else {
+                continue;
+            };
+            let part = match rest.strip_prefix('.') {
+                None if rest.is_empty() => None,
+                Some(index) if !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => {
+                    match index.parse::<usize>() {
+                        Ok(index) => Some(index),
+                        Err(_) => continue,
+                    }
+                }
+                _ => continue,
+            };
+            let root = base.split('.').next().unwrap_or("");
+            if base == root
+                || base.contains(['(', '[', '{'])
+                || !immutable_roots.contains(root)
+                || through_interior_mutability(base)
+                || !self.stable_path(base)
+            {
+                continue;
+            }
+            let Some(value) = held.get(base).cloned().or_else(|| self.path_value_of(base)) else {
+                continue;
+            };
+            let refined = match (value, part) {
+                (Value::Optional(inner), None) if matches!(*inner, Value::Tensor(_)) => {
+                    Value::Optional(Box::new(Value::Tensor(clause.spec.clone())))
+                }
+                (Value::Optional(inner), Some(index)) => match *inner {
+                    Value::Tuple(mut items)
+                        if matches!(items.get(index), Some(Value::Tensor(_))) =>
+                    {
+                        items[index] = Value::Tensor(clause.spec.clone());
+                        Value::Optional(Box::new(Value::Tuple(items)))
+                    }
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            held.insert(base.to_string(), refined);
+        }
+        for (base, value) in held {
+            let origin = Some(Origin::Clause(format!("{base}?")));
+            self.subjects.insert(base, (value, origin));
+        }
+    }
+
+    /// What a path of fields from a parameter holds by its type (`self.kv_cache` is an
+    /// `Option` of two tensors), before any clause.
+    fn path_value_of(&self, text: &str) -> Option<Value> {
+        let mut steps = text.split('.');
+        let mut value = self.lookup(steps.next()?)?.value.clone();
+        for step in steps {
+            value = match value {
+                Value::Instance(key, _) => self.field_value(&key, step),
+                _ => return None,
+            };
+        }
+        Some(value)
     }
 
     /// What `self`'s fields hold for the whole body of a `&self` (or immutable `self`)
@@ -1824,7 +1980,28 @@ impl<'a> Walker<'a> {
                     }
                     _ => {
                         self.expr(&a.left);
+                        // `self.kv_cache = None;`: what a clause says the field holds where
+                        // it is `Some` still holds.
+                        let emptied = match unparen(&a.right) {
+                            syn::Expr::Path(p)
+                                if p.qself.is_none()
+                                    && p.path.is_ident("None")
+                                    && matches!(
+                                        self.resolve(&["None".to_string()]),
+                                        Resolved::Unknown
+                                    ) =>
+                            {
+                                subject_text(&a.left).and_then(|text| {
+                                    let held = self.subjects.get(&text)?.clone();
+                                    matches!(held.0, Value::Optional(_)).then_some((text, held))
+                                })
+                            }
+                            _ => None,
+                        };
                         self.forget_in(|c| c.write_to(&a.left));
+                        if let Some((text, held)) = emptied {
+                            self.subjects.insert(text, held);
+                        }
                     }
                 }
                 Value::Other
@@ -1956,7 +2133,7 @@ impl<'a> Walker<'a> {
         // A branch may be code that never runs for the shapes the contract states (a test of
         // a shape, a config flag for another layout): only a branch that certainly runs is
         // reported in.
-        let verdict = self.condition(&i.cond);
+        let (verdict, fact) = self.condition(&i.cond);
         let quiet_then = verdict != Some(true);
         let quiet_else = verdict != Some(false);
         let mut before = self.scope.clone();
@@ -1978,45 +2155,80 @@ impl<'a> Walker<'a> {
         };
         self.quiet -= usize::from(quiet_else);
         let else_scope = std::mem::take(&mut self.scope);
+        let mut joiner = self.joiner();
+        joiner.fact = fact;
         self.scope = match (&then, &otherwise) {
             (Value::Never, _) => else_scope,
             (_, Value::Never) => then_scope,
-            _ => merge(&then_scope, &else_scope),
+            _ => merge_with(&then_scope, &else_scope, &mut joiner),
         };
-        match (&i.else_branch, verdict) {
+        let value = match (&i.else_branch, verdict) {
             // The one branch that runs.
             (_, Some(true)) => then,
             (Some(_), Some(false)) => otherwise,
-            (Some(_), None) => then.join(&otherwise),
+            (Some(_), None) => then.join_with(&otherwise, &mut joiner),
             (None, _) => Value::Other,
+        };
+        self.joined(joiner);
+        value
+    }
+
+    /// A [`Joiner`] for one pair of paths: naming only in the function's own walk (a helper
+    /// followed at each call would give two calls one name), outside closures (run any number
+    /// of times) and outside a loop's trial passes.
+    fn joiner(&self) -> Joiner {
+        let named = self.inlined.is_empty() && self.closures == 0 && self.loop_passes == 0;
+        Joiner {
+            memo: BTreeMap::new(),
+            count: named.then_some(self.joined),
+            fact: None,
+        }
+    }
+
+    /// Takes back the count of a [`Walker::joiner`].
+    fn joined(&mut self, joiner: Joiner) {
+        if let Some(count) = joiner.count {
+            self.joined = count;
         }
     }
 
     /// Walks an `if`'s condition; whether it is certainly true or false, where it compares
-    /// two sizes the walk knows (`x.dim(1)? == 8` with `x: f32[N, 4]` is false).
-    fn condition(&mut self, cond: &syn::Expr) -> Option<bool> {
+    /// two sizes the walk knows (`x.dim(1)? == 8` with `x: f32[N, 4]` is false), and what a
+    /// comparison of a size with another makes true in one branch (`n_rep == 1`).
+    fn condition(&mut self, cond: &syn::Expr) -> (Option<bool>, Option<BranchFact>) {
         use syn::BinOp;
         let syn::Expr::Binary(b) = cond else {
             self.expr(cond);
-            return None;
+            return (None, None);
         };
         let equal = match b.op {
             BinOp::Eq(_) => true,
             BinOp::Ne(_) => false,
             _ => {
                 self.expr(cond);
-                return None;
+                return (None, None);
             }
         };
         let (left, right) = (self.operand(&b.left), self.operand(&b.right));
         let (Value::Int(left), Value::Int(right)) = (left, right) else {
-            return None;
+            return (None, None);
         };
-        match self.facts.compare(&left, &right) {
+        let fact = match (left.as_factor(), right.as_factor()) {
+            (Some(factor), _) if !right.is_unknown() => Some((factor.clone(), right.clone())),
+            (_, Some(factor)) if !left.is_unknown() => Some((factor.clone(), left.clone())),
+            _ => None,
+        }
+        .map(|(factor, value)| BranchFact {
+            in_then: equal,
+            factor,
+            value,
+        });
+        let verdict = match self.facts.compare(&left, &right) {
             candle_contracts_shapes::Verdict::Equal => Some(equal),
             candle_contracts_shapes::Verdict::Different(()) => Some(!equal),
             candle_contracts_shapes::Verdict::Possible => None,
-        }
+        };
+        (verdict, fact)
     }
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
@@ -2053,14 +2265,18 @@ impl<'a> Walker<'a> {
             if v == Value::Never {
                 continue;
             }
+            // One joiner for the value and the names of this pair of paths: a `(k, v)` the
+            // arm yields and a `k` it assigns had their sizes on the same runs.
+            let mut joiner = self.joiner();
             value = Some(match value {
-                Some(prev) => prev.join(&v),
+                Some(prev) => prev.join_with(&v, &mut joiner),
                 None => v,
             });
             after = Some(match after {
-                Some(prev) => merge(&prev, &self.scope),
+                Some(prev) => merge_with(&prev, &self.scope, &mut joiner),
                 None => self.scope.clone(),
             });
+            self.joined(joiner);
         }
         self.scope = after.unwrap_or(before);
         value.unwrap_or(Value::Never)
@@ -2510,7 +2726,9 @@ impl<'a> Walker<'a> {
             self.scope.push(BTreeMap::new());
             self.bind_pattern(&f.pat, element.clone());
             self.quiet += 1;
+            self.loop_passes += 1;
             self.block(&f.body);
+            self.loop_passes -= 1;
             self.quiet -= 1;
             self.scope.pop();
             let next = merge(&head, &self.scope);
@@ -4611,6 +4829,15 @@ fn merge(
     a: &[BTreeMap<String, Binding>],
     b: &[BTreeMap<String, Binding>],
 ) -> Vec<BTreeMap<String, Binding>> {
+    merge_with(a, b, &mut Joiner::unnamed())
+}
+
+/// [`merge`], the sizes the two disagree on named by `joiner`.
+fn merge_with(
+    a: &[BTreeMap<String, Binding>],
+    b: &[BTreeMap<String, Binding>],
+    joiner: &mut Joiner,
+) -> Vec<BTreeMap<String, Binding>> {
     a.iter()
         .zip(b)
         .map(|(fa, fb)| {
@@ -4618,7 +4845,7 @@ fn merge(
                 .map(|(name, x)| {
                     let binding = match fb.get(name) {
                         Some(y) => Binding {
-                            value: x.value.join(&y.value),
+                            value: x.value.join_with(&y.value, joiner),
                             origin: if x.value == y.value {
                                 x.origin.clone()
                             } else {

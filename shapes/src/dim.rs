@@ -346,6 +346,51 @@ impl Dim {
         total
     }
 
+    /// The factor of a dim that is one factor (`N`, `H / K`), nothing added or scaled.
+    pub fn as_factor(&self) -> Option<&Factor> {
+        let Dim::Known(poly) = self else { return None };
+        let mut terms = poly.terms.iter();
+        match (terms.next(), terms.next()) {
+            (Some((monomial, 1)), None) => match monomial.as_slice() {
+                [factor] => Some(factor),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The dim with every occurrence of `factor` replaced by `by` (`K * (H / K)` with
+    /// `H / K` as 1 is `K`); the other factors stay as they are.
+    pub fn replace_factor(&self, factor: &Factor, by: &Dim) -> Dim {
+        let Dim::Known(poly) = self else {
+            return Dim::Unknown;
+        };
+        let mut total = Dim::lit(0);
+        for (monomial, coefficient) in &poly.terms {
+            let mut term = Dim::constant(*coefficient);
+            for f in monomial {
+                let value = if f == factor {
+                    by.clone()
+                } else {
+                    match f {
+                        Factor::Div(a, b) => a
+                            .replace_factor(factor, by)
+                            .div(b.replace_factor(factor, by)),
+                        Factor::Rem(a, b) => a
+                            .replace_factor(factor, by)
+                            .rem(b.replace_factor(factor, by)),
+                        leaf => Dim::Known(Poly {
+                            terms: BTreeMap::from([(vec![leaf.clone()], 1)]),
+                        }),
+                    }
+                };
+                term = term.mul(value);
+            }
+            total = total.add(term);
+        }
+        total
+    }
+
     /// The operands of a dim that is one remainder (`D % 2`), nothing added or scaled.
     pub(crate) fn as_remainder(&self) -> Option<(&Dim, &Dim)> {
         let Dim::Known(poly) = self else { return None };

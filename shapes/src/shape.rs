@@ -504,6 +504,16 @@ impl TensorType {
     /// What is known of a value that is `self` on one path and `other` on another (the arms
     /// of an `if` or `match`): either dtype, and the dims both agree on; the rest unknown.
     pub fn join(&self, other: &TensorType) -> TensorType {
+        self.join_by(other, &mut |_, _| Dim::Unknown)
+    }
+
+    /// [`TensorType::join`], where `disagree` gives the dim of a position whose two dims are
+    /// not certainly equal (the caller may name a size of its own; [`Dim::Unknown`] else).
+    pub fn join_by(
+        &self,
+        other: &TensorType,
+        disagree: &mut dyn FnMut(&Dim, &Dim) -> Dim,
+    ) -> TensorType {
         let dtypes = self.dtypes.union(other.dtypes);
         let shape = match (self.shape.dims(), other.shape.dims()) {
             _ if self.shape == other.shape => self.shape.clone(),
@@ -514,7 +524,7 @@ impl TensorType {
                         if x.compare(y) == Verdict::Equal {
                             x.clone()
                         } else {
-                            Dim::Unknown
+                            disagree(x, y)
                         }
                     })
                     .collect(),

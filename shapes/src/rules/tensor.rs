@@ -1367,7 +1367,26 @@ fn cat(args: &[Arg]) -> Outcome {
                         Dim::Unknown
                     }
                 });
-                reference.shape.clone().with_dim(axis, total)
+                // A dim off `dim` one tensor leaves unknown is another's (`cat(&[prev_k, &k],
+                // 2)` with a cache stated `[B, _, P, _]` keeps `k`'s heads and head size).
+                let mut shape = reference.shape.clone();
+                if let Some(dims) = reference.shape.dims() {
+                    for (position, dim) in dims.iter().enumerate() {
+                        let at = Axis::Front(position);
+                        if !dim.is_unknown() || at == axis {
+                            continue;
+                        }
+                        let known = tensors.iter().find_map(|t| {
+                            let other = t.shape.dims()?.get(position)?;
+                            (t.shape.dims()?.len() == dims.len() && !other.is_unknown())
+                                .then(|| other.clone())
+                        });
+                        if let Some(known) = known {
+                            shape = shape.with_dim(at, known);
+                        }
+                    }
+                }
+                shape.with_dim(axis, total)
             }
             None => Shape::unknown(),
         },

@@ -202,6 +202,8 @@ impl Attention {
         self.k_proj.weight(): f32[KVD, E],
         self.v_proj.weight(): f32[KVD, E],
         self.o_proj.weight(): f32[E, QD],
+        self.kv_cache?.0: f32[B, _, P, _],
+        self.kv_cache?.1: f32[B, _, P, _],
         return: f32[B, T, E],
     )]
     fn forward(

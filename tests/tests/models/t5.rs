@@ -160,6 +160,8 @@ impl T5Attention {
         self.v.weight(): f32[INNER, E],
         self.o.weight(): f32[E, INNER],
         self.relative_attention_bias?.embeddings(): f32[BUCKETS, H],
+        self.kv_cache?.0: f32[B, _, P, _],
+        self.kv_cache?.1: f32[B, _, P, _],
         return.0: f32[B, T, E],
     )]
     fn forward(

@@ -59,6 +59,8 @@ impl MultiHeadAttention {
         self.key.weight(): f32[E, E],
         self.value.weight(): f32[E, E],
         self.out.weight(): f32[E, E],
+        self.kv_cache?.0: f32[B, S, E],
+        self.kv_cache?.1: f32[B, S, E],
         return: f32[B, T, E],
     )]
     fn forward(
