@@ -3349,3 +3349,108 @@ fn a_path_attribute_inside_an_inline_module_is_relative_to_its_directory() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("src/a/b_impl.rs"), "{stderr}");
 }
+
+/// A decoder's kv-cache as candle-transformers writes it: a clause on the `Option` field
+/// states what it holds where it is `Some`; the sizes the two paths give differently (`T`
+/// without a cache, `P + T` with one) are one size of their own, the same for `k` and `v`.
+const CACHE_FIELD: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+fn repeat_kv(xs: Tensor, n_rep: usize) -> Result<Tensor> {
+    if n_rep == 1 {
+        Ok(xs)
+    } else {
+        let (b, kvh, s, d) = xs.dims4()?;
+        Tensor::cat(&vec![&xs; n_rep], 2)?.reshape((b, kvh * n_rep, s, d))
+    }
+}
+
+pub struct Attention {
+    kv_cache: Option<(Tensor, Tensor)>,
+    n_rep: usize,
+}
+
+#[contract]
+impl Attention {
+    #[contract(q: f32[B, H, T, 16], k: f32[B, KVH, T, 16], v: f32[B, KVH, T, 16],
+               self.kv_cache?.0: f32[B, _, P, _], self.kv_cache?.1: f32[B, _, P, _],
+               self.n_rep = R, H == KVH * R)]
+    pub fn attend(&mut self, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let (k, v) = match &self.kv_cache {
+            None => (k.clone(), v.clone()),
+            Some((prev_k, prev_v)) => {
+                let k = Tensor::cat(&[prev_k, k], 2)?;
+                let v = Tensor::cat(&[prev_v, v], 2)?;
+                (k, v)
+            }
+        };
+        self.kv_cache = Some((k.clone(), v.clone()));
+        let k = repeat_kv(k, self.n_rep)?;
+        let v = repeat_kv(v, self.n_rep)?;
+        let att = q.matmul(&k.t()?)?;
+        att.matmul(&v)
+    }
+
+    #[contract(k: f32[B, KVH, T, 16], self.kv_cache?.0: f32[B, KVH, P, 16])]
+    pub fn flushed(&mut self, k: &Tensor) -> Result<Tensor> {
+        if flush() {
+            self.kv_cache = None;
+        }
+        match &self.kv_cache {
+            None => Ok(k.clone()),
+            Some((prev_k, _)) => {
+                let joined = Tensor::cat(&[prev_k, k], 2)?;
+                Ok(joined)
+            }
+        }
+    }
+
+    #[contract(k: f32[B, KVH, T, 16], self.kv_cache?.0: f32[B, KVH, P, 16])]
+    pub fn refilled(&mut self, k: &Tensor) -> Result<Tensor> {
+        if flush() {
+            self.kv_cache = Some((k.narrow(3, 0, 8)?, k.clone()));
+        }
+        match &self.kv_cache {
+            None => Ok(k.clone()),
+            Some((prev_k, _)) => {
+                let joined = Tensor::cat(&[prev_k, k], 2)?;
+                Ok(joined)
+            }
+        }
+    }
+}
+
+fn flush() -> bool {
+    std::env::args().count() > 3
+}
+";
+
+#[test]
+fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
+    let dir = scratch_crate("kv-cache-field", CACHE_FIELD);
+    let (_, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::attend"]);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "27  k    f32[B, KVH, P + T, 16]   Tensor::cat",
+            "28  v    f32[B, KVH, P + T, 16]   Tensor::cat",
+            "24  k    f32[B, KVH, ?1, 16]      match",
+            "24  v    f32[B, KVH, ?1, 16]      match",
+            "33  k    f32[B, KVH * R, ?1, 16]  repeat_kv",
+            "34  v    f32[B, KVH * R, ?1, 16]  repeat_kv",
+            "35  att  f32[B, KVH * R, T, ?1]   matmul",
+        ],
+        "{stderr}"
+    );
+    // Emptying the cache on one path keeps what it holds where it is `Some`; filling it with
+    // something else does not.
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Attention::flushed"]);
+    assert_eq!(
+        stdout.trim(),
+        "47  joined  f32[B, KVH, P + T, 16]  Tensor::cat"
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Attention::refilled"]);
+    assert_eq!(stdout.trim(), "61  joined  f32[B, KVH, _, 16]  Tensor::cat");
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -94,3 +94,39 @@ fn a_layer_of_other_sizes_is_named_with_its_weight() {
     let error = attn.forward(&ones(&[1, 3, 8])).unwrap_err().to_string();
     assert!(error.contains("`self.c_proj.weight()`"), "{error}");
 }
+
+/// A decoder's kv-cache stated once on the struct: where the `Option` is `Some`, what it holds.
+#[contract(kv_cache?.0: f32[B, H, P, D], kv_cache?.1: f32[B, H, P, D])]
+struct CachedAttention {
+    kv_cache: Option<(Tensor, Tensor)>,
+}
+
+#[contract]
+impl CachedAttention {
+    #[contract(k: f32[B, H, T, D], v: f32[B, H, T, D])]
+    fn step(&mut self, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let (k, v) = match &self.kv_cache {
+            None => (k.clone(), v.clone()),
+            Some((prev_k, prev_v)) => {
+                (Tensor::cat(&[prev_k, k], 2)?, Tensor::cat(&[prev_v, v], 2)?)
+            }
+        };
+        self.kv_cache = Some((k.clone(), v.clone()));
+        k.t()?.matmul(&v)
+    }
+}
+
+#[test]
+fn a_cache_field_is_checked_where_it_is_some_and_skipped_where_it_is_none() {
+    let mut attn = CachedAttention { kv_cache: None };
+    let k = ones(&[1, 2, 3, 4]);
+    attn.step(&k, &k).unwrap();
+    attn.step(&k, &k).unwrap();
+    let (cached, _) = attn.kv_cache.as_ref().unwrap();
+    assert_eq!(cached.dims(), [1, 2, 6, 4]);
+    // A cache of another head size: named before `cat` could fail.
+    attn.kv_cache = Some((ones(&[1, 2, 6, 5]), ones(&[1, 2, 6, 4])));
+    let error = attn.step(&k, &k).unwrap_err().to_string();
+    assert!(error.contains("`self.kv_cache?.0`"), "{error}");
+    assert!(error.contains("D = 4 (bound by `k` dim 3)"), "{error}");
+}
