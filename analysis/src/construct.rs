@@ -38,6 +38,10 @@ pub enum FieldFact {
     /// stored whole (`config: cfg.clone()`): its `usize` fields are the sizes
     /// `cfg.hidden_size` its layers were built with.
     Config(String, String),
+    /// A struct of the crate (the key) built by a call of its constructor
+    /// (`PatchEmbeddings::new(cfg, vb.pp("patch_embeddings"))?`): what that construction
+    /// gives its fields, its config's sizes named by this constructor's parameters.
+    Nested(String, BTreeMap<String, FieldFact>),
 }
 
 /// Derives a struct may carry that construct nothing (`Clone` copies a value that was
@@ -152,20 +156,60 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         out_of_sight: false,
         changing_methods: BTreeSet::new(),
         inherent_changing: BTreeSet::new(),
+        inherent_owners: BTreeMap::new(),
+        deref_types: BTreeSet::new(),
+        aliases: BTreeSet::new(),
+        crate_fields: BTreeMap::new(),
+        off_type: Vec::new(),
         reading_calls: Vec::new(),
     };
+    for field in &item.fields {
+        let (Some(ident), syn::Type::Path(p)) = (&field.ident, &field.ty) else {
+            continue;
+        };
+        if p.qself.is_some() {
+            continue;
+        }
+        let Resolved::Type(ty_key) = index.resolve(module, &path_segments(&p.path)) else {
+            continue;
+        };
+        let (Some((_, ty_item)), Some(last)) = (index.struct_item(&ty_key), p.path.segments.last())
+        else {
+            continue;
+        };
+        // A struct with unnamed fields, or generic: its places are not told apart.
+        if !matches!(ty_item.fields, syn::Fields::Named(_)) || !ty_item.generics.params.is_empty() {
+            continue;
+        }
+        let names = ty_item
+            .fields
+            .iter()
+            .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
+            .collect();
+        scan.crate_fields
+            .insert(name_of(ident), (name_of(&last.ident), names));
+    }
     let fn_blocks: Vec<*const syn::Block> = index
         .fns
         .iter()
         .map(|f| f.block as *const syn::Block)
         .collect();
     let mut stack = Vec::new();
+    // Only the files of a crate that can name the struct may build or change it; every file
+    // may give a method name `&mut self` (a blanket `impl` of a library's trait).
+    let using: Vec<*const syn::File> = index
+        .sources_using(module)
+        .into_iter()
+        .map(|f| f as *const syn::File)
+        .collect();
     for file in index.sources() {
         let mut visit = ScanVisit {
             scan: &mut scan,
             fn_blocks: &fn_blocks,
             stack: &mut stack,
             inherent: false,
+            self_ty: None,
+            own: using.contains(&(*file as *const syn::File)),
         };
         visit.visit_file(file);
     }
@@ -176,6 +220,8 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         fn_blocks: &fn_blocks,
         stack: &mut stack,
         inherent: false,
+        self_ty: None,
+        own: true,
     };
     // A field of another crate's type (`wi: Linear`, `act: Activation`, `n: usize`) has no
     // method of an inherent `impl` of the crate's: such a method of the name changes only
@@ -186,10 +232,43 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         .filter(|f| is_usize(&f.ty) || field_layer(index, module, &f.ty).is_some())
         .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
         .collect();
+    // A field of one of the crate's structs (`patch_embeddings: PatchEmbeddings`) has only
+    // its own type's inherent methods: one of another type changes nothing of it.
+    let crate_fields: BTreeMap<String, String> = item
+        .fields
+        .iter()
+        .filter_map(|f| {
+            let syn::Type::Path(p) = &f.ty else {
+                return None;
+            };
+            if p.qself.is_some()
+                || !matches!(
+                    index.resolve(module, &path_segments(&p.path)),
+                    Resolved::Type(_)
+                )
+            {
+                return None;
+            }
+            Some((
+                name_of(f.ident.as_ref()?),
+                name_of(&p.path.segments.last()?.ident),
+            ))
+        })
+        .collect();
     for (method, receiver) in calls {
         if visit.scan.changing_methods.contains(&method) {
             visit.changes_place(receiver);
         } else if visit.scan.inherent_changing.contains(&method) {
+            let owners = visit.scan.inherent_owners.get(&method);
+            let not_its_own = |ty: &String| {
+                let scan = &visit.scan;
+                owners.is_some_and(|owners| {
+                    !owners.contains(ty)
+                        && !owners.contains("*")
+                        && owners.is_disjoint(&scan.aliases)
+                }) && !scan.deref_types.contains(ty)
+                    && !scan.deref_types.contains("*")
+            };
             match strip(receiver) {
                 syn::Expr::Field(f)
                     if matches!(&f.member, syn::Member::Named(field)
@@ -197,8 +276,16 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                 {
                     visit.changes_place(&f.base);
                 }
+                syn::Expr::Field(f)
+                    if matches!(&f.member, syn::Member::Named(field)
+                        if crate_fields.get(&name_of(field)).is_some_and(not_its_own)) => {}
                 _ => visit.changes_place(receiver),
             }
+        }
+    }
+    for (field, ty) in std::mem::take(&mut scan.off_type) {
+        if scan.deref_types.contains(&ty) || scan.deref_types.contains("*") {
+            scan.changed.insert(field);
         }
     }
     if scan.out_of_sight {
@@ -291,6 +378,13 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                 FieldFact::Layer(layer, _, _) => {
                     field_layer(index, module, &declared.ty) == Some(*layer)
                 }
+                FieldFact::Nested(key, _) => match &declared.ty {
+                    syn::Type::Path(p) if p.qself.is_none() => {
+                        matches!(index.resolve(module, &path_segments(&p.path)),
+                            Resolved::Type(found) if found == *key)
+                    }
+                    _ => false,
+                },
             };
             fits.then_some((field, fact))
         })
@@ -411,6 +505,20 @@ struct Scan<'a> {
     /// The names of the methods in sight that take `&mut self` or `mut self` in inherent
     /// `impl`s: only a value of their own type (one of the crate's) has them.
     inherent_changing: BTreeSet<String>,
+    /// For each of those names, the types whose `impl` has it, by their last name (`*` for a
+    /// type that is no plain path).
+    inherent_owners: BTreeMap<String, BTreeSet<String>>,
+    /// The types with a `Deref` or `DerefMut` `impl` in sight (`*` as above): a method call
+    /// on one may reach another type's method.
+    deref_types: BTreeSet<String>,
+    /// The names of the type aliases in sight (an `impl` of one is another type's).
+    aliases: BTreeSet<String>,
+    /// The struct's fields of one of the crate's struct types: that type's last name and its
+    /// fields' names.
+    crate_fields: BTreeMap<String, (String, BTreeSet<String>)>,
+    /// Fields left unchanged because the place changed was no field of their type (the
+    /// field, its type's name): changed after all where that type has a `Deref`.
+    off_type: Vec<(String, String)>,
     /// Calls of a [`READING_METHODS`] name, by the method's name and its receiver: they
     /// change the receiver where a method of that name in sight takes `&mut self`.
     reading_calls: Vec<(String, &'static syn::Expr)>,
@@ -423,6 +531,10 @@ struct ScanVisit<'s, 'a> {
     stack: &'s mut Vec<Option<usize>>,
     /// Within an inherent `impl` (no trait).
     inherent: bool,
+    /// In a file of a crate that can name the struct: constructions and changes count.
+    own: bool,
+    /// The type of the `impl` the visit is in, by its last name (`*` for no plain path).
+    self_ty: Option<String>,
 }
 
 impl ScanVisit<'_, '_> {
@@ -435,21 +547,60 @@ impl ScanVisit<'_, '_> {
 
     /// Marks the fields a place names (`self.cache.k`, `m.n_head[0]`) as changed.
     fn changes_place(&mut self, expr: &syn::Expr) {
+        if !self.own {
+            return;
+        }
         let mut expr = expr;
+        // The field read right off this place (`f` of `x.g.f`), if any.
+        let mut child: Option<String> = None;
         loop {
             expr = match expr {
                 syn::Expr::Field(f) => {
+                    let mut member = None;
                     if let syn::Member::Named(ident) = &f.member {
-                        self.scan.changed.insert(name_of(ident));
+                        let name = name_of(ident);
+                        // `x.embeddings.patch_embeddings` is no place in this struct's
+                        // `embeddings` where its type has no field of that name (unless a
+                        // `Deref` of it has: settled after the scan).
+                        match (self.scan.crate_fields.get(&name), &child) {
+                            (Some((ty, fields)), Some(inner)) if !fields.contains(inner) => {
+                                self.scan.off_type.push((name.clone(), ty.clone()));
+                            }
+                            _ => {
+                                self.scan.changed.insert(name.clone());
+                            }
+                        }
+                        member = Some(name);
                     }
+                    child = member;
                     &f.base
                 }
-                syn::Expr::Index(i) => &i.expr,
                 syn::Expr::Paren(p) => &p.expr,
                 syn::Expr::Group(g) => &g.expr,
-                syn::Expr::Unary(u) => &u.expr,
-                syn::Expr::MethodCall(m) => &m.receiver,
-                syn::Expr::Reference(r) => &r.expr,
+                syn::Expr::Index(i) => {
+                    child = None;
+                    &i.expr
+                }
+                syn::Expr::Unary(u) => {
+                    child = None;
+                    &u.expr
+                }
+                // What a reading method gives (`layer.forward(&x)` of `.forward(&x).unwrap()`)
+                // is no `&mut` into its receiver; where a method of the name in sight takes
+                // `&mut self`, its own call marks the receiver (see `reading_calls`).
+                syn::Expr::MethodCall(m)
+                    if READING_METHODS.contains(&name_of(&m.method).as_str()) =>
+                {
+                    return;
+                }
+                syn::Expr::MethodCall(m) => {
+                    child = None;
+                    &m.receiver
+                }
+                syn::Expr::Reference(r) => {
+                    child = None;
+                    &r.expr
+                }
                 _ => return,
             };
         }
@@ -465,9 +616,27 @@ impl Visit<'static> for ScanVisit<'_, '_> {
     }
 
     fn visit_item_impl(&mut self, i: &'static syn::ItemImpl) {
+        let self_ty = match &*i.self_ty {
+            syn::Type::Path(p) if p.qself.is_none() => p
+                .path
+                .segments
+                .last()
+                .map_or_else(|| "*".to_string(), |s| name_of(&s.ident)),
+            _ => "*".to_string(),
+        };
+        if let Some((_, trait_path, _)) = &i.trait_
+            && trait_path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "Deref" || s.ident == "DerefMut")
+        {
+            self.scan.deref_types.insert(self_ty.clone());
+        }
         let outer = std::mem::replace(&mut self.inherent, i.trait_.is_none());
+        let outer_ty = std::mem::replace(&mut self.self_ty, Some(self_ty));
         syn::visit::visit_item_impl(self, i);
         self.inherent = outer;
+        self.self_ty = outer_ty;
     }
 
     fn visit_impl_item_fn(&mut self, f: &'static syn::ImplItemFn) {
@@ -493,7 +662,9 @@ impl Visit<'static> for ScanVisit<'_, '_> {
     fn visit_expr_struct(&mut self, literal: &'static syn::ExprStruct) {
         let segments = path_segments(&literal.path);
         let last = segments.last().map(String::as_str);
-        if last == Some(self.scan.name) || (segments.len() == 1 && last == Some("Self")) {
+        if self.own
+            && (last == Some(self.scan.name) || (segments.len() == 1 && last == Some("Self")))
+        {
             match self.stack.last().copied().flatten() {
                 Some(id) => self.scan.sites.push((id, literal)),
                 None => self.scan.out_of_sight = true,
@@ -503,15 +674,16 @@ impl Visit<'static> for ScanVisit<'_, '_> {
     }
 
     fn visit_use_rename(&mut self, rename: &'static syn::UseRename) {
-        if rename.ident == self.scan.name {
+        if self.own && rename.ident == self.scan.name {
             self.scan.out_of_sight = true;
         }
     }
 
     fn visit_item_type(&mut self, alias: &'static syn::ItemType) {
+        self.scan.aliases.insert(name_of(&alias.ident));
         let mut names = BTreeSet::new();
         idents(&quote::ToTokens::to_token_stream(&alias.ty), &mut names);
-        if names.contains(self.scan.name) {
+        if self.own && names.contains(self.scan.name) {
             self.scan.out_of_sight = true;
         }
     }
@@ -557,7 +729,7 @@ impl Visit<'static> for ScanVisit<'_, '_> {
         let method = name_of(&m.method);
         if !READING_METHODS.contains(&method.as_str()) {
             self.changes_place(&m.receiver);
-        } else {
+        } else if self.own {
             self.scan.reading_calls.push((method, &m.receiver));
         }
         syn::visit::visit_expr_method_call(self, m);
@@ -566,13 +738,18 @@ impl Visit<'static> for ScanVisit<'_, '_> {
     // `match &mut model { Model { n_head, .. } => *n_head = 4 }`: a field bound by a pattern
     // may be bound by `&mut`.
     fn visit_field_pat(&mut self, f: &'static syn::FieldPat) {
-        if let syn::Member::Named(ident) = &f.member {
+        if self.own
+            && let syn::Member::Named(ident) = &f.member
+        {
             self.scan.changed.insert(name_of(ident));
         }
         syn::visit::visit_field_pat(self, f);
     }
 
     fn visit_macro(&mut self, mac: &'static syn::Macro) {
+        if !self.own {
+            return;
+        }
         // `include!` brings code from a file the scan does not read.
         if mac
             .path
@@ -639,7 +816,15 @@ impl ScanVisit<'_, '_> {
         {
             let name = name_of(&sig.ident);
             match self.inherent {
-                true => self.scan.inherent_changing.insert(name),
+                true => {
+                    let owner = self.self_ty.clone().unwrap_or_else(|| "*".to_string());
+                    self.scan
+                        .inherent_owners
+                        .entry(name.clone())
+                        .or_default()
+                        .insert(owner);
+                    self.scan.inherent_changing.insert(name)
+                }
                 false => self.scan.changing_methods.insert(name),
             };
         }
@@ -763,6 +948,8 @@ fn path_segments(path: &syn::Path) -> Vec<String> {
 #[derive(Clone, Debug)]
 enum Local {
     Size(Dim),
+    /// A struct of the crate its constructor built here (see [`FieldFact::Nested`]).
+    Nested(String, BTreeMap<String, FieldFact>),
     Layer(Layer, Vec<Dim>, Option<ConvGeometry>),
     /// A `Conv1dConfig` or `Conv2dConfig`.
     ConvConfig(ConvConfig),
@@ -1001,6 +1188,9 @@ impl<'a> Ctor<'a> {
         if let Some((layer, dims, geometry)) = self.layer(expr).or_else(|| self.layer_new(expr)) {
             return Local::Layer(layer, dims, geometry);
         }
+        if let Some((key, fields)) = self.nested(expr) {
+            return Local::Nested(key, fields);
+        }
         if let Some(config) = self.conv_config(expr) {
             return Local::ConvConfig(config);
         }
@@ -1027,11 +1217,15 @@ impl<'a> Ctor<'a> {
                     Some(FieldFact::Layer(*layer, dims.clone(), geometry.clone()))
                 }
                 Local::Size(dim) if !dim.is_unknown() => Some(FieldFact::Size(dim.clone())),
+                Local::Nested(key, fields) => Some(FieldFact::Nested(key.clone(), fields.clone())),
                 _ => None,
             };
         }
         if let Some((layer, dims, geometry)) = self.layer(expr).or_else(|| self.layer_new(expr)) {
             return Some(FieldFact::Layer(layer, dims, geometry));
+        }
+        if let Some((key, fields)) = self.nested(expr) {
+            return Some(FieldFact::Nested(key, fields));
         }
         let dim = self.size(expr);
         (!dim.is_unknown()).then_some(FieldFact::Size(dim))
@@ -1199,6 +1393,166 @@ impl<'a> Ctor<'a> {
             syn::Expr::Call(inner) => helper.layer_call(inner),
             _ => None,
         }
+    }
+
+    /// `Inner::new(cfg, vb.pp("inner"))?` of a struct of the crate whose constructor ends in
+    /// the struct's literal (`Ok(Self { .. })`): what every construction of it gives its
+    /// fields ([`constructed_fields`]), with the sizes of the constructor's config parameters
+    /// (`cfg.hidden_size` there) named by what this call passes (`cfg.hidden_size`, or
+    /// `cfg.vision.hidden_size` for `&cfg.vision`). A fact with a size of anything else is
+    /// left out.
+    fn nested(&self, expr: &syn::Expr) -> Option<(String, BTreeMap<String, FieldFact>)> {
+        let call = match strip(expr) {
+            syn::Expr::Try(t) => match strip(&t.expr) {
+                syn::Expr::Call(call) => call,
+                _ => return None,
+            },
+            syn::Expr::MethodCall(m)
+                if m.method == "unwrap" || (m.method == "expect" && m.args.len() == 1) =>
+            {
+                match strip(&m.receiver) {
+                    syn::Expr::Call(call) => call,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let syn::Expr::Path(func) = strip(&call.func) else {
+            return None;
+        };
+        if func.qself.is_some() || self.depth >= HELPER_DEPTH {
+            return None;
+        }
+        let id = match self.resolve(&path_segments(&func.path))? {
+            Resolved::Fn(id) => id,
+            // `Patches::new`: the type's own function of the name (it wins over a trait's).
+            Resolved::Assoc(key, name) => {
+                let own: Vec<usize> = self
+                    .index
+                    .methods(&key, &name)
+                    .iter()
+                    .copied()
+                    .filter(|&id| self.index.fns[id].trait_of.is_none())
+                    .collect();
+                match own.as_slice() {
+                    [id] => *id,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let def = &self.index.fns[id];
+        let generic = def
+            .sig
+            .generics
+            .params
+            .iter()
+            .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
+        if generic
+            || def.conditional
+            || def.trait_of.is_some()
+            || def.sig.receiver().is_some()
+            || def.sig.inputs.len() != call.args.len()
+            || has_return(def.block)
+        {
+            return None;
+        }
+        // Its tail is the literal: this call is one of the constructions the facts hold for.
+        let Some(syn::Stmt::Expr(tail, None)) = def.block.stmts.last() else {
+            return None;
+        };
+        let mut literal = strip(tail);
+        if let syn::Expr::Call(ok) = literal
+            && ok.args.len() == 1
+        {
+            let callee = Ctor::read(self.index, def, Some(&BTreeMap::new()), self.depth + 1);
+            if !callee.is_ok(&ok.func) {
+                return None;
+            }
+            literal = strip(&ok.args[0]);
+        }
+        let syn::Expr::Struct(literal) = literal else {
+            return None;
+        };
+        if literal.qself.is_some() || literal.rest.is_some() {
+            return None;
+        }
+        let key = match path_segments(&literal.path).as_slice() {
+            [only] if only == "Self" => def.owner.clone()?,
+            segments => match self.index.resolve(def.module, segments) {
+                Resolved::Type(key) => key,
+                _ => return None,
+            },
+        };
+        let fields = constructed_fields(self.index, &key);
+        if fields.is_empty() {
+            return None;
+        }
+        // The callee's config parameters, by name: what this call passes as each.
+        let mut prefixes: BTreeMap<String, String> = BTreeMap::new();
+        for (input, arg) in def.sig.inputs.iter().zip(&call.args) {
+            let syn::FnArg::Typed(typed) = input else {
+                return None;
+            };
+            let syn::Pat::Ident(ident) = &*typed.pat else {
+                continue;
+            };
+            if let Some(prefix) = self.config_path(arg) {
+                prefixes.insert(name_of(&ident.ident), prefix);
+            }
+        }
+        let mapped = fields
+            .into_iter()
+            .filter_map(|(field, fact)| Some((field, rename_fact(&fact, &prefixes)?)))
+            .collect();
+        Some((key, mapped))
+    }
+
+    /// `cfg`, `&cfg`, `cfg.clone()` or `&cfg.vision` of a config parameter: the path its
+    /// sizes are named by (`cfg`, `cfg.vision`).
+    fn config_path(&self, expr: &syn::Expr) -> Option<String> {
+        let mut steps = Vec::new();
+        let mut at = match strip(expr) {
+            syn::Expr::Reference(r) if r.mutability.is_none() => strip(&r.expr),
+            syn::Expr::MethodCall(m)
+                if m.method == "clone" && m.args.is_empty() && m.turbofish.is_none() =>
+            {
+                strip(&m.receiver)
+            }
+            other => other,
+        };
+        let root = loop {
+            at = match at {
+                syn::Expr::Field(f) => match &f.member {
+                    syn::Member::Named(ident) => {
+                        steps.push(name_of(ident));
+                        strip(&f.base)
+                    }
+                    syn::Member::Unnamed(_) => return None,
+                },
+                syn::Expr::Path(_) => break single_ident(at)?,
+                _ => return None,
+            };
+        };
+        if self.locals.contains_key(&root) {
+            return None;
+        }
+        let mut key = self.configs.get(&root)?.clone();
+        steps.reverse();
+        for step in &steps {
+            let (module, ty) = self.index.field(&key, step)?;
+            let syn::Type::Path(p) = ty else { return None };
+            key = match self.index.resolve(module, &path_segments(&p.path)) {
+                Resolved::Type(key) if self.index.struct_item(&key).is_some() => key,
+                _ => return None,
+            };
+        }
+        Some(
+            std::iter::once(root)
+                .chain(steps)
+                .collect::<Vec<_>>()
+                .join("."),
+        )
     }
 
     /// `Ok`: the prelude's, unless the body or module names another.
@@ -1544,6 +1898,61 @@ impl<'a> Ctor<'a> {
     }
 }
 
+/// A fact of a nested construction with the sizes of its constructor's config parameters
+/// renamed to what the call passed (`config.hidden_size` → `cfg.hidden_size`); `None` where a
+/// size names anything else (a parameter the call does not pass a config for, a constant).
+fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<FieldFact> {
+    let dim = |dim: &Dim| -> Option<Dim> {
+        let mut whole = true;
+        let renamed = dim.substitute(&mut |factor| match factor {
+            Factor::Symbol(name) => {
+                let renamed = name.split_once('.').and_then(|(root, rest)| {
+                    prefixes
+                        .get(root)
+                        .map(|p| Dim::symbol(format!("{p}.{rest}")))
+                });
+                whole &= renamed.is_some();
+                renamed
+            }
+            _ => {
+                whole = false;
+                None
+            }
+        });
+        (whole && !renamed.is_unknown()).then_some(renamed)
+    };
+    // In a layer, a size that cannot be renamed is unknown.
+    let or_unknown = |d: &Dim| dim(d).unwrap_or(Dim::Unknown);
+    Some(match fact {
+        FieldFact::Size(d) => FieldFact::Size(dim(d)?),
+        FieldFact::Activation(variant) => FieldFact::Activation(variant.clone()),
+        FieldFact::Layer(layer, ds, geometry) => {
+            let geometry = geometry.as_ref().map(|g| ConvGeometry {
+                padding: or_unknown(&g.padding),
+                stride: or_unknown(&g.stride),
+                dilation: or_unknown(&g.dilation),
+            });
+            FieldFact::Layer(*layer, ds.iter().map(or_unknown).collect(), geometry)
+        }
+        // `config: cfg.clone()` of the callee's parameter: the caller's config, where the
+        // call passed one whole.
+        FieldFact::Config(param, key) => {
+            let prefix = prefixes.get(param)?;
+            if prefix.contains('.') {
+                return None;
+            }
+            FieldFact::Config(prefix.clone(), key.clone())
+        }
+        FieldFact::Nested(key, fields) => FieldFact::Nested(
+            key.clone(),
+            fields
+                .iter()
+                .filter_map(|(field, fact)| Some((field.clone(), rename_fact(fact, prefixes)?)))
+                .collect(),
+        ),
+    })
+}
+
 /// Whether a body may leave other than through its tail: a `return` anywhere (in a closure
 /// too, to stay simple), or a macro whose tokens say `return`.
 fn has_return(block: &syn::Block) -> bool {
@@ -1668,23 +2077,33 @@ mod tests {
         index.finish();
         let key = index.type_key(0, "Model");
         constructed_fields(&index, &key)
-            .into_iter()
-            .map(|(field, fact)| match fact {
-                FieldFact::Layer(layer, dims, geometry) => {
-                    let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();
-                    let geometry = geometry.map_or(String::new(), |g| {
-                        format!(
-                            " padding = {}, stride = {}, dilation = {}",
-                            g.padding, g.stride, g.dilation
-                        )
-                    });
-                    format!("{field}: {layer:?}[{}]{geometry}", dims.join(", "))
-                }
-                FieldFact::Size(dim) => format!("{field} = {dim}"),
-                FieldFact::Config(param, _) => format!("{field} = {param}"),
-                FieldFact::Activation(variant) => format!("{field}: Activation::{variant}"),
-            })
+            .iter()
+            .map(|(field, fact)| describe(field, fact))
             .collect()
+    }
+
+    /// A field's fact as `field: Layer[dims]`, `field = size`, or `field: Type { .. }`.
+    fn describe(field: &str, fact: &FieldFact) -> String {
+        match fact {
+            FieldFact::Layer(layer, dims, geometry) => {
+                let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();
+                let geometry = geometry.as_ref().map_or(String::new(), |g| {
+                    format!(
+                        " padding = {}, stride = {}, dilation = {}",
+                        g.padding, g.stride, g.dilation
+                    )
+                });
+                format!("{field}: {layer:?}[{}]{geometry}", dims.join(", "))
+            }
+            FieldFact::Size(dim) => format!("{field} = {dim}"),
+            FieldFact::Config(param, _) => format!("{field} = {param}"),
+            FieldFact::Activation(variant) => format!("{field}: Activation::{variant}"),
+            FieldFact::Nested(key, fields) => {
+                let inner: Vec<String> = fields.iter().map(|(f, x)| describe(f, x)).collect();
+                let ty = key.rsplit("::").next().unwrap_or(key);
+                format!("{field}: {ty} {{ {} }}", inner.join("; "))
+            }
+        }
     }
 
     const LAYERS: &str = "
@@ -1865,6 +2284,56 @@ mod tests {
                 "head: Linear[10, cfg.d_model]",
                 "ln: LayerNorm[cfg.d_model]",
                 "stem: Conv2d[64, 3, 7, 7] padding = 3, stride = 2, dilation = 1",
+            ]
+        );
+    }
+
+    const NESTED: &str = "
+        use candle_nn::{Conv2d, Linear, VarBuilder};
+        struct Config { hidden_size: usize, patch_size: usize, vision: Vision }
+        struct Vision { width: usize }
+        struct Patches { projection: Conv2d, num_patches: usize }
+        impl Patches {
+            fn new(config: &Config, vb: VarBuilder) -> candle_core::Result<Self> {
+                let conv_cfg = candle_nn::Conv2dConfig { stride: config.patch_size, ..Default::default() };
+                let projection = candle_nn::conv2d(3, config.hidden_size, config.patch_size, conv_cfg, vb.pp(\"p\"))?;
+                Ok(Self { projection, num_patches: config.hidden_size / config.patch_size })
+            }
+        }
+        struct Head { proj: Linear }
+        impl Head {
+            fn new(v: &Vision, vb: VarBuilder) -> candle_core::Result<Self> {
+                Ok(Head { proj: candle_nn::linear(v.width, 10, vb)? })
+            }
+        }
+        struct Model { patches: Patches, head: Head }
+        impl Model {
+            fn new(cfg: &Config, vb: VarBuilder) -> candle_core::Result<Self> {
+                let patches = Patches::new(cfg, vb.pp(\"patches\"))?;
+                Ok(Self { patches, head: Head::new(&cfg.vision, vb.pp(\"head\"))? })
+            }
+        }
+    ";
+
+    #[test]
+    fn a_struct_its_constructor_builds_in_a_field_has_the_callers_sizes() {
+        assert_eq!(
+            inferred(NESTED),
+            [
+                "head: Head { proj: Linear[10, cfg.vision.width] }",
+                "patches: Patches { num_patches = cfg.hidden_size / cfg.patch_size; \
+                 projection: Conv2d[cfg.hidden_size, 3, cfg.patch_size, cfg.patch_size] \
+                 padding = 0, stride = cfg.patch_size, dilation = 1 }",
+            ]
+        );
+        // Passed something other than a config, the sizes named by it are not known.
+        let other = NESTED.replace("Patches::new(cfg,", "Patches::new(&make(),");
+        assert_eq!(
+            inferred(&format!("{other} fn make() -> Config {{ todo!() }}")),
+            [
+                "head: Head { proj: Linear[10, cfg.vision.width] }",
+                "patches: Patches { projection: Conv2d[_, 3, _, _] padding = 0, stride = _, \
+                 dilation = 1 }",
             ]
         );
     }

@@ -171,6 +171,9 @@ struct CrateInfo {
     /// Whether `root` is the crate's root (a file read alone may be any module of its crate:
     /// then `crate::` and its `super::` name nothing known).
     root_known: bool,
+    /// Whether it is a library (other crates may use its items); a binary, test, example or
+    /// bench target is no crate's dependency.
+    is_lib: bool,
 }
 
 /// Every crate read, and what its paths name.
@@ -274,7 +277,7 @@ struct FieldType(&'static syn::Type);
 
 /// The syntax trees of the files read.
 #[derive(Default)]
-struct FilesRead(Vec<&'static syn::File>);
+struct FilesRead(Vec<&'static syn::File>, Vec<usize>);
 
 impl std::fmt::Debug for FilesRead {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -318,6 +321,7 @@ impl Index {
             externs,
             lib_name: lib_name.clone().filter(|_| !is_lib),
             root_known: true,
+            is_lib,
         });
         if is_lib && let Some(name) = lib_name {
             let entry = self.libs.entry(name).or_insert(Some(krate));
@@ -326,6 +330,7 @@ impl Index {
             }
         }
         self.sources.0.push(root.1);
+        self.sources.1.push(krate);
         let dir = files
             .path(root.0)
             .parent()
@@ -782,6 +787,7 @@ impl Index {
                     return;
                 };
                 self.sources.0.push(ast);
+                self.sources.1.push(krate);
                 let id = self.add_module(krate, Some(parent), path);
                 self.insert(parent, name.clone(), entry(id));
                 let parent_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -1058,6 +1064,22 @@ impl Index {
     /// Every file read, whole (the macro's one file, or every file of the crates).
     pub fn sources(&self) -> &[&'static syn::File] {
         &self.sources.0
+    }
+
+    /// The files where code may use the items of `module`'s crate: that crate's own, where it
+    /// is read whole and is no library (nothing else can name its items); every file read
+    /// otherwise.
+    pub fn sources_using(&self, module: ModId) -> Vec<&'static syn::File> {
+        let krate = self.modules[module].krate;
+        let info = &self.crates[krate];
+        let own = info.root_known && !info.is_lib;
+        self.sources
+            .0
+            .iter()
+            .zip(&self.sources.1)
+            .filter(|(_, k)| !own || **k == krate)
+            .map(|(file, _)| *file)
+            .collect()
     }
 
     /// Whether `module`'s whole crate is read (the CLI), not one file of it (the macro).

@@ -569,7 +569,13 @@ impl<'a> Walker<'a> {
     /// of them (`&[Tensor]`, `Vec<Tensor>`) take the arguments' types, and its sizes the
     /// arguments' sizes; `None` where it is not followed (too deep, recursive,
     /// `async`, under `cfg`).
-    fn inline(&self, id: FnId, args: &[Value], on_self: bool) -> Option<Value> {
+    fn inline(
+        &self,
+        id: FnId,
+        args: &[Value],
+        on_self: bool,
+        place: Option<&str>,
+    ) -> Option<Value> {
         let callee = &self.index.fns[id];
         if self.inlined.len() >= INLINE_DEPTH
             || self.inlined.contains(&id)
@@ -614,6 +620,28 @@ impl<'a> Walker<'a> {
                 })
                 .map(|(name, dim)| (name.clone(), dim.clone()))
                 .collect();
+        }
+        // `self.patch_embeddings.forward(xs)`: a `&self` method of a struct held in a field
+        // reads what the caller knows of that field's layers (`self.projection.weight()` is
+        // the caller's `self.patch_embeddings.projection.weight()`) and sizes.
+        if let Some(place) = place
+            && receiver_access(callee.sig) == Some(Access::Ref)
+        {
+            let prefix = format!("{place}.");
+            for (subject, held) in &self.subjects {
+                if let Some(rest) = subject.strip_prefix(&prefix) {
+                    nested.subjects.insert(format!("self.{rest}"), held.clone());
+                }
+            }
+            let field = place.trim_start_matches("self.");
+            for (name, dim) in &self.field_dims {
+                if let Some(inner) = name.strip_prefix(field).and_then(|r| r.strip_prefix('.'))
+                    && !inner.contains('.')
+                    && (!self.self_mut || self.subjects.contains_key(&size_subject(name)))
+                {
+                    nested.field_dims.insert(inner.to_string(), dim.clone());
+                }
+            }
         }
         let params = callee.sig.inputs.iter().filter_map(|input| match input {
             syn::FnArg::Typed(typed) => Some(typed),
@@ -918,6 +946,16 @@ impl<'a> Walker<'a> {
                         .entry(subject)
                         .or_insert((Value::Tensor(weight), None));
                 }
+                // `patch_embeddings: PatchEmbeddings::new(cfg, vb.pp(..))?`: its layers as
+                // that construction built them, each held as a subject of its own.
+                Some(FieldFact::Nested(_, inner)) => {
+                    self.bind_nested(&format!("self.{name}"), inner);
+                    for (inner_name, fact) in inner {
+                        if let FieldFact::Size(dim) = fact {
+                            sizes.push((format!("{name}.{inner_name}"), dim.clone()));
+                        }
+                    }
+                }
                 // Behind `&mut self`, held only until the body may change it (below).
                 None if is_usize(&field.ty) => {
                     let symbol = Dim::symbol(format!("self.{name}"));
@@ -933,6 +971,50 @@ impl<'a> Walker<'a> {
             }
         }
         self.bind_field_dims(sizes);
+    }
+
+    /// The layers (and `Activation`s) of a struct held at `place` (`self.patch_embeddings`)
+    /// as its construction built them ([`FieldFact::Nested`]): subjects, forgotten where the
+    /// place may change, as a layer clause on `self.patch_embeddings.projection` would be.
+    fn bind_nested(&mut self, place: &str, fields: &BTreeMap<String, FieldFact>) {
+        for (name, fact) in fields {
+            let at = format!("{place}.{name}");
+            match fact {
+                FieldFact::Layer(layer, dims, geometry) => {
+                    if let Some(geometry) = geometry {
+                        self.subjects.insert(
+                            conv_geometry(&at),
+                            (
+                                Value::Tuple(vec![
+                                    Value::Int(geometry.padding.clone()),
+                                    Value::Int(geometry.stride.clone()),
+                                    Value::Int(geometry.dilation.clone()),
+                                ]),
+                                None,
+                            ),
+                        );
+                    }
+                    let Some(accessor) = layer.weight_accessor() else {
+                        continue;
+                    };
+                    let weight =
+                        TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
+                    let subject = format!("{at}.{accessor}");
+                    if *layer == Layer::Embedding {
+                        self.built_tables.insert(subject.clone());
+                    }
+                    self.subjects
+                        .entry(subject)
+                        .or_insert((Value::Tensor(weight), None));
+                }
+                FieldFact::Activation(variant) if variant != "Swiglu" => {
+                    self.subjects
+                        .insert(shape_keeping(&at), (Value::Other, None));
+                }
+                FieldFact::Nested(_, inner) => self.bind_nested(&at, inner),
+                _ => {}
+            }
+        }
     }
 
     /// Gives `self`'s integer fields their sizes (`n_head` → `H`) for the whole body: where
@@ -1193,6 +1275,15 @@ impl<'a> Walker<'a> {
                     && matches!(self.resolve(&["Some".to_string()]), Resolved::Unknown) =>
             {
                 self.bind_pattern(&some.elems[0], *held);
+            }
+            // `(Some(mask), Some(tokens))` of a tuple of `Option`s: each part refutably.
+            (syn::Pat::Tuple(tuple), Value::Tuple(items))
+                if tuple.elems.len() == items.len()
+                    && !tuple.elems.iter().any(|p| matches!(p, syn::Pat::Rest(_))) =>
+            {
+                for (elem, item) in tuple.elems.iter().zip(items) {
+                    self.bind_refutable(elem, item);
+                }
             }
             _ => self.bind_unknown(pat),
         }
@@ -2631,6 +2722,10 @@ impl<'a> Walker<'a> {
             (Some(_), _) | (None, true) => self.expr(base),
             (None, false) => self.expr(iterable),
         };
+        // `for kv in &mut self.kv_cache`, `.iter_mut()`: the body may write any element.
+        if access == Some(Access::Mut) {
+            self.forget_in(|c| c.write_to(base));
+        }
         let element = match (value, access) {
             (Value::Each(element), Some(access)) => match *element {
                 Value::Instance(key, _) => Value::Instance(key, access),
@@ -3361,24 +3456,34 @@ impl<'a> Walker<'a> {
         let unknown_result = kind.unknown_value();
         // A helper followed at its call: what its body gives for these arguments.
         let on_self = receiver.is_some_and(|r| is_self_path(strip_refs(r)));
-        let followed =
-            |walker: &Self| match (walker.inline(id, args, on_self), walker.tuple_kinds(callee)) {
-                (Some(Value::Tensor(t)), _) if returns_tensor => Value::Tensor(t),
-                // A tuple: its tensors as the body gives them.
-                (Some(Value::Tuple(items)), Some(kinds)) if items.len() == kinds.len() => {
-                    Value::Tuple(
-                        items
-                            .into_iter()
-                            .zip(kinds)
-                            .map(|(item, kind)| match (item, kind) {
-                                (Value::Tensor(t), Kind::Tensor) => Value::Tensor(t),
-                                (_, kind) => kind.unknown_value(),
-                            })
-                            .collect(),
-                    )
+        // A field of `self` (`self.patch_embeddings`), by its path.
+        let place = receiver
+            .filter(|r| !is_self_path(strip_refs(r)))
+            .and_then(|r| subject_text(strip_refs(r)))
+            .filter(|text| {
+                text.starts_with("self.") && !text.contains(['(', '[', '?', '{']) && {
+                    let root_is_self = self.is_param("self");
+                    root_is_self && !through_interior_mutability(text)
                 }
-                _ => kind_unknown(&walker.return_kind(callee)),
-            };
+            });
+        let followed = |walker: &Self| match (
+            walker.inline(id, args, on_self, place.as_deref()),
+            walker.tuple_kinds(callee),
+        ) {
+            (Some(Value::Tensor(t)), _) if returns_tensor => Value::Tensor(t),
+            // A tuple: its tensors as the body gives them.
+            (Some(Value::Tuple(items)), Some(kinds)) if items.len() == kinds.len() => Value::Tuple(
+                items
+                    .into_iter()
+                    .zip(kinds)
+                    .map(|(item, kind)| match (item, kind) {
+                        (Value::Tensor(t), Kind::Tensor) => Value::Tensor(t),
+                        (_, kind) => kind.unknown_value(),
+                    })
+                    .collect(),
+            ),
+            _ => kind_unknown(&walker.return_kind(callee)),
+        };
         let Some(contract) = callee.contract.as_ref().and_then(|c| c.parsed.as_ref()) else {
             return followed(self);
         };

@@ -3454,3 +3454,53 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// A `for` over `&mut` a list or an `Option` (`iter_mut()`, `&mut self.kv_cache`) may write
+/// any element: what a clause said of it no longer holds after the loop (a review found the
+/// cache's `[B, 4, P, 8]` kept after `kv.0 = y`).
+#[test]
+fn a_loop_over_mutable_elements_forgets_what_they_held() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Attn {
+    pub kv_cache: Option<(Tensor, Tensor)>,
+}
+
+impl Attn {
+    #[contract(x: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, P, 8])]
+    pub fn a(&mut self, x: &Tensor) -> Result<Tensor> {
+        let y = Tensor::cat(&[x, x], 3)?;
+        for kv in self.kv_cache.iter_mut() {
+            kv.0 = y.clone();
+        }
+        let k = match &self.kv_cache {
+            Some((k, _)) => k.clone(),
+            None => return Ok(y),
+        };
+        k.narrow(3, 8, 8)
+    }
+
+    #[contract(x: f32[B, 8])]
+    pub fn list(&self, x: &Tensor) -> Result<Tensor> {
+        let y = Tensor::cat(&[x, x], 1)?;
+        let mut v = vec![x.clone()];
+        for t in &mut v {
+            *t = y.clone();
+        }
+        v[0].clone().narrow(1, 8, 8)
+    }
+}
+";
+    let dir = scratch_crate("iter-mut-writes", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // Without the loop, the cache's rows are 8 wide: certain.
+    let direct = source.replace(
+        "        for kv in self.kv_cache.iter_mut() {\n            kv.0 = y.clone();\n        }\n",
+        "",
+    );
+    assert_ne!(direct, source);
+    let (code, _, stderr) = run(&scratch_crate("iter-mut-none", &direct), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+}

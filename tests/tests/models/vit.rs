@@ -126,6 +126,7 @@ impl Embeddings {
     #[contract(
         pixel_values: f32[B, C, HI, WI],
         self.cls_token: f32[1, 1, E],
+        self.mask_token?: f32[1, 1, E],
         self.position_embeddings: f32[1, NP1, E],
         return: f32[B, NP1, E],
     )]
