@@ -3504,3 +3504,79 @@ impl Attn {
     let (code, _, stderr) = run(&scratch_crate("iter-mut-none", &direct), &["check", "."]);
     assert_eq!(code, 1, "{stderr}");
 }
+
+/// Real models are trees of structs, each built by its own `new(cfg, vb.pp(..))`: a field's
+/// struct has the layers its constructor built, in the caller's config sizes, and a `&self`
+/// method of it is followed with them.
+const NESTED: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Conv2d, Linear, VarBuilder};
+
+pub struct Config {
+    pub patch_size: usize,
+    pub classes: usize,
+}
+
+struct Patches {
+    projection: Conv2d,
+}
+
+impl Patches {
+    fn new(config: &Config, vb: VarBuilder) -> Result<Self> {
+        let conv_cfg = candle_nn::Conv2dConfig { stride: config.patch_size, ..Default::default() };
+        let projection = candle_nn::conv2d(3, 64, config.patch_size, conv_cfg, vb.pp(\"p\"))?;
+        Ok(Self { projection })
+    }
+}
+
+impl Module for Patches {
+    #[contract(xs: f32[B, 3, H, W], self.projection.weight(): f32[E, 3, PS, PS],
+               return: f32[B, NP, E])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.projection.forward(xs)?.flatten_from(2)?.transpose(1, 2)
+    }
+}
+
+pub struct Model {
+    patches: Patches,
+    head: Linear,
+}
+
+impl Model {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let patches = Patches::new(cfg, vb.pp(\"patches\"))?;
+        let head = candle_nn::linear(HEAD_IN, cfg.classes, vb.pp(\"head\"))?;
+        Ok(Self { patches, head })
+    }
+
+    #[contract(xs: f32[B, 3, 32, 32])]
+    pub fn logits(&self, xs: &Tensor) -> Result<Tensor> {
+        let patches = self.patches.forward(xs)?;
+        let logits = self.head.forward(&patches)?;
+        Ok(logits)
+    }
+}
+
+const HEAD_IN: usize = 64;
+";
+
+#[test]
+fn a_struct_built_by_its_constructor_in_a_field_is_followed() {
+    let dir = scratch_crate("nested-construction", NESTED);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Model::logits"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "44  patches  f32[B, 2 * ((-cfg.patch_size + 32) / cfg.patch_size) + ((-cfg.patch_size + 32) / cfg.patch_size) * ((-cfg.patch_size + 32) / cfg.patch_size) + 1, 64]           forward",
+            "45  logits   f32[B, 2 * ((-cfg.patch_size + 32) / cfg.patch_size) + ((-cfg.patch_size + 32) / cfg.patch_size) * ((-cfg.patch_size + 32) / cfg.patch_size) + 1, cfg.classes]  forward",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // A head 32 wide after patches of 64 channels: certain, from the two constructors.
+    let narrow = NESTED.replace("const HEAD_IN: usize = 64;", "const HEAD_IN: usize = 32;");
+    let (code, _, stderr) = run(&scratch_crate("nested-narrow", &narrow), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("self.head.forward(&patches)"), "{stderr}");
+}
