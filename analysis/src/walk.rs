@@ -120,6 +120,22 @@ impl Value {
         }
     }
 
+    /// The same value with every size replaced by `f`'s answer.
+    fn map_dims(&self, f: &mut dyn FnMut(&Dim) -> Dim) -> Value {
+        let mut tensor = |t: &TensorType| t.with_shape(t.shape.map_dims(&mut *f));
+        match self {
+            Value::Tensor(t) => Value::Tensor(tensor(t)),
+            Value::Tensors(ts) => Value::Tensors(ts.iter().map(&mut tensor).collect()),
+            Value::TensorsEach(t) => Value::TensorsEach(tensor(t)),
+            Value::Int(d) => Value::Int(f(d)),
+            Value::Tuple(items) => Value::Tuple(items.iter().map(|v| v.map_dims(f)).collect()),
+            Value::Range(a, b) => Value::Range(a.as_ref().map(&mut *f), b.as_ref().map(&mut *f)),
+            Value::Optional(inner) => Value::Optional(Box::new(inner.map_dims(f))),
+            Value::Each(inner) => Value::Each(Box::new(inner.map_dims(f))),
+            other => other.clone(),
+        }
+    }
+
     fn arg(&self) -> Arg {
         match self {
             Value::Tensor(t) => Arg::Tensor(t.clone()),
@@ -1668,7 +1684,8 @@ impl<'a> Walker<'a> {
                 };
                 let value = match &local.init {
                     Some(init) if init.diverge.is_none() && !never => {
-                        self.fresh_sizes(&local.pat, &init.expr, value)
+                        let value = self.fresh_sizes(&local.pat, &init.expr, value);
+                        self.name_joined_size(&local.pat, value)
                     }
                     _ => value,
                 };
@@ -1690,6 +1707,57 @@ impl<'a> Walker<'a> {
             syn::Stmt::Expr(expr, _) => self.expr(expr),
             syn::Stmt::Macro(m) => self.mac(&m.mac),
         }
+    }
+
+    /// `let kv_len = kv_input.dim(1)?;` where that size is one two branches gave differently
+    /// (`?1`): the code's own name for it (`{kv_len}`) from here on, wherever `?1` stands. The
+    /// same value under another name, where the name is not a size already (as
+    /// [`Walker::fresh_sizes`]).
+    fn name_joined_size(&mut self, pat: &syn::Pat, value: Value) -> Value {
+        if !self.inlined.is_empty() || self.closures > 0 {
+            return value;
+        }
+        let pat = match pat {
+            syn::Pat::Type(typed) => &*typed.pat,
+            pat => pat,
+        };
+        let syn::Pat::Ident(ident) = pat else {
+            return value;
+        };
+        if ident.subpat.is_some() || ident.by_ref.is_some() || ident.mutability.is_some() {
+            return value;
+        }
+        let name = name_of(&ident.ident);
+        let param = self.scope.first().is_some_and(|f| f.contains_key(&name));
+        let Value::Int(dim) = &value else {
+            return value;
+        };
+        let Some(joined) = dim.as_symbol().filter(|s| s.starts_with('?')) else {
+            return value;
+        };
+        if param || self.fresh_sizes.contains(&name) {
+            return value;
+        }
+        let joined = Dim::symbol(joined);
+        let named = Dim::braced(&name);
+        self.fresh_sizes.insert(name);
+        let mut rename = |d: &Dim| {
+            d.substitute(&mut |factor| match factor {
+                Factor::Symbol(s) if Dim::symbol(s.clone()) == joined => Some(named.clone()),
+                Factor::Symbol(s) => Some(Dim::symbol(s.clone())),
+                Factor::Braced(text) => Some(Dim::braced(text)),
+                _ => None,
+            })
+        };
+        for frame in &mut self.scope {
+            for binding in frame.values_mut() {
+                binding.value = binding.value.map_dims(&mut rename);
+            }
+        }
+        for (held, _) in self.subjects.values_mut() {
+            *held = held.map_dims(&mut rename);
+        }
+        Value::Int(named)
     }
 
     /// `let (_, seq_len, _) = x.dims3()?;` or `let seq_len = x.dim(1)?;` where that size of the

@@ -3385,6 +3385,7 @@ impl Attention {
             }
         };
         self.kv_cache = Some((k.clone(), v.clone()));
+        let kv_len = k.dim(2)?;
         let k = repeat_kv(k, self.n_rep)?;
         let v = repeat_kv(v, self.n_rep)?;
         let att = q.matmul(&k.t()?)?;
@@ -3432,13 +3433,15 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
     assert_eq!(
         stdout.lines().collect::<Vec<_>>(),
         [
-            "27  k    f32[B, KVH, P + T, 16]   Tensor::cat",
-            "28  v    f32[B, KVH, P + T, 16]   Tensor::cat",
-            "24  k    f32[B, KVH, ?1, 16]      match",
-            "24  v    f32[B, KVH, ?1, 16]      match",
-            "33  k    f32[B, KVH * R, ?1, 16]  repeat_kv",
-            "34  v    f32[B, KVH * R, ?1, 16]  repeat_kv",
-            "35  att  f32[B, KVH * R, T, ?1]   matmul",
+            "27  k       f32[B, KVH, P + T, 16]         Tensor::cat",
+            "28  v       f32[B, KVH, P + T, 16]         Tensor::cat",
+            "24  k       f32[B, KVH, ?1, 16]            match",
+            "24  v       f32[B, KVH, ?1, 16]            match",
+            // The code's own name for the size, from its `let` on, for `v` too.
+            "33  kv_len  = {kv_len}                     dim",
+            "34  k       f32[B, KVH * R, {kv_len}, 16]  repeat_kv",
+            "35  v       f32[B, KVH * R, {kv_len}, 16]  repeat_kv",
+            "36  att     f32[B, KVH * R, T, {kv_len}]   matmul",
         ],
         "{stderr}"
     );
@@ -3447,10 +3450,10 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
     let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Attention::flushed"]);
     assert_eq!(
         stdout.trim(),
-        "47  joined  f32[B, KVH, P + T, 16]  Tensor::cat"
+        "48  joined  f32[B, KVH, P + T, 16]  Tensor::cat"
     );
     let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Attention::refilled"]);
-    assert_eq!(stdout.trim(), "61  joined  f32[B, KVH, _, 16]  Tensor::cat");
+    assert_eq!(stdout.trim(), "62  joined  f32[B, KVH, _, 16]  Tensor::cat");
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
 }

@@ -120,6 +120,15 @@ impl Shape {
     }
 
     /// The dims before the run (all dims when there is none).
+    /// The same shape with every dim replaced by `f`'s answer (the run kept).
+    pub fn map_dims(&self, f: &mut dyn FnMut(&Dim) -> Dim) -> Shape {
+        Shape {
+            front: self.front.iter().map(&mut *f).collect(),
+            run: self.run.clone(),
+            back: self.back.iter().map(&mut *f).collect(),
+        }
+    }
+
     pub fn front(&self) -> &[Dim] {
         &self.front
     }
