@@ -205,8 +205,6 @@ pub struct Index {
     /// Method names an `impl` the index cannot place defines (through an alias, on another
     /// crate's type of several instantiations): no call of that name is certain, on any type.
     uncertain_names: BTreeSet<String>,
-    /// The names of the methods the traits read declare.
-    trait_method_names: BTreeSet<String>,
     /// Methods of a type that only some instantiations have (`impl Model<f32>`): no call of
     /// that name on the type is certain.
     uncertain_methods: BTreeSet<(String, String)>,
@@ -583,9 +581,6 @@ impl Index {
                         self.private_traits.insert(key, module);
                     }
                     for trait_item in &t.items {
-                        if let syn::TraitItem::Fn(f) = trait_item {
-                            self.trait_method_names.insert(name_of(&f.sig.ident));
-                        }
                         if let syn::TraitItem::Fn(f) = trait_item
                             && let Some(block) = &f.default
                         {
@@ -1126,12 +1121,6 @@ impl Index {
     /// has a method `name`: on an `Arc` of the crate's type, that one may be called.
     pub fn may_be_foreign_method(&self, name: &str) -> bool {
         self.foreign_impl_names.contains(name)
-    }
-
-    /// Whether a trait the index read declares a method `name` (an `impl` of it out of sight
-    /// may give any type of the crate that method).
-    pub fn declares_trait_method(&self, name: &str) -> bool {
-        self.trait_method_names.contains(name)
     }
 
     /// Whether a trait `impl` the index cannot place on one type (a blanket one, one through

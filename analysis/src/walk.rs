@@ -3045,19 +3045,7 @@ impl<'a> Walker<'a> {
         }
         match receiver_access(f.sig) {
             Some(method) if method == access => true,
-            // A method taking `self` (by value) of the same name is found first where some
-            // trait in scope gives the type one: where the crate is not all in sight, only
-            // when every trait in scope is one the index holds (or std's or candle's) and
-            // none declares the name.
-            Some(_) => {
-                !BLANKET.contains(&name)
-                    && (self.index.whole_crate(f.module)
-                        || (!POINTER_OWN.contains(&name)
-                            && !self.index.declares_trait_method(name)
-                            && !self.index.may_be_foreign_method(name)
-                            && !self.index.may_be_any_types_method(name)
-                            && self.traits_in_sight()))
-            }
+            Some(_) => self.index.whole_crate(f.module) && !BLANKET.contains(&name),
             None => false,
         }
     }

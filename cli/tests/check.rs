@@ -3583,30 +3583,3 @@ fn a_struct_built_by_its_constructor_in_a_field_is_followed() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("self.head.forward(&patches)"), "{stderr}");
 }
-
-/// Read alone (as the macro reads its file), a field's struct's own `&self` method is followed
-/// where every trait in scope is in sight and none declares a method of that name (one taking
-/// `self` would be found first); with such a trait in sight, it is not.
-#[test]
-fn a_field_structs_own_method_is_followed_in_a_file_read_alone() {
-    let source = NESTED
-        .replace("impl Module for Patches {", "impl Patches {")
-        .replace(
-            "    fn forward(&self, xs: &Tensor)",
-            "    pub fn forward(&self, xs: &Tensor)",
-        );
-    let dir = scratch("lone-field-method");
-    std::fs::write(dir.join("vision.rs"), &source).unwrap();
-    let (_, stdout, stderr) = run(&dir, &["shapes", "vision.rs:Model::logits"]);
-    assert!(stdout.contains("patches  f32[B, "), "{stdout}{stderr}");
-    let narrow = source.replace("const HEAD_IN: usize = 64;", "const HEAD_IN: usize = 32;");
-    std::fs::write(dir.join("vision.rs"), &narrow).unwrap();
-    let (code, _, stderr) = run(&dir, &["check", "vision.rs"]);
-    assert_eq!(code, 1, "{stderr}");
-    // A trait of the file's own with a `forward` taking `self`: it may be what is called.
-    let traited =
-        format!("{source}\ntrait Consume {{ fn forward(self, xs: &Tensor) -> Result<Tensor>; }}\n");
-    std::fs::write(dir.join("vision.rs"), &traited).unwrap();
-    let (_, stdout, _) = run(&dir, &["shapes", "vision.rs:Model::logits"]);
-    assert!(stdout.contains("patches  ?"), "{stdout}");
-}
