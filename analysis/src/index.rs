@@ -540,6 +540,24 @@ impl Index {
                             if let syn::ImplItem::Fn(f) = impl_item {
                                 let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
                                 self.fns[id].conditional = true;
+                                // Compiled in, it may give its type (any type, `Tensor` too)
+                                // a method of the name that is found first (a review found
+                                // `#[cfg(all())] impl Consume for Patches { fn forward(self,
+                                // ..) }` beating the inherent `&self` one).
+                                let name = name_of(&f.sig.ident);
+                                self.uncertain_names.insert(name.clone());
+                                self.any_type_methods.insert(name.clone());
+                                self.foreign_impl_names.insert(name);
+                            }
+                        }
+                    }
+                    // A trait under `cfg`: its methods may be any type's, as above.
+                    if let syn::Item::Trait(t) = item {
+                        for trait_item in &t.items {
+                            if let syn::TraitItem::Fn(f) = trait_item {
+                                let name = name_of(&f.sig.ident);
+                                self.uncertain_names.insert(name.clone());
+                                self.any_type_methods.insert(name);
                             }
                         }
                     }

@@ -3583,3 +3583,59 @@ fn a_struct_built_by_its_constructor_in_a_field_is_followed() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("self.head.forward(&patches)"), "{stderr}");
 }
+
+/// An `impl` under `cfg` may be compiled in: a trait method of it taking `self` is found before
+/// the type's own `&self` method of the name (a review found the inherent one taken, and a
+/// false `matmul` mismatch after it).
+#[test]
+fn a_method_of_a_cfg_impl_may_be_the_one_called() {
+    let source = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+#[derive(Clone, Copy)]
+struct Patches;
+
+impl Patches {
+    #[contract(xs: f32[B, 64], return: f32[B, 64])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        Ok(xs.clone())
+    }
+}
+
+#[cfg(all())]
+trait Consume {
+    fn forward(self, xs: &Tensor) -> Result<Tensor>;
+}
+
+#[cfg(all())]
+impl Consume for Patches {
+    fn forward(self, xs: &Tensor) -> Result<Tensor> {
+        xs.narrow(1, 0, 32)
+    }
+}
+
+pub struct Model {
+    patches: Patches,
+}
+
+impl Model {
+    #[contract(xs: f32[B, 64])]
+    pub fn logits(&self, xs: &Tensor) -> Result<Tensor> {
+        let ys = self.patches.forward(xs)?;
+        let w = Tensor::zeros((32, 10), DType::F32, xs.device())?;
+        ys.matmul(&w)
+    }
+}
+";
+    let (code, _, stderr) = run(&scratch_crate("cfg-impl-method", source), &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // Without the trait and its `impl`, the type's own method is the one: certain.
+    let start = source.find("#[cfg(all())]\ntrait").unwrap();
+    let end = source.find("pub struct Model").unwrap();
+    let plain = format!("{}{}", &source[..start], &source[end..]);
+    let (code, _, stderr) = run(
+        &scratch_crate("cfg-impl-method-off", &plain),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+}
