@@ -132,6 +132,12 @@ pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFac
     {
         return fields.clone();
     }
+    // A constructor that builds a value of its own type (a tree of `Node`s) asks again while
+    // this scan runs: nothing is known of it then.
+    index.derived.borrow_mut().insert(
+        cache_key.clone(),
+        Box::new(BTreeMap::<String, FieldFact>::new()),
+    );
     let fields = scan_constructions(index, key);
     index
         .derived
@@ -209,6 +215,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
             stack: &mut stack,
             inherent: false,
             self_ty: None,
+            for_mut_ref: false,
             own: using.contains(&(*file as *const syn::File)),
         };
         visit.visit_file(file);
@@ -221,6 +228,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         stack: &mut stack,
         inherent: false,
         self_ty: None,
+        for_mut_ref: false,
         own: true,
     };
     // A field of another crate's type (`wi: Linear`, `act: Activation`, `n: usize`) has no
@@ -314,14 +322,19 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         }
         any_site = true;
         let mut ctor = Ctor::new(index, def);
-        let facts: BTreeMap<String, Option<FieldFact>> = literal
-            .fields
-            .iter()
-            .filter_map(|field| match &field.member {
-                syn::Member::Named(ident) => Some((name_of(ident), ctor.field(&field.expr))),
-                syn::Member::Unnamed(_) => None,
-            })
-            .collect();
+        // A field under `cfg` (two of one name, one compiled in) gives nothing.
+        let mut facts: BTreeMap<String, Option<FieldFact>> = BTreeMap::new();
+        for field in &literal.fields {
+            let syn::Member::Named(ident) = &field.member else {
+                continue;
+            };
+            let name = name_of(ident);
+            let fact = match inert_attributes(&field.attrs) && !facts.contains_key(&name) {
+                true => ctor.field(&field.expr),
+                false => None,
+            };
+            facts.insert(name, fact);
+        }
         agreed = Some(match agreed {
             None => facts,
             Some(before) => before
@@ -535,6 +548,8 @@ struct ScanVisit<'s, 'a> {
     own: bool,
     /// The type of the `impl` the visit is in, by its last name (`*` for no plain path).
     self_ty: Option<String>,
+    /// Within an `impl` for `&mut T`: a method taking `self` holds `&mut T`.
+    for_mut_ref: bool,
 }
 
 impl ScanVisit<'_, '_> {
@@ -632,11 +647,14 @@ impl Visit<'static> for ScanVisit<'_, '_> {
         {
             self.scan.deref_types.insert(self_ty.clone());
         }
+        let for_mut_ref = matches!(&*i.self_ty, syn::Type::Reference(r) if r.mutability.is_some());
         let outer = std::mem::replace(&mut self.inherent, i.trait_.is_none());
         let outer_ty = std::mem::replace(&mut self.self_ty, Some(self_ty));
+        let outer_mut = std::mem::replace(&mut self.for_mut_ref, for_mut_ref);
         syn::visit::visit_item_impl(self, i);
         self.inherent = outer;
         self.self_ty = outer_ty;
+        self.for_mut_ref = outer_mut;
     }
 
     fn visit_impl_item_fn(&mut self, f: &'static syn::ImplItemFn) {
@@ -747,6 +765,23 @@ impl Visit<'static> for ScanVisit<'_, '_> {
     }
 
     fn visit_macro(&mut self, mac: &'static syn::Macro) {
+        // A macro (`macro_rules!` or its call) may define methods (`impl $t { fn len(&mut
+        // self) }`): each name it defines may change what it is called on.
+        fn fn_names(tokens: TokenStream, into: &mut BTreeSet<String>) {
+            let trees: Vec<TokenTree> = tokens.into_iter().collect();
+            for (at, tree) in trees.iter().enumerate() {
+                match tree {
+                    TokenTree::Group(group) => fn_names(group.stream(), into),
+                    TokenTree::Ident(ident) if ident == "fn" => {
+                        if let Some(TokenTree::Ident(name)) = trees.get(at + 1) {
+                            into.insert(name.to_string());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        fn_names(mac.tokens.clone(), &mut self.scan.changing_methods);
         if !self.own {
             return;
         }
@@ -810,8 +845,10 @@ impl ScanVisit<'_, '_> {
     /// A method that takes `&mut self` or `mut self`: a call of its name may change what it
     /// is called on.
     fn note_changing(&mut self, sig: &'static syn::Signature) {
+        // `impl Regrow for &mut Inner { fn len(self, ..) }`: `self` is a `&mut Inner`.
         if let Some(receiver) = sig.receiver()
             && (receiver.mutability.is_some()
+                || self.for_mut_ref
                 || matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_some()))
         {
             let name = name_of(&sig.ident);
@@ -1461,16 +1498,16 @@ impl<'a> Ctor<'a> {
         let Some(syn::Stmt::Expr(tail, None)) = def.block.stmts.last() else {
             return None;
         };
-        let mut literal = strip(tail);
-        if let syn::Expr::Call(ok) = literal
-            && ok.args.len() == 1
-        {
-            let callee = Ctor::read(self.index, def, Some(&BTreeMap::new()), self.depth + 1);
-            if !callee.is_ok(&ok.func) {
-                return None;
-            }
-            literal = strip(&ok.args[0]);
+        // `Ok(Self { .. })`: the call's `?`, `unwrap` or `expect` is the `Result`'s (a bare
+        // `Self` may have an `unwrap` of its own).
+        let syn::Expr::Call(ok) = strip(tail) else {
+            return None;
+        };
+        let callee = Ctor::read(self.index, def, Some(&BTreeMap::new()), self.depth + 1);
+        if ok.args.len() != 1 || !callee.is_ok(&ok.func) {
+            return None;
         }
+        let literal = strip(&ok.args[0]);
         let syn::Expr::Struct(literal) = literal else {
             return None;
         };
@@ -1497,7 +1534,18 @@ impl<'a> Ctor<'a> {
             let syn::Pat::Ident(ident) = &*typed.pat else {
                 continue;
             };
-            if let Some(prefix) = self.config_path(arg) {
+            // The parameter's type must be the config's own: a `Deref` coercion
+            // (`&Config` as `&Vision`) would name another struct's sizes.
+            let param_ty = match &*typed.ty {
+                syn::Type::Reference(r) if r.mutability.is_none() => &*r.elem,
+                ty => ty,
+            };
+            let Some(param_key) = callee.struct_key(param_ty) else {
+                continue;
+            };
+            if let Some((prefix, key)) = self.config_path(arg)
+                && key == param_key
+            {
                 prefixes.insert(name_of(&ident.ident), prefix);
             }
         }
@@ -1509,8 +1557,8 @@ impl<'a> Ctor<'a> {
     }
 
     /// `cfg`, `&cfg`, `cfg.clone()` or `&cfg.vision` of a config parameter: the path its
-    /// sizes are named by (`cfg`, `cfg.vision`).
-    fn config_path(&self, expr: &syn::Expr) -> Option<String> {
+    /// sizes are named by (`cfg`, `cfg.vision`), and the key of its struct.
+    fn config_path(&self, expr: &syn::Expr) -> Option<(String, String)> {
         let mut steps = Vec::new();
         let mut at = match strip(expr) {
             syn::Expr::Reference(r) if r.mutability.is_none() => strip(&r.expr),
@@ -1547,12 +1595,11 @@ impl<'a> Ctor<'a> {
                 _ => return None,
             };
         }
-        Some(
-            std::iter::once(root)
-                .chain(steps)
-                .collect::<Vec<_>>()
-                .join("."),
-        )
+        let path = std::iter::once(root)
+            .chain(steps)
+            .collect::<Vec<_>>()
+            .join(".");
+        Some((path, key))
     }
 
     /// `Ok`: the prelude's, unless the body or module names another.

@@ -3639,3 +3639,31 @@ impl Model {
     );
     assert_eq!(code, 1, "{stderr}");
 }
+
+/// Correct programs a review wrote against nested constructions (`tests/fixtures/
+/// nested-reviews`): a config passed through a `Deref` coercion (`&Config` as `&Vision`), a
+/// user `unwrap` on a constructor returning `Self`, the inner struct replaced through
+/// `impl Regrow for &mut Inner { fn len(self, ..) }` (a `usize` field too), by a `&mut self`
+/// method a `macro_rules!` defines, a field under `cfg` written twice, and constructors that
+/// build their own type (which overflowed the stack). Each was a false positive, or a crash.
+#[test]
+fn what_a_review_found_against_nested_constructions_passes() {
+    for case in [
+        "deref",
+        "unwrap",
+        "mutref",
+        "mutref_usize",
+        "macroimpl",
+        "cfgfield",
+        "recur",
+        "recur2",
+    ] {
+        let source =
+            std::fs::read_to_string(fixture("nested-reviews").join(format!("{case}.rs"))).unwrap();
+        let (code, _, stderr) = run(
+            &scratch_crate(&format!("nested-review-{case}"), &source),
+            &["check", "."],
+        );
+        assert_eq!(code, 0, "{case}: {stderr}");
+    }
+}
