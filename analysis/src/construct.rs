@@ -649,7 +649,7 @@ impl Visit<'static> for ScanVisit<'_, '_> {
         }
         let for_mut_ref = matches!(&*i.self_ty, syn::Type::Reference(r) if r.mutability.is_some());
         let outer = std::mem::replace(&mut self.inherent, i.trait_.is_none());
-        let outer_ty = std::mem::replace(&mut self.self_ty, Some(self_ty));
+        let outer_ty = self.self_ty.replace(self_ty);
         let outer_mut = std::mem::replace(&mut self.for_mut_ref, for_mut_ref);
         syn::visit::visit_item_impl(self, i);
         self.inherent = outer;

@@ -119,7 +119,6 @@ impl Shape {
         }
     }
 
-    /// The dims before the run (all dims when there is none).
     /// The same shape with every dim replaced by `f`'s answer (the run kept).
     pub fn map_dims(&self, f: &mut dyn FnMut(&Dim) -> Dim) -> Shape {
         Shape {
@@ -129,6 +128,7 @@ impl Shape {
         }
     }
 
+    /// The dims before the run (all dims when there is none).
     pub fn front(&self) -> &[Dim] {
         &self.front
     }
