@@ -38,6 +38,9 @@ pub enum FieldFact {
     /// stored whole (`config: cfg.clone()`): its `usize` fields are the sizes
     /// `cfg.hidden_size` its layers were built with.
     Config(String, String),
+    /// A candle `Tensor` a `VarBuilder` gave for the shape asked (`vb.get((1, n + 1, e),
+    /// "position_embeddings")?`): every backend of candle-nn checks the shape it loads.
+    Tensor(Vec<Dim>),
     /// A struct of the crate (the key) built by a call of its constructor
     /// (`PatchEmbeddings::new(cfg, vb.pp("patch_embeddings"))?`): what that construction
     /// gives its fields, its config's sizes named by this constructor's parameters.
@@ -95,6 +98,152 @@ const READING_METHODS: &[&str] = &[
     "saturating_sub",
     "checked_div",
     "checked_sub",
+];
+
+/// Methods of candle-core 0.11's `impl Tensor` that take `&self` (none changes the tensor's
+/// shape; `slice_set`, `zero_set` and the like write values in place, and are left out): on a
+/// `Tensor` field, such a call finds candle's method before any `&mut self` one of a trait.
+const CANDLE_TENSOR_METHODS: &[&str] = &[
+    "abs",
+    "add",
+    "affine",
+    "apply",
+    "apply_t",
+    "argmax",
+    "argmax_keepdim",
+    "argmin",
+    "argmin_keepdim",
+    "avg_pool2d",
+    "avg_pool2d_with_stride",
+    "broadcast_add",
+    "broadcast_as",
+    "broadcast_div",
+    "broadcast_eq",
+    "broadcast_ge",
+    "broadcast_gt",
+    "broadcast_le",
+    "broadcast_left",
+    "broadcast_lt",
+    "broadcast_matmul",
+    "broadcast_maximum",
+    "broadcast_minimum",
+    "broadcast_mul",
+    "broadcast_ne",
+    "broadcast_pow",
+    "broadcast_sub",
+    "ceil",
+    "chunk",
+    "clamp",
+    "cmp",
+    "contiguous",
+    "copy",
+    "cos",
+    "cumsum",
+    "detach",
+    "device",
+    "dim",
+    "dims",
+    "div",
+    "dot",
+    "dtype",
+    "elem_count",
+    "elu",
+    "embedding",
+    "eq",
+    "erf",
+    "exp",
+    "expand",
+    "flatten",
+    "flatten_all",
+    "flatten_from",
+    "flatten_to",
+    "flip",
+    "floor",
+    "force_contiguous",
+    "gather",
+    "ge",
+    "gelu",
+    "gelu_erf",
+    "get",
+    "get_on_dim",
+    "gt",
+    "index_add",
+    "index_select",
+    "interpolate1d",
+    "interpolate2d",
+    "is_contiguous",
+    "layout",
+    "le",
+    "log",
+    "log_sum_exp",
+    "lt",
+    "matmul",
+    "max",
+    "max_all",
+    "max_keepdim",
+    "max_pool2d",
+    "max_pool2d_with_stride",
+    "maximum",
+    "mean",
+    "mean_all",
+    "mean_keepdim",
+    "min",
+    "min_all",
+    "min_keepdim",
+    "minimum",
+    "mul",
+    "mv",
+    "narrow",
+    "ne",
+    "neg",
+    "norm",
+    "ones_like",
+    "pad_with_same",
+    "pad_with_zeros",
+    "permute",
+    "pow",
+    "powf",
+    "rank",
+    "recip",
+    "relu",
+    "repeat",
+    "reshape",
+    "roll",
+    "round",
+    "round_to",
+    "scatter",
+    "scatter_add",
+    "sign",
+    "silu",
+    "sin",
+    "slice_scatter",
+    "slice_scatter0",
+    "sqr",
+    "sqrt",
+    "squeeze",
+    "stride",
+    "sub",
+    "sum",
+    "sum_all",
+    "sum_keepdim",
+    "t",
+    "tanh",
+    "to_device",
+    "to_dtype",
+    "to_scalar",
+    "to_vec0",
+    "to_vec1",
+    "to_vec2",
+    "to_vec3",
+    "transpose",
+    "unfold",
+    "unsqueeze",
+    "upsample_nearest1d",
+    "upsample_nearest2d",
+    "var",
+    "var_keepdim",
+    "where_cond",
+    "zeros_like",
 ];
 
 /// The layer a candle-nn constructor builds, with its module (`candle_nn::linear::linear`),
@@ -166,6 +315,12 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         deref_types: BTreeSet::new(),
         aliases: BTreeSet::new(),
         crate_fields: BTreeMap::new(),
+        tensor_fields: item
+            .fields
+            .iter()
+            .filter(|f| is_tensor_type(index, module, &f.ty))
+            .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
+            .collect(),
         off_type: Vec::new(),
         reading_calls: Vec::new(),
     };
@@ -287,6 +442,11 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                 syn::Expr::Field(f)
                     if matches!(&f.member, syn::Member::Named(field)
                         if crate_fields.get(&name_of(field)).is_some_and(not_its_own)) => {}
+                // `model.embeddings.patch_embeddings.forward(..)`: where the struct's field
+                // starts the path, the type at its end, through the fields' declared types.
+                receiver
+                    if nested_place_type(index, module, item, receiver)
+                        .is_some_and(|ty| not_its_own(&ty)) => {}
                 _ => visit.changes_place(receiver),
             }
         }
@@ -391,6 +551,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                 FieldFact::Layer(layer, _, _) => {
                     field_layer(index, module, &declared.ty) == Some(*layer)
                 }
+                FieldFact::Tensor(_) => is_tensor_type(index, module, &declared.ty),
                 FieldFact::Nested(key, _) => match &declared.ty {
                     syn::Type::Path(p) if p.qself.is_none() => {
                         matches!(index.resolve(module, &path_segments(&p.path)),
@@ -419,6 +580,79 @@ fn field_layer(index: &Index, module: ModId, ty: &syn::Type) -> Option<Layer> {
         Resolved::External(path) => Layer::from_path(&path.join("::")),
         _ => None,
     }
+}
+
+/// The last name of the crate struct type at the end of a path of fields (`x.g.h`), for each
+/// place where the path may pass through a field `g` of `item` (in `module`): from `g`'s
+/// declared type on, through the declared type of each further field. `None` where the path
+/// may pass through `item` and its type there is not followed so; also `None` where it never
+/// does (it changes nothing of `item` then, but the caller's other rules decide).
+fn nested_place_type(
+    index: &Index,
+    module: ModId,
+    item: &syn::ItemStruct,
+    place: &syn::Expr,
+) -> Option<String> {
+    let mut steps = Vec::new();
+    let mut at = strip(place);
+    while let syn::Expr::Field(f) = at {
+        let syn::Member::Named(ident) = &f.member else {
+            return None;
+        };
+        steps.push(name_of(ident));
+        at = strip(&f.base);
+    }
+    steps.reverse();
+    let type_of = |module: ModId, ty: &syn::Type| -> Option<(String, String)> {
+        let syn::Type::Path(p) = ty else { return None };
+        if p.qself.is_some() {
+            return None;
+        }
+        match index.resolve(module, &path_segments(&p.path)) {
+            Resolved::Type(key)
+                if index
+                    .struct_item(&key)
+                    .is_some_and(|(_, s)| s.generics.params.is_empty()) =>
+            {
+                Some((key, name_of(&p.path.segments.last()?.ident)))
+            }
+            _ => None,
+        }
+    };
+    let mut end: Option<String> = None;
+    for (i, step) in steps.iter().enumerate() {
+        let Some(field) = item
+            .fields
+            .iter()
+            .find(|f| f.ident.as_ref().map(name_of).as_deref() == Some(step.as_str()))
+        else {
+            continue;
+        };
+        // Only a path that goes on past the field (the field itself is the caller's case).
+        if i + 1 == steps.len() {
+            return None;
+        }
+        let (mut key, mut name) = type_of(module, &field.ty)?;
+        for next in &steps[i + 1..] {
+            let (field_module, ty) = index.field(&key, next)?;
+            (key, name) = type_of(field_module, ty)?;
+        }
+        match &end {
+            Some(before) if *before != name => return None,
+            _ => end = Some(name),
+        }
+    }
+    end
+}
+
+/// Whether a field's type is candle's `Tensor`.
+fn is_tensor_type(index: &Index, module: ModId, ty: &syn::Type) -> bool {
+    let syn::Type::Path(p) = ty else { return false };
+    p.qself.is_none()
+        && matches!(index.resolve(module, &path_segments(&p.path)),
+            Resolved::External(path) if path.len() == 2
+                && matches!(path[0].as_str(), "candle_core" | "candle")
+                && path[1] == "Tensor")
 }
 
 /// Whether a struct's attributes construct nothing (see [`INERT_DERIVES`]).
@@ -529,6 +763,8 @@ struct Scan<'a> {
     /// The struct's fields of one of the crate's struct types: that type's last name and its
     /// fields' names.
     crate_fields: BTreeMap<String, (String, BTreeSet<String>)>,
+    /// The struct's fields of candle's `Tensor` type.
+    tensor_fields: BTreeSet<String>,
     /// Fields left unchanged because the place changed was no field of their type (the
     /// field, its type's name): changed after all where that type has a `Deref`.
     off_type: Vec<(String, String)>,
@@ -745,7 +981,13 @@ impl Visit<'static> for ScanVisit<'_, '_> {
 
     fn visit_expr_method_call(&mut self, m: &'static syn::ExprMethodCall) {
         let method = name_of(&m.method);
-        if !READING_METHODS.contains(&method.as_str()) {
+        // `self.pos.broadcast_as(..)` of a `Tensor` field: candle's own method.
+        let candle_own = CANDLE_TENSOR_METHODS.contains(&method.as_str())
+            && matches!(strip(&m.receiver), syn::Expr::Field(f)
+                if matches!(&f.member, syn::Member::Named(field)
+                    if self.scan.tensor_fields.contains(&name_of(field))));
+        if candle_own {
+        } else if !READING_METHODS.contains(&method.as_str()) {
             self.changes_place(&m.receiver);
         } else if self.own {
             self.scan.reading_calls.push((method, &m.receiver));
@@ -1255,6 +1497,7 @@ impl<'a> Ctor<'a> {
                 }
                 Local::Size(dim) if !dim.is_unknown() => Some(FieldFact::Size(dim.clone())),
                 Local::Nested(key, fields) => Some(FieldFact::Nested(key.clone(), fields.clone())),
+                Local::Weight(dims) => Some(FieldFact::Tensor(dims.clone())),
                 _ => None,
             };
         }
@@ -1263,6 +1506,9 @@ impl<'a> Ctor<'a> {
         }
         if let Some((key, fields)) = self.nested(expr) {
             return Some(FieldFact::Nested(key, fields));
+        }
+        if let Some(dims) = self.weight(expr) {
+            return Some(FieldFact::Tensor(dims));
         }
         let dim = self.size(expr);
         (!dim.is_unknown()).then_some(FieldFact::Size(dim))
@@ -1832,6 +2078,17 @@ impl<'a> Ctor<'a> {
                     _ => Dim::Unknown,
                 }
             }
+            // `patch_embeddings.num_patches` of a struct built here: the size it was built with.
+            syn::Expr::Field(f)
+                if let (Some(base), syn::Member::Named(member)) =
+                    (single_ident(&f.base), &f.member)
+                    && let Some(Local::Nested(_, fields)) = self.locals.get(&base) =>
+            {
+                match fields.get(&name_of(member)) {
+                    Some(FieldFact::Size(dim)) => dim.clone(),
+                    _ => Dim::Unknown,
+                }
+            }
             syn::Expr::Field(_) => self.config_field(strip(expr)).unwrap_or(Dim::Unknown),
             syn::Expr::MethodCall(call) => self.config_method(call).unwrap_or(Dim::Unknown),
             syn::Expr::Binary(b) => {
@@ -1981,6 +2238,7 @@ fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<
             });
             FieldFact::Layer(*layer, ds.iter().map(or_unknown).collect(), geometry)
         }
+        FieldFact::Tensor(ds) => FieldFact::Tensor(ds.iter().map(or_unknown).collect()),
         // `config: cfg.clone()` of the callee's parameter: the caller's config, where the
         // call passed one whole.
         FieldFact::Config(param, key) => {
@@ -2145,6 +2403,10 @@ mod tests {
             FieldFact::Size(dim) => format!("{field} = {dim}"),
             FieldFact::Config(param, _) => format!("{field} = {param}"),
             FieldFact::Activation(variant) => format!("{field}: Activation::{variant}"),
+            FieldFact::Tensor(dims) => {
+                let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();
+                format!("{field}: Tensor[{}]", dims.join(", "))
+            }
             FieldFact::Nested(key, fields) => {
                 let inner: Vec<String> = fields.iter().map(|(f, x)| describe(f, x)).collect();
                 let ty = key.rsplit("::").next().unwrap_or(key);

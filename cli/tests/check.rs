@@ -3667,3 +3667,111 @@ fn what_a_review_found_against_nested_constructions_passes() {
         assert_eq!(code, 0, "{case}: {stderr}");
     }
 }
+
+/// A tensor field a `VarBuilder` gave for a shape (`vb.get((1, n + 1, e), "pos")?`) has that
+/// shape (every candle-nn backend checks it), and a nested struct's size field read in the
+/// constructor (`patches.num_patches`) is the size it was built with. An inherent `&mut self`
+/// method of another type (`Cache::forward`) does not make `model.embeddings.patches.forward
+/// (..)` a change of `embeddings`.
+const TENSOR_FIELDS: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Linear, VarBuilder};
+
+pub struct Config {
+    pub hidden_size: usize,
+    pub patches: usize,
+}
+
+struct Patches {
+    proj: Linear,
+    num_patches: usize,
+}
+
+impl Patches {
+    fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let proj = candle_nn::linear(3, cfg.hidden_size, vb.pp(\"proj\"))?;
+        Ok(Self { proj, num_patches: cfg.patches })
+    }
+}
+
+impl Module for Patches {
+    #[contract(xs: f32[B, N, 3], self.proj.weight(): f32[E, 3], return: f32[B, N, E])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.proj.forward(xs)
+    }
+}
+
+struct Embeddings {
+    patches: Patches,
+    pos: Tensor,
+}
+
+impl Embeddings {
+    fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let patches = Patches::new(cfg, vb.pp(\"patches\"))?;
+        let n = patches.num_patches;
+        let pos = vb.get((1, n + 1, cfg.hidden_size), \"pos\")?;
+        Ok(Self { patches, pos })
+    }
+}
+
+impl Embeddings {
+    #[contract(xs: f32[B, N, 3], self.pos: f32[1, P, E], return: f32[B, P, E])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (b, _, e) = self.patches.forward(xs)?.dims3()?;
+        self.pos.broadcast_as((b, self.pos.dim(1)?, e))?.contiguous()
+    }
+}
+
+pub struct Model {
+    embeddings: Embeddings,
+}
+
+impl Model {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        Ok(Self { embeddings: Embeddings::new(cfg, vb.pp(\"embeddings\"))? })
+    }
+
+    #[contract(xs: f32[B, N, 3])]
+    pub fn embed(&self, xs: &Tensor) -> Result<Tensor> {
+        let embedded = self.embeddings.forward(xs)?;
+        Ok(embedded)
+    }
+}
+
+pub struct Cache;
+
+impl Cache {
+    pub fn forward(&mut self, xs: &Tensor) -> Result<Tensor> {
+        Ok(xs.clone())
+    }
+}
+
+pub fn patches_of(model: &Model, xs: &Tensor) -> Result<Tensor> {
+    model.embeddings.patches.forward(xs)
+}
+";
+
+#[test]
+fn tensor_fields_a_var_builder_gave_have_their_shape() {
+    let dir = scratch_crate("tensor-fields", TENSOR_FIELDS);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Model::embed"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.trim(),
+        "62  embedded  f32[B, cfg.patches + 1, cfg.hidden_size]  forward"
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // A `&mut self` `forward` of `Patches` itself may change it: nothing known then.
+    let own = TENSOR_FIELDS.replace("impl Cache {", "impl Patches {");
+    let (_, stdout, _) = run(
+        &scratch_crate("tensor-fields-own", &own),
+        &["shapes", "src/lib.rs:Model::embed"],
+    );
+    assert_eq!(
+        stdout.trim(),
+        "62  embedded  f32[B, _, _]  forward",
+        "{own}"
+    );
+}
