@@ -418,8 +418,12 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
             ))
         })
         .collect();
+    // Read alone (the macro's one file), another file may give a field's type a `&mut self`
+    // method of a reading name through a trait in scope: only where every trait that may be in
+    // scope is in sight are reading calls reading.
+    let reading_certain = index.whole_crate(module) || index.crate_traits_in_sight(module);
     for (method, receiver) in calls {
-        if visit.scan.changing_methods.contains(&method) {
+        if !reading_certain || visit.scan.changing_methods.contains(&method) {
             visit.changes_place(receiver);
         } else if visit.scan.inherent_changing.contains(&method) {
             let owners = visit.scan.inherent_owners.get(&method);

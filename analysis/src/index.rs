@@ -57,6 +57,17 @@ pub enum Resolved {
     Unknown,
 }
 
+/// Crates whose traits the analysis knows the methods of: std's and candle's.
+pub const KNOWN_CRATES: &[&str] = &[
+    "std",
+    "core",
+    "alloc",
+    "candle_core",
+    "candle",
+    "candle_nn",
+    "candle_contracts",
+];
+
 /// std macros that never assign their arguments (their arguments are still read for `&mut`).
 pub(crate) const EXPRESSION_MACROS: &[&str] = &[
     "println",
@@ -96,6 +107,8 @@ pub struct Module {
     pub uses: BTreeMap<String, Vec<String>>,
     /// Its glob imports (`use super::*`), each with whether it is `pub` (re-exported).
     pub globs: Vec<(Vec<String>, bool)>,
+    /// The paths of its `use .. as _` imports: traits in scope by no name.
+    pub anonymous_uses: Vec<Vec<String>>,
     /// The names of its items and `use`s that are `pub` (in any form but `pub(self)`): what
     /// a glob import of it brings.
     pub public: BTreeSet<String>,
@@ -475,6 +488,7 @@ impl Index {
             items: BTreeMap::new(),
             uses: BTreeMap::new(),
             globs: Vec::new(),
+            anonymous_uses: Vec::new(),
             public: BTreeSet::new(),
             opaque: false,
             unread_children: false,
@@ -856,6 +870,8 @@ impl Index {
                 if r.rename != "_" {
                     bring(self, name_of(&r.rename));
                     self.insert_use(module, name_of(&r.rename), prefix);
+                } else {
+                    self.modules[module].anonymous_uses.push(prefix);
                 }
             }
             syn::UseTree::Glob(_) => self.modules[module].globs.push((prefix, public)),
@@ -1098,6 +1114,34 @@ impl Index {
             .filter(|(_, k)| !own || **k == krate)
             .map(|(file, _)| *file)
             .collect()
+    }
+
+    /// Whether every trait that may be in scope anywhere in `module`'s crate is one the index
+    /// holds, or std's or candle's: no glob import, no module a macro may fill, and every
+    /// `use` (`as _` too) names an item the index holds or one of those crates'.
+    pub fn crate_traits_in_sight(&self, module: ModId) -> bool {
+        let krate = self.modules[module].krate;
+        self.modules
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.krate == krate)
+            .all(|(id, m)| {
+                m.globs.is_empty()
+                    && !m.opaque
+                    && m.anonymous_uses.iter().all(|path| {
+                        path.first()
+                            .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str()))
+                    })
+                    && m.uses.keys().all(|name| {
+                        match self.resolve(id, std::slice::from_ref(name)) {
+                            Resolved::External(path) => path
+                                .first()
+                                .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str())),
+                            Resolved::Unknown => false,
+                            _ => true,
+                        }
+                    })
+            })
     }
 
     /// Whether `module`'s whole crate is read (the CLI), not one file of it (the macro).

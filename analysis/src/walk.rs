@@ -2849,6 +2849,13 @@ impl<'a> Walker<'a> {
         if !module.globs.is_empty() || module.opaque {
             return false;
         }
+        // `use crate::ext::Consume as _;`: a trait in scope by no name.
+        if !module.anonymous_uses.iter().all(|path| {
+            path.first()
+                .is_some_and(|first| KNOWN.contains(&first.as_str()))
+        }) {
+            return false;
+        }
         module.uses.keys().all(|name| {
             match self
                 .index

@@ -3775,3 +3775,64 @@ fn tensor_fields_a_var_builder_gave_have_their_shape() {
         "{own}"
     );
 }
+
+/// Read alone (as the macro reads its file), a `use` of a trait out of sight may give a field's
+/// type a `&mut self` method of a reading name (`self.proj.len(c)`): what the constructors
+/// gave that field is then not taken to hold (a review found the macro keep it).
+#[test]
+fn a_trait_out_of_sight_may_change_a_field_through_a_reading_name() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::{Linear, VarBuilder};
+use crate::other::Grow;
+
+pub struct Config {
+    pub hidden_size: usize,
+}
+
+pub struct Model {
+    proj: Linear,
+}
+
+impl Model {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let proj = candle_nn::linear(10, cfg.hidden_size, vb.pp(\"p\"))?;
+        Ok(Self { proj })
+    }
+
+    pub fn grow(&mut self, c: &Config) -> usize {
+        self.proj.len(c)
+    }
+
+    #[contract(x: f32[B, 10])]
+    pub fn run(&self, x: &Tensor) -> Result<Tensor> {
+        let w = self.proj.weight().clone();
+        Ok(w)
+    }
+}
+";
+    let dir = scratch("lone-out-of-sight-trait");
+    std::fs::write(dir.join("model.rs"), source).unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "model.rs:Model::run"]);
+    assert_eq!(stdout.trim(), "26  w  ?  clone");
+    for form in ["use crate::other::Grow as _;", "use crate::other::*;"] {
+        std::fs::write(
+            dir.join("model.rs"),
+            source.replace("use crate::other::Grow;", form),
+        )
+        .unwrap();
+        let (_, stdout, _) = run(&dir, &["shapes", "model.rs:Model::run"]);
+        assert_eq!(stdout.trim(), "26  w  ?  clone", "{form}");
+    }
+    // Without it, `len` is a reading name: the constructor's weight.
+    std::fs::write(
+        dir.join("model.rs"),
+        source.replace("use crate::other::Grow;\n", "").replace(
+            "self.proj.len(c)",
+            "self.proj.weight().dims().len() + c.hidden_size",
+        ),
+    )
+    .unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "model.rs:Model::run"]);
+    assert_eq!(stdout.trim(), "25  w  _[cfg.hidden_size, 10]  clone");
+}
