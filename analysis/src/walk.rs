@@ -965,15 +965,14 @@ impl<'a> Walker<'a> {
                 // `position_embeddings: vb.get((1, n + 1, e), "..")?`: that shape, any dtype.
                 // Only where the crate is all in sight: as a receiver, a by-value tensor may
                 // meet a trait method of another file's taking `self`.
-                Some(FieldFact::Tensor(dims)) => {
-                    if self.index.whole_crate(self.module()) {
-                        let tensor =
-                            TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
-                        self.subjects
-                            .entry(format!("self.{name}"))
-                            .or_insert((Value::Tensor(tensor), None));
-                    }
+                Some(FieldFact::Tensor(dims)) if self.index.whole_crate(self.module()) => {
+                    let tensor =
+                        TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
+                    self.subjects
+                        .entry(format!("self.{name}"))
+                        .or_insert((Value::Tensor(tensor), None));
                 }
+                Some(FieldFact::Tensor(_)) => {}
                 // `patch_embeddings: PatchEmbeddings::new(cfg, vb.pp(..))?`: its layers as
                 // that construction built them, each held as a subject of its own.
                 Some(FieldFact::Nested(_, inner)) => {
