@@ -287,7 +287,11 @@ pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFac
         cache_key.clone(),
         Box::new(BTreeMap::<String, FieldFact>::new()),
     );
-    let fields = scan_constructions(index, key);
+    // The scan builds token streams from the syntax it reads (the macro's file, where so).
+    let fields = {
+        let _file_tokens = crate::index::FileTokens::enter(index);
+        scan_constructions(index, key)
+    };
     index
         .derived
         .borrow_mut()
@@ -300,6 +304,11 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
     let Some((module, item)) = index.struct_item(key) else {
         return BTreeMap::new();
     };
+    // The layers' and tensors' shapes are the ones asked of the `VarBuilder`: only its
+    // backend checks them.
+    if index.var_backend_in_sight() {
+        return BTreeMap::new();
+    }
     if !inert_attributes(&item.attrs) || !constructions_in_sight(index, module, item) {
         return BTreeMap::new();
     }
@@ -649,6 +658,51 @@ fn nested_place_type(
     end
 }
 
+/// Whether the struct `key` derives `Clone` (its `clone` copies every field; a hand-written one
+/// would conflict with it), and so does every struct of the crate among its fields' types (a
+/// derived `clone` calls theirs).
+fn derives_clone(index: &Index, key: &str) -> bool {
+    derives_clone_within(index, key, 0)
+}
+
+/// [`derives_clone`], up to a depth of nested structs.
+fn derives_clone_within(index: &Index, key: &str, depth: usize) -> bool {
+    let Some((module, item)) = index.struct_item(key) else {
+        return false;
+    };
+    if depth > 4 {
+        return false;
+    }
+    let fields_derive = item.fields.iter().all(|field| match &field.ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            match index.resolve(module, &path_segments(&p.path)) {
+                Resolved::Type(inner) if index.struct_item(&inner).is_some() => {
+                    derives_clone_within(index, &inner, depth + 1)
+                }
+                _ => true,
+            }
+        }
+        _ => true,
+    });
+    fields_derive
+        && item.attrs.iter().any(|attr| {
+            attr.path().is_ident("derive") && {
+                let mut clone = false;
+                let _ = attr.parse_nested_meta(|meta| {
+                    clone |= meta.path.is_ident("Clone")
+                        || (meta.path.segments.len() == 3
+                            && meta
+                                .path
+                                .segments
+                                .last()
+                                .is_some_and(|s| s.ident == "Clone"));
+                    Ok(())
+                });
+                clone
+            }
+        })
+}
+
 /// Whether a field's type is candle's `Tensor`.
 fn is_tensor_type(index: &Index, module: ModId, ty: &syn::Type) -> bool {
     let syn::Type::Path(p) = ty else { return false };
@@ -887,7 +941,17 @@ impl Visit<'static> for ScanVisit<'_, '_> {
         {
             self.scan.deref_types.insert(self_ty.clone());
         }
-        let for_mut_ref = matches!(&*i.self_ty, syn::Type::Reference(r) if r.mutability.is_some());
+        let mut self_type = &*i.self_ty;
+        loop {
+            self_type = match self_type {
+                syn::Type::Paren(paren) => &paren.elem,
+                syn::Type::Group(group) => &group.elem,
+                _ => break,
+            };
+        }
+        // Any type but a plain path may be a `&mut Inner` (`impl Regrow for (&mut Inner)`).
+        let for_mut_ref = matches!(self_type, syn::Type::Reference(r) if r.mutability.is_some())
+            || !matches!(self_type, syn::Type::Path(_));
         let outer = std::mem::replace(&mut self.inherent, i.trait_.is_none());
         let outer_ty = self.self_ty.replace(self_ty);
         let outer_mut = std::mem::replace(&mut self.for_mut_ref, for_mut_ref);
@@ -1091,11 +1155,20 @@ impl ScanVisit<'_, '_> {
     /// A method that takes `&mut self` or `mut self`: a call of its name may change what it
     /// is called on.
     fn note_changing(&mut self, sig: &'static syn::Signature) {
-        // `impl Regrow for &mut Inner { fn len(self, ..) }`: `self` is a `&mut Inner`.
+        // `impl Regrow for &mut Inner { fn len(self, ..) }`: `self` is a `&mut Inner`; and a
+        // trait's method taking `self` may be one of an `impl` for `&mut Inner` (a blanket one,
+        // or the trait's own default).
+        let trait_by_value = !self.inherent
+            && sig
+                .receiver()
+                .is_some_and(|r| r.reference.is_none() && r.colon_token.is_none());
         if let Some(receiver) = sig.receiver()
             && (receiver.mutability.is_some()
                 || self.for_mut_ref
-                || matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_some()))
+                || trait_by_value
+                || matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_some())
+                || (receiver.colon_token.is_some()
+                    && !matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_none())))
         {
             let name = name_of(&sig.ident);
             match self.inherent {
@@ -1141,6 +1214,15 @@ impl ScanVisit<'_, '_> {
                                 | "as_mut_ptr"
                                 | "addr_of_mut"
                                 | "get_unchecked_mut"
+                                // A value read from memory is a construction out of sight
+                                // (`ptr::read(&other as *const Other as *const Model)`).
+                                | "read"
+                                | "read_volatile"
+                                | "read_unaligned"
+                                | "zeroed"
+                                | "assume_init"
+                                | "from_raw"
+                                | "cast"
                         )
                 }
                 _ => false,
@@ -1542,21 +1624,27 @@ impl<'a> Ctor<'a> {
     /// `cfg.clone()`, `cfg` (by value), `*cfg` or `cfg.to_owned()` of a config parameter:
     /// the config stored whole.
     fn stored_config(&self, expr: &syn::Expr) -> Option<FieldFact> {
-        let root = match strip(expr) {
+        let (root, cloned) = match strip(expr) {
             syn::Expr::MethodCall(m)
                 if matches!(m.method.to_string().as_str(), "clone" | "to_owned")
                     && m.args.is_empty()
                     && m.turbofish.is_none() =>
             {
-                single_ident(&m.receiver)?
+                (single_ident(&m.receiver)?, true)
             }
-            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => single_ident(&u.expr)?,
-            other => single_ident(other)?,
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                (single_ident(&u.expr)?, false)
+            }
+            other => (single_ident(other)?, false),
         };
         if self.locals.contains_key(&root) {
             return None;
         }
         let key = self.configs.get(&root)?;
+        // A `clone` of the user's own may give other sizes: only a derived one copies them.
+        if cloned && !derives_clone(self.index, key) {
+            return None;
+        }
         Some(FieldFact::Config(root, key.clone()))
     }
 
@@ -1810,11 +1898,13 @@ impl<'a> Ctor<'a> {
     /// sizes are named by (`cfg`, `cfg.vision`), and the key of its struct.
     fn config_path(&self, expr: &syn::Expr) -> Option<(String, String)> {
         let mut steps = Vec::new();
+        let mut cloned = false;
         let mut at = match strip(expr) {
             syn::Expr::Reference(r) if r.mutability.is_none() => strip(&r.expr),
             syn::Expr::MethodCall(m)
                 if m.method == "clone" && m.args.is_empty() && m.turbofish.is_none() =>
             {
+                cloned = true;
                 strip(&m.receiver)
             }
             other => other,
@@ -1844,6 +1934,10 @@ impl<'a> Ctor<'a> {
                 Resolved::Type(key) if self.index.struct_item(&key).is_some() => key,
                 _ => return None,
             };
+        }
+        // A `clone` of the user's own may give other sizes: only a derived one copies them.
+        if cloned && !derives_clone(self.index, &key) {
+            return None;
         }
         let path = std::iter::once(root)
             .chain(steps)

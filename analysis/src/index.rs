@@ -57,6 +57,45 @@ pub enum Resolved {
     Unknown,
 }
 
+thread_local! {
+    /// How many walks or scans of the macro's cached file are under way on this thread.
+    static FILE_TOKENS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// While alive, proc-macro2's own tokens are forced where the index holds the macro's cached
+/// file (parsed so): a token stream built from its syntax inside the macro must be one of
+/// those too, or proc-macro2 panics on the mix. Nested guards force once; the outermost one
+/// restores the compiler's tokens.
+pub(crate) struct FileTokens(());
+
+impl FileTokens {
+    /// A guard where the index holds the macro's file; `None` (nothing to force) otherwise.
+    pub(crate) fn enter(index: &Index) -> Option<FileTokens> {
+        if !index.own_tokens {
+            return None;
+        }
+        FILE_TOKENS.with(|depth| {
+            if depth.get() == 0 {
+                proc_macro2::fallback::force();
+            }
+            depth.set(depth.get() + 1);
+        });
+        Some(FileTokens(()))
+    }
+}
+
+impl Drop for FileTokens {
+    fn drop(&mut self) {
+        FILE_TOKENS.with(|depth| {
+            let left = depth.get().saturating_sub(1);
+            depth.set(left);
+            if left == 0 {
+                proc_macro2::fallback::unforce();
+            }
+        });
+    }
+}
+
 /// Crates whose traits the analysis knows the methods of: std's and candle's.
 pub const KNOWN_CRATES: &[&str] = &[
     "std",
@@ -218,6 +257,8 @@ pub struct Index {
     /// Method names an `impl` the index cannot place defines (through an alias, on another
     /// crate's type of several instantiations): no call of that name is certain, on any type.
     uncertain_names: BTreeSet<String>,
+    /// Whether the crates read implement a `VarBuilder` backend of their own.
+    var_backend: bool,
     /// Methods of a type that only some instantiations have (`impl Model<f32>`): no call of
     /// that name on the type is certain.
     uncertain_methods: BTreeSet<(String, String)>,
@@ -630,6 +671,16 @@ impl Index {
                     self.insert(module, name_of(&s.ident), Item::Const(None));
                 }
                 syn::Item::Impl(i) => {
+                    // A `VarBuilder` backend of the crate's own may give tensors of other
+                    // shapes than asked (candle-nn's own check them).
+                    if let Some((_, trait_path, _)) = &i.trait_
+                        && trait_path
+                            .segments
+                            .last()
+                            .is_some_and(|s| s.ident == "SimpleBackend" || s.ident == "Backend")
+                    {
+                        self.var_backend = true;
+                    }
                     // The type is resolved once every module is read (it may be imported
                     // from one read later).
                     let (self_ty, args) = match &*i.self_ty {
@@ -1183,6 +1234,12 @@ impl Index {
     /// has a method `name`: on an `Arc` of the crate's type, that one may be called.
     pub fn may_be_foreign_method(&self, name: &str) -> bool {
         self.foreign_impl_names.contains(name)
+    }
+
+    /// Whether the crates read implement a `VarBuilder` backend (`SimpleBackend`, `Backend`)
+    /// of their own: its `get` may give a tensor of another shape than asked.
+    pub fn var_backend_in_sight(&self) -> bool {
+        self.var_backend
     }
 
     /// Whether a trait `impl` the index cannot place on one type (a blanket one, one through

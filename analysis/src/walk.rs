@@ -506,8 +506,6 @@ struct Walker<'a> {
     self_mut: bool,
     /// The helpers being followed, innermost last (none is followed into twice).
     inlined: Vec<FnId>,
-    /// This walk runs with proc-macro2's own tokens forced (a helper of the macro's file).
-    own_tokens: bool,
     /// The sizes of `self`'s integer fields (`n_head` → `cfg.num_attention_heads`): one fixed
     /// value for the whole body, where `self` cannot change (see [`Walker::bind_field_dims`]).
     field_dims: BTreeMap<String, Dim>,
@@ -573,7 +571,6 @@ impl<'a> Walker<'a> {
             fresh_sizes: BTreeSet::new(),
             joined: 0,
             loop_passes: 0,
-            own_tokens: false,
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
         }
@@ -602,21 +599,8 @@ impl<'a> Walker<'a> {
         }
         // A body of the macro's cached file is proc-macro2's own tokens: a token stream built
         // from them inside the macro must be one of those too.
-        struct Restore;
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                proc_macro2::fallback::unforce();
-            }
-        }
-        // (Forced once, by the outermost helper: an inner one must not restore the compiler's
-        // tokens while the outer one still walks the file's.)
-        let force = self.index.own_tokens && !self.own_tokens;
-        let _restore = force.then(|| {
-            proc_macro2::fallback::force();
-            Restore
-        });
+        let _file_tokens = crate::index::FileTokens::enter(self.index);
         let mut nested = Walker::new(self.index, self.source, Function::of(callee, &NO_CLAUSES));
-        nested.own_tokens = self.own_tokens || force;
         // The helper's sizes are the caller's: the caller's facts hold in it.
         nested.facts = self.facts.clone();
         nested.quiet = 1;

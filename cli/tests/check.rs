@@ -3836,3 +3836,24 @@ impl Model {
     let (_, stdout, _) = run(&dir, &["shapes", "model.rs:Model::run"]);
     assert_eq!(stdout.trim(), "25  w  _[cfg.hidden_size, 10]  clone");
 }
+
+/// Correct programs a review wrote against the construction scan (`tests/fixtures/
+/// scan-reviews`): a trait method taking `self` that gets `&mut Inner` (a default method, a
+/// blanket `impl` over `DerefMut<Target = Inner>`, `impl Regrow for (&mut Inner)`, and one over
+/// `Target = Tensor` on a `Tensor` field); a config passed as `cfg.clone()` with a hand-written
+/// `Clone` that changes a size; a `VarBuilder` over a backend of the crate's own that gives
+/// other shapes than asked; a struct built by `ptr::read`. Each was a false positive.
+#[test]
+fn what_a_review_found_against_the_construction_scan_passes() {
+    for case in [
+        "defmut", "genmut", "parenmut", "tgen", "tclone2", "tback", "tread",
+    ] {
+        let source =
+            std::fs::read_to_string(fixture("scan-reviews").join(format!("{case}.rs"))).unwrap();
+        let (code, _, stderr) = run(
+            &scratch_crate(&format!("scan-review-{case}"), &source),
+            &["check", "."],
+        );
+        assert_eq!(code, 0, "{case}: {stderr}");
+    }
+}
