@@ -855,6 +855,24 @@ impl ScanVisit<'_, '_> {
     }
 
     /// Marks the fields a place names (`self.cache.k`, `m.n_head[0]`) as changed.
+    /// The places an assignment's left side writes: the place itself, or each part of a
+    /// destructuring one (`(self.proj, self.n) = (wide, 5)`, `[a.x] = ..`, `W(a.x) = ..`,
+    /// `S { f: a.x } = ..`).
+    fn assigned(&mut self, left: &syn::Expr) {
+        match strip(left) {
+            syn::Expr::Tuple(t) => t.elems.iter().for_each(|e| self.assigned(e)),
+            syn::Expr::Array(a) => a.elems.iter().for_each(|e| self.assigned(e)),
+            syn::Expr::Call(c) => c.args.iter().for_each(|e| self.assigned(e)),
+            syn::Expr::Struct(s) => {
+                s.fields.iter().for_each(|f| self.assigned(&f.expr));
+                if let Some(rest) = &s.rest {
+                    self.assigned(rest);
+                }
+            }
+            other => self.changes_place(other),
+        }
+    }
+
     fn changes_place(&mut self, expr: &syn::Expr) {
         if !self.own {
             return;
@@ -1011,7 +1029,7 @@ impl Visit<'static> for ScanVisit<'_, '_> {
     }
 
     fn visit_expr_assign(&mut self, a: &'static syn::ExprAssign) {
-        self.changes_place(&a.left);
+        self.assigned(&a.left);
         syn::visit::visit_expr_assign(self, a);
     }
 
@@ -1189,15 +1207,29 @@ impl ScanVisit<'_, '_> {
     /// `unsafe` code that may write through a raw pointer (`*mut`, `ptr::write`,
     /// `transmute`, `offset_of!`) may change any field of any value: no inference.
     fn unsafe_tokens(&mut self, tokens: TokenStream) {
-        fn writes(tokens: TokenStream) -> bool {
+        // `own`: in a crate that can name the struct, a dereference or a `&mut` in the block
+        // may write through a pointer made outside it; elsewhere only what writes memory
+        // itself (a pointer the struct's crate made is in sight there).
+        fn writes(tokens: TokenStream, own: bool) -> bool {
             let trees: Vec<TokenTree> = tokens.into_iter().collect();
             trees.iter().enumerate().any(|(at, tree)| match tree {
-                TokenTree::Group(g) => writes(g.stream()),
+                TokenTree::Group(g) => writes(g.stream(), own),
+                // A dereference (`*p = v` of a pointer made outside the block, `*p` read):
+                // `*` where no operand stands before it.
+                TokenTree::Punct(p) if own && p.as_char() == '*' => match at.checked_sub(1) {
+                    None => true,
+                    Some(before) => match &trees[before] {
+                        TokenTree::Punct(q) => q.spacing() == proc_macro2::Spacing::Alone,
+                        _ => false,
+                    },
+                },
                 TokenTree::Ident(i) => {
                     let name = i.to_string();
+                    // `*mut T`, and `&mut *p` of a pointer made outside the block.
                     (name == "mut"
                         && at > 0
-                        && matches!(&trees[at - 1], TokenTree::Punct(p) if p.as_char() == '*'))
+                        && matches!(&trees[at - 1], TokenTree::Punct(p)
+                            if p.as_char() == '*' || (own && p.as_char() == '&')))
                         || matches!(
                             name.as_str(),
                             "offset_of"
@@ -1228,7 +1260,7 @@ impl ScanVisit<'_, '_> {
                 _ => false,
             })
         }
-        if writes(tokens) {
+        if writes(tokens, self.own) {
             self.scan.out_of_sight = true;
         }
     }

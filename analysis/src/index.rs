@@ -96,6 +96,31 @@ impl Drop for FileTokens {
     }
 }
 
+/// Whether a file names a `VarBuilder` backend trait (`SimpleBackend`, `Backend`) anywhere: an
+/// `impl` of it under another name, in a body or a `const` block, or in a macro.
+fn mentions_backend(file: &syn::File) -> bool {
+    struct Names(bool);
+    fn in_tokens(tokens: proc_macro2::TokenStream) -> bool {
+        tokens.into_iter().any(|tree| match tree {
+            proc_macro2::TokenTree::Ident(ident) => ident == "SimpleBackend" || ident == "Backend",
+            proc_macro2::TokenTree::Group(group) => in_tokens(group.stream()),
+            _ => false,
+        })
+    }
+    impl<'ast> Visit<'ast> for Names {
+        fn visit_ident(&mut self, ident: &'ast proc_macro2::Ident) {
+            self.0 |= ident == "SimpleBackend" || ident == "Backend";
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.0 |= in_tokens(mac.tokens.clone());
+            syn::visit::visit_macro(self, mac);
+        }
+    }
+    let mut names = Names(false);
+    names.visit_file(file);
+    names.0
+}
+
 /// Crates whose traits the analysis knows the methods of: std's and candle's.
 pub const KNOWN_CRATES: &[&str] = &[
     "std",
@@ -385,6 +410,7 @@ impl Index {
         }
         self.sources.0.push(root.1);
         self.sources.1.push(krate);
+        self.var_backend |= mentions_backend(root.1);
         let dir = files
             .path(root.0)
             .parent()
@@ -871,6 +897,7 @@ impl Index {
                 };
                 self.sources.0.push(ast);
                 self.sources.1.push(krate);
+                self.var_backend |= mentions_backend(ast);
                 let id = self.add_module(krate, Some(parent), path);
                 self.insert(parent, name.clone(), entry(id));
                 let parent_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
