@@ -1684,21 +1684,7 @@ impl<'a> Ctor<'a> {
     /// dims (candle-nn 0.11 asks its `VarBuilder` for exactly those), and a convolution's
     /// geometry where its config is known.
     fn layer(&self, expr: &syn::Expr) -> Option<(Layer, Vec<Dim>, Option<ConvGeometry>)> {
-        let call = match strip(expr) {
-            syn::Expr::Try(t) => match strip(&t.expr) {
-                syn::Expr::Call(call) => call,
-                _ => return None,
-            },
-            syn::Expr::MethodCall(m)
-                if m.method == "unwrap" || (m.method == "expect" && m.args.len() == 1) =>
-            {
-                match strip(&m.receiver) {
-                    syn::Expr::Call(call) => call,
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        };
+        let call = fallible_call(expr)?;
         self.layer_call(call)
     }
 
@@ -1809,21 +1795,7 @@ impl<'a> Ctor<'a> {
     /// `cfg.vision.hidden_size` for `&cfg.vision`). A fact with a size of anything else is
     /// left out.
     fn nested(&self, expr: &syn::Expr) -> Option<(String, BTreeMap<String, FieldFact>)> {
-        let call = match strip(expr) {
-            syn::Expr::Try(t) => match strip(&t.expr) {
-                syn::Expr::Call(call) => call,
-                _ => return None,
-            },
-            syn::Expr::MethodCall(m)
-                if m.method == "unwrap" || (m.method == "expect" && m.args.len() == 1) =>
-            {
-                match strip(&m.receiver) {
-                    syn::Expr::Call(call) => call,
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        };
+        let call = fallible_call(expr)?;
         let syn::Expr::Path(func) = strip(&call.func) else {
             return None;
         };
@@ -2329,6 +2301,25 @@ impl<'a> Ctor<'a> {
             .chain(steps.iter().map(String::as_str))
             .collect();
         Some(Dim::symbol(text.join(".")))
+    }
+}
+
+/// The call whose success `expr` takes: `f(..)?`, `f(..).unwrap()`, `f(..).expect(..)`.
+fn fallible_call(expr: &syn::Expr) -> Option<&syn::ExprCall> {
+    match strip(expr) {
+        syn::Expr::Try(t) => match strip(&t.expr) {
+            syn::Expr::Call(call) => Some(call),
+            _ => None,
+        },
+        syn::Expr::MethodCall(m)
+            if m.method == "unwrap" || (m.method == "expect" && m.args.len() == 1) =>
+        {
+            match strip(&m.receiver) {
+                syn::Expr::Call(call) => Some(call),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 

@@ -892,13 +892,6 @@ impl<'a> Walker<'a> {
             let name = name_of(ident);
             match constructed.get(&name) {
                 Some(FieldFact::Size(dim)) => sizes.push((name, dim.clone())),
-                // `act: Activation::Relu`: the input's shape, held as a subject so that a
-                // change of the field forgets it.
-                Some(FieldFact::Activation(variant)) if variant != "Swiglu" => {
-                    self.subjects
-                        .insert(shape_keeping(&format!("self.{name}")), (Value::Other, None));
-                }
-                Some(FieldFact::Activation(_)) => {}
                 // `self.config.hidden_size`: the `cfg.hidden_size` the layers were built with.
                 Some(FieldFact::Config(param, config)) => {
                     let Some((_, config_item)) = self.index.struct_item(config) else {
@@ -916,56 +909,16 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
-                Some(FieldFact::Layer(layer, dims, geometry)) => {
-                    // `conv1d(.., Conv1dConfig { padding: 1, stride: 2, .. }, vb)`: held as a
-                    // subject, forgotten where the field may change.
-                    if let Some(geometry) = geometry {
-                        self.subjects.insert(
-                            conv_geometry(&format!("self.{name}")),
-                            (
-                                Value::Tuple(vec![
-                                    Value::Int(geometry.padding.clone()),
-                                    Value::Int(geometry.stride.clone()),
-                                    Value::Int(geometry.dilation.clone()),
-                                ]),
-                                None,
-                            ),
-                        );
-                    }
-                    let Some(accessor) = layer.weight_accessor() else {
-                        continue;
-                    };
-                    // Any dtype: the `VarBuilder`'s, which the constructor does not show.
-                    let weight =
-                        TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
-                    let subject = format!("self.{name}.{accessor}");
-                    if *layer == Layer::Embedding {
-                        self.built_tables.insert(subject.clone());
-                    }
-                    self.subjects
-                        .entry(subject)
-                        .or_insert((Value::Tensor(weight), None));
-                }
-                // `position_embeddings: vb.get((1, n + 1, e), "..")?`: that shape, any dtype.
-                // Only where the crate is all in sight: as a receiver, a by-value tensor may
-                // meet a trait method of another file's taking `self`.
-                Some(FieldFact::Tensor(dims)) if self.index.whole_crate(self.module()) => {
-                    let tensor =
-                        TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
-                    self.subjects
-                        .entry(format!("self.{name}"))
-                        .or_insert((Value::Tensor(tensor), None));
-                }
-                Some(FieldFact::Tensor(_)) => {}
-                // `patch_embeddings: PatchEmbeddings::new(cfg, vb.pp(..))?`: its layers as
-                // that construction built them, each held as a subject of its own.
-                Some(FieldFact::Nested(_, inner)) => {
-                    self.bind_nested(&format!("self.{name}"), inner);
-                    for (inner_name, fact) in inner {
-                        if let FieldFact::Size(dim) = fact {
-                            sizes.push((format!("{name}.{inner_name}"), dim.clone()));
+                Some(fact) => {
+                    // `patch_embeddings: PatchEmbeddings::new(cfg, vb.pp(..))?`: its sizes too.
+                    if let FieldFact::Nested(_, inner) = fact {
+                        for (inner_name, fact) in inner {
+                            if let FieldFact::Size(dim) = fact {
+                                sizes.push((format!("{name}.{inner_name}"), dim.clone()));
+                            }
                         }
                     }
+                    self.bind_built(&format!("self.{name}"), fact);
                 }
                 // Behind `&mut self`, held only until the body may change it (below).
                 None if is_usize(&field.ty) => {
@@ -984,54 +937,61 @@ impl<'a> Walker<'a> {
         self.bind_field_dims(sizes);
     }
 
-    /// The layers (and `Activation`s) of a struct held at `place` (`self.patch_embeddings`)
-    /// as its construction built them ([`FieldFact::Nested`]): subjects, forgotten where the
-    /// place may change, as a layer clause on `self.patch_embeddings.projection` would be.
-    fn bind_nested(&mut self, place: &str, fields: &BTreeMap<String, FieldFact>) {
-        for (name, fact) in fields {
-            let at = format!("{place}.{name}");
-            match fact {
-                FieldFact::Layer(layer, dims, geometry) => {
-                    if let Some(geometry) = geometry {
-                        self.subjects.insert(
-                            conv_geometry(&at),
-                            (
-                                Value::Tuple(vec![
-                                    Value::Int(geometry.padding.clone()),
-                                    Value::Int(geometry.stride.clone()),
-                                    Value::Int(geometry.dilation.clone()),
-                                ]),
-                                None,
-                            ),
-                        );
-                    }
-                    let Some(accessor) = layer.weight_accessor() else {
-                        continue;
-                    };
-                    let weight =
-                        TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
-                    let subject = format!("{at}.{accessor}");
-                    if *layer == Layer::Embedding {
-                        self.built_tables.insert(subject.clone());
-                    }
-                    self.subjects
-                        .entry(subject)
-                        .or_insert((Value::Tensor(weight), None));
+    /// What a construction gave the field at `place` (`self.c_attn`, or
+    /// `self.patch_embeddings.projection` of a struct built in a field), as subjects the walk
+    /// forgets where the place may change: a layer's weight (any dtype: the `VarBuilder`'s,
+    /// which the constructor does not show) and a convolution's geometry, as a layer clause
+    /// would state them; an `Activation` that keeps the shape (any but `Swiglu`); a `Tensor` a
+    /// `VarBuilder` gave, only where the crate is all in sight (as a receiver, a by-value
+    /// tensor may meet another file's trait method taking `self`); a nested struct's own.
+    fn bind_built(&mut self, place: &str, fact: &FieldFact) {
+        let any_dtype = |dims: &[Dim]| {
+            Value::Tensor(TensorType::new(
+                TensorType::unknown().dtypes,
+                Shape::new(dims.to_vec()),
+            ))
+        };
+        match fact {
+            FieldFact::Layer(layer, dims, geometry) => {
+                if let Some(geometry) = geometry {
+                    self.subjects.insert(
+                        conv_geometry(place),
+                        (
+                            Value::Tuple(vec![
+                                Value::Int(geometry.padding.clone()),
+                                Value::Int(geometry.stride.clone()),
+                                Value::Int(geometry.dilation.clone()),
+                            ]),
+                            None,
+                        ),
+                    );
                 }
-                FieldFact::Activation(variant) if variant != "Swiglu" => {
-                    self.subjects
-                        .insert(shape_keeping(&at), (Value::Other, None));
+                let Some(accessor) = layer.weight_accessor() else {
+                    return;
+                };
+                let subject = format!("{place}.{accessor}");
+                if *layer == Layer::Embedding {
+                    self.built_tables.insert(subject.clone());
                 }
-                FieldFact::Tensor(dims) if self.index.whole_crate(self.module()) => {
-                    let tensor =
-                        TensorType::new(TensorType::unknown().dtypes, Shape::new(dims.clone()));
-                    self.subjects
-                        .entry(at)
-                        .or_insert((Value::Tensor(tensor), None));
-                }
-                FieldFact::Nested(_, inner) => self.bind_nested(&at, inner),
-                _ => {}
+                self.subjects
+                    .entry(subject)
+                    .or_insert((any_dtype(dims), None));
             }
+            FieldFact::Activation(variant) if variant != "Swiglu" => {
+                self.subjects
+                    .insert(shape_keeping(place), (Value::Other, None));
+            }
+            FieldFact::Tensor(dims) if self.index.whole_crate(self.module()) => {
+                self.subjects
+                    .entry(place.to_string())
+                    .or_insert((any_dtype(dims), None));
+            }
+            FieldFact::Nested(_, inner) => {
+                for (name, fact) in inner {
+                    self.bind_built(&format!("{place}.{name}"), fact);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -2816,15 +2776,7 @@ impl<'a> Walker<'a> {
     /// candle's: no `use` (nor glob) of the function's module, nor of its body, names
     /// something out of sight.
     fn traits_in_sight(&self) -> bool {
-        const KNOWN: &[&str] = &[
-            "std",
-            "core",
-            "alloc",
-            "candle_core",
-            "candle",
-            "candle_nn",
-            "candle_contracts",
-        ];
+        const KNOWN: &[&str] = crate::index::KNOWN_CRATES;
         if self.local_paths.iter().any(|frame| !frame.is_empty()) {
             return false;
         }
