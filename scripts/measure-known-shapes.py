@@ -11,7 +11,7 @@ import glob, re, subprocess, sys
 verbose = "--verbose" in sys.argv
 files = [a for a in sys.argv[1:] if not a.startswith("--")] or sorted(glob.glob("tests/tests/models/*.rs"))
 binary = "target/debug/cargo-contracts"
-totals = {"known": 0, "joined": 0, "rank": 0, "dtype": 0, "unknown": 0}
+totals = {"known": 0, "joined": 0, "never": 0, "rank": 0, "dtype": 0, "unknown": 0}
 causes = {}
 for path in files:
     src = open(path).read().splitlines()
@@ -55,6 +55,9 @@ for path in files:
             tokens = re.split(r"[\[\],\s()*+/-]+", ty)
             if ty == "?":
                 kind = "unknown"
+            elif ty == "!":
+                # Never bound: the call before it panics (`todo!()`); counted apart.
+                kind = "never"
             elif "_" in tokens or ".." in ty or "?" in tokens:
                 kind = "rank" if "[" in ty and ".." not in ty else "dtype"
             elif any(re.fullmatch(r"\?\d+", t) for t in tokens):
@@ -63,12 +66,13 @@ for path in files:
             else:
                 kind = "known"
             totals[kind] += 1
-            if kind not in ("known", "joined"):
+            if kind not in ("known", "joined", "never"):
                 causes[op] = causes.get(op, 0) + 1
             if verbose and kind != "known":
                 print(f"{path}:{cols[0]} {name} {cols[1]} {ty} ({op})")
 n = sum(totals.values())
 print(f"{n} tensor lets: {totals['known']} fully known ({100*totals['known']//max(n,1)}%), "
       f"{totals['joined']} known up to a size two branches give differently (`?1`), "
+      f"{totals['never']} never bound (after a call that panics), "
       f"{totals['rank']} rank known, {totals['dtype']} less, {totals['unknown']} unknown")
 print("not fully known, by op:", ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: -kv[1])))

@@ -158,6 +158,8 @@ impl Value {
             // Not a tensor: said so, so that a count of unknown tensors leaves it out.
             Value::Int(_) => "= _".to_string(),
             Value::Float => "float".to_string(),
+            // Rust's never type: the `let` is never bound (`todo!()` before it).
+            Value::Never => "!".to_string(),
             Value::DType(dtype) => format!("DType::{dtype:?}"),
             Value::Tensors(ts) if ts.iter().any(|t| !t.is_unknown()) => {
                 Parts::Each(ts.clone()).to_string()
@@ -792,7 +794,10 @@ impl<'a> Walker<'a> {
             let root = path.split('.').next().unwrap_or("");
             if immutable_roots.contains(root) && !through_interior_mutability(path) {
                 let origin = Some(Origin::Clause(path.clone()));
-                let dim = with_facts_dim(&self.contract, dim);
+                let dim = match dim.parse::<u64>() {
+                    Ok(n) => Dim::lit(n),
+                    Err(_) => with_facts_dim(&self.contract, dim),
+                };
                 self.subjects
                     .insert(path.clone(), (Value::Int(dim), origin));
             }
@@ -1641,7 +1646,8 @@ impl<'a> Walker<'a> {
                 // at once) with what the call would have given: a tensor of unknown type.
                 let value = match never {
                     true if self.failure_never => self.failed_value.take().unwrap_or(Value::Other),
-                    true => Value::Other,
+                    // Never bound (`shapes` shows Rust's `!`); what follows is not reached.
+                    true => Value::Never,
                     false => value,
                 };
                 let value = match &local.init {
@@ -2495,6 +2501,19 @@ impl<'a> Walker<'a> {
         let outer = std::mem::replace(&mut self.taken, takes);
         let receiver = self.expr(&call.receiver);
         self.taken = outer;
+        // `stub(x)?.transpose(1, 2)`: a receiver that never completes leaves no call to make
+        // (its arguments are still read, quietly unless the receiver is a certain failure
+        // whose every mismatch is reported).
+        if receiver == Value::Never {
+            let failure = self.failure_never;
+            self.quiet += usize::from(!failure);
+            for arg in &call.args {
+                self.operand(arg);
+            }
+            self.quiet -= usize::from(!failure);
+            self.failure_never = failure;
+            return Value::Never;
+        }
         let args: Vec<Value> = call.args.iter().map(|a| self.operand(a)).collect();
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         self.passes_self(&arg_exprs);
@@ -3161,8 +3180,10 @@ impl<'a> Walker<'a> {
         if keeps_shape {
             return Value::Tensor(xs.clone());
         }
-        let geometry = match subject_text(strip_refs(receiver))
-            .and_then(|text| self.subjects.get(&conv_geometry(&text)))
+        let place = subject_text(strip_refs(receiver));
+        let built = match place
+            .as_ref()
+            .and_then(|text| self.subjects.get(&conv_geometry(text)))
         {
             Some((Value::Tuple(parts), _)) => match parts.as_slice() {
                 [
@@ -3177,6 +3198,20 @@ impl<'a> Walker<'a> {
                 _ => ConvGeometry::default(),
             },
             _ => ConvGeometry::default(),
+        };
+        // `self.conv: Conv2d[..] with stride = S, padding = 1`: a setting the guard checked,
+        // where the constructor seen does not give it.
+        let setting = |built: Dim, name: &str| match (&place, built.is_unknown()) {
+            (Some(text), true) => match self.subject_value_of(&format!("{text}.config().{name}")) {
+                Some(Value::Int(d)) => d,
+                _ => built,
+            },
+            _ => built,
+        };
+        let geometry = ConvGeometry {
+            padding: setting(built.padding, "padding"),
+            stride: setting(built.stride, "stride"),
+            dilation: setting(built.dilation, "dilation"),
         };
         match self
             .facts
@@ -3495,10 +3530,16 @@ impl<'a> Walker<'a> {
                     root_is_self && !through_interior_mutability(text)
                 }
             });
+        // A helper whose body is one `unimplemented!()` (candle's `flash_attn` without its
+        // feature) never returns: a branch calling it gives nothing to join.
+        let panics = callee.contract.is_none()
+            && !callee.conditional
+            && panics_at_once(callee.block, &|name| self.index.defines_macro(name));
         let followed = |walker: &Self| match (
             walker.inline(id, args, on_self, place.as_deref()),
             walker.tuple_kinds(callee),
         ) {
+            _ if panics => Value::Never,
             (Some(Value::Tensor(t)), _) if returns_tensor => Value::Tensor(t),
             // A tuple: its tensors as the body gives them.
             (Some(Value::Tuple(items)), Some(kinds)) if items.len() == kinds.len() => Value::Tuple(
@@ -4811,6 +4852,36 @@ fn fill_unknown(stated: TensorType, body: &TensorType) -> TensorType {
 }
 
 /// A value of `kind` nothing more is known of.
+/// Whether a body is one std macro that panics (`unimplemented!(..)`, `todo!()`, `panic!(..)`,
+/// `unreachable!()`), and nothing else: a call of it never returns. `bail!` returns an
+/// error, which the caller may handle, so it is not one.
+fn panics_at_once(block: &syn::Block, defines_macro: &dyn Fn(&str) -> bool) -> bool {
+    let [stmt] = block.stmts.as_slice() else {
+        return false;
+    };
+    let mac = match stmt {
+        syn::Stmt::Macro(m) => &m.mac,
+        syn::Stmt::Expr(syn::Expr::Macro(m), _) => &m.mac,
+        _ => return false,
+    };
+    let segments: Vec<String> = mac
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let (name, prefix) = match segments.split_last() {
+        Some((name, prefix)) => (name.as_str(), prefix),
+        None => return false,
+    };
+    let std_path = match prefix {
+        [] => !defines_macro(name),
+        [root] => root == "std" || root == "core",
+        _ => false,
+    };
+    std_path && matches!(name, "panic" | "todo" | "unimplemented" | "unreachable")
+}
+
 fn kind_unknown(kind: &Kind) -> Value {
     kind.clone().unknown_value()
 }

@@ -3861,3 +3861,46 @@ fn what_a_review_found_against_the_construction_scan_passes() {
         assert_eq!(code, 0, "{case}: {stderr}");
     }
 }
+
+/// candle's `flash_attn` without its feature is one `unimplemented!()`: the branch calling it
+/// never gives a value, so the other branch's shape is the `if`'s. A crate's own macro named
+/// so, and `bail!` (an error the caller may handle), are not such stubs.
+#[test]
+fn a_branch_through_a_stub_that_panics_takes_the_other_branchs_shape() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+fn flash_attn(_: &Tensor) -> Result<Tensor> {
+    unimplemented!(\"compile with '--features flash-attn'\")
+}
+
+#[contract(x: f32[B, T, E])]
+pub fn attend(x: &Tensor, use_flash_attn: bool) -> Result<Tensor> {
+    let y = if use_flash_attn {
+        flash_attn(x)?.transpose(1, 2)?
+    } else {
+        x.transpose(1, 2)?
+    };
+    y.narrow(3, 0, 1)
+}
+";
+    let dir = scratch_crate("stub-branch", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("narrow"), "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:attend"]);
+    assert!(shapes.contains("f32[B, E, T]"), "{shapes}");
+    // A stub that may return (an error, or a macro of the crate's own) gives nothing known.
+    for body in [
+        "candle_core::bail!(\"no flash-attn\")",
+        "unimplemented!(\"compile with '--features flash-attn'\")\n}\nmacro_rules! unimplemented { ($($t:tt)*) => { Ok(Tensor::zeros((1, 1, 1, 1), candle_core::DType::F32, &candle_core::Device::Cpu)?) } }\nfn unused() {",
+    ] {
+        let other = source.replace(
+            "unimplemented!(\"compile with '--features flash-attn'\")",
+            body,
+        );
+        assert_ne!(other, source);
+        let (code, _, stderr) = run(&scratch_crate("stub-may-return", &other), &["check", "."]);
+        assert_eq!(code, 0, "{body}: {stderr}");
+    }
+}

@@ -833,3 +833,56 @@ fn a_layer_clause_takes_its_sizes_in_the_layers_own_form() {
     let valid = errors("self.proj: bf16 Linear[64 -> 10], logits: bf16[N, 64]");
     assert!(valid.is_empty(), "{valid:?}");
 }
+
+#[test]
+fn a_convolutions_settings_follow_with_and_each_is_checked() {
+    let valid = errors(
+        "self.conv: Conv2d[C -> 8, 3] with stride = S, padding = 1, dilation = 1, \
+         groups = 1, logits: f32[N, C]",
+    );
+    assert!(valid.is_empty(), "{valid:?}");
+    let cases = [
+        (
+            "self.proj: Linear[64 -> 10] with stride = 2",
+            "only a `Conv1d` or `Conv2d` clause",
+        ),
+        (
+            "logits: f32[N, C] with stride = 2",
+            "gives a convolution's settings",
+        ),
+        (
+            "self.conv: Conv2d[C -> 8, 3] with stride = 2, stride = 1",
+            "`stride` is set twice",
+        ),
+        (
+            "self.conv: Conv2d[C -> 8, 3] with strides = 2",
+            "`strides` is none of them",
+        ),
+        (
+            "self.conv: Conv2d[C -> 8, 3] with stride = 2 * S",
+            "after the setting's value",
+        ),
+        (
+            "self.conv: Conv2d[C -> 8, 3] with padding = (1, 1)",
+            "a dim's name or a number",
+        ),
+    ];
+    for (args, message) in cases {
+        let found = errors(&format!("{args}, logits: f32[N, C]"));
+        assert!(
+            found.iter().any(|e| e.contains(message)),
+            "{args}: {found:?}"
+        );
+    }
+    // Without `with`, `padding = 1` is no setting of a convolution (an unknown option).
+    let alone = errors("self.conv: Conv2d[C -> 8, 3], padding = 1");
+    assert!(!alone.is_empty(), "{alone:?}");
+    // In a struct contract the settings stay the convolution's, not a field's.
+    let item = "struct Block { conv: Conv2d, padding: usize }";
+    let expanded = expand::contract(
+        tokens("conv: Conv2d[C -> 8, 3] with stride = 2, padding = P"),
+        tokens(item),
+    )
+    .to_string();
+    assert!(!expanded.contains("compile_error"), "{expanded}");
+}

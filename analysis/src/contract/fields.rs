@@ -7,7 +7,7 @@
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::quote;
 
-use super::parse::split_commas;
+use super::parse::{is_setting_piece, split_commas, split_settings};
 use super::syntax::kw;
 
 /// Why a struct contract cannot be read as method clauses, and where.
@@ -28,6 +28,8 @@ pub fn method_clauses(
 ) -> Result<TokenStream, Vec<FieldError>> {
     let mut out = TokenStream::new();
     let mut errors = Vec::new();
+    // After `conv: Conv2d[..] with stride = 2`, the next `padding = 1` is the convolution's.
+    let mut settings_open = false;
     for piece in split_commas(tokens.clone()) {
         let trees: Vec<TokenTree> = piece.clone().into_iter().collect();
         let Some(first) = trees.first() else {
@@ -36,6 +38,11 @@ pub fn method_clauses(
         if !out.is_empty() {
             out.extend(quote!(,));
         }
+        if settings_open && is_setting_piece(&piece) {
+            out.extend(piece);
+            continue;
+        }
+        settings_open = split_settings(piece.clone()).1.is_some();
         let next = trees.get(1);
         let punct = |tree: Option<&TokenTree>, c: char| matches!(tree, Some(TokenTree::Punct(p)) if p.as_char() == c);
         let single = |at: usize, c: char| {

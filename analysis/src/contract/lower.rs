@@ -37,6 +37,15 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
                 op,
                 dim_expr(&relation.rhs),
             ));
+            // `{self.conv.config().padding} == 1` (a convolution's `with padding = 1`): the
+            // value is that number, as a field naming a dim is that dim.
+            if op == Cmp::Eq
+                && let (DimExpr::Block { tokens, .. }, DimExpr::Lit(n)) =
+                    (&relation.lhs, &relation.rhs)
+            {
+                let text: String = tokens.0.to_string().split_whitespace().collect();
+                fields.push((text, n.to_string()));
+            }
             // `E == H * D` (either way round): within the body, `E` is `H * D`.
             if op == Cmp::Eq {
                 match (&relation.lhs, &relation.rhs) {

@@ -2,6 +2,7 @@
 //! type, so a clause, a shape or a dim parses on its own (`syn::parse_str::<Clause>(..)`).
 
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::{Ident, LitFloat, LitInt, LitStr, Member, Token};
@@ -32,7 +33,27 @@ pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
     let pieces = split_commas(tokens);
     let count = pieces.len();
     let mut clauses = Vec::new();
+    // The convolution whose `with` settings are being read (`self.conv: Conv2d[CIN -> COUT, 3]
+    // with stride = S, padding = 1`), and the settings read so far.
+    let mut open: Option<(Subject, Vec<String>)> = None;
     for (i, piece) in pieces.into_iter().enumerate() {
+        if let Some((layer, seen)) = &mut open
+            && is_setting_piece(&piece)
+        {
+            match parse_setting(piece, layer, seen) {
+                Ok(clause) => clauses.push(clause),
+                Err(error) => errors.push(error),
+            }
+            continue;
+        }
+        open = None;
+        let (piece, settings) = split_settings(piece);
+        // The layer the bracket before `with` sizes (`Conv2d[..] with ..`).
+        let conv_named = {
+            let trees: Vec<TokenTree> = piece.clone().into_iter().collect();
+            matches!(trees.as_slice(), [.., TokenTree::Ident(layer), TokenTree::Group(_)]
+                if layer == "Conv1d" || layer == "Conv2d")
+        };
         if piece.is_empty() {
             // A trailing comma is fine; an empty clause in the middle is not.
             if i + 1 < count && i > 0 {
@@ -50,13 +71,285 @@ pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
                     (Clause::Tensor(tensor), true) => hidden_size_binding(tensor),
                     _ => None,
                 };
+                if let Some((with, first)) = settings {
+                    match conv_layer(&clause, with, conv_named) {
+                        Ok(layer) => {
+                            let mut seen = Vec::new();
+                            match parse_setting(first, &layer, &mut seen) {
+                                Ok(setting) => {
+                                    clauses.push(clause);
+                                    clauses.push(setting);
+                                    open = Some((layer, seen));
+                                }
+                                Err(error) => errors.push(error),
+                            }
+                        }
+                        Err(error) => errors.push(error),
+                    }
+                    continue;
+                }
                 clauses.push(clause);
                 clauses.extend(width.map(Clause::Bind));
             }
             Err(error) => errors.push(error),
         }
     }
+    apply_groups(&mut clauses);
     clauses
+}
+
+/// The settings a convolution's clause may state after `with`: the fields of candle-nn's
+/// `Conv1dConfig` and `Conv2dConfig` that give its output's size.
+const CONV_SETTINGS: &[&str] = &["padding", "stride", "dilation", "groups"];
+
+/// A clause cut at its top-level `with` (`self.conv: Conv2d[CIN -> COUT, 3] with stride = 2`):
+/// the clause, and the `with` keyword with the first setting's tokens.
+pub(crate) fn split_settings(piece: TokenStream) -> (TokenStream, Option<(Ident, TokenStream)>) {
+    let trees: Vec<TokenTree> = piece.clone().into_iter().collect();
+    let at = trees.iter().enumerate().position(|(i, tree)| {
+        matches!(tree, TokenTree::Ident(ident) if ident == "with")
+            && i > 0
+            && matches!(&trees[i - 1], TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket)
+    });
+    match at {
+        Some(at) => {
+            let TokenTree::Ident(with) = trees[at].clone() else {
+                unreachable!("found an identifier")
+            };
+            (
+                trees[..at].iter().cloned().collect(),
+                Some((with, trees[at + 1..].iter().cloned().collect())),
+            )
+        }
+        None => (piece, None),
+    }
+}
+
+/// Whether a clause is one more setting of the convolution before it (`padding = 1`).
+pub(crate) fn is_setting_piece(piece: &TokenStream) -> bool {
+    let trees: Vec<TokenTree> = piece.clone().into_iter().collect();
+    matches!(trees.as_slice(), [TokenTree::Ident(name), TokenTree::Punct(eq), rest @ ..]
+        if CONV_SETTINGS.contains(&name.to_string().as_str())
+            && eq.as_char() == '='
+            && !matches!(rest.first(), Some(TokenTree::Punct(p)) if p.as_char() == '='))
+}
+
+/// The convolution a clause with `with` settings names (its path from `self`, without the
+/// `weight()` the clause checks).
+fn conv_layer(clause: &Clause, with: Ident, conv_named: bool) -> syn::Result<Subject> {
+    let Clause::Tensor(TensorClause {
+        subject: Subject::Field { root, steps },
+        ..
+    }) = clause
+    else {
+        return Err(syn::Error::new(
+            with.span(),
+            "`with` gives a convolution's settings: `self.conv: Conv2d[CIN -> COUT, 3] with \
+             stride = 2`",
+        ));
+    };
+    let conv = conv_named && steps.last().is_some_and(|step| {
+        matches!(step, FieldStep::Member { member: Member::Named(m), call: true } if m == "weight")
+    });
+    let layer_steps = &steps[..steps.len().saturating_sub(1)];
+    let plain = layer_steps
+        .iter()
+        .all(|step| matches!(step, FieldStep::Member { .. }));
+    if !conv {
+        return Err(syn::Error::new(
+            with.span(),
+            "only a `Conv1d` or `Conv2d` clause takes settings after `with`",
+        ));
+    }
+    if root != "self" || !plain || layer_steps.is_empty() {
+        return Err(syn::Error::new(
+            with.span(),
+            "the settings after `with` are read from a layer of `self` (`self.conv: Conv2d[..] \
+             with stride = 2`)",
+        ));
+    }
+    Ok(Subject::Field {
+        root: root.clone(),
+        steps: layer_steps
+            .iter()
+            .map(|step| match step {
+                FieldStep::Member { member, call } => FieldStep::Member {
+                    member: member.clone(),
+                    call: *call,
+                },
+                _ => unreachable!("checked: members only"),
+            })
+            .collect(),
+    })
+}
+
+/// `stride = S` or `padding = 1` of the convolution `layer`: the value of its
+/// `config().stride` names the dim `S` (as `self.n_head = H` does), or must be the number
+/// (as the relation `{self.conv.config().padding} == 1`).
+fn parse_setting(
+    tokens: TokenStream,
+    layer: &Subject,
+    seen: &mut Vec<String>,
+) -> syn::Result<Clause> {
+    let parse = |input: ParseStream<'_>| -> syn::Result<Clause> {
+        let name: Ident = input
+            .call(Ident::parse_any)
+            .map_err(|e| syn::Error::new(e.span(), "after `with` comes a setting: `stride = 2`"))?;
+        let setting = name.to_string();
+        if !CONV_SETTINGS.contains(&setting.as_str()) {
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "a convolution's settings are {}; `{setting}` is none of them",
+                    code_list(CONV_SETTINGS)
+                ),
+            ));
+        }
+        if seen.contains(&setting) {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("`{setting}` is set twice"),
+            ));
+        }
+        seen.push(setting.clone());
+        input.parse::<Token![=]>()?;
+        let Subject::Field { root, steps } = layer else {
+            unreachable!("a convolution of `self`")
+        };
+        let mut path: Vec<FieldStep> = steps
+            .iter()
+            .map(|step| match step {
+                FieldStep::Member { member, call } => FieldStep::Member {
+                    member: member.clone(),
+                    call: *call,
+                },
+                _ => unreachable!("members only"),
+            })
+            .collect();
+        path.push(FieldStep::Member {
+            member: Member::Named(Ident::new("config", name.span())),
+            call: true,
+        });
+        path.push(FieldStep::Member {
+            member: Member::Named(name.clone()),
+            call: false,
+        });
+        let subject = Subject::Field {
+            root: root.clone(),
+            steps: path,
+        };
+        if input.peek(LitInt) {
+            let value: LitInt = input.parse()?;
+            expect_end(input, "after the setting's value")?;
+            let n = value.base10_parse::<u64>()?;
+            let span = SpanRange {
+                first: name.span(),
+                last: value.span(),
+            };
+            return Ok(Clause::Relation(Relation {
+                lhs: DimExpr::Block {
+                    tokens: Tokens(path_tokens(&subject)),
+                    span,
+                },
+                op: CmpOp::Eq,
+                rhs: DimExpr::Lit(n),
+            }));
+        }
+        let dim = input.call(Ident::parse_any).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("after `{setting} =` comes a dim's name or a number: `{setting} = S`"),
+            )
+        })?;
+        expect_end(input, "after the dim's name")?;
+        Ok(Clause::Bind(FieldBinding {
+            subject,
+            span: SpanRange {
+                first: name.span(),
+                last: dim.span(),
+            },
+            dim,
+        }))
+    };
+    parse.parse2(tokens)
+}
+
+/// The tokens of a path of members from its root (`self.conv.config().padding`), with their
+/// own spans.
+fn path_tokens(subject: &Subject) -> TokenStream {
+    let Subject::Field { root, steps } = subject else {
+        return TokenStream::new();
+    };
+    let mut tokens = root.to_token_stream();
+    for step in steps {
+        if let FieldStep::Member { member, call } = step {
+            tokens.extend(quote::quote!(.#member));
+            if *call {
+                tokens.extend(quote::quote!(()));
+            }
+        }
+    }
+    tokens
+}
+
+/// A convolution of `groups = G` has a weight `[COUT, CIN / G, K, K]`: its clause's second dim
+/// is divided by the groups it sets (a number other than 1, or a dim's name).
+fn apply_groups(clauses: &mut [Clause]) {
+    let mut groups: Vec<(String, DimExpr)> = Vec::new();
+    for clause in clauses.iter() {
+        let (text, value) = match clause {
+            Clause::Bind(binding) => (
+                binding.subject.to_string(),
+                DimExpr::Name(binding.dim.clone()),
+            ),
+            Clause::Relation(Relation {
+                lhs: DimExpr::Block { tokens, .. },
+                op: CmpOp::Eq,
+                rhs: DimExpr::Lit(n),
+            }) if *n != 1 => (tokens.0.to_string(), DimExpr::Lit(*n)),
+            _ => continue,
+        };
+        let text: String = text.split_whitespace().collect();
+        if let Some(layer) = text.strip_suffix(".config().groups") {
+            groups.push((format!("{layer}.weight()"), value));
+        }
+    }
+    for clause in clauses.iter_mut() {
+        let Clause::Tensor(tensor) = clause else {
+            continue;
+        };
+        let text: String = tensor.subject.to_string().split_whitespace().collect();
+        let Some((_, g)) = groups.iter().find(|(weight, _)| *weight == text) else {
+            continue;
+        };
+        let Some(cin) = tensor.spec.shape.dims.get_mut(1) else {
+            continue;
+        };
+        let inner = match std::mem::replace(cin, Dim::Any) {
+            Dim::Fixed(n) => DimExpr::Lit(n),
+            Dim::Named(name) => DimExpr::Name(name),
+            Dim::Expr(e) => DimExpr::Paren(Box::new(e)),
+            other => {
+                *cin = other;
+                continue;
+            }
+        };
+        let span = tensor.span;
+        *cin = Dim::Expr(DimExpr::Binary {
+            lhs: Box::new(inner),
+            op: ArithOp::Div,
+            op_span: span,
+            rhs: Box::new(clone_dim_expr(g)),
+        });
+    }
+}
+
+fn clone_dim_expr(e: &DimExpr) -> DimExpr {
+    match e {
+        DimExpr::Lit(n) => DimExpr::Lit(*n),
+        DimExpr::Name(i) => DimExpr::Name(i.clone()),
+        _ => unreachable!("a setting is a name or a number"),
+    }
 }
 
 /// Whether a clause is a layer clause of an `Embedding` (`self.wte: Embedding[V, E]`).

@@ -72,3 +72,87 @@ fn an_embedding_whose_hidden_size_is_not_its_tables_width_is_named() {
     assert!(error.contains("self.embed.hidden_size()"), "{error}");
     assert!(error.contains("E = 12"), "{error}");
 }
+
+/// A residual block's convolution, its settings stated after `with`.
+struct Downsample {
+    conv: candle_nn::Conv2d,
+}
+
+impl Downsample {
+    fn new(stride: usize, padding: usize) -> Downsample {
+        let weight = Tensor::ones((8, 4, 3, 3), DType::F32, &Device::Cpu).unwrap();
+        let config = candle_nn::Conv2dConfig {
+            stride,
+            padding,
+            ..Default::default()
+        };
+        Downsample {
+            conv: candle_nn::Conv2d::new(weight, None, config),
+        }
+    }
+
+    #[contract(
+        xs: f32[B, CIN, H, W],
+        self.conv: Conv2d[CIN -> COUT, 3] with stride = S, padding = 1,
+        dilation = 1,
+        return: f32[B, COUT, (H - 1) / S + 1, (W - 1) / S + 1],
+    )]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        xs.apply(&self.conv)
+    }
+}
+
+#[test]
+fn a_convolutions_settings_are_checked_and_give_its_output_size() {
+    let xs = Tensor::ones((2, 4, 9, 7), DType::F32, &Device::Cpu).unwrap();
+    let ys = Downsample::new(2, 1).forward(&xs).unwrap();
+    assert_eq!(ys.dims(), &[2, 8, 5, 4]);
+    // Another padding than the clause's: named, with its value, before the convolution runs.
+    let error = Downsample::new(2, 0).forward(&xs).unwrap_err().to_string();
+    assert!(error.contains("self.conv.config().padding"), "{error}");
+    assert!(error.contains('0'), "{error}");
+}
+
+/// A depthwise convolution: `groups = C` makes its weight `[C, C / C, 3, 3]`.
+struct Depthwise {
+    conv: candle_nn::Conv2d,
+}
+
+impl Depthwise {
+    #[contract(
+        xs: f32[B, C, H, W],
+        self.conv: Conv2d[C -> C, 3] with groups = G, padding = 1, stride = 1, dilation = 1,
+        return: f32[B, C, H, W],
+    )]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        xs.apply(&self.conv)
+    }
+}
+
+#[test]
+fn a_grouped_convolutions_weight_has_its_channels_per_group() {
+    let depthwise = |channels: usize, per_group: usize, groups: usize| Depthwise {
+        conv: candle_nn::Conv2d::new(
+            Tensor::ones((channels, per_group, 3, 3), DType::F32, &Device::Cpu).unwrap(),
+            None,
+            candle_nn::Conv2dConfig {
+                padding: 1,
+                groups,
+                ..Default::default()
+            },
+        ),
+    };
+    let xs = Tensor::ones((2, 4, 5, 5), DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(
+        depthwise(4, 1, 4).forward(&xs).unwrap().dims(),
+        &[2, 4, 5, 5]
+    );
+    // Two groups of two channels: the weight is `[4, 2, 3, 3]`, and so is `C / G`.
+    assert_eq!(
+        depthwise(4, 2, 2).forward(&xs).unwrap().dims(),
+        &[2, 4, 5, 5]
+    );
+    // A weight of one channel a group, in two groups: not `C / G`.
+    let error = depthwise(4, 1, 2).forward(&xs).unwrap_err().to_string();
+    assert!(error.contains("self.conv.weight()"), "{error}");
+}

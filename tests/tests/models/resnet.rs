@@ -61,9 +61,9 @@ fn basic_block(c_in: usize, c_out: usize, stride: usize, vb: VarBuilder) -> Resu
 impl Module for BasicBlock {
     #[contract(
         xs: f32[B, CIN, H, W],
-        self.conv1.weight(): f32[COUT, CIN, 3, 3],
-        self.conv2.weight(): f32[COUT, COUT, 3, 3],
-        return: f32[B, COUT, HO, WO],
+        self.conv1: Conv2d[CIN -> COUT, 3] with stride = S, padding = 1, dilation = 1,
+        self.conv2: Conv2d[COUT -> COUT, 3] with stride = 1, padding = 1, dilation = 1,
+        return: f32[B, COUT, (H - 1) / S + 1, (W - 1) / S + 1],
     )]
     fn forward(&self, xs: &Tensor) -> Result<Tensor> {
         let ys = xs
