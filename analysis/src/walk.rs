@@ -2785,10 +2785,51 @@ impl<'a> Walker<'a> {
             _ => Value::Other,
         };
         match (enumerate, element) {
+            // `for (i, &id) in ids.to_vec1::<u32>()?.iter().enumerate()`: a `Vec`'s iterator,
+            // so std's `enumerate` and an index, where nothing of the crate's is named so.
+            (true, Value::Other) if self.enumerates_host_values(iterable) => {
+                Value::Tuple(vec![Value::Int(Dim::Unknown), Value::Other])
+            }
             (_, Value::Other) => Value::Other,
             (true, element) => Value::Tuple(vec![Value::Int(Dim::Unknown), element]),
             (false, element) => element,
         }
+    }
+
+    /// Whether `iterable` is `x.to_vecN()?.iter().enumerate()` (or `into_iter`, `unwrap`):
+    /// candle's `Vec` of host values, whose iterator's `enumerate` is std's, where no method of
+    /// the crates read, and no trait out of sight, may be one of those names.
+    fn enumerates_host_values(&self, iterable: &syn::Expr) -> bool {
+        let syn::Expr::MethodCall(enumerate) = unparen(iterable) else {
+            return false;
+        };
+        let syn::Expr::MethodCall(iter) = unparen(&enumerate.receiver) else {
+            return false;
+        };
+        let to_vec = match unparen(&iter.receiver) {
+            syn::Expr::Try(t) => unparen(&t.expr),
+            syn::Expr::MethodCall(m) if m.method == "unwrap" || m.method == "expect" => {
+                unparen(&m.receiver)
+            }
+            _ => return false,
+        };
+        let syn::Expr::MethodCall(to_vec) = to_vec else {
+            return false;
+        };
+        let names = [
+            "enumerate".to_string(),
+            name_of(&iter.method),
+            name_of(&to_vec.method),
+        ];
+        matches!(names[1].as_str(), "iter" | "into_iter")
+            && matches!(names[2].as_str(), "to_vec1" | "to_vec2" | "to_vec3")
+            && iter.args.is_empty()
+            && names.iter().all(|name| {
+                !self.index.may_be_any_types_method(name)
+                    && !self.index.may_be_foreign_method(name)
+                    && !self.index.fns.iter().any(|f| f.sig.ident == name.as_str())
+            })
+            && self.traits_in_sight()
     }
 
     /// Whether every trait that may be in scope here is one the index holds or std's or

@@ -3904,3 +3904,36 @@ pub fn attend(x: &Tensor, use_flash_attn: bool) -> Result<Tensor> {
         assert_eq!(code, 0, "{body}: {stderr}");
     }
 }
+
+/// CLIP's pooled output reads one row a batch item at the host's argmax:
+/// `for (batch_idx, &seq_idx) in ids.to_vec1::<i64>()?.iter().enumerate()` binds an index,
+/// so `output.i((batch_idx, seq_idx as usize))` drops two dims. A crate method named
+/// `enumerate` may be the one called: then nothing is known of it. (A loop's body may run no
+/// time: a mismatch in it is never certain, so this is what `shapes` shows.)
+#[test]
+fn an_enumerate_over_host_values_binds_an_index() {
+    let source = "use candle_contracts::contract;
+use candle_core::{IndexOp, Result, Tensor};
+
+#[contract(output: f32[B, T, E], ids: i64[B])]
+pub fn pooled(output: &Tensor, ids: &Tensor) -> Result<Tensor> {
+    let mut rows = Vec::new();
+    for (batch_idx, &seq_idx) in ids.to_vec1::<i64>()?.iter().enumerate() {
+        let row = output.i((batch_idx, seq_idx as usize))?.unsqueeze(0)?;
+        rows.push(row);
+    }
+    Tensor::cat(&rows, 0)
+}
+";
+    let dir = scratch_crate("enumerate-host", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:pooled"]);
+    assert!(shapes.contains("row   f32[1, E]"), "{shapes}");
+    let own = format!(
+        "{source}\npub trait Numbered: Sized {{ fn enumerate(self) -> Self {{ self }} }}\n"
+    );
+    let dir = scratch_crate("enumerate-own", &own);
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:pooled"]);
+    assert!(shapes.contains("row   f32[1, ..]"), "{shapes}");
+}
