@@ -886,3 +886,18 @@ fn a_convolutions_settings_follow_with_and_each_is_checked() {
     .to_string();
     assert!(!expanded.contains("compile_error"), "{expanded}");
 }
+
+/// A `Vec` of the crate's structs (`[Block; L]`) is no tensor sequence: the error says what
+/// to write instead, not that a dtype is missing its shape.
+#[test]
+fn a_sequence_of_structs_is_an_error_that_names_the_element_form() {
+    let found = errors("self.layers: [Block; L], logits: f32[N, C]");
+    assert!(
+        found
+            .iter()
+            .any(|e| e.contains("a sequence of `Block`s is not checked as a whole")),
+        "{found:?}"
+    );
+    let valid = errors("self.layers[..].proj: Linear[C -> C], logits: f32[N, C]");
+    assert!(valid.is_empty(), "{valid:?}");
+}

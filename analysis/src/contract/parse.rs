@@ -928,6 +928,17 @@ fn parse_sequence_spec(input: ParseStream<'_>) -> syn::Result<TensorSpec> {
              write the element's spec and the count, e.g. `[f32[E]; N]`",
         ));
     };
+    // `[Block; L]`: a `Vec` of the crate's structs, which a clause cannot state whole.
+    if let [TokenTree::Ident(name)] = element.clone().into_iter().collect::<Vec<_>>().as_slice() {
+        return Err(syn::Error::new(
+            name.span(),
+            format!(
+                "a sequence of `{name}`s is not checked as a whole; state what each element \
+                 holds, e.g. `self.layers[..].proj: Linear[E -> E]` (every element) or \
+                 `self.layers[0].proj.weight(): f32[E, E]`"
+            ),
+        ));
+    }
     let mut spec = parse_tensor_spec.parse2(element)?;
     if spec.sequence.is_some() {
         return Err(syn::Error::new(
