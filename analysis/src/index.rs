@@ -1227,6 +1227,32 @@ impl Index {
         self.crates[self.modules[module].krate].root_known
     }
 
+    /// Whether `name!` in `module` is std's own macro: the crates read define none of the
+    /// name, the module imports none (`use other::bail as unimplemented`), its glob imports
+    /// are of the crate's own modules or of known crates, and no `#[macro_use] extern crate`
+    /// brings others.
+    pub fn std_macro_in_scope(&self, module: ModId, name: &str) -> bool {
+        let Some(m) = self.modules.get(module) else {
+            return false;
+        };
+        let glob_known = |path: &Vec<String>| {
+            path.first().is_some_and(|first| {
+                matches!(first.as_str(), "crate" | "self" | "super")
+                    || KNOWN_CRATES.contains(&first.as_str())
+            })
+        };
+        !self.defines_macro(name)
+            && !m.uses.contains_key(name)
+            && m.globs.iter().all(|(path, _)| glob_known(path))
+            && !m.opaque
+            && !self.sources().iter().any(|file| {
+                file.items.iter().any(|item| {
+                    matches!(item, syn::Item::ExternCrate(e)
+                        if e.attrs.iter().any(|a| a.path().is_ident("macro_use")))
+                })
+            })
+    }
+
     /// Whether a `macro_rules!` of that name was read (it hides std's macro of the name).
     pub fn defines_macro(&self, name: &str) -> bool {
         self.macro_names.contains(name)

@@ -792,7 +792,12 @@ impl<'a> Walker<'a> {
         // `self.n_head = H`: the field's value is `H` while `self` cannot change it.
         for (path, dim) in &self.contract.fields {
             let root = path.split('.').next().unwrap_or("");
-            if immutable_roots.contains(root) && !through_interior_mutability(path) {
+            // `{self.k()} == 1` holds when the guard reads it; a method of the crate's may
+            // give another value in the body.
+            if immutable_roots.contains(root)
+                && !through_interior_mutability(path)
+                && self.stable_path(path)
+            {
                 let origin = Some(Origin::Clause(path.clone()));
                 let dim = match dim.parse::<u64>() {
                     Ok(n) => Dim::lit(n),
@@ -1055,6 +1060,12 @@ impl<'a> Walker<'a> {
                         && matches!(method, "weight" | "bias" | "embeddings" | "hidden_size") =>
                 {
                     Value::tensor_unknown()
+                }
+                // A convolution's own `config()` (its settings, read as `.stride`).
+                (Some("config"), Value::External(path))
+                    if matches!(Layer::from_path(&path), Some(Layer::Conv1d | Layer::Conv2d)) =>
+                {
+                    Value::Other
                 }
                 (Some(_), _) => return false,
             };
@@ -3575,7 +3586,10 @@ impl<'a> Walker<'a> {
         // feature) never returns: a branch calling it gives nothing to join.
         let panics = callee.contract.is_none()
             && !callee.conditional
-            && panics_at_once(callee.block, &|name| self.index.defines_macro(name));
+            && callee.sig.asyncness.is_none()
+            && panics_at_once(callee.block, &|name| {
+                !self.index.std_macro_in_scope(callee.module, name)
+            });
         let followed = |walker: &Self| match (
             walker.inline(id, args, on_self, place.as_deref()),
             walker.tuple_kinds(callee),
@@ -4895,14 +4909,16 @@ fn fill_unknown(stated: TensorType, body: &TensorType) -> TensorType {
 /// A value of `kind` nothing more is known of.
 /// Whether a body is one std macro that panics (`unimplemented!(..)`, `todo!()`, `panic!(..)`,
 /// `unreachable!()`), and nothing else: a call of it never returns. `bail!` returns an
-/// error, which the caller may handle, so it is not one.
-fn panics_at_once(block: &syn::Block, defines_macro: &dyn Fn(&str) -> bool) -> bool {
+/// error, which the caller may handle, so it is not one. `shadowed(name)`: whether a macro of
+/// that name other than std's may be in scope there.
+fn panics_at_once(block: &syn::Block, shadowed: &dyn Fn(&str) -> bool) -> bool {
     let [stmt] = block.stmts.as_slice() else {
         return false;
     };
+    // A `#[cfg]` (or any attribute) on it may leave nothing.
     let mac = match stmt {
-        syn::Stmt::Macro(m) => &m.mac,
-        syn::Stmt::Expr(syn::Expr::Macro(m), _) => &m.mac,
+        syn::Stmt::Macro(m) if m.attrs.is_empty() => &m.mac,
+        syn::Stmt::Expr(syn::Expr::Macro(m), _) if m.attrs.is_empty() => &m.mac,
         _ => return false,
     };
     let segments: Vec<String> = mac
@@ -4916,7 +4932,7 @@ fn panics_at_once(block: &syn::Block, defines_macro: &dyn Fn(&str) -> bool) -> b
         None => return false,
     };
     let std_path = match prefix {
-        [] => !defines_macro(name),
+        [] => !shadowed(name),
         [root] => root == "std" || root == "core",
         _ => false,
     };

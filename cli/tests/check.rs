@@ -3214,7 +3214,7 @@ fn a_private_trait_gives_its_method_only_where_it_may_be_in_scope() {
         [
             "24 last i64[B] to_dtype",
             "25 rows ? Vec::new",
-            "27 row f32[1, ..] unsqueeze",
+            "27 row f32[1, E] unsqueeze",
         ]
     );
     // A `pub` trait may be imported anywhere: `argmax` may be its (`use picks::Pick` or not).
@@ -3856,6 +3856,29 @@ fn what_a_review_found_against_the_construction_scan_passes() {
             std::fs::read_to_string(fixture("scan-reviews").join(format!("{case}.rs"))).unwrap();
         let (code, _, stderr) = run(
             &scratch_crate(&format!("scan-review-{case}"), &source),
+            &["check", "."],
+        );
+        assert_eq!(code, 0, "{case}: {stderr}");
+    }
+}
+
+/// A review's correct programs around stubs that panic (a `#[cfg]` on the `panic!` statement,
+/// `bail` imported as `unimplemented`, an `async fn` whose call only makes a future) and a
+/// relation on a method with a side effect (`{self.k()} == 1`, another value in the body).
+#[test]
+fn what_a_review_found_against_stubs_and_settings_passes() {
+    for case in [
+        "cfg_statement",
+        "renamed_macro",
+        "async_stub",
+        "relation_method",
+    ] {
+        let source = std::fs::read_to_string(
+            fixture("stub-and-settings-reviews").join(format!("{case}.rs")),
+        )
+        .unwrap();
+        let (code, _, stderr) = run(
+            &scratch_crate(&format!("stub-review-{case}"), &source),
             &["check", "."],
         );
         assert_eq!(code, 0, "{case}: {stderr}");

@@ -866,6 +866,18 @@ fn a_convolutions_settings_follow_with_and_each_is_checked() {
             "self.conv: Conv2d[C -> 8, 3] with padding = (1, 1)",
             "a dim's name or a number",
         ),
+        (
+            "self.conv: Conv2d[C -> 8, 3] with stride = _",
+            "a dim's name or a number",
+        ),
+        (
+            "self.conv: Conv2d[C -> 8, 3] with stride = Self",
+            "a dim's name or a number",
+        ),
+        (
+            "self.conv: Conv2d[C -> 8, 3] with stride = crate",
+            "a dim's name or a number",
+        ),
     ];
     for (args, message) in cases {
         let found = errors(&format!("{args}, logits: f32[N, C]"));

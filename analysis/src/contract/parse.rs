@@ -35,13 +35,18 @@ pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
     let mut clauses = Vec::new();
     // The convolution whose `with` settings are being read (`self.conv: Conv2d[CIN -> COUT, 3]
     // with stride = S, padding = 1`), and the settings read so far.
-    let mut open: Option<(Subject, Vec<String>)> = None;
+    let mut open: Option<(Subject, Vec<String>, usize)> = None;
+    // The weight clauses of `with groups = G` convolutions (by index), and their groups.
+    let mut grouped: Vec<(usize, DimExpr)> = Vec::new();
     for (i, piece) in pieces.into_iter().enumerate() {
-        if let Some((layer, seen)) = &mut open
+        if let Some((layer, seen, at)) = &mut open
             && is_setting_piece(&piece)
         {
             match parse_setting(piece, layer, seen) {
-                Ok(clause) => clauses.push(clause),
+                Ok(clause) => {
+                    grouped.extend(groups_of(&clause, seen, *at));
+                    clauses.push(clause);
+                }
                 Err(error) => errors.push(error),
             }
             continue;
@@ -77,9 +82,11 @@ pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
                             let mut seen = Vec::new();
                             match parse_setting(first, &layer, &mut seen) {
                                 Ok(setting) => {
+                                    let at = clauses.len();
+                                    grouped.extend(groups_of(&setting, &seen, at));
                                     clauses.push(clause);
                                     clauses.push(setting);
-                                    open = Some((layer, seen));
+                                    open = Some((layer, seen, at));
                                 }
                                 Err(error) => errors.push(error),
                             }
@@ -94,8 +101,24 @@ pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
             Err(error) => errors.push(error),
         }
     }
-    apply_groups(&mut clauses);
+    apply_groups(&mut clauses, grouped);
     clauses
+}
+
+/// The groups a setting just read gives the weight clause at `at` (`groups = G`, or a number
+/// other than 1).
+fn groups_of(setting: &Clause, seen: &[String], at: usize) -> Option<(usize, DimExpr)> {
+    if seen.last().map(String::as_str) != Some("groups") {
+        return None;
+    }
+    match setting {
+        Clause::Bind(binding) => Some((at, DimExpr::Name(binding.dim.clone()))),
+        Clause::Relation(Relation {
+            rhs: DimExpr::Lit(n),
+            ..
+        }) if *n != 1 => Some((at, DimExpr::Lit(*n))),
+        _ => None,
+    }
 }
 
 /// The settings a convolution's clause may state after `with`: the fields of candle-nn's
@@ -261,6 +284,15 @@ fn parse_setting(
                 format!("after `{setting} =` comes a dim's name or a number: `{setting} = S`"),
             )
         })?;
+        if matches!(
+            dim.to_string().as_str(),
+            "_" | "self" | "Self" | "crate" | "super"
+        ) {
+            return Err(syn::Error::new(
+                dim.span(),
+                format!("after `{setting} =` comes a dim's name or a number: `{setting} = S`"),
+            ));
+        }
         expect_end(input, "after the dim's name")?;
         Ok(Clause::Bind(FieldBinding {
             subject,
@@ -292,34 +324,11 @@ fn path_tokens(subject: &Subject) -> TokenStream {
     tokens
 }
 
-/// A convolution of `groups = G` has a weight `[COUT, CIN / G, K, K]`: its clause's second dim
-/// is divided by the groups it sets (a number other than 1, or a dim's name).
-fn apply_groups(clauses: &mut [Clause]) {
-    let mut groups: Vec<(String, DimExpr)> = Vec::new();
-    for clause in clauses.iter() {
-        let (text, value) = match clause {
-            Clause::Bind(binding) => (
-                binding.subject.to_string(),
-                DimExpr::Name(binding.dim.clone()),
-            ),
-            Clause::Relation(Relation {
-                lhs: DimExpr::Block { tokens, .. },
-                op: CmpOp::Eq,
-                rhs: DimExpr::Lit(n),
-            }) if *n != 1 => (tokens.0.to_string(), DimExpr::Lit(*n)),
-            _ => continue,
-        };
-        let text: String = text.split_whitespace().collect();
-        if let Some(layer) = text.strip_suffix(".config().groups") {
-            groups.push((format!("{layer}.weight()"), value));
-        }
-    }
-    for clause in clauses.iter_mut() {
-        let Clause::Tensor(tensor) = clause else {
-            continue;
-        };
-        let text: String = tensor.subject.to_string().split_whitespace().collect();
-        let Some((_, g)) = groups.iter().find(|(weight, _)| *weight == text) else {
+/// A convolution of `with groups = G` has a weight `[COUT, CIN / G, K, K]`: its clause's second
+/// dim is divided by the groups it sets (only the clause the `with` follows).
+fn apply_groups(clauses: &mut [Clause], grouped: Vec<(usize, DimExpr)>) {
+    for (at, g) in grouped {
+        let Some(Clause::Tensor(tensor)) = clauses.get_mut(at) else {
             continue;
         };
         let Some(cin) = tensor.spec.shape.dims.get_mut(1) else {
@@ -339,16 +348,8 @@ fn apply_groups(clauses: &mut [Clause]) {
             lhs: Box::new(inner),
             op: ArithOp::Div,
             op_span: span,
-            rhs: Box::new(clone_dim_expr(g)),
+            rhs: Box::new(g),
         });
-    }
-}
-
-fn clone_dim_expr(e: &DimExpr) -> DimExpr {
-    match e {
-        DimExpr::Lit(n) => DimExpr::Lit(*n),
-        DimExpr::Name(i) => DimExpr::Name(i.clone()),
-        _ => unreachable!("a setting is a name or a number"),
     }
 }
 

@@ -51,6 +51,22 @@ impl View {
         holding.next().is_none().then_some(id)
     }
 
+    /// The method `name` with this body of an `impl` of the type named `self_type` (its last
+    /// path segment): the one such method of the file, even where the body's text occurs
+    /// twice (two methods that both read `self.proj.forward(xs)`).
+    pub fn locate_method(&self, name: &str, body: &TokenStream, self_type: &str) -> Option<FnId> {
+        let tokens = token_texts(body.clone());
+        let mut holding = self.index.fns.iter().enumerate().filter(|(id, f)| {
+            f.name == name
+                && self.bodies[*id] == tokens
+                && f.owner
+                    .as_deref()
+                    .is_some_and(|key| key.rsplit("::").next() == Some(self_type))
+        });
+        let (id, _) = holding.next()?;
+        holding.next().is_none().then_some(id)
+    }
+
     /// The index of `items` (from the file, or the item alone), with `tokens` the source's.
     fn new(items: Vec<syn::Item>, tokens: TokenStream) -> View {
         // The index points into the syntax trees for as long as it lives: a file's lives as

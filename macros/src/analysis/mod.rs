@@ -115,9 +115,10 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                     let ImplItem::Fn(function) = member else {
                         return None;
                     };
-                    let id = view.locate(
+                    let id = view.locate_method(
                         &function.sig.ident.to_string(),
                         &function.block.to_token_stream(),
+                        &self_type_name(&block.self_ty)?,
                     )?;
                     let key = view.index.fns[id].owner.as_ref()?;
                     // The file's index holds proc-macro2's own tokens: the compiler's, from

@@ -156,3 +156,37 @@ fn a_grouped_convolutions_weight_has_its_channels_per_group() {
     let error = depthwise(4, 1, 2).forward(&xs).unwrap_err().to_string();
     assert!(error.contains("self.conv.weight()"), "{error}");
 }
+
+/// A weight clause written by hand beside a relation on the groups: the weight is as written
+/// (only a `with groups = G` divides the clause it follows).
+struct HandWritten {
+    conv: candle_nn::Conv2d,
+}
+
+impl HandWritten {
+    #[contract(
+        xs: f32[B, 4, H, W],
+        self.conv.weight(): f32[4, 2, 3, 3],
+        {self.conv.config().groups} == 2,
+    )]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.conv.forward(xs)
+    }
+}
+
+#[test]
+fn a_relation_on_the_groups_leaves_a_hand_written_weight_clause_as_written() {
+    let layer = HandWritten {
+        conv: candle_nn::Conv2d::new(
+            Tensor::ones((4, 2, 3, 3), DType::F32, &Device::Cpu).unwrap(),
+            None,
+            candle_nn::Conv2dConfig {
+                padding: 1,
+                groups: 2,
+                ..Default::default()
+            },
+        ),
+    };
+    let xs = Tensor::ones((1, 4, 8, 8), DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(layer.forward(&xs).unwrap().dims(), &[1, 4, 8, 8]);
+}

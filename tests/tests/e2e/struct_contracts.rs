@@ -130,3 +130,31 @@ fn a_cache_field_is_checked_where_it_is_some_and_skipped_where_it_is_none() {
     assert!(error.contains("`self.kv_cache?.0`"), "{error}");
     assert!(error.contains("D = 4 (bound by `k` dim 3)"), "{error}");
 }
+
+#[contract(proj: Linear[I -> O])]
+struct Down {
+    proj: Linear,
+}
+
+#[contract]
+impl Down {
+    #[contract(xs: f32[B, I], return: f32[B, O])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.proj.forward(xs)
+    }
+
+    fn plain(&self, xs: &Tensor) -> Result<Tensor> {
+        self.proj.forward(xs)
+    }
+}
+
+#[test]
+fn a_method_without_a_contract_beside_a_contracted_one_compiles_and_runs() {
+    let down = Down {
+        proj: Linear::new(ones(&[2, 4]), None),
+    };
+    let xs = ones(&[3, 4]);
+    assert_eq!(down.forward(&xs).unwrap().dims(), &[3, 2]);
+    assert_eq!(down.plain(&xs).unwrap().dims(), &[3, 2]);
+    assert!(down.forward(&ones(&[3, 5])).is_err());
+}
