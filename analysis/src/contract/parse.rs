@@ -129,21 +129,22 @@ const CONV_SETTINGS: &[&str] = &["padding", "stride", "dilation", "groups"];
 /// the clause, and the `with` keyword with the first setting's tokens.
 pub(crate) fn split_settings(piece: TokenStream) -> (TokenStream, Option<(Ident, TokenStream)>) {
     let trees: Vec<TokenTree> = piece.clone().into_iter().collect();
-    let at = trees.iter().enumerate().position(|(i, tree)| {
-        matches!(tree, TokenTree::Ident(ident) if ident == "with")
-            && i > 0
-            && matches!(&trees[i - 1], TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket)
-    });
-    match at {
-        Some(at) => {
-            let TokenTree::Ident(with) = trees[at].clone() else {
-                unreachable!("found an identifier")
-            };
-            (
-                trees[..at].iter().cloned().collect(),
-                Some((with, trees[at + 1..].iter().cloned().collect())),
-            )
+    let found = trees.iter().enumerate().find_map(|(i, tree)| match tree {
+        TokenTree::Ident(ident)
+            if ident == "with"
+                && i > 0
+                && matches!(&trees[i - 1],
+                    TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket) =>
+        {
+            Some((i, ident.clone()))
         }
+        _ => None,
+    });
+    match found {
+        Some((at, with)) => (
+            trees[..at].iter().cloned().collect(),
+            Some((with, trees[at + 1..].iter().cloned().collect())),
+        ),
         None => (piece, None),
     }
 }
@@ -174,36 +175,39 @@ fn conv_layer(clause: &Clause, with: Ident, conv_named: bool) -> syn::Result<Sub
     let conv = conv_named && steps.last().is_some_and(|step| {
         matches!(step, FieldStep::Member { member: Member::Named(m), call: true } if m == "weight")
     });
-    let layer_steps = &steps[..steps.len().saturating_sub(1)];
-    let plain = layer_steps
-        .iter()
-        .all(|step| matches!(step, FieldStep::Member { .. }));
+    let layer_steps = member_steps(&steps[..steps.len().saturating_sub(1)]);
     if !conv {
         return Err(syn::Error::new(
             with.span(),
             "only a `Conv1d` or `Conv2d` clause takes settings after `with`",
         ));
     }
-    if root != "self" || !plain || layer_steps.is_empty() {
-        return Err(syn::Error::new(
+    match layer_steps {
+        Some(steps) if root == "self" && !steps.is_empty() => Ok(Subject::Field {
+            root: root.clone(),
+            steps,
+        }),
+        _ => Err(syn::Error::new(
             with.span(),
             "the settings after `with` are read from a layer of `self` (`self.conv: Conv2d[..] \
              with stride = 2`)",
-        ));
+        )),
     }
-    Ok(Subject::Field {
-        root: root.clone(),
-        steps: layer_steps
-            .iter()
-            .map(|step| match step {
-                FieldStep::Member { member, call } => FieldStep::Member {
-                    member: member.clone(),
-                    call: *call,
-                },
-                _ => unreachable!("checked: members only"),
-            })
-            .collect(),
-    })
+}
+
+/// A copy of a path's steps where each is a field or an argument-less call (`.conv`,
+/// `.config()`); `None` where one is an optional step or an index.
+fn member_steps(steps: &[FieldStep]) -> Option<Vec<FieldStep>> {
+    steps
+        .iter()
+        .map(|step| match step {
+            FieldStep::Member { member, call } => Some(FieldStep::Member {
+                member: member.clone(),
+                call: *call,
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `stride = S` or `padding = 1` of the convolution `layer`: the value of its
@@ -236,19 +240,16 @@ fn parse_setting(
         }
         seen.push(setting.clone());
         input.parse::<Token![=]>()?;
-        let Subject::Field { root, steps } = layer else {
-            unreachable!("a convolution of `self`")
+        let layer_path = match layer {
+            Subject::Field { root, steps } => member_steps(steps).map(|path| (root, path)),
+            _ => None,
         };
-        let mut path: Vec<FieldStep> = steps
-            .iter()
-            .map(|step| match step {
-                FieldStep::Member { member, call } => FieldStep::Member {
-                    member: member.clone(),
-                    call: *call,
-                },
-                _ => unreachable!("members only"),
-            })
-            .collect();
+        let Some((root, mut path)) = layer_path else {
+            return Err(syn::Error::new(
+                name.span(),
+                "the settings after `with` are read from a layer of `self`",
+            ));
+        };
         path.push(FieldStep::Member {
             member: Member::Named(Ident::new("config", name.span())),
             call: true,
