@@ -1253,6 +1253,12 @@ impl Index {
             })
     }
 
+    /// Whether the type `key` is a type alias of the crates read (`type CfgMut<'a> = &'a mut
+    /// Cfg`: it may stand for a `&mut`).
+    pub fn is_alias(&self, key: &str) -> bool {
+        self.aliases.contains(key)
+    }
+
     /// Whether a `macro_rules!` of that name was read (it hides std's macro of the name).
     pub fn defines_macro(&self, name: &str) -> bool {
         self.macro_names.contains(name)

@@ -657,7 +657,7 @@ impl<'a> Walker<'a> {
             // list of them (`&[Tensor]`, `Vec<Tensor>`); never behind `&mut`, which the
             // helper may replace.
             let value = match (nested.kind(&typed.ty, false), arg) {
-                (Kind::Tensor, Value::Tensor(t)) if !is_mut_ref(&typed.ty) => {
+                (Kind::Tensor, Value::Tensor(t)) if !nested.may_be_mut_ref(&typed.ty) => {
                     Value::Tensor(t.clone())
                 }
                 (Kind::Int, Value::Int(d)) => Value::Int(d.clone()),
@@ -705,7 +705,7 @@ impl<'a> Walker<'a> {
                         _ => Value::Other,
                     };
                     self.bind("self", value, None);
-                    if receiver.mutability.is_none() && !is_mut_ref(&receiver.ty) {
+                    if receiver.mutability.is_none() && !self.may_be_mut_ref(&receiver.ty) {
                         immutable_roots.insert("self".to_string());
                     } else if access == Some(Access::Mut)
                         && self_only_in_paths(self.f.block.to_token_stream())
@@ -768,7 +768,7 @@ impl<'a> Walker<'a> {
                         kind => kind.unknown_value(),
                     };
                     self.bind(&name, value, origin);
-                    if ident.mutability.is_none() && !is_mut_ref(&typed.ty) {
+                    if ident.mutability.is_none() && !self.may_be_mut_ref(&typed.ty) {
                         immutable_roots.insert(name);
                     }
                 }
@@ -2807,6 +2807,22 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Whether a parameter of type `ty` may be a `&mut`: one written so (in parentheses too), or
+    /// a type alias of the crate's (`type CfgMut<'a> = &'a mut Cfg`).
+    fn may_be_mut_ref(&self, ty: &syn::Type) -> bool {
+        match ty {
+            syn::Type::Reference(r) => r.mutability.is_some(),
+            syn::Type::Paren(p) => self.may_be_mut_ref(&p.elem),
+            syn::Type::Group(g) => self.may_be_mut_ref(&g.elem),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let segments: Vec<String> =
+                    p.path.segments.iter().map(|s| name_of(&s.ident)).collect();
+                matches!(self.resolve(&segments), Resolved::Type(key) if self.index.is_alias(&key))
+            }
+            _ => false,
+        }
+    }
+
     /// Whether `iterable` is `x.to_vecN()?.iter().enumerate()` (or `into_iter`, `unwrap`):
     /// candle's `Vec` of host values, whose iterator's `enumerate` is std's, where no method of
     /// the crates read, and no trait out of sight, may be one of those names.
@@ -2827,6 +2843,18 @@ impl<'a> Walker<'a> {
         let syn::Expr::MethodCall(to_vec) = to_vec else {
             return false;
         };
+        // Of a tensor (another crate's `to_vec1` may give its own type).
+        let of_tensor = match unparen(&to_vec.receiver) {
+            syn::Expr::Path(p) if p.qself.is_none() => p
+                .path
+                .get_ident()
+                .and_then(|ident| self.lookup(&name_of(ident)))
+                .is_some_and(|binding| matches!(binding.value, Value::Tensor(_))),
+            _ => false,
+        };
+        if !of_tensor {
+            return false;
+        }
         let names = [
             "enumerate".to_string(),
             name_of(&iter.method),
@@ -3587,6 +3615,7 @@ impl<'a> Walker<'a> {
         let panics = callee.contract.is_none()
             && !callee.conditional
             && callee.sig.asyncness.is_none()
+            && callee.attrs.iter().all(inert_attribute)
             && panics_at_once(callee.block, &|name| {
                 !self.index.std_macro_in_scope(callee.module, name)
             });
@@ -4907,6 +4936,31 @@ fn fill_unknown(stated: TensorType, body: &TensorType) -> TensorType {
 }
 
 /// A value of `kind` nothing more is known of.
+/// Whether an attribute leaves a function's body as written (`#[allow(..)]`, `#[inline]`, a doc
+/// comment); an attribute macro (`#[tracing::instrument]`, one of the crate's) may replace it.
+fn inert_attribute(attr: &syn::Attribute) -> bool {
+    const INERT: &[&str] = &[
+        "doc",
+        "allow",
+        "warn",
+        "deny",
+        "forbid",
+        "expect",
+        "inline",
+        "cold",
+        "must_use",
+        "track_caller",
+        "deprecated",
+    ];
+    let path = attr.path();
+    path.get_ident()
+        .is_some_and(|ident| INERT.iter().any(|name| ident == name))
+        || path
+            .segments
+            .first()
+            .is_some_and(|root| root.ident == "rustfmt" || root.ident == "clippy")
+}
+
 /// Whether a body is one std macro that panics (`unimplemented!(..)`, `todo!()`, `panic!(..)`,
 /// `unreachable!()`), and nothing else: a call of it never returns. `bail!` returns an
 /// error, which the caller may handle, so it is not one. `shadowed(name)`: whether a macro of
@@ -4921,22 +4975,16 @@ fn panics_at_once(block: &syn::Block, shadowed: &dyn Fn(&str) -> bool) -> bool {
         syn::Stmt::Expr(syn::Expr::Macro(m), _) if m.attrs.is_empty() => &m.mac,
         _ => return false,
     };
-    let segments: Vec<String> = mac
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    let (name, prefix) = match segments.split_last() {
-        Some((name, prefix)) => (name.as_str(), prefix),
-        None => return false,
+    // A bare name only: `std::todo!` may be a module of the crate's named `std`.
+    let Some(name) = mac.path.get_ident().map(|i| i.to_string()) else {
+        return false;
     };
-    let std_path = match prefix {
-        [] => !shadowed(name),
-        [root] => root == "std" || root == "core",
-        _ => false,
-    };
-    std_path && matches!(name, "panic" | "todo" | "unimplemented" | "unreachable")
+    let std_path = !shadowed(&name);
+    std_path
+        && matches!(
+            name.as_str(),
+            "panic" | "todo" | "unimplemented" | "unreachable"
+        )
 }
 
 fn kind_unknown(kind: &Kind) -> Value {
@@ -4954,10 +5002,6 @@ fn receiver_access(sig: &syn::Signature) -> Option<Access> {
         (Some(_), None) => Access::Ref,
         (None, _) => Access::Owned,
     })
-}
-
-fn is_mut_ref(ty: &syn::Type) -> bool {
-    matches!(ty, syn::Type::Reference(r) if r.mutability.is_some())
 }
 
 fn is_candle_tensor(path: &[String]) -> bool {

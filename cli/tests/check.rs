@@ -3862,9 +3862,11 @@ fn what_a_review_found_against_the_construction_scan_passes() {
     }
 }
 
-/// A review's correct programs around stubs that panic (a `#[cfg]` on the `panic!` statement,
-/// `bail` imported as `unimplemented`, an `async fn` whose call only makes a future) and a
-/// relation on a method with a side effect (`{self.k()} == 1`, another value in the body).
+/// Two reviews' correct programs around stubs that panic (a `#[cfg]` on the `panic!`
+/// statement, `bail` imported as `unimplemented`, an `async fn` whose call only makes a future,
+/// `std::todo!` of a module of the crate's named `std`, an attribute macro that replaces the
+/// body) and relations (`{self.k()} == 1` on a method with a side effect; `{cfg.n} == 3` on a
+/// `&mut` behind a type alias or parentheses, changed in the body).
 #[test]
 fn what_a_review_found_against_stubs_and_settings_passes() {
     for case in [
@@ -3872,6 +3874,11 @@ fn what_a_review_found_against_stubs_and_settings_passes() {
         "renamed_macro",
         "async_stub",
         "relation_method",
+        "local_std_module",
+        "attribute_macro_stub",
+        "mut_ref_alias",
+        "mut_ref_parenthesised",
+        "self_mut_ref_alias",
     ] {
         let source = std::fs::read_to_string(
             fixture("stub-and-settings-reviews").join(format!("{case}.rs")),
@@ -3957,6 +3964,14 @@ pub fn pooled(output: &Tensor, ids: &Tensor) -> Result<Tensor> {
         "{source}\npub trait Numbered: Sized {{ fn enumerate(self) -> Self {{ self }} }}\n"
     );
     let dir = scratch_crate("enumerate-own", &own);
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:pooled"]);
+    assert!(shapes.contains("row   f32[1, ..]"), "{shapes}");
+    // Another crate's `to_vec1` (of no tensor) may give its own type and its own `enumerate`.
+    let foreign = source
+        .replace("ids: &Tensor) -> Result", "ids: &hv::V) -> Result")
+        .replace(", ids: i64[B])]", ")]");
+    assert_ne!(foreign, source);
+    let dir = scratch_crate("enumerate-foreign", &foreign);
     let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:pooled"]);
     assert!(shapes.contains("row   f32[1, ..]"), "{shapes}");
 }

@@ -22,8 +22,12 @@ struct DimSetting {
 }
 
 enum DimValue {
-    Fixed(Expr),
-    Range { lo: Expr, hi: Expr, inclusive: bool },
+    Fixed(Box<Expr>),
+    Range {
+        lo: Box<Expr>,
+        hi: Box<Expr>,
+        inclusive: bool,
+    },
 }
 
 /// One argument after the function.
@@ -49,7 +53,7 @@ impl Parse for DimSetting {
             let value: Expr = input.parse()?;
             return Ok(Self {
                 name,
-                value: DimValue::Fixed(value),
+                value: DimValue::Fixed(Box::new(value)),
             });
         }
         if !input.peek(Token![in]) {
@@ -75,8 +79,8 @@ impl Parse for DimSetting {
         Ok(Self {
             name,
             value: DimValue::Range {
-                lo: *lo,
-                hi: *hi,
+                lo,
+                hi,
                 inclusive: matches!(range.limits, RangeLimits::Closed(_)),
             },
         })

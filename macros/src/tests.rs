@@ -871,6 +871,10 @@ fn a_convolutions_settings_follow_with_and_each_is_checked() {
             "a dim's name or a number",
         ),
         (
+            "self.conv: Conv2d[C -> 8, 3] with stride = -1",
+            "a whole number of 0 or more",
+        ),
+        (
             "self.conv: Conv2d[C -> 8, 3] with stride = Self",
             "a dim's name or a number",
         ),

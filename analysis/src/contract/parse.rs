@@ -265,7 +265,12 @@ fn parse_setting(
         if input.peek(LitInt) {
             let value: LitInt = input.parse()?;
             expect_end(input, "after the setting's value")?;
-            let n = value.base10_parse::<u64>()?;
+            let n = value.base10_parse::<u64>().map_err(|_| {
+                syn::Error::new(
+                    value.span(),
+                    format!("`{setting}` is a whole number of 0 or more, or a dim's name"),
+                )
+            })?;
             let span = SpanRange {
                 first: name.span(),
                 last: value.span(),

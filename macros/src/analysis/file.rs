@@ -51,20 +51,30 @@ impl View {
         holding.next().is_none().then_some(id)
     }
 
-    /// The method `name` with this body of an `impl` of the type named `self_type` (its last
-    /// path segment): the one such method of the file, even where the body's text occurs
-    /// twice (two methods that both read `self.proj.forward(xs)`).
-    pub fn locate_method(&self, name: &str, body: &TokenStream, self_type: &str) -> Option<FnId> {
-        let tokens = token_texts(body.clone());
-        let mut holding = self.index.fns.iter().enumerate().filter(|(id, f)| {
-            f.name == name
-                && self.bodies[*id] == tokens
-                && f.owner
-                    .as_deref()
-                    .is_some_and(|key| key.rsplit("::").next() == Some(self_type))
-        });
-        let (id, _) = holding.next()?;
-        holding.next().is_none().then_some(id)
+    /// The type (its key) whose `impl` holds the method `name` with this `body`, an `impl` of
+    /// the type named `self_type` (its last path segment): where the body's text stands more
+    /// than once (two methods that both read `self.proj.forward(xs)`, twin structs of one name
+    /// in two modules), the method whose body opens on the body's own line; one type, or none.
+    pub fn method_owner(&self, name: &str, body: &syn::Block, self_type: &str) -> Option<String> {
+        let tokens = token_texts(body.to_token_stream());
+        let line = proc_macro::is_available().then(|| body.brace_token.span.open().unwrap().line());
+        let owners: Vec<&String> = self
+            .index
+            .fns
+            .iter()
+            .enumerate()
+            .filter(|(id, f)| {
+                f.name == name
+                    && self.bodies[*id] == tokens
+                    && line.is_none_or(|line| f.block.brace_token.span.open().start().line == line)
+            })
+            .filter_map(|(_, f)| f.owner.as_ref())
+            .filter(|key| key.rsplit("::").next() == Some(self_type))
+            .collect();
+        let (first, rest) = owners.split_first()?;
+        rest.iter()
+            .all(|key| key == first)
+            .then(|| (*first).clone())
     }
 
     /// The index of `items` (from the file, or the item alone), with `tokens` the source's.

@@ -115,12 +115,12 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                     let ImplItem::Fn(function) = member else {
                         return None;
                     };
-                    let id = view.locate_method(
+                    let key = view.method_owner(
                         &function.sig.ident.to_string(),
-                        &function.block.to_token_stream(),
+                        &function.block,
                         &self_type_name(&block.self_ty)?,
                     )?;
-                    let key = view.index.fns[id].owner.as_ref()?;
+                    let key = &key;
                     // The file's index holds proc-macro2's own tokens: the compiler's, from
                     // their text.
                     view.index.struct_clauses(key)?.to_string().parse().ok()

@@ -1,0 +1,122 @@
+//! A `#[contract] impl` takes its struct's contract from the file, found by a method's body:
+//! where that body's text stands more than once (twin structs of one name in two modules, an
+//! inherent and a trait `impl` with the same method, two `impl`s of a generic struct), the
+//! method on the body's own line is the one (a review found each of these failing to compile).
+
+use candle_contracts::contract;
+use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_nn::Linear;
+
+fn linear(out: usize, inp: usize) -> Linear {
+    Linear::new(
+        Tensor::ones((out, inp), DType::F32, &Device::Cpu).unwrap(),
+        None,
+    )
+}
+
+mod a {
+    use super::*;
+    #[contract(w: Linear[E -> 4])]
+    pub struct Net {
+        pub w: Linear,
+    }
+    #[contract]
+    impl Net {
+        #[contract(xs: f32[N, E], return: f32[N, 4])]
+        pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            self.w.forward(xs)
+        }
+    }
+}
+
+mod b {
+    use super::*;
+    #[contract(w: Linear[E -> 8])]
+    pub struct Net {
+        pub w: Linear,
+    }
+    #[contract]
+    impl Net {
+        #[contract(xs: f32[N, E], return: f32[N, 8])]
+        pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            self.w.forward(xs)
+        }
+    }
+}
+
+#[test]
+fn twin_structs_in_two_modules_take_each_its_own_contract() {
+    let xs = Tensor::ones((2, 3), DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(
+        a::Net { w: linear(4, 3) }.forward(&xs).unwrap().dims(),
+        &[2, 4]
+    );
+    assert_eq!(
+        b::Net { w: linear(8, 3) }.forward(&xs).unwrap().dims(),
+        &[2, 8]
+    );
+    // Each checks its own: a 4-wide layer is no `b::Net`.
+    assert!(b::Net { w: linear(4, 3) }.forward(&xs).is_err());
+}
+
+#[contract(w: Linear[E -> 4])]
+pub struct Both {
+    pub w: Linear,
+}
+
+#[contract]
+impl Both {
+    #[contract(xs: f32[N, E], return: f32[N, 4])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.w.forward(xs)
+    }
+}
+
+#[contract]
+impl Module for Both {
+    #[contract(xs: f32[N, E], return: f32[N, 4])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.w.forward(xs)
+    }
+}
+
+#[contract(w: Linear[E -> 4])]
+pub struct Generic<T> {
+    pub w: Linear,
+    pub t: std::marker::PhantomData<T>,
+}
+
+#[contract]
+impl Generic<u8> {
+    #[contract(xs: f32[N, E], return: f32[N, 4])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.w.forward(xs)
+    }
+}
+
+#[contract]
+impl Generic<u16> {
+    #[contract(xs: f32[N, E], return: f32[N, 4])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.w.forward(xs)
+    }
+}
+
+#[test]
+fn an_inherent_and_a_trait_impl_or_two_generic_impls_with_one_body_compile_and_run() {
+    let xs = Tensor::ones((2, 3), DType::F32, &Device::Cpu).unwrap();
+    let both = Both { w: linear(4, 3) };
+    assert_eq!(both.forward(&xs).unwrap().dims(), &[2, 4]);
+    assert_eq!(Module::forward(&both, &xs).unwrap().dims(), &[2, 4]);
+    let generic = Generic::<u8> {
+        w: linear(4, 3),
+        t: std::marker::PhantomData,
+    };
+    assert_eq!(generic.forward(&xs).unwrap().dims(), &[2, 4]);
+    let wide = Generic::<u16> {
+        w: linear(4, 3),
+        t: std::marker::PhantomData,
+    };
+    assert_eq!(wide.forward(&xs).unwrap().dims(), &[2, 4]);
+    assert!(Both { w: linear(5, 3) }.forward(&xs).is_err());
+}
