@@ -583,7 +583,7 @@ impl<'a> Walker<'a> {
     /// parameters that are candle tensors (by reference or by value, never `&mut`) or lists
     /// of them (`&[Tensor]`, `Vec<Tensor>`) take the arguments' types, and its sizes the
     /// arguments' sizes; `None` where it is not followed (too deep, recursive,
-    /// `async`, under `cfg`).
+    /// `async`, under `cfg`, under an attribute macro).
     fn inline(
         &self,
         id: FnId,
@@ -596,6 +596,10 @@ impl<'a> Walker<'a> {
             || self.inlined.contains(&id)
             || callee.sig.asyncness.is_some()
             || callee.conditional
+            || !callee
+                .attrs
+                .iter()
+                .all(|attr| inert_attribute(attr) || attr.path().is_ident("contract"))
         {
             return None;
         }
@@ -4937,7 +4941,8 @@ fn fill_unknown(stated: TensorType, body: &TensorType) -> TensorType {
 
 /// A value of `kind` nothing more is known of.
 /// Whether an attribute leaves a function's body as written (`#[allow(..)]`, `#[inline]`, a doc
-/// comment); an attribute macro (`#[tracing::instrument]`, one of the crate's) may replace it.
+/// comment); an attribute macro (`#[tracing::instrument]`, one of the crate's) may replace it,
+/// so a helper under one is not followed.
 fn inert_attribute(attr: &syn::Attribute) -> bool {
     const INERT: &[&str] = &[
         "doc",

@@ -3975,3 +3975,35 @@ pub fn pooled(output: &Tensor, ids: &Tensor) -> Result<Tensor> {
     let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:pooled"]);
     assert!(shapes.contains("row   f32[1, ..]"), "{shapes}");
 }
+
+/// An attribute macro on a helper (`#[tracing::instrument]`, one of the crate's) may replace
+/// its body: the helper is not followed, so what its written body gives is no certainty.
+#[test]
+fn a_helper_under_an_attribute_macro_is_not_followed() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[allow(clippy::needless_question_mark)]
+fn heads(x: &Tensor) -> Result<Tensor> {
+    Ok(x.transpose(0, 1)?)
+}
+
+#[contract(x: f32[B, T])]
+pub fn f(x: &Tensor) -> Result<Tensor> {
+    let y = heads(x)?;
+    y.narrow(2, 0, 1)
+}
+";
+    let (code, _, stderr) = run(&scratch_crate("helper-inert", source), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    let replaced = source.replace(
+        "#[allow(clippy::needless_question_mark)]",
+        "#[pm::unsqueezed]",
+    );
+    assert_ne!(replaced, source);
+    let (code, _, stderr) = run(
+        &scratch_crate("helper-attribute", &replaced),
+        &["check", "."],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
