@@ -284,6 +284,9 @@ pub struct Index {
     uncertain_names: BTreeSet<String>,
     /// Whether the crates read implement a `VarBuilder` backend of their own.
     var_backend: bool,
+    /// The bodies (by address) of the functions inside an `impl` or inline module under an
+    /// attribute macro (`#[async_trait] impl`, `#[pm::wrap] mod m`): it may rewrite them.
+    wrapped_bodies: BTreeSet<usize>,
     /// Methods of a type that only some instantiations have (`impl Model<f32>`): no call of
     /// that name on the type is certain.
     uncertain_methods: BTreeSet<(String, String)>,
@@ -438,6 +441,37 @@ impl Index {
     /// Resolves the types of the `impl` blocks read, now that every module is known (a type
     /// may be imported from a module read later).
     pub fn finish(&mut self) {
+        fn visit(items: &[syn::Item], wrapped: bool, out: &mut BTreeSet<usize>) {
+            for item in items {
+                match item {
+                    syn::Item::Impl(i) => {
+                        let wrapped = wrapped || !i.attrs.iter().all(is_inert_attribute);
+                        if wrapped {
+                            for member in &i.items {
+                                if let syn::ImplItem::Fn(f) = member {
+                                    out.insert(&f.block as *const syn::Block as usize);
+                                }
+                            }
+                        }
+                    }
+                    syn::Item::Mod(m) => {
+                        if let Some((_, items)) = &m.content {
+                            let wrapped = wrapped || !m.attrs.iter().all(is_inert_attribute);
+                            visit(items, wrapped, out);
+                        }
+                    }
+                    syn::Item::Fn(f) if wrapped => {
+                        out.insert(&*f.block as *const syn::Block as usize);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut wrapped = BTreeSet::new();
+        for file in self.sources() {
+            visit(&file.items, false, &mut wrapped);
+        }
+        self.wrapped_bodies = wrapped;
         for pending in std::mem::take(&mut self.pending_impls) {
             let PendingImpl {
                 module,
@@ -1253,6 +1287,13 @@ impl Index {
             })
     }
 
+    /// Whether the function `id` stands in an `impl` or inline module under an attribute
+    /// macro, which may rewrite its body.
+    pub fn is_wrapped(&self, id: FnId) -> bool {
+        self.wrapped_bodies
+            .contains(&(self.fns[id].block as *const syn::Block as usize))
+    }
+
     /// Whether the type `key` is a type alias of the crates read (`type CfgMut<'a> = &'a mut
     /// Cfg`: it may stand for a `&mut`).
     pub fn is_alias(&self, key: &str) -> bool {
@@ -1492,6 +1533,39 @@ pub fn use_names(
             }
         }
     }
+}
+
+/// Whether an attribute leaves the code under it as written (`#[allow(..)]`, `#[inline]`, a
+/// doc comment, `cfg`, our own `#[contract]`); an attribute macro (`#[tracing::instrument]`,
+/// `#[async_trait]`, one of the crate's) may replace it.
+pub fn is_inert_attribute(attr: &syn::Attribute) -> bool {
+    const INERT: &[&str] = &[
+        "doc",
+        "allow",
+        "warn",
+        "deny",
+        "forbid",
+        "expect",
+        "inline",
+        "cold",
+        "must_use",
+        "track_caller",
+        "deprecated",
+        "cfg",
+        "path",
+        "macro_use",
+        "contract",
+        "derive",
+        "non_exhaustive",
+        "repr",
+    ];
+    let path = attr.path();
+    path.get_ident()
+        .is_some_and(|ident| INERT.iter().any(|name| ident == name))
+        || path
+            .segments
+            .first()
+            .is_some_and(|root| root.ident == "rustfmt" || root.ident == "clippy")
 }
 
 /// Whether an item stands under `#[cfg(..)]` or `#[cfg_attr(..)]`.

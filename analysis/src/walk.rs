@@ -596,10 +596,8 @@ impl<'a> Walker<'a> {
             || self.inlined.contains(&id)
             || callee.sig.asyncness.is_some()
             || callee.conditional
-            || !callee
-                .attrs
-                .iter()
-                .all(|attr| inert_attribute(attr) || attr.path().is_ident("contract"))
+            || !callee.attrs.iter().all(crate::index::is_inert_attribute)
+            || self.index.is_wrapped(id)
         {
             return None;
         }
@@ -694,6 +692,9 @@ impl<'a> Walker<'a> {
     fn bind_params(&mut self) {
         let sig = self.f.sig;
         let mut immutable_roots = BTreeSet::new();
+        // Roots reached through a shared reference (`&self`, `cfg: &Config`), or `&mut self`
+        // followed path by path.
+        let mut shared_roots: BTreeSet<String> = BTreeSet::new();
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Receiver(receiver) => {
@@ -709,6 +710,9 @@ impl<'a> Walker<'a> {
                         _ => Value::Other,
                     };
                     self.bind("self", value, None);
+                    if access == Some(Access::Ref) {
+                        shared_roots.insert("self".to_string());
+                    }
                     if receiver.mutability.is_none() && !self.may_be_mut_ref(&receiver.ty) {
                         immutable_roots.insert("self".to_string());
                     } else if access == Some(Access::Mut)
@@ -718,6 +722,7 @@ impl<'a> Walker<'a> {
                         // something may change it.
                         self.self_mut = true;
                         immutable_roots.insert("self".to_string());
+                        shared_roots.insert("self".to_string());
                     }
                     let fixed = matches!(access, Some(Access::Ref | Access::Owned))
                         && receiver.mutability.is_none();
@@ -772,6 +777,9 @@ impl<'a> Walker<'a> {
                         kind => kind.unknown_value(),
                     };
                     self.bind(&name, value, origin);
+                    if matches!(&*typed.ty, syn::Type::Reference(r) if r.mutability.is_none()) {
+                        shared_roots.insert(name.clone());
+                    }
                     if ident.mutability.is_none() && !self.may_be_mut_ref(&typed.ty) {
                         immutable_roots.insert(name);
                     }
@@ -797,8 +805,12 @@ impl<'a> Walker<'a> {
         for (path, dim) in &self.contract.fields {
             let root = path.split('.').next().unwrap_or("");
             // `{self.k()} == 1` holds when the guard reads it; a method of the crate's may
-            // give another value in the body.
-            if immutable_roots.contains(root)
+            // give another value in the body. A number a relation gives holds only behind a
+            // shared reference (`&self`, `cfg: &Config`): an owned value may hold a `&mut`
+            // (`ctx: Ctx<'_>` with `cfg: &'a mut Config`) the body writes through.
+            let from_relation = dim.parse::<u64>().is_ok();
+            if (!from_relation || shared_roots.contains(root))
+                && immutable_roots.contains(root)
                 && !through_interior_mutability(path)
                 && self.stable_path(path)
             {
@@ -3619,7 +3631,8 @@ impl<'a> Walker<'a> {
         let panics = callee.contract.is_none()
             && !callee.conditional
             && callee.sig.asyncness.is_none()
-            && callee.attrs.iter().all(inert_attribute)
+            && callee.attrs.iter().all(crate::index::is_inert_attribute)
+            && !self.index.is_wrapped(id)
             && panics_at_once(callee.block, &|name| {
                 !self.index.std_macro_in_scope(callee.module, name)
             });
@@ -4940,32 +4953,6 @@ fn fill_unknown(stated: TensorType, body: &TensorType) -> TensorType {
 }
 
 /// A value of `kind` nothing more is known of.
-/// Whether an attribute leaves a function's body as written (`#[allow(..)]`, `#[inline]`, a doc
-/// comment); an attribute macro (`#[tracing::instrument]`, one of the crate's) may replace it,
-/// so a helper under one is not followed.
-fn inert_attribute(attr: &syn::Attribute) -> bool {
-    const INERT: &[&str] = &[
-        "doc",
-        "allow",
-        "warn",
-        "deny",
-        "forbid",
-        "expect",
-        "inline",
-        "cold",
-        "must_use",
-        "track_caller",
-        "deprecated",
-    ];
-    let path = attr.path();
-    path.get_ident()
-        .is_some_and(|ident| INERT.iter().any(|name| ident == name))
-        || path
-            .segments
-            .first()
-            .is_some_and(|root| root.ident == "rustfmt" || root.ident == "clippy")
-}
-
 /// Whether a body is one std macro that panics (`unimplemented!(..)`, `todo!()`, `panic!(..)`,
 /// `unreachable!()`), and nothing else: a call of it never returns. `bail!` returns an
 /// error, which the caller may handle, so it is not one. `shadowed(name)`: whether a macro of

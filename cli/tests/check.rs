@@ -3862,11 +3862,12 @@ fn what_a_review_found_against_the_construction_scan_passes() {
     }
 }
 
-/// Two reviews' correct programs around stubs that panic (a `#[cfg]` on the `panic!`
+/// Three reviews' correct programs around stubs that panic (a `#[cfg]` on the `panic!`
 /// statement, `bail` imported as `unimplemented`, an `async fn` whose call only makes a future,
 /// `std::todo!` of a module of the crate's named `std`, an attribute macro that replaces the
-/// body) and relations (`{self.k()} == 1` on a method with a side effect; `{cfg.n} == 3` on a
-/// `&mut` behind a type alias or parentheses, changed in the body).
+/// body, on the function, its `impl` or its module) and relations (`{self.k()} == 1` on a
+/// method with a side effect; `{cfg.n} == 3` on a `&mut` behind a type alias or parentheses,
+/// or held by an owned value, changed in the body).
 #[test]
 fn what_a_review_found_against_stubs_and_settings_passes() {
     for case in [
@@ -3879,6 +3880,12 @@ fn what_a_review_found_against_stubs_and_settings_passes() {
         "mut_ref_alias",
         "mut_ref_parenthesised",
         "self_mut_ref_alias",
+        "struct_holding_mut",
+        "impl_for_mut_ref",
+        "self_holding_mut",
+        "impl_attribute_macro",
+        "mod_attribute_macro",
+        "stub_in_attributed_impl",
     ] {
         let source = std::fs::read_to_string(
             fixture("stub-and-settings-reviews").join(format!("{case}.rs")),

@@ -52,24 +52,47 @@ impl View {
     }
 
     /// The type (its key) whose `impl` holds the method `name` with this `body`, an `impl` of
-    /// the type named `self_type` (its last path segment): where the body's text stands more
-    /// than once (two methods that both read `self.proj.forward(xs)`, twin structs of one name
-    /// in two modules), the method whose body opens on the body's own line; one type, or none.
-    pub fn method_owner(&self, name: &str, body: &syn::Block, self_type: &str) -> Option<String> {
+    /// the type written `self_type` (`Net`, `b::Net`: the key ends with it): the method whose
+    /// body opens where the body does (its line and column), so that twin bodies (two methods
+    /// that both read `self.proj.forward(xs)`, twin structs of one name in two modules) are
+    /// told apart; one type, or none.
+    pub fn method_owner(
+        &self,
+        name: &str,
+        body: &syn::Block,
+        self_type: &[String],
+    ) -> Option<String> {
         let tokens = token_texts(body.to_token_stream());
-        let line = proc_macro::is_available().then(|| body.brace_token.span.open().unwrap().line());
+        let at = proc_macro::is_available().then(|| {
+            let open = body.brace_token.span.open().unwrap();
+            (open.line(), open.column())
+        });
         let owners: Vec<&String> = self
             .index
             .fns
             .iter()
             .enumerate()
             .filter(|(id, f)| {
+                let start = f.block.brace_token.span.open().start();
                 f.name == name
                     && self.bodies[*id] == tokens
-                    && line.is_none_or(|line| f.block.brace_token.span.open().start().line == line)
+                    && at.is_none_or(|(line, column)| {
+                        start.line == line && (start.column == column || start.column + 1 == column)
+                    })
             })
             .filter_map(|(_, f)| f.owner.as_ref())
-            .filter(|key| key.rsplit("::").next() == Some(self_type))
+            .filter(|key| {
+                let path: Vec<&str> = key
+                    .split_once(':')
+                    .map_or(key.as_str(), |(_, path)| path)
+                    .split("::")
+                    .collect();
+                path.len() >= self_type.len()
+                    && path[path.len() - self_type.len()..]
+                        .iter()
+                        .zip(self_type)
+                        .all(|(a, b)| a == b)
+            })
             .collect();
         let (first, rest) = owners.split_first()?;
         rest.iter()

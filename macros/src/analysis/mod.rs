@@ -118,7 +118,7 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                     let key = view.method_owner(
                         &function.sig.ident.to_string(),
                         &function.block,
-                        &self_type_name(&block.self_ty)?,
+                        &self_type_path(&block.self_ty)?,
                     )?;
                     let key = &key;
                     // The file's index holds proc-macro2's own tokens: the compiler's, from
@@ -352,6 +352,29 @@ fn impl_type_name(header: &[TokenTree]) -> Option<String> {
 }
 
 /// The name of an `impl`'s type: its path's last segment.
+/// The names of an `impl`'s type path after any `crate`, `self` or `super` (`b::Net` of
+/// `impl super::b::Net`), as the end of the type's key.
+fn self_type_path(ty: &syn::Type) -> Option<Vec<String>> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    if path.qself.is_some() {
+        return None;
+    }
+    let names: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let after = names
+        .iter()
+        .rposition(|n| n == "crate" || n == "self" || n == "super")
+        .map_or(0, |i| i + 1);
+    let rest = names[after..].to_vec();
+    (!rest.is_empty()).then_some(rest)
+}
+
 fn self_type_name(ty: &syn::Type) -> Option<String> {
     match ty {
         syn::Type::Path(path) if path.qself.is_none() => {
