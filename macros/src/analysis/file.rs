@@ -51,17 +51,13 @@ impl View {
         holding.next().is_none().then_some(id)
     }
 
-    /// The type (its key) whose `impl` holds the method `name` with this `body`, an `impl` of
-    /// the type written `self_type` (`Net`, `b::Net`: the key ends with it): the method whose
-    /// body opens where the body does (its line and column), so that twin bodies (two methods
-    /// that both read `self.proj.forward(xs)`, twin structs of one name in two modules) are
-    /// told apart; one type, or none.
-    pub fn method_owner(
-        &self,
-        name: &str,
-        body: &syn::Block,
-        self_type: &[String],
-    ) -> Option<String> {
+    /// The type (its key) whose `impl` holds the method `name` with this `body`: the method
+    /// whose body opens where the body does (its line and column), so that twin bodies (two
+    /// methods that both read `self.proj.forward(xs)`, twin structs of one name in two
+    /// modules) are told apart, whatever name the `impl` writes the type by (`impl Other` of
+    /// `use a::Net as Other`); one type, or none (an `impl` the index does not hold: in a
+    /// function's body, made by a macro).
+    pub fn method_owner(&self, name: &str, body: &syn::Block) -> Option<String> {
         let tokens = token_texts(body.to_token_stream());
         let at = proc_macro::is_available().then(|| {
             let open = body.brace_token.span.open().unwrap();
@@ -81,18 +77,6 @@ impl View {
                     })
             })
             .filter_map(|(_, f)| f.owner.as_ref())
-            .filter(|key| {
-                let path: Vec<&str> = key
-                    .split_once(':')
-                    .map_or(key.as_str(), |(_, path)| path)
-                    .split("::")
-                    .collect();
-                path.len() >= self_type.len()
-                    && path[path.len() - self_type.len()..]
-                        .iter()
-                        .zip(self_type)
-                        .all(|(a, b)| a == b)
-            })
             .collect();
         let (first, rest) = owners.split_first()?;
         rest.iter()

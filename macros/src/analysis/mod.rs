@@ -115,11 +115,9 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                     let ImplItem::Fn(function) = member else {
                         return None;
                     };
-                    let key = view.method_owner(
-                        &function.sig.ident.to_string(),
-                        &function.block,
-                        &self_type_path(&block.self_ty)?,
-                    )?;
+                    let name = function.sig.ident.to_string();
+                    let name = name.strip_prefix("r#").unwrap_or(&name);
+                    let key = view.method_owner(name, &function.block)?;
                     let key = &key;
                     // The file's index holds proc-macro2's own tokens: the compiler's, from
                     // their text.
@@ -352,29 +350,6 @@ fn impl_type_name(header: &[TokenTree]) -> Option<String> {
 }
 
 /// The name of an `impl`'s type: its path's last segment.
-/// The names of an `impl`'s type path after any `crate`, `self` or `super` (`b::Net` of
-/// `impl super::b::Net`), as the end of the type's key.
-fn self_type_path(ty: &syn::Type) -> Option<Vec<String>> {
-    let syn::Type::Path(path) = ty else {
-        return None;
-    };
-    if path.qself.is_some() {
-        return None;
-    }
-    let names: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    let after = names
-        .iter()
-        .rposition(|n| n == "crate" || n == "self" || n == "super")
-        .map_or(0, |i| i + 1);
-    let rest = names[after..].to_vec();
-    (!rest.is_empty()).then_some(rest)
-}
-
 fn self_type_name(ty: &syn::Type) -> Option<String> {
     match ty {
         syn::Type::Path(path) if path.qself.is_none() => {

@@ -120,3 +120,31 @@ fn an_inherent_and_a_trait_impl_or_two_generic_impls_with_one_body_compile_and_r
     assert_eq!(wide.forward(&xs).unwrap().dims(), &[2, 4]);
     assert!(Both { w: linear(5, 3) }.forward(&xs).is_err());
 }
+
+mod r#async {
+    use candle_contracts::contract;
+    use candle_nn::Linear;
+    #[contract(w: Linear[E -> 8])]
+    pub struct Net {
+        pub w: Linear,
+    }
+}
+
+use r#async::Net as Renamed;
+
+#[contract]
+impl Renamed {
+    #[contract(xs: f32[N, E], return: f32[N, 8])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.w.forward(xs)
+    }
+}
+
+/// An `impl` that names its type through a renamed import, of a module with a raw name.
+#[test]
+fn an_impl_through_a_renamed_import_takes_the_structs_contract() {
+    let xs = Tensor::ones((2, 3), DType::F32, &Device::Cpu).unwrap();
+    let net = r#async::Net { w: linear(8, 3) };
+    assert_eq!(net.forward(&xs).unwrap().dims(), &[2, 8]);
+    assert!(r#async::Net { w: linear(4, 3) }.forward(&xs).is_err());
+}
