@@ -2306,18 +2306,20 @@ impl<'a> Ctor<'a> {
 
 /// The call whose success `expr` takes: `f(..)?`, `f(..).unwrap()`, `f(..).expect(..)`.
 fn fallible_call(expr: &syn::Expr) -> Option<&syn::ExprCall> {
+    match success_of(expr)? {
+        syn::Expr::Call(call) => Some(call),
+        _ => None,
+    }
+}
+
+/// The expression whose success `expr` takes: `e` of `e?`, `e.unwrap()`, `e.expect(..)`.
+pub(crate) fn success_of(expr: &syn::Expr) -> Option<&syn::Expr> {
     match strip(expr) {
-        syn::Expr::Try(t) => match strip(&t.expr) {
-            syn::Expr::Call(call) => Some(call),
-            _ => None,
-        },
+        syn::Expr::Try(t) => Some(strip(&t.expr)),
         syn::Expr::MethodCall(m)
             if m.method == "unwrap" || (m.method == "expect" && m.args.len() == 1) =>
         {
-            match strip(&m.receiver) {
-                syn::Expr::Call(call) => Some(call),
-                _ => None,
-            }
+            Some(strip(&m.receiver))
         }
         _ => None,
     }

@@ -287,6 +287,8 @@ pub struct Index {
     /// The bodies (by address) of the functions inside an `impl` or inline module under an
     /// attribute macro (`#[async_trait] impl`, `#[pm::wrap] mod m`): it may rewrite them.
     wrapped_bodies: BTreeSet<usize>,
+    /// Whether a `#[macro_use] extern crate` brings another crate's macros into every module.
+    macro_use_extern: bool,
     /// Methods of a type that only some instantiations have (`impl Model<f32>`): no call of
     /// that name on the type is certain.
     uncertain_methods: BTreeSet<(String, String)>,
@@ -472,6 +474,12 @@ impl Index {
             visit(&file.items, false, &mut wrapped);
         }
         self.wrapped_bodies = wrapped;
+        self.macro_use_extern = self.sources().iter().any(|file| {
+            file.items.iter().any(|item| {
+                matches!(item, syn::Item::ExternCrate(e)
+                    if e.attrs.iter().any(|a| a.path().is_ident("macro_use")))
+            })
+        });
         for pending in std::mem::take(&mut self.pending_impls) {
             let PendingImpl {
                 module,
@@ -1279,12 +1287,7 @@ impl Index {
             && !m.uses.contains_key(name)
             && m.globs.iter().all(|(path, _)| glob_known(path))
             && !m.opaque
-            && !self.sources().iter().any(|file| {
-                file.items.iter().any(|item| {
-                    matches!(item, syn::Item::ExternCrate(e)
-                        if e.attrs.iter().any(|a| a.path().is_ident("macro_use")))
-                })
-            })
+            && !self.macro_use_extern
     }
 
     /// Whether the function `id` stands in an `impl` or inline module under an attribute
@@ -1399,6 +1402,7 @@ impl FnDef {
             parsed.clauses.extend(fields.clauses.iter().cloned());
             parsed.facts.extend(fields.facts.iter().cloned());
             parsed.fields.extend(fields.fields.iter().cloned());
+            parsed.field_values.extend(fields.field_values.iter().cloned());
             parsed.relations.extend(fields.relations.iter().cloned());
         }
     }
@@ -1421,6 +1425,7 @@ pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
                         parsed.clauses.extend(contract.clauses);
                         parsed.facts.extend(contract.facts);
                         parsed.fields.extend(contract.fields);
+                        parsed.field_values.extend(contract.field_values);
                         parsed.relations.extend(contract.relations);
                     }
                     analysis_off |= off;

@@ -448,6 +448,7 @@ static NO_CLAUSES: Contract = Contract {
     clauses: Vec::new(),
     facts: Vec::new(),
     fields: Vec::new(),
+    field_values: Vec::new(),
     relations: Vec::new(),
 };
 
@@ -801,24 +802,31 @@ impl<'a> Walker<'a> {
             }
         }
         self.bind_optional_subjects(&immutable_roots);
-        // `self.n_head = H`: the field's value is `H` while `self` cannot change it.
-        for (path, dim) in &self.contract.fields {
+        // `self.n_head = H`: the field's value is `H` while `self` cannot change it; and
+        // `{self.conv.config().padding} == 1`: the number, only behind a shared reference
+        // (`&self`, `cfg: &Config`), as an owned value may hold a `&mut` (`ctx: Ctx<'_>` with
+        // `cfg: &'a mut Config`) the body writes through.
+        let named = self
+            .contract
+            .fields
+            .iter()
+            .map(|(path, dim)| (path, with_facts_dim(&self.contract, dim), false));
+        let numbers = self
+            .contract
+            .field_values
+            .iter()
+            .map(|(path, n)| (path, Dim::lit(*n), true));
+        let held: Vec<(&String, Dim, bool)> = named.chain(numbers).collect();
+        for (path, dim, shared_only) in held {
             let root = path.split('.').next().unwrap_or("");
             // `{self.k()} == 1` holds when the guard reads it; a method of the crate's may
-            // give another value in the body. A number a relation gives holds only behind a
-            // shared reference (`&self`, `cfg: &Config`): an owned value may hold a `&mut`
-            // (`ctx: Ctx<'_>` with `cfg: &'a mut Config`) the body writes through.
-            let from_relation = dim.parse::<u64>().is_ok();
-            if (!from_relation || shared_roots.contains(root))
+            // give another value in the body.
+            if (!shared_only || shared_roots.contains(root))
                 && immutable_roots.contains(root)
                 && !through_interior_mutability(path)
                 && self.stable_path(path)
             {
                 let origin = Some(Origin::Clause(path.clone()));
-                let dim = match dim.parse::<u64>() {
-                    Ok(n) => Dim::lit(n),
-                    Err(_) => with_facts_dim(&self.contract, dim),
-                };
                 self.subjects
                     .insert(path.clone(), (Value::Int(dim), origin));
             }
@@ -2849,14 +2857,8 @@ impl<'a> Walker<'a> {
         let syn::Expr::MethodCall(iter) = unparen(&enumerate.receiver) else {
             return false;
         };
-        let to_vec = match unparen(&iter.receiver) {
-            syn::Expr::Try(t) => unparen(&t.expr),
-            syn::Expr::MethodCall(m) if m.method == "unwrap" || m.method == "expect" => {
-                unparen(&m.receiver)
-            }
-            _ => return false,
-        };
-        let syn::Expr::MethodCall(to_vec) = to_vec else {
+        let Some(syn::Expr::MethodCall(to_vec)) = crate::construct::success_of(&iter.receiver)
+        else {
             return false;
         };
         // Of a tensor (another crate's `to_vec1` may give its own type).

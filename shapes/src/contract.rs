@@ -40,6 +40,9 @@ pub struct Contract {
     /// body (the guard binds the dim from the field before the body runs). (The text reader
     /// reads none.)
     pub fields: Vec<(String, String)>,
+    /// `{self.conv.config().padding} == 1` (a convolution's `with padding = 1`): a path and
+    /// the number the guard checked it is, before the body runs. (The text reader reads none.)
+    pub field_values: Vec<(String, u64)>,
     /// Every relation between dims the contract states (`E == H * D`, `D % 2 == 0`,
     /// `T <= P`): facts within the body ([`Facts`](crate::facts::Facts)), and what a call must
     /// not certainly break. (The text reader reads none.)
@@ -78,6 +81,7 @@ impl Contract {
             clauses,
             facts: Vec::new(),
             fields: Vec::new(),
+            field_values: Vec::new(),
             relations: Vec::new(),
         })
     }

@@ -17,6 +17,7 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     let mut lowered = Vec::new();
     let mut facts = Vec::new();
     let mut fields = Vec::new();
+    let mut field_values = Vec::new();
     let mut relations = Vec::new();
     for clause in clauses {
         if let Clause::Bind(binding) = clause {
@@ -44,7 +45,7 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
                     (&relation.lhs, &relation.rhs)
             {
                 let text: String = tokens.0.to_string().split_whitespace().collect();
-                fields.push((text, n.to_string()));
+                field_values.push((text, *n));
             }
             // `E == H * D` (either way round): within the body, `E` is `H * D`.
             if op == Cmp::Eq {
@@ -72,6 +73,7 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
         clauses: lowered,
         facts,
         fields,
+        field_values,
         relations,
     })
 }
