@@ -1402,7 +1402,9 @@ impl FnDef {
             parsed.clauses.extend(fields.clauses.iter().cloned());
             parsed.facts.extend(fields.facts.iter().cloned());
             parsed.fields.extend(fields.fields.iter().cloned());
-            parsed.field_values.extend(fields.field_values.iter().cloned());
+            parsed
+                .field_values
+                .extend(fields.field_values.iter().cloned());
             parsed.relations.extend(fields.relations.iter().cloned());
         }
     }
