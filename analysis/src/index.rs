@@ -1405,6 +1405,9 @@ impl FnDef {
             parsed
                 .field_values
                 .extend(fields.field_values.iter().cloned());
+            parsed
+                .field_flags
+                .extend(fields.field_flags.iter().cloned());
             parsed.relations.extend(fields.relations.iter().cloned());
         }
     }
@@ -1428,6 +1431,7 @@ pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
                         parsed.facts.extend(contract.facts);
                         parsed.fields.extend(contract.fields);
                         parsed.field_values.extend(contract.field_values);
+                        parsed.field_flags.extend(contract.field_flags);
                         parsed.relations.extend(contract.relations);
                     }
                     analysis_off |= off;

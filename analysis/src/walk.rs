@@ -40,6 +40,8 @@ enum Value {
     Int(Dim),
     /// A float.
     Float,
+    /// A `bool` whose value the contract states (`self.multi_query = true`).
+    Bool(bool),
     /// A `DType::*`.
     DType(DType),
     /// A `D::Minus*`.
@@ -449,6 +451,7 @@ static NO_CLAUSES: Contract = Contract {
     facts: Vec::new(),
     fields: Vec::new(),
     field_values: Vec::new(),
+    field_flags: Vec::new(),
     relations: Vec::new(),
 };
 
@@ -815,9 +818,19 @@ impl<'a> Walker<'a> {
             .contract
             .field_values
             .iter()
-            .map(|(path, n)| (path, Dim::lit(*n), true));
-        let held: Vec<(&String, Dim, bool)> = named.chain(numbers).collect();
-        for (path, dim, shared_only) in held {
+            .map(|(path, n)| (path, Value::Int(Dim::lit(*n)), true));
+        // `self.multi_query = true`: the same, for a `bool` field.
+        let flags = self
+            .contract
+            .field_flags
+            .iter()
+            .map(|(path, value)| (path, Value::Bool(*value), true));
+        let held: Vec<(&String, Value, bool)> = named
+            .map(|(path, dim, shared_only)| (path, Value::Int(dim), shared_only))
+            .chain(numbers)
+            .chain(flags)
+            .collect();
+        for (path, value, shared_only) in held {
             let root = path.split('.').next().unwrap_or("");
             // `{self.k()} == 1` holds when the guard reads it; a method of the crate's may
             // give another value in the body.
@@ -827,8 +840,7 @@ impl<'a> Walker<'a> {
                 && self.stable_path(path)
             {
                 let origin = Some(Origin::Clause(path.clone()));
-                self.subjects
-                    .insert(path.clone(), (Value::Int(dim), origin));
+                self.subjects.insert(path.clone(), (value, origin));
             }
         }
     }
@@ -2359,9 +2371,25 @@ impl<'a> Walker<'a> {
     /// comparison of a size with another makes true in one branch (`n_rep == 1`).
     fn condition(&mut self, cond: &syn::Expr) -> (Option<bool>, Option<BranchFact>) {
         use syn::BinOp;
+        // `!self.multi_query`: the other way round.
+        if let syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Not(_),
+            expr,
+            ..
+        }) = cond
+        {
+            let (verdict, _) = self.condition(expr);
+            return (verdict.map(|v| !v), None);
+        }
+        if let syn::Expr::Paren(inner) = cond {
+            return self.condition(&inner.expr);
+        }
         let syn::Expr::Binary(b) = cond else {
-            self.expr(cond);
-            return (None, None);
+            // A flag the contract states (`if self.multi_query`).
+            return match self.expr(cond) {
+                Value::Bool(value) => (Some(value), None),
+                _ => (None, None),
+            };
         };
         let equal = match b.op {
             BinOp::Eq(_) => true,

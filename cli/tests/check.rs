@@ -4014,3 +4014,69 @@ pub fn f(x: &Tensor) -> Result<Tensor> {
     );
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// `self.multi_query = true`: the guard checks the field before the body, so the `else` of
+/// `if self.multi_query` never runs and the `if` has its `then` branch's shape (a certain bug
+/// after it is reported); `!self.multi_query` and `= false` the other way round. Where the
+/// body may change the field first, both branches count.
+#[test]
+fn a_flag_the_contract_states_rules_out_the_other_branch() {
+    let program = |flag: &str, cond: &str, before: &str| {
+        format!(
+            "use candle_contracts::contract;
+use candle_core::{{Result, Tensor}};
+
+pub struct Attention {{
+    pub multi_query: bool,
+}}
+
+#[contract]
+impl Attention {{
+    #[contract(q: f32[2, 3, 8], self.multi_query = {flag})]
+    pub fn split(&mut self, q: &Tensor) -> Result<Tensor> {{
+        {before}
+        let q = if {cond} {{ q.reshape((2, 6, 4))? }} else {{ q.clone() }};
+        q.narrow(1, 0, 5)
+    }}
+}}
+"
+        )
+    };
+    for (flag, cond) in [
+        ("true", "self.multi_query"),
+        ("false", "!self.multi_query"),
+        ("true", "(self.multi_query)"),
+        ("false", "!(self.multi_query)"),
+    ] {
+        let dir = scratch_crate("flag-rules-out", &program(flag, cond, ""));
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        // Without the flag, `q` is `[2, _, _]` and `narrow(1, 0, 5)` may fit; with it, `q` is
+        // `[2, 6, 4]` and it fits: no error either way on this body...
+        assert_eq!(code, 0, "{flag} {cond}: {stderr}");
+        let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:Attention::split"]);
+        assert!(shapes.contains("f32[2, 6, 4]"), "{flag} {cond}: {shapes}");
+    }
+    // ...and the branch the flag rules out is the one that fits: `narrow(1, 0, 5)` of
+    // `[2, 3, 8]` is certain to fail.
+    let dir = scratch_crate(
+        "flag-rules-out-bug",
+        &program("false", "self.multi_query", ""),
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("narrow"), "{stderr}");
+    // The body sets the field before the `if`: the contract's value no longer holds there.
+    for before in [
+        "self.multi_query = true;",
+        "let s = &mut *self; s.multi_query = true;",
+    ] {
+        let dir = scratch_crate(
+            "flag-changed",
+            &program("false", "self.multi_query", before),
+        );
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{before}: {stderr}");
+        let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:Attention::split"]);
+        assert!(!shapes.contains("f32[2, 3, 8]"), "{before}: {shapes}");
+    }
+}

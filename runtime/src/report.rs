@@ -426,7 +426,11 @@ pub(crate) fn relation(
                     [crate::spec::ExprOp::Dim(_)] | [crate::spec::ExprOp::Lit(_)]
                 )
             };
-            if simple(relation.lhs) && simple(relation.rhs) {
+            let text = spec.text_of(relation.text);
+            // `self.multi_query = true`: a `bool` field, read as 0 or 1.
+            if !text.contains("==") && (text.ends_with(" = true") || text.ends_with(" = false")) {
+                format!("the field is {}", lhs != 0)
+            } else if simple(relation.lhs) && simple(relation.rhs) {
                 String::new()
             } else {
                 format!("left side is {lhs}, right side is {rhs}")

@@ -43,6 +43,9 @@ pub struct Contract {
     /// `{self.conv.config().padding} == 1` (a convolution's `with padding = 1`): a path and
     /// the number the guard checked it is, before the body runs. (The text reader reads none.)
     pub field_values: Vec<(String, u64)>,
+    /// `self.multi_query = true`: a `bool` field's path and the value the guard checked it
+    /// has, before the body runs. (The text reader reads none.)
+    pub field_flags: Vec<(String, bool)>,
     /// Every relation between dims the contract states (`E == H * D`, `D % 2 == 0`,
     /// `T <= P`): facts within the body ([`Facts`](crate::facts::Facts)), and what a call must
     /// not certainly break. (The text reader reads none.)
@@ -82,6 +85,7 @@ impl Contract {
             facts: Vec::new(),
             fields: Vec::new(),
             field_values: Vec::new(),
+            field_flags: Vec::new(),
             relations: Vec::new(),
         })
     }

@@ -18,10 +18,15 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     let mut facts = Vec::new();
     let mut fields = Vec::new();
     let mut field_values = Vec::new();
+    let mut field_flags = Vec::new();
     let mut relations = Vec::new();
     for clause in clauses {
         if let Clause::Bind(binding) = clause {
             fields.push((subject_text(&binding.subject), name_of(&binding.dim)));
+            continue;
+        }
+        if let Clause::Flag(flag) = clause {
+            field_flags.push((subject_text(&flag.subject), flag.value));
             continue;
         }
         if let Clause::Relation(relation) = clause {
@@ -74,6 +79,7 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
         facts,
         fields,
         field_values,
+        field_flags,
         relations,
     })
 }

@@ -10,8 +10,8 @@ use syn::{Ident, LitFloat, LitInt, LitStr, Member, Token};
 use super::ctxt::Ctxt;
 use super::syntax::{
     AllowAll, ArithOp, BoundExpr, Clause, CmpOp, Constraint, CratePath, DTypeName, Dim, DimExpr,
-    FieldBinding, FieldStep, IgnoreValue, Mask, OptionClause, Pattern, Relation, Shape, SpanRange,
-    Subject, TensorClause, TensorSpec, Tokens, code_list, code_text, kw, options_list,
+    FieldBinding, FieldFlag, FieldStep, IgnoreValue, Mask, OptionClause, Pattern, Relation, Shape,
+    SpanRange, Subject, TensorClause, TensorSpec, Tokens, code_list, code_text, kw, options_list,
 };
 
 /// Splits a token stream at its top-level commas. Commas inside brackets, parentheses and
@@ -547,10 +547,24 @@ fn field_binding(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::
         ));
     }
     input.parse::<Token![=]>()?;
+    // `self.multi_query = true`: a `bool` field's value.
+    if input.peek(syn::LitBool) {
+        let value: syn::LitBool = input.parse()?;
+        expect_end(input, "after `true` or `false`")?;
+        return Ok(Clause::Flag(FieldFlag {
+            subject,
+            value: value.value,
+            span: SpanRange {
+                first: start,
+                last: value.span,
+            },
+        }));
+    }
     let dim = input.call(Ident::parse_any).map_err(|e| {
         syn::Error::new(
             e.span(),
-            "after `=` comes the name of the dim the field's value is, e.g. `self.n_head = H`",
+            "after `=` comes the name of the dim the field's value is, e.g. `self.n_head = H`, \
+             or a `bool` field's value, `self.multi_query = true`",
         )
     })?;
     expect_end(input, "after the dim's name")?;

@@ -178,6 +178,7 @@ pub enum Clause {
     Option(OptionClause),
     Crate(CratePath),
     Bind(FieldBinding),
+    Flag(FieldFlag),
 }
 
 /// `self.n_head = H` (in a struct contract, `n_head = H`): an integer field's value is the
@@ -188,6 +189,18 @@ pub struct FieldBinding {
     pub subject: Subject,
     /// The dim it names.
     pub dim: Ident,
+    /// The whole clause.
+    pub span: SpanRange,
+}
+
+/// `self.multi_query = true` (in a struct contract, `multi_query = true`): a `bool` field's
+/// value, checked before the body runs, so a branch on it that cannot run is not analysed.
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
+pub struct FieldFlag {
+    /// The field's path from `self` (a [`Subject::Field`]).
+    pub subject: Subject,
+    /// The value it must have.
+    pub value: bool,
     /// The whole clause.
     pub span: SpanRange,
 }
@@ -695,6 +708,7 @@ impl fmt::Display for Clause {
             }
             Clause::Option(option) => write!(f, "{} = {}", option.name, option.value),
             Clause::Bind(binding) => write!(f, "{} = {}", binding.subject, binding.dim),
+            Clause::Flag(flag) => write!(f, "{} = {}", flag.subject, flag.value),
             Clause::Crate(krate) => {
                 let path = &krate.path;
                 write!(f, "crate = {}", code_text(&quote::quote!(#path)))

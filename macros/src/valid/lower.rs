@@ -24,9 +24,9 @@ use crate::plan::{
     IgnoreSpec, MaskAccess, Plan, RangeSpec, RelationSpec, RuntimeBound, Step, TextSpan, ValueSpec,
 };
 use crate::syntax::{
-    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, FieldBinding, FieldStep,
-    IgnoreValue, OptionClause, Pattern, Relation, Subject, TensorClause, code_text, join, kw,
-    quoted,
+    self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, FieldBinding, FieldFlag,
+    FieldStep, IgnoreValue, OptionClause, Pattern, Relation, Subject, TensorClause, code_text,
+    join, kw, quoted,
 };
 
 pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
@@ -48,6 +48,13 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         .iter()
         .filter_map(|c| match c {
             Clause::Bind(b) => Some(b),
+            _ => None,
+        })
+        .collect();
+    let flags: Vec<&FieldFlag> = clauses
+        .iter()
+        .filter_map(|c| match c {
+            Clause::Flag(f) => Some(f),
             _ => None,
         })
         .collect();
@@ -132,6 +139,9 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         .iter()
         .map(|binding| plan_binding(&mut dims, binding, &mut text))
         .collect();
+    for flag in &flags {
+        planned.extend(plan_flag(cx_errors, cx, &mut dims, flag, &mut text));
+    }
     for relation in &relations {
         planned.push(plan_relation(cx_errors, cx, &mut dims, relation, &mut text));
     }
@@ -289,6 +299,49 @@ fn plan_binding(dims: &mut Dims, binding: &FieldBinding, text: &mut ContractText
         after_body: false,
         binds: true,
     }
+}
+
+/// `self.multi_query = true` as a relation the guard checks before the body: the field,
+/// which must be a `bool` (a type error at the clause otherwise), read as 0 or 1.
+fn plan_flag(
+    cx_errors: &Ctxt,
+    cx: &Context,
+    dims: &mut Dims,
+    flag: &FieldFlag,
+    text: &mut ContractText,
+) -> Option<RelationSpec> {
+    if !cx.has_receiver {
+        cx_errors.error_at(
+            flag.span,
+            format!(
+                "`{} = {}` states a field of `self`, and `{}` takes no `self`",
+                flag.subject, flag.value, cx.function
+            ),
+        );
+        return None;
+    }
+    let Subject::Field { root, steps } = &flag.subject else {
+        return None;
+    };
+    let members = steps.iter().filter_map(|step| match step {
+        FieldStep::Member { member, call } => Some(match call {
+            true => quote!(.#member()),
+            false => quote!(.#member),
+        }),
+        _ => None,
+    });
+    let path = flag.subject.to_string();
+    let span = flag.span.first;
+    let read = quote_spanned!(span=> { let flag: bool = #root #(#members)*; flag });
+    let value = scope_value(dims, read, span, format!("{{{path}}}"));
+    Some(RelationSpec {
+        text: text.span(&format!("{path} = {}", flag.value), 0),
+        lhs: vec![ExprOp::Value(value)],
+        op: CmpOp::Eq,
+        rhs: vec![ExprOp::Lit(u64::from(flag.value))],
+        after_body: false,
+        binds: false,
+    })
 }
 
 /// A value from scope for a dim expression or relation: its index in `dims.values`.

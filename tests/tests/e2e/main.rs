@@ -6,6 +6,7 @@ mod check_macro;
 mod common_mistakes;
 mod device_path;
 mod error_types;
+mod field_flags;
 mod file_tokens;
 mod grammar;
 mod help_lines;

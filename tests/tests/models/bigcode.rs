@@ -79,6 +79,7 @@ impl Attention {
         key: f32[B, D, S],
         value: f32[B, S, D],
         attention_mask: u8[1, T, 1, S],
+        self.multi_query = true,
         return: f32[B, T, E],
     )]
     fn attn(
@@ -135,6 +136,7 @@ impl Attention {
         attention_mask: u8[1, T, 1, S],
         self.c_attn.weight(): f32[QKV, E],
         self.c_proj.weight(): f32[E, E],
+        self.multi_query = true,
         return: f32[B, T, E],
     )]
     fn forward(&mut self, hidden_states: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
@@ -291,6 +293,7 @@ impl GPTBigCode {
         self.bias: u8[P, P],
         self.ln_f.weight(): f32[E],
         self.lm_head.weight(): f32[V, E],
+        self.config.multi_query = true,
         return: f32[B, V],
     )]
     pub fn forward(&mut self, input_ids: &Tensor, past_len: usize) -> Result<Tensor> {
