@@ -125,6 +125,7 @@ impl Embeddings {
 
     #[contract(
         pixel_values: f32[B, C, HI, WI],
+        bool_masked_pos: u8 | f32 [B, N],
         self.cls_token: f32[1, 1, E],
         self.mask_token?: f32[1, 1, E],
         self.position_embeddings: f32[1, NP1, E],
