@@ -42,6 +42,9 @@ enum Value {
     Float,
     /// A `bool` whose value the contract states (`self.multi_query = true`).
     Bool(bool),
+    /// A `Vec` of host numbers of this dtype (`let mask: Vec<_> = (0..t).map(|j| u8::from(j
+    /// <= i)).collect()`), for `Tensor::from_slice` and `from_vec`.
+    Numbers(DType),
     /// A `DType::*`.
     DType(DType),
     /// A `D::Minus*`.
@@ -163,6 +166,7 @@ impl Value {
             // Rust's never type: the `let` is never bound (`todo!()` before it).
             Value::Never => "!".to_string(),
             Value::DType(dtype) => format!("DType::{dtype:?}"),
+            Value::Numbers(dtype) => format!("Vec<{}>", dtype_name(*dtype)),
             Value::Tensors(ts) if ts.iter().any(|t| !t.is_unknown()) => {
                 Parts::Each(ts.clone()).to_string()
             }
@@ -1680,6 +1684,31 @@ impl<'a> Walker<'a> {
                     }
                     None => Value::Other,
                 };
+                // `let mask: Vec<u8> = ..`: host numbers of that dtype. A `collect` is a `Vec`
+                // only where its turbofish or the `let`'s type says so (not a `BTreeSet`).
+                let value = match (&value, &local.pat) {
+                    (Value::Other, syn::Pat::Type(typed)) => {
+                        match vec_element_dtype(&typed.ty, &|name| self.is_primitive(name)) {
+                            Some(dtype) => Value::Numbers(dtype),
+                            None => value,
+                        }
+                    }
+                    (Value::Numbers(_), syn::Pat::Type(typed))
+                        if !is_vec_type(&typed.ty) || !self.is_primitive("Vec") =>
+                    {
+                        Value::Other
+                    }
+                    (Value::Numbers(_), pat)
+                        if !matches!(pat, syn::Pat::Type(_))
+                            && local.init.as_ref().is_some_and(|init| {
+                                matches!(unparen(&init.expr), syn::Expr::MethodCall(m)
+                                    if m.method == "collect" && m.turbofish.is_none())
+                            }) =>
+                    {
+                        Value::Other
+                    }
+                    _ => value,
+                };
                 // `let ref mut r = h;` is a `&mut` of `h`.
                 if let Some(init) = &local.init
                     && has_ref_mut(&local.pat)
@@ -2594,7 +2623,104 @@ impl<'a> Walker<'a> {
         let before = self.failures;
         let value = self.method_dispatch(call, &name, receiver, args, &arg_exprs);
         self.failed_call = (self.failures > before).then(|| expr_id(call));
+        // `(0..t).map(|j| u8::from(j <= i)).collect()`: a `Vec` of host numbers.
+        if value == Value::Other
+            && name == "collect"
+            && let Some(dtype) = self.collected_dtype(call)
+        {
+            return Value::Numbers(dtype);
+        }
         value
+    }
+
+    /// The dtype of the numbers `collect` gathers into a `Vec`: from its turbofish
+    /// (`collect::<Vec<u32>>()`), or the values its iterator's last `map` gives (a literal of
+    /// a type, a cast, `f32::MIN`, `u8::from(..)`, an `if` either of whose branches is one;
+    /// through `flat_map`, the inner iterator's). `None` where a method of the chain may be
+    /// the crate's own.
+    fn collected_dtype(&self, call: &syn::ExprMethodCall) -> Option<DType> {
+        if self.index.may_be_any_types_method("collect") {
+            return None;
+        }
+        let primitive = |name: &str| self.is_primitive(name);
+        if let Some(turbofish) = &call.turbofish {
+            let [syn::GenericArgument::Type(ty)] =
+                turbofish.args.iter().collect::<Vec<_>>().as_slice()
+            else {
+                return None;
+            };
+            if let Some(dtype) = vec_element_dtype(ty, &primitive) {
+                return Some(dtype);
+            }
+            // `Vec<_>` leaves it to the iterator; any other collection is no `Vec` of numbers.
+            let syn::Type::Path(p) = ty else {
+                return None;
+            };
+            let last = p.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+                return None;
+            };
+            let is_vec = last.ident == "Vec" && p.path.segments.len() == 1 && primitive("Vec");
+            if !is_vec
+                || !matches!(
+                    args.args.first(),
+                    Some(syn::GenericArgument::Type(syn::Type::Infer(_)))
+                )
+            {
+                return None;
+            }
+        }
+        self.iterator_dtype(&call.receiver, &primitive)
+    }
+
+    /// The dtype of the items an iterator chain yields, where its last `map` says.
+    fn iterator_dtype(&self, expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<DType> {
+        let syn::Expr::MethodCall(m) = unparen(expr) else {
+            return match unparen(expr) {
+                syn::Expr::Block(b) => match b.block.stmts.last() {
+                    Some(syn::Stmt::Expr(tail, None)) => self.iterator_dtype(tail, primitive),
+                    _ => None,
+                },
+                _ => None,
+            };
+        };
+        let name = name_of(&m.method);
+        if self.index.may_be_any_types_method(&name) {
+            return None;
+        }
+        let closure = || match m.args.first().map(unparen) {
+            Some(syn::Expr::Closure(c)) if m.args.len() == 1 => Some(&*c.body),
+            _ => None,
+        };
+        // The chain starts at a range (`(0..t)`): no type of the crate's own has its `map`.
+        let from_range = |mut e: &syn::Expr| loop {
+            match unparen(e) {
+                syn::Expr::Range(_) => return true,
+                syn::Expr::MethodCall(inner)
+                    if matches!(
+                        name_of(&inner.method).as_str(),
+                        "filter"
+                            | "take"
+                            | "skip"
+                            | "rev"
+                            | "step_by"
+                            | "take_while"
+                            | "skip_while"
+                    ) =>
+                {
+                    e = &inner.receiver
+                }
+                _ => return false,
+            }
+        };
+        match name.as_str() {
+            "map" if from_range(&m.receiver) => value_dtype(closure()?, primitive),
+            "flat_map" if from_range(&m.receiver) => self.iterator_dtype(closure()?, primitive),
+            "filter" | "take" | "skip" | "rev" | "step_by" | "take_while" | "skip_while" => {
+                self.iterator_dtype(&m.receiver, primitive)
+            }
+            _ => None,
+        }
     }
 
     fn method_dispatch(
@@ -3614,6 +3740,13 @@ impl<'a> Walker<'a> {
                 .iter()
                 .take(2)
                 .find_map(|e| literal_dtype(e, &primitive)),
+            // `Tensor::from_slice(&mask, (t, t), dev)` of a `Vec<f32>`.
+            "candle_core::Tensor::from_slice" | "candle_core::Tensor::from_vec" => {
+                match args.first() {
+                    Some(Value::Numbers(dtype)) => Some(*dtype),
+                    _ => None,
+                }
+            }
             _ => None,
         };
         match function_under(&self.facts, &full, &rule_args) {
@@ -4714,6 +4847,99 @@ fn through_interior_mutability(subject: &str) -> bool {
 /// The candle dtype of the Rust values `expr` writes, where its syntax says it: a literal's
 /// suffix (`3u32`, `[[1f32, 2.], ..]`) or a cast (`n as u32`, where `primitive` says the name
 /// is std's type), through `&`, arrays and `-`.
+/// The dtype of the value of a closure's body that yields one number: a literal of a type, a
+/// cast, a constant such as `f32::MIN`, `u8::from(..)`, or an `if` / `match` / block one of
+/// whose values is one (every branch of one has one Rust type). Not an array or a reference.
+fn value_dtype(expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<DType> {
+    match unparen(expr) {
+        syn::Expr::Array(_) | syn::Expr::Reference(_) => None,
+        syn::Expr::Block(b) => match b.block.stmts.last() {
+            Some(syn::Stmt::Expr(tail, None)) => value_dtype(tail, primitive),
+            _ => None,
+        },
+        syn::Expr::If(i) => {
+            let then = match i.then_branch.stmts.last() {
+                Some(syn::Stmt::Expr(tail, None)) => value_dtype(tail, primitive),
+                _ => None,
+            };
+            then.or_else(|| {
+                i.else_branch
+                    .as_ref()
+                    .and_then(|(_, e)| value_dtype(e, primitive))
+            })
+        }
+        syn::Expr::Match(m) => m
+            .arms
+            .iter()
+            .find_map(|arm| value_dtype(&arm.body, primitive)),
+        // `u8::from(j <= i)`: `From` gives `Self`.
+        syn::Expr::Call(c) => match unparen(&c.func) {
+            syn::Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path.segments.len() == 2
+                    && p.path.segments[1].ident == "from"
+                    && p.path.segments[1].arguments.is_none()
+                    && p.path.segments[0].arguments.is_none() =>
+            {
+                let ty = p.path.segments[0].ident.to_string();
+                primitive(&ty).then(|| dtype_of_name(&ty)).flatten()
+            }
+            _ => None,
+        },
+        other => literal_dtype(other, primitive),
+    }
+}
+
+/// `Vec<u8>` (and the other element types candle has a dtype for): that dtype.
+fn vec_element_dtype(ty: &syn::Type, primitive: &dyn Fn(&str) -> bool) -> Option<DType> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    if p.qself.is_some() || p.path.segments.len() != 1 {
+        return None;
+    }
+    let segment = &p.path.segments[0];
+    let syn::PathArguments::AngleBracketed(args) = &segment.arguments else {
+        return None;
+    };
+    if segment.ident != "Vec" || !primitive("Vec") || args.args.len() != 1 {
+        return None;
+    }
+    let Some(syn::GenericArgument::Type(syn::Type::Path(element))) = args.args.first() else {
+        return None;
+    };
+    let name = element.path.get_ident()?.to_string();
+    (element.qself.is_none() && primitive(&name))
+        .then(|| dtype_of_name(&name))
+        .flatten()
+}
+
+/// Whether a type is written `Vec<..>` (std's, where the crate names nothing so).
+fn is_vec_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.segments.len() == 1
+        && p.path.segments[0].ident == "Vec")
+}
+
+/// The dtype of a Rust number type's name.
+fn dtype_of_name(name: &str) -> Option<DType> {
+    match name {
+        "u8" => Some(DType::U8),
+        "u32" => Some(DType::U32),
+        "i16" => Some(DType::I16),
+        "i32" => Some(DType::I32),
+        "i64" => Some(DType::I64),
+        "f32" => Some(DType::F32),
+        "f64" => Some(DType::F64),
+        _ => None,
+    }
+}
+
+/// The Rust name of a dtype's element type.
+fn dtype_name(dtype: DType) -> String {
+    format!("{dtype:?}").to_lowercase()
+}
+
 fn literal_dtype(expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<DType> {
     let of_name = |name: &str| match name {
         "u8" => Some(DType::U8),

@@ -4080,3 +4080,93 @@ impl Attention {{
         assert!(!shapes.contains("f32[2, 3, 8]"), "{before}: {shapes}");
     }
 }
+
+/// A causal mask built on the host (`(0..t).flat_map(|i| (0..t).map(move |j| if j > i {
+/// f32::MIN } else { 0. })).collect()`, candle-transformers' pattern) has the dtype of the
+/// numbers collected: `Tensor::from_slice` of it is `f32[t, t]`, and adding a `u8` one to an
+/// `f32` tensor is certain to fail. A `collect` into what is not certainly a `Vec`, or through
+/// a method the crate may define, says nothing.
+#[test]
+fn a_mask_collected_on_the_host_has_the_dtype_of_its_numbers() {
+    let program = |mask_expr: &str, added: &str| {
+        format!(
+            "use candle_contracts::contract;
+use candle_core::{{Device, Result, Tensor}};
+
+#[contract(xs: f32[B, T, T])]
+pub fn masked(xs: &Tensor, t: usize, device: &Device) -> Result<Tensor> {{
+    let mask: Vec<_> = {mask_expr};
+    let mask = Tensor::from_slice(&mask, (t, t), device)?;
+    let bool_mask = (0..t * t).map(|j| u8::from(j % 2 == 0)).collect::<Vec<_>>();
+    let bool_mask = Tensor::from_vec(bool_mask, (t, t), device)?;
+    let _ = &bool_mask;
+    xs.broadcast_add(&{added})
+}}
+"
+        )
+    };
+    let causal =
+        "(0..t).flat_map(|i| (0..t).map(move |j| if j > i { f32::MIN } else { 0. })).collect()";
+    let dir = scratch_crate("host-mask", &program(causal, "mask"));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:masked"]);
+    assert!(shapes.contains("Vec<f32>"), "{shapes}");
+    assert!(shapes.contains("f32[{t}, {t}]"), "{shapes}");
+    assert!(shapes.contains("u8[{t}, {t}]"), "{shapes}");
+    let dir = scratch_crate("host-mask-u8", &program(causal, "bool_mask"));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("`bool_mask` is `u8[{t}, {t}]`"), "{stderr}");
+    // Each of these leaves the dtype unknown: no finding, no `Vec<..>` shown.
+    for (mask_expr, prelude) in [
+        // The numbers' type is not written anywhere the walk reads.
+        ("(0..t * t).map(|j| j.min(3) as _).collect()", ""),
+        // A `map` of the crate's own type, whose items may be anything.
+        (
+            "Table.map(|j| j as u8).collect()",
+            "struct Table;
+impl Table {
+    fn map(self, _: impl Fn(usize) -> u8) -> std::vec::IntoIter<f32> { Vec::new().into_iter() }
+}",
+        ),
+        // The crate's own `u8`.
+        (
+            "(0..t * t).map(|j| j as u8).collect()",
+            "#[allow(non_camel_case_types)] type u8 = f32;",
+        ),
+    ] {
+        let source = format!("{prelude}\n{}", program(mask_expr, "mask"));
+        let dir = scratch_crate("host-mask-unknown", &source);
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{mask_expr}: {stderr}");
+        let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:masked"]);
+        let mask_rows: Vec<&str> = shapes
+            .lines()
+            .filter(|row| row.split_whitespace().nth(1) == Some("mask"))
+            .collect();
+        assert_eq!(mask_rows.len(), 2, "{shapes}");
+        assert!(
+            mask_rows
+                .iter()
+                .all(|row| !row.contains("Vec<") && !row.contains("u8[")),
+            "{mask_expr}: {shapes}"
+        );
+    }
+    // An untyped `let` of a `collect` may be any collection: shown as nothing known.
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use std::collections::BTreeSet;
+
+#[contract(xs: f32[N])]
+pub fn ids(xs: &Tensor, n: usize) -> Result<usize> {
+    let seen = (0..n).map(|j| j as u32).collect();
+    let typed: BTreeSet<u32> = (0..n).map(|j| j as u32).collect();
+    let seen: &BTreeSet<u32> = &seen;
+    Ok(seen.len() + typed.len() + xs.dim(0)?)
+}
+";
+    let dir = scratch_crate("host-set", source);
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:ids"]);
+    assert!(!shapes.contains("Vec<"), "{shapes}");
+}
