@@ -36,6 +36,9 @@ enum Value {
     Tensors(Vec<TensorType>),
     /// A `Vec` of tensors (`chunk`'s parts), how many unknown, each of this type.
     TensorsEach(TensorType),
+    /// A `Vec` with nothing in it yet (`Vec::new()`, `vec![]`): `push` on a local name fills
+    /// it ([`Value::Tensors`], or [`Value::TensorsEach`] after a loop).
+    EmptyVec,
     /// An integer, with the size it is where known.
     Int(Dim),
     /// A float.
@@ -114,6 +117,23 @@ impl Value {
             ),
             (Value::TensorsEach(a), Value::TensorsEach(b)) => {
                 Value::TensorsEach(a.join_by(b, &mut disagree))
+            }
+            // A `Vec` filled on one path and not (or less) on the other: how many is unknown,
+            // each element one of the types either path pushed (one stands for many: unnamed).
+            (Value::EmptyVec, Value::TensorsEach(t)) | (Value::TensorsEach(t), Value::EmptyVec) => {
+                Value::TensorsEach(t.clone())
+            }
+            (Value::EmptyVec, Value::Tensors(ts)) | (Value::Tensors(ts), Value::EmptyVec)
+                if !ts.is_empty() =>
+            {
+                Value::TensorsEach(each_of(ts.iter()))
+            }
+            (Value::Tensors(a), Value::Tensors(b)) if !a.is_empty() && !b.is_empty() => {
+                Value::TensorsEach(each_of(a.iter().chain(b)))
+            }
+            (Value::Tensors(ts), Value::TensorsEach(t))
+            | (Value::TensorsEach(t), Value::Tensors(ts)) => {
+                Value::TensorsEach(each_of(ts.iter().chain([t])))
             }
             (Value::Optional(a), Value::Optional(b)) => {
                 Value::Optional(Box::new(a.join_with(b, joiner)))
@@ -458,6 +478,9 @@ static NO_CLAUSES: Contract = Contract {
     field_flags: Vec::new(),
     relations: Vec::new(),
 };
+
+/// How many tensors a `Vec` filled by `push` lists one by one; past that, each is one type.
+const MAX_LISTED: usize = 16;
 
 /// How deep helpers without a contract are followed into (a helper's helper, no further).
 const INLINE_DEPTH: usize = 2;
@@ -823,11 +846,19 @@ impl<'a> Walker<'a> {
             .field_values
             .iter()
             .map(|(path, n)| (path, Value::Int(Dim::lit(*n)), true));
-        // `self.multi_query = true`: the same, for a `bool` field.
+        // `self.multi_query = true`: the same, for a `bool` field (stated both ways, a
+        // contract the macro rejects, it decides nothing).
         let flags = self
             .contract
             .field_flags
             .iter()
+            .filter(|(path, value)| {
+                !self
+                    .contract
+                    .field_flags
+                    .iter()
+                    .any(|(other, v)| other == path && v != value)
+            })
             .map(|(path, value)| (path, Value::Bool(*value), true));
         let held: Vec<(&String, Value, bool)> = named
             .map(|(path, dim, shared_only)| (path, Value::Int(dim), shared_only))
@@ -1709,6 +1740,9 @@ impl<'a> Walker<'a> {
                     }
                     _ => value,
                 };
+                if let Some(init) = &local.init {
+                    self.reborrows(std::iter::once(&*init.expr));
+                }
                 // `let ref mut r = h;` is a `&mut` of `h`.
                 if let Some(init) = &local.init
                     && has_ref_mut(&local.pat)
@@ -2010,7 +2044,11 @@ impl<'a> Walker<'a> {
                     _ => Value::Other,
                 }
             }
-            syn::Expr::Tuple(t) => Value::Tuple(t.elems.iter().map(|e| self.expr(e)).collect()),
+            syn::Expr::Tuple(t) => {
+                let items = t.elems.iter().map(|e| self.expr(e)).collect();
+                self.reborrows(t.elems.iter());
+                Value::Tuple(items)
+            }
             syn::Expr::Range(r) => {
                 let bound = |walker: &mut Self, e: &Option<Box<syn::Expr>>| {
                     e.as_ref().map(|e| match walker.expr(e) {
@@ -2028,6 +2066,7 @@ impl<'a> Walker<'a> {
             }
             syn::Expr::Array(a) => {
                 let items: Vec<Value> = a.elems.iter().map(|e| self.expr(e)).collect();
+                self.reborrows(a.elems.iter());
                 array_value(items)
             }
             syn::Expr::Block(b) => {
@@ -2166,6 +2205,7 @@ impl<'a> Walker<'a> {
             syn::Expr::Continue(_) => Value::Never,
             syn::Expr::Assign(a) => {
                 let value = self.expr(&a.right);
+                self.reborrows(std::iter::once(&*a.right));
                 match place_local(&a.left) {
                     Some(name) if self.lookup(&name).is_some() => {
                         // An assignment keeps the place's Rust type: a tensor stays a tensor
@@ -2237,6 +2277,7 @@ impl<'a> Walker<'a> {
                 for field in &lit.fields {
                     self.expr(&field.expr);
                 }
+                self.reborrows(lit.fields.iter().map(|field| &field.expr));
                 if let Some(rest) = &lit.rest {
                     self.expr(rest);
                 }
@@ -2865,6 +2906,39 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
+            // `hidden_states.push(xs.clone())` on a local `Vec` of tensors: one more element,
+            // where this runs (a loop's passes join the lengths into `TensorsEach`).
+            list @ (Value::EmptyVec | Value::Tensors(_) | Value::TensorsEach(_))
+                if name == "push"
+                    && let [Value::Tensor(item)] = args.as_slice()
+                    && let Some(local) = self.local_receiver(&call.receiver) =>
+            {
+                let filled = match list {
+                    Value::Tensors(mut parts) if parts.len() < MAX_LISTED => {
+                        parts.push(item.clone());
+                        Value::Tensors(parts)
+                    }
+                    Value::Tensors(parts) => {
+                        Value::TensorsEach(each_of(parts.iter().chain([item])))
+                    }
+                    Value::TensorsEach(each) => {
+                        Value::TensorsEach(each_of([&each, item].into_iter()))
+                    }
+                    _ => Value::Tensors(vec![item.clone()]),
+                };
+                self.set(&local, filled, None);
+                Value::Other
+            }
+            // `let mut dims = Vec::new(); dims.push(b);`: a list of sizes.
+            Value::EmptyVec
+                if name == "push"
+                    && let [Value::Int(size)] = args.as_slice()
+                    && let Some(local) = self.local_receiver(&call.receiver) =>
+            {
+                self.set(&local, Value::Tuple(vec![Value::Int(size.clone())]), None);
+                Value::Other
+            }
+            Value::EmptyVec if name == "len" && args.is_empty() => Value::Int(Dim::lit(0)),
             // A list of sizes (`qkv.dims().to_vec()`): see `size_list_method`.
             Value::Tuple(items) if items.iter().all(|v| matches!(v, Value::Int(_))) => {
                 self.size_list_method(call, &name, items, &args)
@@ -3213,6 +3287,31 @@ impl<'a> Walker<'a> {
     fn passes_self(&mut self, args: &[&syn::Expr]) {
         if self.self_mut && args.iter().any(|arg| is_self_path(strip_refs(arg))) {
             self.subjects.clear();
+        }
+        self.reborrows(args.iter().copied());
+    }
+
+    /// `set(self.cfg)`, `let c: &mut Cfg = self.cfg;`: a field passed on by value behind
+    /// `&mut self` may be a `&mut` (reborrowed, not moved): what is known below it is
+    /// forgotten (the field itself, a size or a flag, keeps its value).
+    fn reborrows<'e>(&mut self, exprs: impl Iterator<Item = &'e syn::Expr>) {
+        if !self.self_mut {
+            return;
+        }
+        for expr in exprs {
+            let place = match unparen(expr) {
+                syn::Expr::Reference(r) if r.mutability.is_none() => continue,
+                other => strip_refs(other),
+            };
+            if let Some(text) = subject_text(place)
+                && text.starts_with("self.")
+            {
+                // (`self.n_head.(size)` is the field's own value, a copy.)
+                let own_size = format!("{text}.(size)");
+                self.subjects.retain(|subject, _| {
+                    subject == &text || subject == &own_size || !below(subject, &text)
+                });
+            }
         }
     }
 
@@ -3609,6 +3708,15 @@ impl<'a> Walker<'a> {
             && matches!(self.resolve(std::slice::from_ref(float)), Resolved::Unknown)
         {
             return Value::Float;
+        }
+        // `Vec::new()`, `Vec::with_capacity(n)`: std's, where the crate names nothing `Vec`.
+        if let [vec, name] = segments.as_slice()
+            && vec == "Vec"
+            && (name == "new" && args.is_empty() || name == "with_capacity" && args.len() == 1)
+            && self.lookup(vec).is_none()
+            && self.is_primitive(vec)
+        {
+            return Value::EmptyVec;
         }
         if let [.., d, minus] = segments.as_slice()
             && d == "D"
@@ -4123,12 +4231,19 @@ impl<'a> Walker<'a> {
                     c.visit_expr(e);
                 }
             }),
-            // `check!` reads its tensors; anything else may bind or assign the names it holds.
-            None if guard_macro => {}
+            // `check!` reads its tensors (a braced dim or bound is code that may change
+            // anything); anything else may bind or assign the names it holds.
+            None if guard_macro && !has_brace_group(mac.tokens.clone()) => {}
             None => self.forget_in(|c| c.visit_macro(mac)),
         }
         if std.is_some() && DIVERGING_MACROS.contains(&name.as_str()) {
             return Value::Never;
+        }
+        // `vec![]`: nothing in it yet.
+        if let (Some(exprs), "vec") = (&parsed, name.as_str())
+            && exprs.is_empty()
+        {
+            return Value::EmptyVec;
         }
         // `vec![a.clone(), b]`: a `Vec` of those tensors.
         if let (Some(exprs), "vec") = (&parsed, name.as_str()) {
@@ -5292,6 +5407,25 @@ fn index_value(base: Value, index: Value) -> Value {
 }
 
 /// An array's value: the tensors of `&[&a, &b]`, or the sizes of `[b, 1, d]`.
+/// Whether tokens hold a `{ .. }` group at any depth.
+fn has_brace_group(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|tree| match tree {
+        TokenTree::Group(group) => {
+            group.delimiter() == proc_macro2::Delimiter::Brace || has_brace_group(group.stream())
+        }
+        _ => false,
+    })
+}
+
+/// One type every one of `types` has: their join, unnamed.
+fn each_of<'t>(types: impl Iterator<Item = &'t TensorType>) -> TensorType {
+    let mut unknown = |_: &Dim, _: &Dim| Dim::Unknown;
+    types
+        .cloned()
+        .reduce(|a, b| a.join_by(&b, &mut unknown))
+        .unwrap_or_else(TensorType::unknown)
+}
+
 fn array_value(items: Vec<Value>) -> Value {
     if items.is_empty() {
         return Value::Other;

@@ -4170,3 +4170,124 @@ pub fn ids(xs: &Tensor, n: usize) -> Result<usize> {
     let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:ids"]);
     assert!(!shapes.contains("Vec<"), "{shapes}");
 }
+
+/// A `Vec` filled by `push` on a local name (CLIP's hidden states, a list of parts to `cat`)
+/// holds what was pushed: after a loop, each element is the loop's type, how many unknown;
+/// `Tensor::cat` and `stack` of it are known, and a dim past their rank is certain to fail.
+/// Anything else that may change the list (a closure, `&mut` of it, `extend`, `insert`,
+/// `clear`, an index assignment, a helper taking `&mut`) leaves it unknown.
+#[test]
+fn a_vec_filled_by_push_holds_what_was_pushed() {
+    let program = |cat_dim: usize| {
+        format!(
+            "use candle_contracts::contract;
+use candle_core::{{Result, Tensor}};
+
+#[contract(xs: f32[B, T, E], w: f32[E, E])]
+pub fn layers(xs: &Tensor, w: &Tensor, n: usize) -> Result<Tensor> {{
+    let mut xs = xs.clone();
+    let mut hidden_states = Vec::new();
+    for _ in 0..n {{
+        xs = xs.broadcast_matmul(w)?;
+        hidden_states.push(xs.clone());
+    }}
+    let all = Tensor::stack(&hidden_states, 0)?;
+    let mut parts = vec![];
+    parts.push(xs.clone());
+    parts.push(xs.sum_keepdim(2)?);
+    let wide = Tensor::cat(&parts, {cat_dim})?;
+    let _ = wide;
+    Ok(all)
+}}
+"
+        )
+    };
+    let dir = scratch_crate("vec-push", &program(2));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:layers"]);
+    assert!(shapes.contains("f32[_, B, T, E]"), "{shapes}");
+    assert!(shapes.contains("f32[B, T, E + 1]"), "{shapes}");
+    let dir = scratch_crate("vec-push-bug", &program(3));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("Tensor::cat"), "{stderr}");
+    for change in [
+        // Nothing changes it: two elements of rank 3, and `cat` on dim 3 is certain to fail
+        // (candle gives back a single tensor without reading the dim).
+        "",
+        "(0..n).for_each(|_| v.push(xs.t().unwrap()));",
+        "let r = &mut v; r.push(xs.t()?);",
+        "v.extend([xs.t()?]);",
+        "v.insert(0, xs.t()?);",
+        "v[0] = xs.t()?;",
+        "helper(&mut v, xs)?;",
+        "if n > 2 { v.clear(); }",
+    ] {
+        let source = format!(
+            "use candle_contracts::contract;
+use candle_core::{{Result, Tensor}};
+
+fn helper(v: &mut Vec<Tensor>, xs: &Tensor) -> Result<()> {{
+    v.push(xs.t()?);
+    Ok(())
+}}
+
+#[contract(xs: f32[B, T, E])]
+pub fn changed(xs: &Tensor, n: usize) -> Result<Tensor> {{
+    let mut v = Vec::new();
+    v.push(xs.clone());
+    v.push(xs.clone());
+    {change}
+    let joined = Tensor::cat(&v, 3)?;
+    Ok(joined)
+}}
+"
+        );
+        let dir = scratch_crate("vec-push-changed", &source);
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, i32::from(change.is_empty()), "{change}: {stderr}");
+    }
+}
+
+/// A field behind `&mut self` passed on by value may be a `&mut` (reborrowed): a flag below
+/// it may change there. Each of these changes `self.cfg.multi_query` before the `if`, so the
+/// contract's `false` no longer decides it; without a change, the dead branch stays dead.
+#[test]
+fn a_flag_below_a_reborrowed_field_is_forgotten() {
+    for change in [
+        "",
+        "set(self.cfg);",
+        "Cfg::on(self.cfg);",
+        "std::mem::swap(self.cfg, &mut Cfg { multi_query: true });",
+        "let f = |c: &mut Cfg| c.multi_query = true; f(self.cfg);",
+        "let c: &mut Cfg = self.cfg; c.multi_query = true;",
+        "let w = Wrap { c: self.cfg }; w.c.multi_query = true;",
+        "let t = (self.cfg, 1); t.0.multi_query = true;",
+        "let c: &mut Cfg; c = self.cfg; c.multi_query = true;",
+        "candle_contracts::check!(q: f32[2, { self.cfg.multi_query = true; 3 }, 8]);",
+    ] {
+        let source = format!(
+            "use candle_contracts::contract;
+use candle_core::{{Result, Tensor}};
+pub struct Cfg {{ pub multi_query: bool }}
+impl Cfg {{ pub fn on(c: &mut Cfg) {{ c.multi_query = true; }} }}
+pub fn set(c: &mut Cfg) {{ c.multi_query = true; }}
+pub struct Wrap<'a> {{ pub c: &'a mut Cfg }}
+pub struct Attention<'a> {{ pub cfg: &'a mut Cfg }}
+#[contract]
+impl Attention<'_> {{
+    #[contract(q: f32[2, 3, 8], self.cfg.multi_query = false)]
+    pub fn split(&mut self, q: &Tensor) -> Result<Tensor> {{
+        {change}
+        let q = if self.cfg.multi_query {{ q.reshape((2, 6, 4))? }} else {{ q.clone() }};
+        q.narrow(1, 0, 5)
+    }}
+}}
+"
+        );
+        let dir = scratch_crate("flag-reborrowed", &source);
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, i32::from(change.is_empty()), "{change}: {stderr}");
+    }
+}

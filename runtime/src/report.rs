@@ -303,6 +303,15 @@ pub(crate) fn dim_arithmetic(
     violation
 }
 
+/// The field of a flag's text (`self.multi_query` of `self.multi_query = true`); `None` for
+/// a relation or a field naming a dim (`self.n_head = H`).
+fn flag_field(text: &str) -> Option<&str> {
+    let field = text
+        .strip_suffix(" = true")
+        .or_else(|| text.strip_suffix(" = false"))?;
+    (!field.contains(['=', '<', '>'])).then_some(field)
+}
+
 /// A strided view where the clause says `contiguous`.
 pub(crate) fn contiguous(clause: &ClauseSpec, tensor: &Tensor) -> Violation {
     let mut violation = of_clause(
@@ -426,10 +435,9 @@ pub(crate) fn relation(
                     [crate::spec::ExprOp::Dim(_)] | [crate::spec::ExprOp::Lit(_)]
                 )
             };
-            let text = spec.text_of(relation.text);
             // `self.multi_query = true`: a `bool` field, read as 0 or 1.
-            if !text.contains("==") && (text.ends_with(" = true") || text.ends_with(" = false")) {
-                format!("the field is {}", lhs != 0)
+            if let Some(field) = flag_field(spec.text_of(relation.text)) {
+                format!("`{field}` is {}", lhs != 0)
             } else if simple(relation.lhs) && simple(relation.rhs) {
                 String::new()
             } else {
@@ -444,7 +452,10 @@ pub(crate) fn relation(
         spec.text_of(relation.text).to_string(),
         found,
     );
-    violation.bound_dims = names;
+    // A flag's own value is the message; it binds no dim.
+    if flag_field(spec.text_of(relation.text)).is_none() {
+        violation.bound_dims = names;
+    }
     violation
 }
 

@@ -334,19 +334,24 @@ fn mark_attributes(
 fn impl_type_name(header: &[TokenTree]) -> Option<String> {
     let mut depth = 0i32;
     let mut last = None;
+    // `impl inner::Attention`: a type of another module, whose struct is not the one of this
+    // name here (nothing is taken; a struct contract out of sight does not compile).
+    let mut qualified = false;
     for tree in header {
         match tree {
             TokenTree::Punct(p) if p.as_char() == '<' => depth += 1,
             TokenTree::Punct(p) if p.as_char() == '>' && depth > 0 => depth -= 1,
+            TokenTree::Punct(p) if depth == 0 && p.as_char() == ':' => qualified = true,
             TokenTree::Ident(i) if depth == 0 && i == "where" => break,
-            TokenTree::Ident(i) if depth == 0 && i != "impl" && i != "for" && i != "unsafe" => {
+            TokenTree::Ident(i) if depth == 0 && i == "for" => qualified = false,
+            TokenTree::Ident(i) if depth == 0 && i != "impl" && i != "unsafe" => {
                 last = Some(i.to_string());
             }
             TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => break,
             _ => {}
         }
     }
-    last
+    last.filter(|_| !qualified)
 }
 
 /// The name of an `impl`'s type: its path's last segment.
@@ -364,9 +369,11 @@ fn mark_attribute(stream: TokenStream, struct_clauses: Option<&TokenStream>) -> 
     let mut trees: Vec<TokenTree> = stream.into_iter().collect();
     let is_contract = trees.len() >= 2
         && matches!(&trees[trees.len() - 2], TokenTree::Ident(i) if i == "contract");
+    // An empty `#[contract()]` takes the struct's clauses too (the analysis gives them to
+    // every method with a contract list), and is then checked by them.
     if let (true, Some(TokenTree::Group(args))) = (is_contract, trees.last())
         && args.delimiter() == Delimiter::Parenthesis
-        && !args.stream().is_empty()
+        && (!args.stream().is_empty() || struct_clauses.is_some())
     {
         let mut stream = args.stream();
         let ends_with_comma = stream
@@ -375,7 +382,7 @@ fn mark_attribute(stream: TokenStream, struct_clauses: Option<&TokenStream>) -> 
             .last()
             .is_some_and(|t| matches!(&t, TokenTree::Punct(p) if p.as_char() == ','));
         let option = syn::Ident::new(crate::syntax::kw::CHECKED_BY_SCOPE, Span::call_site());
-        stream.extend(if ends_with_comma {
+        stream.extend(if ends_with_comma || stream.is_empty() {
             quote!(#option = true)
         } else {
             quote!(, #option = true)

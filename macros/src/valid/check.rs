@@ -100,6 +100,14 @@ pub(super) fn check_options(
             _ => {
                 let hint = did_you_mean(&name, kw::OPTIONS.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| {
+                        matches!(value.as_str(), "true" | "false").then(|| {
+                            format!(
+                                "a `bool` field's value is written from `self`: \
+                                 `self.{name} = {value}`"
+                            )
+                        })
+                    })
                     .unwrap_or_else(syntax::options_list);
                 cx_errors.error_at(
                     option.name.span(),

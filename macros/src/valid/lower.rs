@@ -139,6 +139,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         .iter()
         .map(|binding| plan_binding(&mut dims, binding, &mut text))
         .collect();
+    check_flags(cx_errors, &flags, &binds);
     for flag in &flags {
         planned.extend(plan_flag(cx_errors, cx, &mut dims, flag, &mut text));
     }
@@ -301,6 +302,32 @@ fn plan_binding(dims: &mut Dims, binding: &FieldBinding, text: &mut ContractText
     }
 }
 
+/// One field, one value: a flag stated `true` and `false` (in the method's contract, the
+/// struct's, or both) is a contract no call meets, and a field that names a dim is no `bool`.
+fn check_flags(cx_errors: &Ctxt, flags: &[&FieldFlag], binds: &[&FieldBinding]) {
+    for (at, flag) in flags.iter().enumerate() {
+        let path = flag.subject.to_string();
+        if flags[..at]
+            .iter()
+            .any(|earlier| earlier.subject.to_string() == path && earlier.value != flag.value)
+        {
+            cx_errors.error_at(
+                flag.span,
+                format!("`{path}` is stated `true` and `false`; a field has one value"),
+            );
+        }
+        if let Some(binding) = binds.iter().find(|b| b.subject.to_string() == path) {
+            cx_errors.error_at(
+                flag.span,
+                format!(
+                    "`{path}` names the dim `{}` and is stated `{}`: a size is no `bool`",
+                    binding.dim, flag.value
+                ),
+            );
+        }
+    }
+}
+
 /// `self.multi_query = true` as a relation the guard checks before the body: the field,
 /// which must be a `bool` (a type error at the clause otherwise), read as 0 or 1.
 fn plan_flag(
@@ -333,7 +360,8 @@ fn plan_flag(
     let path = flag.subject.to_string();
     let span = flag.span.first;
     let read = quote_spanned!(span=> { let flag: bool = #root #(#members)*; flag });
-    let value = scope_value(dims, read, span, format!("{{{path}}}"));
+    // Its own text: `{self.n}` elsewhere in the contract is a size, read without the type.
+    let value = scope_value(dims, read, span, format!("{path}: bool"));
     Some(RelationSpec {
         text: text.span(&format!("{path} = {}", flag.value), 0),
         lhs: vec![ExprOp::Value(value)],

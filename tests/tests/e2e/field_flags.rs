@@ -76,14 +76,14 @@ fn a_field_with_the_other_value_is_named_before_the_body_runs() {
     };
     let error = attn.split(&zeros(&[1, 3, 8])).unwrap_err().to_string();
     assert!(error.contains("self.multi_query = true"), "{error}");
-    assert!(error.contains("the field is false"), "{error}");
+    assert!(error.contains("`self.multi_query` is false"), "{error}");
     let attn = Attention {
         multi_query: true,
         num_heads: 2,
     };
     let error = attn.heads(&zeros(&[1, 3, 8])).unwrap_err().to_string();
     assert!(error.contains("self.multi_query = false"), "{error}");
-    assert!(error.contains("the field is true"), "{error}");
+    assert!(error.contains("`self.multi_query` is true"), "{error}");
 }
 
 #[test]
@@ -94,5 +94,39 @@ fn a_struct_contract_states_a_flag_for_every_method() {
     };
     let error = mqa.heads(&zeros(&[2, 4])).unwrap_err().to_string();
     assert!(error.contains("self.multi_query = true"), "{error}");
-    assert!(error.contains("the field is false"), "{error}");
+    assert!(error.contains("`self.multi_query` is false"), "{error}");
+}
+
+#[contract(multi_query = true)]
+struct Flagged {
+    multi_query: bool,
+}
+
+#[contract]
+impl Flagged {
+    /// An empty contract list takes the struct's clauses, as the compile-time check takes
+    /// them: the `narrow` past `3` below never runs with the flag checked.
+    #[contract()]
+    fn split(&self) -> Result<Tensor> {
+        let q = Tensor::zeros((2, 3, 8), DType::F32, &Device::Cpu)?;
+        let q = if self.multi_query {
+            q.reshape((2, 6, 4))?
+        } else {
+            q.clone()
+        };
+        q.narrow(1, 0, 5)
+    }
+
+    /// No `self`: no struct clause, nothing checked.
+    #[contract()]
+    fn new(multi_query: bool) -> Self {
+        Flagged { multi_query }
+    }
+}
+
+#[test]
+fn an_empty_contract_list_in_the_impl_takes_the_structs_clauses() {
+    assert_eq!(Flagged::new(true).split().unwrap().dims(), &[2, 5, 4]);
+    let error = Flagged::new(false).split().unwrap_err().to_string();
+    assert!(error.contains("self.multi_query = true"), "{error}");
 }

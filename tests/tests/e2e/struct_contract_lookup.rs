@@ -148,3 +148,50 @@ fn an_impl_through_a_renamed_import_takes_the_structs_contract() {
     assert_eq!(net.forward(&xs).unwrap().dims(), &[2, 8]);
     assert!(r#async::Net { w: linear(4, 3) }.forward(&xs).is_err());
 }
+
+/// In a `#[contract] mod`, `impl inner::Attention` is not the `Attention` declared beside it:
+/// it takes no struct contract (a review found it taking the outer one's flag, a false
+/// violation on a valid call).
+#[contract]
+mod qualified_impl {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(multi_query = true)]
+    pub struct Attention {
+        pub multi_query: bool,
+    }
+
+    pub mod inner {
+        pub struct Attention {
+            pub multi_query: bool,
+        }
+    }
+
+    impl inner::Attention {
+        #[contract(q: f32[2, 3, 8])]
+        pub fn split(&self, q: &Tensor) -> Result<Tensor> {
+            match self.multi_query {
+                true => q.reshape((2, 6, 4)),
+                false => Ok(q.clone()),
+            }
+        }
+    }
+
+    impl Attention {
+        #[contract(q: f32[2, 3, 8])]
+        pub fn split(&self, q: &Tensor) -> Result<Tensor> {
+            q.reshape((2, 6, 4))
+        }
+    }
+}
+
+#[test]
+fn an_impl_of_a_qualified_path_takes_no_struct_contract_of_its_last_name() {
+    let q = Tensor::ones((2, 3, 8), DType::F32, &Device::Cpu).unwrap();
+    let inner = qualified_impl::inner::Attention { multi_query: false };
+    assert_eq!(inner.split(&q).unwrap().dims(), &[2, 3, 8]);
+    let outer = qualified_impl::Attention { multi_query: false };
+    let error = outer.split(&q).unwrap_err().to_string();
+    assert!(error.contains("self.multi_query = true"), "{error}");
+}
