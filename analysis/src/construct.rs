@@ -2123,7 +2123,10 @@ impl<'a> Ctor<'a> {
                     };
                     let size = self.size(&field.expr);
                     match name.to_string().as_str() {
-                        "groups" => config.groups = size,
+                        "groups" => {
+                            config.groups = size.clone();
+                            config.geometry.groups = size;
+                        }
                         "padding" => config.geometry.padding = size,
                         "stride" => config.geometry.stride = size,
                         "dilation" => config.geometry.dilation = size,
@@ -2358,6 +2361,7 @@ fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<
                 padding: or_unknown(&g.padding),
                 stride: or_unknown(&g.stride),
                 dilation: or_unknown(&g.dilation),
+                groups: or_unknown(&g.groups),
             });
             FieldFact::Layer(*layer, ds.iter().map(or_unknown).collect(), geometry)
         }
@@ -2517,8 +2521,8 @@ mod tests {
                 let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();
                 let geometry = geometry.as_ref().map_or(String::new(), |g| {
                     format!(
-                        " padding = {}, stride = {}, dilation = {}",
-                        g.padding, g.stride, g.dilation
+                        " padding = {}, stride = {}, dilation = {}, groups = {}",
+                        g.padding, g.stride, g.dilation, g.groups
                     )
                 });
                 format!("{field}: {layer:?}[{}]{geometry}", dims.join(", "))
@@ -2593,9 +2597,9 @@ mod tests {
         assert_eq!(
             inferred(LAYERS),
             [
-                "conv1: Conv1d[cfg.hidden_size, 80, 3] padding = 0, stride = 1, dilation = 1",
-                "conv2: Conv2d[64, cfg.channels, 3, 3] padding = 1, stride = 1, dilation = 1",
-                "grouped: Conv2d[64, 16, 3, 3] padding = 0, stride = 1, dilation = 1",
+                "conv1: Conv1d[cfg.hidden_size, 80, 3] padding = 0, stride = 1, dilation = 1, groups = 1",
+                "conv2: Conv2d[64, cfg.channels, 3, 3] padding = 1, stride = 1, dilation = 1, groups = 1",
+                "grouped: Conv2d[64, 16, 3, 3] padding = 0, stride = 1, dilation = 1, groups = 4",
                 "head: Linear[2 * cfg.hidden_size + 1, cfg.hidden_size]",
                 "head_dim = cfg.hidden_size / cfg.num_attention_heads",
                 "lm_head: Linear[50257, cfg.hidden_size]",
@@ -2624,9 +2628,9 @@ mod tests {
         assert_eq!(
             inferred(&source),
             [
-                "conv1: Conv1d[_, 80, 3] padding = 0, stride = 1, dilation = 1",
-                "conv2: Conv2d[64, cfg.channels, 3, 3] padding = 1, stride = 1, dilation = 1",
-                "grouped: Conv2d[64, 16, 3, 3] padding = 0, stride = 1, dilation = 1",
+                "conv1: Conv1d[_, 80, 3] padding = 0, stride = 1, dilation = 1, groups = 1",
+                "conv2: Conv2d[64, cfg.channels, 3, 3] padding = 1, stride = 1, dilation = 1, groups = 1",
+                "grouped: Conv2d[64, 16, 3, 3] padding = 0, stride = 1, dilation = 1, groups = 4",
                 "head: Linear[_, _]",
                 "lm_head: Linear[50257, _]",
                 "q_proj: Linear[_, _]",
@@ -2658,7 +2662,7 @@ mod tests {
             inferred(source),
             [
                 "conv: Conv1d[16, 8, 3]",
-                "same: Conv1d[16, 8, 3] padding = 0, stride = 1, dilation = 1",
+                "same: Conv1d[16, 8, 3] padding = 0, stride = 1, dilation = 1, groups = 1",
             ]
         );
     }
@@ -2710,12 +2714,12 @@ mod tests {
         assert_eq!(
             inferred(HELPERS),
             [
-                "block: Conv2d[64, 64, 3, 3] padding = 1, stride = 1, dilation = 1",
-                "conv1: Conv1d[cfg.d_model, cfg.n_mels, 3] padding = 0, stride = 1, dilation = 1",
-                "conv2: Conv1d[cfg.d_model, cfg.d_model, 3] padding = 1, stride = 2, dilation = 1",
+                "block: Conv2d[64, 64, 3, 3] padding = 1, stride = 1, dilation = 1, groups = 1",
+                "conv1: Conv1d[cfg.d_model, cfg.n_mels, 3] padding = 0, stride = 1, dilation = 1, groups = 1",
+                "conv2: Conv1d[cfg.d_model, cfg.d_model, 3] padding = 1, stride = 2, dilation = 1, groups = 1",
                 "head: Linear[10, cfg.d_model]",
                 "ln: LayerNorm[cfg.d_model]",
-                "stem: Conv2d[64, 3, 7, 7] padding = 3, stride = 2, dilation = 1",
+                "stem: Conv2d[64, 3, 7, 7] padding = 3, stride = 2, dilation = 1, groups = 1",
             ]
         );
     }
@@ -2755,7 +2759,7 @@ mod tests {
                 "head: Head { proj: Linear[10, cfg.vision.width] }",
                 "patches: Patches { num_patches = cfg.hidden_size / cfg.patch_size; \
                  projection: Conv2d[cfg.hidden_size, 3, cfg.patch_size, cfg.patch_size] \
-                 padding = 0, stride = cfg.patch_size, dilation = 1 }",
+                 padding = 0, stride = cfg.patch_size, dilation = 1, groups = 1 }",
             ]
         );
         // Passed something other than a config, the sizes named by it are not known.
@@ -2765,7 +2769,7 @@ mod tests {
             [
                 "head: Head { proj: Linear[10, cfg.vision.width] }",
                 "patches: Patches { projection: Conv2d[_, 3, _, _] padding = 0, stride = _, \
-                 dilation = 1 }",
+                 dilation = 1, groups = 1 }",
             ]
         );
     }
@@ -2788,7 +2792,7 @@ mod tests {
             .replace("get((10, n_state)", "get((1, 10, n_state)");
         assert_eq!(
             inferred(&source),
-            ["stem: Conv2d[64, 3, 7, 7] padding = _, stride = 2, dilation = 1"],
+            ["stem: Conv2d[64, 3, 7, 7] padding = _, stride = 2, dilation = 1, groups = 1"],
         );
     }
 

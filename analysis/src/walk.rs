@@ -1042,6 +1042,7 @@ impl<'a> Walker<'a> {
                                 Value::Int(geometry.padding.clone()),
                                 Value::Int(geometry.stride.clone()),
                                 Value::Int(geometry.dilation.clone()),
+                                Value::Int(geometry.groups.clone()),
                             ]),
                             None,
                         ),
@@ -3541,10 +3542,12 @@ impl<'a> Walker<'a> {
                     Value::Int(padding),
                     Value::Int(stride),
                     Value::Int(dilation),
+                    Value::Int(groups),
                 ] => ConvGeometry {
                     padding: padding.clone(),
                     stride: stride.clone(),
                     dilation: dilation.clone(),
+                    groups: groups.clone(),
                 },
                 _ => ConvGeometry::default(),
             },
@@ -3563,6 +3566,7 @@ impl<'a> Walker<'a> {
             padding: setting(built.padding, "padding"),
             stride: setting(built.stride, "stride"),
             dilation: setting(built.dilation, "dilation"),
+            groups: setting(built.groups, "groups"),
         };
         match self
             .facts

@@ -4291,3 +4291,64 @@ impl Attention<'_> {{
         assert_eq!(code, i32::from(change.is_empty()), "{change}: {stderr}");
     }
 }
+
+/// A convolution's groups (from `with groups = C` or the constructor's config) give its
+/// output channels (ConvNeXt's depthwise `Conv2d[C -> C, 7]`) and its input's: a `Conv2d`
+/// takes `[B, CIN, H, W]` with `CIN` the weight's `CIN / G` times `G`, and rank 4.
+#[test]
+fn a_grouped_convolution_gives_and_checks_its_channels() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Conv2d, Conv2dConfig, VarBuilder};
+
+#[contract(conv_dw: Conv2d[C -> C, 7] with stride = 1, padding = 3, dilation = 1, groups = C)]
+pub struct Block {
+    conv_dw: Conv2d,
+}
+
+#[contract]
+impl Block {
+    #[contract(xs: f32[B, C, H, W], return: f32[B, C, H, W])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let ys = xs.apply(&self.conv_dw)?;
+        Ok(ys)
+    }
+}
+
+pub struct Grouped {
+    conv: Conv2d,
+}
+
+impl Grouped {
+    pub fn new(vb: VarBuilder) -> Result<Self> {
+        let cfg = Conv2dConfig { groups: 4, padding: 1, ..Default::default() };
+        Ok(Self { conv: candle_nn::conv2d(16, 32, 3, cfg, vb)? })
+    }
+}
+
+#[contract]
+impl Grouped {
+    #[contract(xs: INPUT)]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let ys = self.conv.forward(xs)?;
+        Ok(ys)
+    }
+}
+";
+    let dir = scratch_crate("grouped-conv", &source.replace("INPUT", "f32[B, 16, H, W]"));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:Block::forward"]);
+    assert!(shapes.contains("f32[B, C, H, W]"), "{shapes}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:Grouped::forward"]);
+    assert!(shapes.contains("f32[B, 32, H, W]"), "{shapes}");
+    for (input, note) in [
+        ("f32[B, 8, H, W]", "dim 1: 8 given, 16 expected"),
+        ("f32[B, 16, H]", "rank 3 given, rank 4 expected"),
+    ] {
+        let dir = scratch_crate("grouped-conv-bug", &source.replace("INPUT", input));
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains(note), "{stderr}");
+    }
+}

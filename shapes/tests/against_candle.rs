@@ -1759,3 +1759,108 @@ fn cat_and_stack_keep_the_dims_an_unknown_input_must_share() {
         assert_eq!(out.dims(), &[2, n, 4, 1, 8]);
     }
 }
+
+/// candle-nn's `Conv1d`/`Conv2d` layers with groups, against the layer rule: where the rule
+/// says a mismatch is certain, candle fails; where it gives a type, candle's dims agree with
+/// every size it knows.
+#[test]
+fn grouped_convolution_layers_agree_with_candle() {
+    use candle_contracts_shapes::rules::layer::{self, ConvGeometry, Layer};
+    use candle_core::Module;
+    /// Input dims, weight dims, groups, padding, stride.
+    type Case = (&'static [usize], &'static [usize], usize, usize, usize);
+    let cases: &[Case] = &[
+        (&[2, 6, 9, 9], &[6, 1, 3, 3], 6, 1, 1),
+        (&[2, 16, 9, 9], &[32, 4, 3, 3], 4, 0, 2),
+        (&[2, 8, 9, 9], &[32, 4, 3, 3], 4, 0, 1),
+        (&[2, 20, 9, 9], &[32, 4, 3, 3], 5, 0, 1),
+        (&[2, 4, 9], &[8, 2, 3], 2, 1, 1),
+        (&[2, 4, 9], &[8, 4, 3, 3], 1, 1, 1),
+        (&[4, 9, 9], &[8, 4, 3, 3], 1, 1, 1),
+        (&[2, 3, 9, 9], &[8, 3, 3, 3], 1, 0, 1),
+        (&[2, 4, 9, 9], &[8, 3, 3, 3], 1, 0, 1),
+    ];
+    for &(x_dims, w_dims, groups, padding, stride) in cases {
+        let x = Tensor::ones(x_dims, CandleDType::F32, &Device::Cpu).unwrap();
+        let w = Tensor::ones(w_dims, CandleDType::F32, &Device::Cpu).unwrap();
+        let (rule_layer, candle) = if w_dims.len() == 3 {
+            let cfg = candle_nn::Conv1dConfig {
+                padding,
+                stride,
+                dilation: 1,
+                groups,
+                cudnn_fwd_algo: None,
+            };
+            (
+                Layer::Conv1d,
+                candle_nn::Conv1d::new(w.clone(), None, cfg).forward(&x),
+            )
+        } else {
+            let cfg = candle_nn::Conv2dConfig {
+                padding,
+                stride,
+                dilation: 1,
+                groups,
+                cudnn_fwd_algo: None,
+            };
+            (
+                Layer::Conv2d,
+                candle_nn::Conv2d::new(w.clone(), None, cfg).forward(&x),
+            )
+        };
+        let text = |dims: &[usize]| {
+            let dims: Vec<String> = dims.iter().map(ToString::to_string).collect();
+            tensor_type(&format!("f32[{}]", dims.join(", ")))
+        };
+        let geometry = ConvGeometry {
+            padding: Dim::lit(padding as u64),
+            stride: Dim::lit(stride as u64),
+            dilation: Dim::lit(1),
+            groups: Dim::lit(groups as u64),
+        };
+        let rule = layer::forward_with(rule_layer, &text(x_dims), &text(w_dims), &geometry);
+        match (&rule, &candle) {
+            (Err(_), Err(_)) => {}
+            (Ok(t), Ok(y)) => {
+                let dims = t.shape.dims().expect("a rank");
+                assert_eq!(dims.len(), y.rank(), "{x_dims:?} {w_dims:?} g{groups}");
+                for (dim, size) in dims.iter().zip(y.dims()) {
+                    if let Some(n) = dim.as_literal() {
+                        assert_eq!(n as usize, *size, "{x_dims:?} {w_dims:?} g{groups}: {t}");
+                    }
+                }
+            }
+            (Err(m), Ok(y)) => panic!("{x_dims:?} {w_dims:?} g{groups}: rule {m:?}, candle {y:?}"),
+            (Ok(t), Err(e)) => {
+                // A rule that gives a type where candle fails says nothing wrong only where it
+                // knows less than a full shape.
+                assert!(
+                    t.shape.dims().is_none_or(|d| d.iter().any(Dim::is_unknown)),
+                    "{x_dims:?} {w_dims:?} g{groups}: rule {t}, candle {e}"
+                );
+            }
+        }
+    }
+    // The depthwise case is known in full, and the mismatches are the rule's too.
+    let geometry = |groups: u64| ConvGeometry {
+        groups: Dim::lit(groups),
+        ..ConvGeometry::default_config()
+    };
+    let t = layer::forward_with(
+        Layer::Conv2d,
+        &tensor_type("f32[2, 6, 9, 9]"),
+        &tensor_type("f32[6, 1, 3, 3]"),
+        &geometry(6),
+    )
+    .unwrap();
+    assert_eq!(t.to_string(), "f32[2, 6, 7, 7]");
+    assert!(
+        layer::forward_with(
+            Layer::Conv2d,
+            &tensor_type("f32[2, 8, 9, 9]"),
+            &tensor_type("f32[32, 4, 3, 3]"),
+            &geometry(4),
+        )
+        .is_err()
+    );
+}

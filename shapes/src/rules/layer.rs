@@ -108,6 +108,8 @@ pub struct ConvGeometry {
     pub stride: Dim,
     /// The spacing of a window's taps.
     pub dilation: Dim,
+    /// How many groups the channels are split into (the weight is `[COUT, CIN / G, ..]`).
+    pub groups: Dim,
 }
 
 impl ConvGeometry {
@@ -117,6 +119,7 @@ impl ConvGeometry {
             padding: Dim::lit(0),
             stride: Dim::lit(1),
             dilation: Dim::lit(1),
+            groups: Dim::lit(1),
         }
     }
 
@@ -222,19 +225,78 @@ pub fn forward_with(
                 Layer::Conv1d | Layer::ConvTranspose1d => 3,
                 _ => 4,
             };
+            // candle reads the input with `dims3` / `dims4`: another rank fails.
+            let other_rank = match xs.shape.rank() {
+                Rank::Exactly(r) => r != rank,
+                Rank::AtLeast(r) => r > rank,
+            };
+            if other_rank {
+                return Err(Box::new(Mismatch {
+                    op: layer.op().to_string(),
+                    argument: Argument::Position(0),
+                    expected: format!(
+                        "xs: {}",
+                        TensorType::new(xs.dtypes, Shape::new(vec![Dim::Unknown; rank]))
+                    ),
+                    found: xs.to_string(),
+                    help: None,
+                    reason: Reason::Rank {
+                        found: xs.shape.rank(),
+                        expected: Rank::Exactly(rank),
+                    },
+                }));
+            }
             // The input's batch dim, and the output channels of the weight (`[COUT, ..]` for
             // a convolution; a transposed one's weight is `[CIN, COUT / G, ..]`).
             let batch = match xs.shape.rank() {
                 Rank::Exactly(r) if r == rank => xs.shape.front()[0].clone(),
                 _ => Dim::Unknown,
             };
-            // `COUT` where the input's channels are the weight's (one group); with groups,
-            // candle gives `COUT / G` per group.
+            // candle's `c_in == c_in_k * groups`, where the groups are known.
+            if let (Layer::Conv1d | Layer::Conv2d, Some(w), Some(x)) =
+                (layer, weight_dims, xs.shape.dims())
+                && w.len() == rank
+                && x.len() == rank
+                && !geometry.groups.is_unknown()
+            {
+                let channels_in = w[1].clone().mul(geometry.groups.clone());
+                if let Verdict::Different(_) = x[1].compare(&channels_in) {
+                    let mut expected = vec![Dim::Unknown; rank];
+                    expected[1] = channels_in.clone();
+                    return Err(Box::new(Mismatch {
+                        op: layer.op().to_string(),
+                        argument: Argument::Position(0),
+                        expected: format!(
+                            "xs: {}",
+                            TensorType::new(weight.dtypes, Shape::new(expected))
+                        ),
+                        found: xs.to_string(),
+                        help: None,
+                        reason: Reason::Dim {
+                            axis: Axis::Front(1),
+                            found: x[1].clone(),
+                            expected: channels_in,
+                        },
+                    }));
+                }
+            }
+            // `COUT` where there is one group (the input's channels are the weight's, or the
+            // config says 1), or where the groups divide it (candle gives `COUT / G` per
+            // group, joined).
+            let one_group = |w: &[Dim], x: &[Dim]| {
+                x[1].compare(&w[1]) == Verdict::Equal || geometry.groups.as_literal() == Some(1)
+            };
+            let divides = |w: &[Dim]| {
+                !geometry.groups.is_unknown()
+                    && w[0]
+                        .clone()
+                        .rem(geometry.groups.clone())
+                        .compare(&Dim::lit(0))
+                        == Verdict::Equal
+            };
             let channels = match (layer, weight_dims, xs.shape.dims()) {
                 (Layer::Conv1d | Layer::Conv2d, Some(w), Some(x))
-                    if w.len() == rank
-                        && x.len() == rank
-                        && x[1].compare(&w[1]) == Verdict::Equal =>
+                    if w.len() == rank && x.len() == rank && (one_group(w, x) || divides(w)) =>
                 {
                     widened_by_bias(w[0].clone())
                 }
@@ -318,6 +380,7 @@ mod tests {
             padding: Dim::lit(1),
             stride: Dim::lit(1),
             dilation: Dim::lit(1),
+            groups: Dim::lit(1),
         };
         let halving = ConvGeometry {
             stride: Dim::lit(2),
@@ -337,6 +400,7 @@ mod tests {
             padding: Dim::lit(0),
             stride: Dim::lit(16),
             dilation: Dim::lit(1),
+            groups: Dim::lit(1),
         };
         let y = forward_with(
             Layer::Conv2d,
@@ -355,6 +419,62 @@ mod tests {
         };
         let y = forward_with(Layer::Conv1d, &x, &w, &unknown_stride).unwrap();
         assert_eq!(y.to_string(), "f32[B, E, _]");
+    }
+
+    #[test]
+    fn a_grouped_convolution_gives_its_output_channels_and_checks_its_input() {
+        let depthwise = ConvGeometry {
+            groups: Dim::symbol("C"),
+            ..ConvGeometry::default_config()
+        };
+        // `groups = C` on a weight `[C, 1, 7, 7]` (ConvNeXt's depthwise convolution).
+        let y = forward_with(
+            Layer::Conv2d,
+            &t("f32[B, C, H, W]"),
+            &t("f32[C, 1, 7, 7]"),
+            &depthwise,
+        )
+        .unwrap();
+        assert_eq!(y.to_string(), "f32[B, C, H - 6, W - 6]");
+        // Four groups of 16 -> 32: the input has 4 * 4 channels, the output 32.
+        let grouped = ConvGeometry {
+            groups: Dim::lit(4),
+            ..ConvGeometry::default_config()
+        };
+        let w = t("f32[32, 4, 3, 3]");
+        let y = forward_with(Layer::Conv2d, &t("f32[B, 16, H, W]"), &w, &grouped).unwrap();
+        assert_eq!(y.to_string(), "f32[B, 32, H - 2, W - 2]");
+        let error = forward_with(Layer::Conv2d, &t("f32[B, 8, H, W]"), &w, &grouped).unwrap_err();
+        assert_eq!(error.note(), "dim 1: 8 given, 16 expected");
+        // Groups unknown: channels unknown, and no claim on the input's.
+        let unknown = ConvGeometry {
+            groups: Dim::Unknown,
+            ..ConvGeometry::default_config()
+        };
+        let y = forward_with(Layer::Conv2d, &t("f32[B, 8, H, W]"), &w, &unknown).unwrap();
+        assert_eq!(y.to_string(), "f32[B, _, H - 2, W - 2]");
+        // 5 groups do not divide 32 output channels: candle gives `32 / 5` per group.
+        let five = ConvGeometry {
+            groups: Dim::lit(5),
+            ..ConvGeometry::default_config()
+        };
+        let y = forward_with(Layer::Conv2d, &t("f32[B, 20, H, W]"), &w, &five).unwrap();
+        assert_eq!(y.to_string(), "f32[B, _, H - 2, W - 2]");
+    }
+
+    #[test]
+    fn a_convolution_takes_an_input_of_its_rank() {
+        for (layer, w, xs) in [
+            (Layer::Conv2d, "f32[8, 3, 3, 3]", "f32[B, 3, H]"),
+            (Layer::Conv1d, "f32[8, 3, 3]", "f32[B, 3, H, W]"),
+            (Layer::ConvTranspose2d, "f32[3, 8, 3, 3]", "f32[3, H, W]"),
+            (Layer::Conv2d, "f32[8, 3, 3, 3]", "f32[B, 3, H, W, D, ..]"),
+        ] {
+            let error = forward(layer, &t(xs), &t(w)).unwrap_err();
+            assert!(error.note().starts_with("rank"), "{xs}: {}", error.note());
+        }
+        // A rank that may be the one taken: no claim.
+        assert!(forward(Layer::Conv2d, &t("f32[B, 3, ..]"), &t("f32[8, 3, 3, 3]")).is_ok());
     }
 
     #[test]

@@ -475,7 +475,20 @@ pub fn suggest(found: &TensorType, expected: &TensorType, reason: &Reason) -> Op
 
 #[cfg(test)]
 mod tests {
-    use super::has_method_rule;
+    use super::{Arg, has_method_rule, method};
+    use crate::parse::parse_tensor_type;
+
+    /// ConvNeXt's `sum_keepdim(self.spatial_dim)`: which dims is not known, the rank is.
+    #[test]
+    fn a_keepdim_reduction_over_unknown_dims_keeps_the_rank() {
+        let xs = parse_tensor_type("f32[B, C, H, W]").unwrap();
+        for name in ["sum_keepdim", "mean_keepdim", "max_keepdim"] {
+            let y = method(name, &xs, &[Arg::Unknown]).unwrap();
+            assert_eq!(y.to_string(), "f32[_, _, _, _]", "{name}");
+        }
+        let y = method("sum", &xs, &[Arg::Unknown]).unwrap();
+        assert_eq!(y.to_string(), "f32[..]");
+    }
 
     #[test]
     fn the_methods_with_rules_are_the_table_s() {

@@ -1176,19 +1176,24 @@ impl Call<'_> {
     fn reduce(&self, several: bool, keepdim: bool, out: Option<DType>) -> Outcome {
         let dtypes = out.map_or(self.receiver.dtypes, DTypeSet::only);
         let with = |shape| Ok(TensorType::new(dtypes, shape));
+        // Dims not known: with `keepdim`, the rank stays (each dim itself or 1).
+        let unknown_dims = || match keepdim {
+            true => with(self.receiver.shape.map_dims(&mut |_| Dim::Unknown)),
+            false => with(Shape::unknown()),
+        };
         let positions: Vec<Arg> = match self.args.first() {
             Some(Arg::Tuple(items)) if several => items.clone(),
             Some(arg @ (Arg::Int(_) | Arg::Dim(_))) => vec![arg.clone()],
-            _ => return with(Shape::unknown()),
+            _ => return unknown_dims(),
         };
         let mut axes = Vec::new();
         for (i, arg) in positions.iter().enumerate() {
             let Some(index) = arg.dim_index() else {
-                return with(Shape::unknown());
+                return unknown_dims();
             };
             match self.receiver.shape.resolve(index) {
                 Resolved::At(axis) => axes.push(axis),
-                Resolved::Unknown => return with(Shape::unknown()),
+                Resolved::Unknown => return unknown_dims(),
                 Resolved::OutOfRange { rank } => {
                     return Err(position_error(
                         &self.op,

@@ -7,8 +7,10 @@
 
 mod bigcode;
 mod clip;
+mod convnext;
 mod mamba;
 mod mistral;
+mod phi;
 mod resnet;
 mod t5;
 mod vit;
