@@ -1081,6 +1081,32 @@ impl Index {
 
     /// Whether a glob `use` of `module` names nothing the index can read (`use super::*` out
     /// of a file read alone): it may bring any name, a crate's name among them.
+    /// Whether `name` may be brought into `module` other than as std's: by a `use` of the
+    /// module (`use half::bf16 as f32;`, whatever that resolves to), through a glob (of a
+    /// module of the crate that may bring it, or of a crate other than std's or candle's), or
+    /// by a macro out of sight. Items the module declares are found by [`Index::resolve`].
+    pub fn may_import(&self, module: ModId, name: &str) -> bool {
+        self.may_import_at(module, name, 0)
+    }
+
+    fn may_import_at(&self, module: ModId, name: &str, depth: usize) -> bool {
+        let m = &self.modules[module];
+        if depth > 16 || m.opaque || m.uses.contains_key(name) {
+            return true;
+        }
+        m.globs.iter().enumerate().any(|(at, (glob, _))| {
+            match self.glob_resolved(module, at, depth, glob) {
+                Some(Resolved::Mod(inner)) => {
+                    inner != module && self.may_import_at(inner, name, depth + 1)
+                }
+                Some(Resolved::External(path)) => path
+                    .first()
+                    .is_none_or(|first| !KNOWN_CRATES.contains(&first.as_str())),
+                _ => true,
+            }
+        })
+    }
+
     fn unknown_glob(&self, module: ModId, depth: usize) -> bool {
         self.modules[module]
             .globs

@@ -1633,6 +1633,7 @@ impl<'a> Walker<'a> {
                 self.index.resolve(self.module(), &[name.to_string()]),
                 Resolved::Unknown
             )
+            && !self.index.may_import(self.module(), name)
     }
 
     // ----- statements and blocks -----
@@ -2883,6 +2884,7 @@ impl<'a> Walker<'a> {
             // the list without it, on a local name.
             Value::Tensors(mut parts)
                 if matches!(name.as_str(), "remove" | "pop" | "len")
+                    && self.vec_method_is_std(&name)
                     && let Some(local) = self.local_receiver(&call.receiver) =>
             {
                 let at = match (name.as_str(), args.as_slice()) {
@@ -2911,6 +2913,7 @@ impl<'a> Walker<'a> {
             // where this runs (a loop's passes join the lengths into `TensorsEach`).
             list @ (Value::EmptyVec | Value::Tensors(_) | Value::TensorsEach(_))
                 if name == "push"
+                    && self.vec_method_is_std(&name)
                     && let [Value::Tensor(item)] = args.as_slice()
                     && let Some(local) = self.local_receiver(&call.receiver) =>
             {
@@ -2933,15 +2936,24 @@ impl<'a> Walker<'a> {
             // `let mut dims = Vec::new(); dims.push(b);`: a list of sizes.
             Value::EmptyVec
                 if name == "push"
+                    && self.vec_method_is_std(&name)
                     && let [Value::Int(size)] = args.as_slice()
                     && let Some(local) = self.local_receiver(&call.receiver) =>
             {
                 self.set(&local, Value::Tuple(vec![Value::Int(size.clone())]), None);
                 Value::Other
             }
-            Value::EmptyVec if name == "len" && args.is_empty() => Value::Int(Dim::lit(0)),
+            Value::EmptyVec
+                if name == "len" && args.is_empty() && self.vec_method_is_std(&name) =>
+            {
+                Value::Int(Dim::lit(0))
+            }
             // A list of sizes (`qkv.dims().to_vec()`): see `size_list_method`.
-            Value::Tuple(items) if items.iter().all(|v| matches!(v, Value::Int(_))) => {
+            Value::Tuple(items)
+                if items.iter().all(|v| matches!(v, Value::Int(_)))
+                    && (!matches!(name.as_str(), "push" | "pop")
+                        || self.vec_method_is_std(&name)) =>
+            {
                 self.size_list_method(call, &name, items, &args)
             }
             _ => {
@@ -2950,6 +2962,16 @@ impl<'a> Walker<'a> {
                 Value::Other
             }
         }
+    }
+
+    /// Whether `list.name(..)` on a local `Vec` (or slice, array) is std's own method: no
+    /// trait `impl` of the crate for a type not its own (`impl Note for Vec<Tensor>`), nor one
+    /// the index cannot place, has a method of that name, and every trait in scope is in
+    /// sight (a `&self` method of a trait is found before `Vec::push`'s `&mut self`).
+    fn vec_method_is_std(&self, name: &str) -> bool {
+        !self.index.may_be_foreign_method(name)
+            && !self.index.may_be_any_types_method(name)
+            && self.traits_in_sight()
     }
 
     /// The local name a method is called on (`dims` in `dims.push(4)`), not `self`.

@@ -4352,3 +4352,59 @@ impl Grouped {
         assert!(stderr.contains(note), "{stderr}");
     }
 }
+
+/// From review: a trait of the crate's with a `&self` method named `push` on `Vec<Tensor>`
+/// is found before `Vec::push` (`let v` without `mut` compiles only so): nothing is pushed;
+/// and a `use half::bf16 as f32;` makes `f32` in the module no primitive, so a mask of
+/// `f32::from(..)` has no known dtype.
+#[test]
+fn a_crate_push_on_vec_and_a_renamed_f32_say_nothing() {
+    for source in [
+        "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+
+pub trait Note { fn push(&self, t: Tensor); }
+impl Note for Vec<Tensor> { fn push(&self, _t: Tensor) {} }
+
+#[contract(a: f32[4, 8], return: f32[4, 8])]
+pub fn noted(a: &Tensor) -> Result<Tensor> {
+    let v: Vec<Tensor> = Vec::new();
+    v.push(a.t()?);
+    let n = v.len();
+    let z = Tensor::zeros((n + 4, 8), DType::F32, &Device::Cpu)?;
+    Ok(z)
+}
+",
+        "use candle_contracts::contract;
+use candle_core::{Device, Result, Tensor};
+use half::bf16 as f32;
+
+#[contract(xs: bf16[T, T])]
+pub fn renamed(xs: &Tensor, t: usize, dev: &Device) -> Result<Tensor> {
+    let mask: Vec<_> = (0..t * t).map(|i| f32::from(i as u8)).collect();
+    let m = Tensor::from_slice(&mask, (t, t), dev)?;
+    let y = xs.broadcast_add(&m)?;
+    Ok(y)
+}
+",
+        "use candle_contracts::contract;
+use candle_core::{Device, Result, Tensor};
+mod prelude {
+    pub use half::bf16 as f32;
+}
+use prelude::*;
+
+#[contract(xs: bf16[T, T])]
+pub fn renamed(xs: &Tensor, t: usize, dev: &Device) -> Result<Tensor> {
+    let mask: Vec<f32> = (0..t * t).map(|_| f32::MAX).collect();
+    let m = Tensor::from_slice(&mask, (t, t), dev)?;
+    let y = xs.broadcast_add(&m)?;
+    Ok(y)
+}
+",
+    ] {
+        let dir = scratch_crate("review-push-f32", source);
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{source}\n{stderr}");
+    }
+}

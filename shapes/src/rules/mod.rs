@@ -265,9 +265,21 @@ impl Mismatch {
 /// An expected clause in backticks, its words outside: `` `rhs: f32[2, 3]` (the shape of
 /// `self`) ``, `` `dim`: a dim of `f32[N, 3]` `` (never backticks inside backticks).
 fn quoted(expected: &str) -> String {
-    if let Some((code, prose)) = expected.split_once(" (")
-        && !code.contains('`')
+    // The prose after the code starts at a ` (` outside its brackets (not a dim's
+    // `(M - 2) / 2`).
+    let mut depth = 0i32;
+    let prose_at = expected.char_indices().find_map(|(i, c)| {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            _ => {}
+        }
+        (depth == 1 && c == '(' && expected[..i].ends_with(' ')).then(|| i - 1)
+    });
+    if let Some(at) = prose_at
+        && !expected[..at].contains('`')
     {
+        let (code, prose) = (&expected[..at], &expected[at + 2..]);
         return format!("`{code}` ({prose}");
     }
     if !expected.contains('`') {
@@ -477,6 +489,20 @@ pub fn suggest(found: &TensorType, expected: &TensorType, reason: &Reason) -> Op
 mod tests {
     use super::{Arg, has_method_rule, method};
     use crate::parse::parse_tensor_type;
+
+    /// A dim written with parentheses stays inside the code's backticks; the prose after the
+    /// code does not.
+    #[test]
+    fn the_expected_type_is_quoted_up_to_its_prose() {
+        assert_eq!(
+            super::quoted("return: f32[N, (M - 2) / 2 + 2]"),
+            "`return: f32[N, (M - 2) / 2 + 2]`"
+        );
+        assert_eq!(
+            super::quoted("rhs: f32[..] (the dtype of `self`)"),
+            "`rhs: f32[..]` (the dtype of `self`)"
+        );
+    }
 
     /// ConvNeXt's `sum_keepdim(self.spatial_dim)`: which dims is not known, the rank is.
     #[test]
