@@ -242,7 +242,9 @@ fn mark_inner_contracts(
         .iter()
         .any(|t| matches!(t, TokenTree::Ident(i) if i == "impl"))
     {
-        true => impl_type_name(&header).and_then(|name| by_name.get(&name)),
+        // The file's contract of the type this `impl` is of, found by its method (whatever
+        // path the header writes it by).
+        true => impl_type_name(&header).and_then(|(name, _)| by_name.get(&name)),
         false => None,
     };
     input
@@ -287,8 +289,11 @@ fn mark_attributes(
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
                 let stream = match impl_header {
                     true => {
-                        let own =
-                            impl_type_name(&out[impl_start..]).and_then(|name| by_name.get(&name));
+                        // `impl inner::Attention` in the module is not the `Attention`
+                        // declared beside it.
+                        let own = impl_type_name(&out[impl_start..])
+                            .filter(|(_, qualified)| !qualified)
+                            .and_then(|(name, _)| by_name.get(&name));
                         mark_attributes(group.stream(), own, by_name)
                     }
                     false => group.stream(),
@@ -330,18 +335,28 @@ fn mark_attributes(
 }
 
 /// The name of the type an `impl` header (`impl<T> Trait for Model<T> where ..`) is for: its
-/// last identifier outside angle brackets, before any `where`.
-fn impl_type_name(header: &[TokenTree]) -> Option<String> {
+/// last identifier outside angle brackets, before any `where`; and whether it is written by a
+/// path (`impl inner::Model`).
+fn impl_type_name(header: &[TokenTree]) -> Option<(String, bool)> {
     let mut depth = 0i32;
     let mut last = None;
-    // `impl inner::Attention`: a type of another module, whose struct is not the one of this
-    // name here (nothing is taken; a struct contract out of sight does not compile).
+    // `impl inner::Attention`: written by a path (`true` with the name).
     let mut qualified = false;
+    let mut after_minus = false;
     for tree in header {
+        let arrow = std::mem::replace(
+            &mut after_minus,
+            matches!(tree, TokenTree::Punct(p) if p.as_char() == '-'),
+        );
         match tree {
             TokenTree::Punct(p) if p.as_char() == '<' => depth += 1,
+            // The `>` of `->` (`F: Fn(&Tensor) -> Result<Tensor>`) closes nothing.
+            TokenTree::Punct(p) if p.as_char() == '>' && arrow => {}
             TokenTree::Punct(p) if p.as_char() == '>' && depth > 0 => depth -= 1,
-            TokenTree::Punct(p) if depth == 0 && p.as_char() == ':' => qualified = true,
+            // `self::Model` is this module's.
+            TokenTree::Punct(p) if depth == 0 && p.as_char() == ':' => {
+                qualified |= last.as_deref() != Some("self");
+            }
             TokenTree::Ident(i) if depth == 0 && i == "where" => break,
             TokenTree::Ident(i) if depth == 0 && i == "for" => qualified = false,
             TokenTree::Ident(i) if depth == 0 && i != "impl" && i != "unsafe" => {
@@ -351,7 +366,7 @@ fn impl_type_name(header: &[TokenTree]) -> Option<String> {
             _ => {}
         }
     }
-    last.filter(|_| !qualified)
+    last.map(|name| (name, qualified))
 }
 
 /// The name of an `impl`'s type: its path's last segment.

@@ -184,6 +184,14 @@ mod qualified_impl {
             q.reshape((2, 6, 4))
         }
     }
+
+    // `self::Attention` is the one declared here.
+    impl self::Attention {
+        #[contract(q: f32[2, 3, 8])]
+        pub fn split_again(&self, q: &Tensor) -> Result<Tensor> {
+            q.reshape((2, 6, 4))
+        }
+    }
 }
 
 #[test]
@@ -194,4 +202,44 @@ fn an_impl_of_a_qualified_path_takes_no_struct_contract_of_its_last_name() {
     let outer = qualified_impl::Attention { multi_query: false };
     let error = outer.split(&q).unwrap_err().to_string();
     assert!(error.contains("self.multi_query = true"), "{error}");
+    let error = outer.split_again(&q).unwrap_err().to_string();
+    assert!(error.contains("self.multi_query = true"), "{error}");
+}
+
+/// A `#[contract] impl` in the struct's file takes its contract however the header writes the
+/// type (`self::Scaled`) and whatever its bounds hold (`F: Fn(&Tensor) -> candle_core::Result<
+/// Tensor>`, whose `->` once closed an angle bracket): a review found both no longer compiling.
+mod written_by_path {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(n = N)]
+    pub struct Scaled<F> {
+        pub n: usize,
+        pub act: F,
+    }
+
+    #[contract]
+    impl<F: Fn(&Tensor) -> candle_core::Result<Tensor>> self::Scaled<F> {
+        #[contract(xs: f32[N])]
+        pub fn apply(&self, xs: &Tensor) -> Result<Tensor> {
+            (self.act)(xs)
+        }
+    }
+}
+
+#[test]
+fn an_impl_written_by_a_path_or_with_an_arrow_in_its_bounds_takes_the_structs_contract() {
+    let scaled = written_by_path::Scaled {
+        n: 6,
+        act: |xs: &Tensor| xs.affine(2.0, 0.0),
+    };
+    let xs = Tensor::ones(6, DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(scaled.apply(&xs).unwrap().dims(), &[6]);
+    // The struct's `n = N` is checked: 5 elements are not `self.n`'s 6.
+    let error = scaled
+        .apply(&Tensor::ones(5, DType::F32, &Device::Cpu).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("bound by `self.n`"), "{error}");
 }
