@@ -5082,16 +5082,7 @@ fn dtype_name(dtype: DType) -> String {
 }
 
 fn literal_dtype(expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<DType> {
-    let of_name = |name: &str| match name {
-        "u8" => Some(DType::U8),
-        "u32" => Some(DType::U32),
-        "i16" => Some(DType::I16),
-        "i32" => Some(DType::I32),
-        "i64" => Some(DType::I64),
-        "f32" => Some(DType::F32),
-        "f64" => Some(DType::F64),
-        _ => None,
-    };
+    let of_name = dtype_of_name;
     match unparen(expr) {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(int),

@@ -273,21 +273,11 @@ fn bind_field_dims(cx_errors: &Ctxt, cx: &Context, dims: &mut Dims, binds: &[&Fi
 fn plan_binding(dims: &mut Dims, binding: &FieldBinding, text: &mut ContractText) -> RelationSpec {
     let name = binding.dim.unraw().to_string();
     let index = dims.get(&name).map_or(0, |info| info.index);
-    let Subject::Field { root, steps } = &binding.subject else {
-        unreachable!("the parser reads a field binding's subject as a path from `self`")
-    };
-    let members = steps.iter().filter_map(|step| match step {
-        FieldStep::Member { member, call } => Some(match call {
-            true => quote!(.#member()),
-            false => quote!(.#member),
-        }),
-        _ => None,
-    });
     let path = binding.subject.to_string();
     dims.in_shape = true;
     let value = scope_value(
         dims,
-        quote!(#root #(#members)*),
+        field_path_tokens(&binding.subject),
         binding.span.first,
         format!("{{{path}}}"),
     );
@@ -347,19 +337,10 @@ fn plan_flag(
         );
         return None;
     }
-    let Subject::Field { root, steps } = &flag.subject else {
-        return None;
-    };
-    let members = steps.iter().filter_map(|step| match step {
-        FieldStep::Member { member, call } => Some(match call {
-            true => quote!(.#member()),
-            false => quote!(.#member),
-        }),
-        _ => None,
-    });
     let path = flag.subject.to_string();
     let span = flag.span.first;
-    let read = quote_spanned!(span=> { let flag: bool = #root #(#members)*; flag });
+    let field = field_path_tokens(&flag.subject);
+    let read = quote_spanned!(span=> { let flag: bool = #field; flag });
     // Its own text: `{self.n}` elsewhere in the contract is a size, read without the type.
     let value = scope_value(dims, read, span, format!("{path}: bool"));
     Some(RelationSpec {
@@ -370,6 +351,22 @@ fn plan_flag(
         after_body: false,
         binds: false,
     })
+}
+
+/// The code of a path of fields from `self` (`self.cfg.n_head`, `self.conv.config()`), as the
+/// parser reads a field binding's or a flag's subject.
+fn field_path_tokens(subject: &Subject) -> TokenStream {
+    let Subject::Field { root, steps } = subject else {
+        return TokenStream::new();
+    };
+    let members = steps.iter().filter_map(|step| match step {
+        FieldStep::Member { member, call } => Some(match call {
+            true => quote!(.#member()),
+            false => quote!(.#member),
+        }),
+        _ => None,
+    });
+    quote!(#root #(#members)*)
 }
 
 /// A value from scope for a dim expression or relation: its index in `dims.values`.
