@@ -1348,8 +1348,8 @@ enum Local {
     /// A struct of the crate its constructor built here (see [`FieldFact::Nested`]).
     Nested(String, BTreeMap<String, FieldFact>),
     Layer(Layer, Vec<Dim>, Option<ConvGeometry>),
-    /// A `Conv1dConfig` or `Conv2dConfig`.
-    ConvConfig(ConvConfig),
+    /// A `Conv1dConfig` or `Conv2dConfig`, as far as sizes go (its groups among them).
+    ConvConfig(ConvGeometry),
     /// A candle-nn `VarBuilder` (a parameter of that type, or `vb.pp("c_attn")` of one).
     VarBuilder,
     /// A tensor a `VarBuilder` gave for the shape asked (`vb.get((out, in), "weight")?`):
@@ -1357,13 +1357,6 @@ enum Local {
     Weight(Vec<Dim>),
     /// Anything else (a name the walk cannot follow).
     Unknown,
-}
-
-/// A `Conv1dConfig` or `Conv2dConfig` as far as sizes go: its `groups` and geometry.
-#[derive(Clone, Debug)]
-struct ConvConfig {
-    groups: Dim,
-    geometry: ConvGeometry,
 }
 
 /// One constructor, read from its top-level statements in order up to its tail.
@@ -1720,7 +1713,7 @@ impl<'a> Ctor<'a> {
                 if form == "conv2d" {
                     dims.push(kernel);
                 }
-                return Some((layer, dims, config.map(|c| c.geometry)));
+                return Some((layer, dims, config));
             }
         };
         Some((layer, dims, None))
@@ -2008,7 +2001,7 @@ impl<'a> Ctor<'a> {
             return None;
         }
         let geometry = match layer {
-            Layer::Conv1d | Layer::Conv2d => self.conv_config(&call.args[2]).map(|c| c.geometry),
+            Layer::Conv1d | Layer::Conv2d => self.conv_config(&call.args[2]),
             _ => None,
         };
         Some((layer, weight, geometry))
@@ -2078,11 +2071,8 @@ impl<'a> Ctor<'a> {
     /// A convolution's config: `Default::default()`, `Conv2dConfig { padding: 1,
     /// ..Default::default() }`, or a `let` of one. A field it does not show is candle-nn's
     /// default where the rest is `Default::default()`, unknown otherwise.
-    fn conv_config(&self, expr: &syn::Expr) -> Option<ConvConfig> {
-        let defaults = || ConvConfig {
-            groups: Dim::lit(1),
-            geometry: ConvGeometry::default_config(),
-        };
+    fn conv_config(&self, expr: &syn::Expr) -> Option<ConvGeometry> {
+        let defaults = ConvGeometry::default_config;
         match strip(expr) {
             syn::Expr::Path(_) => match self.locals.get(&single_ident(expr)?)? {
                 Local::ConvConfig(config) => Some(config.clone()),
@@ -2112,10 +2102,7 @@ impl<'a> Ctor<'a> {
                 };
                 let mut config = match rest_default {
                     true => defaults(),
-                    false => ConvConfig {
-                        groups: Dim::Unknown,
-                        geometry: ConvGeometry::default(),
-                    },
+                    false => ConvGeometry::default(),
                 };
                 for field in &literal.fields {
                     let syn::Member::Named(name) = &field.member else {
@@ -2123,13 +2110,10 @@ impl<'a> Ctor<'a> {
                     };
                     let size = self.size(&field.expr);
                     match name.to_string().as_str() {
-                        "groups" => {
-                            config.groups = size.clone();
-                            config.geometry.groups = size;
-                        }
-                        "padding" => config.geometry.padding = size,
-                        "stride" => config.geometry.stride = size,
-                        "dilation" => config.geometry.dilation = size,
+                        "groups" => config.groups = size,
+                        "padding" => config.padding = size,
+                        "stride" => config.stride = size,
+                        "dilation" => config.dilation = size,
                         _ => {}
                     }
                 }

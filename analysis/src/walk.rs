@@ -186,7 +186,7 @@ impl Value {
             // Rust's never type: the `let` is never bound (`todo!()` before it).
             Value::Never => "!".to_string(),
             Value::DType(dtype) => format!("DType::{dtype:?}"),
-            Value::Numbers(dtype) => format!("Vec<{}>", dtype_name(*dtype)),
+            Value::Numbers(dtype) => format!("Vec<{dtype}>"),
             Value::Tensors(ts) if ts.iter().any(|t| !t.is_unknown()) => {
                 Parts::Each(ts.clone()).to_string()
             }
@@ -478,6 +478,17 @@ static NO_CLAUSES: Contract = Contract {
     field_flags: Vec::new(),
     relations: Vec::new(),
 };
+
+/// Iterator adapters whose items are their receiver's.
+const ITEM_KEEPING_ADAPTERS: &[&str] = &[
+    "filter",
+    "take",
+    "skip",
+    "rev",
+    "step_by",
+    "take_while",
+    "skip_while",
+];
 
 /// How many tensors a `Vec` filled by `push` lists one by one; past that, each is one type.
 const MAX_LISTED: usize = 16;
@@ -2740,16 +2751,7 @@ impl<'a> Walker<'a> {
             match unparen(e) {
                 syn::Expr::Range(_) => return true,
                 syn::Expr::MethodCall(inner)
-                    if matches!(
-                        name_of(&inner.method).as_str(),
-                        "filter"
-                            | "take"
-                            | "skip"
-                            | "rev"
-                            | "step_by"
-                            | "take_while"
-                            | "skip_while"
-                    ) =>
+                    if ITEM_KEEPING_ADAPTERS.contains(&name_of(&inner.method).as_str()) =>
                 {
                     e = &inner.receiver
                 }
@@ -2759,7 +2761,7 @@ impl<'a> Walker<'a> {
         match name.as_str() {
             "map" if from_range(&m.receiver) => value_dtype(closure()?, primitive),
             "flat_map" if from_range(&m.receiver) => self.iterator_dtype(closure()?, primitive),
-            "filter" | "take" | "skip" | "rev" | "step_by" | "take_while" | "skip_while" => {
+            adapter if ITEM_KEEPING_ADAPTERS.contains(&adapter) => {
                 self.iterator_dtype(&m.receiver, primitive)
             }
             _ => None,
@@ -5062,23 +5064,15 @@ fn is_vec_type(ty: &syn::Type) -> bool {
         && p.path.segments[0].ident == "Vec")
 }
 
-/// The dtype of a Rust number type's name.
+/// The dtype of a Rust primitive number type's name (candle's other dtypes are `half`'s and
+/// `float8`'s types, no primitives).
 fn dtype_of_name(name: &str) -> Option<DType> {
-    match name {
-        "u8" => Some(DType::U8),
-        "u32" => Some(DType::U32),
-        "i16" => Some(DType::I16),
-        "i32" => Some(DType::I32),
-        "i64" => Some(DType::I64),
-        "f32" => Some(DType::F32),
-        "f64" => Some(DType::F64),
-        _ => None,
-    }
-}
-
-/// The Rust name of a dtype's element type.
-fn dtype_name(dtype: DType) -> String {
-    format!("{dtype:?}").to_lowercase()
+    DType::from_name(name).filter(|dtype| {
+        matches!(
+            dtype,
+            DType::U8 | DType::U32 | DType::I16 | DType::I32 | DType::I64 | DType::F32 | DType::F64
+        )
+    })
 }
 
 fn literal_dtype(expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<DType> {

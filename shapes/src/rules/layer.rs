@@ -97,8 +97,8 @@ pub fn forward(layer: Layer, xs: &TensorType, weight: &TensorType) -> Outcome {
     forward_with(layer, xs, weight, &ConvGeometry::default())
 }
 
-/// A convolution's `padding`, `stride` and `dilation`, as candle-nn's `Conv1dConfig` and
-/// `Conv2dConfig` hold them (one value for every spatial dim); each unknown where it is not
+/// A convolution's `padding`, `stride`, `dilation` and `groups`, as candle-nn's `Conv1dConfig`
+/// and `Conv2dConfig` hold them (one value for every spatial dim); each unknown where it is not
 /// known.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ConvGeometry {
