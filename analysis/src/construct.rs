@@ -7,8 +7,8 @@
 //! the one value the config held.
 //!
 //! Certain-or-silent: a field is inferred only where the analysis sees every construction of
-//! the struct (the CLI: the whole crate; the macro: its own file), every one reads, and every
-//! one gives it the same sizes, and nothing the analysis sees may change the field afterwards.
+//! the struct (the whole crate; the macro its own file where it cannot read its crate), every
+//! one reads, and every one gives it the same sizes, and nothing the analysis sees may change the field afterwards.
 //! Each bail-out below says which correct program it keeps silent.
 
 use std::collections::{BTreeMap, BTreeSet};

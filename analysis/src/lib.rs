@@ -2,9 +2,9 @@
 //! the `cargo contracts` CLI: one walk over a function's body ([`walk`](fn@walk)) with the
 //! engine of `candle-contracts-shapes`, over an [`Index`] of what the caller can see.
 //!
-//! What differs between the two is only what is indexed: the CLI reads whole crates from
-//! disk; the macro reads the one source file it stands in (or, where that file cannot be had,
-//! its item alone). Names resolve the same way in both, and the findings are data
+//! What differs between the two is only what is indexed: the CLI reads every crate of a
+//! workspace from disk; the macro reads the crate it expands in the same way ([`package`]), or,
+//! where that crate cannot be read, the one source file it stands in (or its item alone). Names resolve the same way in both, and the findings are data
 //! ([`Finding`]) that each renders in its own way with the same words.
 //!
 //! Soundness: a value is known only where it is certain; anything the walk does not model is
@@ -14,6 +14,7 @@ pub mod construct;
 pub mod contract;
 mod finding;
 pub mod index;
+pub mod package;
 mod walk;
 
 pub use finding::{Finding, LetHint, Origin, Site};
@@ -32,6 +33,7 @@ mod layering {
         ("contract", include_str!("contract/mod.rs")),
         ("finding", include_str!("finding.rs")),
         ("index", include_str!("index.rs")),
+        ("package", include_str!("package.rs")),
         ("construct", include_str!("construct.rs")),
         ("walk", include_str!("walk.rs")),
     ];

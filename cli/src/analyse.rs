@@ -9,7 +9,7 @@ use candle_contracts_analysis::{FileId, FnId, Function, Index, walk};
 use crate::read::{Reader, Trees};
 use crate::report::Located;
 use crate::source::{Place, Sources};
-use crate::workspace::Target;
+use candle_contracts_analysis::package::Target;
 
 /// What one run found.
 #[derive(Debug)]

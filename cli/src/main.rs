@@ -78,7 +78,6 @@ mod message;
 mod read;
 mod report;
 mod source;
-mod workspace;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -88,6 +87,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use codespan_reporting::diagnostic::Severity;
 use serde::Serialize;
 
+use candle_contracts_analysis::package;
 use candle_contracts_analysis::{Function, Index, walk};
 
 use crate::analyse::{Analysis, analyse};
@@ -209,7 +209,7 @@ fn usage_error(text: &str) -> ExitCode {
 }
 
 fn check(path: Option<&Path>) -> ExitCode {
-    let targets = match workspace::discover(path) {
+    let targets = match package::discover(path) {
         Ok(targets) if targets.is_empty() => return usage_error("no crate to check there"),
         Ok(targets) => targets,
         Err(error) => return usage_error(&error),
@@ -285,7 +285,7 @@ fn check(path: Option<&Path>) -> ExitCode {
 /// Problems that are no findings (a file that cannot be read or parsed, a contract not read)
 /// are messages without spans: errors, and a contract not read a warning.
 fn check_json(path: Option<&Path>, cargo_args: &[std::ffi::OsString]) -> ExitCode {
-    let targets = match workspace::discover(path) {
+    let targets = match package::discover(path) {
         Ok(targets) if targets.is_empty() => return usage_error("no crate to check there"),
         Ok(targets) => targets,
         Err(error) => return usage_error(&error),
@@ -395,7 +395,7 @@ fn shapes(target: &str) -> ExitCode {
         .skip(1)
         .find(|dir| dir.join("Cargo.toml").is_file());
     let mut targets = package
-        .and_then(|dir| workspace::discover(Some(dir)).ok())
+        .and_then(|dir| package::discover(Some(dir)).ok())
         .unwrap_or_default();
     let mut sources = Sources::default();
     let mut index = Reader::new(&mut sources).build(&targets);
@@ -403,7 +403,7 @@ fn shapes(target: &str) -> ExitCode {
         index.fns.iter().any(|f| sources.get(f.file).path == file)
     };
     if !in_tree(&index, &sources) {
-        targets = match workspace::discover(Some(&file)) {
+        targets = match package::discover(Some(&file)) {
             Ok(targets) => targets,
             Err(error) => return usage_error(&error),
         };

@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use candle_contracts_analysis::package::{Target, read_targets};
 use candle_contracts_analysis::{FileId, Files, Index};
 
 use crate::source::Sources;
-use crate::workspace::Target;
 
 /// The files of a run, as the index reads them, and their problems.
 #[derive(Debug)]
@@ -84,28 +84,8 @@ impl<'a> Reader<'a> {
     /// Reads the crates of `targets`, following each root's `mod` declarations.
     pub fn build(&mut self, targets: &[Target]) -> Index {
         self.trees.taken.clear();
-        let mut index = Index::default();
-        // Libraries first, so that the other targets of their package can name them.
-        let mut order: Vec<&Target> = targets.iter().filter(|t| t.is_lib).collect();
-        order.extend(targets.iter().filter(|t| !t.is_lib));
-        for target in order {
-            let Some(root) = self.load(&target.root) else {
-                continue;
-            };
-            self.crate_roots.push(target.root.clone());
-            match target.root_known {
-                true => index.add_crate(
-                    root,
-                    target.externs.clone(),
-                    target.lib_name.clone(),
-                    target.is_lib,
-                    self,
-                ),
-                // A lone file that is no target of its package: a module of some crate.
-                false => index.add_file(root, target.externs.clone(), self),
-            }
-        }
-        index.finish();
+        let (index, roots) = read_targets(targets, self);
+        self.crate_roots.extend(roots);
         index
     }
 }

@@ -1,8 +1,10 @@
 //! The macro and the CLI run one analysis: on every compile-fail case of the trybuild suite
 //! (`tests/ui/*.rs` and the bugs planted in model code, `tests/ui-models/*.rs`, each a
-//! single-file program), `cargo contracts check FILE` reports exactly
-//! the mismatches the macro reported when the case was compiled (its `.stderr` snapshot):
-//! the same message, note and help, at the same line and column.
+//! single-file program), `cargo contracts check` reports exactly the mismatches the macro
+//! reported when the case was compiled (its `.stderr` snapshot): the same message, note and
+//! help, at the same line and column. Each case is checked as trybuild compiles it, the root
+//! of a binary crate of a package with the test package's dependencies (the macro reads the
+//! crate it expands in).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -89,14 +91,28 @@ fn the_cli_reports_exactly_the_macros_mismatches_on_every_trybuild_case() {
         .filter(|path| path.extension().is_some_and(|e| e == "rs"))
         .collect();
     cases.sort();
+    // A package of one binary crate, as trybuild makes: the test package's dependencies.
+    let package = std::env::temp_dir().join(format!("cc-agreement-{}", std::process::id()));
+    std::fs::create_dir_all(package.join("src")).unwrap();
+    let manifest = std::fs::read_to_string(tests.join("Cargo.toml")).unwrap();
+    let dependencies = manifest
+        .split("\n[")
+        .find(|section| section.starts_with("dependencies]"))
+        .expect("the test package's dependencies");
+    std::fs::write(
+        package.join("Cargo.toml"),
+        format!("[package]\nname = \"case\"\nversion = \"0.0.0\"\n\n[{dependencies}"),
+    )
+    .unwrap();
     let (mut compared, mut with_mismatches) = (0, 0);
     for case in &cases {
         let Ok(snapshot) = std::fs::read_to_string(case.with_extension("stderr")) else {
             continue;
         };
+        std::fs::copy(case, package.join("src/main.rs")).unwrap();
         let output = Command::new(env!("CARGO_BIN_EXE_cargo-contracts"))
             .arg("check")
-            .arg(case)
+            .arg(&package)
             .output()
             .expect("the binary runs");
         let mut cli = from_cli(&String::from_utf8_lossy(&output.stderr));
@@ -118,6 +134,7 @@ fn the_cli_reports_exactly_the_macros_mismatches_on_every_trybuild_case() {
         compared += 1;
         with_mismatches += usize::from(!macro_.is_empty());
     }
+    std::fs::remove_dir_all(&package).unwrap();
     assert!(compared >= 85, "{compared} cases");
     assert!(
         with_mismatches >= 25,

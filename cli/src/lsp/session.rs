@@ -11,7 +11,7 @@ use crate::analyse::{Analysis, analyse_again};
 use crate::lsp::text::Encoding;
 use crate::read::Trees;
 use crate::source::{FileId, Sources, canonical};
-use crate::workspace::{self, Target};
+use candle_contracts_analysis::package::{self, Target};
 
 /// A file the editor has open.
 #[derive(Debug)]
@@ -142,7 +142,7 @@ impl Session {
             .keys()
             .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
             .filter(|path| !read.contains(path) && !kept.iter().any(|home| path.starts_with(home)))
-            .flat_map(|path| workspace::discover(Some(path)).unwrap_or_default())
+            .flat_map(|path| package::discover(Some(path)).unwrap_or_default())
             .filter(|target| !targets.iter().any(|t| t.root == target.root))
             .collect();
         if !alone.is_empty() {
@@ -197,7 +197,7 @@ impl Session {
     fn targets(&self) -> Vec<Target> {
         let mut targets: Vec<Target> = Vec::new();
         for root in &self.roots {
-            if let Ok(found) = workspace::discover(Some(root)) {
+            if let Ok(found) = package::discover(Some(root)) {
                 targets.extend(found);
             }
         }
@@ -230,9 +230,9 @@ impl Session {
             }
             packages.push(at.to_path_buf());
             // A package none of whose crates reaches the file (a lone script): the file.
-            let mut found = workspace::discover(Some(at)).unwrap_or_default();
+            let mut found = package::discover(Some(at)).unwrap_or_default();
             if found.is_empty() {
-                found = workspace::discover(Some(path)).unwrap_or_default();
+                found = package::discover(Some(path)).unwrap_or_default();
             }
             targets.extend(found);
         }

@@ -1,52 +1,105 @@
-//! What the macro sees: its own source file (`proc_macro::Span::local_file`, stable since Rust
-//! 1.88), read into the analysis's index as one file of an unknown crate, so that the file's
-//! `use`s, constants, structs, `impl`s and sibling contracts are in sight; or, where that file
-//! is not to be had or does not hold the item as written, the item alone.
+//! What the macro sees: the crate it expands in, read as the CLI reads it (cargo names the
+//! package in `CARGO_MANIFEST_DIR` and the crate in `CARGO_CRATE_NAME`; the crate's root and
+//! `mod` files, with its package's library), so that every `use`, constant, struct, `impl`
+//! and contract of the crate is in sight; where that crate is not to be had or does not hold
+//! the macro's file, that file alone (`proc_macro::Span::local_file`, stable since Rust 1.88),
+//! read as one file of an unknown crate; where the file does not hold the item as written, the
+//! item alone.
 //!
-//! Silent fallback to the item alone: no proc-macro context (unit tests), no local file
-//! (rust-analyzer's server may give none), code another macro generated, a file that does not
-//! parse, or a body that is not found exactly once in the file's tokens (a twin in a fn body,
-//! a `const` block, a trait or a `macro_rules!` would make the lookup unsure).
+//! Silent fallback to less: no proc-macro context (unit tests), no local file (rust-analyzer's
+//! server may give none), code another macro generated, a file that does not parse, or a body
+//! that is not found exactly once in the file's tokens (a twin in a fn body, a `const` block, a
+//! trait or a `macro_rules!` would make the lookup unsure).
 //!
-//! Each file is parsed once per compiler process, with proc-macro2's own tokens rather than
-//! the compiler's (a compiler span cannot outlive one expansion; the index is kept by the
-//! file's text across expansions). Only names, signatures and contracts are read from it; the
+//! A crate is read once per compiler process (again where one of its files changed, as in an
+//! editor's server), with proc-macro2's own tokens rather than the compiler's (a compiler span
+//! cannot outlive one expansion). Only names, signatures and contracts are read from it; the
 //! body walked, and every span a finding carries, is the macro's own input.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::time::SystemTime;
 
 use candle_contracts_analysis::index::usual_externs;
+use candle_contracts_analysis::package::{crate_targets, read_targets};
 use candle_contracts_analysis::{FileId, Files, FnId, Index};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
 
-/// An index of what the macro can see, and each indexed function's body as token texts.
-pub struct View {
+/// An index of what the macro can see, with the token texts of each indexed function's body
+/// and of each file read.
+pub struct Indexed {
     /// The index.
     pub index: Index,
     /// Each function's body tokens, by its id.
     bodies: Vec<Vec<String>>,
-    /// Every token of the source (macro bodies included), to count a body's occurrences.
+    /// Each file read, by its id.
+    files: Vec<ReadFile>,
+    /// The crate (its number in the index) the macro expands in, where the index holds others
+    /// (its package's library).
+    krate: Option<usize>,
+}
+
+/// One file of an index: where it is, when it was read, and its tokens (macro bodies
+/// included), to count a body's occurrences.
+struct ReadFile {
+    path: PathBuf,
+    stamp: Option<Stamp>,
     tokens: Vec<String>,
 }
 
+/// A file's modification time and length, to tell whether it changed since it was read.
+type Stamp = (SystemTime, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// What one expansion sees: an index, and which of its files the macro's call stands in (one,
+/// or two loads of one file that two modules name).
+pub struct View {
+    indexed: Rc<Indexed>,
+    here: Vec<FileId>,
+}
+
+impl Deref for View {
+    type Target = Indexed;
+
+    fn deref(&self) -> &Indexed {
+        &self.indexed
+    }
+}
+
 impl View {
+    /// Whether the function `id` is written in the macro's file, in the macro's crate.
+    fn is_here(&self, id: FnId) -> bool {
+        let f = &self.index.fns[id];
+        self.here.contains(&f.file)
+            && self
+                .krate
+                .is_none_or(|krate| self.index.modules[f.module].krate == krate)
+    }
+
     /// The function named `name` whose body is `body`, where that body stands exactly once in
-    /// the source and one function of the index holds it.
+    /// the macro's file and one function of the index holds it.
     pub fn locate(&self, name: &str, body: &TokenStream) -> Option<FnId> {
         let tokens = token_texts(body.clone());
-        if occurrences(&self.tokens, &tokens) != 1 {
+        let standing: usize = self
+            .here
+            .iter()
+            .map(|&file| occurrences(&self.files[file].tokens, &tokens))
+            .sum();
+        if standing != 1 {
             return None;
         }
-        let mut holding = self
-            .index
-            .fns
-            .iter()
-            .enumerate()
-            .filter(|(id, f)| f.name == name && self.bodies[*id] == tokens);
+        let mut holding =
+            self.index.fns.iter().enumerate().filter(|(id, f)| {
+                f.name == name && self.is_here(*id) && self.bodies[*id] == tokens
+            });
         let (id, _) = holding.next()?;
         holding.next().is_none().then_some(id)
     }
@@ -71,6 +124,7 @@ impl View {
             .filter(|(id, f)| {
                 let start = f.block.brace_token.span.open().start();
                 f.name == name
+                    && self.is_here(*id)
                     && self.bodies[*id] == tokens
                     && at.is_none_or(|(line, column)| {
                         start.line == line && (start.column == column || start.column + 1 == column)
@@ -84,8 +138,9 @@ impl View {
             .then(|| (*first).clone())
     }
 
-    /// The index of `items` (from the file, or the item alone), with `tokens` the source's.
-    fn new(items: Vec<syn::Item>, tokens: TokenStream) -> View {
+    /// The view of `items` alone (a file, or an item), read as one file of an unknown crate,
+    /// with `tokens` the source's.
+    fn alone(items: Vec<syn::Item>, tokens: TokenStream) -> View {
         // The index points into the syntax trees for as long as it lives: a file's lives as
         // long as the compiler process, and an item alone is small.
         let file: &'static syn::File = Box::leak(Box::new(syn::File {
@@ -96,50 +151,141 @@ impl View {
         let mut index = Index::default();
         index.add_file((0, file), usual_externs(), &mut NoFiles);
         index.finish();
+        let files = vec![ReadFile {
+            path: PathBuf::new(),
+            stamp: None,
+            tokens: token_texts(tokens),
+        }];
+        View {
+            indexed: Rc::new(Indexed::new(index, files, None)),
+            here: vec![0],
+        }
+    }
+}
+
+impl Indexed {
+    fn new(index: Index, files: Vec<ReadFile>, krate: Option<usize>) -> Indexed {
         let bodies = index
             .fns
             .iter()
             .map(|f| token_texts(f.block.to_token_stream()))
             .collect();
-        View {
+        Indexed {
             index,
             bodies,
-            tokens: token_texts(tokens),
+            files,
+            krate,
         }
+    }
+
+    /// Whether no file read has changed since.
+    fn is_fresh(&self) -> bool {
+        self.files
+            .iter()
+            .all(|file| stamp(&file.path) == file.stamp)
     }
 }
 
+/// A crate, by its package's directory, its name, and whether it is a binary.
+type CrateKey = (PathBuf, String, bool);
+
 thread_local! {
-    static FILES: RefCell<HashMap<String, Rc<View>>> = RefCell::new(HashMap::new());
+    /// Files read alone, by their text.
+    static FILES: RefCell<HashMap<String, Rc<Indexed>>> = RefCell::new(HashMap::new());
+    /// Crates read, by package directory and crate name; `None` where the crate is not to be
+    /// had.
+    static CRATES: RefCell<HashMap<CrateKey, Option<Rc<Indexed>>>> = RefCell::new(HashMap::new());
 }
 
-/// The view of the source file the macro's call stands in, if it can be read and parsed.
-pub fn of_file() -> Option<Rc<View>> {
+/// The view of the source file the macro's call stands in, if it can be read and parsed: in
+/// its crate where cargo names one that holds the file, alone otherwise.
+pub fn of_file() -> Option<View> {
     if !proc_macro::is_available() {
         return None;
     }
     let path = proc_macro::Span::call_site().local_file()?;
+    if let (Some(dir), Ok(name)) = (
+        std::env::var_os("CARGO_MANIFEST_DIR"),
+        std::env::var("CARGO_CRATE_NAME"),
+    ) && let binary = std::env::var_os("CARGO_BIN_NAME").is_some()
+        && let Some(view) = in_crate(Path::new(&dir), &name, binary, &path)
+    {
+        return Some(view);
+    }
     let text = std::fs::read_to_string(path).ok()?;
     FILES.with(|files| {
-        if let Some(view) = files.borrow().get(&text) {
-            return Some(Rc::clone(view));
+        if let Some(indexed) = files.borrow().get(&text) {
+            return Some(View {
+                indexed: Rc::clone(indexed),
+                here: vec![0],
+            });
         }
         let mut view = with_own_tokens(|| {
             let tokens: TokenStream = text.parse().ok()?;
             let file = syn::parse2::<syn::File>(tokens.clone()).ok()?;
-            Some(View::new(file.items, tokens))
+            Some(View::alone(file.items, tokens))
         })?;
-        view.index.own_tokens = true;
-        let view = Rc::new(view);
-        files.borrow_mut().insert(text, Rc::clone(&view));
+        Rc::get_mut(&mut view.indexed)?.index.own_tokens = true;
+        files.borrow_mut().insert(text, Rc::clone(&view.indexed));
         Some(view)
+    })
+}
+
+/// The view of `file` in the crate `crate_name` of the package in `manifest_dir` (a binary or
+/// an example where `binary`), where that crate is read and holds the file.
+pub fn in_crate(manifest_dir: &Path, crate_name: &str, binary: bool, file: &Path) -> Option<View> {
+    let file = file.canonicalize().ok()?;
+    let key = (manifest_dir.to_path_buf(), crate_name.to_string(), binary);
+    let indexed = CRATES.with(|crates| {
+        let kept = crates.borrow().get(&key).cloned();
+        match kept {
+            Some(Some(indexed)) if indexed.is_fresh() => Some(indexed),
+            Some(None) => None,
+            _ => {
+                let read = read_crate(manifest_dir, crate_name, binary).map(Rc::new);
+                crates.borrow_mut().insert(key, read.clone());
+                read
+            }
+        }
+    })?;
+    // The loads of the file in the macro's crate (the library's are another crate's).
+    let in_krate =
+        |id: FileId| {
+            indexed.index.fns.iter().any(|f| {
+                f.file == id && Some(indexed.index.modules[f.module].krate) == indexed.krate
+            })
+        };
+    let here: Vec<FileId> = (0..indexed.files.len())
+        .filter(|&id| indexed.files[id].path == file && in_krate(id))
+        .collect();
+    (!here.is_empty()).then_some(View { indexed, here })
+}
+
+/// The crate `crate_name` of the package in `manifest_dir` (and its package's library),
+/// indexed; `None` where no target has that name or one of its files cannot be read or parsed
+/// (the crate the compiler sees would not be the one read).
+fn read_crate(manifest_dir: &Path, crate_name: &str, binary: bool) -> Option<Indexed> {
+    let targets = crate_targets(manifest_dir, crate_name, binary);
+    if targets.is_empty() {
+        return None;
+    }
+    with_own_tokens(|| {
+        let mut reader = CrateFiles::default();
+        let (mut index, roots) = read_targets(&targets, &mut reader);
+        if reader.failed {
+            return None;
+        }
+        index.own_tokens = true;
+        // The macro's crate is the last read.
+        let krate = roots.len().checked_sub(1);
+        Some(Indexed::new(index, reader.files, krate))
     })
 }
 
 /// The view of `item` alone (a function, an `impl` block, an inline module).
 pub fn of_item(item: syn::Item) -> View {
     let tokens = item.to_token_stream();
-    View::new(vec![item], tokens)
+    View::alone(vec![item], tokens)
 }
 
 /// Runs `f` with proc-macro2's own tokens in place of the compiler's.
@@ -153,6 +299,46 @@ fn with_own_tokens<T>(f: impl FnOnce() -> T) -> T {
     proc_macro2::fallback::force();
     let _restore = Restore;
     f()
+}
+
+/// The files of a crate, read from disk and parsed with proc-macro2's own tokens.
+#[derive(Default)]
+struct CrateFiles {
+    files: Vec<ReadFile>,
+    /// Whether a file could not be read or parsed.
+    failed: bool,
+}
+
+impl Files for CrateFiles {
+    fn load(&mut self, path: &Path) -> Option<(FileId, &'static syn::File)> {
+        let path = path.canonicalize().ok();
+        let parsed = path.as_ref().and_then(|path| {
+            let text = std::fs::read_to_string(path).ok()?;
+            let tokens: TokenStream = text.parse().ok()?;
+            let file = syn::parse2::<syn::File>(tokens.clone()).ok()?;
+            Some((tokens, file))
+        });
+        let (Some(path), Some((tokens, file))) = (path, parsed) else {
+            self.failed = true;
+            return None;
+        };
+        // The syntax trees live as long as the compiler process: the index points into them.
+        let file: &'static syn::File = Box::leak(Box::new(file));
+        self.files.push(ReadFile {
+            stamp: stamp(&path),
+            path,
+            tokens: token_texts(tokens),
+        });
+        Some((self.files.len() - 1, file))
+    }
+
+    fn path(&self, file: FileId) -> &Path {
+        &self.files[file].path
+    }
+
+    fn missing_module(&mut self, _: &str, _: FileId, _: &[PathBuf]) {
+        self.failed = true;
+    }
 }
 
 /// A file read alone has no `mod` files in sight: their modules are unknown.

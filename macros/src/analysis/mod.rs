@@ -1,7 +1,7 @@
 //! Compile-time shape and dtype checking of a contracted function's body, with the analysis
 //! the CLI runs too (`candle-contracts-analysis`): the body is parsed read-only and walked over
-//! an index of what the macro can see (`file`: its own source file, or its item alone); each
-//! call that certainly fails becomes a spanned error. The expansion never sees the parse: it
+//! an index of what the macro can see (`file`: its crate, its own source file, or its item
+//! alone); each call that certainly fails becomes a spanned error. The expansion never sees the parse: it
 //! emits the user's tokens, and a body that does not parse is not analysed.
 //!
 //! `text` holds how messages quote code (printed from tokens).

@@ -1225,3 +1225,134 @@ fn the_macro_infers_layer_sizes_from_the_constructors_in_its_file() {
     );
     assert_eq!(found, Vec::<String>::new());
 }
+
+/// A package on disk for the crate-sight tests: `files` as (path, text), under a fresh folder.
+fn package(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cc-sight-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir.canonicalize().unwrap()
+}
+
+#[test]
+fn the_macro_sees_its_whole_crate() {
+    let dir = package(
+        "whole",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"sight-demo\"\nversion = \"0.1.0\"\n\n[[bin]]\nname = \"run-it\"\npath = \"src/run.rs\"\n",
+            ),
+            ("src/lib.rs", "pub mod layers;\n"),
+            (
+                "src/layers.rs",
+                "pub struct Attn;\nimpl Attn {\n    pub fn forward(&mut self) -> u32 { 7 }\n}\n",
+            ),
+            ("src/run.rs", "mod block;\nfn main() {}\n"),
+            (
+                "src/block.rs",
+                "use sight_demo::layers::Attn;\npub fn step(a: &mut Attn) -> u32 { a.forward() }\n",
+            ),
+        ],
+    );
+    // The library's own file, in the library's crate: the whole crate is in sight.
+    let view =
+        super::file::in_crate(&dir, "sight_demo", false, &dir.join("src/layers.rs")).unwrap();
+    let id = view.locate("forward", &quote!({ 7 })).unwrap();
+    assert!(view.index.whole_crate(view.index.fns[id].module));
+    // A module of the binary (named by its `[[bin]]` entry), with the library beside it.
+    let view = super::file::in_crate(&dir, "run_it", true, &dir.join("src/block.rs")).unwrap();
+    let id = view.locate("step", &quote!({ a.forward() })).unwrap();
+    assert!(view.index.whole_crate(view.index.fns[id].module));
+    assert_eq!(
+        view.index
+            .fns
+            .iter()
+            .filter(|f| f.name == "forward")
+            .count(),
+        1
+    );
+    // Not a file of that crate, no such crate: no crate view (the macro reads its file alone).
+    assert!(super::file::in_crate(&dir, "sight_demo", false, &dir.join("src/block.rs")).is_none());
+    assert!(super::file::in_crate(&dir, "sight", false, &dir.join("src/layers.rs")).is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_crate_with_a_file_that_cannot_be_read_is_not_read() {
+    // A module file that does not parse, or is missing: the crate the compiler sees is not the
+    // one the macro would read, so it reads its own file alone.
+    for (name, layers) in [("broken", Some("pub fn f( {")), ("missing", None)] {
+        let mut files = vec![
+            (
+                "Cargo.toml",
+                "[package]\nname = \"p\"\nversion = \"0.1.0\"\n",
+            ),
+            ("src/lib.rs", "pub mod layers;\npub fn g() -> u32 { 1 }\n"),
+        ];
+        files.extend(layers.map(|text| ("src/layers.rs", text)));
+        let dir = package(name, &files);
+        assert!(super::file::in_crate(&dir, "p", false, &dir.join("src/lib.rs")).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn a_changed_file_is_read_again() {
+    let dir = package(
+        "changed",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"p\"\nversion = \"0.1.0\"\n",
+            ),
+            ("src/lib.rs", "pub fn g() -> u32 { 1 }\n"),
+        ],
+    );
+    let lib = dir.join("src/lib.rs");
+    assert!(
+        super::file::in_crate(&dir, "p", false, &lib)
+            .unwrap()
+            .locate("g", &quote!({ 1 }))
+            .is_some()
+    );
+    std::fs::write(&lib, "pub fn g() -> u32 { 2 + 3 }\n").unwrap();
+    let view = super::file::in_crate(&dir, "p", false, &lib).unwrap();
+    assert!(view.locate("g", &quote!({ 1 })).is_none());
+    assert!(view.locate("g", &quote!({ 2 + 3 })).is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_module_of_the_library_and_the_binary_is_read_in_the_crate_compiled() {
+    // `src/model.rs` is `mod model;` of both the library and the binary, both named `app`.
+    let dir = package(
+        "shared-module",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"app\"\nversion = \"0.1.0\"\n",
+            ),
+            ("src/lib.rs", "pub mod model;\n"),
+            ("src/main.rs", "mod model;\nfn main() {}\n"),
+            ("src/model.rs", "pub fn g() -> u32 { 1 }\n"),
+        ],
+    );
+    let model = dir.join("src/model.rs");
+    for binary in [false, true] {
+        let view = super::file::in_crate(&dir, "app", binary, &model).unwrap();
+        let id = view.locate("g", &quote!({ 1 })).unwrap();
+        // The binary's crate is read after the library: its number is 1.
+        let krate = view.index.modules[view.index.fns[id].module].krate;
+        assert_eq!(krate, usize::from(binary));
+        assert_eq!(
+            view.index.fns.iter().filter(|f| f.name == "g").count(),
+            1 + usize::from(binary)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,14 +1,19 @@
-//! What to check: the crates (library, binaries, tests, examples, benches) of the Cargo
-//! packages at a path, found as cargo finds them, or one `.rs` file.
+//! What to read: the crates (library, binaries, tests, examples, benches) of the Cargo
+//! packages at a path, found as cargo finds them, or one `.rs` file; and those crates read
+//! into an [`Index`]. The CLI reads every crate of a workspace; the macro reads the crate it
+//! expands in (cargo names it in `CARGO_CRATE_NAME`), with its package's library.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use candle_contracts_analysis::index::usual_externs;
+use crate::index::{Files, Index, usual_externs};
 
 /// One crate to read: a target of a package, or a lone file.
 #[derive(Clone, Debug)]
 pub struct Target {
+    /// The crate's name, as cargo gives it to the compiler (`e2e` for `tests/e2e/main.rs`,
+    /// the package's for `src/main.rs`, `-` as `_`).
+    pub name: String,
     /// The crate's root file (`src/lib.rs`, `tests/e2e/main.rs`).
     pub root: PathBuf,
     /// The crates its paths may start with, by the name the code uses (`candle`), and the
@@ -56,7 +61,9 @@ pub fn discover(path: Option<&Path>) -> Result<Vec<Target>, String> {
                 return Ok(vec![target]);
             }
         }
+        let name = file_stem(&given);
         return Ok(vec![Target {
+            name,
             root: given,
             externs,
             lib_name: None,
@@ -165,30 +172,41 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
     if let Some(name) = &lib_name {
         externs.insert(name.clone(), name.clone());
     }
-    let mut roots = Vec::new();
-    if lib_name.is_some() {
-        roots.push(lib_root.clone());
+    // Each root with its crate's name; an explicit entry names its crate, wherever cargo
+    // would have found its root anyway.
+    let mut roots: Vec<(PathBuf, String)> = Vec::new();
+    if let Some(name) = &lib_name {
+        roots.push((lib_root.clone(), name.clone()));
     }
-    roots.push(dir.join("src/main.rs"));
+    roots.push((dir.join("src/main.rs"), package.clone()));
     for folder in ["src/bin", "tests", "examples", "benches"] {
         for entry in sorted_entries(&dir.join(folder)) {
             if entry.is_dir() {
-                roots.push(entry.join("main.rs"));
+                let name = file_stem(&entry);
+                roots.push((entry.join("main.rs"), name));
             } else if entry.extension().is_some_and(|ext| ext == "rs") {
-                roots.push(entry);
+                let name = file_stem(&entry);
+                roots.push((entry, name));
             }
         }
     }
+    let mut named: Vec<(PathBuf, String)> = Vec::new();
     for kind in ["bin", "test", "example", "bench"] {
         let entries = table.get(kind).and_then(|t| t.as_array());
         for entry in entries.into_iter().flatten() {
             if let Some(path) = entry.get("path").and_then(|p| p.as_str()) {
-                roots.push(dir.join(path));
+                let path = dir.join(path);
+                let name = entry
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .map_or_else(|| file_stem(&path), |n| n.replace('-', "_"));
+                roots.push((path.clone(), name.clone()));
+                named.extend(path.canonicalize().ok().map(|path| (path, name)));
             }
         }
     }
     let mut targets: Vec<Target> = Vec::new();
-    for root in roots {
+    for (root, name) in roots {
         let Ok(root) = root.canonicalize() else {
             continue;
         };
@@ -196,7 +214,12 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
             continue;
         }
         let is_lib = lib_root.canonicalize().is_ok_and(|lib| lib == root);
+        let name = match named.iter().find(|(path, _)| *path == root) {
+            Some((_, given)) if !is_lib => given.clone(),
+            _ => name,
+        };
         targets.push(Target {
+            name,
             root,
             externs: externs.clone(),
             lib_name: lib_name.clone(),
@@ -205,4 +228,129 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
         });
     }
     targets
+}
+
+/// A crate's name from its root's file or folder name (`tests/e2e` → `e2e`), `-` as `_`.
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|stem| stem.to_string_lossy().replace('-', "_"))
+        .unwrap_or_default()
+}
+
+/// The crate `crate_name` of the package in `manifest_dir` (as cargo sets `CARGO_MANIFEST_DIR`
+/// and `CARGO_CRATE_NAME` for the compiler), after its package's library where it is another
+/// target (which may use the library). `binary`: whether cargo compiles a binary or an example
+/// (it sets `CARGO_BIN_NAME`), which tells a binary from the library of the same name (a
+/// package `model` with `src/lib.rs` and `src/main.rs`). Empty where no target, or more than
+/// one, has that name.
+pub fn crate_targets(manifest_dir: &Path, crate_name: &str, binary: bool) -> Vec<Target> {
+    let Some((dir, table)) = manifest_in(manifest_dir).filter(|(_, t)| t.contains_key("package"))
+    else {
+        return Vec::new();
+    };
+    let targets = package_targets(&dir, &table);
+    let mut named: Vec<&Target> = targets.iter().filter(|t| t.name == crate_name).collect();
+    if named.len() > 1 {
+        named.retain(|t| t.is_lib != binary);
+    }
+    let [target] = named[..] else {
+        return Vec::new();
+    };
+    let mut read: Vec<Target> = targets
+        .iter()
+        .filter(|t| t.is_lib && !target.is_lib)
+        .cloned()
+        .collect();
+    read.push(target.clone());
+    read
+}
+
+/// Reads the crates of `targets` through `files`, each root's `mod` declarations followed,
+/// libraries first so that the other targets of their package can name them; with the root
+/// of each crate read, in the index's order (its crate numbers: the last target read, a
+/// non-library where there is one, is the last crate).
+pub fn read_targets(targets: &[Target], files: &mut dyn Files) -> (Index, Vec<PathBuf>) {
+    let mut index = Index::default();
+    let mut roots = Vec::new();
+    let mut order: Vec<&Target> = targets.iter().filter(|t| t.is_lib).collect();
+    order.extend(targets.iter().filter(|t| !t.is_lib));
+    for target in order {
+        let Some(root) = files.load(&target.root) else {
+            continue;
+        };
+        roots.push(target.root.clone());
+        match target.root_known {
+            true => index.add_crate(
+                root,
+                target.externs.clone(),
+                target.lib_name.clone(),
+                target.is_lib,
+                files,
+            ),
+            // A lone file that is no target of its package: a module of some crate.
+            false => index.add_file(root, target.externs.clone(), files),
+        }
+    }
+    index.finish();
+    (index, roots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_named_as_cargo_names_their_crates() {
+        let dir = std::env::temp_dir().join(format!("cc-package-names-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for path in [
+            "src/lib.rs",
+            "src/main.rs",
+            "src/bin/fine-tune.rs",
+            "tests/e2e/main.rs",
+            "tests/smoke.rs",
+            "examples/demo.rs",
+        ] {
+            std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+            std::fs::write(dir.join(path), "").unwrap();
+        }
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"my-model\"\n\n[lib]\nname = \"model_lib\"\n\n\
+             [[test]]\nname = \"smoke-named\"\npath = \"tests/smoke.rs\"\n",
+        )
+        .unwrap();
+        let names = |name: &str| -> Vec<(String, bool)> {
+            crate_targets(&dir, name, false)
+                .into_iter()
+                .map(|t| (t.name, t.is_lib))
+                .collect()
+        };
+        let lib = ("model_lib".to_string(), true);
+        assert_eq!(names("model_lib"), [lib.clone()]);
+        for crate_name in ["my_model", "fine_tune", "e2e", "smoke_named", "demo"] {
+            assert_eq!(
+                names(crate_name),
+                [lib.clone(), (crate_name.to_string(), false)]
+            );
+        }
+        // The root cargo names by its explicit entry, not its file's name.
+        assert!(names("smoke").is_empty());
+        // A binary of the library's name: the library, or the binary where cargo says so.
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"my-model\"\n\n[[bin]]\nname = \"my-model\"\npath = \"src/main.rs\"\n",
+        )
+        .unwrap();
+        let read = |binary: bool| -> Vec<(String, bool)> {
+            crate_targets(&dir, "my_model", binary)
+                .into_iter()
+                .map(|t| (t.name, t.is_lib))
+                .collect()
+        };
+        let lib = ("my_model".to_string(), true);
+        assert_eq!(read(false), [lib.clone()]);
+        assert_eq!(read(true), [lib.clone(), ("my_model".to_string(), false)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
