@@ -327,7 +327,7 @@ mod tests {
                 .collect()
         };
         let lib = ("model_lib".to_string(), true);
-        assert_eq!(names("model_lib"), [lib.clone()]);
+        assert_eq!(names("model_lib"), std::slice::from_ref(&lib));
         for crate_name in ["my_model", "fine_tune", "e2e", "smoke_named", "demo"] {
             assert_eq!(
                 names(crate_name),
@@ -349,7 +349,7 @@ mod tests {
                 .collect()
         };
         let lib = ("my_model".to_string(), true);
-        assert_eq!(read(false), [lib.clone()]);
+        assert_eq!(read(false), std::slice::from_ref(&lib));
         assert_eq!(read(true), [lib.clone(), ("my_model".to_string(), false)]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
