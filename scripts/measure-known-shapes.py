@@ -80,4 +80,7 @@ print(f"{n} tensor lets: {totals['known']} fully known ({100*totals['known']//ma
       f"{totals['joined']} known up to a size two branches give differently (`?1`), "
       f"{totals['never']} never bound (after a call that panics), "
       f"{totals['rank']} rank known, {totals['dtype']} less, {totals['unknown']} unknown")
+both = totals['known'] + totals['joined']
+print(f"fully known, or known on each branch (each `?N` one of two known sizes, as `shapes` "
+      f"says under its table): {both} ({100*both//max(n,1)}%)")
 print("not fully known, by op:", ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: -kv[1])))

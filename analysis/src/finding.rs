@@ -64,4 +64,8 @@ pub struct LetHint {
     pub ty: String,
     /// The op that gave it (`matmul`, `Tensor::zeros`, `/`), empty where none stands out.
     pub op: String,
+    /// Each size named `?1`, `?2`, .. in `ty`: a size two branches give differently (a kv
+    /// cache's `T` when empty, `P + T` after a `cat`), with the first branch's size and the
+    /// second's (`("?1", "T", "P + T")`); one or the other on each run.
+    pub joins: Vec<(String, String, String)>,
 }

@@ -265,6 +265,23 @@ impl Joiner {
     }
 }
 
+/// The `?N` names in a type's text, in order.
+fn join_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('?') {
+        let digits: String = rest[at + 1..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if !digits.is_empty() {
+            names.push(format!("?{digits}"));
+        }
+        rest = &rest[at + 1 + digits.len()..];
+    }
+    names
+}
+
 /// A name in scope: its value, and where its type was declared.
 #[derive(Clone, Debug)]
 struct Binding {
@@ -562,6 +579,8 @@ struct Walker<'a> {
     fresh_sizes: BTreeSet<String>,
     /// The sizes branches gave differently, named so far (`?1`, `?2`, ..: see [`Joiner`]).
     joined: usize,
+    /// What each of those names stands for: the first branch's size and the second's.
+    join_sizes: BTreeMap<String, (Dim, Dim)>,
     /// Set while a loop's body is walked to see whether it keeps what it finds: a pass's
     /// names would differ from the next one's.
     loop_passes: usize,
@@ -614,6 +633,7 @@ impl<'a> Walker<'a> {
             inlined: Vec::new(),
             fresh_sizes: BTreeSet::new(),
             joined: 0,
+            join_sizes: BTreeMap::new(),
             loop_passes: 0,
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
@@ -1264,10 +1284,12 @@ impl<'a> Walker<'a> {
     fn bind_let(&mut self, ident: &syn::Ident, value: Value) {
         let site = Site::of(ident);
         if self.in_let {
+            let ty = value.hint();
             self.hints.push(LetHint {
                 site,
                 name: name_of(ident),
-                ty: value.hint(),
+                joins: self.joins_in(&ty),
+                ty,
                 op: self.let_op.clone(),
             });
         }
@@ -2446,7 +2468,33 @@ impl<'a> Walker<'a> {
     fn joined(&mut self, joiner: Joiner) {
         if let Some(count) = joiner.count {
             self.joined = count;
+            for ((first, second), name) in joiner.memo {
+                if let Some(name) = name.as_symbol().filter(|s| s.starts_with('?')) {
+                    self.join_sizes.insert(name.to_string(), (first, second));
+                }
+            }
         }
+    }
+
+    /// The names of sizes two branches gave differently in a hint's type (`?1` in
+    /// `f32[B, ?1, D]`), each with the two sizes, nested names first.
+    fn joins_in(&self, ty: &str) -> Vec<(String, String, String)> {
+        let mut joins: Vec<(String, String, String)> = Vec::new();
+        let mut pending: Vec<String> = join_names(ty);
+        while let Some(name) = pending.pop() {
+            if joins.iter().any(|(seen, _, _)| *seen == name) {
+                continue;
+            }
+            let Some((first, second)) = self.join_sizes.get(&name) else {
+                continue;
+            };
+            let (first, second) = (first.to_string(), second.to_string());
+            pending.extend(join_names(&first));
+            pending.extend(join_names(&second));
+            joins.push((name, first, second));
+        }
+        joins.sort_by_key(|(name, _, _)| name[1..].parse::<usize>().unwrap_or(usize::MAX));
+        joins
     }
 
     /// Walks an `if`'s condition; whether it is certainly true or false, where it compares

@@ -59,6 +59,8 @@ pub struct Hint {
     pub ty: String,
     /// The op that gave it (`matmul`, `Tensor::zeros`), empty where none stands out.
     pub op: String,
+    /// Each `?N` size of `ty` with the two sizes branches give (see `LetHint::joins`).
+    pub joins: Vec<(String, String, String)>,
     /// The contracted function whose body binds it.
     pub function: FnId,
 }
@@ -135,6 +137,7 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
                     name: hint.name,
                     ty: hint.ty,
                     op: hint.op,
+                    joins: hint.joins,
                     function: id,
                 }
             }));

@@ -467,7 +467,7 @@ fn shapes(target: &str) -> ExitCode {
         .unwrap_or(1);
     // A closed pipe (`shapes .. | head`) ends the listing, never a panic.
     let mut out = std::io::stdout().lock();
-    for hint in hints {
+    for hint in &hints {
         let line = format!(
             "{:>line_width$}  {:<name_width$}  {:<type_width$}  {}",
             hint.site.first.start().line,
@@ -476,6 +476,23 @@ fn shapes(target: &str) -> ExitCode {
             hint.op
         );
         if writeln!(out, "{}", line.trim_end()).is_err() {
+            return ExitCode::SUCCESS;
+        }
+    }
+    // What each `?N` stands for: one size or the other, by the branch a run takes.
+    let mut joins: Vec<&(String, String, String)> = Vec::new();
+    for join in hints.iter().flat_map(|h| &h.joins) {
+        if !joins.iter().any(|seen| seen.0 == join.0) {
+            joins.push(join);
+        }
+    }
+    joins.sort_by_key(|(name, _, _)| name[1..].parse::<usize>().unwrap_or(usize::MAX));
+    if !joins.is_empty() {
+        let _ = writeln!(out);
+    }
+    for (name, first, second) in joins {
+        let line = format!("{name} is {first} or {second}, by the branch taken");
+        if writeln!(out, "{line}").is_err() {
             break;
         }
     }

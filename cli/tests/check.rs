@@ -3442,6 +3442,9 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
             "34  k       f32[B, KVH * R, {kv_len}, 16]  repeat_kv",
             "35  v       f32[B, KVH * R, {kv_len}, 16]  repeat_kv",
             "36  att     f32[B, KVH * R, T, {kv_len}]   matmul",
+            "",
+            // What the size of its own stands for, under the table.
+            "?1 is T or P + T, by the branch taken",
         ],
         "{stderr}"
     );

@@ -443,6 +443,38 @@ fn hover_gives_a_names_type_its_op_and_line_and_the_clauses_of_its_dims() {
     assert_eq!(server.stop(), Some(0));
 }
 
+/// A kv cache: `k` is `T` long without it, `P + T` with it.
+const CACHED: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(k: f32[B, H, T, 16], cache: f32[B, H, P, 16])]
+pub fn attend(k: &Tensor, cache: Option<&Tensor>) -> Result<Tensor> {
+    let k = match cache {
+        None => k.clone(),
+        Some(prev) => Tensor::cat(&[prev, k], 2)?,
+    };
+    Ok(k)
+}
+";
+
+#[test]
+fn hover_says_what_a_size_two_branches_give_is() {
+    let dir = scratch_crate("hover-join", &[("src/lib.rs", CACHED)]);
+    let lib = uri(&dir.join("src/lib.rs"));
+    let (mut server, _) = Server::start(initialize(&dir, &[]));
+    server.open(&lib, CACHED);
+    let hover = server.hover(&lib, 5, 8).unwrap();
+    assert!(
+        hover.starts_with("```text\nk: f32[B, H, ?1, 16]\n```\n\nbound at line 6 by `match`\n"),
+        "{hover}"
+    );
+    assert!(
+        hover.ends_with("\n`?1` is `T` or `P + T`, by the branch taken\n"),
+        "{hover}"
+    );
+    assert_eq!(server.stop(), Some(0));
+}
+
 /// The line of `ATTENTION` with `k.t()` (line 29) without the transpose.
 const MISSING_TRANSPOSE: (&str, &str) = ("(q.matmul(&k.t()?)? /", "(q.matmul(&k)? /");
 

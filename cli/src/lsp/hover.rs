@@ -114,6 +114,7 @@ fn binding(
         let mut text = format!("```text\n{}\n```\n\n", typed(hint));
         text.push_str(&format!("{}\n", bound_at(hint, source)));
         text.push_str(&dims(&analysis.index, source, f, &hint.ty));
+        text.push_str(&joins(hint));
         return Some(text);
     }
     let clause = f
@@ -171,8 +172,19 @@ fn call(
     ));
     for hint in hints {
         text.push_str(&dims(&analysis.index, source, f, &hint.ty));
+        text.push_str(&joins(hint));
     }
     Some(text)
+}
+
+/// A line for each `?N` size of a hint's type: the two sizes branches give.
+fn joins(hint: &Hint) -> String {
+    hint.joins
+        .iter()
+        .map(|(name, first, second)| {
+            format!("\n`{name}` is `{first}` or `{second}`, by the branch taken\n")
+        })
+        .collect()
 }
 
 /// `q: f32[B, T, E]`, `b = B`.
