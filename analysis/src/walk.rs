@@ -187,6 +187,8 @@ impl Value {
             Value::Never => "!".to_string(),
             Value::DType(dtype) => format!("DType::{dtype:?}"),
             Value::Numbers(dtype) => format!("Vec<{dtype}>"),
+            // A list before its first `push`: its elements' type comes from the pushes.
+            Value::EmptyVec => "Vec".to_string(),
             Value::Tensors(ts) if ts.iter().any(|t| !t.is_unknown()) => {
                 Parts::Each(ts.clone()).to_string()
             }

@@ -3213,7 +3213,7 @@ fn a_private_trait_gives_its_method_only_where_it_may_be_in_scope() {
         rows(&stdout),
         [
             "24 last i64[B] to_dtype",
-            "25 rows ? Vec::new",
+            "25 rows Vec Vec::new",
             "27 row f32[1, E] unsqueeze",
         ]
     );

@@ -91,12 +91,14 @@ pub fn diagnostics(session: &Session) -> BTreeMap<Url, Vec<Diagnostic>> {
 }
 
 /// Whether a hint's type says something about a tensor (its dtype, some of its dims): the
-/// integers (`= B`), floats and dtypes a `let` binds are left to the hover, rust-analyzer
-/// already shows their Rust types.
+/// integers (`= B`), floats, dtypes, host numbers (`Vec<f32>`) and empty lists (`Vec`) a `let`
+/// binds are left to the hover, rust-analyzer already shows their Rust types.
 pub fn is_tensor(ty: &str) -> bool {
     let scalar = ty == "?"
         || ty.starts_with("= ")
         || ty == "float"
+        || ty == "Vec"
+        || ty.starts_with("Vec<")
         || ty.starts_with("DType::")
         || (ty.starts_with('(') && !ty.contains('['));
     !scalar
@@ -187,7 +189,16 @@ mod tests {
         for ty in ["f32[B, T, E]", "_[B, _]", "f32[..]", "(f32[B], = T)"] {
             assert!(is_tensor(ty), "{ty}");
         }
-        for ty in ["?", "= B", "= _", "float", "DType::F32", "(= B, = T)"] {
+        for ty in [
+            "?",
+            "= B",
+            "= _",
+            "float",
+            "DType::F32",
+            "(= B, = T)",
+            "Vec",
+            "Vec<f32>",
+        ] {
             assert!(!is_tensor(ty), "{ty}");
         }
     }
