@@ -136,6 +136,7 @@ impl Attention {
         attention_mask: u8[1, T, 1, S],
         self.c_attn.weight(): f32[QKV, E],
         self.c_proj.weight(): f32[E, E],
+        self.kv_cache?: f32[B, P, _],
         self.multi_query = true,
         return: f32[B, T, E],
     )]
