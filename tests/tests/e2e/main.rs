@@ -4,6 +4,7 @@
 mod beyond_ranges;
 mod check_macro;
 mod common_mistakes;
+mod crate_sight;
 mod device_path;
 mod error_types;
 mod field_flags;
