@@ -4,7 +4,7 @@
 Usage: scripts/measure-known-shapes.py [--verbose] [FILE...]
 (default: tests/tests/models/*.rs). Needs a built `target/debug/cargo-contracts`.
 A `let` is counted once per line and name; integers (`= B`), floats, tuples, host numbers
-(`Vec<f32>`), lists before their first push (`Vec`) and what `dims4`, `dim`, `device` and
+(`Vec<f32>`), lists before their first push (`Vec`), `None`s and what `dims4`, `dim`, `device` and
 the like read from a tensor are left out.
 """
 import glob, re, subprocess, sys
@@ -51,7 +51,7 @@ for path in files:
                 continue
             # Integers (`= B`, `= _`), floats and tuples of sizes are not tensors.
             # Nor are host numbers (`Vec<f32>`) and a list before its first push (`Vec`).
-            if cols[2] in ("=", "float", "Vec") or cols[2].startswith(("(", "DType::", "Vec<")):
+            if cols[2] in ("=", "float", "Vec", "None") or cols[2].startswith(("(", "DType::", "Vec<")):
                 continue
             ty = " ".join(cols[2:-1])
             op = cols[-1]

@@ -62,6 +62,9 @@ enum Value {
     External(String),
     /// An `Option` of a value (`mask: Option<&Tensor>`, `self.kv_cache`), `None` or not.
     Optional(Box<Value>),
+    /// std's `None`: an `Option` that holds nothing (after a branch that gives `Some(mask)`,
+    /// an `Option` of the mask).
+    Nothing,
     /// A `Vec`, array or slice of the crate's values (`self.layers: Vec<Block>`), each
     /// element this value as a place.
     Each(Box<Value>),
@@ -138,6 +141,9 @@ impl Value {
             (Value::Optional(a), Value::Optional(b)) => {
                 Value::Optional(Box::new(a.join_with(b, joiner)))
             }
+            (Value::Nothing, Value::Optional(held)) | (Value::Optional(held), Value::Nothing) => {
+                Value::Optional(held.clone())
+            }
             // One element stands for many: a name would say they are all one size.
             (Value::Each(a), Value::Each(b)) => Value::Each(Box::new(a.join(b))),
             (a, b) if a == b => a.clone(),
@@ -187,8 +193,12 @@ impl Value {
             Value::Never => "!".to_string(),
             Value::DType(dtype) => format!("DType::{dtype:?}"),
             Value::Numbers(dtype) => format!("Vec<{dtype}>"),
+            Value::Optional(held) if matches!(**held, Value::Tensor(ref t) if !t.is_unknown()) => {
+                format!("Option<{}>", held.hint())
+            }
             // A list before its first `push`: its elements' type comes from the pushes.
             Value::EmptyVec => "Vec".to_string(),
+            Value::Nothing => "None".to_string(),
             Value::Tensors(ts) if ts.iter().any(|t| !t.is_unknown()) => {
                 Parts::Each(ts.clone()).to_string()
             }
@@ -2343,6 +2353,14 @@ impl<'a> Walker<'a> {
         {
             return binding.value.clone();
         }
+        // std's `None`, where no item of the crate's is named so.
+        if p.qself.is_none()
+            && let [name] = segments.as_slice()
+            && name == "None"
+            && matches!(self.resolve(std::slice::from_ref(name)), Resolved::Unknown)
+        {
+            return Value::Nothing;
+        }
         if let [.., d, minus] = segments.as_slice()
             && d == "D"
         {
@@ -3776,6 +3794,13 @@ impl<'a> Walker<'a> {
             }
             if name == "Ok" {
                 return args.into_iter().next().unwrap_or(Value::Other);
+            }
+            // std's `Some(x)`: an `Option` of `x`.
+            if name == "Some"
+                && args.len() == 1
+                && matches!(self.resolve(std::slice::from_ref(name)), Resolved::Unknown)
+            {
+                return Value::Optional(Box::new(args.into_iter().next().unwrap_or(Value::Other)));
             }
         }
         // `f64::sqrt(x)`, `f32::max(a, b)`: a float's own functions give a float.

@@ -4411,3 +4411,55 @@ pub fn renamed(xs: &Tensor, t: usize, dev: &Device) -> Result<Tensor> {
         assert_eq!(code, 0, "{source}\n{stderr}");
     }
 }
+
+const OPTIONAL_MASK: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+fn get_mask(t: usize) -> Result<Tensor> {
+    let mask: Vec<u8> = (0..t * t).map(|i| u8::from(i % t > i / t)).collect();
+    Tensor::from_slice(&mask, (t, t), &candle_core::Device::Cpu)
+}
+
+#[contract(xs: f32[B, T, E])]
+pub fn forward(xs: &Tensor) -> Result<Tensor> {
+    let (_b, seq_len, _e) = xs.dims3()?;
+    let mask = if seq_len <= 1 {
+        None
+    } else {
+        Some(get_mask(seq_len)?)
+    };
+    let none_yet = None;
+    let either = if seq_len > 2 { none_yet } else { Some(xs.clone()) };
+    let scores = xs.matmul(&xs.t()?)?;
+    let scores = match &mask {
+        Some(m) => {
+            let expanded = m.unsqueeze(0)?;
+            scores.broadcast_add(&expanded.to_dtype(candle_core::DType::F32)?)?
+        }
+        None => scores,
+    };
+    let _ = either;
+    Ok(scores)
+}
+";
+
+#[test]
+fn an_option_built_from_none_and_some_holds_the_tensor() {
+    let dir = scratch_crate("optional-mask", OPTIONAL_MASK);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "11 _b = B dims3",
+            "11 seq_len = T dims3",
+            "11 _e = E dims3",
+            "12 mask Option<u8[T, T]> if",
+            "17 none_yet None None",
+            "18 either Option<f32[B, T, E]> if",
+            "19 scores f32[B, T, T] matmul",
+            "22 expanded u8[1, T, T] unsqueeze",
+            "20 scores f32[B, T, T] match",
+        ]
+    );
+}

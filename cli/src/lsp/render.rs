@@ -91,13 +91,14 @@ pub fn diagnostics(session: &Session) -> BTreeMap<Url, Vec<Diagnostic>> {
 }
 
 /// Whether a hint's type says something about a tensor (its dtype, some of its dims): the
-/// integers (`= B`), floats, dtypes, host numbers (`Vec<f32>`) and empty lists (`Vec`) a `let`
-/// binds are left to the hover, rust-analyzer already shows their Rust types.
+/// integers (`= B`), floats, dtypes, host numbers (`Vec<f32>`), empty lists (`Vec`) and `None`s
+/// a `let` binds are left to the hover, rust-analyzer already shows their Rust types.
 pub fn is_tensor(ty: &str) -> bool {
     let scalar = ty == "?"
         || ty.starts_with("= ")
         || ty == "float"
         || ty == "Vec"
+        || ty == "None"
         || ty.starts_with("Vec<")
         || ty.starts_with("DType::")
         || (ty.starts_with('(') && !ty.contains('['));
