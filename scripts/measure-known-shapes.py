@@ -2,7 +2,8 @@
 """Counts, over the model ports, the tensor `let`s whose shape `cargo contracts shapes` knows.
 
 Usage: scripts/measure-known-shapes.py [--verbose] [FILE...]
-(default: tests/tests/models/*.rs). Needs a built `target/debug/cargo-contracts`.
+(default: tests/tests/models/*.rs). Needs a built `cargo-contracts` in `$CARGO_TARGET_DIR/debug`
+(`target/debug` without it).
 A `let` is counted once per line and name; integers (`= B`), floats, tuples, host numbers
 (`Vec<f32>`), lists before their first push (`Vec`), `None`s and what `dims4`, `dim`, `device` and
 the like read from a tensor are left out.
@@ -11,7 +12,8 @@ import glob, re, subprocess, sys
 
 verbose = "--verbose" in sys.argv
 files = [a for a in sys.argv[1:] if not a.startswith("--")] or sorted(glob.glob("tests/tests/models/*.rs"))
-binary = "target/debug/cargo-contracts"
+import os
+binary = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "debug", "cargo-contracts")
 totals = {"known": 0, "joined": 0, "never": 0, "rank": 0, "dtype": 0, "unknown": 0}
 causes = {}
 for path in files:

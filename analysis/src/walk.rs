@@ -277,6 +277,45 @@ impl Joiner {
     }
 }
 
+/// `x > 0` of a size (`0 < x`, `x >= 1`, `1 <= x`): false only where `x == 0`, the fact of
+/// the `else` branch (`if seqlen_offset > 0 { cat(..) } else { mask }`); `x < 1`, `x <= 0`
+/// (and mirrored): the `then` branch's. A size never negative, so nothing else is false.
+fn zero_in_one_branch(op: syn::BinOp, left: &Value, right: &Value) -> Option<BranchFact> {
+    use syn::BinOp;
+    let (Value::Int(left), Value::Int(right)) = (left, right) else {
+        return None;
+    };
+    // The size, the constant it is compared with, and whether the size stands on the left.
+    let (size, constant, size_left) = match (left.as_constant(), right.as_constant()) {
+        (None, Some(c)) => (left, c, true),
+        (Some(c), None) => (right, c, false),
+        _ => return None,
+    };
+    if size.may_be_negative() {
+        return None;
+    }
+    let factor = size.as_factor()?.clone();
+    // Written with the size on the left: `x > 0`, `x >= 1` are false where `x == 0`.
+    let op = match (op, size_left) {
+        (op, true) => op,
+        (BinOp::Gt(t), false) => BinOp::Lt(syn::Token![<](t.span)),
+        (BinOp::Lt(t), false) => BinOp::Gt(syn::Token![>](t.span)),
+        (BinOp::Ge(t), false) => BinOp::Le(syn::Token![<=](t.spans)),
+        (BinOp::Le(t), false) => BinOp::Ge(syn::Token![>=](t.spans)),
+        _ => return None,
+    };
+    let in_then = match (op, constant) {
+        (BinOp::Gt(_), 0) | (BinOp::Ge(_), 1) => false,
+        (BinOp::Lt(_), 1) | (BinOp::Le(_), 0) => true,
+        _ => return None,
+    };
+    Some(BranchFact {
+        in_then,
+        factor,
+        value: Dim::lit(0),
+    })
+}
+
 /// The `?N` names in a type's text, in order.
 fn join_names(text: &str) -> Vec<String> {
     let mut names = Vec::new();
@@ -1294,6 +1333,11 @@ impl<'a> Walker<'a> {
     }
 
     fn bind_let(&mut self, ident: &syn::Ident, value: Value) {
+        // `None` in a pattern is std's variant (a pattern cannot shadow a unit variant in
+        // scope, and the prelude's is): it binds nothing.
+        if ident == "None" {
+            return;
+        }
         let site = Site::of(ident);
         if self.in_let {
             let ty = value.hint();
@@ -2545,6 +2589,10 @@ impl<'a> Walker<'a> {
         let equal = match b.op {
             BinOp::Eq(_) => true,
             BinOp::Ne(_) => false,
+            BinOp::Gt(_) | BinOp::Lt(_) | BinOp::Ge(_) | BinOp::Le(_) => {
+                let (left, right) = (self.operand(&b.left), self.operand(&b.right));
+                return (None, zero_in_one_branch(b.op, &left, &right));
+            }
             _ => {
                 self.expr(cond);
                 return (None, None);

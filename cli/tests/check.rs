@@ -4463,3 +4463,47 @@ fn an_option_built_from_none_and_some_holds_the_tensor() {
         ]
     );
 }
+
+const OFFSET_MASK: &str = "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor, D};
+
+#[contract(base: f32[T, T], return: f32[T, {offset} + T])]
+pub fn with_offset(base: &Tensor, offset: usize) -> Result<Tensor> {
+    let (t, _) = base.dims2()?;
+    let mask0 = Tensor::zeros((t, offset), DType::F32, &Device::Cpu)?;
+    let mask = if offset > 0 {
+        Tensor::cat(&[&mask0, base], D::Minus1)?
+    } else {
+        base.clone()
+    };
+    let flipped = if 1 <= offset { Tensor::cat(&[&mask0, base], D::Minus1)? } else { base.clone() };
+    let then_zero = if offset < 1 { base.clone() } else { Tensor::cat(&[&mask0, base], D::Minus1)? };
+    let other = if offset > 1 { mask.clone() } else { base.clone() };
+    let _ = (flipped, then_zero, other);
+    Ok(mask)
+}
+";
+
+#[test]
+fn a_size_compared_with_zero_is_zero_in_one_branch() {
+    let dir = scratch_crate("offset-mask", OFFSET_MASK);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:with_offset"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 t = T dims2",
+            "7 mask0 f32[T, {offset}] Tensor::zeros",
+            // `offset > 0` is false only where `offset` is 0: `T + 0` is `T`.
+            "8 mask f32[T, T + {offset}] if",
+            "13 flipped f32[T, T + {offset}] if",
+            "14 then_zero f32[T, T + {offset}] if",
+            // `offset > 1` is false for 0 and 1: the two sizes stay two.
+            "15 other f32[T, ?1] if",
+            "",
+            "?1 is T + {offset} or T, by the branch taken",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 0, "{stderr}");
+}

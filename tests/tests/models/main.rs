@@ -11,6 +11,7 @@ mod convnext;
 mod mamba;
 mod mistral;
 mod phi;
+mod qwen2;
 mod resnet;
 mod t5;
 mod vit;
