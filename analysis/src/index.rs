@@ -121,6 +121,10 @@ fn mentions_backend(file: &syn::File) -> bool {
     names.0
 }
 
+/// How deep `mod` files nest before the rest is left unread (no real crate comes close; a
+/// `#[path]` chain that loops through files does).
+const MAX_MODULE_DEPTH: usize = 64;
+
 /// Crates whose traits the analysis knows the methods of: std's and candle's.
 pub const KNOWN_CRATES: &[&str] = &[
     "std",
@@ -186,6 +190,10 @@ pub struct Module {
     /// Written inline (`mod a { .. }`): a `#[path]` on a `mod b;` inside it is relative to
     /// the inline modules' directory (`src/a/`), not to its file's.
     pub inline: bool,
+    /// It, or a module around it, stands under `cfg` (`#[cfg(feature = "x")] mod a;`, or a
+    /// file that opens with `#![cfg(..)]`): every item in it may be compiled out, as an item
+    /// under `cfg` of its own may.
+    pub conditional: bool,
 }
 
 /// A function's contract: its `#[contract(...)]` attributes (two join into one contract, as
@@ -318,6 +326,9 @@ pub struct Index {
     /// struct's constructors give its fields: every construction is scanned for it), by a key
     /// of their own.
     pub(crate) derived: std::cell::RefCell<BTreeMap<String, Box<dyn std::any::Any>>>,
+    /// The module files being read, from the crate's root down: a `mod` that names one of
+    /// them again is not read (rustc would refuse it, or leave it out under `cfg`).
+    reading: Vec<PathBuf>,
     /// The glob `use`s being resolved (module, number), so that none is resolved through
     /// itself.
     resolving_globs: std::cell::RefCell<BTreeSet<(ModId, usize)>>,
@@ -416,12 +427,14 @@ impl Index {
         self.sources.0.push(root.1);
         self.sources.1.push(krate);
         self.var_backend |= mentions_backend(root.1);
-        let dir = files
-            .path(root.0)
+        let root_path = files.path(root.0).to_path_buf();
+        let dir = root_path
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
+        self.reading.push(root_path);
         self.read_items(module, &root.1.items, root.0, &dir, files);
+        self.reading.pop();
     }
 
     /// Reads one file of a crate whose other files are not to be had (the macro's own file, or
@@ -603,6 +616,7 @@ impl Index {
             unread_children: false,
             contract_scope: false,
             inline: false,
+            conditional: parent.is_some_and(|p| self.modules[p].conditional),
         });
         self.modules.len() - 1
     }
@@ -627,10 +641,13 @@ impl Index {
             }
             // Under `cfg` it may be compiled out, leaving its name to a glob or the prelude:
             // what it names is unknown (a module's functions are still read, and checked).
-            let conditional = item_attrs(item).is_some_and(is_conditional);
+            // So may everything in a module under `cfg`.
+            let conditional =
+                self.modules[module].conditional || item_attrs(item).is_some_and(is_conditional);
             match item {
                 syn::Item::Fn(f) => {
                     let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
+                    self.fns[id].conditional |= conditional;
                     self.insert(module, name_of(&f.sig.ident), Item::Fn(id));
                 }
                 syn::Item::Mod(m) => self.read_mod(module, m, file, dir, files),
@@ -897,11 +914,14 @@ impl Index {
             true => Item::Other,
             false => Item::Mod(id),
         };
+        // Its own `#[cfg]`, or an inner `#![cfg]` (in `m.attrs` for an inline module).
+        let conditional = is_conditional(&m.attrs);
         match &m.content {
             Some((_, items)) => {
                 let id = self.add_module(krate, Some(parent), path);
                 self.modules[id].contract_scope = m.attrs.iter().any(crate::contract::is_contract);
                 self.modules[id].inline = true;
+                self.modules[id].conditional |= conditional;
                 self.insert(parent, name.clone(), entry(id));
                 let inner = match &path_attr {
                     Some(p) => dir.join(p),
@@ -932,6 +952,20 @@ impl Index {
                     self.insert(parent, name, Item::Other);
                     return;
                 };
+                // A file that is already being read above this module (a `#[path]` back to
+                // an ancestor, under a `cfg` that leaves it out), or nesting past any real
+                // crate's: not read again.
+                let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+                    (Ok(a), Ok(b)) => a == b,
+                    _ => a == b,
+                };
+                if self.reading.len() >= MAX_MODULE_DEPTH
+                    || self.reading.iter().any(|open| same(open, &found))
+                {
+                    self.modules[parent].unread_children = true;
+                    self.insert(parent, name, Item::Other);
+                    return;
+                }
                 let Some((child_file, ast)) = files.load(&found) else {
                     self.modules[parent].unread_children = true;
                     self.insert(parent, name, Item::Other);
@@ -941,14 +975,20 @@ impl Index {
                 self.sources.1.push(krate);
                 self.var_backend |= mentions_backend(ast);
                 let id = self.add_module(krate, Some(parent), path);
+                self.modules[id].conditional |= conditional || is_conditional(&ast.attrs);
                 self.insert(parent, name.clone(), entry(id));
                 let parent_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
-                let child_dir = if found.file_name().is_some_and(|f| f == "mod.rs") {
-                    parent_dir
-                } else {
-                    parent_dir.join(found.file_stem().unwrap_or_default())
-                };
+                // A `mod.rs`, and a file named by `#[path]`, own their directory: their
+                // `mod`s are beside them (rustc's rule), others' in a folder of their name.
+                let child_dir =
+                    if found.file_name().is_some_and(|f| f == "mod.rs") || path_attr.is_some() {
+                        parent_dir
+                    } else {
+                        parent_dir.join(found.file_stem().unwrap_or_default())
+                    };
+                self.reading.push(found.clone());
                 self.read_items(id, &ast.items, child_file, &child_dir, files);
+                self.reading.pop();
             }
         }
     }
@@ -1234,6 +1274,11 @@ impl Index {
         Some((*module, fields.get(name)?.0))
     }
 
+    /// How many structs with named fields the crates read define.
+    pub fn struct_count(&self) -> usize {
+        self.structs.len()
+    }
+
     /// The definition of the struct `key` (one with named fields, not under `cfg`), and the
     /// module it is written in.
     pub fn struct_item(&self, key: &str) -> Option<(ModId, &'static syn::ItemStruct)> {
@@ -1288,6 +1333,54 @@ impl Index {
                         }
                     })
             })
+    }
+
+    /// Whether a method call in `module` can reach no trait method the index does not hold:
+    /// every trait in scope there (by its `use`s, `as _` imports and glob imports) is one the
+    /// index holds, or std's or candle's, and no module of the crate may hold an `impl` the
+    /// index cannot see (items a macro or `include!` makes, a `mod` file not read). What a
+    /// call reaches after its first step (an inherent `&self` method on a `&mut` receiver,
+    /// through an `Arc`) is certain only then: another crate's blanket `impl` of a trait in
+    /// scope, or a hidden `impl` of the crate's own, would be found first.
+    pub fn later_steps_in_sight(&self, module: ModId) -> bool {
+        let krate = self.modules[module].krate;
+        self.modules
+            .iter()
+            .filter(|m| m.krate == krate)
+            .all(|m| !m.opaque && !m.unread_children)
+            && self.module_traits_known(module, 0)
+    }
+
+    /// Whether every trait in scope in `module` is the index's, std's or candle's.
+    fn module_traits_known(&self, module: ModId, depth: usize) -> bool {
+        let known_external = |path: &[String]| {
+            path.first()
+                .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str()))
+        };
+        let m = &self.modules[module];
+        depth <= 8
+            && !m.opaque
+            && m.anonymous_uses
+                .iter()
+                .all(|path| match self.resolve(module, path) {
+                    Resolved::External(path) => known_external(&path),
+                    Resolved::Unknown => known_external(path),
+                    _ => true,
+                })
+            && m.uses.keys().all(
+                |name| match self.resolve(module, std::slice::from_ref(name)) {
+                    Resolved::External(path) => known_external(&path),
+                    Resolved::Unknown => false,
+                    _ => true,
+                },
+            )
+            && m.globs
+                .iter()
+                .all(|(path, _)| match self.resolve(module, path) {
+                    Resolved::Mod(id) => self.module_traits_known(id, depth + 1),
+                    Resolved::External(path) => known_external(&path),
+                    _ => false,
+                })
     }
 
     /// Whether `module`'s whole crate is read (the CLI), not one file of it (the macro).

@@ -3456,6 +3456,22 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Whether the body's own items may bring a trait into scope the index does not know: a
+    /// `use` of something that is not the crates' read or std's or candle's, or a macro that
+    /// may define items.
+    fn body_may_import_traits(&self) -> bool {
+        self.local_paths
+            .iter()
+            .flatten()
+            .any(|(name, path)| match path {
+                None => name.is_empty(),
+                Some(path) => !path.first().is_some_and(|first| {
+                    crate::index::KNOWN_CRATES.contains(&first.as_str())
+                        || matches!(first.as_str(), "crate" | "self" | "super")
+                }),
+            })
+    }
+
     /// Whether a method call on a value held as `access` reaches the method `id` named `name`:
     /// where its receiver is the first step Rust tries; over a whole crate also a later step,
     /// since every trait method of the crate's types is then in the index (the one candidate
@@ -3506,18 +3522,25 @@ impl<'a> Walker<'a> {
             "clone_into",
         ];
         let f = &self.index.fns[id];
-        if access == Access::Shared {
-            // Where the crate is all in sight: an `impl` out of sight may give the pointer
-            // a method of that name.
-            return receiver_access(f.sig) == Some(Access::Ref)
-                && self.index.whole_crate(f.module)
-                && !POINTER_OWN.contains(&name)
+        // A later step is reached only where no trait method can come first: the crate all
+        // in sight, every trait in scope here known, no hidden `impl` (a macro's, one in a
+        // `const _` block, a blanket one) with a method of that name.
+        let later_step = || {
+            self.index.whole_crate(f.module)
+                && self.index.later_steps_in_sight(self.module())
+                && !self.body_may_import_traits()
                 && !BLANKET.contains(&name)
-                && !self.index.may_be_foreign_method(name);
+                && !self.index.may_be_foreign_method(name)
+                && !self.index.may_be_any_types_method(name)
+        };
+        if access == Access::Shared {
+            return receiver_access(f.sig) == Some(Access::Ref)
+                && !POINTER_OWN.contains(&name)
+                && later_step();
         }
         match receiver_access(f.sig) {
             Some(method) if method == access => true,
-            Some(_) => self.index.whole_crate(f.module) && !BLANKET.contains(&name),
+            Some(_) => later_step(),
             None => false,
         }
     }

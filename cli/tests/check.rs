@@ -4507,3 +4507,181 @@ fn a_size_compared_with_zero_is_zero_in_one_branch() {
     let (code, _, stderr) = run(&dir, &["check"]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// An inherent `&self` `forward` of `Model`, called on a `&mut Model` and through an `Arc`,
+/// with `HIDDEN` standing for an `impl` the index cannot see: a trait's `forward` for
+/// `&mut Model` (or for any `T`) would be found first, so nothing is certain.
+const HIDDEN_IMPL: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use std::sync::Arc;
+
+pub trait Run {
+    fn forward(self, x: &Tensor) -> Result<Tensor>;
+}
+
+HIDDEN
+
+pub struct Model;
+
+impl Model {
+    #[contract(x: f32[N, 10], return: f32[N, 10])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
+}
+
+#[contract(x: f32[N, 20], return: f32[N, 20])]
+pub fn run(m: &mut Model, x: &Tensor) -> Result<Tensor> {
+    m.forward(x)
+}
+
+#[contract(x: f32[N, 20], return: f32[N, 20])]
+pub fn shared(m: Arc<Model>, x: &Tensor) -> Result<Tensor> {
+    m.forward(x)
+}
+";
+
+#[test]
+fn a_later_step_is_not_taken_where_an_impl_may_be_out_of_sight() {
+    let macro_impl = "macro_rules! impl_run {
+    ($t:ty) => {
+        impl Run for &mut $t {
+            fn forward(self, x: &Tensor) -> Result<Tensor> { Ok(x.clone()) }
+        }
+    };
+}
+impl_run!(Model);";
+    let const_block = "const _: () = {
+    impl Run for &mut Model {
+        fn forward(self, x: &Tensor) -> Result<Tensor> { Ok(x.clone()) }
+    }
+};";
+    let included = "include!(\"run_impl.rs\");";
+    // Another crate's trait in scope (it may have a blanket `impl` for every `&mut T`).
+    let foreign = "use ext::Describe as _;";
+    for (case, hidden) in [
+        ("macro", macro_impl),
+        ("const-block", const_block),
+        ("include", included),
+        ("foreign", foreign),
+    ] {
+        let dir = scratch_crate(
+            &format!("hidden-impl-{case}"),
+            &HIDDEN_IMPL.replace("HIDDEN", hidden),
+        );
+        std::fs::write(dir.join("src/run_impl.rs"), "").unwrap();
+        let (code, _, stderr) = run(&dir, &["check"]);
+        assert_eq!(code, 0, "{case}: {stderr}");
+    }
+    // All in sight: the inherent method is the one, and 20 against 10 is certain.
+    let dir = scratch_crate("hidden-impl-none", &HIDDEN_IMPL.replace("HIDDEN", ""));
+    let (code, _, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("`Model::forward` takes `x: f32[N, 10]`")
+            .count(),
+        2,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_module_under_cfg_holds_nothing_certain() {
+    // Without the feature, `Model` has no inherent `forward`: the blanket trait's runs.
+    let main = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub trait Layer {
+    fn width(&self) -> usize;
+}
+pub trait Run {
+    fn forward(&self, x: &Tensor) -> Result<Tensor>;
+}
+impl<T: Layer> Run for T {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
+}
+pub struct Model;
+impl Layer for Model {
+    fn width(&self) -> usize {
+        20
+    }
+}
+
+MOD
+
+#[contract(x: f32[N, 20], return: f32[N, 20])]
+pub fn run(m: &Model, x: &Tensor) -> Result<Tensor> {
+    m.forward(x)
+}
+";
+    let legacy = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+impl crate::Model {
+    #[contract(x: f32[N, 10], return: f32[N, 10])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
+}
+";
+    for (case, declared, opening) in [
+        ("outer", "#[cfg(feature = \"legacy\")]\nmod legacy;", ""),
+        ("inner", "mod legacy;", "#![cfg(feature = \"legacy\")]\n"),
+    ] {
+        let dir = scratch_crate(&format!("cfg-mod-{case}"), &main.replace("MOD", declared));
+        std::fs::write(dir.join("src/legacy.rs"), format!("{opening}{legacy}")).unwrap();
+        let (code, _, stderr) = run(&dir, &["check"]);
+        assert_eq!(code, 0, "{case}: {stderr}");
+    }
+}
+
+#[test]
+fn a_path_module_owns_its_directory_and_a_module_loop_ends() {
+    // `#[path = "impls/x.rs"] mod a;` with `mod b;` inside: rustc reads `impls/b.rs`, never
+    // the stale `impls/x/b.rs` (which holds an inherent `forward` that would shadow the trait's).
+    let lib = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[path = \"impls/x.rs\"]
+pub mod a;
+
+pub trait Run {
+    fn forward(&self, x: &Tensor) -> Result<Tensor>;
+}
+impl<T: Send> Run for T {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
+}
+pub struct Model;
+
+#[contract(x: f32[N, 20], return: f32[N, 20])]
+pub fn run(m: &Model, x: &Tensor) -> Result<Tensor> {
+    m.forward(x)
+}
+";
+    let dir = scratch_crate("path-module", lib);
+    std::fs::create_dir_all(dir.join("src/impls/x")).unwrap();
+    std::fs::write(dir.join("src/impls/x.rs"), "pub mod b;\n").unwrap();
+    std::fs::write(dir.join("src/impls/b.rs"), "pub fn compiled() {}\n").unwrap();
+    std::fs::write(
+        dir.join("src/impls/x/b.rs"),
+        "use candle_contracts::contract;\nuse candle_core::{Result, Tensor};\n\
+         impl crate::Model {\n    #[contract(x: f32[N, 10], return: f32[N, 10])]\n    \
+         pub fn forward(&self, x: &Tensor) -> Result<Tensor> { Ok(x.clone()) }\n}\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // A module that names its own file again (left out by `cfg`, as rustc never opens it):
+    // read once, no endless recursion.
+    let dir = scratch_crate(
+        "module-loop",
+        "#[cfg(any())]\n#[path = \"lib.rs\"]\nmod again;\npub fn f() {}\n",
+    );
+    let (code, _, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 0, "{stderr}");
+}

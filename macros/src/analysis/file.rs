@@ -177,24 +177,21 @@ impl Indexed {
             krate,
         }
     }
-
-    /// Whether no file read has changed since.
-    fn is_fresh(&self) -> bool {
-        self.files
-            .iter()
-            .all(|file| stamp(&file.path) == file.stamp)
-    }
 }
 
 /// A crate, by its package's directory, its name, and whether it is a binary.
 type CrateKey = (PathBuf, String, bool);
+
+/// A crate read: its index (`None` where it is not to be had), and each file read with its
+/// stamp then, to tell whether it is still what was read.
+type Read = (Option<Rc<Indexed>>, Vec<(PathBuf, Option<Stamp>)>);
 
 thread_local! {
     /// Files read alone, by their text.
     static FILES: RefCell<HashMap<String, Rc<Indexed>>> = RefCell::new(HashMap::new());
     /// Crates read, by package directory and crate name; `None` where the crate is not to be
     /// had.
-    static CRATES: RefCell<HashMap<CrateKey, Option<Rc<Indexed>>>> = RefCell::new(HashMap::new());
+    static CRATES: RefCell<HashMap<CrateKey, Read>> = RefCell::new(HashMap::new());
 }
 
 /// The view of the source file the macro's call stands in, if it can be read and parsed: in
@@ -239,12 +236,14 @@ pub fn in_crate(manifest_dir: &Path, crate_name: &str, binary: bool, file: &Path
     let indexed = CRATES.with(|crates| {
         let kept = crates.borrow().get(&key).cloned();
         match kept {
-            Some(Some(indexed)) if indexed.is_fresh() => Some(indexed),
-            Some(None) => None,
+            Some((indexed, stamps)) if stamps.iter().all(|(path, at)| stamp(path) == *at) => {
+                indexed
+            }
             _ => {
-                let read = read_crate(manifest_dir, crate_name, binary).map(Rc::new);
-                crates.borrow_mut().insert(key, read.clone());
-                read
+                let read = read_crate(manifest_dir, crate_name, binary);
+                let indexed = read.0.clone();
+                crates.borrow_mut().insert(key, read);
+                indexed
             }
         }
     })?;
@@ -264,21 +263,28 @@ pub fn in_crate(manifest_dir: &Path, crate_name: &str, binary: bool, file: &Path
 /// The crate `crate_name` of the package in `manifest_dir` (and its package's library),
 /// indexed; `None` where no target has that name or one of its files cannot be read or parsed
 /// (the crate the compiler sees would not be the one read).
-fn read_crate(manifest_dir: &Path, crate_name: &str, binary: bool) -> Option<Indexed> {
+fn read_crate(manifest_dir: &Path, crate_name: &str, binary: bool) -> Read {
+    let manifest = manifest_dir.join("Cargo.toml");
+    let mut stamps = vec![(manifest.clone(), stamp(&manifest))];
     let targets = crate_targets(manifest_dir, crate_name, binary);
     if targets.is_empty() {
-        return None;
+        return (None, stamps);
     }
     with_own_tokens(|| {
         let mut reader = CrateFiles::default();
         let (mut index, roots) = read_targets(&targets, &mut reader);
-        if reader.failed {
-            return None;
+        stamps.extend(reader.files.iter().map(|f| (f.path.clone(), f.stamp)));
+        stamps.extend(reader.unread.iter().map(|path| (path.clone(), stamp(path))));
+        if reader.failed || reader.lines * index.struct_count() > MAX_LINES_TIMES_STRUCTS {
+            return (None, stamps);
         }
         index.own_tokens = true;
         // The macro's crate is the last read.
         let krate = roots.len().checked_sub(1);
-        Some(Indexed::new(index, reader.files, krate))
+        (
+            Some(Rc::new(Indexed::new(index, reader.files, krate))),
+            stamps,
+        )
     })
 }
 
@@ -301,27 +307,41 @@ fn with_own_tokens<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// Past this many lines times structs, the macro reads its own file rather than its crate:
+/// what a struct's fields hold is found by scanning every file once per struct (the CLI's
+/// cost too), which on a crate of hundreds of structs in tens of thousands of lines costs
+/// seconds per build. About 100 structs in 20,000 lines are read whole.
+const MAX_LINES_TIMES_STRUCTS: usize = 2_000_000;
+
 /// The files of a crate, read from disk and parsed with proc-macro2's own tokens.
 #[derive(Default)]
 struct CrateFiles {
     files: Vec<ReadFile>,
+    /// The lines of the files read.
+    lines: usize,
     /// Whether a file could not be read or parsed.
     failed: bool,
+    /// The files that could not be read or parsed.
+    unread: Vec<PathBuf>,
 }
 
 impl Files for CrateFiles {
     fn load(&mut self, path: &Path) -> Option<(FileId, &'static syn::File)> {
+        let path_given = path;
         let path = path.canonicalize().ok();
         let parsed = path.as_ref().and_then(|path| {
             let text = std::fs::read_to_string(path).ok()?;
             let tokens: TokenStream = text.parse().ok()?;
             let file = syn::parse2::<syn::File>(tokens.clone()).ok()?;
-            Some((tokens, file))
+            Some((tokens, file, text.lines().count()))
         });
-        let (Some(path), Some((tokens, file))) = (path, parsed) else {
+        let (Some(canonical), Some((tokens, file, lines))) = (path, parsed) else {
             self.failed = true;
+            self.unread.push(path_given.to_path_buf());
             return None;
         };
+        let path = canonical;
+        self.lines += lines;
         // The syntax trees live as long as the compiler process: the index points into them.
         let file: &'static syn::File = Box::leak(Box::new(file));
         self.files.push(ReadFile {
@@ -336,8 +356,9 @@ impl Files for CrateFiles {
         &self.files[file].path
     }
 
-    fn missing_module(&mut self, _: &str, _: FileId, _: &[PathBuf]) {
+    fn missing_module(&mut self, _: &str, _: FileId, candidates: &[PathBuf]) {
         self.failed = true;
+        self.unread.extend(candidates.iter().cloned());
     }
 }
 

@@ -1356,3 +1356,32 @@ fn a_module_of_the_library_and_the_binary_is_read_in_the_crate_compiled() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_crate_too_large_to_scan_per_struct_is_read_file_by_file() {
+    // 1,001 structs in 2,003 lines: past two million lines times structs.
+    let mut lib = String::from("pub fn g() -> u32 { 1 }\n");
+    for n in 0..1001 {
+        lib.push_str(&format!("pub struct S{n} {{\n    pub x: u32 }}\n"));
+    }
+    let dir = package(
+        "large",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"p\"\nversion = \"0.1.0\"\n",
+            ),
+            ("src/lib.rs", &lib),
+        ],
+    );
+    assert!(super::file::in_crate(&dir, "p", false, &dir.join("src/lib.rs")).is_none());
+    // One struct fewer per line budget: read whole.
+    let small: String = lib
+        .lines()
+        .take(1 + 2 * 900)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join("src/lib.rs"), small).unwrap();
+    assert!(super::file::in_crate(&dir, "p", false, &dir.join("src/lib.rs")).is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
