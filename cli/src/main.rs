@@ -429,6 +429,19 @@ fn shapes(target: &str) -> ExitCode {
         .filter(|&id| index.fns[id].display == function)
         .collect();
     let matches = if exact.len() == 1 { exact } else { matches };
+    // One function read twice, a module of both the library and a binary (`mod model;` in
+    // `lib.rs` and `main.rs`): the library's, read first.
+    let matches = match matches.split_first() {
+        Some((first, rest))
+            if !rest.is_empty()
+                && rest
+                    .iter()
+                    .all(|&id| index.fns[id].display == index.fns[*first].display) =>
+        {
+            vec![*first]
+        }
+        _ => matches,
+    };
     let id = match matches.as_slice() {
         [id] => *id,
         [] => return usage_error(&format!("no function `{function}` in `{}`", file.display())),

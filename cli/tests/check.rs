@@ -4685,3 +4685,29 @@ pub fn run(m: &Model, x: &Tensor) -> Result<Tensor> {
     let (code, _, stderr) = run(&dir, &["check"]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn shapes_names_a_function_of_a_module_of_the_library_and_a_binary() {
+    let model = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[B, T, 8], y: f32[B, P, 8])]
+pub fn pick(x: &Tensor, y: &Tensor, a: bool) -> Result<Tensor> {
+    let k = if a { Tensor::cat(&[y, x], 1)? } else { x.clone() };
+    Ok(k)
+}
+";
+    let dir = scratch_crate("module-twice", "pub mod model;\n");
+    std::fs::write(dir.join("src/main.rs"), "mod model;\nfn main() {}\n").unwrap();
+    std::fs::write(dir.join("src/model.rs"), model).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/model.rs:pick"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 k f32[B, ?1, 8] if",
+            "",
+            "?1 is P + T or T, by the branch taken"
+        ]
+    );
+}
