@@ -329,6 +329,21 @@ pub struct Index {
     /// The module files being read, from the crate's root down: a `mod` that names one of
     /// them again is not read (rustc would refuse it, or leave it out under `cfg`).
     reading: Vec<PathBuf>,
+    /// How many times each file has been read as a module, by crate: a file is read at most
+    /// twice in one crate (a chain of `#[path]` modules under `cfg` could name each other in
+    /// every order).
+    loads: BTreeMap<(usize, PathBuf), usize>,
+    /// The names of the methods the crates' traits provide (a default body): an `impl` of the
+    /// trait with no body of its own (`impl Run for &mut Model {}`) gives them.
+    provided_names: BTreeSet<String>,
+    /// The crates that may hold items the index cannot see: a macro called anywhere that is
+    /// not std's or candle's, an attribute macro on an item, a `mod` file inside a function.
+    hidden_items: BTreeSet<usize>,
+    /// Types with a derive or attribute macro not std's (`#[derive(serde::Deserialize)]`):
+    /// it may give them trait `impl`s the index cannot see.
+    derived_types: BTreeSet<String>,
+    /// The macros each crate calls, by their last name.
+    called_macros: BTreeSet<(usize, String)>,
     /// The glob `use`s being resolved (module, number), so that none is resolved through
     /// itself.
     resolving_globs: std::cell::RefCell<BTreeSet<(ModId, usize)>>,
@@ -432,6 +447,7 @@ impl Index {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
+        self.note_hidden(krate, root.1);
         self.reading.push(root_path);
         self.read_items(module, &root.1.items, root.0, &dir, files);
         self.reading.pop();
@@ -644,6 +660,14 @@ impl Index {
             // So may everything in a module under `cfg`.
             let conditional =
                 self.modules[module].conditional || item_attrs(item).is_some_and(is_conditional);
+            if let (syn::Item::Struct(_) | syn::Item::Enum(_) | syn::Item::Union(_), Some(attrs)) =
+                (item, item_attrs(item))
+                && attrs.iter().any(|attr| !is_std_attribute(attr))
+                && let Some(name) = item_name(item)
+            {
+                let key = self.type_key(module, &name);
+                self.derived_types.insert(key);
+            }
             match item {
                 syn::Item::Fn(f) => {
                     let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
@@ -742,6 +766,7 @@ impl Index {
                         if let syn::TraitItem::Fn(f) = trait_item
                             && let Some(block) = &f.default
                         {
+                            self.provided_names.insert(name_of(&f.sig.ident));
                             self.add_fn(module, &f.sig, block, &f.attrs, file);
                         }
                     }
@@ -959,7 +984,11 @@ impl Index {
                     (Ok(a), Ok(b)) => a == b,
                     _ => a == b,
                 };
-                if self.reading.len() >= MAX_MODULE_DEPTH
+                let canonical = found.canonicalize().unwrap_or_else(|_| found.clone());
+                let loads = self.loads.entry((krate, canonical)).or_insert(0);
+                *loads += 1;
+                if *loads > 2
+                    || self.reading.len() >= MAX_MODULE_DEPTH
                     || self.reading.iter().any(|open| same(open, &found))
                 {
                     self.modules[parent].unread_children = true;
@@ -974,6 +1003,7 @@ impl Index {
                 self.sources.0.push(ast);
                 self.sources.1.push(krate);
                 self.var_backend |= mentions_backend(ast);
+                self.note_hidden(krate, ast);
                 let id = self.add_module(krate, Some(parent), path);
                 self.modules[id].conditional |= conditional || is_conditional(&ast.attrs);
                 self.insert(parent, name.clone(), entry(id));
@@ -1342,13 +1372,55 @@ impl Index {
     /// call reaches after its first step (an inherent `&self` method on a `&mut` receiver,
     /// through an `Arc`) is certain only then: another crate's blanket `impl` of a trait in
     /// scope, or a hidden `impl` of the crate's own, would be found first.
-    pub fn later_steps_in_sight(&self, module: ModId) -> bool {
-        let krate = self.modules[module].krate;
-        self.modules
+    ///
+    /// `method_module` is where the method stands: its crate's hidden `impl`s count too (a
+    /// library's `macro_rules!` may implement a trait for `&mut` its type).
+    pub fn later_steps_in_sight(&self, module: ModId, method_module: ModId) -> bool {
+        let crates = [
+            self.modules[module].krate,
+            self.modules[method_module].krate,
+        ];
+        let macro_items = |krate: usize| {
+            self.called_macros.iter().any(|(at, name)| {
+                *at == krate
+                    && (self.macro_names.contains(name) || !KNOWN_MACROS.contains(&name.as_str()))
+            })
+        };
+        crates
             .iter()
-            .filter(|m| m.krate == krate)
-            .all(|m| !m.opaque && !m.unread_children)
+            .all(|&krate| !self.hidden_items.contains(&krate) && !macro_items(krate))
+            && self
+                .modules
+                .iter()
+                .filter(|m| crates.contains(&m.krate))
+                .all(|m| !m.opaque && !m.unread_children)
             && self.module_traits_known(module, 0)
+    }
+
+    /// Whether a trait of the crates read provides a method `name` (a default body).
+    pub fn is_provided_method(&self, name: &str) -> bool {
+        self.provided_names.contains(name)
+    }
+
+    /// Whether the type `key` has a derive or attribute macro not std's: it may have trait
+    /// `impl`s the index cannot see.
+    pub fn is_derived(&self, key: &str) -> bool {
+        self.derived_types.contains(key)
+    }
+
+    /// Reads what a file may hold out of the index's sight (see `hidden_items`): `impl`s
+    /// nested in items (a `static`'s block, an array length, a function's body), whose methods
+    /// any type may have; macros that are not std's or candle's; attribute macros; `mod`
+    /// files inside functions.
+    fn note_hidden(&mut self, krate: usize, file: &syn::File) {
+        let mut hidden = Hidden::default();
+        syn::visit::Visit::visit_file(&mut hidden, file);
+        self.any_type_methods.extend(hidden.nested_methods);
+        if hidden.unseen {
+            self.hidden_items.insert(krate);
+        }
+        self.called_macros
+            .extend(hidden.macros.into_iter().map(|name| (krate, name)));
     }
 
     /// Whether every trait in scope in `module` is the index's, std's or candle's.
@@ -1770,6 +1842,136 @@ fn public_name(item: &syn::Item) -> Option<String> {
 
 /// The method names of the trait `impl`s written inside what `visit` walks (a body, a
 /// `const`'s block).
+/// Macros whose expansion defines no item: std's (by their last name), candle's `bail!` and
+/// candle-contracts' `check!`.
+const KNOWN_MACROS: &[&str] = &[
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "vec",
+    "panic",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "todo",
+    "unimplemented",
+    "unreachable",
+    "matches",
+    "dbg",
+    "concat",
+    "stringify",
+    "line",
+    "column",
+    "file",
+    "module_path",
+    "env",
+    "option_env",
+    "include_str",
+    "include_bytes",
+    "cfg",
+    "compile_error",
+    "bail",
+    "check",
+    "macro_rules",
+];
+
+/// std's derives: they implement std's traits, whose methods the analysis knows.
+const STD_DERIVES: &[&str] = &[
+    "Debug",
+    "Clone",
+    "Copy",
+    "PartialEq",
+    "Eq",
+    "PartialOrd",
+    "Ord",
+    "Hash",
+    "Default",
+];
+
+/// Whether an attribute is inert or derives only std's traits.
+fn is_std_attribute(attr: &syn::Attribute) -> bool {
+    if !attr.path().is_ident("derive") {
+        return is_inert_attribute(attr)
+            || attr.path().is_ident("test")
+            || crate::contract::is_contract(attr);
+    }
+    let mut std_only = true;
+    let parsed = attr.parse_nested_meta(|meta| {
+        let last = meta.path.segments.last().map(|s| s.ident.to_string());
+        std_only &= last.is_some_and(|name| STD_DERIVES.contains(&name.as_str()));
+        Ok(())
+    });
+    std_only && parsed.is_ok()
+}
+
+/// What a file may hold out of the index's sight (see `Index::note_hidden`).
+#[derive(Default)]
+struct Hidden {
+    /// How deep inside an item (not a module) the visit stands.
+    nested: usize,
+    /// The methods of `impl`s nested inside items.
+    nested_methods: BTreeSet<String>,
+    /// The last names of the macros called.
+    macros: BTreeSet<String>,
+    /// An attribute macro, or a `mod` file inside an item.
+    unseen: bool,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Hidden {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        if let Some(attrs) = item_attrs(item)
+            && !matches!(
+                item,
+                syn::Item::Struct(_) | syn::Item::Enum(_) | syn::Item::Union(_)
+            )
+            && attrs.iter().any(|attr| !is_std_attribute(attr))
+        {
+            self.unseen = true;
+        }
+        match item {
+            // A module's items are a module's, wherever the module stands.
+            syn::Item::Mod(m) => {
+                if m.content.is_none() && self.nested > 0 {
+                    self.unseen = true;
+                }
+                syn::visit::visit_item(self, item);
+            }
+            syn::Item::Impl(i) => {
+                if self.nested > 0 {
+                    for impl_item in &i.items {
+                        if let syn::ImplItem::Fn(f) = impl_item {
+                            self.nested_methods.insert(name_of(&f.sig.ident));
+                        }
+                    }
+                }
+                self.nested += 1;
+                syn::visit::visit_item(self, item);
+                self.nested -= 1;
+            }
+            _ => {
+                self.nested += 1;
+                syn::visit::visit_item(self, item);
+                self.nested -= 1;
+            }
+        }
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if let Some(last) = mac.path.segments.last() {
+            self.macros.insert(name_of(&last.ident));
+        }
+        syn::visit::visit_macro(self, mac);
+    }
+}
+
 fn nested_trait_methods(visit: impl FnOnce(&mut NestedImpls)) -> BTreeSet<String> {
     let mut nested = NestedImpls::default();
     visit(&mut nested);

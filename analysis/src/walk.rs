@@ -1427,7 +1427,7 @@ impl<'a> Walker<'a> {
                 if some.qself.is_none()
                     && some.path.is_ident("Some")
                     && some.elems.len() == 1
-                    && matches!(self.resolve(&["Some".to_string()]), Resolved::Unknown) =>
+                    && self.is_primitive("Some") =>
             {
                 self.bind_pattern(&some.elems[0], *held);
             }
@@ -1465,6 +1465,9 @@ impl<'a> Walker<'a> {
         let again = |ty: &syn::Type| self.kind_at(ty, clause, module, owner, body);
         match ty {
             syn::Type::Reference(r) => match again(&r.elem) {
+                // `&&Model`: its own trait `impl`s (`impl Run for &&Model`) come before any
+                // method of `Model`'s.
+                Kind::Instance(_, Access::Ref | Access::Mut) => Kind::Other,
                 Kind::Instance(key, _) if r.mutability.is_some() => {
                     Kind::Instance(key, Access::Mut)
                 }
@@ -1711,8 +1714,10 @@ impl<'a> Walker<'a> {
         self.index.resolve(self.module(), segments)
     }
 
-    /// Whether `name` is std's primitive type here: nothing the crate, the module or the body's
-    /// blocks declare (`type f32 = f64;` in a block) or may declare (a macro's items) has it.
+    /// Whether `name` is std's primitive type (or prelude item: `Some`, `None`) here: nothing
+    /// the crate, the module or the body's blocks declare (`type f32 = f64;` in a block,
+    /// `fn Some(..)`, `use Wrap::*` of an enum with a `Some`) or may declare (a macro's items)
+    /// has it.
     fn is_primitive(&self, name: &str) -> bool {
         !self
             .local_paths
@@ -2081,6 +2086,8 @@ impl<'a> Walker<'a> {
                     self.forget_in(|c| c.write_to(&r.expr));
                 }
                 match value {
+                    // `&m` of an `m: &Model` is a `&&Model` (see `kind_at`).
+                    Value::Instance(_, Access::Ref | Access::Mut) => Value::Other,
                     Value::Instance(key, _) if r.mutability.is_some() => {
                         Value::Instance(key, Access::Mut)
                     }
@@ -2401,7 +2408,7 @@ impl<'a> Walker<'a> {
         if p.qself.is_none()
             && let [name] = segments.as_slice()
             && name == "None"
-            && matches!(self.resolve(std::slice::from_ref(name)), Resolved::Unknown)
+            && self.is_primitive(name)
         {
             return Value::Nothing;
         }
@@ -3527,11 +3534,15 @@ impl<'a> Walker<'a> {
         // `const _` block, a blanket one) with a method of that name.
         let later_step = || {
             self.index.whole_crate(f.module)
-                && self.index.later_steps_in_sight(self.module())
+                && self.index.later_steps_in_sight(self.module(), f.module)
                 && !self.body_may_import_traits()
                 && !BLANKET.contains(&name)
                 && !self.index.may_be_foreign_method(name)
                 && !self.index.may_be_any_types_method(name)
+                && !self.index.is_provided_method(name)
+                && f.owner
+                    .as_deref()
+                    .is_none_or(|key| !self.index.is_derived(key))
         };
         if access == Access::Shared {
             return receiver_access(f.sig) == Some(Access::Ref)
@@ -3867,10 +3878,7 @@ impl<'a> Walker<'a> {
                 return args.into_iter().next().unwrap_or(Value::Other);
             }
             // std's `Some(x)`: an `Option` of `x`.
-            if name == "Some"
-                && args.len() == 1
-                && matches!(self.resolve(std::slice::from_ref(name)), Resolved::Unknown)
-            {
+            if name == "Some" && args.len() == 1 && self.is_primitive(name) {
                 return Value::Optional(Box::new(args.into_iter().next().unwrap_or(Value::Other)));
             }
         }

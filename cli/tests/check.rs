@@ -4559,11 +4559,31 @@ impl_run!(Model);";
     let included = "include!(\"run_impl.rs\");";
     // Another crate's trait in scope (it may have a blanket `impl` for every `&mut T`).
     let foreign = "use ext::Describe as _;";
+    let an_impl = "impl Run for &mut Model { fn forward(self, x: &Tensor) -> Result<Tensor> { Ok(x.clone()) } } \
+                   impl Run for Arc<Model> { fn forward(self, x: &Tensor) -> Result<Tensor> { Ok(x.clone()) } }";
+    let in_static = format!("pub static HIDE: () = {{ {an_impl} }};");
+    let in_array_length = format!("pub struct Pad {{ pub bytes: [u8; {{ {an_impl} 1 }}] }}");
+    let macro_in_body = format!(
+        "macro_rules! impl_run {{ () => {{ {an_impl} }}; }}\npub fn helper() {{ impl_run!(); }}"
+    );
+    // A trait's default method, given by an `impl` with no body of its own.
+    let provided = "pub trait Go {
+    fn forward(self, x: &Tensor) -> Result<Tensor> where Self: Sized { Ok(x.clone()) }
+}
+impl Go for &mut Model {}
+impl Go for Arc<Model> {}";
+    // A derive not std's may implement anything for the type.
+    let derived = "#[derive(Clone, other::RunMut)]";
     for (case, hidden) in [
         ("macro", macro_impl),
         ("const-block", const_block),
         ("include", included),
         ("foreign", foreign),
+        ("static", in_static.as_str()),
+        ("array-length", in_array_length.as_str()),
+        ("macro-in-body", macro_in_body.as_str()),
+        ("provided", provided),
+        ("derived", derived),
     ] {
         let dir = scratch_crate(
             &format!("hidden-impl-{case}"),
@@ -4710,4 +4730,110 @@ pub fn pick(x: &Tensor, y: &Tensor, a: bool) -> Result<Tensor> {
             "?1 is P + T or T, by the branch taken"
         ]
     );
+}
+
+#[test]
+fn some_and_none_are_std_s_only_where_nothing_else_is_named_so() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[5, 3], return: f32[3, 3])]
+pub fn body_fn(x: &Tensor) -> Result<Tensor> {
+    #[allow(non_snake_case)]
+    fn Some(x: Tensor) -> Option<Tensor> {
+        x.t().ok()
+    }
+    let m = Some(x.clone());
+    let a = m.unwrap();
+    a.matmul(x)
+}
+
+pub mod wrap {
+    use candle_core::Tensor;
+    pub enum Wrap {
+        Some(Tensor),
+        None,
+    }
+}
+
+pub mod user {
+    use super::wrap::Wrap::*;
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(x: f32[5, 3])]
+    pub fn wrapped(x: &Tensor) -> Result<Tensor> {
+        let w = Some(x.clone());
+        let _ = w;
+        x.t()
+    }
+}
+";
+    let dir = scratch_crate("shadowed-some", source);
+    let (code, _, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:body_fn"]);
+    assert_eq!(rows(&stdout)[0], "10 m ? Some");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:wrapped"]);
+    assert_eq!(rows(&stdout)[0], "30 w ? Some");
+}
+
+#[test]
+fn a_reference_to_a_reference_reaches_its_own_impls_first() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub trait Run {
+    fn forward(self, x: &Tensor) -> Result<Tensor>;
+}
+impl Run for &&Model {
+    fn forward(self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
+}
+pub struct Model;
+impl Model {
+    #[contract(x: f32[N, 10], return: f32[N, 10])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
+}
+
+#[contract(x: f32[N, 20], return: f32[N, 20])]
+pub fn refref(m: &&Model, x: &Tensor) -> Result<Tensor> {
+    m.forward(x)
+}
+";
+    let dir = scratch_crate("ref-ref", source);
+    let (code, _, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn modules_that_name_each_other_under_cfg_are_read_a_bounded_number_of_times() {
+    // Each of nine files declares every other one (left out by `cfg`, as rustc never opens
+    // them): every order of them was read, 49 s for eight files.
+    let names: Vec<String> = (0..9).map(|n| format!("f{n}")).collect();
+    let declarations = |me: Option<&str>| -> String {
+        names
+            .iter()
+            .filter(|n| Some(n.as_str()) != me)
+            .map(|n| format!("#[cfg(any())]\n#[path = \"{n}.rs\"]\nmod m{n};\n"))
+            .collect()
+    };
+    let dir = scratch_crate(
+        "module-web",
+        &format!("{}pub fn f() {{}}\n", declarations(None)),
+    );
+    for name in &names {
+        std::fs::write(
+            dir.join(format!("src/{name}.rs")),
+            format!("{}pub fn g() {{}}\n", declarations(Some(name))),
+        )
+        .unwrap();
+    }
+    let started = std::time::Instant::now();
+    let (code, _, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
 }
