@@ -121,10 +121,6 @@ fn mentions_backend(file: &syn::File) -> bool {
     names.0
 }
 
-/// How deep `mod` files nest before the rest is left unread (no real crate comes close; a
-/// `#[path]` chain that loops through files does).
-const MAX_MODULE_DEPTH: usize = 64;
-
 /// Crates whose traits the analysis knows the methods of: std's and candle's.
 pub const KNOWN_CRATES: &[&str] = &[
     "std",
@@ -326,8 +322,8 @@ pub struct Index {
     /// struct's constructors give its fields: every construction is scanned for it), by a key
     /// of their own.
     pub(crate) derived: std::cell::RefCell<BTreeMap<String, Box<dyn std::any::Any>>>,
-    /// The module files being read, from the crate's root down: a `mod` that names one of
-    /// them again is not read (rustc would refuse it, or leave it out under `cfg`).
+    /// The module files being read (canonical paths), from the crate's root down: a `mod` that
+    /// names one of them again is not read (rustc would refuse it, or leave it out under `cfg`).
     reading: Vec<PathBuf>,
     /// How many times each file has been read as a module, by crate: a file is read at most
     /// twice in one crate (a chain of `#[path]` modules under `cfg` could name each other in
@@ -448,7 +444,8 @@ impl Index {
             .map(Path::to_path_buf)
             .unwrap_or_default();
         self.note_hidden(krate, root.1);
-        self.reading.push(root_path);
+        self.reading
+            .push(root_path.canonicalize().unwrap_or(root_path));
         self.read_items(module, &root.1.items, root.0, &dir, files);
         self.reading.pop();
     }
@@ -771,9 +768,8 @@ impl Index {
                         }
                     }
                 }
+                // (An `impl` in its block is read by `note_hidden`, as every nested one.)
                 syn::Item::Const(c) => {
-                    self.any_type_methods
-                        .extend(nested_trait_methods(|v| v.visit_expr(&c.expr)));
                     let value = int_literal(&c.expr);
                     self.insert(module, name_of(&c.ident), Item::Const(value));
                 }
@@ -883,8 +879,6 @@ impl Index {
         attrs: &'static [syn::Attribute],
         file: FileId,
     ) -> FnId {
-        self.any_type_methods
-            .extend(nested_trait_methods(|v| v.visit_block(block)));
         let name = name_of(&sig.ident);
         let mut path: Vec<&str> = self.modules[module]
             .path
@@ -978,19 +972,12 @@ impl Index {
                     return;
                 };
                 // A file that is already being read above this module (a `#[path]` back to
-                // an ancestor, under a `cfg` that leaves it out), or nesting past any real
-                // crate's: not read again.
-                let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-                    (Ok(a), Ok(b)) => a == b,
-                    _ => a == b,
-                };
+                // an ancestor, under a `cfg` that leaves it out), or read twice in the crate
+                // already: not read again.
                 let canonical = found.canonicalize().unwrap_or_else(|_| found.clone());
-                let loads = self.loads.entry((krate, canonical)).or_insert(0);
+                let loads = self.loads.entry((krate, canonical.clone())).or_insert(0);
                 *loads += 1;
-                if *loads > 2
-                    || self.reading.len() >= MAX_MODULE_DEPTH
-                    || self.reading.iter().any(|open| same(open, &found))
-                {
+                if *loads > 2 || self.reading.contains(&canonical) {
                     self.modules[parent].unread_children = true;
                     self.insert(parent, name, Item::Other);
                     return;
@@ -1016,7 +1003,7 @@ impl Index {
                     } else {
                         parent_dir.join(found.file_stem().unwrap_or_default())
                     };
-                self.reading.push(found.clone());
+                self.reading.push(canonical);
                 self.read_items(id, &ast.items, child_file, &child_dir, files);
                 self.reading.pop();
             }
@@ -1149,8 +1136,6 @@ impl Index {
         current
     }
 
-    /// Whether a glob `use` of `module` names nothing the index can read (`use super::*` out
-    /// of a file read alone): it may bring any name, a crate's name among them.
     /// Whether `name` may be brought into `module` other than as std's: by a `use` of the
     /// module (`use half::bf16 as f32;`, whatever that resolves to), through a glob (of a
     /// module of the crate that may bring it, or of a crate other than std's or candle's), or
@@ -1177,6 +1162,8 @@ impl Index {
         })
     }
 
+    /// Whether a glob `use` of `module` names nothing the index can read (`use super::*` out
+    /// of a file read alone): it may bring any name, a crate's name among them.
     fn unknown_glob(&self, module: ModId, depth: usize) -> bool {
         self.modules[module]
             .globs
@@ -1380,21 +1367,32 @@ impl Index {
             self.modules[module].krate,
             self.modules[method_module].krate,
         ];
-        let macro_items = |krate: usize| {
-            self.called_macros.iter().any(|(at, name)| {
-                *at == krate
-                    && (self.macro_names.contains(name) || !KNOWN_MACROS.contains(&name.as_str()))
-            })
-        };
-        crates
-            .iter()
-            .all(|&krate| !self.hidden_items.contains(&krate) && !macro_items(krate))
-            && self
+        crates.iter().all(|&krate| !self.may_hide_impls(krate))
+            && self.module_traits_known(module, 0)
+    }
+
+    /// Whether the crate `krate` may hold an `impl` the index cannot see: in items a macro
+    /// not std's or candle's makes, behind an attribute macro, in a `mod` file not read.
+    /// Computed once per crate (every later method step asks it).
+    fn may_hide_impls(&self, krate: usize) -> bool {
+        let key = format!("may hide impls {krate}");
+        if let Some(known) = self.derived.borrow().get(&key)
+            && let Some(hides) = known.downcast_ref::<bool>()
+        {
+            return *hides;
+        }
+        let macro_items = self.called_macros.iter().any(|(at, name)| {
+            *at == krate
+                && (self.macro_names.contains(name) || !KNOWN_MACROS.contains(&name.as_str()))
+        });
+        let hides = self.hidden_items.contains(&krate)
+            || macro_items
+            || self
                 .modules
                 .iter()
-                .filter(|m| crates.contains(&m.krate))
-                .all(|m| !m.opaque && !m.unread_children)
-            && self.module_traits_known(module, 0)
+                .any(|m| m.krate == krate && (m.opaque || m.unread_children));
+        self.derived.borrow_mut().insert(key, Box::new(hides));
+        hides
     }
 
     /// Whether a trait of the crates read provides a method `name` (a default body).
@@ -1840,8 +1838,6 @@ fn public_name(item: &syn::Item) -> Option<String> {
     is_public(vis).then(|| item_name(item)).flatten()
 }
 
-/// The method names of the trait `impl`s written inside what `visit` walks (a body, a
-/// `const`'s block).
 /// Macros whose expansion defines no item: std's (by their last name), candle's `bail!` and
 /// candle-contracts' `check!`.
 const KNOWN_MACROS: &[&str] = &[
@@ -1969,27 +1965,5 @@ impl<'ast> syn::visit::Visit<'ast> for Hidden {
             self.macros.insert(name_of(&last.ident));
         }
         syn::visit::visit_macro(self, mac);
-    }
-}
-
-fn nested_trait_methods(visit: impl FnOnce(&mut NestedImpls)) -> BTreeSet<String> {
-    let mut nested = NestedImpls::default();
-    visit(&mut nested);
-    nested.0
-}
-
-#[derive(Default)]
-struct NestedImpls(BTreeSet<String>);
-
-impl<'ast> syn::visit::Visit<'ast> for NestedImpls {
-    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
-        if item.trait_.is_some() {
-            for impl_item in &item.items {
-                if let syn::ImplItem::Fn(f) = impl_item {
-                    self.0.insert(name_of(&f.sig.ident));
-                }
-            }
-        }
-        syn::visit::visit_item_impl(self, item);
     }
 }

@@ -295,18 +295,13 @@ fn zero_in_one_branch(op: syn::BinOp, left: &Value, right: &Value) -> Option<Bra
         return None;
     }
     let factor = size.as_factor()?.clone();
-    // Written with the size on the left: `x > 0`, `x >= 1` are false where `x == 0`.
-    let op = match (op, size_left) {
-        (op, true) => op,
-        (BinOp::Gt(t), false) => BinOp::Lt(syn::Token![<](t.span)),
-        (BinOp::Lt(t), false) => BinOp::Gt(syn::Token![>](t.span)),
-        (BinOp::Ge(t), false) => BinOp::Le(syn::Token![<=](t.spans)),
-        (BinOp::Le(t), false) => BinOp::Ge(syn::Token![>=](t.spans)),
-        _ => return None,
-    };
-    let in_then = match (op, constant) {
-        (BinOp::Gt(_), 0) | (BinOp::Ge(_), 1) => false,
-        (BinOp::Lt(_), 1) | (BinOp::Le(_), 0) => true,
+    // Read with the size on the left (`0 < x` is `x > 0`): `x > 0`, `x >= 1` are false where
+    // `x == 0`, `x < 1`, `x <= 0` true.
+    let in_then = match (op, size_left, constant) {
+        (BinOp::Gt(_), true, 0) | (BinOp::Lt(_), false, 0) => false,
+        (BinOp::Ge(_), true, 1) | (BinOp::Le(_), false, 1) => false,
+        (BinOp::Lt(_), true, 1) | (BinOp::Gt(_), false, 1) => true,
+        (BinOp::Le(_), true, 0) | (BinOp::Ge(_), false, 0) => true,
         _ => return None,
     };
     Some(BranchFact {

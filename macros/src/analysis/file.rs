@@ -38,16 +38,12 @@ pub struct Indexed {
     bodies: Vec<Vec<String>>,
     /// Each file read, by its id.
     files: Vec<ReadFile>,
-    /// The crate (its number in the index) the macro expands in, where the index holds others
-    /// (its package's library).
-    krate: Option<usize>,
 }
 
-/// One file of an index: where it is, when it was read, and its tokens (macro bodies
-/// included), to count a body's occurrences.
+/// One file of an index: where it is, and its tokens (macro bodies included), to count a
+/// body's occurrences.
 struct ReadFile {
     path: PathBuf,
-    stamp: Option<Stamp>,
     tokens: Vec<String>,
 }
 
@@ -75,13 +71,10 @@ impl Deref for View {
 }
 
 impl View {
-    /// Whether the function `id` is written in the macro's file, in the macro's crate.
+    /// Whether the function `id` is written in the macro's file (one of its loads in the
+    /// macro's crate).
     fn is_here(&self, id: FnId) -> bool {
-        let f = &self.index.fns[id];
-        self.here.contains(&f.file)
-            && self
-                .krate
-                .is_none_or(|krate| self.index.modules[f.module].krate == krate)
+        self.here.contains(&self.index.fns[id].file)
     }
 
     /// The function named `name` whose body is `body`, where that body stands exactly once in
@@ -153,18 +146,17 @@ impl View {
         index.finish();
         let files = vec![ReadFile {
             path: PathBuf::new(),
-            stamp: None,
             tokens: token_texts(tokens),
         }];
         View {
-            indexed: Rc::new(Indexed::new(index, files, None)),
+            indexed: Rc::new(Indexed::new(index, files)),
             here: vec![0],
         }
     }
 }
 
 impl Indexed {
-    fn new(index: Index, files: Vec<ReadFile>, krate: Option<usize>) -> Indexed {
+    fn new(index: Index, files: Vec<ReadFile>) -> Indexed {
         let bodies = index
             .fns
             .iter()
@@ -174,7 +166,6 @@ impl Indexed {
             index,
             bodies,
             files,
-            krate,
         }
     }
 }
@@ -182,9 +173,10 @@ impl Indexed {
 /// A crate, by its package's directory, its name, and whether it is a binary.
 type CrateKey = (PathBuf, String, bool);
 
-/// A crate read: its index (`None` where it is not to be had), and each file read with its
-/// stamp then, to tell whether it is still what was read.
-type Read = (Option<Rc<Indexed>>, Vec<(PathBuf, Option<Stamp>)>);
+/// A crate read: its index (`None` where it is not to be had) with the crate the macro expands
+/// in (its number there: the index holds its package's library too), and each file tried
+/// with its stamp then, to tell whether it is still what was read.
+type Read = (Option<(Rc<Indexed>, usize)>, Vec<(PathBuf, Option<Stamp>)>);
 
 thread_local! {
     /// Files read alone, by their text.
@@ -233,7 +225,7 @@ pub fn of_file() -> Option<View> {
 pub fn in_crate(manifest_dir: &Path, crate_name: &str, binary: bool, file: &Path) -> Option<View> {
     let file = file.canonicalize().ok()?;
     let key = (manifest_dir.to_path_buf(), crate_name.to_string(), binary);
-    let indexed = CRATES.with(|crates| {
+    let (indexed, krate) = CRATES.with(|crates| {
         let kept = crates.borrow().get(&key).cloned();
         match kept {
             Some((indexed, stamps)) if stamps.iter().all(|(path, at)| stamp(path) == *at) => {
@@ -248,15 +240,17 @@ pub fn in_crate(manifest_dir: &Path, crate_name: &str, binary: bool, file: &Path
         }
     })?;
     // The loads of the file in the macro's crate (the library's are another crate's).
-    let in_krate =
-        |id: FileId| {
-            indexed.index.fns.iter().any(|f| {
-                f.file == id && Some(indexed.index.modules[f.module].krate) == indexed.krate
-            })
-        };
-    let here: Vec<FileId> = (0..indexed.files.len())
-        .filter(|&id| indexed.files[id].path == file && in_krate(id))
+    let mut here: Vec<FileId> = indexed
+        .index
+        .fns
+        .iter()
+        .filter(|f| {
+            indexed.files[f.file].path == file && indexed.index.modules[f.module].krate == krate
+        })
+        .map(|f| f.file)
         .collect();
+    here.sort_unstable();
+    here.dedup();
     (!here.is_empty()).then_some(View { indexed, here })
 }
 
@@ -273,18 +267,17 @@ fn read_crate(manifest_dir: &Path, crate_name: &str, binary: bool) -> Read {
     with_own_tokens(|| {
         let mut reader = CrateFiles::default();
         let (mut index, roots) = read_targets(&targets, &mut reader);
-        stamps.extend(reader.files.iter().map(|f| (f.path.clone(), f.stamp)));
-        stamps.extend(reader.unread.iter().map(|path| (path.clone(), stamp(path))));
+        stamps.append(&mut reader.stamps);
+        // The macro's crate is the last read.
+        let Some(krate) = roots.len().checked_sub(1) else {
+            return (None, stamps);
+        };
         if reader.failed || reader.lines * index.struct_count() > MAX_LINES_TIMES_STRUCTS {
             return (None, stamps);
         }
         index.own_tokens = true;
-        // The macro's crate is the last read.
-        let krate = roots.len().checked_sub(1);
-        (
-            Some(Rc::new(Indexed::new(index, reader.files, krate))),
-            stamps,
-        )
+        let indexed = Rc::new(Indexed::new(index, reader.files));
+        (Some((indexed, krate)), stamps)
     })
 }
 
@@ -321,13 +314,13 @@ struct CrateFiles {
     lines: usize,
     /// Whether a file could not be read or parsed.
     failed: bool,
-    /// The files that could not be read or parsed.
-    unread: Vec<PathBuf>,
+    /// Every file tried (read or not, or missing) with its stamp then.
+    stamps: Vec<(PathBuf, Option<Stamp>)>,
 }
 
 impl Files for CrateFiles {
     fn load(&mut self, path: &Path) -> Option<(FileId, &'static syn::File)> {
-        let path_given = path;
+        self.stamps.push((path.to_path_buf(), stamp(path)));
         let path = path.canonicalize().ok();
         let parsed = path.as_ref().and_then(|path| {
             let text = std::fs::read_to_string(path).ok()?;
@@ -335,17 +328,14 @@ impl Files for CrateFiles {
             let file = syn::parse2::<syn::File>(tokens.clone()).ok()?;
             Some((tokens, file, text.lines().count()))
         });
-        let (Some(canonical), Some((tokens, file, lines))) = (path, parsed) else {
+        let (Some(path), Some((tokens, file, lines))) = (path, parsed) else {
             self.failed = true;
-            self.unread.push(path_given.to_path_buf());
             return None;
         };
-        let path = canonical;
         self.lines += lines;
         // The syntax trees live as long as the compiler process: the index points into them.
         let file: &'static syn::File = Box::leak(Box::new(file));
         self.files.push(ReadFile {
-            stamp: stamp(&path),
             path,
             tokens: token_texts(tokens),
         });
@@ -358,7 +348,8 @@ impl Files for CrateFiles {
 
     fn missing_module(&mut self, _: &str, _: FileId, candidates: &[PathBuf]) {
         self.failed = true;
-        self.unread.extend(candidates.iter().cloned());
+        self.stamps
+            .extend(candidates.iter().map(|path| (path.clone(), stamp(path))));
     }
 }
 
