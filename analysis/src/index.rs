@@ -358,6 +358,11 @@ pub trait Files {
     fn exists(&self, path: &Path) -> bool {
         path.is_file()
     }
+    /// The file of a module under `cfg`, which rustc may never read: as [`Files::load`], but
+    /// one that cannot be read or parsed is no problem to report.
+    fn load_if_compiled(&mut self, path: &Path) -> Option<(FileId, &'static syn::File)> {
+        self.load(path)
+    }
 }
 
 /// An `impl` block read, placed once every module is read.
@@ -935,6 +940,8 @@ impl Index {
         };
         // Its own `#[cfg]`, or an inner `#![cfg]` (in `m.attrs` for an inline module).
         let conditional = is_conditional(&m.attrs);
+        // rustc may never read the file of a module under `cfg`, or within one.
+        let maybe_compiled = conditional || self.modules[parent].conditional;
         match &m.content {
             Some((_, items)) => {
                 let id = self.add_module(krate, Some(parent), path);
@@ -949,6 +956,12 @@ impl Index {
                 self.read_items(id, items, file, &inner, files);
             }
             None => {
+                // `#[cfg_attr(.., path = "..")]`: which file holds it is not known.
+                if m.attrs.iter().any(moves_module_file) {
+                    self.modules[parent].unread_children = true;
+                    self.insert(parent, name, Item::Other);
+                    return;
+                }
                 let candidates: Vec<PathBuf> = match &path_attr {
                     // Relative to the file's directory, or within inline modules to theirs.
                     Some(p) if self.modules[parent].inline => vec![dir.join(p)],
@@ -963,8 +976,7 @@ impl Index {
                 };
                 let Some(found) = candidates.iter().find(|c| files.exists(c)).cloned() else {
                     // rustc refuses a missing module file, unless a `cfg` leaves the module out.
-                    let conditional = m.attrs.iter().any(|attr| attr.path().is_ident("cfg"));
-                    if !conditional {
+                    if !maybe_compiled {
                         files.missing_module(&name, file, &candidates);
                     }
                     self.modules[parent].unread_children = true;
@@ -982,7 +994,11 @@ impl Index {
                     self.insert(parent, name, Item::Other);
                     return;
                 }
-                let Some((child_file, ast)) = files.load(&found) else {
+                let loaded = match maybe_compiled {
+                    true => files.load_if_compiled(&found),
+                    false => files.load(&found),
+                };
+                let Some((child_file, ast)) = loaded else {
                     self.modules[parent].unread_children = true;
                     self.insert(parent, name, Item::Other);
                     return;
@@ -1773,6 +1789,22 @@ pub fn is_conditional(attrs: &[syn::Attribute]) -> bool {
     attrs
         .iter()
         .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
+}
+
+/// Whether an attribute may move a module's file:
+/// `#[cfg_attr(feature = "cuda", path = "cuda.rs")]`.
+fn moves_module_file(attr: &syn::Attribute) -> bool {
+    fn names(tokens: proc_macro2::TokenStream) -> bool {
+        tokens.into_iter().any(|tree| match tree {
+            proc_macro2::TokenTree::Ident(ident) => ident == "path",
+            proc_macro2::TokenTree::Group(group) => names(group.stream()),
+            _ => false,
+        })
+    }
+    match &attr.meta {
+        syn::Meta::List(list) if attr.path().is_ident("cfg_attr") => names(list.tokens.clone()),
+        _ => false,
+    }
 }
 
 /// Whether an item is visible outside its module (any `pub` but `pub(self)`).

@@ -119,6 +119,14 @@ impl Files for Reader<'_> {
         path.is_file() || self.sources.has_unsaved(path)
     }
 
+    fn load_if_compiled(&mut self, path: &Path) -> Option<(FileId, &'static syn::File)> {
+        let id = self.sources.load(path).ok()?;
+        self.trees
+            .parse(path, &self.sources.get(id).text)
+            .ok()
+            .map(|file| (id, file))
+    }
+
     fn path(&self, file: FileId) -> &Path {
         &self.sources.get(file).path
     }

@@ -4659,6 +4659,33 @@ impl crate::Model {
 }
 
 #[test]
+fn a_module_file_rustc_may_never_read_is_no_error() {
+    // rustc never reads the file of a module its `cfg` leaves out, nor knows before the
+    // `cfg_attr` which file holds a module; the mismatch in the crate itself is still found.
+    let lib = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[cfg(feature = \"gpu\")]
+mod gpu;
+#[cfg_attr(feature = \"cuda\", path = \"kernels_cuda.rs\")]
+mod kernels;
+
+#[contract(x: f32[N, 4])]
+pub fn wide(x: &Tensor) -> Result<Tensor> {
+    x.sum_keepdim(2)
+}
+";
+    let dir = scratch_crate("cfg-unread-module-files", lib);
+    std::fs::write(dir.join("src/gpu.rs"), "fn half( {").unwrap();
+    std::fs::write(dir.join("src/kernels_cuda.rs"), "pub fn launch() {}\n").unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(!stderr.contains("does not parse"), "{stderr}");
+    assert!(!stderr.contains("cannot read"), "{stderr}");
+    assert!(stderr.contains("dim 2 is past rank 2"), "{stdout}{stderr}");
+}
+
+#[test]
 fn a_path_module_owns_its_directory_and_a_module_loop_ends() {
     // `#[path = "impls/x.rs"] mod a;` with `mod b;` inside: rustc reads `impls/b.rs`, never
     // the stale `impls/x/b.rs` (which holds an inherent `forward` that would shadow the trait's).

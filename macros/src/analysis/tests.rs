@@ -1302,6 +1302,32 @@ fn a_crate_with_a_file_that_cannot_be_read_is_not_read() {
 }
 
 #[test]
+fn a_module_file_rustc_may_never_read_leaves_the_crate_read() {
+    // Under `cfg`, a file that does not parse may never be compiled; a `cfg_attr` path names
+    // a file that may not be the one read. Neither is a reason to read the file alone.
+    let dir = package(
+        "cfg-files",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"p\"\nversion = \"0.1.0\"\n",
+            ),
+            (
+                "src/lib.rs",
+                "#[cfg(feature = \"gpu\")]\nmod gpu;\n\
+                 #[cfg_attr(feature = \"cuda\", path = \"cuda.rs\")]\nmod kernels;\n\
+                 pub fn g() -> u32 { 1 }\n",
+            ),
+            ("src/gpu.rs", "pub fn f( {"),
+        ],
+    );
+    let lib = dir.join("src/lib.rs");
+    let view = super::file::in_crate(&dir, "p", false, &lib).unwrap();
+    assert!(view.locate("g", &quote!({ 1 })).is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_changed_file_is_read_again() {
     let dir = package(
         "changed",
