@@ -359,12 +359,6 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         scan.crate_fields
             .insert(name_of(ident), (name_of(&last.ident), names));
     }
-    let fn_blocks: Vec<*const syn::Block> = index
-        .fns
-        .iter()
-        .map(|f| f.block as *const syn::Block)
-        .collect();
-    let mut stack = Vec::new();
     // Only the files of a crate that can name the struct may build or change it; every file
     // may give a method name `&mut self` (a blanket `impl` of a library's trait).
     let using: Vec<*const syn::File> = index
@@ -372,29 +366,12 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         .into_iter()
         .map(|f| f as *const syn::File)
         .collect();
-    for file in index.sources() {
-        let mut visit = ScanVisit {
-            scan: &mut scan,
-            fn_blocks: &fn_blocks,
-            stack: &mut stack,
-            inherent: false,
-            self_ty: None,
-            for_mut_ref: false,
-            own: using.contains(&(*file as *const syn::File)),
-        };
-        visit.visit_file(file);
+    let logs = file_logs(index);
+    for (file, log) in index.sources().iter().zip(logs.iter()) {
+        replay(&mut scan, log, using.contains(&(*file as *const syn::File)));
     }
     // A reading method's name that a method in sight gives `&mut self` may change the field.
     let calls = std::mem::take(&mut scan.reading_calls);
-    let mut visit = ScanVisit {
-        scan: &mut scan,
-        fn_blocks: &fn_blocks,
-        stack: &mut stack,
-        inherent: false,
-        self_ty: None,
-        for_mut_ref: false,
-        own: true,
-    };
     // A field of another crate's type (`wi: Linear`, `act: Activation`, `n: usize`) has no
     // method of an inherent `impl` of the crate's: such a method of the name changes only
     // what holds the field.
@@ -431,26 +408,25 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
     // method of a reading name through a trait in scope: only where every trait that may be in
     // scope is in sight are reading calls reading.
     let reading_certain = index.whole_crate(module) || index.crate_traits_in_sight(module);
+    let aliases = scan.aliases.clone();
+    let deref_types = scan.deref_types.clone();
     for (method, receiver) in calls {
-        if !reading_certain || visit.scan.changing_methods.contains(&method) {
-            visit.changes_place(receiver);
-        } else if visit.scan.inherent_changing.contains(&method) {
-            let owners = visit.scan.inherent_owners.get(&method);
+        if !reading_certain || scan.changing_methods.contains(&method) {
+            changes_place(&mut scan, &place_fields(receiver));
+        } else if scan.inherent_changing.contains(&method) {
+            let owners = scan.inherent_owners.get(&method).cloned();
             let not_its_own = |ty: &String| {
-                let scan = &visit.scan;
-                owners.is_some_and(|owners| {
-                    !owners.contains(ty)
-                        && !owners.contains("*")
-                        && owners.is_disjoint(&scan.aliases)
-                }) && !scan.deref_types.contains(ty)
-                    && !scan.deref_types.contains("*")
+                owners.as_ref().is_some_and(|owners| {
+                    !owners.contains(ty) && !owners.contains("*") && owners.is_disjoint(&aliases)
+                }) && !deref_types.contains(ty)
+                    && !deref_types.contains("*")
             };
             match strip(receiver) {
                 syn::Expr::Field(f)
                     if matches!(&f.member, syn::Member::Named(field)
                         if external_fields.contains(&name_of(field))) =>
                 {
-                    visit.changes_place(&f.base);
+                    changes_place(&mut scan, &place_fields(&f.base));
                 }
                 syn::Expr::Field(f)
                     if matches!(&f.member, syn::Member::Named(field)
@@ -460,7 +436,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                 receiver
                     if nested_place_type(index, module, item, receiver)
                         .is_some_and(|ty| not_its_own(&ty)) => {}
-                _ => visit.changes_place(receiver),
+                _ => changes_place(&mut scan, &place_fields(receiver)),
             }
         }
     }
@@ -831,34 +807,244 @@ struct Scan<'a> {
     reading_calls: Vec<(String, &'static syn::Expr)>,
 }
 
-struct ScanVisit<'s, 'a> {
-    scan: &'s mut Scan<'a>,
-    fn_blocks: &'s [*const syn::Block],
+/// What one walk of a file finds for every struct's scan: what depends on the struct (its
+/// name, its fields' types, whether the file can name it), each kept once, and what holds for
+/// every struct.
+#[derive(Default)]
+struct FileLog {
+    /// Struct literals by the last name of their path (`Self` only where it is the whole
+    /// path), with the function the index holds them in (`None`: one it does not).
+    literals: BTreeMap<String, Vec<(Option<usize>, &'static syn::ExprStruct)>>,
+    /// The names `use .. as Name` renames.
+    renamed: BTreeSet<String>,
+    /// The identifiers of the types `type Alias = ..` names.
+    aliased: BTreeSet<String>,
+    /// The places written or borrowed mutably, and the receivers of methods that may change
+    /// them, as their fields (see [`place_fields`]).
+    places: BTreeSet<PlaceFields>,
+    /// The receivers of calls of a [`CANDLE_TENSOR_METHODS`] name (not reading) on a field:
+    /// that field's name and the receiver's fields. Candle's own method where the field is a
+    /// `Tensor` of the struct's.
+    tensor_method_receivers: BTreeSet<(String, PlaceFields)>,
+    /// Calls of a [`READING_METHODS`] name, by the receiver's field where the name is also
+    /// one of [`CANDLE_TENSOR_METHODS`], the method's name and the receiver.
+    reading_calls: Vec<(Option<String>, String, &'static syn::Expr)>,
+    /// The fields patterns bind.
+    pattern_fields: BTreeSet<String>,
+    /// Whether an `include!` brings code from a file the scan does not read.
+    includes: bool,
+    /// The identifiers followed by a brace group in a macro's tokens (`Model { .. }`).
+    macro_braced: BTreeSet<String>,
+    /// The fields macros' tokens may change (see [`macro_token_facts`]), and every
+    /// identifier a macro of the user's names.
+    macro_changed: BTreeSet<String>,
+    /// Whether `unsafe` code may write through a raw pointer, in a file of a crate that can
+    /// name the struct, and in one that cannot (see [`unsafe_writes`]).
+    unsafe_own: bool,
+    unsafe_other: bool,
+    /// As [`Scan::changing_methods`].
+    changing_methods: BTreeSet<String>,
+    /// As [`Scan::inherent_changing`].
+    inherent_changing: BTreeSet<String>,
+    /// As [`Scan::inherent_owners`].
+    inherent_owners: BTreeMap<String, BTreeSet<String>>,
+    /// As [`Scan::deref_types`].
+    deref_types: BTreeSet<String>,
+    /// As [`Scan::aliases`].
+    aliases: BTreeSet<String>,
+}
+
+/// The named fields a place reads, outermost last, each with the field read right off it
+/// (`[("g", Some("f")), ("x", Some("g"))]`-like for `x.g.f`, see [`place_fields`]).
+type PlaceFields = Vec<(String, Option<String>)>;
+
+/// Walks every file of the index once, the first time any struct is scanned.
+fn file_logs(index: &Index) -> std::rc::Rc<Vec<FileLog>> {
+    const KEY: &str = "construction file logs";
+    if let Some(known) = index.derived.borrow().get(KEY)
+        && let Some(logs) = known.downcast_ref::<std::rc::Rc<Vec<FileLog>>>()
+    {
+        return logs.clone();
+    }
+    let fn_blocks: std::collections::HashMap<*const syn::Block, usize> = index
+        .fns
+        .iter()
+        .enumerate()
+        .map(|(id, f)| (f.block as *const syn::Block, id))
+        .collect();
+    let mut stack = Vec::new();
+    let logs: Vec<FileLog> = index
+        .sources()
+        .iter()
+        .map(|file| {
+            let mut log = FileLog::default();
+            let mut visit = LogVisit {
+                log: &mut log,
+                fn_blocks: &fn_blocks,
+                stack: &mut stack,
+                inherent: false,
+                self_ty: None,
+                for_mut_ref: false,
+            };
+            visit.visit_file(file);
+            log
+        })
+        .collect();
+    let logs = std::rc::Rc::new(logs);
+    index
+        .derived
+        .borrow_mut()
+        .insert(KEY.to_string(), Box::new(logs.clone()));
+    logs
+}
+
+/// Replays a file's log for one struct's scan; `own`: the file is of a crate that can name
+/// the struct (only there do constructions and changes count).
+fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
+    scan.changing_methods
+        .extend(log.changing_methods.iter().cloned());
+    scan.inherent_changing
+        .extend(log.inherent_changing.iter().cloned());
+    for (method, owners) in &log.inherent_owners {
+        scan.inherent_owners
+            .entry(method.clone())
+            .or_default()
+            .extend(owners.iter().cloned());
+    }
+    scan.deref_types.extend(log.deref_types.iter().cloned());
+    scan.aliases.extend(log.aliases.iter().cloned());
+    if !own {
+        scan.out_of_sight |= log.unsafe_other;
+        return;
+    }
+    scan.out_of_sight |= log.unsafe_own
+        || log.includes
+        || log.renamed.contains(scan.name)
+        || log.aliased.contains(scan.name)
+        || log.macro_braced.contains(scan.name)
+        || log.macro_braced.contains("Self");
+    for key in [scan.name, "Self"] {
+        for (fn_id, literal) in log.literals.get(key).into_iter().flatten() {
+            match fn_id {
+                Some(id) => scan.sites.push((*id, literal)),
+                None => scan.out_of_sight = true,
+            }
+        }
+    }
+    for place in &log.places {
+        changes_place(scan, place);
+    }
+    for (field, place) in &log.tensor_method_receivers {
+        // `self.pos.broadcast_as(..)` of a `Tensor` field: candle's own method.
+        if !scan.tensor_fields.contains(field) {
+            changes_place(scan, place);
+        }
+    }
+    for (field, method, receiver) in &log.reading_calls {
+        // `self.pos.broadcast_as(..)` of a `Tensor` field: candle's own method.
+        if !field
+            .as_ref()
+            .is_some_and(|f| scan.tensor_fields.contains(f))
+        {
+            scan.reading_calls.push((method.clone(), receiver));
+        }
+    }
+    // `match &mut model { Model { n_head, .. } => *n_head = 4 }`: a field bound by a pattern
+    // may be bound by `&mut`.
+    scan.changed.extend(log.pattern_fields.iter().cloned());
+    scan.changed.extend(log.macro_changed.iter().cloned());
+}
+
+/// Marks the fields of a place (`self.cache.k`, `m.n_head[0]`) as changed.
+fn changes_place(scan: &mut Scan<'_>, place: &PlaceFields) {
+    for (name, child) in place {
+        // `x.embeddings.patch_embeddings` is no place in this struct's `embeddings` where
+        // its type has no field of that name (unless a `Deref` of it has: settled after the
+        // scan).
+        match (scan.crate_fields.get(name), child) {
+            (Some((ty, fields)), Some(inner)) if !fields.contains(inner) => {
+                scan.off_type.push((name.clone(), ty.clone()));
+            }
+            _ => {
+                scan.changed.insert(name.clone());
+            }
+        }
+    }
+}
+
+/// The named fields of a place, each with the field read right off it: `x.g.f` is `f`
+/// (none read off it) and `g` (with `f` read off it).
+fn place_fields(expr: &syn::Expr) -> PlaceFields {
+    let mut fields = Vec::new();
+    let mut expr = expr;
+    let mut child: Option<String> = None;
+    loop {
+        expr = match expr {
+            syn::Expr::Field(f) => {
+                let mut member = None;
+                if let syn::Member::Named(ident) = &f.member {
+                    let name = name_of(ident);
+                    fields.push((name.clone(), child.clone()));
+                    member = Some(name);
+                }
+                child = member;
+                &f.base
+            }
+            syn::Expr::Paren(p) => &p.expr,
+            syn::Expr::Group(g) => &g.expr,
+            syn::Expr::Index(i) => {
+                child = None;
+                &i.expr
+            }
+            syn::Expr::Unary(u) => {
+                child = None;
+                &u.expr
+            }
+            // What a reading method gives (`layer.forward(&x)` of `.forward(&x).unwrap()`)
+            // is no `&mut` into its receiver; where a method of the name in sight takes
+            // `&mut self`, its own call marks the receiver (see `reading_calls`).
+            syn::Expr::MethodCall(m) if READING_METHODS.contains(&name_of(&m.method).as_str()) => {
+                return fields;
+            }
+            syn::Expr::MethodCall(m) => {
+                child = None;
+                &m.receiver
+            }
+            syn::Expr::Reference(r) => {
+                child = None;
+                &r.expr
+            }
+            _ => return fields,
+        };
+    }
+}
+
+/// The walk of one file that writes its [`FileLog`].
+struct LogVisit<'s> {
+    log: &'s mut FileLog,
+    fn_blocks: &'s std::collections::HashMap<*const syn::Block, usize>,
     /// The functions entered, innermost last (`None`: one the index does not hold).
     stack: &'s mut Vec<Option<usize>>,
     /// Within an inherent `impl` (no trait).
     inherent: bool,
-    /// In a file of a crate that can name the struct: constructions and changes count.
-    own: bool,
     /// The type of the `impl` the visit is in, by its last name (`*` for no plain path).
     self_ty: Option<String>,
     /// Within an `impl` for `&mut T`: a method taking `self` holds `&mut T`.
     for_mut_ref: bool,
 }
 
-impl ScanVisit<'_, '_> {
+impl LogVisit<'_> {
     fn enter(&mut self, block: &'static syn::Block) {
-        let id = self.fn_blocks.iter().position(|b| std::ptr::eq(*b, block));
+        let id = self.fn_blocks.get(&(block as *const syn::Block)).copied();
         self.stack.push(id);
         self.visit_block(block);
         self.stack.pop();
     }
 
-    /// Marks the fields a place names (`self.cache.k`, `m.n_head[0]`) as changed.
     /// The places an assignment's left side writes: the place itself, or each part of a
     /// destructuring one (`(self.proj, self.n) = (wide, 5)`, `[a.x] = ..`, `W(a.x) = ..`,
     /// `S { f: a.x } = ..`).
-    fn assigned(&mut self, left: &syn::Expr) {
+    fn assigned(&mut self, left: &'static syn::Expr) {
         match strip(left) {
             syn::Expr::Tuple(t) => t.elems.iter().for_each(|e| self.assigned(e)),
             syn::Expr::Array(a) => a.elems.iter().for_each(|e| self.assigned(e)),
@@ -869,72 +1055,109 @@ impl ScanVisit<'_, '_> {
                     self.assigned(rest);
                 }
             }
-            other => self.changes_place(other),
+            other => {
+                self.log.places.insert(place_fields(other));
+            }
         }
     }
 
-    fn changes_place(&mut self, expr: &syn::Expr) {
-        if !self.own {
-            return;
-        }
-        let mut expr = expr;
-        // The field read right off this place (`f` of `x.g.f`), if any.
-        let mut child: Option<String> = None;
-        loop {
-            expr = match expr {
-                syn::Expr::Field(f) => {
-                    let mut member = None;
-                    if let syn::Member::Named(ident) = &f.member {
-                        let name = name_of(ident);
-                        // `x.embeddings.patch_embeddings` is no place in this struct's
-                        // `embeddings` where its type has no field of that name (unless a
-                        // `Deref` of it has: settled after the scan).
-                        match (self.scan.crate_fields.get(&name), &child) {
-                            (Some((ty, fields)), Some(inner)) if !fields.contains(inner) => {
-                                self.scan.off_type.push((name.clone(), ty.clone()));
-                            }
-                            _ => {
-                                self.scan.changed.insert(name.clone());
-                            }
-                        }
-                        member = Some(name);
-                    }
-                    child = member;
-                    &f.base
+    /// A method that takes `&mut self` or `mut self`: a call of its name may change what it
+    /// is called on.
+    fn note_changing(&mut self, sig: &'static syn::Signature) {
+        // `impl Regrow for &mut Inner { fn len(self, ..) }`: `self` is a `&mut Inner`; and a
+        // trait's method taking `self` may be one of an `impl` for `&mut Inner` (a blanket one,
+        // or the trait's own default).
+        let trait_by_value = !self.inherent
+            && sig
+                .receiver()
+                .is_some_and(|r| r.reference.is_none() && r.colon_token.is_none());
+        if let Some(receiver) = sig.receiver()
+            && (receiver.mutability.is_some()
+                || self.for_mut_ref
+                || trait_by_value
+                || matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_some())
+                || (receiver.colon_token.is_some()
+                    && !matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_none())))
+        {
+            let name = name_of(&sig.ident);
+            match self.inherent {
+                true => {
+                    let owner = self.self_ty.clone().unwrap_or_else(|| "*".to_string());
+                    self.log
+                        .inherent_owners
+                        .entry(name.clone())
+                        .or_default()
+                        .insert(owner);
+                    self.log.inherent_changing.insert(name)
                 }
-                syn::Expr::Paren(p) => &p.expr,
-                syn::Expr::Group(g) => &g.expr,
-                syn::Expr::Index(i) => {
-                    child = None;
-                    &i.expr
-                }
-                syn::Expr::Unary(u) => {
-                    child = None;
-                    &u.expr
-                }
-                // What a reading method gives (`layer.forward(&x)` of `.forward(&x).unwrap()`)
-                // is no `&mut` into its receiver; where a method of the name in sight takes
-                // `&mut self`, its own call marks the receiver (see `reading_calls`).
-                syn::Expr::MethodCall(m)
-                    if READING_METHODS.contains(&name_of(&m.method).as_str()) =>
-                {
-                    return;
-                }
-                syn::Expr::MethodCall(m) => {
-                    child = None;
-                    &m.receiver
-                }
-                syn::Expr::Reference(r) => {
-                    child = None;
-                    &r.expr
-                }
-                _ => return,
+                false => self.log.changing_methods.insert(name),
             };
         }
     }
+
+    fn unsafe_tokens(&mut self, tokens: TokenStream) {
+        self.log.unsafe_own |= unsafe_writes(tokens.clone(), true);
+        self.log.unsafe_other |= unsafe_writes(tokens, false);
+    }
 }
 
-impl Visit<'static> for ScanVisit<'_, '_> {
+/// Whether `unsafe` code may write through a raw pointer (`*mut`, `ptr::write`,
+/// `transmute`, `offset_of!`), which may change any field of any value. `own`: in a crate
+/// that can name the struct, a dereference or a `&mut` in the block may write through a
+/// pointer made outside it; elsewhere only what writes memory itself counts (a pointer the
+/// struct's crate made is in sight there).
+fn unsafe_writes(tokens: TokenStream, own: bool) -> bool {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    trees.iter().enumerate().any(|(at, tree)| match tree {
+        TokenTree::Group(g) => unsafe_writes(g.stream(), own),
+        // A dereference (`*p = v` of a pointer made outside the block, `*p` read): `*` where
+        // no operand stands before it.
+        TokenTree::Punct(p) if own && p.as_char() == '*' => match at.checked_sub(1) {
+            None => true,
+            Some(before) => match &trees[before] {
+                TokenTree::Punct(q) => q.spacing() == proc_macro2::Spacing::Alone,
+                _ => false,
+            },
+        },
+        TokenTree::Ident(i) => {
+            let name = i.to_string();
+            // `*mut T`, and `&mut *p` of a pointer made outside the block.
+            (name == "mut"
+                && at > 0
+                && matches!(&trees[at - 1], TokenTree::Punct(p)
+                    if p.as_char() == '*' || (own && p.as_char() == '&')))
+                || matches!(
+                    name.as_str(),
+                    "offset_of"
+                        | "transmute"
+                        | "transmute_copy"
+                        | "write"
+                        | "write_volatile"
+                        | "write_unaligned"
+                        | "write_bytes"
+                        | "copy"
+                        | "copy_nonoverlapping"
+                        | "swap"
+                        | "replace"
+                        | "as_mut_ptr"
+                        | "addr_of_mut"
+                        | "get_unchecked_mut"
+                        // A value read from memory is a construction out of sight
+                        // (`ptr::read(&other as *const Other as *const Model)`).
+                        | "read"
+                        | "read_volatile"
+                        | "read_unaligned"
+                        | "zeroed"
+                        | "assume_init"
+                        | "from_raw"
+                        | "cast"
+                )
+        }
+        _ => false,
+    })
+}
+
+impl Visit<'static> for LogVisit<'_> {
     fn visit_item_fn(&mut self, f: &'static syn::ItemFn) {
         if f.sig.unsafety.is_some() {
             self.unsafe_tokens(f.block.to_token_stream());
@@ -957,7 +1180,7 @@ impl Visit<'static> for ScanVisit<'_, '_> {
                 .last()
                 .is_some_and(|s| s.ident == "Deref" || s.ident == "DerefMut")
         {
-            self.scan.deref_types.insert(self_ty.clone());
+            self.log.deref_types.insert(self_ty.clone());
         }
         let mut self_type = &*i.self_ty;
         loop {
@@ -1000,32 +1223,32 @@ impl Visit<'static> for ScanVisit<'_, '_> {
     }
 
     fn visit_expr_struct(&mut self, literal: &'static syn::ExprStruct) {
+        let id = self.stack.last().copied().flatten();
         let segments = path_segments(&literal.path);
-        let last = segments.last().map(String::as_str);
-        if self.own
-            && (last == Some(self.scan.name) || (segments.len() == 1 && last == Some("Self")))
-        {
-            match self.stack.last().copied().flatten() {
-                Some(id) => self.scan.sites.push((id, literal)),
-                None => self.scan.out_of_sight = true,
-            }
+        let key = match segments.as_slice() {
+            [.., last] if last != "Self" || segments.len() == 1 => Some(last.clone()),
+            _ => None,
+        };
+        if let Some(key) = key {
+            self.log
+                .literals
+                .entry(key)
+                .or_default()
+                .push((id, literal));
         }
         syn::visit::visit_expr_struct(self, literal);
     }
 
     fn visit_use_rename(&mut self, rename: &'static syn::UseRename) {
-        if self.own && rename.ident == self.scan.name {
-            self.scan.out_of_sight = true;
-        }
+        self.log.renamed.insert(name_of(&rename.ident));
     }
 
     fn visit_item_type(&mut self, alias: &'static syn::ItemType) {
-        self.scan.aliases.insert(name_of(&alias.ident));
-        let mut names = BTreeSet::new();
-        idents(&quote::ToTokens::to_token_stream(&alias.ty), &mut names);
-        if self.own && names.contains(self.scan.name) {
-            self.scan.out_of_sight = true;
-        }
+        self.log.aliases.insert(name_of(&alias.ident));
+        idents(
+            &quote::ToTokens::to_token_stream(&alias.ty),
+            &mut self.log.aliased,
+        );
     }
 
     fn visit_expr_assign(&mut self, a: &'static syn::ExprAssign) {
@@ -1048,46 +1271,52 @@ impl Visit<'static> for ScanVisit<'_, '_> {
                 | ShlAssign(_)
                 | ShrAssign(_)
         ) {
-            self.changes_place(&b.left);
+            self.log.places.insert(place_fields(&b.left));
         }
         syn::visit::visit_expr_binary(self, b);
     }
 
     fn visit_expr_reference(&mut self, r: &'static syn::ExprReference) {
         if r.mutability.is_some() {
-            self.changes_place(&r.expr);
+            self.log.places.insert(place_fields(&r.expr));
         }
         syn::visit::visit_expr_reference(self, r);
     }
 
     fn visit_expr_raw_addr(&mut self, r: &'static syn::ExprRawAddr) {
-        self.changes_place(&r.expr);
+        self.log.places.insert(place_fields(&r.expr));
         syn::visit::visit_expr_raw_addr(self, r);
     }
 
     fn visit_expr_method_call(&mut self, m: &'static syn::ExprMethodCall) {
         let method = name_of(&m.method);
-        // `self.pos.broadcast_as(..)` of a `Tensor` field: candle's own method.
-        let candle_own = CANDLE_TENSOR_METHODS.contains(&method.as_str())
-            && matches!(strip(&m.receiver), syn::Expr::Field(f)
-                if matches!(&f.member, syn::Member::Named(field)
-                    if self.scan.tensor_fields.contains(&name_of(field))));
-        if candle_own {
-        } else if !READING_METHODS.contains(&method.as_str()) {
-            self.changes_place(&m.receiver);
-        } else if self.own {
-            self.scan.reading_calls.push((method, &m.receiver));
+        let receiver_field = match strip(&m.receiver) {
+            syn::Expr::Field(f) => match &f.member {
+                syn::Member::Named(field) => Some(name_of(field)),
+                syn::Member::Unnamed(_) => None,
+            },
+            _ => None,
+        };
+        // A call of candle's name on a field is candle's own where the field is a `Tensor`.
+        let tensor_method_field =
+            receiver_field.filter(|_| CANDLE_TENSOR_METHODS.contains(&method.as_str()));
+        if READING_METHODS.contains(&method.as_str()) {
+            self.log
+                .reading_calls
+                .push((tensor_method_field, method, &m.receiver));
+        } else if let Some(field) = tensor_method_field {
+            self.log
+                .tensor_method_receivers
+                .insert((field, place_fields(&m.receiver)));
+        } else {
+            self.log.places.insert(place_fields(&m.receiver));
         }
         syn::visit::visit_expr_method_call(self, m);
     }
 
-    // `match &mut model { Model { n_head, .. } => *n_head = 4 }`: a field bound by a pattern
-    // may be bound by `&mut`.
     fn visit_field_pat(&mut self, f: &'static syn::FieldPat) {
-        if self.own
-            && let syn::Member::Named(ident) = &f.member
-        {
-            self.scan.changed.insert(name_of(ident));
+        if let syn::Member::Named(ident) = &f.member {
+            self.log.pattern_fields.insert(name_of(ident));
         }
         syn::visit::visit_field_pat(self, f);
     }
@@ -1109,34 +1338,72 @@ impl Visit<'static> for ScanVisit<'_, '_> {
                 }
             }
         }
-        fn_names(mac.tokens.clone(), &mut self.scan.changing_methods);
-        if !self.own {
-            return;
-        }
-        // `include!` brings code from a file the scan does not read.
-        if mac
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "include")
-        {
-            self.scan.out_of_sight = true;
-        }
+        fn_names(mac.tokens.clone(), &mut self.log.changing_methods);
         let name = mac
             .path
             .segments
             .last()
             .map(|s| name_of(&s.ident))
             .unwrap_or_default();
-        if READING_MACROS.contains(&name.as_str()) {
-            scan_macro_tokens(self.scan, mac.tokens.clone());
-        } else {
-            // A macro of the user's (`dec!(self, n_head)`) may build any place from the
-            // names it is given: every field it names may change.
-            let mut names = BTreeSet::new();
-            idents(&mac.tokens, &mut names);
-            self.scan.changed.extend(names);
-            scan_macro_tokens(self.scan, mac.tokens.clone());
+        self.log.includes |= name == "include";
+        // A macro of the user's (`dec!(self, n_head)`) may build any place from the names it
+        // is given: every field it names may change.
+        if !READING_MACROS.contains(&name.as_str()) {
+            idents(&mac.tokens, &mut self.log.macro_changed);
+        }
+        macro_token_facts(self.log, mac.tokens.clone());
+    }
+}
+
+/// A macro's tokens, which the scan cannot parse: a struct literal of the struct's name (or
+/// `Self`) there is a construction out of sight; `.field =`, `.field +=` and
+/// `.field.method(..)` may change the field, and a `mut` anywhere may borrow any field it
+/// names mutably.
+fn macro_token_facts(log: &mut FileLog, tokens: TokenStream) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let has_mut = trees
+        .iter()
+        .any(|t| matches!(t, TokenTree::Ident(i) if i == "mut"));
+    for (at, tree) in trees.iter().enumerate() {
+        match tree {
+            TokenTree::Group(group) => macro_token_facts(log, group.stream()),
+            TokenTree::Ident(ident) => {
+                let name = ident.to_string();
+                let next = trees.get(at + 1);
+                if matches!(next, Some(TokenTree::Group(g))
+                    if g.delimiter() == proc_macro2::Delimiter::Brace)
+                {
+                    log.macro_braced.insert(name.clone());
+                }
+                let after_dot =
+                    at > 0 && matches!(&trees[at - 1], TokenTree::Punct(p) if p.as_char() == '.');
+                if !after_dot {
+                    continue;
+                }
+                let assigned = match (next, trees.get(at + 2)) {
+                    (Some(TokenTree::Punct(p)), _)
+                        if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
+                    {
+                        true
+                    }
+                    (Some(TokenTree::Punct(p)), Some(TokenTree::Punct(q)))
+                        if "+-*/%^&|<>".contains(p.as_char()) && q.as_char() == '=' =>
+                    {
+                        true
+                    }
+                    (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(method)))
+                        if p.as_char() == '.'
+                            && !READING_METHODS.contains(&method.to_string().as_str()) =>
+                    {
+                        true
+                    }
+                    _ => has_mut,
+                };
+                if assigned {
+                    log.macro_changed.insert(name);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -1168,156 +1435,6 @@ const READING_MACROS: &[&str] = &[
     "matches",
     "check",
 ];
-
-impl ScanVisit<'_, '_> {
-    /// A method that takes `&mut self` or `mut self`: a call of its name may change what it
-    /// is called on.
-    fn note_changing(&mut self, sig: &'static syn::Signature) {
-        // `impl Regrow for &mut Inner { fn len(self, ..) }`: `self` is a `&mut Inner`; and a
-        // trait's method taking `self` may be one of an `impl` for `&mut Inner` (a blanket one,
-        // or the trait's own default).
-        let trait_by_value = !self.inherent
-            && sig
-                .receiver()
-                .is_some_and(|r| r.reference.is_none() && r.colon_token.is_none());
-        if let Some(receiver) = sig.receiver()
-            && (receiver.mutability.is_some()
-                || self.for_mut_ref
-                || trait_by_value
-                || matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_some())
-                || (receiver.colon_token.is_some()
-                    && !matches!(&*receiver.ty, syn::Type::Reference(r) if r.mutability.is_none())))
-        {
-            let name = name_of(&sig.ident);
-            match self.inherent {
-                true => {
-                    let owner = self.self_ty.clone().unwrap_or_else(|| "*".to_string());
-                    self.scan
-                        .inherent_owners
-                        .entry(name.clone())
-                        .or_default()
-                        .insert(owner);
-                    self.scan.inherent_changing.insert(name)
-                }
-                false => self.scan.changing_methods.insert(name),
-            };
-        }
-    }
-
-    /// `unsafe` code that may write through a raw pointer (`*mut`, `ptr::write`,
-    /// `transmute`, `offset_of!`) may change any field of any value: no inference.
-    fn unsafe_tokens(&mut self, tokens: TokenStream) {
-        // `own`: in a crate that can name the struct, a dereference or a `&mut` in the block
-        // may write through a pointer made outside it; elsewhere only what writes memory
-        // itself (a pointer the struct's crate made is in sight there).
-        fn writes(tokens: TokenStream, own: bool) -> bool {
-            let trees: Vec<TokenTree> = tokens.into_iter().collect();
-            trees.iter().enumerate().any(|(at, tree)| match tree {
-                TokenTree::Group(g) => writes(g.stream(), own),
-                // A dereference (`*p = v` of a pointer made outside the block, `*p` read):
-                // `*` where no operand stands before it.
-                TokenTree::Punct(p) if own && p.as_char() == '*' => match at.checked_sub(1) {
-                    None => true,
-                    Some(before) => match &trees[before] {
-                        TokenTree::Punct(q) => q.spacing() == proc_macro2::Spacing::Alone,
-                        _ => false,
-                    },
-                },
-                TokenTree::Ident(i) => {
-                    let name = i.to_string();
-                    // `*mut T`, and `&mut *p` of a pointer made outside the block.
-                    (name == "mut"
-                        && at > 0
-                        && matches!(&trees[at - 1], TokenTree::Punct(p)
-                            if p.as_char() == '*' || (own && p.as_char() == '&')))
-                        || matches!(
-                            name.as_str(),
-                            "offset_of"
-                                | "transmute"
-                                | "transmute_copy"
-                                | "write"
-                                | "write_volatile"
-                                | "write_unaligned"
-                                | "write_bytes"
-                                | "copy"
-                                | "copy_nonoverlapping"
-                                | "swap"
-                                | "replace"
-                                | "as_mut_ptr"
-                                | "addr_of_mut"
-                                | "get_unchecked_mut"
-                                // A value read from memory is a construction out of sight
-                                // (`ptr::read(&other as *const Other as *const Model)`).
-                                | "read"
-                                | "read_volatile"
-                                | "read_unaligned"
-                                | "zeroed"
-                                | "assume_init"
-                                | "from_raw"
-                                | "cast"
-                        )
-                }
-                _ => false,
-            })
-        }
-        if writes(tokens, self.own) {
-            self.scan.out_of_sight = true;
-        }
-    }
-}
-
-/// A macro's tokens, which the scan cannot parse: a struct literal of the name (or `Self`)
-/// there is a construction out of sight; `.field =`, `.field +=` and `.field.method(..)` may
-/// change the field, and a `mut` anywhere may borrow any field it names mutably.
-fn scan_macro_tokens(scan: &mut Scan<'_>, tokens: TokenStream) {
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    let has_mut = trees
-        .iter()
-        .any(|t| matches!(t, TokenTree::Ident(i) if i == "mut"));
-    for (at, tree) in trees.iter().enumerate() {
-        match tree {
-            TokenTree::Group(group) => scan_macro_tokens(scan, group.stream()),
-            TokenTree::Ident(ident) => {
-                let name = ident.to_string();
-                let next = trees.get(at + 1);
-                if (name == scan.name || name == "Self")
-                    && matches!(next, Some(TokenTree::Group(g))
-                        if g.delimiter() == proc_macro2::Delimiter::Brace)
-                {
-                    scan.out_of_sight = true;
-                }
-                let after_dot =
-                    at > 0 && matches!(&trees[at - 1], TokenTree::Punct(p) if p.as_char() == '.');
-                if !after_dot {
-                    continue;
-                }
-                let assigned = match (next, trees.get(at + 2)) {
-                    (Some(TokenTree::Punct(p)), _)
-                        if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
-                    {
-                        true
-                    }
-                    (Some(TokenTree::Punct(p)), Some(TokenTree::Punct(q)))
-                        if "+-*/%^&|<>".contains(p.as_char()) && q.as_char() == '=' =>
-                    {
-                        true
-                    }
-                    (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(method)))
-                        if p.as_char() == '.'
-                            && !READING_METHODS.contains(&method.to_string().as_str()) =>
-                    {
-                        true
-                    }
-                    _ => has_mut,
-                };
-                if assigned {
-                    scan.changed.insert(name);
-                }
-            }
-            _ => {}
-        }
-    }
-}
 
 /// The identifiers of a token stream, inside groups too.
 fn idents(tokens: &TokenStream, into: &mut BTreeSet<String>) {

@@ -1385,9 +1385,9 @@ fn a_module_of_the_library_and_the_binary_is_read_in_the_crate_compiled() {
 
 #[test]
 fn a_crate_too_large_to_scan_per_struct_is_read_file_by_file() {
-    // 1,001 structs in 2,003 lines: past two million lines times structs.
+    // 1,600 structs in 3,201 lines: past five million lines times structs.
     let mut lib = String::from("pub fn g() -> u32 { 1 }\n");
-    for n in 0..1001 {
+    for n in 0..1600 {
         lib.push_str(&format!("pub struct S{n} {{\n    pub x: u32 }}\n"));
     }
     let dir = package(
@@ -1401,10 +1401,10 @@ fn a_crate_too_large_to_scan_per_struct_is_read_file_by_file() {
         ],
     );
     assert!(super::file::in_crate(&dir, "p", false, &dir.join("src/lib.rs")).is_none());
-    // One struct fewer per line budget: read whole.
+    // 1,500 structs in 3,001 lines: read whole.
     let small: String = lib
         .lines()
-        .take(1 + 2 * 900)
+        .take(1 + 2 * 1500)
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(dir.join("src/lib.rs"), small).unwrap();
