@@ -13,6 +13,7 @@ mod mistral;
 mod phi;
 mod qwen2;
 mod resnet;
+mod stable_diffusion;
 mod t5;
 mod vit;
 mod whisper;
