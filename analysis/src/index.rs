@@ -303,10 +303,10 @@ pub struct Index {
     /// Its syntax trees hold proc-macro2's own tokens, not the compiler's (the macro's cached
     /// file): walking one of its bodies inside a macro runs with proc-macro2's own tokens.
     pub own_tokens: bool,
-    /// Methods the crate adds to another crate's type through a trait of its own, by type path
-    /// and name: each `impl`'s trait's module where the trait is private (only there and
-    /// below can it be in scope), `None` where it may be in scope anywhere.
-    external_methods: BTreeMap<(String, String), Vec<Option<ModId>>>,
+    /// Methods the crate adds to another crate's type through a trait, by type path and
+    /// name: each `impl`'s crate, and its trait's module where the trait is private (only
+    /// there and below can it be in scope), `None` where it may be in scope anywhere.
+    external_methods: BTreeMap<(String, String), Vec<(usize, Option<ModId>)>>,
     /// The crate's private traits (no `pub`), by key, with their module.
     private_traits: BTreeMap<String, ModId>,
     fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
@@ -549,11 +549,12 @@ impl Index {
                         Some(Resolved::Type(key)) => self.private_traits.get(key).copied(),
                         _ => None,
                     };
+                    let krate = self.modules[module].krate;
                     for name in names {
                         self.external_methods
                             .entry((path.join("::"), name))
                             .or_default()
-                            .push(scope);
+                            .push((krate, scope));
                     }
                     continue;
                 }
@@ -1514,8 +1515,9 @@ impl Index {
     }
 
     /// Whether a method `name` the crates read add to the other crate's type `path` may be
-    /// called in `module`: its trait may be in scope there (a private trait is only in its
-    /// own module and below).
+    /// called in `module`: its `impl` is in `module`'s crate or a library (another test or
+    /// binary target is no dependency), and its trait may be in scope there (a private
+    /// trait is only in its own module and below).
     pub fn has_external_method_in(&self, path: &str, name: &str, module: ModId) -> bool {
         let Some(scopes) = self
             .external_methods
@@ -1523,7 +1525,9 @@ impl Index {
         else {
             return false;
         };
-        scopes.iter().any(|scope| match scope {
+        let caller = self.modules[module].krate;
+        scopes.iter().any(|(krate, scope)| match scope {
+            _ if *krate != caller && !self.crates[*krate].is_lib => false,
             None => true,
             Some(home) => {
                 let mut at = Some(module);

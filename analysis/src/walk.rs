@@ -2478,8 +2478,15 @@ impl<'a> Walker<'a> {
         // A branch may be code that never runs for the shapes the contract states (a test of
         // a shape, a config flag for another layout): only a branch that certainly runs is
         // reported in.
+        // `if let Some(t) = t` of an `Option` argument under its clause: a caller may give
+        // `Some`, with its clause's dims, so the branch runs for some call. (Where it is
+        // `None`, what needs a dim only it binds is unchecked: `else` stays quiet.)
+        let some_argument = match &*i.cond {
+            syn::Expr::Let(l) => self.is_some_pattern(&l.pat) && self.is_option_argument(&l.expr),
+            _ => false,
+        };
         let (verdict, fact) = self.condition(&i.cond);
-        let quiet_then = verdict != Some(true);
+        let quiet_then = verdict != Some(true) && !some_argument;
         let quiet_else = verdict != Some(false);
         let mut before = self.scope.clone();
         before.pop();
@@ -2516,6 +2523,52 @@ impl<'a> Walker<'a> {
         };
         self.joined(joiner);
         value
+    }
+
+    /// Whether a pattern is `Some(t)` (or `Some(_)`, `Some(ref t)`) of std's `Some`: it
+    /// matches every `Some`.
+    fn is_some_pattern(&self, pat: &syn::Pat) -> bool {
+        match pat {
+            syn::Pat::TupleStruct(some) => {
+                some.qself.is_none()
+                    && some.path.is_ident("Some")
+                    && some.elems.len() == 1
+                    && matches!(
+                        &some.elems[0],
+                        syn::Pat::Wild(_) | syn::Pat::Ident(syn::PatIdent { subpat: None, .. })
+                    )
+                    && self.is_primitive("Some")
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `expr` is an `Option` argument of the function as its caller gave it, under
+    /// its clause (`t`, `&t`, `t.as_ref()`), in the function's own walk.
+    fn is_option_argument(&self, expr: &syn::Expr) -> bool {
+        let mut expr = expr;
+        loop {
+            expr = match expr {
+                syn::Expr::Paren(p) => &p.expr,
+                syn::Expr::Group(g) => &g.expr,
+                syn::Expr::Reference(r) if r.mutability.is_none() => &r.expr,
+                syn::Expr::MethodCall(m) if m.method == "as_ref" && m.args.is_empty() => {
+                    &m.receiver
+                }
+                _ => break,
+            };
+        }
+        let syn::Expr::Path(p) = expr else {
+            return false;
+        };
+        let (Some(name), true) = (p.path.get_ident(), self.inlined.is_empty()) else {
+            return false;
+        };
+        let name = name_of(name);
+        self.lookup(&name).is_some_and(|binding| {
+            matches!(binding.value, Value::Optional(_))
+                && matches!(&binding.origin, Some(Origin::Clause(subject)) if *subject == name)
+        })
     }
 
     /// A [`Joiner`] for one pair of paths: naming only in the function's own walk (a helper
@@ -2624,15 +2677,41 @@ impl<'a> Walker<'a> {
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
         let scrutinee = self.expr(&m.expr);
-        // Each arm may be code that never runs for the contract's shapes (see `if_expr`).
+        // Each arm may be code that never runs for the contract's shapes (see `if_expr`),
+        // but for the `Some(t) =>` arm of an `Option` argument under its clause (see
+        // `if_expr`), after nothing but a `None =>` arm.
+        let is_none = |pat: &syn::Pat| match pat {
+            syn::Pat::Ident(none) => {
+                none.ident == "None" && none.subpat.is_none() && self.is_primitive("None")
+            }
+            syn::Pat::Path(none) => none.path.is_ident("None") && self.is_primitive("None"),
+            _ => false,
+        };
+        let some_arm = m
+            .arms
+            .iter()
+            .position(|arm| !is_none(&arm.pat) || arm.guard.is_some())
+            .filter(|&at| {
+                let arm = &m.arms[at];
+                at <= 1
+                    && arm.guard.is_none()
+                    && self.is_some_pattern(&arm.pat)
+                    && self.is_option_argument(&m.expr)
+            });
         let conditional = usize::from(m.arms.len() > 1);
         self.quiet += conditional;
-        let value = self.match_arms(m, &scrutinee);
+        let value = self.match_arms(m, &scrutinee, some_arm);
         self.quiet -= conditional;
         value
     }
 
-    fn match_arms(&mut self, m: &syn::ExprMatch, scrutinee: &Value) -> Value {
+    /// `live_arm`: an arm that runs for some call, and is reported in.
+    fn match_arms(
+        &mut self,
+        m: &syn::ExprMatch,
+        scrutinee: &Value,
+        live_arm: Option<usize>,
+    ) -> Value {
         if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
             self.forget_in(|c| c.kept.extend(root(&m.expr)));
         }
@@ -2641,7 +2720,10 @@ impl<'a> Walker<'a> {
         let mut before = self.scope.clone();
         let mut value: Option<Value> = None;
         let mut after: Option<Vec<BTreeMap<String, Binding>>> = None;
-        for arm in &m.arms {
+        for (at, arm) in m.arms.iter().enumerate() {
+            // Only the `match`'s own quiet is lifted (`match_expr` adds one for two arms).
+            let live = usize::from(live_arm == Some(at) && m.arms.len() > 1);
+            self.quiet -= live;
             self.scope = before.clone();
             self.scope.push(BTreeMap::new());
             self.bind_refutable(&arm.pat, scrutinee.clone());
@@ -2652,6 +2734,7 @@ impl<'a> Walker<'a> {
                 before = merge(&before, &guarded);
             }
             let v = self.expr(&arm.body);
+            self.quiet += live;
             self.scope.pop();
             if v == Value::Never {
                 continue;

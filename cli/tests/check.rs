@@ -1862,13 +1862,15 @@ fn a_decoder_attention_is_followed_through_arc_option_cache_and_apply() {
     );
     let (code, lines) = check_crate("decoder-right", DECODER);
     assert_eq!((code, lines), (0, Vec::<String>::new()));
-    // The mask without its head dim, added as if it had one: in the `Some` arm, code that
-    // may never run (as any branch), so nothing is said; out of `expect`, it is certain.
+    // The mask without its head dim, added as if it had one: the `Some` arm of the `mask`
+    // argument runs for a caller that gives one, and it is certain there; out of `expect` too.
     let unsqueezed_not =
         DECODER.replace("scores.broadcast_add(&m.unsqueeze(1)?)?", "scores.add(m)?");
-    assert_eq!(
-        check_crate("decoder-mask-arm", &unsqueezed_not),
-        (0, Vec::new())
+    let (code, lines) = check_crate("decoder-mask-arm", &unsqueezed_not);
+    assert_eq!(code, 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("error: `Tensor::add` takes `rhs: f32[B, H, T, _]`"),
+        "{lines:?}"
     );
     let expected = DECODER.replace(
         "let scores = match mask {",
@@ -4863,4 +4865,125 @@ fn modules_that_name_each_other_under_cfg_are_read_a_bounded_number_of_times() {
     let (code, _, stderr) = run(&dir, &["check"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+}
+
+#[test]
+fn the_some_arm_of_an_option_argument_is_reported_in() {
+    // A caller may give `Some` with the clause's shape: the arm runs for some call. Each of
+    // the first three is a certain mismatch there.
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[N, 4], t: f32[N, 3])]
+pub fn if_let(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
+    if let Some(t) = t {
+        x.add(t)
+    } else {
+        Ok(x.clone())
+    }
+}
+
+#[contract(x: f32[N, 4], t: f32[N, 3])]
+pub fn match_some_second(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
+    match t {
+        None => Ok(x.clone()),
+        Some(t) => x.add(t),
+    }
+}
+
+#[contract(x: f32[N, 4], t: f32[N, 3])]
+pub fn as_ref(x: &Tensor, t: Option<Tensor>) -> Result<Tensor> {
+    match t.as_ref() {
+        Some(t) => x.add(t),
+        _ => Ok(x.clone()),
+    }
+}
+
+// Where it is `None`, `M` is unbound and the return clause unchecked: `None` arms stay quiet.
+#[contract(x: f32[N, 4], t: f32[N, M], return: f32[N, M])]
+pub fn none_arm(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
+    match t {
+        Some(t) => Ok(t.clone()),
+        None => x.unsqueeze(0),
+    }
+}
+
+#[contract(x: f32[N, 4], t: f32[N, M], return: f32[N, M])]
+pub fn else_branch(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
+    if let Some(t) = t {
+        return Ok(t.clone());
+    } else {
+        return x.unsqueeze(0);
+    }
+}
+
+// Not the argument as given: reassigned, guarded, or refutable inside.
+#[contract(x: f32[N, 4], t: f32[N, 3])]
+pub fn reassigned(x: &Tensor, mut t: Option<&Tensor>) -> Result<Tensor> {
+    if x.dim(0)? > 2 {
+        t = Some(x);
+    }
+    if let Some(t) = t {
+        return x.add(t);
+    }
+    Ok(x.clone())
+}
+
+#[contract(x: f32[N, 4], t: f32[N, 3])]
+pub fn guarded(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
+    match t {
+        Some(t) if x.dim(0)? > 100 => x.add(t),
+        _ => Ok(x.clone()),
+    }
+}
+";
+    let dir = scratch_crate("some-arm", source);
+    let (code, _, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 1, "{stderr}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.trim_start().starts_with("-->"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "  --> src/lib.rs:7:15",
+            "   --> src/lib.rs:17:26",
+            "   --> src/lib.rs:24:26"
+        ],
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_trait_impl_in_another_test_target_reaches_no_call_of_this_one() {
+    // Each test target is its own crate, and none depends on another: `impl Add<&Eps> for
+    // Tensor` in `two.rs` gives `one.rs`'s tensors no `add`. In the library, it would.
+    let dir = scratch_crate("other-test-target", "");
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let call = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[N, 4], t: f32[N, 3])]
+pub fn f(x: Tensor, t: &Tensor) -> Result<Tensor> {
+    x.add(t)
+}
+";
+    let eps = "use candle_core::Tensor;
+pub struct Eps(pub f64);
+impl std::ops::Add<&Eps> for Tensor {
+    type Output = Tensor;
+    fn add(self, e: &Eps) -> Tensor {
+        (self + e.0).unwrap()
+    }
+}
+";
+    std::fs::write(dir.join("tests/one.rs"), call).unwrap();
+    std::fs::write(dir.join("tests/two.rs"), eps).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("--> tests/one.rs:6:11"), "{stderr}");
+    std::fs::write(dir.join("src/lib.rs"), eps).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
 }

@@ -266,7 +266,7 @@ fn sizes_read_from_dims_are_the_dims() {
     );
     assert_eq!(found.len(), 2, "{found:#?}");
     assert!(
-        found[0].contains("but `(b, c*n+1)` is `(2, 13)` here"),
+        found[0].contains("but `(b, c * n + 1)` is `(2, 13)` here"),
         "{}",
         found[0]
     );
@@ -1410,4 +1410,24 @@ fn a_crate_too_large_to_scan_per_struct_is_read_file_by_file() {
     std::fs::write(dir.join("src/lib.rs"), small).unwrap();
     assert!(super::file::in_crate(&dir, "p", false, &dir.join("src/lib.rs")).is_some());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_expression_is_quoted_as_rustfmt_writes_it() {
+    let cases = [
+        (quote!((key.t()? * scale)?), "(key.t()? * scale)?"),
+        (quote!(&(x + y)?), "&(x + y)?"),
+        (
+            quote!(x.reshape((b, t, h * d))?),
+            "x.reshape((b, t, h * d))?",
+        ),
+        (quote!(-x.neg()?), "-x.neg()?"),
+        (quote!(a == -1 && !flag), "a == -1 && !flag"),
+        (quote!(Vec::<Vec<u32>>::new()), "Vec::<Vec<u32>>::new()"),
+        (quote!(x.i((.., 0..n))?), "x.i((.., 0..n))?"),
+        (quote!(*self.scale), "*self.scale"),
+    ];
+    for (tokens, text) in cases {
+        assert_eq!(super::text::compact(&tokens), text);
+    }
 }

@@ -1,20 +1,36 @@
 //! Source text of expressions as messages quote them (`w2.t()?`, `&target`), printed from
 //! tokens: a span's own text needs `Span::join`, which stable proc macros lack.
 
-use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
 
-/// `tokens` as a person writes them (`x.sum_keepdim(1)`): spaces only between words and after
-/// commas.
+/// `tokens` as rustfmt writes them (`x.sum_keepdim(1)`, `(k.t()? * scale)?`): spaces between
+/// words, after commas and around binary operators.
 pub fn compact(tokens: &impl ToTokens) -> String {
     let mut out = String::new();
     write(tokens.to_token_stream(), &mut out);
     out
 }
 
+/// Operators rustfmt writes with a space on each side where they stand between two operands
+/// (`<`, `>` and the shifts are left out: generics write them bare (`Vec<Vec<u32>>`), and
+/// `|`: closures).
+const BINARY: &[&str] = &[
+    "+", "-", "*", "/", "%", "^", "&", "==", "!=", "<=", ">=", "&&", "||", "=", "+=", "-=", "*=",
+    "/=", "%=", "^=", "&=", "|=",
+];
+
 fn write(stream: TokenStream, out: &mut String) {
+    // Whether the last token ends an operand (a word, a literal, a group, a `?`): an operator
+    // after it is binary.
+    let mut after_operand = false;
     let mut previous_word = false;
+    // The characters of an operator of several (`==`: `=` joint, then `=` alone).
+    let mut pending = String::new();
     for tree in stream {
+        if !pending.is_empty() && !matches!(tree, TokenTree::Punct(_)) {
+            out.push_str(&std::mem::take(&mut pending));
+        }
         match tree {
             TokenTree::Ident(ident) => {
                 if previous_word {
@@ -22,6 +38,7 @@ fn write(stream: TokenStream, out: &mut String) {
                 }
                 out.push_str(&ident.to_string());
                 previous_word = true;
+                after_operand = true;
             }
             TokenTree::Literal(literal) => {
                 if previous_word {
@@ -29,13 +46,23 @@ fn write(stream: TokenStream, out: &mut String) {
                 }
                 out.push_str(&literal.to_string());
                 previous_word = true;
+                after_operand = true;
             }
             TokenTree::Punct(punct) => {
                 let c = punct.as_char();
-                match c {
-                    ',' | ';' => out.push_str(&format!("{c} ")),
-                    _ => out.push(c),
+                pending.push(c);
+                if punct.spacing() == Spacing::Joint {
+                    continue;
                 }
+                let op = std::mem::take(&mut pending);
+                match op.as_str() {
+                    "," | ";" => out.push_str(&format!("{op} ")),
+                    op if after_operand && BINARY.contains(&op) => {
+                        out.push_str(&format!(" {op} "));
+                    }
+                    op => out.push_str(op),
+                }
+                after_operand = op == "?";
                 previous_word = false;
             }
             TokenTree::Group(group) => {
@@ -54,9 +81,11 @@ fn write(stream: TokenStream, out: &mut String) {
                 out.truncate(trimmed);
                 out.push_str(close);
                 previous_word = group.delimiter() == Delimiter::Brace;
+                after_operand = true;
             }
         }
     }
+    out.push_str(&pending);
     let trimmed = out.trim_end_matches(' ').len();
     out.truncate(trimmed);
 }
