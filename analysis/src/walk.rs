@@ -4550,6 +4550,11 @@ impl<'a> Walker<'a> {
         let wrong = match mismatch.argument {
             Argument::Receiver | Argument::Return => Some(receiver),
             Argument::Position(i) => args.get(i).copied(),
+            // `tensors[1]` of `&[a, b]`: `b`, where the list is written out.
+            Argument::Element(i, at) => args.get(i).copied().map(|list| match strip_refs(list) {
+                syn::Expr::Array(array) => array.elems.iter().nth(at).unwrap_or(list),
+                _ => list,
+            }),
         };
         let (span, given) = match wrong {
             Some(expr) => {

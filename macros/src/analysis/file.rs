@@ -79,20 +79,33 @@ impl View {
 
     /// The function named `name` whose body is `body`, where that body stands exactly once in
     /// the macro's file and one function of the index holds it.
-    pub fn locate(&self, name: &str, body: &TokenStream) -> Option<FnId> {
-        let tokens = token_texts(body.clone());
+    pub fn locate(&self, name: &str, body: &syn::Block) -> Option<FnId> {
+        let tokens = token_texts(body.to_token_stream());
         let standing: usize = self
             .here
             .iter()
             .map(|&file| occurrences(&self.files[file].tokens, &tokens))
             .sum();
-        if standing != 1 {
-            return None;
-        }
-        let mut holding =
-            self.index.fns.iter().enumerate().filter(|(id, f)| {
-                f.name == name && self.is_here(*id) && self.bodies[*id] == tokens
-            });
+        // Twin bodies (two `forward`s reading `self.proj.forward(xs)`) are told apart by
+        // where the body opens, where the compiler says.
+        let at = match standing {
+            0 => return None,
+            1 => None,
+            _ if proc_macro::is_available() => {
+                let open = body.brace_token.span.open().unwrap();
+                Some((open.line(), open.column()))
+            }
+            _ => return None,
+        };
+        let mut holding = self.index.fns.iter().enumerate().filter(|(id, f)| {
+            let start = f.block.brace_token.span.open().start();
+            f.name == name
+                && self.is_here(*id)
+                && self.bodies[*id] == tokens
+                && at.is_none_or(|(line, column)| {
+                    start.line == line && (start.column == column || start.column + 1 == column)
+                })
+        });
         let (id, _) = holding.next()?;
         holding.next().is_none().then_some(id)
     }

@@ -27,9 +27,8 @@ pub fn check_function(contract: &Contract, sig: &Signature, body: &Group) -> Vec
         return Vec::new();
     };
     let name = sig.ident.to_string();
-    let tokens = block.to_token_stream();
     if let Some(view) = file::of_file()
-        && let Some(id) = view.locate(&name, &tokens)
+        && let Some(id) = view.locate(&name, &block)
     {
         return check(&view.index, id, sig, &block, contract);
     }
@@ -40,7 +39,7 @@ pub fn check_function(contract: &Contract, sig: &Signature, body: &Group) -> Vec
         block: Box::new(block.clone()),
     });
     let view = file::of_item(alone);
-    match view.locate(&name, &tokens) {
+    match view.locate(&name, &block) {
         Some(id) => check(&view.index, id, sig, &block, contract),
         None => Vec::new(),
     }
@@ -204,15 +203,14 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
             continue;
         }
         let name = sig.ident.to_string();
-        let tokens = block.to_token_stream();
         if let Some(view) = &file
-            && let Some(id) = view.locate(&name, &tokens)
+            && let Some(id) = view.locate(&name, block)
         {
             errors.extend(check(&view.index, id, sig, block, &contract));
             continue;
         }
         let view = alone.get_or_insert_with(|| file::of_item(item.clone()));
-        if let Some(id) = view.locate(&name, &tokens) {
+        if let Some(id) = view.locate(&name, block) {
             errors.extend(check(&view.index, id, sig, block, &contract));
         }
     }

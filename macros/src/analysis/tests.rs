@@ -1262,11 +1262,13 @@ fn the_macro_sees_its_whole_crate() {
     // The library's own file, in the library's crate: the whole crate is in sight.
     let view =
         super::file::in_crate(&dir, "sight_demo", false, &dir.join("src/layers.rs")).unwrap();
-    let id = view.locate("forward", &quote!({ 7 })).unwrap();
+    let id = view.locate("forward", &syn::parse_quote!({ 7 })).unwrap();
     assert!(view.index.whole_crate(view.index.fns[id].module));
     // A module of the binary (named by its `[[bin]]` entry), with the library beside it.
     let view = super::file::in_crate(&dir, "run_it", true, &dir.join("src/block.rs")).unwrap();
-    let id = view.locate("step", &quote!({ a.forward() })).unwrap();
+    let id = view
+        .locate("step", &syn::parse_quote!({ a.forward() }))
+        .unwrap();
     assert!(view.index.whole_crate(view.index.fns[id].module));
     assert_eq!(
         view.index
@@ -1323,7 +1325,7 @@ fn a_module_file_rustc_may_never_read_leaves_the_crate_read() {
     );
     let lib = dir.join("src/lib.rs");
     let view = super::file::in_crate(&dir, "p", false, &lib).unwrap();
-    assert!(view.locate("g", &quote!({ 1 })).is_some());
+    assert!(view.locate("g", &syn::parse_quote!({ 1 })).is_some());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -1343,13 +1345,13 @@ fn a_changed_file_is_read_again() {
     assert!(
         super::file::in_crate(&dir, "p", false, &lib)
             .unwrap()
-            .locate("g", &quote!({ 1 }))
+            .locate("g", &syn::parse_quote!({ 1 }))
             .is_some()
     );
     std::fs::write(&lib, "pub fn g() -> u32 { 2 + 3 }\n").unwrap();
     let view = super::file::in_crate(&dir, "p", false, &lib).unwrap();
-    assert!(view.locate("g", &quote!({ 1 })).is_none());
-    assert!(view.locate("g", &quote!({ 2 + 3 })).is_some());
+    assert!(view.locate("g", &syn::parse_quote!({ 1 })).is_none());
+    assert!(view.locate("g", &syn::parse_quote!({ 2 + 3 })).is_some());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -1371,7 +1373,7 @@ fn a_module_of_the_library_and_the_binary_is_read_in_the_crate_compiled() {
     let model = dir.join("src/model.rs");
     for binary in [false, true] {
         let view = super::file::in_crate(&dir, "app", binary, &model).unwrap();
-        let id = view.locate("g", &quote!({ 1 })).unwrap();
+        let id = view.locate("g", &syn::parse_quote!({ 1 })).unwrap();
         // The binary's crate is read after the library: its number is 1.
         let krate = view.index.modules[view.index.fns[id].module].krate;
         assert_eq!(krate, usize::from(binary));

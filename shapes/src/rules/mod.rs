@@ -145,6 +145,9 @@ pub enum Argument {
     Receiver,
     /// The argument at this position (0-based, the receiver not counted).
     Position(usize),
+    /// An element (0-based) of the list given at this position (`tensors[1]` of
+    /// `Tensor::cat(&[a, b], 1)`): named by the element's text where the list is written out.
+    Element(usize, usize),
     /// The function's return value (a `return` clause against the tail expression).
     Return,
 }
@@ -237,7 +240,7 @@ impl Mismatch {
     fn help_with(&self, given: &str, result: bool) -> Option<String> {
         // A tensor argument of a candle op is a `&Tensor`: the fixed value is borrowed again.
         let borrow = match self.argument {
-            Argument::Position(_) if !given.starts_with('&') => "&",
+            Argument::Position(_) | Argument::Element(..) if !given.starts_with('&') => "&",
             _ => "",
         };
         let fix = |call: String| match result {
@@ -297,6 +300,7 @@ impl fmt::Display for Mismatch {
         let given = match self.argument {
             Argument::Receiver => "self".to_string(),
             Argument::Position(i) => format!("argument {i}"),
+            Argument::Element(i, at) => format!("argument {i}[{at}]"),
             Argument::Return => "the result".to_string(),
         };
         write!(f, "{}; {}", self.message(&given), self.note())

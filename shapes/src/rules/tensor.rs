@@ -1333,18 +1333,27 @@ fn cat(args: &[Arg]) -> Outcome {
     let axis = resolve(OP, first, args, 1)?;
     let mut dtypes = first.dtypes;
     for (i, tensor) in tensors.iter().enumerate().skip(1) {
-        let error = |reason| {
-            position_error(
-                OP,
-                0,
-                format!("tensors[{i}]: `{first}` but along `dim`"),
-                format!("{tensor} (tensors[{i}])"),
-                reason,
-            )
-        };
         let pattern = match axis {
             Some(axis) => first.shape.clone().with_dim(axis, Dim::Unknown),
             None => first.shape.clone(),
+        };
+        let error = |reason| {
+            let along = match axis {
+                Some(_) => "the dims of `tensors[0]` but along `dim`",
+                None => "the rank of `tensors[0]`",
+            };
+            let expected = match axis {
+                Some(_) => TensorType::new(first.dtypes, pattern.clone()),
+                None => TensorType::new(first.dtypes, rank_pattern(&pattern)),
+            };
+            Box::new(Mismatch {
+                op: OP.to_string(),
+                argument: Argument::Element(0, i),
+                expected: format!("tensors[{i}]: {expected} ({along})"),
+                found: tensor.to_string(),
+                reason,
+                help: None,
+            })
         };
         let verdict = match axis {
             Some(_) => tensor.shape.compare(&pattern),
@@ -1440,13 +1449,14 @@ fn stack(args: &[Arg]) -> Outcome {
             .compare(&first.shape)
             .and(|| compare_dtypes(tensor.dtypes, first.dtypes));
         if let Verdict::Different(reason) = verdict {
-            return Err(position_error(
-                OP,
-                0,
-                format!("tensors[{i}]: `{first}` (the type of tensors[0])"),
-                format!("{tensor} (tensors[{i}])"),
+            return Err(Box::new(Mismatch {
+                op: OP.to_string(),
+                argument: Argument::Element(0, i),
+                expected: format!("tensors[{i}]: {first} (the type of `tensors[0]`)"),
+                found: tensor.to_string(),
                 reason,
-            ));
+                help: None,
+            }));
         }
         dtypes = dtypes.intersection(tensor.dtypes);
     }
