@@ -257,6 +257,10 @@ struct CrateInfo {
     is_lib: bool,
 }
 
+/// Where an `impl` of another crate's type may be called: its crate, and its trait's module
+/// where the trait is private.
+type ImplScope = (usize, Option<ModId>);
+
 /// Every crate read, and what its paths name.
 #[derive(Debug, Default)]
 pub struct Index {
@@ -306,7 +310,7 @@ pub struct Index {
     /// Methods the crate adds to another crate's type through a trait, by type path and
     /// name: each `impl`'s crate, and its trait's module where the trait is private (only
     /// there and below can it be in scope), `None` where it may be in scope anywhere.
-    external_methods: BTreeMap<(String, String), Vec<(usize, Option<ModId>)>>,
+    external_methods: BTreeMap<(String, String), Vec<ImplScope>>,
     /// The crate's private traits (no `pub`), by key, with their module.
     private_traits: BTreeMap<String, ModId>,
     fields: BTreeMap<String, (ModId, BTreeMap<String, FieldType>)>,
