@@ -16,7 +16,7 @@ use candle_contracts_analysis::contract::read as read_contract;
 use candle_contracts_analysis::{FileId, Finding, FnId, Function, Index, SourceText, walk};
 use candle_contracts_shapes::Contract;
 use proc_macro2::{Delimiter, Group, Punct, Spacing, Span, TokenStream, TokenTree};
-use quote::{ToTokens, quote};
+use quote::quote;
 use std::collections::BTreeMap;
 use syn::{Block, ImplItem, Item, Signature};
 
