@@ -3044,6 +3044,13 @@ impl<'a> Walker<'a> {
             }
             // `mask.unwrap()`, `cache.as_ref()`: what the `Option` holds, or the same `Option`.
             Value::Optional(held) if matches!(name.as_str(), "unwrap" | "expect") => *held,
+            // `context.unwrap_or(xs)`: what it holds, or the default, by the call.
+            Value::Optional(held) if name == "unwrap_or" && args.len() == 1 => {
+                let mut joiner = self.joiner();
+                let value = held.join_with(&args[0], &mut joiner);
+                self.joined(joiner);
+                value
+            }
             optional @ Value::Optional(_)
                 if matches!(name.as_str(), "as_ref" | "clone" | "cloned")
                     && call.args.is_empty() =>

@@ -363,6 +363,11 @@ fn run(name: &str, receiver: Option<&Tensor>, args: &[Value]) -> candle_core::Re
             "repeat" => r.repeat(usizes(a(0))),
             "avg_pool2d" => r.avg_pool2d(usizes(a(0))[0]),
             "max_pool2d" => r.max_pool2d(usizes(a(0))[0]),
+            "interpolate1d" => r.interpolate1d(usizes(a(0))[0]),
+            "upsample_nearest1d" => r.upsample_nearest1d(usizes(a(0))[0]),
+            "interpolate2d" => r.interpolate2d(usizes(a(0))[0], usizes(a(1))[0]),
+            "upsample_nearest2d" => r.upsample_nearest2d(usizes(a(0))[0], usizes(a(1))[0]),
+            "upsample_bilinear2d" => r.upsample_bilinear2d(usizes(a(0))[0], usizes(a(1))[0], false),
             "conv1d" => {
                 let n = |i: usize| usizes(a(i))[0];
                 r.conv1d(t(0), n(1), n(2), n(3), n(4))
@@ -1443,6 +1448,45 @@ fn indexing_padding_and_gathering() {
         &[Spec::Float, Spec::Float],
         "f32[N, E]",
     );
+}
+
+#[test]
+fn resizes_keep_batch_and_channels() {
+    for name in ["interpolate2d", "upsample_nearest2d"] {
+        method(
+            "f32[B, C, H, W]",
+            name,
+            &[Size("2 * H"), Size("2 * W")],
+            "f32[B, C, 2 * H, 2 * W]",
+        );
+        method(
+            "f32[B, C, 3, 5]",
+            name,
+            &[Size("7"), Size("1")],
+            "f32[B, C, 7, 1]",
+        );
+        method(
+            "f32[C, H, W]",
+            name,
+            &[Size("4"), Size("4")],
+            "error: rank 3 given, rank 4 expected",
+        );
+    }
+    method(
+        "f32[B, C, H, W]",
+        "upsample_bilinear2d",
+        &[Size("H + 1"), Size("3"), Opaque],
+        "f32[B, C, H + 1, 3]",
+    );
+    for name in ["interpolate1d", "upsample_nearest1d"] {
+        method("f32[B, C, L]", name, &[Size("2 * L")], "f32[B, C, 2 * L]");
+        method(
+            "f32[B, C, L, 1]",
+            name,
+            &[Size("3")],
+            "error: rank 4 given, rank 3 expected",
+        );
+    }
 }
 
 #[test]

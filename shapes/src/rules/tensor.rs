@@ -101,6 +101,11 @@ const OTHER: &[&str] = &[
     "conv1d",
     "conv2d",
     "i",
+    "interpolate1d",
+    "upsample_nearest1d",
+    "interpolate2d",
+    "upsample_nearest2d",
+    "upsample_bilinear2d",
 ];
 
 /// Whether [`method`] has a rule for `name` (so a call of it on a tensor yields a tensor).
@@ -204,6 +209,8 @@ pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg], facts: &Fa
         "avg_pool2d" | "max_pool2d" => call.pool2d(),
         "conv1d" => call.conv(3),
         "conv2d" => call.conv(4),
+        "interpolate1d" | "upsample_nearest1d" => call.resize(1),
+        "interpolate2d" | "upsample_nearest2d" | "upsample_bilinear2d" => call.resize(2),
         _ => Ok(TensorType::unknown()),
     }
 }
@@ -1111,6 +1118,36 @@ impl Call<'_> {
             pooled(h, kh),
             pooled(w, kw),
         ])))
+    }
+
+    /// `interpolate1d(l)`, `upsample_nearest2d(h, w)`, `upsample_bilinear2d(h, w, ..)`:
+    /// `[N, C, ..]` of the input (candle's `dims3`/`dims4`, a rank error otherwise) with the
+    /// `spatial` sizes given.
+    fn resize(&self, spatial: usize) -> Outcome {
+        let rank = spatial + 2;
+        let differs = match self.receiver.shape.rank() {
+            Rank::Exactly(r) => r != rank,
+            Rank::AtLeast(r) => r > rank,
+        };
+        if differs {
+            return Err(Box::new(Mismatch {
+                op: self.op.clone(),
+                argument: Argument::Receiver,
+                expected: format!("self: a tensor of rank {rank}"),
+                found: self.receiver.to_string(),
+                reason: Reason::Rank {
+                    found: self.receiver.shape.rank(),
+                    expected: Rank::Exactly(rank),
+                },
+                help: None,
+            }));
+        }
+        let mut dims = match self.receiver.shape.dims() {
+            Some(dims) => dims[..2].to_vec(),
+            None => vec![Dim::Unknown; 2],
+        };
+        dims.extend((0..spatial).map(|at| self.args.get(at).map_or(Dim::Unknown, Arg::size)));
+        Ok(self.receiver.with_shape(Shape::new(dims)))
     }
 
     /// `conv1d(kernel, ..)`, `conv2d(kernel, ..)`: `[B, COUT, ..]` of the input's batch and the
