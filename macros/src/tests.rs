@@ -890,6 +890,25 @@ fn a_convolutions_settings_follow_with_and_each_is_checked() {
             "{args}: {found:?}"
         );
     }
+    // Through an optional step: one error, which says what to write (the settings after it
+    // are not each an unknown option).
+    let optional = errors(
+        "self.conv_shortcut?: Conv2d[C -> 8, 1] with stride = 1, padding = 0, dilation = 1, \
+         logits: f32[N, C]",
+    );
+    assert_eq!(optional.len(), 1, "{optional:?}");
+    assert!(
+        optional[0].contains("not read through an optional step"),
+        "{optional:?}"
+    );
+    // A number parameter given a clause: what to write instead.
+    let number = errors("x: f32[N, 4], n: usize");
+    assert!(
+        number
+            .iter()
+            .any(|e| e.contains("a number parameter needs no clause")),
+        "{number:?}"
+    );
     // Without `with`, `padding = 1` is no setting of a convolution (an unknown option).
     let alone = errors("self.conv: Conv2d[C -> 8, 3], padding = 1");
     assert!(!alone.is_empty(), "{alone:?}");

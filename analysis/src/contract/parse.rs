@@ -38,7 +38,13 @@ pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
     let mut open: Option<(Subject, Vec<String>, usize)> = None;
     // The weight clauses of `with groups = G` convolutions (by index), and their groups.
     let mut grouped: Vec<(usize, DimExpr)> = Vec::new();
+    // The settings after a `with` that was refused: one error says why, not one each.
+    let mut refused_settings = false;
     for (i, piece) in pieces.into_iter().enumerate() {
+        if refused_settings && is_setting_piece(&piece) {
+            continue;
+        }
+        refused_settings = false;
         if let Some((layer, seen, at)) = &mut open
             && is_setting_piece(&piece)
         {
@@ -91,7 +97,10 @@ pub fn parse_clauses(tokens: TokenStream, errors: &Ctxt) -> Vec<Clause> {
                                 Err(error) => errors.push(error),
                             }
                         }
-                        Err(error) => errors.push(error),
+                        Err(error) => {
+                            errors.push(error);
+                            refused_settings = true;
+                        }
                     }
                     continue;
                 }
@@ -182,11 +191,19 @@ fn conv_layer(clause: &Clause, with: Ident, conv_named: bool) -> syn::Result<Sub
             "only a `Conv1d` or `Conv2d` clause takes settings after `with`",
         ));
     }
+    let optional = steps
+        .iter()
+        .any(|step| matches!(step, FieldStep::Optional(_)));
     match layer_steps {
         Some(steps) if root == "self" && !steps.is_empty() => Ok(Subject::Field {
             root: root.clone(),
             steps,
         }),
+        _ if root == "self" && optional => Err(syn::Error::new(
+            with.span(),
+            "settings after `with` are not read through an optional step (`?`): state the \
+             layer's sizes alone (`self.conv_shortcut?: Conv2d[CIN -> COUT, 1]`)",
+        )),
         _ => Err(syn::Error::new(
             with.span(),
             "the settings after `with` are read from a layer of `self` (`self.conv: Conv2d[..] \
@@ -864,6 +881,9 @@ fn expect_end(input: ParseStream<'_>, context: &str) -> syn::Result<()> {
     }
 }
 
+/// Rust's number types that are no candle dtype (`u32`, `f32`.. are both: a shape follows).
+const RUST_NUMBER_TYPES: &[&str] = &["usize", "isize", "u16", "u64", "u128", "i8", "i128", "bool"];
+
 fn parse_tensor_spec(input: ParseStream<'_>) -> syn::Result<TensorSpec> {
     if input.peek(syn::token::Bracket) {
         return parse_sequence_spec(input);
@@ -906,6 +926,21 @@ fn parse_tensor_spec(input: ParseStream<'_>) -> syn::Result<TensorSpec> {
         break;
     }
     if !input.peek(syn::token::Bracket) {
+        // `n: usize`: a number parameter, which no clause states.
+        if let [only] = dtypes.as_slice()
+            && input.is_empty()
+            && RUST_NUMBER_TYPES.contains(&only.name.as_str())
+        {
+            return Err(syn::Error::new(
+                only.span.first,
+                format!(
+                    "a clause states a tensor, and `{}` is a Rust number type: a number \
+                     parameter needs no clause; use its value in a shape (`f32[N, {{n}}]`) or \
+                     a relation (`N <= n`)",
+                    only.name
+                ),
+            ));
+        }
         return Err(input.error(
             "expected a shape in brackets after the dtype, e.g. `f32[N, C]`; `[]` is a scalar \
              and `[..]` any shape",
