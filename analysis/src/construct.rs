@@ -866,12 +866,12 @@ fn file_logs(index: &Index) -> std::rc::Rc<Vec<FileLog>> {
     {
         return logs.clone();
     }
-    let fn_blocks: std::collections::HashMap<*const syn::Block, usize> = index
-        .fns
-        .iter()
-        .enumerate()
-        .map(|(id, f)| (f.block as *const syn::Block, id))
-        .collect();
+    // The first function of a body (a file two crates read holds one per crate).
+    let mut fn_blocks: std::collections::HashMap<*const syn::Block, usize> =
+        std::collections::HashMap::new();
+    for (id, f) in index.fns.iter().enumerate() {
+        fn_blocks.entry(f.block as *const syn::Block).or_insert(id);
+    }
     let mut stack = Vec::new();
     let logs: Vec<FileLog> = index
         .sources()
@@ -1380,30 +1380,56 @@ fn macro_token_facts(log: &mut FileLog, tokens: TokenStream) {
                 if !after_dot {
                     continue;
                 }
-                let assigned = match (next, trees.get(at + 2)) {
-                    (Some(TokenTree::Punct(p)), _)
-                        if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
-                    {
-                        true
-                    }
-                    (Some(TokenTree::Punct(p)), Some(TokenTree::Punct(q)))
-                        if "+-*/%^&|<>".contains(p.as_char()) && q.as_char() == '=' =>
-                    {
-                        true
-                    }
-                    (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(method)))
-                        if p.as_char() == '.'
-                            && !READING_METHODS.contains(&method.to_string().as_str()) =>
-                    {
-                        true
-                    }
-                    _ => has_mut,
-                };
-                if assigned {
+                if has_mut || place_changes(&trees, at) {
                     log.macro_changed.insert(name);
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Whether the field `.name` at `at` in a macro's tokens is part of a place that changes: the
+/// path of fields and indexes it starts (`.config.sizes[0]`) is assigned (`= v`, `+= v`) or
+/// has a method called on it that is no [`READING_METHODS`] one (`.cache.push(..)`). A read
+/// (`st.config.use_cache,`) or a call of `.name(..)` itself changes nothing.
+fn place_changes(trees: &[TokenTree], at: usize) -> bool {
+    let is_call = |i: usize| match trees.get(i) {
+        Some(TokenTree::Group(g)) => g.delimiter() == proc_macro2::Delimiter::Parenthesis,
+        // `.collect::<..>()`
+        Some(TokenTree::Punct(p)) => p.as_char() == ':',
+        _ => false,
+    };
+    if is_call(at + 1) {
+        return false;
+    }
+    let mut i = at + 1;
+    loop {
+        match (trees.get(i), trees.get(i + 1)) {
+            (Some(TokenTree::Punct(dot)), Some(TokenTree::Ident(next))) if dot.as_char() == '.' => {
+                if is_call(i + 2) {
+                    return !READING_METHODS.contains(&next.to_string().as_str());
+                }
+                i += 2;
+            }
+            // `.0` of a tuple field.
+            (Some(TokenTree::Punct(dot)), Some(TokenTree::Literal(_))) if dot.as_char() == '.' => {
+                i += 2;
+            }
+            (Some(TokenTree::Group(g)), _) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
+                i += 1;
+            }
+            (Some(TokenTree::Punct(p)), _)
+                if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
+            {
+                return true;
+            }
+            (Some(TokenTree::Punct(p)), Some(TokenTree::Punct(q)))
+                if "+-*/%^&|<>".contains(p.as_char()) && q.as_char() == '=' =>
+            {
+                return true;
+            }
+            _ => return false,
         }
     }
 }

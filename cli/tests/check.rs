@@ -4987,3 +4987,53 @@ impl std::ops::Add<&Eps> for Tensor {
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+#[test]
+fn a_field_a_macro_only_reads_keeps_what_its_constructor_gave() {
+    // `println!("{}", m.config.width)` reads the config: the narrow past its end is
+    // still certain. A macro's tokens that assign through it (`m.config.width = 3`)
+    // change it: silent.
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::VarBuilder;
+
+#[derive(Clone)]
+pub struct Config {
+    pub width: usize,
+}
+
+pub struct Model {
+    w: Tensor,
+    config: Config,
+}
+
+impl Model {
+    pub fn new(config: &Config, vb: VarBuilder) -> Result<Self> {
+        let w = vb.get((config.width, 4), \"w\")?;
+        Ok(Self { w, config: config.clone() })
+    }
+
+    #[contract(x: f32[N, 4])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let y = x.matmul(&self.w.t()?)?;
+        y.narrow(1, 0, self.config.width + 1)
+    }
+}
+
+pub fn show(m: Model) -> Model {
+    println!(\"{}\", MACRO);
+    m
+}
+";
+    for (case, in_macro, code) in [
+        ("read", "m.config.width", 1),
+        ("assigned", "{ let mut m = m; m.config.width = 3; 0 }", 0),
+    ] {
+        let dir = scratch_crate(
+            &format!("macro-reads-{case}"),
+            &source.replace("MACRO", in_macro),
+        );
+        let (found, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(found, code, "{case}: {stderr}");
+    }
+}
