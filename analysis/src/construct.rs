@@ -263,6 +263,7 @@ fn layer_constructor(path: &[String]) -> Option<(&'static str, Layer, usize)> {
         "rms_norm" => ("norm", Layer::RmsNorm, "layer_norm", 3),
         "conv1d" | "conv1d_no_bias" => ("conv1d", Layer::Conv1d, "conv", 5),
         "conv2d" | "conv2d_no_bias" => ("conv2d", Layer::Conv2d, "conv", 5),
+        "group_norm" => ("group_norm", Layer::GroupNorm, "group_norm", 4),
         _ => return None,
     };
     // `candle_nn::ops::rms_norm` normalises a tensor: only the layer's own module counts.
@@ -1847,6 +1848,8 @@ impl<'a> Ctor<'a> {
             "linear" | "linear_b" => vec![self.size(args[1]), self.size(args[0])],
             "embedding" => vec![self.size(args[0]), self.size(args[1])],
             "norm" => vec![self.size(args[0])],
+            // `group_norm(num_groups, num_channels, eps, vb)`: the weight is `[num_channels]`.
+            "group_norm" => vec![self.size(args[1])],
             _ => {
                 let (cin, cout, kernel) =
                     (self.size(args[0]), self.size(args[1]), self.size(args[2]));

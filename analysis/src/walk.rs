@@ -1125,7 +1125,7 @@ impl<'a> Walker<'a> {
                         ),
                     );
                 }
-                let Some(accessor) = layer.weight_accessor() else {
+                let Some(accessor) = layer.weight_key() else {
                     return;
                 };
                 let subject = format!("{place}.{accessor}");
@@ -3750,7 +3750,7 @@ impl<'a> Walker<'a> {
         xs: &TensorType,
         input: Option<&syn::Expr>,
     ) -> Value {
-        let weight_text = layer.weight_accessor().and_then(|accessor| {
+        let weight_text = layer.weight_key().and_then(|accessor| {
             let text = subject_text(strip_refs(receiver))?;
             Some(format!("{text}.{accessor}"))
         });

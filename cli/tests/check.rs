@@ -5037,3 +5037,41 @@ pub fn show(m: Model) -> Model {
         assert_eq!(found, code, "{case}: {stderr}");
     }
 }
+
+#[test]
+fn a_group_norm_its_constructor_sizes_checks_the_channels() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{GroupNorm, VarBuilder};
+
+pub struct Block {
+    norm: GroupNorm,
+}
+
+impl Block {
+    pub fn new(vb: VarBuilder) -> Result<Self> {
+        let norm = candle_nn::group_norm(8, 64, 1e-5, vb.pp(\"norm\"))?;
+        Ok(Self { norm })
+    }
+
+    #[contract(xs: f32[B, CHANNELS, H, W])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.norm.forward(xs)
+    }
+}
+";
+    for (channels, code) in [("64", 0), ("C", 0), ("32", 1)] {
+        let dir = scratch_crate(
+            &format!("group-norm-{channels}"),
+            &source.replace("CHANNELS", channels),
+        );
+        let (found, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(found, code, "{channels}: {stderr}");
+        if code == 1 {
+            assert!(
+                stderr.contains("`GroupNorm::forward` takes `xs: f32[_, 64, _, _]`"),
+                "{stderr}"
+            );
+        }
+    }
+}

@@ -28,7 +28,11 @@ pub enum Layer {
     ConvTranspose1d,
     /// `candle_nn::ConvTranspose2d`: `[B, CIN, H, W] -> [B, COUT, H', W']`.
     ConvTranspose2d,
-    /// `candle_nn::BatchNorm`, `candle_nn::GroupNorm`, `candle_nn::Dropout`: the input's type.
+    /// `candle_nn::GroupNorm`: weight `[C]` (its constructor's `num_channels`, which no
+    /// accessor gives: known only from a constructor in sight), `[B, C, *S] -> [B, C, *S]`
+    /// of rank at least 3.
+    GroupNorm,
+    /// `candle_nn::BatchNorm`, `candle_nn::Dropout`: the input's type.
     SameType,
     /// `candle_nn::Activation`: the input's type, but `Swiglu` halves the last dim.
     Activation,
@@ -58,7 +62,7 @@ impl Layer {
             "ConvTranspose1d" => (Layer::ConvTranspose1d, "conv"),
             "ConvTranspose2d" => (Layer::ConvTranspose2d, "conv"),
             "BatchNorm" => (Layer::SameType, "batch_norm"),
-            "GroupNorm" => (Layer::SameType, "group_norm"),
+            "GroupNorm" => (Layer::GroupNorm, "group_norm"),
             "Activation" => (Layer::Activation, "activation"),
             "Dropout" => (Layer::SameType, "ops"),
             _ => return None,
@@ -70,8 +74,18 @@ impl Layer {
     pub fn weight_accessor(self) -> Option<&'static str> {
         match self {
             Layer::Embedding => Some("embeddings()"),
-            Layer::SameType | Layer::Activation => None,
+            Layer::SameType | Layer::Activation | Layer::GroupNorm => None,
             _ => Some("weight()"),
+        }
+    }
+
+    /// The key the analysis keeps the layer's weight under, after the layer's path: its
+    /// accessor, or for a `GroupNorm` (whose weight no accessor gives, and no clause states)
+    /// a key no clause can write.
+    pub fn weight_key(self) -> Option<&'static str> {
+        match self {
+            Layer::GroupNorm => Some("#weight"),
+            layer => layer.weight_accessor(),
         }
     }
 
@@ -86,6 +100,7 @@ impl Layer {
             Layer::Conv2d => "Conv2d::forward",
             Layer::ConvTranspose1d => "ConvTranspose1d::forward",
             Layer::ConvTranspose2d => "ConvTranspose2d::forward",
+            Layer::GroupNorm => "GroupNorm::forward",
             Layer::SameType | Layer::Activation => "forward",
         }
     }
@@ -152,6 +167,49 @@ pub fn forward_with(
     let weight_dims = weight.shape.dims();
     match layer {
         Layer::SameType => Ok(xs.clone()),
+        // candle-nn: "input rank for GroupNorm should be at least 3", then "unexpected
+        // num-channels" where dim 1 is not the layer's.
+        Layer::GroupNorm => {
+            if let Rank::Exactly(rank) = xs.shape.rank()
+                && rank < 3
+            {
+                return Err(Box::new(Mismatch {
+                    op: layer.op().to_string(),
+                    argument: Argument::Position(0),
+                    expected: "xs: a tensor of rank 3 or more, `[B, C, ..]`".to_string(),
+                    found: xs.to_string(),
+                    help: None,
+                    reason: Reason::Rank {
+                        found: Rank::Exactly(rank),
+                        expected: Rank::AtLeast(3),
+                    },
+                }));
+            }
+            if let (Some([channels]), Some(dims)) = (weight_dims, Some(xs.shape.front()))
+                && dims.len() >= 2
+                && let Verdict::Different(_) = dims[1].compare(channels)
+            {
+                let mut expected = vec![Dim::Unknown, channels.clone()];
+                expected.extend(dims[2..].iter().map(|_| Dim::Unknown));
+                let expected = match xs.shape.run() {
+                    Some(_) => Shape::with_run(expected, Run::anonymous(), Vec::new()),
+                    None => Shape::new(expected),
+                };
+                return Err(Box::new(Mismatch {
+                    op: layer.op().to_string(),
+                    argument: Argument::Position(0),
+                    expected: format!("xs: {}", TensorType::new(xs.dtypes, expected)),
+                    found: xs.to_string(),
+                    help: None,
+                    reason: Reason::Dim {
+                        axis: Axis::Front(1),
+                        found: dims[1].clone(),
+                        expected: channels.clone(),
+                    },
+                }));
+            }
+            Ok(xs.clone())
+        }
         Layer::Activation => Ok(xs.with_shape(with_last(&xs.shape, Dim::Unknown))),
         Layer::Linear => {
             let (out, inner) = match weight_dims {
@@ -507,6 +565,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(y.to_string(), "bf16[B, C, H, W]");
+    }
+
+    #[test]
+    fn a_group_norm_checks_rank_and_channels() {
+        let y = forward(Layer::GroupNorm, &t("f32[B, 64, H, W]"), &t("f32[64]")).unwrap();
+        assert_eq!(y.to_string(), "f32[B, 64, H, W]");
+        let error = forward(Layer::GroupNorm, &t("f32[B, 32, H, W]"), &t("f32[64]")).unwrap_err();
+        assert_eq!(error.op, "GroupNorm::forward");
+        assert_eq!(error.note(), "dim 1: 32 given, 64 expected");
+        assert!(forward(Layer::GroupNorm, &t("f32[B, 64]"), &t("f32[64]")).is_err());
+        assert!(forward(Layer::GroupNorm, &t("f32[B, 64]"), &TensorType::unknown()).is_err());
+        // Channels that may be equal, or a weight out of sight: no claim.
+        assert!(forward(Layer::GroupNorm, &t("f32[B, C, L]"), &t("f32[64]")).is_ok());
+        assert!(
+            forward(
+                Layer::GroupNorm,
+                &t("f32[B, 32, L]"),
+                &TensorType::unknown()
+            )
+            .is_ok()
+        );
+        assert!(forward(Layer::GroupNorm, &t("f32[B, 32, ..]"), &t("f32[32]")).is_ok());
     }
 
     #[test]
