@@ -1416,6 +1416,13 @@ impl Index {
         hides
     }
 
+    /// Whether the crate of `module` calls `include!`: the code it brings in (read by no
+    /// one) may give any type, `Tensor` too, a trait method of any name.
+    pub fn includes_code(&self, module: ModId) -> bool {
+        self.called_macros
+            .contains(&(self.modules[module].krate, "include".to_string()))
+    }
+
     /// Whether a trait of the crates read provides a method `name` (a default body).
     pub fn is_provided_method(&self, name: &str) -> bool {
         self.provided_names.contains(name)

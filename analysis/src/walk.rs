@@ -2544,7 +2544,10 @@ impl<'a> Walker<'a> {
     }
 
     /// Whether `expr` is an `Option` argument of the function as its caller gave it, under
-    /// its clause (`t`, `&t`, `t.as_ref()`), in the function's own walk.
+    /// its clause (`t`, `&t`, `t.as_ref()`), in the function's own walk: the first mention of
+    /// the name in the body (nothing before may have tested or changed it), no item of the
+    /// body's blocks named so (nor a macro that may make one), and no relation on a dim only
+    /// its clause binds (one may leave no `Some` a valid call).
     fn is_option_argument(&self, expr: &syn::Expr) -> bool {
         let mut expr = expr;
         loop {
@@ -2565,10 +2568,85 @@ impl<'a> Walker<'a> {
             return false;
         };
         let name = name_of(name);
-        self.lookup(&name).is_some_and(|binding| {
+        let as_given = self.lookup(&name).is_some_and(|binding| {
             matches!(binding.value, Value::Optional(_))
                 && matches!(&binding.origin, Some(Origin::Clause(subject)) if *subject == name)
-        })
+        });
+        let shadowed = self
+            .local_paths
+            .iter()
+            .any(|frame| frame.contains_key(&name) || frame.contains_key(""));
+        as_given
+            && !shadowed
+            && first_mention(self.f.block, &name).is_some_and(|first| std::ptr::eq(first, p))
+            && !self.relation_on_optional_dims(&name)
+    }
+
+    /// Whether a relation or fact of the contract names a dim that only the clause of the
+    /// `Option` argument `name` binds (no clause of an argument that is always given does).
+    fn relation_on_optional_dims(&self, name: &str) -> bool {
+        let optional_params: BTreeSet<String> = self
+            .f
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|input| match input {
+                syn::FnArg::Typed(typed) => match &*typed.pat {
+                    // An `Option` (through an alias too), or a type the walk cannot read.
+                    syn::Pat::Ident(ident)
+                        if !matches!(
+                            self.kind(&typed.ty, true),
+                            Kind::Tensor | Kind::Int | Kind::Float
+                        ) =>
+                    {
+                        Some(name_of(&ident.ident))
+                    }
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        let symbols = |spec: &TensorType| -> BTreeSet<String> {
+            spec.shape
+                .front()
+                .iter()
+                .chain(spec.shape.back())
+                .flat_map(|dim| dim.symbols().into_iter().map(str::to_string))
+                .collect()
+        };
+        let mut own = BTreeSet::new();
+        let mut always = BTreeSet::new();
+        for clause in &self.f.contract.clauses {
+            let root = clause
+                .subject
+                .split(['.', '(', '[', '?'])
+                .next()
+                .unwrap_or("");
+            if clause.subject == name {
+                own.extend(symbols(&clause.spec));
+            } else if !clause.subject.contains('?') && !optional_params.contains(root) {
+                always.extend(symbols(&clause.spec));
+            }
+        }
+        always.extend(self.f.contract.fields.iter().map(|(_, dim)| dim.clone()));
+        let only_own: BTreeSet<&String> = own.difference(&always).collect();
+        let named = |dim: &Dim| {
+            dim.symbols()
+                .iter()
+                .any(|s| only_own.contains(&s.to_string()))
+        };
+        // The function's own contract: the walk's keeps no relation on such a dim.
+        self.f
+            .contract
+            .relations
+            .iter()
+            .any(|relation| named(&relation.lhs) || named(&relation.rhs))
+            || self
+                .f
+                .contract
+                .facts
+                .iter()
+                .any(|(dim, value)| only_own.contains(dim) || named(value))
     }
 
     /// A [`Joiner`] for one pair of paths: naming only in the function's own walk (a helper
@@ -2693,7 +2771,12 @@ impl<'a> Walker<'a> {
             .position(|arm| !is_none(&arm.pat) || arm.guard.is_some())
             .filter(|&at| {
                 let arm = &m.arms[at];
+                // An arm under `cfg` may be compiled out, and another in its place.
                 at <= 1
+                    && !m
+                        .arms
+                        .iter()
+                        .any(|arm| crate::index::is_conditional(&arm.attrs))
                     && arm.guard.is_none()
                     && self.is_some_pattern(&arm.pat)
                     && self.is_option_argument(&m.expr)
@@ -2991,7 +3074,8 @@ impl<'a> Walker<'a> {
                 self.layer_forward(layer, strip_refs(arg_exprs[0]), &t, Some(&call.receiver))
             }
             // The crate's own trait gives `Tensor` a method of that name: a by-value `self`
-            // one is found before candle's `&self` one on an owned tensor.
+            // one is found before candle's `&self` one on an owned tensor. (Code `include!`
+            // brings in may hold such a trait: in its crate, no tensor method is certain.)
             Value::Tensor(_)
                 if ["candle_core::Tensor", "candle::Tensor"]
                     .iter()
@@ -2999,7 +3083,8 @@ impl<'a> Walker<'a> {
                         self.index
                             .has_external_method_in(path, &name, self.module())
                     })
-                    || self.index.may_be_any_types_method(&name) =>
+                    || self.index.may_be_any_types_method(&name)
+                    || self.index.includes_code(self.module()) =>
             {
                 self.forget_in(|c| c.kept.extend(root(&call.receiver)));
                 Value::Other
@@ -5205,6 +5290,63 @@ fn subject_text(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Paren(p) => subject_text(&p.expr),
         _ => None,
     }
+}
+
+/// The first mention of the name `name` in a body, in the order of its text, where it is a
+/// path of one name (`t` of `match t`): `None` where the first is anything else (an item, a
+/// macro's tokens) or there is none. Method and field names, and the names patterns bind,
+/// are no mentions.
+fn first_mention<'a>(block: &'a syn::Block, name: &str) -> Option<&'a syn::ExprPath> {
+    struct First<'a, 'n> {
+        name: &'n str,
+        found: Option<Option<&'a syn::ExprPath>>,
+    }
+    impl<'a> Visit<'a> for First<'a, '_> {
+        fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
+            if self.found.is_none()
+                && p.qself.is_none()
+                && p.path
+                    .get_ident()
+                    .is_some_and(|ident| name_of(ident) == self.name)
+            {
+                self.found = Some(Some(p));
+            }
+            syn::visit::visit_expr_path(self, p);
+        }
+        fn visit_ident(&mut self, ident: &'a proc_macro2::Ident) {
+            if self.found.is_none() && name_of(ident) == self.name {
+                self.found = Some(None);
+            }
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            syn::visit::visit_path(self, &mac.path);
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            if self.found.is_none() && names.contains(self.name) {
+                self.found = Some(None);
+            }
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            self.visit_expr(&m.receiver);
+            if let Some(turbofish) = &m.turbofish {
+                self.visit_angle_bracketed_generic_arguments(turbofish);
+            }
+            for arg in &m.args {
+                self.visit_expr(arg);
+            }
+        }
+        fn visit_member(&mut self, _: &'a syn::Member) {}
+        // A pattern binds a new name (`Some(t)` of `if let Some(t) = t`): no mention of the
+        // argument. Which value a later `t` names, the walk's binding says.
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            if let Some((_, sub)) = &p.subpat {
+                self.visit_pat(sub);
+            }
+        }
+    }
+    let mut first = First { name, found: None };
+    first.visit_block(block);
+    first.found.flatten()
 }
 
 /// Whether a subject's path goes through a cell or a lock (`self.cache.borrow().kv`), where

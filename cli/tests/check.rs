@@ -4936,6 +4936,48 @@ pub fn guarded(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
         _ => Ok(x.clone()),
     }
 }
+
+// From a review: an arm under `cfg`, `Some` ruled out before, relations no `Some` meets, and
+// an item of the body that hides the argument.
+#[contract(x: f32[N, 4], t: f32[N, 3])]
+pub fn cfg_arms(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
+    match t {
+        None => Ok(x.clone()),
+        #[cfg(feature = \"never\")]
+        Some(t) => x.add(t),
+        #[cfg(not(feature = \"never\"))]
+        Some(t) => x.add(&t.pad_with_zeros(1, 0, 1)?),
+    }
+}
+
+#[contract(x: f32[N, 4], t: f32[N, 3])]
+pub fn ruled_out(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
+    if let Some(_) = t {
+        candle_core::bail!(\"t unsupported\")
+    }
+    if let Some(t) = t {
+        return x.add(t);
+    }
+    Ok(x.clone())
+}
+
+#[contract(x: f32[N, 4], t: f32[M, 3], M < 1, M > 1)]
+pub fn no_some_is_valid(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
+    if let Some(t) = t {
+        return x.add(t);
+    }
+    Ok(x.clone())
+}
+
+#[contract(x: f32[N, 4], t: f32[N, 3])]
+pub fn hidden_by_an_item(x: &Tensor, t: Option<&Tensor>) -> Result<Tensor> {
+    if let Some(u) = t {
+        return x.add(u);
+    }
+    #[allow(non_upper_case_globals)]
+    const t: Option<&Tensor> = None;
+    Ok(x.clone())
+}
 ";
     let dir = scratch_crate("some-arm", source);
     let (code, _, stderr) = run(&dir, &["check"]);
@@ -4984,6 +5026,17 @@ impl std::ops::Add<&Eps> for Tensor {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("--> tests/one.rs:6:11"), "{stderr}");
     std::fs::write(dir.join("src/lib.rs"), eps).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // `include!("two.rs")` compiles that target's impl into this one (a review found it).
+    let dir = scratch_crate("included-test-target", "");
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("tests/two.rs"), eps).unwrap();
+    std::fs::write(
+        dir.join("tests/one.rs"),
+        format!("include!(\"two.rs\");\n{call}"),
+    )
+    .unwrap();
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
 }

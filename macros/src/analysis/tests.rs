@@ -1428,6 +1428,12 @@ fn an_expression_is_quoted_as_rustfmt_writes_it() {
         (quote!(Vec::<Vec<u32>>::new()), "Vec::<Vec<u32>>::new()"),
         (quote!(x.i((.., 0..n))?), "x.i((.., 0..n))?"),
         (quote!(*self.scale), "*self.scale"),
+        (quote!(&mut *x), "&mut *x"),
+        (quote!(return -x), "return -x"),
+        (quote!(x as &T), "x as &T"),
+        (quote!(break 'outer), "break 'outer"),
+        (quote!(x.i((.., 0))?), "x.i((.., 0))?"),
+        (quote!(f(x?, y)), "f(x?, y)"),
     ];
     for (tokens, text) in cases {
         assert_eq!(super::text::compact(&tokens), text);

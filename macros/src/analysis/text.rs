@@ -20,6 +20,12 @@ const BINARY: &[&str] = &[
     "/=", "%=", "^=", "&=", "|=",
 ];
 
+/// Words after which an operator is unary.
+const KEYWORDS: &[&str] = &[
+    "as", "break", "const", "dyn", "else", "if", "impl", "in", "let", "match", "move", "mut",
+    "ref", "return", "static", "unsafe", "where", "while", "yield",
+];
+
 fn write(stream: TokenStream, out: &mut String) {
     // Whether the last token ends an operand (a word, a literal, a group, a `?`): an operator
     // after it is binary.
@@ -29,16 +35,23 @@ fn write(stream: TokenStream, out: &mut String) {
     let mut pending = String::new();
     for tree in stream {
         if !pending.is_empty() && !matches!(tree, TokenTree::Punct(_)) {
+            // A lifetime's `'` (`break 'outer`) stands apart from a word before it.
+            if pending == "'" && previous_word {
+                out.push(' ');
+            }
             out.push_str(&std::mem::take(&mut pending));
+            previous_word = false;
         }
         match tree {
             TokenTree::Ident(ident) => {
                 if previous_word {
                     out.push(' ');
                 }
-                out.push_str(&ident.to_string());
+                let word = ident.to_string();
+                out.push_str(&word);
                 previous_word = true;
-                after_operand = true;
+                // After a keyword an operator is unary (`&mut *x`, `return -x`, `x as &T`).
+                after_operand = !KEYWORDS.contains(&word.as_str());
             }
             TokenTree::Literal(literal) => {
                 if previous_word {
@@ -54,11 +67,25 @@ fn write(stream: TokenStream, out: &mut String) {
                 if punct.spacing() == Spacing::Joint {
                     continue;
                 }
-                let op = std::mem::take(&mut pending);
+                let mut op = std::mem::take(&mut pending);
+                // `..,` or `?,` read outside the compiler (joint to the comma).
+                if op.len() > 1 && (op.ends_with(',') || op.ends_with(';')) {
+                    let separator = op.pop().unwrap_or(',');
+                    out.push_str(&op);
+                    op = separator.to_string();
+                }
                 match op.as_str() {
                     "," | ";" => out.push_str(&format!("{op} ")),
                     op if after_operand && BINARY.contains(&op) => {
                         out.push_str(&format!(" {op} "));
+                    }
+                    // `&mut *x`, `return -x`: a unary operator after a keyword.
+                    op if previous_word
+                        && !after_operand
+                        && !matches!(op, "." | "?" | "!" | ":" | "::") =>
+                    {
+                        out.push(' ');
+                        out.push_str(op);
                     }
                     op => out.push_str(op),
                 }
