@@ -241,19 +241,26 @@ fn file_stem(path: &Path) -> String {
 /// and `CARGO_CRATE_NAME` for the compiler), after its package's library where it is another
 /// target (which may use the library). `binary`: whether cargo compiles a binary or an example
 /// (it sets `CARGO_BIN_NAME`), which tells a binary from the library of the same name (a
-/// package `model` with `src/lib.rs` and `src/main.rs`). Empty where no target, or more than
-/// one, has that name.
-pub fn crate_targets(manifest_dir: &Path, crate_name: &str, binary: bool) -> Vec<Target> {
+/// package `model` with `src/lib.rs` and `src/main.rs`). Where several targets have that
+/// name (a test named like the library, which cargo also compiles without `CARGO_BIN_NAME`),
+/// `alternative` picks one, the likeliest first: the caller tries each until one holds its
+/// file. Empty where no target (or no such alternative) has that name.
+pub fn crate_targets(
+    manifest_dir: &Path,
+    crate_name: &str,
+    binary: bool,
+    alternative: usize,
+) -> Vec<Target> {
     let Some((dir, table)) = manifest_in(manifest_dir).filter(|(_, t)| t.contains_key("package"))
     else {
         return Vec::new();
     };
     let targets = package_targets(&dir, &table);
     let mut named: Vec<&Target> = targets.iter().filter(|t| t.name == crate_name).collect();
-    if named.len() > 1 {
-        named.retain(|t| t.is_lib != binary);
-    }
-    let [target] = named[..] else {
+    // A binary's name where cargo says a binary (or an example) is compiled, the library
+    // otherwise; then the other targets of the name.
+    named.sort_by_key(|t| t.is_lib == binary);
+    let Some(&target) = named.get(alternative) else {
         return Vec::new();
     };
     let mut read: Vec<Target> = targets
@@ -321,7 +328,7 @@ mod tests {
         )
         .unwrap();
         let names = |name: &str| -> Vec<(String, bool)> {
-            crate_targets(&dir, name, false)
+            crate_targets(&dir, name, false, 0)
                 .into_iter()
                 .map(|t| (t.name, t.is_lib))
                 .collect()
@@ -343,7 +350,7 @@ mod tests {
         )
         .unwrap();
         let read = |binary: bool| -> Vec<(String, bool)> {
-            crate_targets(&dir, "my_model", binary)
+            crate_targets(&dir, "my_model", binary, 0)
                 .into_iter()
                 .map(|t| (t.name, t.is_lib))
                 .collect()
@@ -351,6 +358,19 @@ mod tests {
         let lib = ("my_model".to_string(), true);
         assert_eq!(read(false), std::slice::from_ref(&lib));
         assert_eq!(read(true), [lib.clone(), ("my_model".to_string(), false)]);
+        // The other target of the name is the second alternative, a third there is not.
+        let second = |binary: bool, alternative: usize| -> Vec<(String, bool)> {
+            crate_targets(&dir, "my_model", binary, alternative)
+                .into_iter()
+                .map(|t| (t.name, t.is_lib))
+                .collect()
+        };
+        assert_eq!(
+            second(false, 1),
+            [lib.clone(), ("my_model".to_string(), false)]
+        );
+        assert_eq!(second(true, 1), std::slice::from_ref(&lib));
+        assert!(second(false, 2).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -183,8 +183,9 @@ impl Indexed {
     }
 }
 
-/// A crate, by its package's directory, its name, and whether it is a binary.
-type CrateKey = (PathBuf, String, bool);
+/// A crate, by its package's directory, its name, whether it is a binary, and which target of
+/// that name (see `crate_targets`).
+type CrateKey = (PathBuf, String, bool, usize);
 
 /// A crate read: its index (`None` where it is not to be had) with the crate the macro expands
 /// in (its number there: the index holds its package's library too), and each file tried
@@ -237,43 +238,52 @@ pub fn of_file() -> Option<View> {
 /// an example where `binary`), where that crate is read and holds the file.
 pub fn in_crate(manifest_dir: &Path, crate_name: &str, binary: bool, file: &Path) -> Option<View> {
     let file = file.canonicalize().ok()?;
-    let key = (manifest_dir.to_path_buf(), crate_name.to_string(), binary);
-    let (indexed, krate) = CRATES.with(|crates| {
-        let kept = crates.borrow().get(&key).cloned();
-        match kept {
-            Some((indexed, stamps)) if stamps.iter().all(|(path, at)| stamp(path) == *at) => {
-                indexed
+    // Several targets may have the crate's name (a test named like the library): the one
+    // that holds the file. Two of one name are rare, so at most a few are read.
+    (0..4).find_map(|alternative| {
+        let key = (
+            manifest_dir.to_path_buf(),
+            crate_name.to_string(),
+            binary,
+            alternative,
+        );
+        let (indexed, krate) = CRATES.with(|crates| {
+            let kept = crates.borrow().get(&key).cloned();
+            match kept {
+                Some((indexed, stamps)) if stamps.iter().all(|(path, at)| stamp(path) == *at) => {
+                    indexed
+                }
+                _ => {
+                    let read = read_crate(manifest_dir, crate_name, binary, alternative);
+                    let indexed = read.0.clone();
+                    crates.borrow_mut().insert(key, read);
+                    indexed
+                }
             }
-            _ => {
-                let read = read_crate(manifest_dir, crate_name, binary);
-                let indexed = read.0.clone();
-                crates.borrow_mut().insert(key, read);
-                indexed
-            }
-        }
-    })?;
-    // The loads of the file in the macro's crate (the library's are another crate's).
-    let mut here: Vec<FileId> = indexed
-        .index
-        .fns
-        .iter()
-        .filter(|f| {
-            indexed.files[f.file].path == file && indexed.index.modules[f.module].krate == krate
-        })
-        .map(|f| f.file)
-        .collect();
-    here.sort_unstable();
-    here.dedup();
-    (!here.is_empty()).then_some(View { indexed, here })
+        })?;
+        // The loads of the file in the macro's crate (the library's are another crate's).
+        let mut here: Vec<FileId> = indexed
+            .index
+            .fns
+            .iter()
+            .filter(|f| {
+                indexed.files[f.file].path == file && indexed.index.modules[f.module].krate == krate
+            })
+            .map(|f| f.file)
+            .collect();
+        here.sort_unstable();
+        here.dedup();
+        (!here.is_empty()).then_some(View { indexed, here })
+    })
 }
 
 /// The crate `crate_name` of the package in `manifest_dir` (and its package's library),
 /// indexed; `None` where no target has that name or one of its files cannot be read or parsed
 /// (the crate the compiler sees would not be the one read).
-fn read_crate(manifest_dir: &Path, crate_name: &str, binary: bool) -> Read {
+fn read_crate(manifest_dir: &Path, crate_name: &str, binary: bool, alternative: usize) -> Read {
     let manifest = manifest_dir.join("Cargo.toml");
     let mut stamps = vec![(manifest.clone(), stamp(&manifest))];
-    let targets = crate_targets(manifest_dir, crate_name, binary);
+    let targets = crate_targets(manifest_dir, crate_name, binary, alternative);
     if targets.is_empty() {
         return (None, stamps);
     }

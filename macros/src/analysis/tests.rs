@@ -1439,3 +1439,28 @@ fn an_expression_is_quoted_as_rustfmt_writes_it() {
         assert_eq!(super::text::compact(&tokens), text);
     }
 }
+
+#[test]
+fn a_test_named_like_the_library_is_read_as_its_own_crate() {
+    // `tests/p.rs` of package `p`: cargo names that crate `p` too, without `CARGO_BIN_NAME`.
+    let dir = package(
+        "test-like-lib",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"p\"\nversion = \"0.1.0\"\n",
+            ),
+            ("src/lib.rs", "pub fn g() -> u32 { 1 }\n"),
+            ("tests/p.rs", "mod helpers;\nfn t() -> u32 { 2 }\n"),
+            ("tests/helpers.rs", "pub fn h() -> u32 { 3 }\n"),
+        ],
+    );
+    let view = super::file::in_crate(&dir, "p", false, &dir.join("tests/p.rs")).unwrap();
+    assert!(view.locate("t", &syn::parse_quote!({ 2 })).is_some());
+    // Its module is read with it.
+    let helper = super::file::in_crate(&dir, "p", false, &dir.join("tests/helpers.rs")).unwrap();
+    assert!(helper.locate("h", &syn::parse_quote!({ 3 })).is_some());
+    let lib = super::file::in_crate(&dir, "p", false, &dir.join("src/lib.rs")).unwrap();
+    assert!(lib.locate("g", &syn::parse_quote!({ 1 })).is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
