@@ -333,6 +333,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
             .collect(),
         off_type: Vec::new(),
         reading_calls: Vec::new(),
+        macro_reading_calls: Vec::new(),
     };
     for field in &item.fields {
         let (Some(ident), syn::Type::Path(p)) = (&field.ident, &field.ty) else {
@@ -439,6 +440,12 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                         .is_some_and(|ty| not_its_own(&ty)) => {}
                 _ => changes_place(&mut scan, &place_fields(receiver)),
             }
+        }
+    }
+    // In tokens the receiver's type is not known: any method of the name taking `&mut self`.
+    for (method, field) in std::mem::take(&mut scan.macro_reading_calls) {
+        if scan.changing_methods.contains(&method) || scan.inherent_changing.contains(&method) {
+            scan.changed.insert(field);
         }
     }
     for (field, ty) in std::mem::take(&mut scan.off_type) {
@@ -806,6 +813,9 @@ struct Scan<'a> {
     /// Calls of a [`READING_METHODS`] name, by the method's name and its receiver: they
     /// change the receiver where a method of that name in sight takes `&mut self`.
     reading_calls: Vec<(String, &'static syn::Expr)>,
+    /// The same in macros' tokens, by the method's name and a field of the path it is
+    /// called on.
+    macro_reading_calls: Vec<(String, String)>,
 }
 
 /// What one walk of a file finds for every struct's scan: what depends on the struct (its
@@ -839,6 +849,9 @@ struct FileLog {
     /// The fields macros' tokens may change (see [`macro_token_facts`]), and every
     /// identifier a macro of the user's names.
     macro_changed: BTreeSet<String>,
+    /// A [`READING_METHODS`] name called in a macro's tokens on a path through a field (the
+    /// method, the field): the field may change where a method of the name takes `&mut self`.
+    macro_reading_calls: Vec<(String, String)>,
     /// Whether `unsafe` code may write through a raw pointer, in a file of a crate that can
     /// name the struct, and in one that cannot (see [`unsafe_writes`]).
     unsafe_own: bool,
@@ -880,6 +893,7 @@ fn file_logs(index: &Index) -> std::rc::Rc<Vec<FileLog>> {
         .map(|file| {
             let mut log = FileLog::default();
             let mut visit = LogVisit {
+                index,
                 log: &mut log,
                 fn_blocks: &fn_blocks,
                 stack: &mut stack,
@@ -954,6 +968,8 @@ fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
     // may be bound by `&mut`.
     scan.changed.extend(log.pattern_fields.iter().cloned());
     scan.changed.extend(log.macro_changed.iter().cloned());
+    scan.macro_reading_calls
+        .extend(log.macro_reading_calls.iter().cloned());
 }
 
 /// Marks the fields of a place (`self.cache.k`, `m.n_head[0]`) as changed.
@@ -1022,6 +1038,7 @@ fn place_fields(expr: &syn::Expr) -> PlaceFields {
 
 /// The walk of one file that writes its [`FileLog`].
 struct LogVisit<'s> {
+    index: &'s Index,
     log: &'s mut FileLog,
     fn_blocks: &'s std::collections::HashMap<*const syn::Block, usize>,
     /// The functions entered, innermost last (`None`: one the index does not hold).
@@ -1347,9 +1364,10 @@ impl Visit<'static> for LogVisit<'_> {
             .map(|s| name_of(&s.ident))
             .unwrap_or_default();
         self.log.includes |= name == "include";
-        // A macro of the user's (`dec!(self, n_head)`) may build any place from the names it
-        // is given: every field it names may change.
-        if !READING_MACROS.contains(&name.as_str()) {
+        // A macro of the user's (`dec!(self, n_head)`, or a `macro_rules! assert` of the
+        // crate's) may build any place from the names it is given: every field it names may
+        // change.
+        if !READING_MACROS.contains(&name.as_str()) || self.index.defines_macro(&name) {
             idents(&mac.tokens, &mut self.log.macro_changed);
         }
         macro_token_facts(self.log, mac.tokens.clone());
@@ -1367,7 +1385,22 @@ fn macro_token_facts(log: &mut FileLog, tokens: TokenStream) {
         .any(|t| matches!(t, TokenTree::Ident(i) if i == "mut"));
     for (at, tree) in trees.iter().enumerate() {
         match tree {
-            TokenTree::Group(group) => macro_token_facts(log, group.stream()),
+            TokenTree::Group(group) => {
+                macro_token_facts(log, group.stream());
+                // `(m.config).width = 0`, `(m.config.width) = 0`: every field inside may be
+                // the place changed.
+                if group.delimiter() == proc_macro2::Delimiter::Parenthesis {
+                    let mut inside = BTreeSet::new();
+                    idents(&group.stream(), &mut inside);
+                    match token_place(&trees, at) {
+                        TokenPlace::Read => {}
+                        TokenPlace::Changed => log.macro_changed.extend(inside),
+                        TokenPlace::Called(method) => log
+                            .macro_reading_calls
+                            .extend(inside.into_iter().map(|field| (method.clone(), field))),
+                    }
+                }
+            }
             TokenTree::Ident(ident) => {
                 let name = ident.to_string();
                 let next = trees.get(at + 1);
@@ -1381,8 +1414,15 @@ fn macro_token_facts(log: &mut FileLog, tokens: TokenStream) {
                 if !after_dot {
                     continue;
                 }
-                if has_mut || place_changes(&trees, at) {
-                    log.macro_changed.insert(name);
+                match token_place(&trees, at) {
+                    _ if has_mut => {
+                        log.macro_changed.insert(name);
+                    }
+                    TokenPlace::Changed => {
+                        log.macro_changed.insert(name);
+                    }
+                    TokenPlace::Called(method) => log.macro_reading_calls.push((method, name)),
+                    TokenPlace::Read => {}
                 }
             }
             _ => {}
@@ -1390,26 +1430,41 @@ fn macro_token_facts(log: &mut FileLog, tokens: TokenStream) {
     }
 }
 
-/// Whether the field `.name` at `at` in a macro's tokens is part of a place that changes: the
-/// path of fields and indexes it starts (`.config.sizes[0]`) is assigned (`= v`, `+= v`) or
-/// has a method called on it that is no [`READING_METHODS`] one (`.cache.push(..)`). A read
-/// (`st.config.use_cache,`) or a call of `.name(..)` itself changes nothing.
-fn place_changes(trees: &[TokenTree], at: usize) -> bool {
+/// What the path of fields and indexes a macro's tokens start at `at` (`.config.sizes[0]`)
+/// does with its place.
+enum TokenPlace {
+    /// Nothing that changes it: a read (`st.config.use_cache,`), or no path.
+    Read,
+    /// Assigned (`= v`, `+= v`, also where the `=` is joint to what follows, `=*&0`), or a
+    /// method called on it that is no [`READING_METHODS`] one (`.cache.push(..)`).
+    Changed,
+    /// A [`READING_METHODS`] name called on it (`.config.len()`): a change where a method
+    /// of that name in sight takes `&mut self`.
+    Called(String),
+}
+
+/// What happens to the place the tokens at `at` on name (a field `.name`, or a parenthesized
+/// place `(m.config)`): see [`TokenPlace`]. A call of `.name(..)` itself is no place.
+fn token_place(trees: &[TokenTree], at: usize) -> TokenPlace {
     let is_call = |i: usize| match trees.get(i) {
         Some(TokenTree::Group(g)) => g.delimiter() == proc_macro2::Delimiter::Parenthesis,
         // `.collect::<..>()`
         Some(TokenTree::Punct(p)) => p.as_char() == ':',
         _ => false,
     };
-    if is_call(at + 1) {
-        return false;
+    if matches!(trees.get(at), Some(TokenTree::Ident(_))) && is_call(at + 1) {
+        return TokenPlace::Read;
     }
     let mut i = at + 1;
     loop {
         match (trees.get(i), trees.get(i + 1)) {
             (Some(TokenTree::Punct(dot)), Some(TokenTree::Ident(next))) if dot.as_char() == '.' => {
                 if is_call(i + 2) {
-                    return !READING_METHODS.contains(&next.to_string().as_str());
+                    let method = next.to_string();
+                    return match READING_METHODS.contains(&method.as_str()) {
+                        true => TokenPlace::Called(method),
+                        false => TokenPlace::Changed,
+                    };
                 }
                 i += 2;
             }
@@ -1420,17 +1475,21 @@ fn place_changes(trees: &[TokenTree], at: usize) -> bool {
             (Some(TokenTree::Group(g)), _) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
                 i += 1;
             }
-            (Some(TokenTree::Punct(p)), _)
-                if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
-            {
-                return true;
+            // `=`, not `==` nor `=>` (joint to something else, `=*&0`, it still assigns).
+            (Some(TokenTree::Punct(p)), next) if p.as_char() == '=' => {
+                let comparison = p.spacing() == proc_macro2::Spacing::Joint
+                    && matches!(next, Some(TokenTree::Punct(q)) if matches!(q.as_char(), '=' | '>'));
+                return match comparison {
+                    true => TokenPlace::Read,
+                    false => TokenPlace::Changed,
+                };
             }
             (Some(TokenTree::Punct(p)), Some(TokenTree::Punct(q)))
                 if "+-*/%^&|<>".contains(p.as_char()) && q.as_char() == '=' =>
             {
-                return true;
+                return TokenPlace::Changed;
             }
-            _ => return false,
+            _ => return TokenPlace::Read,
         }
     }
 }
@@ -1444,8 +1503,6 @@ const READING_MACROS: &[&str] = &[
     "eprint",
     "format",
     "format_args",
-    "write",
-    "writeln",
     "panic",
     "assert",
     "assert_eq",

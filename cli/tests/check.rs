@@ -5073,18 +5073,43 @@ impl Model {
     }
 }
 
-pub fn show(m: Model) -> Model {
-    println!(\"{}\", MACRO);
-    m
-}
+SHOW
 ";
-    for (case, in_macro, code) in [
-        ("read", "m.config.width", 1),
-        ("assigned", "{ let mut m = m; m.config.width = 3; 0 }", 0),
-    ] {
+    let show = |in_macro: &str| {
+        format!("pub fn show(m: Model) -> Model {{\n    println!(\"{{}}\", {in_macro});\n    m\n}}")
+    };
+    // What a review wrote: each changes `config` through a macro's tokens.
+    let changing = [
+        "pub fn show(m: &mut Model) { println!(\"{}\", { m.config.width =*&0; 0 }); }",
+        "pub fn show(m: &mut Model) { println!(\"{}\", { (m.config).width = 0; 0 }); }",
+        "pub fn show(m: &mut Model) { println!(\"{}\", { (m.config.width) = 0; 0 }); }",
+        "impl std::fmt::Write for Config { fn write_str(&mut self, _: &str) -> std::fmt::Result \
+         { *self = Config { width: 0 }; Ok(()) } }\n\
+         pub fn show(m: &mut Model) { use std::fmt::Write; let _ = write!(m.config, \"reset\"); }",
+        "macro_rules! assert { ($e:expr) => { $e = 0 }; }\n\
+         pub fn show(m: &mut Model) { assert!(m.config.width); }",
+        "impl Config { fn len(&mut self) -> usize { *self = Config { width: 0 }; 0 } }\n\
+         pub fn show(m: &mut Model) { println!(\"{}\", m.config.len()); }",
+    ];
+    let cases = [
+        ("read".to_string(), show("m.config.width"), 1),
+        (
+            "assigned".to_string(),
+            show("{ let mut m = m; m.config.width = 3; 0 }"),
+            0,
+        ),
+    ]
+    .into_iter()
+    .chain(
+        changing
+            .iter()
+            .enumerate()
+            .map(|(at, text)| (format!("review-{at}"), text.to_string(), 0)),
+    );
+    for (case, shown, code) in cases {
         let dir = scratch_crate(
             &format!("macro-reads-{case}"),
-            &source.replace("MACRO", in_macro),
+            &source.replace("SHOW", &shown),
         );
         let (found, _, stderr) = run(&dir, &["check", "."]);
         assert_eq!(found, code, "{case}: {stderr}");
