@@ -4651,7 +4651,18 @@ impl<'a> Walker<'a> {
         let (span, given) = match wrong {
             Some(expr) => {
                 let expr = strip_refs(expr);
-                (Site::of(expr), self.text(expr))
+                let text = self.text(expr);
+                // An element of a list not written out (`&parts`, `&vec![a, b]`): `parts[1]`.
+                let text = match mismatch.argument {
+                    Argument::Element(_, at)
+                        if !matches!(expr, syn::Expr::Array(_))
+                            && args.iter().any(|arg| std::ptr::eq(strip_refs(arg), expr)) =>
+                    {
+                        format!("{text}[{at}]")
+                    }
+                    _ => text,
+                };
+                (Site::of(expr), text)
             }
             None => (Site::of(&call), self.text(&call)),
         };

@@ -5153,3 +5153,35 @@ impl Block {
         }
     }
 }
+
+#[test]
+fn a_list_element_that_does_not_fit_is_named_by_its_own_text() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(a: f32[N, 4], c: f32[N, 5])]
+pub fn kept(a: &Tensor, c: &Tensor) -> Result<Tensor> {
+    let v = [a.clone(), a.clone(), c.clone()];
+    Tensor::stack(&v, 0)
+}
+
+#[contract(a: f32[N, 4], c: f32[N, 5])]
+pub fn written(a: &Tensor, c: &Tensor) -> Result<Tensor> {
+    Tensor::cat(&[a, c], 0)
+}
+";
+    let dir = scratch_crate("list-element", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::stack` takes `tensors[2]: f32[N, 4]` (the type of `tensors[0]`), \
+             but `v[2]` is `f32[N, 5]` here",
+            "--> src/lib.rs:7:20",
+            "error: `Tensor::cat` takes `tensors[1]: f32[_, 4]` (the dims of `tensors[0]` but \
+             along `dim`), but `c` is `f32[N, 5]` here",
+            "--> src/lib.rs:12:22",
+        ]
+    );
+}

@@ -86,22 +86,41 @@ impl View {
             .iter()
             .map(|&file| occurrences(&self.files[file].tokens, &tokens))
             .sum();
-        // Twin bodies (two `forward`s reading `self.proj.forward(xs)`) are told apart by
-        // where the body opens, where the compiler says.
-        let at = match standing {
-            0 => return None,
-            1 => None,
-            _ if proc_macro::is_available() => {
+        if standing == 0 {
+            return None;
+        }
+        // Where the compiler says the body opens: its file, line and column. Twin bodies (two
+        // `forward`s reading `self.proj.forward(xs)`) are told apart so, and a body a
+        // `macro_rules!` brought from another file (the same tokens as one here) is no
+        // function of this file.
+        // (Only a crate read from its files knows its paths; a view of one file or item alone
+        // holds the body once, or is told apart by position.)
+        let read_from_files = self
+            .here
+            .iter()
+            .all(|&file| self.files[file].path.is_absolute());
+        let (file, at) = match proc_macro::is_available() {
+            true if read_from_files || standing > 1 => {
                 let open = body.brace_token.span.open().unwrap();
-                Some((open.line(), open.column()))
+                let file = open
+                    .local_file()
+                    .and_then(|path| path.canonicalize().ok())
+                    .filter(|_| read_from_files);
+                (file, Some((open.line(), open.column())))
             }
-            _ => return None,
+            _ => (None, None),
         };
+        if at.is_none() && standing > 1 {
+            return None;
+        }
         let mut holding = self.index.fns.iter().enumerate().filter(|(id, f)| {
             let start = f.block.brace_token.span.open().start();
             f.name == name
                 && self.is_here(*id)
                 && self.bodies[*id] == tokens
+                && file
+                    .as_ref()
+                    .is_none_or(|file| *file == self.files[f.file].path)
                 && at.is_none_or(|(line, column)| {
                     start.line == line && (start.column == column || start.column + 1 == column)
                 })
@@ -122,6 +141,16 @@ impl View {
             let open = body.brace_token.span.open().unwrap();
             (open.line(), open.column())
         });
+        // A body a `macro_rules!` brought from another file stands at no place of this one.
+        let read_from_files = self
+            .here
+            .iter()
+            .all(|&file| self.files[file].path.is_absolute());
+        let file = proc_macro::is_available()
+            .then(|| body.brace_token.span.open().unwrap().local_file())
+            .flatten()
+            .and_then(|path| path.canonicalize().ok())
+            .filter(|_| read_from_files);
         let owners: Vec<&String> = self
             .index
             .fns
@@ -132,6 +161,9 @@ impl View {
                 f.name == name
                     && self.is_here(*id)
                     && self.bodies[*id] == tokens
+                    && file
+                        .as_ref()
+                        .is_none_or(|file| *file == self.files[f.file].path)
                     && at.is_none_or(|(line, column)| {
                         start.line == line && (start.column == column || start.column + 1 == column)
                     })
