@@ -2062,6 +2062,8 @@ impl<'a> Walker<'a> {
                     Err(_) => Value::Other,
                 },
                 syn::Lit::Float(_) => Value::Float,
+                // `if true { .. }`: a condition the walk decides.
+                syn::Lit::Bool(b) => Value::Bool(b.value),
                 _ => Value::Other,
             },
             syn::Expr::Path(p) => self.path_value(p),
@@ -2226,7 +2228,12 @@ impl<'a> Walker<'a> {
                 self.forget(&changed);
                 self.block(&l.body);
                 self.forget(&changed);
-                Value::Other
+                // A `loop` no `break` leaves (in a macro's tokens neither): nothing after it
+                // runs (a `return` or `?` in it leaves the function).
+                match may_break(&l.body) {
+                    true => Value::Other,
+                    false => Value::Never,
+                }
             }
             syn::Expr::Closure(c) => {
                 let mut changed = self.changes();
@@ -4137,6 +4144,15 @@ impl<'a> Walker<'a> {
                     _ => Value::Other,
                 }
             }
+            // `std::process::exit(1)`: nothing after it runs.
+            Resolved::External(path)
+                if matches!(
+                    path.iter().map(String::as_str).collect::<Vec<_>>()[..],
+                    ["std", "process", "exit" | "abort"]
+                ) =>
+            {
+                Value::Never
+            }
             Resolved::External(path) => self.external_call(&path, &args, &arg_exprs, call),
             _ => Value::Other,
         }
@@ -5301,6 +5317,24 @@ fn subject_text(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Paren(p) => subject_text(&p.expr),
         _ => None,
     }
+}
+
+/// Whether a `break` stands anywhere in a block (an inner loop's too, a macro's tokens too).
+fn may_break(block: &syn::Block) -> bool {
+    struct Breaks(bool);
+    impl<'a> Visit<'a> for Breaks {
+        fn visit_expr_break(&mut self, _: &'a syn::ExprBreak) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.0 |= names.contains("break");
+        }
+    }
+    let mut breaks = Breaks(false);
+    breaks.visit_block(block);
+    breaks.0
 }
 
 /// The first mention of the name `name` in a body, in the order of its text, where it is a

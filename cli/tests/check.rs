@@ -5185,3 +5185,71 @@ pub fn written(a: &Tensor, c: &Tensor) -> Result<Tensor> {
         ]
     );
 }
+
+#[test]
+fn code_after_a_call_or_loop_that_never_returns_is_not_reported() {
+    // From a review: nothing after `exit`, `if true { return .. }` or a `loop` no `break`
+    // leaves runs; after a loop that breaks, or a flag a branch may change, it does.
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[N, 4], y: f32[N, 3])]
+pub fn exits(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    std::process::exit(1);
+    #[allow(unreachable_code)]
+    x.add(y)
+}
+
+#[contract(x: f32[N, 4], y: f32[N, 3])]
+pub fn returns_first(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    if true {
+        return Ok(x.clone());
+    }
+    x.add(y)
+}
+
+#[contract(x: f32[N, 4], y: f32[N, 3])]
+pub fn spins(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    #[allow(clippy::empty_loop)]
+    loop {}
+    #[allow(unreachable_code)]
+    x.add(y)
+}
+
+#[contract(x: f32[N, 4], y: f32[N, 3])]
+pub fn flag_may_change(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let mut flag = true;
+    if x.dim(0)? > 3 {
+        flag = false;
+    }
+    if flag {
+        return Ok(x.clone());
+    }
+    x.add(y)
+}
+
+#[contract(x: f32[N, 4], y: f32[N, 3])]
+pub fn loop_breaks(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let mut n = 0;
+    loop {
+        n += 1;
+        if n > 3 {
+            break;
+        }
+    }
+    x.add(y)
+}
+";
+    let dir = scratch_crate("never-returns", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    let sites: Vec<String> = headlines(&stderr)
+        .into_iter()
+        .filter(|l| l.starts_with("-->"))
+        .collect();
+    assert_eq!(
+        sites,
+        ["--> src/lib.rs:36:11", "--> src/lib.rs:48:11"],
+        "{stderr}"
+    );
+}
