@@ -442,9 +442,29 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
             }
         }
     }
-    // In tokens the receiver's type is not known: any method of the name taking `&mut self`.
-    for (method, field) in std::mem::take(&mut scan.macro_reading_calls) {
-        if scan.changing_methods.contains(&method) || scan.inherent_changing.contains(&method) {
+    // In tokens only the receiver's field name is known: a trait's method of the name taking
+    // `&mut self` may be any type's; an inherent one is its owner's, so a receiver field of
+    // another of the crate's types, or of another crate's type, keeps its value.
+    for (method, field, receiver) in std::mem::take(&mut scan.macro_reading_calls) {
+        let changes = if !reading_certain || scan.changing_methods.contains(&method) {
+            true
+        } else if scan.inherent_changing.contains(&method) {
+            let owners = scan.inherent_owners.get(&method);
+            let own_type = |ty: &String| {
+                owners.is_none_or(|owners| {
+                    owners.contains(ty) || owners.contains("*") || !owners.is_disjoint(&aliases)
+                }) || deref_types.contains(ty)
+                    || deref_types.contains("*")
+            };
+            match crate_fields.get(&field) {
+                _ if !receiver => true,
+                Some(ty) => own_type(ty),
+                None => !external_fields.contains(&field),
+            }
+        } else {
+            false
+        };
+        if changes {
             scan.changed.insert(field);
         }
     }
@@ -813,9 +833,9 @@ struct Scan<'a> {
     /// Calls of a [`READING_METHODS`] name, by the method's name and its receiver: they
     /// change the receiver where a method of that name in sight takes `&mut self`.
     reading_calls: Vec<(String, &'static syn::Expr)>,
-    /// The same in macros' tokens, by the method's name and a field of the path it is
-    /// called on.
-    macro_reading_calls: Vec<(String, String)>,
+    /// The same in macros' tokens, by the method's name, a field of the path it is called
+    /// on, and whether that field is the receiver.
+    macro_reading_calls: Vec<(String, String, bool)>,
 }
 
 /// What one walk of a file finds for every struct's scan: what depends on the struct (its
@@ -850,8 +870,9 @@ struct FileLog {
     /// identifier a macro of the user's names.
     macro_changed: BTreeSet<String>,
     /// A [`READING_METHODS`] name called in a macro's tokens on a path through a field (the
-    /// method, the field): the field may change where a method of the name takes `&mut self`.
-    macro_reading_calls: Vec<(String, String)>,
+    /// method, the field, whether the field is the receiver): the field may change where a
+    /// method of the name takes `&mut self`.
+    macro_reading_calls: Vec<(String, String, bool)>,
     /// Whether `unsafe` code may write through a raw pointer, in a file of a crate that can
     /// name the struct, and in one that cannot (see [`unsafe_writes`]).
     unsafe_own: bool,
@@ -1348,7 +1369,26 @@ impl Visit<'static> for LogVisit<'_> {
                 match tree {
                     TokenTree::Group(group) => fn_names(group.stream(), into),
                     TokenTree::Ident(ident) if ident == "fn" => {
-                        if let Some(TokenTree::Ident(name)) = trees.get(at + 1) {
+                        // `fn forward(&self, ..)` (or `&'a self`) changes nothing; any other
+                        // receiver, a `$` in it, or generics may.
+                        let shared_self = match trees.get(at + 2) {
+                            Some(TokenTree::Group(params))
+                                if params.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+                            {
+                                let params: Vec<String> = params
+                                    .stream()
+                                    .into_iter()
+                                    .take(4)
+                                    .map(|t| t.to_string())
+                                    .collect();
+                                let params: Vec<&str> = params.iter().map(String::as_str).collect();
+                                matches!(params[..], ["&", "self", ..] | ["&", "'", _, "self", ..])
+                            }
+                            _ => false,
+                        };
+                        if let (Some(TokenTree::Ident(name)), false) =
+                            (trees.get(at + 1), shared_self)
+                        {
                             into.insert(name.to_string());
                         }
                     }
@@ -1388,16 +1428,24 @@ fn macro_token_facts(log: &mut FileLog, tokens: TokenStream) {
             TokenTree::Group(group) => {
                 macro_token_facts(log, group.stream());
                 // `(m.config).width = 0`, `(m.config.width) = 0`: every field inside may be
-                // the place changed.
-                if group.delimiter() == proc_macro2::Delimiter::Parenthesis {
+                // the place changed. (Not a call's arguments: `f(x)`, `.forward(&x)`, `m!(x)`.)
+                let arguments = at > 0
+                    && match &trees[at - 1] {
+                        TokenTree::Ident(_) | TokenTree::Group(_) => true,
+                        TokenTree::Punct(p) => matches!(p.as_char(), '!' | '>'),
+                        TokenTree::Literal(_) => false,
+                    };
+                if group.delimiter() == proc_macro2::Delimiter::Parenthesis && !arguments {
                     let mut inside = BTreeSet::new();
                     idents(&group.stream(), &mut inside);
                     match token_place(&trees, at) {
                         TokenPlace::Read => {}
                         TokenPlace::Changed => log.macro_changed.extend(inside),
-                        TokenPlace::Called(method) => log
-                            .macro_reading_calls
-                            .extend(inside.into_iter().map(|field| (method.clone(), field))),
+                        TokenPlace::Called(method, _) => log.macro_reading_calls.extend(
+                            inside
+                                .into_iter()
+                                .map(|field| (method.clone(), field, false)),
+                        ),
                     }
                 }
             }
@@ -1421,7 +1469,9 @@ fn macro_token_facts(log: &mut FileLog, tokens: TokenStream) {
                     TokenPlace::Changed => {
                         log.macro_changed.insert(name);
                     }
-                    TokenPlace::Called(method) => log.macro_reading_calls.push((method, name)),
+                    TokenPlace::Called(method, receiver) => {
+                        log.macro_reading_calls.push((method, name, receiver))
+                    }
                     TokenPlace::Read => {}
                 }
             }
@@ -1439,8 +1489,9 @@ enum TokenPlace {
     /// method called on it that is no [`READING_METHODS`] one (`.cache.push(..)`).
     Changed,
     /// A [`READING_METHODS`] name called on it (`.config.len()`): a change where a method
-    /// of that name in sight takes `&mut self`.
-    Called(String),
+    /// of that name in sight takes `&mut self`; with whether the name at `at` is the
+    /// receiver itself (not a field on the way to it).
+    Called(String, bool),
 }
 
 /// What happens to the place the tokens at `at` on name (a field `.name`, or a parenthesized
@@ -1461,8 +1512,10 @@ fn token_place(trees: &[TokenTree], at: usize) -> TokenPlace {
             (Some(TokenTree::Punct(dot)), Some(TokenTree::Ident(next))) if dot.as_char() == '.' => {
                 if is_call(i + 2) {
                     let method = next.to_string();
+                    let receiver =
+                        i == at + 1 && matches!(trees.get(at), Some(TokenTree::Ident(_)));
                     return match READING_METHODS.contains(&method.as_str()) {
-                        true => TokenPlace::Called(method),
+                        true => TokenPlace::Called(method, receiver),
                         false => TokenPlace::Changed,
                     };
                 }

@@ -28,6 +28,8 @@ mod static_real_models;
 mod static_unknown_params;
 mod struct_contract_lookup;
 mod struct_contracts;
+mod twin_macro_a;
+mod twin_macro_b;
 mod values;
 
 use candle_contracts::{ContractError, Violation};

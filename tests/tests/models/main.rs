@@ -15,7 +15,5 @@ mod qwen2;
 mod resnet;
 mod stable_diffusion;
 mod t5;
-mod twin_macro_a;
-mod twin_macro_b;
 mod vit;
 mod whisper;
