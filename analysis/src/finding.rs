@@ -68,4 +68,7 @@ pub struct LetHint {
     /// cache's `T` when empty, `P + T` after a `cat`), with the first branch's size and the
     /// second's (`("?1", "T", "P + T")`); one or the other on each run.
     pub joins: Vec<(String, String, String)>,
+    /// Each size of `ty` that only an `Option` field's clauses state, with that field: 0
+    /// where the field is `None` (`("P", "self.kv_cache")`: no cached step is `P + T`).
+    pub absent: Vec<(String, String)>,
 }

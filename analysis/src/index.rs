@@ -1619,16 +1619,7 @@ impl FnDef {
             ..
         }) = &mut self.contract
         {
-            parsed.clauses.extend(fields.clauses.iter().cloned());
-            parsed.facts.extend(fields.facts.iter().cloned());
-            parsed.fields.extend(fields.fields.iter().cloned());
-            parsed
-                .field_values
-                .extend(fields.field_values.iter().cloned());
-            parsed
-                .field_flags
-                .extend(fields.field_flags.iter().cloned());
-            parsed.relations.extend(fields.relations.iter().cloned());
+            parsed.extend(fields.clone());
         }
     }
 }
@@ -1647,12 +1638,7 @@ pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
             syn::Meta::List(list) => match crate::contract::read(&list.tokens) {
                 Some((contract, off)) => {
                     if let Some(parsed) = &mut parsed {
-                        parsed.clauses.extend(contract.clauses);
-                        parsed.facts.extend(contract.facts);
-                        parsed.fields.extend(contract.fields);
-                        parsed.field_values.extend(contract.field_values);
-                        parsed.field_flags.extend(contract.field_flags);
-                        parsed.relations.extend(contract.relations);
+                        parsed.extend(contract);
                     }
                     analysis_off |= off;
                 }

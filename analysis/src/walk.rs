@@ -231,11 +231,11 @@ struct Joiner {
 }
 
 /// `factor == value` in one branch of an `if` (`n_rep == 1` in the `then` branch, or in the
-/// `else` branch of `n_rep != 1`).
+/// `else` branch of `n_rep != 1`); several at once where an absent cache's sizes are all 0
+/// (see [`Walker::absent_sizes`]).
 struct BranchFact {
     in_then: bool,
-    factor: Factor,
-    value: Dim,
+    values: Vec<(Factor, Dim)>,
 }
 
 impl Joiner {
@@ -256,8 +256,16 @@ impl Joiner {
             && !b.is_unknown()
         {
             let (with_fact, other) = if fact.in_then { (a, b) } else { (b, a) };
-            let under_fact = other.replace_factor(&fact.factor, &fact.value);
-            if under_fact.compare(with_fact) == candle_contracts_shapes::Verdict::Equal {
+            let under_fact = |dim: &Dim| {
+                fact.values
+                    .iter()
+                    .fold(dim.clone(), |dim, (factor, value)| {
+                        dim.replace_factor(factor, value)
+                    })
+            };
+            if under_fact(other).compare(&under_fact(with_fact))
+                == candle_contracts_shapes::Verdict::Equal
+            {
                 return other.clone();
             }
         }
@@ -306,8 +314,7 @@ fn zero_in_one_branch(op: syn::BinOp, left: &Value, right: &Value) -> Option<Bra
     };
     Some(BranchFact {
         in_then,
-        factor,
-        value: Dim::lit(0),
+        values: vec![(factor, Dim::lit(0))],
     })
 }
 
@@ -540,6 +547,7 @@ static NO_CLAUSES: Contract = Contract {
     field_values: Vec::new(),
     field_flags: Vec::new(),
     relations: Vec::new(),
+    named_elsewhere: Vec::new(),
 };
 
 /// Iterator adapters whose items are their receiver's.
@@ -630,6 +638,9 @@ struct Walker<'a> {
     /// Set while a loop's body is walked to see whether it keeps what it finds: a pass's
     /// names would differ from the next one's.
     loop_passes: usize,
+    /// The sizes 0 where an `Option` field is `None` (see [`Walker::absent_sizes`]), each
+    /// with the field (`P` → `self.kv_cache`).
+    absent_names: BTreeMap<String, String>,
 }
 
 impl<'a> Walker<'a> {
@@ -681,6 +692,7 @@ impl<'a> Walker<'a> {
             joined: 0,
             join_sizes: BTreeMap::new(),
             loop_passes: 0,
+            absent_names: BTreeMap::new(),
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
         }
@@ -1340,6 +1352,7 @@ impl<'a> Walker<'a> {
                 site,
                 name: name_of(ident),
                 joins: self.joins_in(&ty),
+                absent: self.absent_in(&ty),
                 ty,
                 op: self.let_op.clone(),
             });
@@ -2492,7 +2505,20 @@ impl<'a> Walker<'a> {
             syn::Expr::Let(l) => self.is_some_pattern(&l.pat) && self.is_option_argument(&l.expr),
             _ => false,
         };
+        // `if let Some((prev_k, prev_v)) = &self.kv_cache`: the `else` branch is where the
+        // field is `None`.
+        let absent = match &*i.cond {
+            syn::Expr::Let(l) if self.is_any_some_pattern(&l.pat) => self.absent_sizes(&l.expr),
+            _ => Vec::new(),
+        };
         let (verdict, fact) = self.condition(&i.cond);
+        let fact = match (fact, absent.is_empty()) {
+            (None, false) => Some(BranchFact {
+                in_then: false,
+                values: absent,
+            }),
+            (fact, _) => fact,
+        };
         let quiet_then = verdict != Some(true) && !some_argument;
         let quiet_else = verdict != Some(false);
         let mut before = self.scope.clone();
@@ -2530,6 +2556,116 @@ impl<'a> Walker<'a> {
         };
         self.joined(joiner);
         value
+    }
+
+    /// The sizes that are 0 where an `Option` field the contract states is `None`
+    /// (`&self.kv_cache` or `self.kv_cache.as_ref()`, as the body found it): each dim name
+    /// that only the clauses through `self.kv_cache?` state, no other clause, relation, value
+    /// rule or field. Where the field is `None` nothing binds such a name, so any size may
+    /// stand for it, and 0 makes the `None` branch's sizes the `Some` branch's: no cached
+    /// step is `P + T` with `P` 0. A mismatch for every size is one for 0 too: certain on
+    /// both branches. Only in the function's own walk, outside closures and loops (where an
+    /// earlier run may have changed the field); empty where none holds.
+    fn absent_sizes(&mut self, scrutinee: &syn::Expr) -> Vec<(Factor, Dim)> {
+        let mut expr = scrutinee;
+        loop {
+            expr = match expr {
+                syn::Expr::Paren(p) => &p.expr,
+                syn::Expr::Group(g) => &g.expr,
+                syn::Expr::Reference(r) if r.mutability.is_none() => &r.expr,
+                syn::Expr::MethodCall(m) if m.method == "as_ref" && m.args.is_empty() => {
+                    &m.receiver
+                }
+                _ => break,
+            };
+        }
+        let Some(base) = subject_text(expr).filter(|base| base.contains('.')) else {
+            return Vec::new();
+        };
+        let optional = format!("{base}?");
+        let as_found = matches!(self.subjects.get(&base),
+            Some((Value::Optional(_), Some(Origin::Clause(origin)))) if *origin == optional);
+        let first_use = match expr {
+            syn::Expr::Field(field) => first_use_of_field(self.f.block, field),
+            _ => false,
+        };
+        if !as_found
+            || !first_use
+            || !self.inlined.is_empty()
+            || self.closures > 0
+            || self.loop_passes > 0
+        {
+            return Vec::new();
+        }
+        let symbols =
+            |dim: &Dim| -> Vec<String> { dim.symbols().into_iter().map(str::to_string).collect() };
+        let shape_symbols = |spec: &TensorType| -> Vec<String> {
+            spec.shape
+                .front()
+                .iter()
+                .chain(spec.shape.back())
+                .flat_map(symbols)
+                .collect()
+        };
+        let mut own = BTreeSet::new();
+        let mut elsewhere: BTreeSet<String> = BTreeSet::new();
+        for contract in [self.f.contract, &self.contract] {
+            for clause in &contract.clauses {
+                let subject: String = clause.subject.split_whitespace().collect();
+                if subject.starts_with(&optional) {
+                    own.extend(shape_symbols(&clause.spec));
+                } else {
+                    elsewhere.extend(shape_symbols(&clause.spec));
+                }
+            }
+            for relation in &contract.relations {
+                elsewhere.extend(symbols(&relation.lhs));
+                elsewhere.extend(symbols(&relation.rhs));
+            }
+            for (name, value) in &contract.facts {
+                elsewhere.insert(name.clone());
+                elsewhere.extend(symbols(value));
+            }
+            elsewhere.extend(contract.fields.iter().map(|(_, dim)| dim.clone()));
+            elsewhere.extend(contract.named_elsewhere.iter().cloned());
+        }
+        // A parameter's or constant's name is a value of the body, never free.
+        let free: Vec<String> = own
+            .difference(&elsewhere)
+            .filter(|name| {
+                !name.starts_with('?')
+                    && self.lookup(name).is_none()
+                    && !matches!(self.resolve(&[name.to_string()]), Resolved::Const(_))
+            })
+            .cloned()
+            .collect();
+        for name in &free {
+            self.absent_names.insert(name.clone(), base.clone());
+        }
+        free.into_iter()
+            .map(|name| (Factor::Symbol(name), Dim::lit(0)))
+            .collect()
+    }
+
+    /// Whether a pattern is `Some(..)` of std's `Some` holding a pattern that matches every
+    /// value (names, `_`, tuples and references of them): it matches every `Some`.
+    fn is_any_some_pattern(&self, pat: &syn::Pat) -> bool {
+        fn matches_all(pat: &syn::Pat) -> bool {
+            match pat {
+                syn::Pat::Ident(ident) => ident.subpat.is_none(),
+                syn::Pat::Wild(_) | syn::Pat::Rest(_) => true,
+                syn::Pat::Tuple(tuple) => tuple.elems.iter().all(matches_all),
+                syn::Pat::Reference(r) => matches_all(&r.pat),
+                syn::Pat::Paren(p) => matches_all(&p.pat),
+                _ => false,
+            }
+        }
+        matches!(pat, syn::Pat::TupleStruct(some)
+            if some.qself.is_none()
+                && some.path.is_ident("Some")
+                && some.elems.len() == 1
+                && matches_all(&some.elems[0])
+                && self.is_primitive("Some"))
     }
 
     /// Whether a pattern is `Some(t)` (or `Some(_)`, `Some(ref t)`) of std's `Some`: it
@@ -2701,6 +2837,19 @@ impl<'a> Walker<'a> {
         joins
     }
 
+    /// The sizes of a hint's type that are 0 where an `Option` field is `None`, each with
+    /// the field.
+    fn absent_in(&self, ty: &str) -> Vec<(String, String)> {
+        let names: BTreeSet<&str> = ty
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .collect();
+        self.absent_names
+            .iter()
+            .filter(|(name, _)| names.contains(name.as_str()))
+            .map(|(name, field)| (name.clone(), field.clone()))
+            .collect()
+    }
+
     /// Walks an `if`'s condition; whether it is certainly true or false, where it compares
     /// two sizes the walk knows (`x.dim(1)? == 8` with `x: f32[N, 4]` is false), and what a
     /// comparison of a size with another makes true in one branch (`n_rep == 1`).
@@ -2749,8 +2898,7 @@ impl<'a> Walker<'a> {
         }
         .map(|(factor, value)| BranchFact {
             in_then: equal,
-            factor,
-            value,
+            values: vec![(factor, value)],
         });
         let verdict = match self.facts.compare(&left, &right) {
             candle_contracts_shapes::Verdict::Equal => Some(equal),
@@ -2788,19 +2936,46 @@ impl<'a> Walker<'a> {
                     && self.is_some_pattern(&arm.pat)
                     && self.is_option_argument(&m.expr)
             });
+        // `None => .., Some((prev_k, prev_v)) => ..` of `&self.kv_cache` (either order, or
+        // `Some(..) => .., _ => ..`): the sizes of an absent cache in the `None` arm.
+        let none_arm = match m.arms.as_slice() {
+            [first, second]
+                if m.arms.iter().all(|arm| {
+                    arm.guard.is_none() && !crate::index::is_conditional(&arm.attrs)
+                }) =>
+            {
+                let some = |arm: &syn::Arm| self.is_any_some_pattern(&arm.pat);
+                if is_none(&first.pat) && some(second) {
+                    Some(0)
+                } else if some(first)
+                    && (is_none(&second.pat) || matches!(second.pat, syn::Pat::Wild(_)))
+                {
+                    Some(1)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        let absent = none_arm
+            .map(|at| (at, self.absent_sizes(&m.expr)))
+            .filter(|(_, values)| !values.is_empty());
         let conditional = usize::from(m.arms.len() > 1);
         self.quiet += conditional;
-        let value = self.match_arms(m, &scrutinee, some_arm);
+        let value = self.match_arms(m, &scrutinee, some_arm, absent);
         self.quiet -= conditional;
         value
     }
 
-    /// `live_arm`: an arm that runs for some call, and is reported in.
+    /// `live_arm`: an arm that runs for some call, and is reported in. `absent`: of two
+    /// arms, the one where an `Option` field is `None`, and the sizes 0 there (see
+    /// [`Walker::absent_sizes`]).
     fn match_arms(
         &mut self,
         m: &syn::ExprMatch,
         scrutinee: &Value,
         live_arm: Option<usize>,
+        absent: Option<(usize, Vec<(Factor, Dim)>)>,
     ) -> Value {
         if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
             self.forget_in(|c| c.kept.extend(root(&m.expr)));
@@ -2832,6 +3007,12 @@ impl<'a> Walker<'a> {
             // One joiner for the value and the names of this pair of paths: a `(k, v)` the
             // arm yields and a `k` it assigns had their sizes on the same runs.
             let mut joiner = self.joiner();
+            if let (Some((none_at, values)), 1) = (&absent, at) {
+                joiner.fact = Some(BranchFact {
+                    in_then: *none_at == 0,
+                    values: values.clone(),
+                });
+            }
             value = Some(match value {
                 Some(prev) => prev.join_with(&v, &mut joiner),
                 None => v,
@@ -5335,6 +5516,120 @@ fn may_break(block: &syn::Block) -> bool {
     let mut breaks = Breaks(false);
     breaks.visit_block(block);
     breaks.0
+}
+
+/// Whether nothing before `field` (an `ExprField` of the body, `self.kv_cache`) in the body's
+/// text could have changed its path: every mention of the path before it only reads it
+/// (`&self.kv_cache`, `self.kv_cache.as_ref()`, `.is_some()`, `.is_none()`: an `Option` of
+/// tensors has no shape to change behind a shared reference), its root is used only through
+/// other fields (no `self.reset()`, `helper(self)`), and no macro's tokens name the root or
+/// the field.
+fn first_use_of_field(block: &syn::Block, field: &syn::ExprField) -> bool {
+    struct FirstUse<'a> {
+        root: String,
+        first_step: String,
+        field: &'a syn::ExprField,
+        found: Option<bool>,
+    }
+    impl FirstUse<'_> {
+        /// `Some(first step)` of a path of fields from the root (`q_proj` of `self.q_proj.w`).
+        fn first_step(&self, f: &syn::ExprField) -> Option<String> {
+            let mut member = &f.member;
+            let mut base = &*f.base;
+            while let syn::Expr::Field(inner) = base {
+                member = &inner.member;
+                base = &inner.base;
+            }
+            let from_root = matches!(base, syn::Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path.get_ident().is_some_and(|ident| name_of(ident) == self.root));
+            from_root.then(|| match member {
+                syn::Member::Named(name) => name_of(name),
+                syn::Member::Unnamed(index) => index.index.to_string(),
+            })
+        }
+        /// Whether `expr` is the path itself (`self.kv_cache`), not the one `field` is.
+        fn is_other_use(&self, expr: &syn::Expr) -> bool {
+            match unparen(expr) {
+                syn::Expr::Field(f) => {
+                    !std::ptr::eq(f, self.field)
+                        && matches!(&*f.base, syn::Expr::Path(_))
+                        && self
+                            .first_step(f)
+                            .is_some_and(|first| first == self.first_step)
+                }
+                _ => false,
+            }
+        }
+    }
+    impl<'a> Visit<'a> for FirstUse<'a> {
+        fn visit_expr_field(&mut self, f: &'a syn::ExprField) {
+            if self.found.is_some() {
+                return;
+            }
+            if std::ptr::eq(f, self.field) {
+                self.found = Some(true);
+                return;
+            }
+            match self.first_step(f) {
+                Some(first) if first == self.first_step => self.found = Some(false),
+                Some(_) => {}
+                None => syn::visit::visit_expr_field(self, f),
+            }
+        }
+        fn visit_expr_reference(&mut self, r: &'a syn::ExprReference) {
+            if r.mutability.is_none() && self.is_other_use(&r.expr) {
+                return;
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            let read = matches!(
+                m.method.to_string().as_str(),
+                "as_ref" | "is_some" | "is_none"
+            );
+            if read && m.args.is_empty() && self.is_other_use(&m.receiver) {
+                return;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
+            if self.found.is_none()
+                && p.path
+                    .segments
+                    .iter()
+                    .any(|segment| name_of(&segment.ident) == self.root)
+            {
+                self.found = Some(false);
+            }
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            if self.found.is_none()
+                && (names.contains(&self.root) || names.contains(&self.first_step))
+            {
+                self.found = Some(false);
+            }
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let Some(path) = subject_text(&syn::Expr::Field(field.clone())) else {
+        return false;
+    };
+    let (root, first_step) = match path.split('.').collect::<Vec<_>>().as_slice() {
+        // The field itself, one step from a parameter: `self.kv_cache`.
+        [root, first_step] => (root.to_string(), first_step.to_string()),
+        _ => return false,
+    };
+    let mut first = FirstUse {
+        root,
+        first_step,
+        field,
+        found: None,
+    };
+    first.visit_block(block);
+    first.found == Some(true)
 }
 
 /// The first mention of the name `name` in a body, in the order of its text, where it is a

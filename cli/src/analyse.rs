@@ -61,6 +61,9 @@ pub struct Hint {
     pub op: String,
     /// Each `?N` size of `ty` with the two sizes branches give (see `LetHint::joins`).
     pub joins: Vec<(String, String, String)>,
+    /// Each size of `ty` that is 0 where an `Option` field is `None`, with the field (see
+    /// `LetHint::absent`).
+    pub absent: Vec<(String, String)>,
     /// The contracted function whose body binds it.
     pub function: FnId,
 }
@@ -138,6 +141,7 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
                     ty: hint.ty,
                     op: hint.op,
                     joins: hint.joins,
+                    absent: hint.absent,
                     function: id,
                 }
             }));

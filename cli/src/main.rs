@@ -500,12 +500,29 @@ fn shapes(target: &str) -> ExitCode {
         }
     }
     joins.sort_by_key(|(name, _, _)| name[1..].parse::<usize>().unwrap_or(usize::MAX));
-    if !joins.is_empty() {
+    let joins_empty = joins.is_empty();
+    if !joins_empty {
         let _ = writeln!(out);
     }
     for (name, first, second) in joins {
         let line = format!("{name} is {first} or {second}, by the branch taken");
         if writeln!(out, "{line}").is_err() {
+            return ExitCode::SUCCESS;
+        }
+    }
+    // What a size of an absent cache is.
+    let mut absent: Vec<&(String, String)> = Vec::new();
+    for size in hints.iter().flat_map(|h| &h.absent) {
+        if !absent.contains(&size) {
+            absent.push(size);
+        }
+    }
+    absent.sort();
+    if !absent.is_empty() && joins_empty {
+        let _ = writeln!(out);
+    }
+    for (name, field) in absent {
+        if writeln!(out, "{name} is 0 where {field} is None").is_err() {
             break;
         }
     }

@@ -3435,18 +3435,17 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
     assert_eq!(
         stdout.lines().collect::<Vec<_>>(),
         [
-            "27  k       f32[B, KVH, P + T, 16]         Tensor::cat",
-            "28  v       f32[B, KVH, P + T, 16]         Tensor::cat",
-            "24  k       f32[B, KVH, ?1, 16]            match",
-            "24  v       f32[B, KVH, ?1, 16]            match",
-            // The code's own name for the size, from its `let` on, for `v` too.
-            "33  kv_len  = {kv_len}                     dim",
-            "34  k       f32[B, KVH * R, {kv_len}, 16]  repeat_kv",
-            "35  v       f32[B, KVH * R, {kv_len}, 16]  repeat_kv",
-            "36  att     f32[B, KVH * R, T, {kv_len}]   matmul",
+            "27  k       f32[B, KVH, P + T, 16]      Tensor::cat",
+            "28  v       f32[B, KVH, P + T, 16]      Tensor::cat",
+            // `P` only the cache's clauses state: 0 where it is `None`, so `T` is `P + T`.
+            "24  k       f32[B, KVH, P + T, 16]      match",
+            "24  v       f32[B, KVH, P + T, 16]      match",
+            "33  kv_len  = P + T                     dim",
+            "34  k       f32[B, KVH * R, P + T, 16]  repeat_kv",
+            "35  v       f32[B, KVH * R, P + T, 16]  repeat_kv",
+            "36  att     f32[B, KVH * R, T, P + T]   matmul",
             "",
-            // What the size of its own stands for, under the table.
-            "?1 is T or P + T, by the branch taken",
+            "P is 0 where self.kv_cache is None",
         ],
         "{stderr}"
     );
@@ -3461,6 +3460,156 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
     assert_eq!(stdout.trim(), "62  joined  f32[B, KVH, _, 16]  Tensor::cat");
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
+}
+
+/// A kv cache in an `Option` field, its length `P` stated only by the field's clauses: where
+/// the field is `None` at the `match`, no cached step is `P + T` with `P` 0, so both branches
+/// give `P + T`; not where `P` is stated elsewhere, nor where the field may have changed before.
+const ABSENT_CACHE: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Attention {
+    kv_cache: Option<(Tensor, Tensor)>,
+}
+
+#[contract]
+impl Attention {
+    #[contract(k: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, P, 8],
+               self.kv_cache?.1: f32[B, 4, P, 8])]
+    pub fn offset(&mut self, k: &Tensor) -> Result<Tensor> {
+        let (_, _, t, _) = k.dims4()?;
+        let offset = match &self.kv_cache {
+            None => 0,
+            Some((prev_k, _)) => prev_k.dim(2)?,
+        };
+        let k = if let Some((prev_k, _)) = &self.kv_cache {
+            Tensor::cat(&[prev_k, k], 2)?
+        } else {
+            k.clone()
+        };
+        self.kv_cache = Some((k.clone(), k.clone()));
+        let window = k.narrow(2, 0, offset + t + 1)?;
+        Ok(window)
+    }
+
+    #[contract(k: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, P, 8])]
+    pub fn as_ref_and_wild(&self, k: &Tensor) -> Result<Tensor> {
+        let k = match self.kv_cache.as_ref() {
+            Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 2)?,
+            _ => k.clone(),
+        };
+        let mut grown = k.clone();
+        if let Some((prev_k, _)) = &self.kv_cache {
+            grown = Tensor::cat(&[prev_k, &grown], 2)?;
+        }
+        let grown = grown.contiguous()?;
+        Ok(grown)
+    }
+
+    #[contract(k: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, P, 8],
+               mask: f32[T, P + T])]
+    pub fn named_by_a_mask(&self, k: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+        let k = match &self.kv_cache {
+            None => k.clone(),
+            Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 2)?,
+        };
+        let _ = mask;
+        Ok(k)
+    }
+
+    #[contract(k: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, P, 8])]
+    pub fn flushed(&mut self, k: &Tensor, flush: bool) -> Result<Tensor> {
+        if flush {
+            self.kv_cache = None;
+        }
+        let k = match &self.kv_cache {
+            None => k.clone(),
+            Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 2)?,
+        };
+        Ok(k)
+    }
+
+    #[contract(k: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, P, 8])]
+    pub fn reset_first(&mut self, k: &Tensor) -> Result<Tensor> {
+        self.reset();
+        let k = match &self.kv_cache {
+            None => k.clone(),
+            Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 2)?,
+        };
+        Ok(k)
+    }
+
+    #[contract(k: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, P, 8])]
+    pub fn guarded(&self, k: &Tensor, fresh: bool) -> Result<Tensor> {
+        let k = match &self.kv_cache {
+            Some((prev_k, _)) if !fresh => Tensor::cat(&[prev_k, k], 2)?,
+            _ => k.clone(),
+        };
+        Ok(k)
+    }
+
+    fn reset(&mut self) {
+        self.kv_cache = None;
+    }
+}
+";
+
+#[test]
+fn an_absent_kv_cache_holds_no_step() {
+    let dir = scratch_crate("absent-cache", ABSENT_CACHE);
+    let shapes = |name: &str| {
+        let (_, stdout, stderr) = run(&dir, &["shapes", &format!("src/lib.rs:Attention::{name}")]);
+        assert!(stderr.is_empty(), "{stderr}");
+        rows(&stdout)
+    };
+    assert_eq!(
+        shapes("offset"),
+        [
+            "13 t = T dims4",
+            "14 offset = P match",
+            "18 k f32[B, 4, P + T, 8] if",
+            "24 window ? narrow",
+            "",
+            "P is 0 where self.kv_cache is None",
+        ]
+    );
+    assert_eq!(
+        shapes("as_ref_and_wild"),
+        [
+            "30 k f32[B, 4, P + T, 8] match",
+            "34 grown f32[B, 4, P + T, 8] clone",
+            "38 grown f32[B, 4, 2 * P + T, 8] contiguous",
+            "",
+            "P is 0 where self.kv_cache is None",
+        ]
+    );
+    // `P` a mask's clause states too: where the cache is `None` the mask's clause is skipped,
+    // so nothing makes `P` 0. The field may be `None` after `self.kv_cache = None` or
+    // `self.reset()`, and a guard's `_` arm runs where it is `Some` too.
+    for name in ["named_by_a_mask", "flushed", "reset_first", "guarded"] {
+        let hints = shapes(name);
+        let joined = hints.iter().find(|row| row.ends_with(" match"));
+        assert!(
+            joined.is_some_and(|row| row.contains("?1") || row.contains("f32[B, 4, _, 8]")),
+            "{name}: {hints:?}"
+        );
+        assert!(
+            !hints.iter().any(|row| row.contains("is 0 where")),
+            "{name}"
+        );
+    }
+    // Reading past the cache and the new step is certain to fail on both branches.
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::narrow` takes `len: at most P + T - start`, but `offset + t + 1` \
+             is `P + T + 1` here",
+            "--> src/lib.rs:24:37",
+        ],
+        "{stderr}"
+    );
 }
 
 /// A `for` over `&mut` a list or an `Option` (`iter_mut()`, `&mut self.kv_cache`) may write

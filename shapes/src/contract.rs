@@ -50,6 +50,10 @@ pub struct Contract {
     /// `T <= P`): facts within the body ([`Facts`](crate::facts::Facts)), and what a call must
     /// not certainly break. (The text reader reads none.)
     pub relations: Vec<Relation>,
+    /// The dim names the contract uses where the clauses above hold no shape: a value bound
+    /// (`in 0..C`), a sequence of tensors (`items: [f32[E]; N]`), a derived subject. The guard
+    /// binds or needs them as it does any other. (The text reader reads none.)
+    pub named_elsewhere: Vec<String>,
 }
 
 impl Contract {
@@ -87,7 +91,20 @@ impl Contract {
             field_values: Vec::new(),
             field_flags: Vec::new(),
             relations: Vec::new(),
+            named_elsewhere: Vec::new(),
         })
+    }
+
+    /// Adds `other`'s clauses, facts, fields and relations after this one's (a struct
+    /// contract's to each method's, or two `#[contract]` attributes of one function).
+    pub fn extend(&mut self, other: Contract) {
+        self.clauses.extend(other.clauses);
+        self.facts.extend(other.facts);
+        self.fields.extend(other.fields);
+        self.field_values.extend(other.field_values);
+        self.field_flags.extend(other.field_flags);
+        self.relations.extend(other.relations);
+        self.named_elsewhere.extend(other.named_elsewhere);
     }
 
     /// The clause of `subject`.

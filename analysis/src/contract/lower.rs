@@ -20,6 +20,7 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     let mut field_values = Vec::new();
     let mut field_flags = Vec::new();
     let mut relations = Vec::new();
+    let mut named_elsewhere = Vec::new();
     for clause in clauses {
         if let Clause::Bind(binding) = clause {
             fields.push((subject_text(&binding.subject), name_of(&binding.dim)));
@@ -66,7 +67,9 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
         let Clause::Tensor(tensor) = clause else {
             continue;
         };
+        named_elsewhere.extend(bound_names(&tensor.spec.constraints));
         if matches!(tensor.subject, Subject::Derived { .. }) || tensor.spec.sequence.is_some() {
+            named_elsewhere.extend(shape_names(&tensor.spec));
             continue;
         }
         lowered.push(EngineClause {
@@ -81,7 +84,52 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
         field_values,
         field_flags,
         relations,
+        named_elsewhere,
     })
+}
+
+/// The dim names a clause's value rules use (`C` of `in 0..C`).
+fn bound_names(constraints: &[syntax::Constraint]) -> Vec<String> {
+    let name = |bound: Option<&syntax::BoundExpr>| match bound {
+        Some(syntax::BoundExpr::Name(name)) => Some(name_of(name)),
+        _ => None,
+    };
+    let mut names = Vec::new();
+    for constraint in constraints {
+        if let syntax::Constraint::In { patterns, .. } = constraint {
+            for pattern in patterns {
+                match pattern {
+                    syntax::Pattern::Range { lo, hi, .. } => {
+                        names.extend(name(lo.as_ref()));
+                        names.extend(name(hi.as_ref()));
+                    }
+                    syntax::Pattern::Single(single) => names.extend(name(Some(single))),
+                }
+            }
+        }
+    }
+    names
+}
+
+/// The dim names of a spec's shape and sequence count (`E` and `N` of `[f32[E]; N]`).
+fn shape_names(spec: &syntax::TensorSpec) -> Vec<String> {
+    let dim_names = |dim: &syntax::Dim| -> Vec<String> {
+        match dim {
+            syntax::Dim::Named(name) | syntax::Dim::Run { name, .. } => vec![name_of(name)],
+            syntax::Dim::Expr(expr) => dim_expr(expr)
+                .symbols()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            syntax::Dim::Fixed(_) | syntax::Dim::Any | syntax::Dim::Rest(_) => Vec::new(),
+        }
+    };
+    spec.shape
+        .dims
+        .iter()
+        .chain(&spec.sequence)
+        .flat_map(dim_names)
+        .collect()
 }
 
 /// Whether the clauses say `static = false`: the body's analysis is off.

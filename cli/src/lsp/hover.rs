@@ -115,6 +115,9 @@ fn binding(
         text.push_str(&format!("{}\n", bound_at(hint, source)));
         text.push_str(&dims(&analysis.index, source, f, &hint.ty));
         text.push_str(&joins(hint));
+        for (name, field) in &hint.absent {
+            text.push_str(&format!("\n`{name}` is 0 where `{field}` is `None`\n"));
+        }
         return Some(text);
     }
     let clause = f
