@@ -20,7 +20,10 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
 
-use crate::index::{DIVERGING_MACROS, EXPRESSION_MACROS, FnDef, Index, ModId, Resolved, name_of};
+use crate::index::{
+    DIVERGING_MACROS, EXPRESSION_MACROS, FnDef, Index, ModId, Resolved, name_of,
+    token_idents as idents,
+};
 
 /// What every construction of a struct gives one of its fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1574,17 +1577,6 @@ const READING_MACROS: &[&str] = &[
 ];
 
 /// The identifiers of a token stream, inside groups too.
-fn idents(tokens: &TokenStream, into: &mut BTreeSet<String>) {
-    for tree in tokens.clone() {
-        match tree {
-            TokenTree::Ident(ident) => {
-                into.insert(ident.to_string());
-            }
-            TokenTree::Group(group) => idents(&group.stream(), into),
-            _ => {}
-        }
-    }
-}
 
 fn path_segments(path: &syn::Path) -> Vec<String> {
     let mut segments = Vec::new();

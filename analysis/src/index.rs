@@ -1795,16 +1795,27 @@ pub fn is_conditional(attrs: &[syn::Attribute]) -> bool {
 /// Whether an attribute may move a module's file:
 /// `#[cfg_attr(feature = "cuda", path = "cuda.rs")]`.
 fn moves_module_file(attr: &syn::Attribute) -> bool {
-    fn names(tokens: proc_macro2::TokenStream) -> bool {
-        tokens.into_iter().any(|tree| match tree {
-            proc_macro2::TokenTree::Ident(ident) => ident == "path",
-            proc_macro2::TokenTree::Group(group) => names(group.stream()),
-            _ => false,
-        })
-    }
     match &attr.meta {
-        syn::Meta::List(list) if attr.path().is_ident("cfg_attr") => names(list.tokens.clone()),
+        syn::Meta::List(list) if attr.path().is_ident("cfg_attr") => {
+            let mut names = BTreeSet::new();
+            token_idents(&list.tokens, &mut names);
+            names.contains("path")
+        }
         _ => false,
+    }
+}
+
+/// Every identifier in `tokens`, groups included, as the crate names it (`type` for
+/// `r#type`): what a macro's tokens may name.
+pub(crate) fn token_idents(tokens: &TokenStream, into: &mut BTreeSet<String>) {
+    for tree in tokens.clone() {
+        match tree {
+            proc_macro2::TokenTree::Ident(ident) => {
+                into.insert(name_of(&ident));
+            }
+            proc_macro2::TokenTree::Group(group) => token_idents(&group.stream(), into),
+            _ => {}
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use crate::construct::{FieldFact, constructed_fields, is_usize};
 use crate::finding::{Finding, LetHint, Origin, Site};
 use crate::index::{
     DIVERGING_MACROS, EXPRESSION_MACROS, FileId, FnDef, FnId, Index, ModId, Resolved,
-    is_conditional, name_of, use_names,
+    is_conditional, name_of, token_idents as idents, use_names,
 };
 
 /// What the walk knows of a value.
@@ -5345,18 +5345,6 @@ impl<'ast> Visit<'ast> for PatNames {
     }
 
     fn visit_expr(&mut self, _: &'ast syn::Expr) {}
-}
-
-fn idents(tokens: &TokenStream, into: &mut BTreeSet<String>) {
-    for token in tokens.clone() {
-        match token {
-            TokenTree::Ident(ident) => {
-                into.insert(name_of(&ident));
-            }
-            TokenTree::Group(group) => idents(&group.stream(), into),
-            _ => {}
-        }
-    }
 }
 
 /// The local a place expression (`x`, `x.field`, `x[i]`, `*x`) belongs to.

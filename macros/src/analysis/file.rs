@@ -113,20 +113,35 @@ impl View {
         if at.is_none() && standing > 1 {
             return None;
         }
-        let mut holding = self.index.fns.iter().enumerate().filter(|(id, f)| {
-            let start = f.block.brace_token.span.open().start();
-            f.name == name
-                && self.is_here(*id)
-                && self.bodies[*id] == tokens
-                && file
-                    .as_ref()
-                    .is_none_or(|file| *file == self.files[f.file].path)
-                && at.is_none_or(|(line, column)| {
-                    start.line == line && (start.column == column || start.column + 1 == column)
-                })
-        });
-        let (id, _) = holding.next()?;
+        let mut holding = self.bodies_at(name, &tokens, file.as_deref(), at);
+        let id = holding.next()?;
         holding.next().is_none().then_some(id)
+    }
+
+    /// The functions of this view named `name` whose body is `tokens`: in `file` where it is
+    /// known, and opening at `at` (line, column) where that is known.
+    fn bodies_at<'s>(
+        &'s self,
+        name: &'s str,
+        tokens: &'s [String],
+        file: Option<&'s std::path::Path>,
+        at: Option<(usize, usize)>,
+    ) -> impl Iterator<Item = FnId> + 's {
+        self.index
+            .fns
+            .iter()
+            .enumerate()
+            .filter(move |(id, f)| {
+                let start = f.block.brace_token.span.open().start();
+                f.name == name
+                    && self.is_here(*id)
+                    && self.bodies[*id] == tokens
+                    && file.is_none_or(|file| file == self.files[f.file].path)
+                    && at.is_none_or(|(line, column)| {
+                        start.line == line && (start.column == column || start.column + 1 == column)
+                    })
+            })
+            .map(|(id, _)| id)
     }
 
     /// The type (its key) whose `impl` holds the method `name` with this `body`: the method
@@ -152,23 +167,8 @@ impl View {
             .and_then(|path| path.canonicalize().ok())
             .filter(|_| read_from_files);
         let owners: Vec<&String> = self
-            .index
-            .fns
-            .iter()
-            .enumerate()
-            .filter(|(id, f)| {
-                let start = f.block.brace_token.span.open().start();
-                f.name == name
-                    && self.is_here(*id)
-                    && self.bodies[*id] == tokens
-                    && file
-                        .as_ref()
-                        .is_none_or(|file| *file == self.files[f.file].path)
-                    && at.is_none_or(|(line, column)| {
-                        start.line == line && (start.column == column || start.column + 1 == column)
-                    })
-            })
-            .filter_map(|(_, f)| f.owner.as_ref())
+            .bodies_at(name, &tokens, file.as_deref(), at)
+            .filter_map(|id| self.index.fns[id].owner.as_ref())
             .collect();
         let (first, rest) = owners.split_first()?;
         rest.iter()
