@@ -1576,8 +1576,6 @@ const READING_MACROS: &[&str] = &[
     "check",
 ];
 
-/// The identifiers of a token stream, inside groups too.
-
 fn path_segments(path: &syn::Path) -> Vec<String> {
     let mut segments = Vec::new();
     if path.leading_colon.is_some() {
