@@ -1745,6 +1745,11 @@ impl<'a> Ctor<'a> {
                     let value = match args.and_then(|args| args.get(&name)) {
                         _ if var_builder => Local::VarBuilder,
                         Some(value) if plain => value.clone(),
+                        // `in_channels: usize` of the constructor itself: the one value of
+                        // one construction, `new(in_channels)` (no clause can name it so).
+                        None if plain && args.is_none() && is_usize(&typed.ty) => {
+                            Local::Size(parameter_size(&def.name, &name))
+                        }
                         _ => Local::Unknown,
                     };
                     ctor.locals.insert(name, value);
@@ -1850,7 +1855,11 @@ impl<'a> Ctor<'a> {
                 Local::Layer(layer, dims, geometry) => {
                     Some(FieldFact::Layer(*layer, dims.clone(), geometry.clone()))
                 }
-                Local::Size(dim) if !dim.is_unknown() => Some(FieldFact::Size(dim.clone())),
+                // A size from a constructor's parameter is a layer's only: a `usize` field
+                // keeps its own name (`self.in_channels`).
+                Local::Size(dim) if !dim.is_unknown() && !names_a_parameter(dim) => {
+                    Some(FieldFact::Size(dim.clone()))
+                }
                 Local::Nested(key, fields) => Some(FieldFact::Nested(key.clone(), fields.clone())),
                 Local::Weight(dims) => Some(FieldFact::Tensor(dims.clone())),
                 _ => None,
@@ -1866,7 +1875,7 @@ impl<'a> Ctor<'a> {
             return Some(FieldFact::Tensor(dims));
         }
         let dim = self.size(expr);
-        (!dim.is_unknown()).then_some(FieldFact::Size(dim))
+        (!dim.is_unknown() && !names_a_parameter(&dim)).then_some(FieldFact::Size(dim))
     }
 
     /// `Activation::Relu`, `Activation::Elu(1.0)`: the variant of candle-nn's `Activation`.
@@ -2535,6 +2544,19 @@ impl<'a> Ctor<'a> {
             .collect();
         Some(Dim::symbol(text.join(".")))
     }
+}
+
+/// The size a constructor's `usize` parameter gives (`new(in_channels)` of `fn new(..,
+/// in_channels: usize, ..)`): one value within one construction, as a config's field is. The
+/// parentheses keep it apart from any dim a contract names; a nested construction's sizes
+/// rename only config fields, so such a size never leaves its own constructor.
+fn parameter_size(function: &str, parameter: &str) -> Dim {
+    Dim::symbol(format!("{function}({parameter})"))
+}
+
+/// Whether a size names a constructor's parameter (see [`parameter_size`]).
+pub(crate) fn names_a_parameter(dim: &Dim) -> bool {
+    dim.symbols().iter().any(|name| name.ends_with(')'))
 }
 
 /// The call whose success `expr` takes: `f(..)?`, `f(..).unwrap()`, `f(..).expect(..)`.

@@ -641,6 +641,9 @@ struct Walker<'a> {
     /// The sizes 0 where an `Option` field is `None` (see [`Walker::absent_sizes`]), each
     /// with the field (`P` → `self.kv_cache`).
     absent_names: BTreeMap<String, String>,
+    /// The weights the constructors in sight gave `self`'s layers (`self.conv1.weight()` of
+    /// `conv2d(in_channels, ..)`), by subject, as [`Walker::bind_built`] read them.
+    built_weights: Vec<(String, Vec<Dim>)>,
 }
 
 impl<'a> Walker<'a> {
@@ -693,6 +696,7 @@ impl<'a> Walker<'a> {
             join_sizes: BTreeMap::new(),
             loop_passes: 0,
             absent_names: BTreeMap::new(),
+            built_weights: Vec::new(),
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
         }
@@ -967,6 +971,77 @@ impl<'a> Walker<'a> {
                 self.subjects.insert(path.clone(), (value, origin));
             }
         }
+        self.name_built_sizes();
+    }
+
+    /// Where a clause states the weight of a layer a constructor in sight also built
+    /// (`conv1: Conv2d[CIN -> COUT, 3]` and `conv2d(in_channels, out_channels, 3, ..)`), both
+    /// hold on entry (the guard checked the one, the construction gave the other, and nothing
+    /// changed the field since), so each size the construction named (`new(in_channels)`,
+    /// `cfg.hidden_size`) is the clause's dim (`CIN`) in every other place that construction
+    /// gave it: `norm1` built by `group_norm(32, in_channels, ..)` has `CIN` channels. A size
+    /// two clauses give two different dims stays as it was.
+    fn name_built_sizes(&mut self) {
+        let mut named: BTreeMap<String, Option<Dim>> = BTreeMap::new();
+        for (subject, built) in &self.built_weights {
+            let Some((Value::Tensor(stated), Some(Origin::Clause(_)))) = self.subjects.get(subject)
+            else {
+                continue;
+            };
+            let Some(stated) = stated.shape.dims() else {
+                continue;
+            };
+            if stated.len() != built.len() {
+                continue;
+            }
+            for (built, stated) in built.iter().zip(stated) {
+                let Some(name) = built.as_symbol() else {
+                    continue;
+                };
+                // Only a construction's own names: a config's field or a parameter.
+                let constructed = (name.contains('.') && !name.starts_with("self."))
+                    || crate::construct::names_a_parameter(built);
+                if stated.is_unknown() || !constructed {
+                    continue;
+                }
+                named
+                    .entry(name.to_string())
+                    .and_modify(|dim| {
+                        if dim.as_ref() != Some(stated) {
+                            *dim = None;
+                        }
+                    })
+                    .or_insert_with(|| Some(stated.clone()));
+            }
+        }
+        let named: BTreeMap<String, Dim> = named
+            .into_iter()
+            .filter_map(|(name, dim)| Some((name, dim?)))
+            .collect();
+        if named.is_empty() {
+            return;
+        }
+        let mut rename = |dim: &Dim| {
+            dim.substitute(&mut |factor| match factor {
+                Factor::Symbol(name) => named
+                    .get(name)
+                    .cloned()
+                    .or_else(|| Some(Dim::symbol(name.clone()))),
+                Factor::Braced(text) => Some(Dim::braced(text)),
+                // Divisions and remainders are taken apart by `substitute` itself.
+                _ => None,
+            })
+        };
+        // What only the constructions gave (no clause's): their weights and geometries.
+        for (value, origin) in self.subjects.values_mut() {
+            if origin.is_some() {
+                continue;
+            }
+            *value = value.map_dims(&mut rename);
+        }
+        for dim in self.field_dims.values_mut() {
+            *dim = rename(dim);
+        }
     }
 
     /// `self.kv_cache?.0: f32[B, KVH, P, D]` on a field `kv_cache: Option<(Tensor, Tensor)>`
@@ -1144,6 +1219,7 @@ impl<'a> Walker<'a> {
                 if *layer == Layer::Embedding {
                     self.built_tables.insert(subject.clone());
                 }
+                self.built_weights.push((subject.clone(), dims.clone()));
                 self.subjects
                     .entry(subject)
                     .or_insert((any_dtype(dims), None));

@@ -1459,8 +1459,8 @@ impl Model {
 ";
 
 /// `embedding(V, E, vb)` gives rows of `E`: one feature too many into `lm_head` is certain;
-/// the rows themselves pass. An `Embedding` a clause states may have another `hidden_size`
-/// (`Embedding::new`): nothing is certain from it.
+/// the rows themselves pass. With a clause on the table too, the clause's `E` is the
+/// construction's `cfg.hidden_size`.
 #[test]
 fn an_embedding_built_by_its_constructor_gives_rows_of_its_width() {
     let wrong = BUILT_EMBEDDING.replace("TAIL", "self.lm_head.forward(&wide)");
@@ -1476,11 +1476,24 @@ fn an_embedding_built_by_its_constructor_gives_rows_of_its_width() {
     );
     let right = BUILT_EMBEDDING.replace("TAIL", "self.lm_head.forward(&xs)");
     assert_eq!(check_file("embedding-right", &right), (0, Vec::new()));
+    // A clause on the table the constructor built: its `E` is the `cfg.hidden_size` that
+    // construction gave `lm_head` too, so the extra feature is as certain.
     let stated = wrong.replace(
         "#[contract(ids: u32[B, T])]",
         "#[contract(ids: u32[B, T], self.wte: Embedding[V, E])]",
     );
-    assert_eq!(check_file("embedding-stated", &stated), (0, Vec::new()));
+    assert_eq!(
+        check_file("embedding-stated", &stated),
+        (
+            1,
+            vec![
+                "error: `Linear::forward` takes `xs: _[.., E]`, but `wide` is \
+                 `float[B, T, E + 1]` here"
+                    .to_string(),
+                "--> model.rs:29:31".to_string(),
+            ]
+        )
+    );
 }
 
 /// A table that `embedding(V, E, vb)` builds and a clause states (a struct contract's
@@ -5301,6 +5314,95 @@ impl Block {
             );
         }
     }
+}
+
+/// A size a constructor's parameter gives (`in_channels`) is the dim a clause states for a
+/// layer that construction built from it (`conv1: Conv2d[CIN -> ..]`), so a `GroupNorm` built
+/// from the same parameter has `CIN` channels; not where two clauses state two dims for it,
+/// nor where another constructor builds the layers otherwise.
+const PARAMETER_SIZES: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn as nn;
+
+#[contract(conv1: Conv2d[CIN -> CIN + 8, 3] with stride = 1, padding = 1, dilation = 1)]
+pub struct Block {
+    norm1: nn::GroupNorm,
+    conv1: nn::Conv2d,
+    norm2: nn::GroupNorm,
+}
+
+#[contract]
+impl Block {
+    pub fn new(vs: nn::VarBuilder, in_channels: usize, out_channels: usize) -> Result<Self> {
+        let cfg = nn::Conv2dConfig { padding: 1, ..Default::default() };
+        let norm1 = nn::group_norm(32, in_channels, 1e-5, vs.pp(\"norm1\"))?;
+        let conv1 = nn::conv2d(in_channels, out_channels, 3, cfg, vs.pp(\"conv1\"))?;
+        let norm2 = nn::group_norm(32, out_channels, 1e-5, vs.pp(\"norm2\"))?;
+        Ok(Self { norm1, conv1, norm2 })
+    }
+
+    #[contract(xs: f32[B, CIN, H, W], return: f32[B, CIN + 8, H, W])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let ys = self.norm1.forward(xs)?;
+        let ys = self.conv1.forward(&ys)?;
+        let ys = self.norm2.forward(&ys)?;
+        let wrong = self.norm1.forward(&ys)?;
+        Ok(wrong)
+    }
+}
+
+#[contract(a: Linear[E -> E], b: Linear[E -> E + 1])]
+pub struct Twice {
+    a: nn::Linear,
+    b: nn::Linear,
+    norm: nn::LayerNorm,
+}
+
+#[contract]
+impl Twice {
+    pub fn new(vs: nn::VarBuilder, width: usize) -> Result<Self> {
+        let a = nn::linear(width, width, vs.pp(\"a\"))?;
+        let b = nn::linear(width, width, vs.pp(\"b\"))?;
+        let norm = nn::layer_norm(width, 1e-5, vs.pp(\"norm\"))?;
+        Ok(Self { a, b, norm })
+    }
+
+    #[contract(xs: f32[B, E])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let ys = self.norm.forward(&(xs + 1.0)?)?;
+        Ok(ys)
+    }
+}
+";
+
+#[test]
+fn a_constructor_parameter_is_the_dim_a_clause_states_for_its_layer() {
+    let dir = scratch_crate("parameter-sizes", PARAMETER_SIZES);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `GroupNorm::forward` takes `xs: f32[_, CIN, _, _]`, but `ys` is \
+             `f32[B, CIN + 8, H, W]` here",
+            "--> src/lib.rs:27:41",
+        ],
+        "{stderr}"
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Block::forward"]);
+    assert_eq!(
+        rows(&stdout),
+        [
+            "24 ys f32[B, CIN, H, W] forward",
+            "25 ys f32[B, CIN + 8, H, W] forward",
+            "26 ys f32[B, CIN + 8, H, W] forward",
+            "27 wrong ? forward",
+        ]
+    );
+    // `width` is `E` by `a`'s clause and `E + 1` by `b`'s (a construction the guard rejects):
+    // the norm's width stays the constructor's own name, neither `E` nor an error.
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Twice::forward"]);
+    assert_eq!(rows(&stdout), ["50 ys f32[B, _] forward"]);
 }
 
 #[test]
