@@ -2705,13 +2705,12 @@ impl<'a> Walker<'a> {
             elsewhere.extend(contract.fields.iter().map(|(_, dim)| dim.clone()));
             elsewhere.extend(contract.named_elsewhere.iter().cloned());
         }
-        // A parameter's or constant's name is a value of the body, never free.
+        // A parameter's name, or any item's (a constant of this crate or another), is a
+        // value, never free.
         let free: Vec<String> = own
             .difference(&elsewhere)
             .filter(|name| {
-                !name.starts_with('?')
-                    && self.lookup(name).is_none()
-                    && !matches!(self.resolve(&[name.to_string()]), Resolved::Const(_))
+                !name.starts_with('?') && self.lookup(name).is_none() && !self.names_an_item(name)
             })
             .cloned()
             .collect();
@@ -2723,16 +2722,35 @@ impl<'a> Walker<'a> {
             .collect()
     }
 
+    /// Whether `name` may name an item where the body stands: one of the crates read or
+    /// another crate's (a constant, a unit variant through a `use`), a generic parameter,
+    /// an item of the body, or anything a glob `use` of the body may bring.
+    fn names_an_item(&self, name: &str) -> bool {
+        self.local_paths
+            .iter()
+            .any(|frame| frame.contains_key(name) || frame.contains_key(""))
+            || !matches!(self.resolve(&[name.to_string()]), Resolved::Unknown)
+    }
+
     /// Whether a pattern is `Some(..)` of std's `Some` holding a pattern that matches every
     /// value (names, `_`, tuples and references of them): it matches every `Some`.
     fn is_any_some_pattern(&self, pat: &syn::Pat) -> bool {
-        fn matches_all(pat: &syn::Pat) -> bool {
+        // A name binds only where it names nothing: `None`, a constant or a unit variant in
+        // scope (`Some((prev, None))`, `Some((prev, ZERO))`, `Some((prev, Full))`) matches
+        // some values only. Lowercase, as Rust names bindings, and no item of the name.
+        let binds = |ident: &syn::PatIdent| {
+            let name = name_of(&ident.ident);
+            ident.subpat.is_none()
+                && name.starts_with(|c: char| c.is_lowercase() || c == '_')
+                && !self.names_an_item(&name)
+        };
+        fn matches_all(pat: &syn::Pat, binds: &dyn Fn(&syn::PatIdent) -> bool) -> bool {
             match pat {
-                syn::Pat::Ident(ident) => ident.subpat.is_none(),
+                syn::Pat::Ident(ident) => binds(ident),
                 syn::Pat::Wild(_) | syn::Pat::Rest(_) => true,
-                syn::Pat::Tuple(tuple) => tuple.elems.iter().all(matches_all),
-                syn::Pat::Reference(r) => matches_all(&r.pat),
-                syn::Pat::Paren(p) => matches_all(&p.pat),
+                syn::Pat::Tuple(tuple) => tuple.elems.iter().all(|p| matches_all(p, binds)),
+                syn::Pat::Reference(r) => matches_all(&r.pat, binds),
+                syn::Pat::Paren(p) => matches_all(&p.pat, binds),
                 _ => false,
             }
         }
@@ -2740,7 +2758,7 @@ impl<'a> Walker<'a> {
             if some.qself.is_none()
                 && some.path.is_ident("Some")
                 && some.elems.len() == 1
-                && matches_all(&some.elems[0])
+                && matches_all(&some.elems[0], &binds)
                 && self.is_primitive("Some"))
     }
 

@@ -3479,10 +3479,12 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
 /// the field is `None` at the `match`, no cached step is `P + T` with `P` 0, so both branches
 /// give `P + T`; not where `P` is stated elsewhere, nor where the field may have changed before.
 const ABSENT_CACHE: &str = "use candle_contracts::contract;
+use candle_core::quantized::k_quants::QK_K;
 use candle_core::{Result, Tensor};
 
 pub struct Attention {
     kv_cache: Option<(Tensor, Tensor)>,
+    flagged: Option<(Tensor, Option<Tensor>)>,
 }
 
 #[contract]
@@ -3564,6 +3566,26 @@ impl Attention {
     fn reset(&mut self) {
         self.kv_cache = None;
     }
+
+    #[contract(k: f32[B, 4, T, 8], self.flagged?.0: f32[B, 4, Q, 8])]
+    pub fn refutable(&self, k: &Tensor) -> Result<Tensor> {
+        let n = match &self.flagged {
+            Some((prev, None)) => prev.dim(2)?,
+            _ => 0,
+        };
+        let m = if let Some((prev, None)) = &self.flagged { prev.dim(2)? } else { 0 };
+        let prev = &self.flagged.as_ref().unwrap().0;
+        prev.narrow(2, n + m, 1)
+    }
+
+    #[contract(k: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, QK_K, 8])]
+    pub fn constant(&self, k: &Tensor) -> Result<Tensor> {
+        let k = match &self.kv_cache {
+            None => k.clone(),
+            Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 2)?,
+        };
+        Ok(k)
+    }
 }
 ";
 
@@ -3578,10 +3600,10 @@ fn an_absent_kv_cache_holds_no_step() {
     assert_eq!(
         shapes("offset"),
         [
-            "13 t = T dims4",
-            "14 offset = P match",
-            "18 k f32[B, 4, P + T, 8] if",
-            "24 window ? narrow",
+            "15 t = T dims4",
+            "16 offset = P match",
+            "20 k f32[B, 4, P + T, 8] if",
+            "26 window ? narrow",
             "",
             "P is 0 where self.kv_cache is None",
         ]
@@ -3589,9 +3611,9 @@ fn an_absent_kv_cache_holds_no_step() {
     assert_eq!(
         shapes("as_ref_and_wild"),
         [
-            "30 k f32[B, 4, P + T, 8] match",
-            "34 grown f32[B, 4, P + T, 8] clone",
-            "38 grown f32[B, 4, 2 * P + T, 8] contiguous",
+            "32 k f32[B, 4, P + T, 8] match",
+            "36 grown f32[B, 4, P + T, 8] clone",
+            "40 grown f32[B, 4, 2 * P + T, 8] contiguous",
             "",
             "P is 0 where self.kv_cache is None",
         ]
@@ -3599,6 +3621,15 @@ fn an_absent_kv_cache_holds_no_step() {
     // `P` a mask's clause states too: where the cache is `None` the mask's clause is skipped,
     // so nothing makes `P` 0. The field may be `None` after `self.kv_cache = None` or
     // `self.reset()`, and a guard's `_` arm runs where it is `Some` too.
+    // A `Some((prev, None))` arm matches some `Some`s only: the `_` arm (or `else`) runs with
+    // a cache too. A constant (of another crate here) is one value, never 0 where `None`.
+    for name in ["refutable", "constant"] {
+        let hints = shapes(name);
+        assert!(
+            !hints.iter().any(|row| row.contains("is 0 where")),
+            "{name}: {hints:?}"
+        );
+    }
     for name in ["named_by_a_mask", "flushed", "reset_first", "guarded"] {
         let hints = shapes(name);
         let joined = hints.iter().find(|row| row.ends_with(" match"));
@@ -3619,7 +3650,7 @@ fn an_absent_kv_cache_holds_no_step() {
         [
             "error: `Tensor::narrow` takes `len: at most P + T - start`, but `offset + t + 1` \
              is `P + T + 1` here",
-            "--> src/lib.rs:24:37",
+            "--> src/lib.rs:26:37",
         ],
         "{stderr}"
     );

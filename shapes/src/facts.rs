@@ -85,6 +85,9 @@ pub struct Facts {
     multiples: Vec<(Factor, i128)>,
     /// Dims that are at least 0, each from one inequality, in simplified form.
     bounds: Vec<Dim>,
+    /// Dims that are 0, each `lhs - rhs` of one equality, in simplified form (`NC % 2 - 1`
+    /// for `NC % 2 == 1`).
+    zeros: Vec<Dim>,
 }
 
 impl Facts {
@@ -107,6 +110,14 @@ impl Facts {
                         None => return Facts::none(),
                     },
                     None => facts.multiples.push((x, k)),
+                }
+            }
+        }
+        for relation in relations {
+            if relation.op == Cmp::Eq {
+                let zero = facts.simplify(&relation.lhs.clone().sub(relation.rhs.clone()));
+                if !zero.is_unknown() && zero.as_constant().is_none() {
+                    facts.zeros.push(zero);
                 }
             }
         }
@@ -140,7 +151,7 @@ impl Facts {
 
     /// Whether there is no fact.
     pub fn is_empty(&self) -> bool {
-        self.multiples.is_empty() && self.bounds.is_empty()
+        self.multiples.is_empty() && self.bounds.is_empty() && self.zeros.is_empty()
     }
 
     /// `dim` in a normal form under the facts: `D / 2 * 2` is `D` where `D % 2 == 0`.
@@ -219,7 +230,18 @@ impl Facts {
             Cmp::Ge => le(&rhs, &lhs),
             Cmp::Gt => lt(&rhs, &lhs),
             Cmp::Eq | Cmp::Ne => {
-                let equal = match self.simplify(&lhs.clone().sub(rhs.clone())).as_constant() {
+                let difference = self.simplify(&lhs.clone().sub(rhs.clone()));
+                // What is left after taking away a dim an equality says is 0 (`NC % 2 - 1`
+                // of `NC % 2 == 1`), either way round.
+                let after_a_zero = self.zeros.iter().find_map(|zero| {
+                    [
+                        difference.clone().sub(zero.clone()),
+                        difference.clone().add(zero.clone()),
+                    ]
+                    .into_iter()
+                    .find_map(|rest| self.simplify(&rest).as_constant())
+                });
+                let equal = match difference.as_constant().or(after_a_zero) {
                     Some(0) => Some(true),
                     Some(_) => Some(false),
                     // One side certainly below the other: not equal.
@@ -423,6 +445,29 @@ mod tests {
             Verdict::Possible
         );
         assert_eq!(facts.decide(&rel("T", Cmp::Le, "P")), Some(true));
+    }
+
+    #[test]
+    fn an_equality_decides_what_differs_from_it_by_a_constant() {
+        let odd = Facts::new(&[rel("NC % 2", Cmp::Eq, "1")]);
+        assert_eq!(odd.compare(&dim("NC % 2"), &dim("1")), Verdict::Equal);
+        assert_eq!(
+            odd.compare(&dim("NC % 2"), &dim("0")),
+            Verdict::Different(())
+        );
+        assert_eq!(odd.compare(&dim("1"), &dim("NC % 2")), Verdict::Equal);
+        // Nothing about another name.
+        assert_eq!(odd.compare(&dim("N % 2"), &dim("1")), Verdict::Possible);
+        let heads = Facts::new(&[rel("E", Cmp::Eq, "H * D")]);
+        assert_eq!(heads.compare(&dim("H * D"), &dim("E")), Verdict::Equal);
+        assert_eq!(
+            heads.compare(&dim("H * D + 1"), &dim("E")),
+            Verdict::Different(())
+        );
+        assert_eq!(
+            heads.compare(&dim("H * D"), &dim("2 * E")),
+            Verdict::Possible
+        );
     }
 
     #[test]
