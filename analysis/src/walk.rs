@@ -2722,6 +2722,16 @@ impl<'a> Walker<'a> {
             .collect()
     }
 
+    /// Whether `expr` is std's `Some(..)` written out (`Some(&mask)`): an `Option` that is
+    /// certainly `Some`.
+    fn is_some_call(&self, expr: &syn::Expr) -> bool {
+        matches!(unparen(expr), syn::Expr::Call(call)
+            if call.args.len() == 1
+                && matches!(unparen(&call.func), syn::Expr::Path(p)
+                    if p.qself.is_none() && p.path.is_ident("Some"))
+                && self.is_primitive("Some"))
+    }
+
     /// Whether `name` may name an item where the body stands: one of the crates read or
     /// another crate's (a constant, a unit variant through a `use`), a generic parameter,
     /// an item of the body, or anything a glob `use` of the body may bring.
@@ -4612,8 +4622,18 @@ impl<'a> Walker<'a> {
             else {
                 continue;
             };
-            if let Some(Value::Tensor(t)) = args.get(position) {
-                given.push((Some(position), clause, t.clone(), None));
+            match args.get(position) {
+                Some(Value::Tensor(t)) => given.push((Some(position), clause, t.clone(), None)),
+                // `Some(&mask)` written at the call: the guard checks what it holds.
+                Some(Value::Optional(inner))
+                    if let Value::Tensor(t) = &**inner
+                        && arg_exprs
+                            .get(position)
+                            .is_some_and(|expr| self.is_some_call(expr)) =>
+                {
+                    given.push((Some(position), clause, t.clone(), None));
+                }
+                _ => {}
             }
         }
         let pairs: Vec<(&TensorType, &TensorType)> =
@@ -4632,7 +4652,14 @@ impl<'a> Walker<'a> {
             match (position, theirs, receiver) {
                 (Some(position), _, _) => {
                     if let Some(expr) = arg_exprs.get(*position) {
-                        self.report(&mismatch, expr, arg_exprs, expr.to_token_stream());
+                        // `Some(&m)`: the tensor is `&m`, and a fix goes there.
+                        let mut exprs = arg_exprs.to_vec();
+                        if let syn::Expr::Call(call) = unparen(expr)
+                            && self.is_some_call(expr)
+                        {
+                            exprs[*position] = &call.args[0];
+                        }
+                        self.report(&mismatch, expr, &exprs, expr.to_token_stream());
                     }
                 }
                 (None, Some(theirs), Some(receiver)) => {

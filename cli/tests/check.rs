@@ -5436,6 +5436,57 @@ fn a_constructor_parameter_is_the_dim_a_clause_states_for_its_layer() {
     assert_eq!(rows(&stdout), ["50 ys f32[B, _] forward"]);
 }
 
+/// An `Option` argument written `Some(&m)` at the call is checked as the guard checks it
+/// (a new user's trial passed a rank-3 mask unreported); `None`, an `Option` of the caller's
+/// own, and a fitting `Some` are not reported.
+#[test]
+fn a_some_written_at_a_call_is_checked_against_its_clause() {
+    let dir = scratch_crate(
+        "some-at-a-call",
+        "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[N, D], m: f32[N, D])]
+pub fn f(x: &Tensor, m: Option<&Tensor>) -> Result<Tensor> {
+    match m {
+        Some(m) => x + m,
+        None => Ok(x.clone()),
+    }
+}
+
+#[contract(x: f32[N, D])]
+pub fn caller(x: &Tensor) -> Result<Tensor> {
+    let m = x.unsqueeze(0)?;
+    f(x, Some(&m))
+}
+
+#[contract(x: f32[N, D])]
+pub fn fine(x: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+    let m = x.unsqueeze(0)?;
+    let a = f(x, None)?;
+    let b = f(x, mask)?;
+    let c = f(x, Some(x))?;
+    let _ = m;
+    a + b + c
+}
+",
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `f` takes `m: f32[N, D]`, but `m` is `f32[1, N, D]` here",
+            "--> src/lib.rs:15:16",
+        ],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("help: squeeze dim 0: `&m.squeeze(0)?`"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_list_element_that_does_not_fit_is_named_by_its_own_text() {
     let source = "use candle_contracts::contract;
