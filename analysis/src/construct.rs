@@ -44,6 +44,10 @@ pub enum FieldFact {
     /// A candle `Tensor` a `VarBuilder` gave for the shape asked (`vb.get((1, n + 1, e),
     /// "position_embeddings")?`): every backend of candle-nn checks the shape it loads.
     Tensor(Vec<Dim>),
+    /// A `bool` field given a `bool` field of a config parameter (`use_flash_attn:
+    /// cfg.use_flash_attn`), by that path: the config is its caller's, so each value is some
+    /// construction's.
+    Flag(String),
     /// A struct of the crate (the key) built by a call of its constructor
     /// (`PatchEmbeddings::new(cfg, vb.pp("patch_embeddings"))?`): what that construction
     /// gives its fields, its config's sizes named by this constructor's parameters.
@@ -383,7 +387,9 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
     let external_fields: BTreeSet<String> = item
         .fields
         .iter()
-        .filter(|f| is_usize(&f.ty) || field_layer(index, module, &f.ty).is_some())
+        .filter(|f| {
+            is_usize(&f.ty) || is_bool(&f.ty) || field_layer(index, module, &f.ty).is_some()
+        })
         .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
         .collect();
     // A field of one of the crate's structs (`patch_embeddings: PatchEmbeddings`) has only
@@ -558,6 +564,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
             }
             let fits = match &fact {
                 FieldFact::Size(_) => is_usize(&declared.ty),
+                FieldFact::Flag(_) => is_bool(&declared.ty),
                 FieldFact::Activation(_) => {
                     field_layer(index, module, &declared.ty) == Some(Layer::Activation)
                 }
@@ -588,6 +595,11 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
 /// Whether the declared type is `usize` (a size as candle takes it).
 pub fn is_usize(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("usize"))
+}
+
+/// Whether the declared type is `bool`.
+fn is_bool(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("bool"))
 }
 
 /// The candle-nn layer a field's declared type names.
@@ -1847,6 +1859,9 @@ impl<'a> Ctor<'a> {
         if let Some(fact) = self.stored_config(expr) {
             return Some(fact);
         }
+        if let Some(path) = self.config_flag(expr) {
+            return Some(FieldFact::Flag(path));
+        }
         if let Some(variant) = self.activation(expr) {
             return Some(FieldFact::Activation(variant));
         }
@@ -2506,6 +2521,19 @@ impl<'a> Ctor<'a> {
     /// `cfg.hidden_size` (or `cfg.vision.hidden_size`): a `usize` field of a config parameter
     /// of a struct type the index reads (no `Deref` between), as a symbol named by its path.
     fn config_field(&self, expr: &syn::Expr) -> Option<Dim> {
+        let (path, ty) = self.config_member(expr)?;
+        is_usize(ty).then(|| Dim::symbol(path))
+    }
+
+    /// `cfg.use_flash_attn`: a `bool` field of a config parameter, by its path.
+    fn config_flag(&self, expr: &syn::Expr) -> Option<String> {
+        let (path, ty) = self.config_member(expr)?;
+        (is_bool(ty) && !path.starts_with("self.")).then_some(path)
+    }
+
+    /// A field of a config parameter (`cfg.vision.hidden_size`), by its path, with its
+    /// declared type.
+    fn config_member(&self, expr: &syn::Expr) -> Option<(String, &'a syn::Type)> {
         let mut steps = Vec::new();
         let mut at = expr;
         let root = loop {
@@ -2536,13 +2564,10 @@ impl<'a> Ctor<'a> {
             };
         }
         let (_, ty) = self.index.field(&key, last)?;
-        if !is_usize(ty) {
-            return None;
-        }
         let text: Vec<&str> = std::iter::once(root.as_str())
             .chain(steps.iter().map(String::as_str))
             .collect();
-        Some(Dim::symbol(text.join(".")))
+        Some((text.join("."), ty))
     }
 }
 
@@ -2608,6 +2633,10 @@ fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<
     Some(match fact {
         FieldFact::Size(d) => FieldFact::Size(dim(d)?),
         FieldFact::Activation(variant) => FieldFact::Activation(variant.clone()),
+        FieldFact::Flag(path) => {
+            let (root, rest) = path.split_once('.')?;
+            FieldFact::Flag(format!("{}.{rest}", prefixes.get(root)?))
+        }
         FieldFact::Layer(layer, ds, geometry) => {
             let geometry = geometry.as_ref().map(|g| ConvGeometry {
                 padding: or_unknown(&g.padding),
@@ -2780,6 +2809,7 @@ mod tests {
                 format!("{field}: {layer:?}[{}]{geometry}", dims.join(", "))
             }
             FieldFact::Size(dim) => format!("{field} = {dim}"),
+            FieldFact::Flag(path) => format!("{field} = {path}"),
             FieldFact::Config(param, _) => format!("{field} = {param}"),
             FieldFact::Activation(variant) => format!("{field}: Activation::{variant}"),
             FieldFact::Tensor(dims) => {

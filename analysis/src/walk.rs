@@ -1228,6 +1228,10 @@ impl<'a> Walker<'a> {
                 self.subjects
                     .insert(shape_keeping(place), (Value::Other, None));
             }
+            FieldFact::Flag(_) => {
+                self.subjects
+                    .insert(either_value(place), (Value::Other, None));
+            }
             FieldFact::Tensor(dims) if self.index.whole_crate(self.module()) => {
                 self.subjects
                     .entry(place.to_string())
@@ -2587,6 +2591,9 @@ impl<'a> Walker<'a> {
             syn::Expr::Let(l) if self.is_any_some_pattern(&l.pat) => self.absent_sizes(&l.expr),
             _ => Vec::new(),
         };
+        // `if self.use_flash_attn` of a flag every constructor takes from a config: either
+        // branch runs for some construction, so both are reported in.
+        let either_flag = self.is_either_flag(&i.cond);
         let (verdict, fact) = self.condition(&i.cond);
         let fact = match (fact, absent.is_empty()) {
             (None, false) => Some(BranchFact {
@@ -2595,8 +2602,8 @@ impl<'a> Walker<'a> {
             }),
             (fact, _) => fact,
         };
-        let quiet_then = verdict != Some(true) && !some_argument;
-        let quiet_else = verdict != Some(false);
+        let quiet_then = verdict != Some(true) && !some_argument && !either_flag;
+        let quiet_else = verdict != Some(false) && !either_flag;
         let mut before = self.scope.clone();
         before.pop();
         // A branch the condition certainly rules out never runs: it adds nothing.
@@ -2720,6 +2727,27 @@ impl<'a> Walker<'a> {
         free.into_iter()
             .map(|name| (Factor::Symbol(name), Dim::lit(0)))
             .collect()
+    }
+
+    /// Whether a condition is a `bool` field of `self` (or its negation) that every
+    /// constructor sets from a config's field, as the body found it (see [`either_value`]),
+    /// in the function's own walk.
+    fn is_either_flag(&self, cond: &syn::Expr) -> bool {
+        let cond = match unparen(cond) {
+            syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Not(_),
+                expr,
+                ..
+            }) => unparen(expr),
+            cond => cond,
+        };
+        let syn::Expr::Field(_) = cond else {
+            return false;
+        };
+        self.inlined.is_empty()
+            && subject_text(cond).is_some_and(|text| {
+                text.starts_with("self.") && self.subjects.contains_key(&either_value(&text))
+            })
     }
 
     /// Whether `expr` is std's `Some(..)` written out (`Some(&mask)`): an `Option` that is
@@ -5527,6 +5555,13 @@ fn conv_geometry(place: &str) -> String {
 /// on that field, never read as a tensor (no expression's text has that form).
 fn shape_keeping(place: &str) -> String {
     format!("{place}.(keeps shape)")
+}
+
+/// The subject that stands for a `bool` field every constructor sets from a config's
+/// (`self.use_flash_attn.(either value)`): each value is some construction's. Forgotten with
+/// the clauses on `self` and on that field, never read as a value.
+fn either_value(place: &str) -> String {
+    format!("{place}.(either value)")
 }
 
 /// The subject that stands for a size of `self`'s field behind `&mut self`

@@ -5487,6 +5487,107 @@ pub fn fine(x: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
     );
 }
 
+/// A `bool` field every constructor takes from its config (`use_flash_attn:
+/// cfg.use_flash_attn`, as candle's decoders have it) is the caller's choice: both branches
+/// of `if self.use_flash_attn` run for some construction, and a certain mismatch in either is
+/// reported (a new user's trial found a whole attention core silent behind it). Not a flag
+/// a constructor sets to a literal, nor one a method may change (the scan goes by the
+/// field's name: each struct here has its own).
+const CONFIG_FLAG: &str = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+pub struct Config {
+    pub use_flash_attn: bool,
+}
+
+pub struct Attention {
+    use_flash_attn: bool,
+}
+
+impl Attention {
+    pub fn new(cfg: &Config) -> Self {
+        Self { use_flash_attn: cfg.use_flash_attn }
+    }
+}
+
+#[contract]
+impl Attention {
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn forward(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let out = if self.use_flash_attn {
+            q.clone()
+        } else {
+            let att = q.matmul(&q.t()?)?;
+            att.to_dtype(DType::F16)?.matmul(v)?
+        };
+        Ok(out)
+    }
+}
+
+pub struct Always {
+    always_flash: bool,
+}
+
+impl Always {
+    pub fn new() -> Self {
+        Self { always_flash: true }
+    }
+}
+
+#[contract]
+impl Always {
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn forward(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let out = if self.always_flash {
+            q.clone()
+        } else {
+            q.to_dtype(DType::F16)?.matmul(v)?
+        };
+        Ok(out)
+    }
+}
+
+pub struct Switched {
+    switched_flash: bool,
+}
+
+impl Switched {
+    pub fn new(cfg: &Config) -> Self {
+        Self { switched_flash: cfg.use_flash_attn }
+    }
+}
+
+#[contract]
+impl Switched {
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn forward(&mut self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        self.switched_flash = true;
+        let out = if self.switched_flash {
+            q.clone()
+        } else {
+            q.to_dtype(DType::F16)?.matmul(v)?
+        };
+        Ok(out)
+    }
+}
+";
+
+#[test]
+fn a_flag_from_the_config_leaves_both_branches_reported() {
+    let dir = scratch_crate("config-flag", CONFIG_FLAG);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
+             `f32[B, H, T, D]` here",
+            "--> src/lib.rs:26:46",
+        ],
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_list_element_that_does_not_fit_is_named_by_its_own_text() {
     let source = "use candle_contracts::contract;
