@@ -466,7 +466,13 @@ fn shapes(target: &str) -> ExitCode {
     let Some(contract) = contract else {
         return ExitCode::SUCCESS;
     };
-    let (_, hints) = walk(&index, &sources, Function::of(f, contract));
+    let (_, mut hints) = walk(&index, &sources, Function::of(f, contract));
+    // In the order of the text, as a reader goes (the walk gives a branch's `let`s before
+    // the `let` its value goes to).
+    hints.sort_by_key(|h| {
+        let start = h.site.first.start();
+        (start.line, start.column)
+    });
     let line_width = hints
         .iter()
         .map(|h| h.site.first.start().line.to_string().len())

@@ -3448,11 +3448,11 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
     assert_eq!(
         stdout.lines().collect::<Vec<_>>(),
         [
-            "27  k       f32[B, KVH, P + T, 16]      Tensor::cat",
-            "28  v       f32[B, KVH, P + T, 16]      Tensor::cat",
             // `P` only the cache's clauses state: 0 where it is `None`, so `T` is `P + T`.
             "24  k       f32[B, KVH, P + T, 16]      match",
             "24  v       f32[B, KVH, P + T, 16]      match",
+            "27  k       f32[B, KVH, P + T, 16]      Tensor::cat",
+            "28  v       f32[B, KVH, P + T, 16]      Tensor::cat",
             "33  kv_len  = P + T                     dim",
             "34  k       f32[B, KVH * R, P + T, 16]  repeat_kv",
             "35  v       f32[B, KVH * R, P + T, 16]  repeat_kv",
@@ -4653,8 +4653,8 @@ fn an_option_built_from_none_and_some_holds_the_tensor() {
             "17 none_yet None None",
             "18 either Option<f32[B, T, E]> if",
             "19 scores f32[B, T, T] matmul",
-            "22 expanded u8[1, T, T] unsqueeze",
             "20 scores f32[B, T, T] match",
+            "22 expanded u8[1, T, T] unsqueeze",
         ]
     );
 }
