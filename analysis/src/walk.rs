@@ -2593,7 +2593,7 @@ impl<'a> Walker<'a> {
         };
         // `if self.use_flash_attn` of a flag every constructor takes from a config: either
         // branch runs for some construction, so both are reported in.
-        let either_flag = self.is_either_flag(&i.cond) || self.is_free_size_test(&i.cond);
+        let either_flag = self.is_either_flag(&i.cond);
         let (verdict, fact) = self.condition(&i.cond);
         let fact = match (fact, absent.is_empty()) {
             (None, false) => Some(BranchFact {
@@ -2748,73 +2748,6 @@ impl<'a> Walker<'a> {
             && subject_text(cond).is_some_and(|text| {
                 text.starts_with("self.") && self.subjects.contains_key(&either_value(&text))
             })
-    }
-
-    /// Whether a condition compares a `usize` parameter as the caller gave it with a literal
-    /// so that some value makes it true and another false (`seqlen_offset > 0`, `n == 1`;
-    /// not `n >= 0`), where no relation of the contract names the parameter: the caller picks
-    /// the value, so either branch runs for some call (as the `Some` branch of an `Option`
-    /// argument does).
-    fn is_free_size_test(&self, cond: &syn::Expr) -> bool {
-        use syn::BinOp;
-        let syn::Expr::Binary(b) = unparen(cond) else {
-            return false;
-        };
-        let literal = |expr: &syn::Expr| match unparen(expr) {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(int),
-                ..
-            }) => int.base10_parse::<u64>().ok(),
-            _ => None,
-        };
-        let parameter = |expr: &syn::Expr| match unparen(expr) {
-            syn::Expr::Path(p) if p.qself.is_none() => {
-                let name = name_of(p.path.get_ident()?);
-                let given = Dim::braced(&name);
-                let binding = self.lookup(&name)?;
-                (self.is_param(&name) && matches!(&binding.value, Value::Int(d) if *d == given))
-                    .then_some(name)
-            }
-            _ => None,
-        };
-        // `x OP k`, or `k OP x` turned round.
-        let (name, op, k) = match (parameter(&b.left), literal(&b.right)) {
-            (Some(name), Some(k)) => (name, b.op, k),
-            _ => match (literal(&b.left), parameter(&b.right)) {
-                (Some(k), Some(name)) => {
-                    let turned = match b.op {
-                        BinOp::Lt(t) => BinOp::Gt(syn::Token![>](t.spans[0])),
-                        BinOp::Le(t) => BinOp::Ge(syn::Token![>=](t.spans)),
-                        BinOp::Gt(t) => BinOp::Lt(syn::Token![<](t.spans[0])),
-                        BinOp::Ge(t) => BinOp::Le(syn::Token![<=](t.spans)),
-                        op => op,
-                    };
-                    (name, turned, k)
-                }
-                _ => return false,
-            },
-        };
-        // Some `usize` makes it true and another false.
-        let both = match op {
-            BinOp::Eq(_) | BinOp::Ne(_) | BinOp::Gt(_) | BinOp::Le(_) => true,
-            BinOp::Ge(_) | BinOp::Lt(_) => k >= 1,
-            _ => false,
-        };
-        let braced = format!("{{{name}}}");
-        let named = |dim: &Dim| {
-            dim.to_string().contains(&braced) || dim.symbols().iter().any(|symbol| *symbol == name)
-        };
-        let constrained = [self.f.contract, &self.contract].iter().any(|contract| {
-            contract
-                .relations
-                .iter()
-                .any(|relation| named(&relation.lhs) || named(&relation.rhs))
-                || contract
-                    .facts
-                    .iter()
-                    .any(|(dim, value)| *dim == name || named(value))
-        });
-        both && !constrained && self.inlined.is_empty()
     }
 
     /// Whether `expr` is std's `Some(..)` written out (`Some(&mask)`): an `Option` that is

@@ -5588,64 +5588,6 @@ fn a_flag_from_the_config_leaves_both_branches_reported() {
     );
 }
 
-/// `if seqlen_offset > 0` of a `usize` argument no relation constrains: the caller picks the
-/// value, so both branches run for some call (a new user's trial planted an f16 `mask0` in
-/// that branch, the kv-cache path, unreported). Not where a relation names the argument
-/// (`{seqlen_offset} == 0`), nor where one side never runs (`n >= 0`).
-#[test]
-fn a_test_of_a_size_the_caller_picks_leaves_both_branches_reported() {
-    let dir = scratch_crate(
-        "free-size-test",
-        "use candle_contracts::contract;
-use candle_core::{DType, Device, Result, Tensor, D};
-
-#[contract(return: f32[{tgt_len}, {tgt_len} + {seqlen_offset}])]
-pub fn causal_mask(tgt_len: usize, seqlen_offset: usize) -> Result<Tensor> {
-    let mask = Tensor::zeros((tgt_len, tgt_len), DType::F32, &Device::Cpu)?;
-    let mask = if seqlen_offset > 0 {
-        let mask0 = Tensor::zeros((tgt_len, seqlen_offset), DType::F16, &Device::Cpu)?;
-        Tensor::cat(&[&mask0, &mask], D::Minus1)?
-    } else {
-        mask
-    };
-    Ok(mask)
-}
-
-#[contract(return: f32[{tgt_len}, {tgt_len} + {seqlen_offset}], {seqlen_offset} == 0)]
-pub fn never_offset(tgt_len: usize, seqlen_offset: usize) -> Result<Tensor> {
-    let mask = Tensor::zeros((tgt_len, tgt_len), DType::F32, &Device::Cpu)?;
-    let mask = if seqlen_offset > 0 {
-        let mask0 = Tensor::zeros((tgt_len, seqlen_offset), DType::F16, &Device::Cpu)?;
-        Tensor::cat(&[&mask0, &mask], D::Minus1)?
-    } else {
-        mask
-    };
-    Ok(mask)
-}
-
-#[contract(x: f32[N])]
-pub fn always(x: &Tensor, n: usize) -> Result<Tensor> {
-    if n >= 0 {
-        Ok(x.clone())
-    } else {
-        x.to_dtype(DType::F16)?.add(x)
-    }
-}
-",
-    );
-    let (code, _, stderr) = run(&dir, &["check", "."]);
-    assert_eq!(code, 1, "{stderr}");
-    assert_eq!(
-        headlines(&stderr),
-        [
-            "error: `Tensor::cat` takes `tensors[1]: f16[{tgt_len}, _]` (the dims of \
-             `tensors[0]` but along `dim`), but `mask` is `f32[{tgt_len}, {tgt_len}]` here",
-            "--> src/lib.rs:9:32",
-        ],
-        "{stderr}"
-    );
-}
-
 #[test]
 fn a_list_element_that_does_not_fit_is_named_by_its_own_text() {
     let source = "use candle_contracts::contract;
