@@ -2525,10 +2525,71 @@ impl<'a> Ctor<'a> {
         is_usize(ty).then(|| Dim::symbol(path))
     }
 
-    /// `cfg.use_flash_attn`: a `bool` field of a config parameter, by its path.
+    /// `cfg.use_flash_attn`: a `bool` field of a config parameter, by its path, where any
+    /// value may come: the config's struct and the field are `pub` (code may set it either
+    /// way), and the constructor mentions the field nowhere else (no `if cfg.use_flash_attn
+    /// { bail!(..) }` that leaves one value only; no macro naming it).
     fn config_flag(&self, expr: &syn::Expr) -> Option<String> {
         let (path, ty) = self.config_member(expr)?;
-        (is_bool(ty) && !path.starts_with("self.")).then_some(path)
+        if !is_bool(ty) || path.starts_with("self.") {
+            return None;
+        }
+        let mut steps = path.split('.');
+        let key = self.configs.get(steps.next()?)?.clone();
+        let steps: Vec<&str> = steps.collect();
+        let (last, between) = steps.split_last()?;
+        // Each step a `pub` field of a `pub` struct.
+        let mut key = key;
+        for (i, step) in steps.iter().enumerate() {
+            let (_, item) = self.index.struct_item(&key)?;
+            let field = item.fields.iter().find(|f| {
+                f.ident
+                    .as_ref()
+                    .is_some_and(|ident| name_of(ident) == *step)
+            })?;
+            if !matches!(item.vis, syn::Visibility::Public(_))
+                || !matches!(field.vis, syn::Visibility::Public(_))
+            {
+                return None;
+            }
+            if i < between.len() {
+                let (module, ty) = self.index.field(&key, step)?;
+                let syn::Type::Path(p) = ty else { return None };
+                key = match self.index.resolve(module, &path_segments(&p.path)) {
+                    Resolved::Type(key) => key,
+                    _ => return None,
+                };
+            }
+        }
+        struct Mentions<'p> {
+            path: &'p str,
+            last: &'p str,
+            count: usize,
+        }
+        impl<'ast> Visit<'ast> for Mentions<'_> {
+            fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+                let text: String = f.to_token_stream().to_string().split_whitespace().collect();
+                if text == self.path {
+                    self.count += 1;
+                    return;
+                }
+                syn::visit::visit_expr_field(self, f);
+            }
+            fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+                let mut names = BTreeSet::new();
+                idents(&mac.tokens, &mut names);
+                if names.contains(self.last) {
+                    self.count += 2;
+                }
+            }
+        }
+        let mut mentions = Mentions {
+            path: &path,
+            last,
+            count: 0,
+        };
+        mentions.visit_block(self.def.block);
+        (mentions.count == 1).then_some(path)
     }
 
     /// A field of a config parameter (`cfg.vision.hidden_size`), by its path, with its

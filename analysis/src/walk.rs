@@ -2669,7 +2669,7 @@ impl<'a> Walker<'a> {
         let as_found = matches!(self.subjects.get(&base),
             Some((Value::Optional(_), Some(Origin::Clause(origin)))) if *origin == optional);
         let first_use = match expr {
-            syn::Expr::Field(field) => first_use_of_field(self.f.block, field),
+            syn::Expr::Field(field) => first_use_of_field(self.f.block, field, true),
             _ => false,
         };
         if !as_found
@@ -2741,13 +2741,16 @@ impl<'a> Walker<'a> {
             }) => unparen(expr),
             cond => cond,
         };
-        let syn::Expr::Field(_) = cond else {
+        let syn::Expr::Field(field) = cond else {
             return false;
         };
+        // The first the body says of the flag: no earlier test has ruled a value out on this
+        // path (`if self.flag { return .. }` before, an enclosing `if !self.flag`).
         self.inlined.is_empty()
             && subject_text(cond).is_some_and(|text| {
                 text.starts_with("self.") && self.subjects.contains_key(&either_value(&text))
             })
+            && first_use_of_field(self.f.block, field, false)
     }
 
     /// Whether `expr` is std's `Some(..)` written out (`Some(&mask)`): an `Option` that is
@@ -5663,16 +5666,17 @@ fn may_break(block: &syn::Block) -> bool {
 }
 
 /// Whether nothing before `field` (an `ExprField` of the body, `self.kv_cache`) in the body's
-/// text could have changed its path: every mention of the path before it only reads it
-/// (`&self.kv_cache`, `self.kv_cache.as_ref()`, `.is_some()`, `.is_none()`: an `Option` of
-/// tensors has no shape to change behind a shared reference), its root is used only through
-/// other fields (no `self.reset()`, `helper(self)`), and no macro's tokens name the root or
-/// the field.
-fn first_use_of_field(block: &syn::Block, field: &syn::ExprField) -> bool {
+/// text could have changed its path or tested it: every mention of the path before it only
+/// reads it, where `reads` allows that (`&self.kv_cache`, `self.kv_cache.as_ref()`,
+/// `.is_some()`, `.is_none()`: an `Option` of tensors has no shape to change behind a shared
+/// reference), its root is used only through other fields (no `self.reset()`,
+/// `helper(self)`), and no macro's tokens name the root or the field.
+fn first_use_of_field(block: &syn::Block, field: &syn::ExprField, reads: bool) -> bool {
     struct FirstUse<'a> {
         root: String,
         first_step: String,
         field: &'a syn::ExprField,
+        reads: bool,
         found: Option<bool>,
     }
     impl FirstUse<'_> {
@@ -5722,7 +5726,7 @@ fn first_use_of_field(block: &syn::Block, field: &syn::ExprField) -> bool {
             }
         }
         fn visit_expr_reference(&mut self, r: &'a syn::ExprReference) {
-            if r.mutability.is_none() && self.is_other_use(&r.expr) {
+            if self.reads && r.mutability.is_none() && self.is_other_use(&r.expr) {
                 return;
             }
             syn::visit::visit_expr_reference(self, r);
@@ -5732,7 +5736,7 @@ fn first_use_of_field(block: &syn::Block, field: &syn::ExprField) -> bool {
                 m.method.to_string().as_str(),
                 "as_ref" | "is_some" | "is_none"
             );
-            if read && m.args.is_empty() && self.is_other_use(&m.receiver) {
+            if self.reads && read && m.args.is_empty() && self.is_other_use(&m.receiver) {
                 return;
             }
             syn::visit::visit_expr_method_call(self, m);
@@ -5770,6 +5774,7 @@ fn first_use_of_field(block: &syn::Block, field: &syn::ExprField) -> bool {
         root,
         first_step,
         field,
+        reads,
         found: None,
     };
     first.visit_block(block);

@@ -5492,7 +5492,8 @@ pub fn fine(x: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
 /// of `if self.use_flash_attn` run for some construction, and a certain mismatch in either is
 /// reported (a new user's trial found a whole attention core silent behind it). Not a flag
 /// a constructor sets to a literal, nor one a method may change (the scan goes by the
-/// field's name: each struct here has its own).
+/// field's name: each struct here has its own); from a review, not one whose constructor
+/// bails on one value, one from a private config field, nor a second test of the flag.
 const CONFIG_FLAG: &str = "use candle_contracts::contract;
 use candle_core::{DType, Result, Tensor};
 
@@ -5570,6 +5571,65 @@ impl Switched {
         Ok(out)
     }
 }
+
+pub struct Bailing {
+    bail_flash: bool,
+}
+
+impl Bailing {
+    pub fn new(cfg: &Config) -> Result<Self> {
+        if cfg.use_flash_attn {
+            candle_core::bail!(\"flash attention is not in this build\")
+        }
+        Ok(Self { bail_flash: cfg.use_flash_attn })
+    }
+}
+
+#[contract]
+impl Bailing {
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn forward(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let out = if self.bail_flash { q.to_dtype(DType::F16)?.matmul(v)? } else { q.clone() };
+        Ok(out)
+    }
+}
+
+pub struct Hidden {
+    flag: bool,
+}
+
+pub struct Quiet {
+    quiet_flash: bool,
+}
+
+impl Quiet {
+    pub fn new(hidden: &Hidden) -> Self {
+        Self { quiet_flash: hidden.flag }
+    }
+}
+
+#[contract]
+impl Quiet {
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn forward(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let out = if self.quiet_flash { q.to_dtype(DType::F16)?.matmul(v)? } else { q.clone() };
+        Ok(out)
+    }
+}
+
+#[contract]
+impl Attention {
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn twice(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        if self.use_flash_attn {
+            return Ok(q.clone());
+        }
+        if self.use_flash_attn {
+            return q.to_dtype(DType::F16)?.matmul(v);
+        }
+        Ok(q.clone())
+    }
+}
 ";
 
 #[test]
@@ -5586,6 +5646,32 @@ fn a_flag_from_the_config_leaves_both_branches_reported() {
         ],
         "{stderr}"
     );
+}
+
+/// The guard computes a contract's `%` and `/` as Rust does, truncating: `(PAD - 4) % 3` is
+/// -2 there, not the floor's 1. A review found `y: f32[N, (PAD - 4) % 3 + 3]` read as
+/// `[N, 4]` (the guard wants `[N, 1]`), and an equality of such a remainder deciding a branch
+/// the other way round: a negative side leaves the value unknown.
+#[test]
+fn a_remainder_of_a_negative_value_is_left_unknown() {
+    let source = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+const PAD: usize = 2;
+
+#[contract(x: f32[N, 1], y: f32[N, (PAD - 4) % 3 + 3])]
+pub fn add(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    x.add(y)
+}
+
+#[contract(x: f32[N], N % 2 == (PAD - 4) % 3 + 2)]
+pub fn even(x: &Tensor) -> Result<Tensor> {
+    if x.dim(0)? % 2 == 0 { Ok(x.clone()) } else { x.to_dtype(DType::F16)?.matmul(x) }
+}
+";
+    let dir = scratch_crate("negative-remainder", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
 }
 
 #[test]

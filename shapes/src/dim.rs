@@ -318,6 +318,8 @@ impl Dim {
         }
         match (self.as_constant(), other.as_constant()) {
             (_, Some(0)) => Dim::Unknown,
+            // A negative side: Rust's (and the guard's) truncation and the floor differ.
+            (Some(a), Some(b)) if a < 0 || b < 0 => Dim::Unknown,
             (Some(a), Some(b)) => fold(a, b).map_or(Dim::Unknown, Dim::constant),
             // `x / 1 = x` and `x % 1 = 0` for every x.
             (_, Some(1)) => at_one(self),

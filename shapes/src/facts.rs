@@ -138,8 +138,24 @@ impl Facts {
                 facts.bounds.push(room);
             }
         }
-        // A contradiction proves anything: such facts are not used.
-        let contradicts = facts.at_least_zero(&Dim::lit(0).sub(Dim::lit(1)))
+        // A contradiction proves anything: such facts are not used. `X % k == c` with `c`
+        // out of `0..k` is one (the engine does not know a remainder's range).
+        let out_of_range = relations.iter().any(|relation| {
+            let remainder = |side: &Dim, value: &Dim| {
+                let Some(Factor::Rem(_, divisor)) = side.as_factor() else {
+                    return false;
+                };
+                match (divisor.as_constant(), value.as_constant()) {
+                    (Some(k), Some(c)) => k > 0 && !(0..k).contains(&c),
+                    _ => false,
+                }
+            };
+            relation.op == Cmp::Eq
+                && (remainder(&relation.lhs, &relation.rhs)
+                    || remainder(&relation.rhs, &relation.lhs))
+        });
+        let contradicts = out_of_range
+            || facts.at_least_zero(&Dim::lit(0).sub(Dim::lit(1)))
             || relations
                 .iter()
                 .any(|relation| facts.decide(relation) == Some(false));
@@ -428,6 +444,8 @@ mod tests {
             vec![rel("4", Cmp::Le, "3")],
             vec![rel("7 % 2", Cmp::Eq, "0")],
             vec![rel("D % 2", Cmp::Eq, "0"), rel("D % 2", Cmp::Eq, "1")],
+            // A remainder by 2 is never 3.
+            vec![rel("N % 2", Cmp::Eq, "3")],
         ] {
             let facts = Facts::new(&relations);
             assert!(facts.is_empty(), "{relations:?}");

@@ -100,8 +100,12 @@ proptest! {
         prop_assume!(!divides_by_zero(&a, &values) && !divides_by_zero(&b, &values));
         let (da, db) = (dim(&a), dim(&b));
         let (va, vb) = (eval(&a, &values).unwrap(), eval(&b, &values).unwrap());
-        if !da.is_unknown() {
-            prop_assert_eq!(value(&da, &values), Some(va), "{} at {:?}", da, values);
+        // Where it folds: a division or remainder of a negative value is unknown (Rust's
+        // truncation and the floor differ there), never another number.
+        if !da.is_unknown()
+            && let Some(folded) = value(&da, &values)
+        {
+            prop_assert_eq!(folded, va, "{} at {:?}", da, values);
         }
         match da.compare(&db) {
             Verdict::Equal => prop_assert_eq!(va, vb, "{} and {} at {:?}", da, db, values),
