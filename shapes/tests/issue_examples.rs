@@ -130,3 +130,34 @@ fn gradual_cases_pass() {
     // A one-segment path is ambiguous (candle_nn's `cross_entropy` or ours): unknown.
     assert!(function("cross_entropy", &args).unwrap().is_unknown());
 }
+
+#[test]
+fn a_dtype_mismatch_suggests_converting_either_side() {
+    // From a new user's trial: scores cast to f16 before `matmul(&v)` with an f32 `v`; the
+    // help named only `v`'s conversion, where the cast of the receiver was the bug.
+    let env = env("attend", "p: f16[T, S], v: f32[S, D]");
+    let mismatch = method("matmul", &env.get("p"), &[Arg::Tensor(env.get("v"))]).unwrap_err();
+    assert_eq!(
+        mismatch.help("v").as_deref(),
+        Some("convert it: `&v.to_dtype(DType::F16)?`, or `self` to `DType::F32`")
+    );
+    // Two dtypes the argument may have: only the argument's conversion is certain to fit.
+    let env = self::env("attend", "p: f16[T, S], v: f32 | bf16 [S, D]");
+    let mismatch = method("matmul", &env.get("p"), &[Arg::Tensor(env.get("v"))]).unwrap_err();
+    assert_eq!(
+        mismatch.help("v").as_deref(),
+        Some("convert it: `&v.to_dtype(DType::F16)?`")
+    );
+    // `where_cond`'s branches: the other side is named by its parameter.
+    let env = self::env("pick", "m: u8[N], a: f32[N], b: f16[N]");
+    let mismatch = method(
+        "where_cond",
+        &env.get("m"),
+        &[Arg::Tensor(env.get("a")), Arg::Tensor(env.get("b"))],
+    )
+    .unwrap_err();
+    assert_eq!(
+        mismatch.help("b").as_deref(),
+        Some("convert it: `&b.to_dtype(DType::F32)?`, or `on_true` to `DType::F16`")
+    );
+}

@@ -169,6 +169,17 @@ pub enum Help {
     },
     /// Convert the dtype: `&target.to_dtype(DType::U32)?`.
     ToDType(DType),
+    /// Two tensors an op wants of one dtype: convert the argument to `dtype`, or the tensor
+    /// named `other` to `other_dtype` (the argument's) where that is the side that went wrong
+    /// (`attn_weights.to_dtype(F16)?.matmul(&v)`).
+    SameDType {
+        /// The dtype of `other`, for the argument.
+        dtype: DType,
+        /// The tensor whose dtype the op takes: `self`, `on_true`.
+        other: String,
+        /// The argument's dtype, for `other`.
+        other_dtype: DType,
+    },
     /// Swap the last two dims: `&w.t()?`.
     Transpose,
 }
@@ -260,9 +271,31 @@ impl Mismatch {
             Help::ToDType(dtype) => {
                 format!("convert it: {}", fix(format!("to_dtype(DType::{dtype:?})")))
             }
+            Help::SameDType {
+                dtype,
+                other,
+                other_dtype,
+            } => format!(
+                "convert it: {}, or `{other}` to `DType::{other_dtype:?}`",
+                fix(format!("to_dtype(DType::{dtype:?})"))
+            ),
             Help::Transpose => format!("transpose it: {}", fix("t()".to_string())),
         })
     }
+}
+
+/// The help for an argument whose dtype is not `want`'s (the dtype of `other`): convert the
+/// argument, or `other` to the argument's dtype where each side has one dtype.
+fn same_dtype_help(want: DTypeSet, other: &str, given: DTypeSet) -> Option<Help> {
+    let dtype = want.single()?;
+    Some(match given.single() {
+        Some(other_dtype) => Help::SameDType {
+            dtype,
+            other: other.to_string(),
+            other_dtype,
+        },
+        None => Help::ToDType(dtype),
+    })
 }
 
 /// An expected clause in backticks, its words outside: `` `rhs: f32[2, 3]` (the shape of

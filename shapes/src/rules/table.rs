@@ -5,7 +5,7 @@
 use crate::contract::{Bindings, Contract};
 use crate::dim::Dim;
 use crate::dtype::DTypeSet;
-use crate::rules::{Arg, Argument, Help, Mismatch, Outcome, suggest};
+use crate::rules::{Arg, Argument, Mismatch, Outcome, suggest};
 use crate::shape::{Resolved, Shape, TensorType, compare_dtypes};
 use crate::verdict::Verdict;
 
@@ -288,7 +288,7 @@ impl ContractOp {
                         self.params[1], a.dtypes, self.params[0]
                     ),
                     found: b.to_string(),
-                    help: a.dtypes.single().map(Help::ToDType),
+                    help: super::same_dtype_help(a.dtypes, self.params[0], b.dtypes),
                     reason,
                 }));
             }

@@ -6,7 +6,7 @@ use crate::dim::Dim;
 use crate::dtype::{DType, DTypeSet};
 use crate::facts::{Cmp, Facts, Relation};
 use crate::reason::Reason;
-use crate::rules::{Arg, Argument, Help, Mismatch, Outcome, Parts};
+use crate::rules::{Arg, Argument, Help, Mismatch, Outcome, Parts, same_dtype_help};
 use crate::shape::{Resolved, Run, Shape, TensorType, compare_dtypes};
 use crate::verdict::{Axis, Rank, Verdict};
 
@@ -618,7 +618,7 @@ impl Call<'_> {
     fn dtypes_with(&self, position: usize, other: &TensorType) -> Result<DTypeSet, Box<Mismatch>> {
         match compare_dtypes(other.dtypes, self.receiver.dtypes) {
             Verdict::Different(reason) => Err(Box::new(Mismatch {
-                help: self.receiver.dtypes.single().map(Help::ToDType),
+                help: same_dtype_help(self.receiver.dtypes, "self", other.dtypes),
                 ..*self.arg_error(
                     position,
                     format!("rhs: {}[..] (the dtype of `self`)", self.receiver.dtypes),
@@ -1329,12 +1329,15 @@ impl Call<'_> {
             }
         }
         if let Verdict::Different(reason) = compare_dtypes(on_false.dtypes, on_true.dtypes) {
-            return Err(self.arg_error(
-                1,
-                format!("on_false: {}[..] (the dtype of `on_true`)", on_true.dtypes),
-                on_false,
-                reason,
-            ));
+            return Err(Box::new(Mismatch {
+                help: same_dtype_help(on_true.dtypes, "on_true", on_false.dtypes),
+                ..*self.arg_error(
+                    1,
+                    format!("on_false: {}[..] (the dtype of `on_true`)", on_true.dtypes),
+                    on_false,
+                    reason,
+                )
+            }));
         }
         Ok(TensorType::new(
             on_true.dtypes.intersection(on_false.dtypes),
