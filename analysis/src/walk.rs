@@ -2750,7 +2750,38 @@ impl<'a> Walker<'a> {
             && subject_text(cond).is_some_and(|text| {
                 text.starts_with("self.") && self.subjects.contains_key(&either_value(&text))
             })
-            && first_use_of_field(self.f.block, field, false)
+            && first_use_of_field_with(self.f.block, field, false, &|name| {
+                self.leaves_field_alone(name, &field_name(field), &mut BTreeSet::new())
+            })
+    }
+
+    /// Whether a call `self.name(..)` of this type's own method (one, in sight) certainly
+    /// neither reads nor changes the field `field`: its body never names it, and every other
+    /// `self` in it is a field other than it or a call of a method of which the same holds
+    /// (candle's llama calls `self.apply_rotary_emb(..)` before `if self.use_flash_attn`).
+    fn leaves_field_alone(&self, name: &str, field: &str, seen: &mut BTreeSet<String>) -> bool {
+        if !seen.insert(name.to_string()) {
+            return true;
+        }
+        if seen.len() > 16 {
+            return false;
+        }
+        let Some(owner) = self.f.owner else {
+            return false;
+        };
+        let [id] = self.index.methods(owner, name) else {
+            return false;
+        };
+        let callee = &self.index.fns[*id];
+        if !self.index.trait_impl_methods(owner, name).is_empty() {
+            return false;
+        }
+        let mut uses = Vec::new();
+        if !self_uses(&callee.block.to_token_stream(), field, &mut uses) {
+            return false;
+        }
+        uses.iter()
+            .all(|method| self.leaves_field_alone(method, field, seen))
     }
 
     /// Whether `expr` is std's `Some(..)` written out (`Some(&mask)`): an `Option` that is
@@ -5672,14 +5703,71 @@ fn may_break(block: &syn::Block) -> bool {
 /// reference), its root is used only through other fields (no `self.reset()`,
 /// `helper(self)`), and no macro's tokens name the root or the field.
 fn first_use_of_field(block: &syn::Block, field: &syn::ExprField, reads: bool) -> bool {
-    struct FirstUse<'a> {
+    first_use_of_field_with(block, field, reads, &|_| false)
+}
+
+/// The name of the last step of a field path (`use_flash_attn` of `self.use_flash_attn`).
+fn field_name(field: &syn::ExprField) -> String {
+    match &field.member {
+        syn::Member::Named(name) => name_of(name),
+        syn::Member::Unnamed(index) => index.index.to_string(),
+    }
+}
+
+/// In a method's tokens: `false` where they name `field` or use `self` other than as
+/// `self.other_field` or `self.method(..)`; else `true`, with each such method's name in
+/// `methods`.
+fn self_uses(tokens: &TokenStream, field: &str, methods: &mut Vec<String>) -> bool {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (i, tree) in trees.iter().enumerate() {
+        match tree {
+            TokenTree::Group(group) => {
+                if !self_uses(&group.stream(), field, methods) {
+                    return false;
+                }
+            }
+            TokenTree::Ident(ident) => {
+                let text = ident.to_string();
+                if text == field || text.strip_prefix("r#") == Some(field) {
+                    return false;
+                }
+                if text != "self" {
+                    continue;
+                }
+                let dot = matches!(trees.get(i + 1), Some(TokenTree::Punct(p))
+                    if p.as_char() == '.' && p.spacing() == proc_macro2::Spacing::Alone);
+                let Some(TokenTree::Ident(member)) = trees.get(i + 2).filter(|_| dot) else {
+                    return false;
+                };
+                if let Some(TokenTree::Group(args)) = trees.get(i + 3)
+                    && args.delimiter() == proc_macro2::Delimiter::Parenthesis
+                {
+                    methods.push(member.to_string());
+                }
+            }
+            TokenTree::Punct(_) | TokenTree::Literal(_) => {}
+        }
+    }
+    true
+}
+
+/// [`first_use_of_field`], where a call `self.name(..)` for which `quiet(name)` holds is no
+/// use of the field (its arguments still are looked at).
+fn first_use_of_field_with(
+    block: &syn::Block,
+    field: &syn::ExprField,
+    reads: bool,
+    quiet: &dyn Fn(&str) -> bool,
+) -> bool {
+    struct FirstUse<'a, 'q> {
         root: String,
         first_step: String,
         field: &'a syn::ExprField,
         reads: bool,
+        quiet: &'q dyn Fn(&str) -> bool,
         found: Option<bool>,
     }
-    impl FirstUse<'_> {
+    impl FirstUse<'_, '_> {
         /// `Some(first step)` of a path of fields from the root (`q_proj` of `self.q_proj.w`).
         fn first_step(&self, f: &syn::ExprField) -> Option<String> {
             let mut member = &f.member;
@@ -5710,7 +5798,7 @@ fn first_use_of_field(block: &syn::Block, field: &syn::ExprField, reads: bool) -
             }
         }
     }
-    impl<'a> Visit<'a> for FirstUse<'a> {
+    impl<'a> Visit<'a> for FirstUse<'a, '_> {
         fn visit_expr_field(&mut self, f: &'a syn::ExprField) {
             if self.found.is_some() {
                 return;
@@ -5737,6 +5825,15 @@ fn first_use_of_field(block: &syn::Block, field: &syn::ExprField, reads: bool) -
                 "as_ref" | "is_some" | "is_none"
             );
             if self.reads && read && m.args.is_empty() && self.is_other_use(&m.receiver) {
+                return;
+            }
+            let on_root = matches!(unparen(&m.receiver), syn::Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path.get_ident().is_some_and(|ident| name_of(ident) == self.root));
+            if on_root && m.turbofish.is_none() && (self.quiet)(&name_of(&m.method)) {
+                for arg in &m.args {
+                    self.visit_expr(arg);
+                }
                 return;
             }
             syn::visit::visit_expr_method_call(self, m);
@@ -5775,6 +5872,7 @@ fn first_use_of_field(block: &syn::Block, field: &syn::ExprField, reads: bool) -
         first_step,
         field,
         reads,
+        quiet,
         found: None,
     };
     first.visit_block(block);

@@ -5629,6 +5629,63 @@ impl Attention {
         }
         Ok(q.clone())
     }
+
+    // candle's llama calls its own `self.apply_rotary_emb(..)` first: a method that never
+    // names the flag leaves it as the config gave it.
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn rotated(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let q = self.scaled(q)?;
+        if self.use_flash_attn {
+            return Ok(q);
+        }
+        q.to_dtype(DType::F16)?.matmul(v)
+    }
+
+    // A method that returns early on one value, called first or through another: the flag
+    // is false on the path that goes on.
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn checked(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        self.ensure_eager()?;
+        if self.use_flash_attn { q.to_dtype(DType::F16)?.matmul(v) } else { Ok(q.clone()) }
+    }
+
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn checked_within(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        self.check_all()?;
+        if self.use_flash_attn { q.to_dtype(DType::F16)?.matmul(v) } else { Ok(q.clone()) }
+    }
+
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn checked_elsewhere(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        self.hand_over()?;
+        if self.use_flash_attn { q.to_dtype(DType::F16)?.matmul(v) } else { Ok(q.clone()) }
+    }
+
+    fn scaled(&self, x: &Tensor) -> Result<Tensor> {
+        x.affine(0.5, 0.)
+    }
+
+    fn ensure_eager(&self) -> Result<()> {
+        if self.use_flash_attn {
+            candle_core::bail!(\"flash attention is not in this build\")
+        }
+        Ok(())
+    }
+
+    fn check_all(&self) -> Result<()> {
+        self.ensure_eager()
+    }
+
+    fn hand_over(&self) -> Result<()> {
+        eager_only(self)
+    }
+}
+
+fn eager_only(attention: &Attention) -> Result<()> {
+    if attention.use_flash_attn {
+        candle_core::bail!(\"flash attention is not in this build\")
+    }
+    Ok(())
 }
 ";
 
@@ -5643,6 +5700,9 @@ fn a_flag_from_the_config_leaves_both_branches_reported() {
             "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
              `f32[B, H, T, D]` here",
             "--> src/lib.rs:26:46",
+            "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
+             `f32[B, H, T, D]` here",
+            "--> src/lib.rs:145:40",
         ],
         "{stderr}"
     );
