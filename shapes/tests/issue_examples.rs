@@ -161,3 +161,59 @@ fn a_dtype_mismatch_suggests_converting_either_side() {
         Some("convert it: `&b.to_dtype(DType::F32)?`, or `on_true` to `DType::F16`")
     );
 }
+
+#[test]
+fn rope_checks_its_tables_against_xs() {
+    use candle_contracts_shapes::function;
+    let rope = |xs: &str, cos: &str, sin: &str| {
+        function(
+            "candle_nn::rotary_emb::rope",
+            &[Arg::tensor(xs), Arg::tensor(cos), Arg::tensor(sin)],
+        )
+    };
+    // As candle's models call it: tables narrowed to the positions, half the head size.
+    assert_eq!(
+        rope("f32[B, H, T, 64]", "f32[T, 32]", "f32[T, 32]")
+            .unwrap()
+            .to_string(),
+        "f32[B, H, T, 64]"
+    );
+    // Symbolic sizes that may fit stay silent: `2 * (D / 2)` is `D` for an even `D`.
+    assert!(rope("f16[B, H, T, D]", "f16[P, D / 2]", "f16[P, D / 2]").is_ok());
+    assert!(rope("f32[B, H, T, D]", "f32[1, T, D / 2]", "f32[T, D / 2]").is_ok());
+    // Tables in f32 for an f16 model: the kernels take one dtype.
+    let mismatch = rope("f16[B, H, T, 64]", "f32[T, 32]", "f32[T, 32]").unwrap_err();
+    assert_eq!(
+        mismatch.argument,
+        candle_contracts_shapes::Argument::Position(1)
+    );
+    assert_eq!(
+        mismatch.help("cos").as_deref(),
+        Some("convert it: `&cos.to_dtype(DType::F16)?`, or `xs` to `DType::F32`")
+    );
+    // The whole head size where half is wanted.
+    let mismatch = rope("f32[B, H, T, 64]", "f32[T, 64]", "f32[T, 64]").unwrap_err();
+    assert_eq!(mismatch.note(), "dim -1: 64 given, 32 expected");
+    // A table of rank 1, a batched table of another batch, fewer rows than positions.
+    assert!(rope("f32[B, H, T, 64]", "f32[32]", "f32[T, 32]").is_err());
+    assert!(rope("f32[2, H, T, 64]", "f32[3, T, 32]", "f32[T, 32]").is_err());
+    let mismatch = rope("f32[B, H, 5, 64]", "f32[4, 32]", "f32[4, 32]").unwrap_err();
+    assert_eq!(
+        mismatch.note(),
+        "dim -2: 4 rows given, at least 5 expected (`xs`'s positions)"
+    );
+    assert!(rope("f32[B, H, T, 64]", "f32[T - 1, 32]", "f32[T, 32]").is_err());
+    // `xs` of rank 3 (before the heads are split), or of integers.
+    assert!(rope("f32[B, T, 64]", "f32[T, 32]", "f32[T, 32]").is_err());
+    assert!(rope("u32[B, H, T, 64]", "f32[T, 32]", "f32[T, 32]").is_err());
+    // `rope_thd`: the positions are dim 1.
+    let thd = function(
+        "candle_nn::rotary_emb::rope_thd",
+        &[
+            Arg::tensor("f32[B, 5, H, 64]"),
+            Arg::tensor("f32[4, 32]"),
+            Arg::tensor("f32[4, 32]"),
+        ],
+    );
+    assert!(thd.is_err());
+}

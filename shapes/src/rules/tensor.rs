@@ -346,9 +346,15 @@ pub(crate) const FUNCTIONS: &[(&str, FunctionRule)] = &[
     ("candle_nn::ops::silu", same_as_first),
     ("candle_nn::ops::rms_norm", same_as_first),
     ("candle_nn::ops::layer_norm", same_as_first),
-    ("candle_nn::rotary_emb::rope", same_as_first),
-    ("candle_nn::rotary_emb::rope_i", same_as_first),
-    ("candle_nn::rotary_emb::rope_thd", same_as_first),
+    ("candle_nn::rotary_emb::rope", |args| {
+        rope("candle_nn::rotary_emb::rope", args, 2)
+    }),
+    ("candle_nn::rotary_emb::rope_i", |args| {
+        rope("candle_nn::rotary_emb::rope_i", args, 2)
+    }),
+    ("candle_nn::rotary_emb::rope_thd", |args| {
+        rope("candle_nn::rotary_emb::rope_thd", args, 1)
+    }),
     // Constructors: `zeros(shape, dtype, device)` and the like.
     ("candle_core::Tensor::zeros", |args| {
         filled(args, 0, args.get(1))
@@ -461,6 +467,139 @@ fn same_as_first(args: &[Arg]) -> Outcome {
     Ok(args
         .first()
         .map_or_else(TensorType::unknown, Arg::tensor_type))
+}
+
+/// `rope(xs, cos, sin)` and its `_i` and `_thd` layouts, as candle-nn 0.11 checks them: `xs`
+/// of rank 4 (`[B, H, T, D]`, or `[B, T, H, D]` where the sequence is dim `seq` 1), `cos`
+/// and `sin` `[TC, D / 2]` or `[B, TC, D / 2]` (twice their last dim `D`, `TC` at least `T`),
+/// all three of one dtype among bf16, f16, f32 and f64 (the kernels' `unsupported dtype`).
+/// The result is `xs`'s type.
+fn rope(op: &str, args: &[Arg], seq: usize) -> Outcome {
+    let kernels = [DType::BF16, DType::F16, DType::F32, DType::F64]
+        .into_iter()
+        .fold(DTypeSet::EMPTY, |set, dtype| {
+            set.union(DTypeSet::only(dtype))
+        });
+    let layout = if seq == 1 {
+        "[B, T, H, D]"
+    } else {
+        "[B, H, T, D]"
+    };
+    let xs = args
+        .first()
+        .map_or_else(TensorType::unknown, Arg::tensor_type);
+    if let Verdict::Different(reason) = compare_dtypes(xs.dtypes, kernels) {
+        return Err(position_error(
+            op,
+            0,
+            format!("xs: bf16 | f16 | f32 | f64 {layout}"),
+            xs.to_string(),
+            reason,
+        ));
+    }
+    if rank_differs(xs.shape.rank(), 4) {
+        return Err(position_error(
+            op,
+            0,
+            format!("xs: {}{layout}", xs.dtypes),
+            xs.to_string(),
+            Reason::Rank {
+                found: xs.shape.rank(),
+                expected: Rank::Exactly(4),
+            },
+        ));
+    }
+    let xs_dims = xs.shape.dims();
+    for (position, name) in [(1, "cos"), (2, "sin")] {
+        let Some(Arg::Tensor(table)) = args.get(position) else {
+            continue;
+        };
+        let expected = format!("{name}: {}[TC, D / 2] or [B, TC, D / 2]", xs.dtypes);
+        if let Verdict::Different(reason) = compare_dtypes(table.dtypes, xs.dtypes) {
+            return Err(Box::new(Mismatch {
+                help: same_dtype_help(xs.dtypes, "xs", table.dtypes),
+                ..*position_error(
+                    op,
+                    position,
+                    format!("{name}: {}[..] (the dtype of `xs`)", xs.dtypes),
+                    table.to_string(),
+                    reason,
+                )
+            }));
+        }
+        let rank = table.shape.rank();
+        let rank_fails = match rank {
+            Rank::Exactly(r) => !(2..=3).contains(&r),
+            Rank::AtLeast(r) => r > 3,
+        };
+        if rank_fails {
+            return Err(position_error(
+                op,
+                position,
+                expected,
+                table.to_string(),
+                Reason::Rank {
+                    found: rank,
+                    expected: Rank::Exactly(2),
+                },
+            ));
+        }
+        let (Some(dims), Some(xs_dims)) = (table.shape.dims(), xs_dims) else {
+            continue;
+        };
+        let (rows, half) = (&dims[dims.len() - 2], &dims[dims.len() - 1]);
+        let mismatch = |axis: Axis, found: &Dim, wanted: Dim| {
+            position_error(
+                op,
+                position,
+                expected.clone(),
+                table.to_string(),
+                Reason::Dim {
+                    axis,
+                    found: found.clone(),
+                    expected: wanted,
+                },
+            )
+        };
+        // A batched table's first dim is `xs`'s batch, not broadcast.
+        if dims.len() == 3 && dims[0].compare(&xs_dims[0]).is_different() {
+            return Err(mismatch(Axis::Front(0), &dims[0], xs_dims[0].clone()));
+        }
+        if half
+            .clone()
+            .mul(Dim::lit(2))
+            .compare(&xs_dims[3])
+            .is_different()
+        {
+            let wanted = xs_dims[3].clone().div(Dim::lit(2));
+            return Err(mismatch(Axis::Back(1), half, wanted));
+        }
+        // Fewer rows than `xs` has positions: `T - TC - 1` is no negative number.
+        let short = xs_dims[seq]
+            .clone()
+            .sub(rows.clone().add(Dim::lit(1)))
+            .certainly_nonnegative();
+        if short {
+            return Err(position_error(
+                op,
+                position,
+                expected.clone(),
+                table.to_string(),
+                Reason::Other(format!(
+                    "dim -2: {rows} rows given, at least {} expected (`xs`'s positions)",
+                    xs_dims[seq]
+                )),
+            ));
+        }
+    }
+    Ok(TensorType::new(xs.dtypes.intersection(kernels), xs.shape))
+}
+
+fn rank_differs(rank: Rank, wanted: usize) -> bool {
+    match rank {
+        Rank::Exactly(r) => r != wanted,
+        Rank::AtLeast(r) => r > wanted,
+    }
 }
 
 /// `softmax(xs, dim)`, `log_softmax(xs, dim)`: `xs`'s type; `dim` must be in its rank.
