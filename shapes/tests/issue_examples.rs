@@ -217,3 +217,42 @@ fn rope_checks_its_tables_against_xs() {
     );
     assert!(thd.is_err());
 }
+
+#[test]
+fn the_norm_ops_check_their_weights_against_xs() {
+    use candle_contracts_shapes::function;
+    let rms = |xs: &str, alpha: &str| {
+        function(
+            "candle_nn::ops::rms_norm",
+            &[Arg::tensor(xs), Arg::tensor(alpha), Arg::Float],
+        )
+    };
+    assert_eq!(
+        rms("f16[B, T, E]", "f16[E]").unwrap().to_string(),
+        "f16[B, T, E]"
+    );
+    assert!(rms("f32[B, T, E]", "f32[D]").is_ok());
+    // The weight of another width, a weight of rank 2, a weight in f32 for f16 activations.
+    let mismatch = rms("f32[B, T, 768]", "f32[512]").unwrap_err();
+    assert_eq!(mismatch.note(), "dim 0: 512 given, 768 expected");
+    assert!(rms("f32[B, T, E]", "f32[1, E]").is_err());
+    let mismatch = rms("f16[B, T, E]", "f32[E]").unwrap_err();
+    assert_eq!(
+        mismatch.help("alpha").as_deref(),
+        Some("convert it: `&alpha.to_dtype(DType::F16)?`, or `xs` to `DType::F32`")
+    );
+    // `layer_norm`'s bias is checked as its weight is.
+    let layer_norm = function(
+        "candle_nn::ops::layer_norm",
+        &[
+            Arg::tensor("f32[B, 768]"),
+            Arg::tensor("f32[768]"),
+            Arg::tensor("f32[512]"),
+            Arg::Float,
+        ],
+    );
+    assert_eq!(
+        layer_norm.unwrap_err().argument,
+        candle_contracts_shapes::Argument::Position(2)
+    );
+}

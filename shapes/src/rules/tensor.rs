@@ -344,8 +344,12 @@ pub(crate) const FUNCTIONS: &[(&str, FunctionRule)] = &[
     ("candle_nn::ops::softmax_last_dim", same_as_first),
     ("candle_nn::ops::sigmoid", same_as_first),
     ("candle_nn::ops::silu", same_as_first),
-    ("candle_nn::ops::rms_norm", same_as_first),
-    ("candle_nn::ops::layer_norm", same_as_first),
+    ("candle_nn::ops::rms_norm", |args| {
+        norm("candle_nn::ops::rms_norm", args, &["alpha"])
+    }),
+    ("candle_nn::ops::layer_norm", |args| {
+        norm("candle_nn::ops::layer_norm", args, &["alpha", "beta"])
+    }),
     ("candle_nn::rotary_emb::rope", |args| {
         rope("candle_nn::rotary_emb::rope", args, 2)
     }),
@@ -593,6 +597,75 @@ fn rope(op: &str, args: &[Arg], seq: usize) -> Outcome {
         }
     }
     Ok(TensorType::new(xs.dtypes.intersection(kernels), xs.shape))
+}
+
+/// `ops::rms_norm(xs, alpha, eps)` and `ops::layer_norm(xs, alpha, beta, eps)`, as candle-nn
+/// 0.11 checks them: `xs` of floats, each of `tables` (`alpha`, `beta`) `[D]` for `xs`'s last
+/// dim `D` and of `xs`'s dtype (the kernels take one). The result is `xs`'s type.
+fn norm(op: &str, args: &[Arg], tables: &[&str]) -> Outcome {
+    let xs = args
+        .first()
+        .map_or_else(TensorType::unknown, Arg::tensor_type);
+    if let Verdict::Different(reason) = compare_dtypes(xs.dtypes, DTypeSet::FLOAT) {
+        return Err(position_error(
+            op,
+            0,
+            "xs: float[.., D]".to_string(),
+            xs.to_string(),
+            reason,
+        ));
+    }
+    let last = xs.shape.dims().and_then(<[Dim]>::last);
+    for (i, name) in tables.iter().enumerate() {
+        let position = i + 1;
+        let Some(Arg::Tensor(table)) = args.get(position) else {
+            continue;
+        };
+        if let Verdict::Different(reason) = compare_dtypes(table.dtypes, xs.dtypes) {
+            return Err(Box::new(Mismatch {
+                help: same_dtype_help(xs.dtypes, "xs", table.dtypes),
+                ..*position_error(
+                    op,
+                    position,
+                    format!("{name}: {}[..] (the dtype of `xs`)", xs.dtypes),
+                    table.to_string(),
+                    reason,
+                )
+            }));
+        }
+        let expected = format!("{name}: {}[D] (`xs`'s last dim)", xs.dtypes);
+        if rank_differs(table.shape.rank(), 1) {
+            return Err(position_error(
+                op,
+                position,
+                expected,
+                table.to_string(),
+                Reason::Rank {
+                    found: table.shape.rank(),
+                    expected: Rank::Exactly(1),
+                },
+            ));
+        }
+        if let (Some([size]), Some(last)) = (table.shape.dims(), last)
+            && size.compare(last).is_different()
+        {
+            return Err(position_error(
+                op,
+                position,
+                expected,
+                table.to_string(),
+                Reason::Dim {
+                    axis: Axis::Front(0),
+                    found: size.clone(),
+                    expected: last.clone(),
+                },
+            ));
+        }
+    }
+    Ok(TensorType::new(
+        xs.dtypes.intersection(DTypeSet::FLOAT),
+        xs.shape,
+    ))
 }
 
 fn rank_differs(rank: Rank, wanted: usize) -> bool {
