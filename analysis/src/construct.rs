@@ -2561,10 +2561,21 @@ impl<'a> Ctor<'a> {
                 };
             }
         }
+        // The flag read once, and its config otherwise only read field by field: passed on
+        // (`check(cfg)?`, `cfg.validate()?`), dereferenced or renamed, it may be tested
+        // where the walk does not look.
         struct Mentions<'p> {
             path: &'p str,
+            root: &'p str,
             last: &'p str,
             count: usize,
+        }
+        fn pure_chain(f: &syn::ExprField) -> bool {
+            match &*f.base {
+                syn::Expr::Field(inner) => pure_chain(inner),
+                syn::Expr::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
+                _ => false,
+            }
         }
         impl<'ast> Visit<'ast> for Mentions<'_> {
             fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
@@ -2573,18 +2584,45 @@ impl<'a> Ctor<'a> {
                     self.count += 1;
                     return;
                 }
+                if pure_chain(f) {
+                    if self.path.starts_with(&format!("{text}.")) {
+                        self.count += 2;
+                    }
+                    return;
+                }
                 syn::visit::visit_expr_field(self, f);
+            }
+            fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+                // `config: cfg.clone()`: a copy tests nothing.
+                let bare_root = matches!(&*m.receiver, syn::Expr::Path(p)
+                    if p.qself.is_none()
+                        && p.path.get_ident().is_some_and(|ident| name_of(ident) == self.root));
+                if bare_root && m.method == "clone" && m.args.is_empty() {
+                    return;
+                }
+                syn::visit::visit_expr_method_call(self, m);
+            }
+            fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+                if p.qself.is_none()
+                    && p.path
+                        .get_ident()
+                        .is_some_and(|ident| name_of(ident) == self.root)
+                {
+                    self.count += 2;
+                }
             }
             fn visit_macro(&mut self, mac: &'ast syn::Macro) {
                 let mut names = BTreeSet::new();
                 idents(&mac.tokens, &mut names);
-                if names.contains(self.last) {
+                if names.contains(self.last) || names.contains(self.root) {
                     self.count += 2;
                 }
             }
         }
+        let root = path.split('.').next().unwrap_or_default().to_string();
         let mut mentions = Mentions {
             path: &path,
+            root: &root,
             last,
             count: 0,
         };

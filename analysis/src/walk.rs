@@ -2777,7 +2777,7 @@ impl<'a> Walker<'a> {
             return false;
         }
         let mut uses = Vec::new();
-        if !self_uses(&callee.block.to_token_stream(), field, &mut uses) {
+        if !self_uses(callee.block, field, &mut uses) {
             return false;
         }
         uses.iter()
@@ -5714,41 +5714,64 @@ fn field_name(field: &syn::ExprField) -> String {
     }
 }
 
-/// In a method's tokens: `false` where they name `field` or use `self` other than as
-/// `self.other_field` or `self.method(..)`; else `true`, with each such method's name in
-/// `methods`.
-fn self_uses(tokens: &TokenStream, field: &str, methods: &mut Vec<String>) -> bool {
-    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
-    for (i, tree) in trees.iter().enumerate() {
-        match tree {
-            TokenTree::Group(group) => {
-                if !self_uses(&group.stream(), field, methods) {
-                    return false;
-                }
-            }
-            TokenTree::Ident(ident) => {
-                let text = ident.to_string();
-                if text == field || text.strip_prefix("r#") == Some(field) {
-                    return false;
-                }
-                if text != "self" {
-                    continue;
-                }
-                let dot = matches!(trees.get(i + 1), Some(TokenTree::Punct(p))
-                    if p.as_char() == '.' && p.spacing() == proc_macro2::Spacing::Alone);
-                let Some(TokenTree::Ident(member)) = trees.get(i + 2).filter(|_| dot) else {
-                    return false;
-                };
-                if let Some(TokenTree::Group(args)) = trees.get(i + 3)
-                    && args.delimiter() == proc_macro2::Delimiter::Parenthesis
-                {
-                    methods.push(member.to_string());
-                }
-            }
-            TokenTree::Punct(_) | TokenTree::Literal(_) => {}
-        }
+/// In a method's body: `false` where it names `field` of `self` or uses `self` other than as
+/// `self.other_field` or `self.method(..)` (a macro naming `self` or the field counts as such
+/// a use); else `true`, with each such method's name in `methods`.
+fn self_uses(block: &syn::Block, field: &str, methods: &mut Vec<String>) -> bool {
+    struct Uses<'f, 'm> {
+        field: &'f str,
+        methods: &'m mut Vec<String>,
+        clean: bool,
     }
-    true
+    fn is_self(expr: &syn::Expr) -> bool {
+        matches!(unparen(expr), syn::Expr::Path(p)
+            if p.qself.is_none() && p.path.is_ident("self"))
+    }
+    impl<'a> Visit<'a> for Uses<'_, '_> {
+        fn visit_expr_field(&mut self, f: &'a syn::ExprField) {
+            if is_self(&f.base) {
+                let name = match &f.member {
+                    syn::Member::Named(name) => name_of(name),
+                    syn::Member::Unnamed(index) => index.index.to_string(),
+                };
+                if name == self.field {
+                    self.clean = false;
+                }
+                return;
+            }
+            syn::visit::visit_expr_field(self, f);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            if is_self(&m.receiver) && m.turbofish.is_none() {
+                self.methods.push(name_of(&m.method));
+                for arg in &m.args {
+                    self.visit_expr(arg);
+                }
+                return;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
+            if p.path.segments.iter().any(|s| s.ident == "self") {
+                self.clean = false;
+            }
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            if names.contains("self") || names.contains(self.field) {
+                self.clean = false;
+            }
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut uses = Uses {
+        field,
+        methods,
+        clean: true,
+    };
+    uses.visit_block(block);
+    uses.clean
 }
 
 /// [`first_use_of_field`], where a call `self.name(..)` for which `quiet(name)` holds is no

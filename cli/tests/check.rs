@@ -5497,6 +5497,7 @@ pub fn fine(x: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
 const CONFIG_FLAG: &str = "use candle_contracts::contract;
 use candle_core::{DType, Result, Tensor};
 
+#[derive(Clone)]
 pub struct Config {
     pub use_flash_attn: bool,
 }
@@ -5681,6 +5682,81 @@ impl Attention {
     }
 }
 
+// From a review: constructors that rule the flag out where the scan cannot see the test
+// (through `*`, a renamed config, a helper, a method of the config): its branches stay
+// silent. One that stores the config whole (`config: cfg.clone()`) tests nothing.
+pub struct Ruled {
+    deref_flash: bool,
+}
+
+impl Ruled {
+    pub fn by_deref(cfg: &Config) -> Result<Self> {
+        if (*cfg).use_flash_attn {
+            candle_core::bail!(\"no flash\")
+        }
+        Ok(Self { deref_flash: cfg.use_flash_attn })
+    }
+
+    pub fn by_alias(cfg: &Config) -> Result<Self> {
+        let c = cfg;
+        if c.use_flash_attn {
+            candle_core::bail!(\"no flash\")
+        }
+        Ok(Self { deref_flash: cfg.use_flash_attn })
+    }
+
+    pub fn by_helper(cfg: &Config) -> Result<Self> {
+        refuse_flash(cfg)?;
+        Ok(Self { deref_flash: cfg.use_flash_attn })
+    }
+
+    pub fn by_method(cfg: &Config) -> Result<Self> {
+        cfg.validate()?;
+        Ok(Self { deref_flash: cfg.use_flash_attn })
+    }
+}
+
+impl Config {
+    pub fn validate(&self) -> Result<()> {
+        refuse_flash(self)
+    }
+}
+
+fn refuse_flash(cfg: &Config) -> Result<()> {
+    if cfg.use_flash_attn {
+        candle_core::bail!(\"no flash\")
+    }
+    Ok(())
+}
+
+#[contract]
+impl Ruled {
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn forward(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        if self.deref_flash { q.to_dtype(DType::F16)?.matmul(v) } else { Ok(q.clone()) }
+    }
+}
+
+pub struct Stored {
+    config: Config,
+    stored_flash: bool,
+}
+
+impl Stored {
+    pub fn new(cfg: &Config) -> Self {
+        Self { config: cfg.clone(), stored_flash: cfg.use_flash_attn }
+    }
+}
+
+#[contract]
+impl Stored {
+    #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn forward(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let _ = &self.config;
+        if self.stored_flash { Ok(q.clone()) } else { q.to_dtype(DType::F16)?.matmul(v) }
+    }
+}
+
 fn eager_only(attention: &Attention) -> Result<()> {
     if attention.use_flash_attn {
         candle_core::bail!(\"flash attention is not in this build\")
@@ -5699,10 +5775,13 @@ fn a_flag_from_the_config_leaves_both_branches_reported() {
         [
             "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
              `f32[B, H, T, D]` here",
-            "--> src/lib.rs:26:46",
+            "--> src/lib.rs:27:46",
             "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
              `f32[B, H, T, D]` here",
-            "--> src/lib.rs:145:40",
+            "--> src/lib.rs:146:40",
+            "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
+             `f32[B, H, T, D]` here",
+            "--> src/lib.rs:260:86",
         ],
         "{stderr}"
     );

@@ -8,6 +8,7 @@
 mod bigcode;
 mod clip;
 mod convnext;
+mod llama;
 mod mamba;
 mod mistral;
 mod phi;
