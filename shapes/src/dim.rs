@@ -439,6 +439,64 @@ impl Dim {
         written.collect_multiples(&quotient, x, k)
     }
 
+    /// The dim where the leaf `x` is known to be a multiple of the leaf `y` (`H % KVH == 0`):
+    /// every `x` is written `y * (x / y)`, then each `y * (x / y)` of a term is written `x`
+    /// again, so `KVH * (H / KVH)` and `H` get one normal form; `H / KVH` stays as it is.
+    pub(crate) fn with_multiple_of(&self, x: &Factor, y: &Factor) -> Dim {
+        if x == y || self.is_unknown() {
+            return self.clone();
+        }
+        let quotient = Factor::Div(
+            Box::new(Dim::factor(x.clone())),
+            Box::new(Dim::factor(y.clone())),
+        );
+        let written = self.substitute(&mut |leaf| {
+            Some(if leaf == x {
+                Dim::factor(y.clone()).mul(Dim::factor(quotient.clone()))
+            } else {
+                Dim::factor(leaf.clone())
+            })
+        });
+        written.collect_multiples_of(&quotient, x, y)
+    }
+
+    /// Each pair of `quotient` and `y` factors of a term written `x`, inside divisions and
+    /// remainders too.
+    fn collect_multiples_of(&self, quotient: &Factor, x: &Factor, y: &Factor) -> Dim {
+        let Dim::Known(poly) = self else {
+            return Dim::Unknown;
+        };
+        let mut total = Dim::lit(0);
+        for (monomial, &coefficient) in &poly.terms {
+            let quotients = monomial.iter().filter(|f| *f == quotient).count();
+            let divisors = monomial.iter().filter(|f| *f == y).count();
+            let (mut pairs_q, mut pairs_y) = (quotients.min(divisors), quotients.min(divisors));
+            let mut term = Dim::constant(coefficient);
+            for factor in monomial {
+                let value = match factor {
+                    f if f == quotient && pairs_q > 0 => {
+                        pairs_q -= 1;
+                        Dim::factor(x.clone())
+                    }
+                    f if f == y && pairs_y > 0 => {
+                        pairs_y -= 1;
+                        Dim::lit(1)
+                    }
+                    Factor::Div(a, b) => a
+                        .collect_multiples_of(quotient, x, y)
+                        .div(b.collect_multiples_of(quotient, x, y)),
+                    Factor::Rem(a, b) => a
+                        .collect_multiples_of(quotient, x, y)
+                        .rem(b.collect_multiples_of(quotient, x, y)),
+                    leaf => Dim::factor(leaf.clone()),
+                };
+                term = term.mul(value);
+            }
+            total = total.add(term);
+        }
+        total
+    }
+
     /// Each `k^j * quotient^j` of a term written `x^j` (as many as the coefficient allows),
     /// inside divisions and remainders too.
     fn collect_multiples(&self, quotient: &Factor, x: &Factor, k: i128) -> Dim {

@@ -83,6 +83,8 @@ const PROOF_STEPS: usize = 2;
 pub struct Facts {
     /// `(X, k)`: `X % k == 0`, `k >= 2`, one entry per name (the least common multiple).
     multiples: Vec<(Factor, i128)>,
+    /// `(X, Y)`: `X % Y == 0` for two dim names (`H % KVH == 0`).
+    multiples_of: Vec<(Factor, Factor)>,
     /// Dims that are at least 0, each from one inequality, in simplified form.
     bounds: Vec<Dim>,
     /// Dims that are 0, each `lhs - rhs` of one equality, in simplified form (`NC % 2 - 1`
@@ -111,6 +113,11 @@ impl Facts {
                     },
                     None => facts.multiples.push((x, k)),
                 }
+            }
+            if let Some(pair) = multiple_of(relation)
+                && !facts.multiples_of.contains(&pair)
+            {
+                facts.multiples_of.push(pair);
             }
         }
         for relation in relations {
@@ -167,19 +174,26 @@ impl Facts {
 
     /// Whether there is no fact.
     pub fn is_empty(&self) -> bool {
-        self.multiples.is_empty() && self.bounds.is_empty() && self.zeros.is_empty()
+        self.multiples.is_empty()
+            && self.multiples_of.is_empty()
+            && self.bounds.is_empty()
+            && self.zeros.is_empty()
     }
 
     /// `dim` in a normal form under the facts: `D / 2 * 2` is `D` where `D % 2 == 0`.
     pub fn simplify(&self, dim: &Dim) -> Dim {
-        self.multiples
+        let dim = self
+            .multiples
             .iter()
-            .fold(dim.clone(), |dim, (x, k)| dim.with_multiple(x, *k))
+            .fold(dim.clone(), |dim, (x, k)| dim.with_multiple(x, *k));
+        self.multiples_of
+            .iter()
+            .fold(dim, |dim, (x, y)| dim.with_multiple_of(x, y))
     }
 
     /// `shape` with each dim simplified.
     pub fn simplify_shape(&self, shape: &Shape) -> Shape {
-        if self.multiples.is_empty() {
+        if self.multiples.is_empty() && self.multiples_of.is_empty() {
             return shape.clone();
         }
         let map = |dims: &[Dim]| -> Vec<Dim> { dims.iter().map(|d| self.simplify(d)).collect() };
@@ -314,6 +328,21 @@ fn multiple(relation: &Relation) -> Option<(Factor, i128)> {
     Some((x.as_leaf()?.clone(), k))
 }
 
+/// `X % Y == 0` (either way round) with `X` and `Y` two dim names.
+fn multiple_of(relation: &Relation) -> Option<(Factor, Factor)> {
+    if relation.op != Cmp::Eq {
+        return None;
+    }
+    let remainder = match (relation.lhs.as_constant(), relation.rhs.as_constant()) {
+        (_, Some(0)) => &relation.lhs,
+        (Some(0), _) => &relation.rhs,
+        _ => return None,
+    };
+    let (x, y) = remainder.as_remainder()?;
+    let (x, y) = (x.as_leaf()?, y.as_leaf()?);
+    (x != y).then(|| (x.clone(), y.clone()))
+}
+
 /// The least common multiple of two positive numbers; `None` on overflow.
 fn lcm(a: i128, b: i128) -> Option<i128> {
     let (mut x, mut y) = (a, b);
@@ -390,6 +419,36 @@ mod tests {
     }
 
     #[test]
+    fn a_name_that_divides_another_multiplies_back_to_it() {
+        let facts = Facts::new(&[rel("H % KVH", Cmp::Eq, "0")]);
+        // llama's `repeat_kv`: KVH heads repeated H / KVH times are the H heads.
+        assert_eq!(facts.simplify(&dim("KVH * (H / KVH)")).to_string(), "H");
+        assert_eq!(
+            facts.compare(&dim("B * (KVH * (H / KVH))"), &dim("B * H")),
+            Verdict::Equal
+        );
+        assert_eq!(facts.simplify(&dim("H / KVH")).to_string(), "H / KVH");
+        assert_eq!(facts.simplify(&dim("H % KVH")).to_string(), "0");
+        // Not the other way round, and not without the fact.
+        let other = Facts::new(&[rel("KVH % H", Cmp::Eq, "0")]);
+        assert_eq!(
+            other.compare(&dim("KVH * (H / KVH)"), &dim("H")),
+            Verdict::Possible
+        );
+        assert_eq!(
+            Facts::none().compare(&dim("KVH * (H / KVH)"), &dim("H")),
+            Verdict::Possible
+        );
+        // With a literal multiple on the same name too.
+        let both = Facts::new(&[rel("H % KVH", Cmp::Eq, "0"), rel("H % 2", Cmp::Eq, "0")]);
+        assert_eq!(
+            both.compare(&dim("KVH * (H / KVH)"), &dim("H")),
+            Verdict::Equal
+        );
+        assert_eq!(both.compare(&dim("H / 2 * 2"), &dim("H")), Verdict::Equal);
+    }
+
+    #[test]
     fn two_facts_on_one_name_join() {
         let facts = Facts::new(&[rel("D % 2", Cmp::Eq, "0"), rel("D % 3", Cmp::Eq, "0")]);
         assert_eq!(facts.compare(&dim("D / 2 * 2"), &dim("D")), Verdict::Equal);
@@ -459,9 +518,11 @@ mod tests {
             rel("T", Cmp::Le, "P"),
         ]);
         assert_eq!(
-            facts.compare(&dim("D / K * K"), &dim("D")),
+            facts.compare(&dim("(D + 1) / 2 * 2"), &dim("D + 1")),
             Verdict::Possible
         );
+        // `D % K == 0` is used, since two names can be a multiple of one another.
+        assert_eq!(facts.compare(&dim("D / K * K"), &dim("D")), Verdict::Equal);
         assert_eq!(facts.decide(&rel("T", Cmp::Le, "P")), Some(true));
     }
 

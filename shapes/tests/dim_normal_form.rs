@@ -114,3 +114,38 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 2000,
+        max_global_rejects: 20_000,
+        ..ProptestConfig::default()
+    })]
+
+    /// Under the fact `N % M == 0` (llama's heads over key-value heads), the facts' verdicts
+    /// hold for every `N` that is a multiple of `M`.
+    #[test]
+    fn a_multiple_of_a_name_agrees_with_arithmetic(a in expr(), b in expr(), q in 0i128..4, m in 1i128..6, t in 1i128..6) {
+        use candle_contracts_shapes::facts::{Cmp, Facts, Relation};
+        let values = [q * m, m, t];
+        prop_assume!(!divides_by_zero(&a, &values) && !divides_by_zero(&b, &values));
+        let facts = Facts::new(&[Relation::new(
+            Dim::symbol("N").rem(Dim::symbol("M")),
+            Cmp::Eq,
+            Dim::lit(0),
+        )]);
+        let (da, db) = (dim(&a), dim(&b));
+        let (va, vb) = (eval(&a, &values).unwrap(), eval(&b, &values).unwrap());
+        let simplified = facts.simplify(&da);
+        if !simplified.is_unknown()
+            && let Some(folded) = value(&simplified, &values)
+        {
+            prop_assert_eq!(folded, va, "{} at {:?}", simplified, values);
+        }
+        match facts.compare(&da, &db) {
+            Verdict::Equal => prop_assert_eq!(va, vb, "{} and {} at {:?}", da, db, values),
+            Verdict::Different(()) => prop_assert_ne!(va, vb, "{} and {} at {:?}", da, db, values),
+            Verdict::Possible => {}
+        }
+    }
+}
