@@ -228,6 +228,9 @@ struct Joiner {
     /// What the condition of the `if` makes true in one branch (the first side of each pair
     /// is the `then` branch's).
     fact: Option<BranchFact>,
+    /// The contract's facts, under which a branch's fact is read (`n_rep == 1` of
+    /// `n_rep = H / KVH` makes `H` be `KVH` where `H % KVH == 0`).
+    facts: Facts,
 }
 
 /// `factor == value` in one branch of an `if` (`n_rep == 1` in the `then` branch, or in the
@@ -244,6 +247,7 @@ impl Joiner {
             memo: BTreeMap::new(),
             count: None,
             fact: None,
+            facts: Facts::none(),
         }
     }
 
@@ -259,7 +263,7 @@ impl Joiner {
             let under_fact = |dim: &Dim| {
                 fact.values
                     .iter()
-                    .fold(dim.clone(), |dim, (factor, value)| {
+                    .fold(self.facts.with_quotients(dim), |dim, (factor, value)| {
                         dim.replace_factor(factor, value)
                     })
             };
@@ -748,6 +752,13 @@ impl<'a> Walker<'a> {
                 })
                 .map(|(name, dim)| (name.clone(), dim.clone()))
                 .collect();
+            // And what the caller's contract states of them, where it holds at the call
+            // (`num_attention_heads = H` is `H` in llama's `self.repeat_kv(k)` too).
+            for (subject, held) in &self.subjects {
+                if subject.starts_with("self.") {
+                    nested.subjects.insert(subject.clone(), held.clone());
+                }
+            }
         }
         // `self.patch_embeddings.forward(xs)`: a `&self` method of a struct held in a field
         // reads what the caller knows of that field's layers (`self.projection.weight()` is
@@ -2967,6 +2978,7 @@ impl<'a> Walker<'a> {
             memo: BTreeMap::new(),
             count: named.then_some(self.joined),
             fact: None,
+            facts: self.facts.clone(),
         }
     }
 

@@ -5912,3 +5912,88 @@ pub fn loop_breaks(x: &Tensor, y: &Tensor) -> Result<Tensor> {
         "{stderr}"
     );
 }
+
+/// llama's grouped heads: `self.repeat_kv(k)` (a method without a contract) hands
+/// `H / KVH` to `repeat_kv`, whose `if n_rep == 1 { xs } else { cat + reshape }` gives `KVH`
+/// on one branch and `KVH * (H / KVH)` on the other. With `H % KVH == 0` both are `H`; the
+/// method reads the struct contract's `H` and `KVH` (it read the constructor's
+/// `cfg.num_attention_heads` before, a name no contract dim equals).
+#[test]
+fn grouped_heads_repeated_are_the_query_heads_where_they_divide() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Config {
+    pub num_attention_heads: usize,
+    pub num_key_value_heads: usize,
+}
+
+pub fn repeat_kv(xs: Tensor, n_rep: usize) -> Result<Tensor> {
+    if n_rep == 1 {
+        Ok(xs)
+    } else {
+        let (b_sz, n_kv_head, seq_len, head_dim) = xs.dims4()?;
+        Tensor::cat(&vec![&xs; n_rep], 2)?.reshape((b_sz, n_kv_head * n_rep, seq_len, head_dim))
+    }
+}
+
+#[contract(num_attention_heads = H, num_key_value_heads = KVH, H % KVH == 0)]
+pub struct Attention {
+    num_attention_heads: usize,
+    num_key_value_heads: usize,
+}
+
+#[contract(num_attention_heads = H, num_key_value_heads = KVH)]
+pub struct Loose {
+    num_attention_heads: usize,
+    num_key_value_heads: usize,
+}
+
+#[contract]
+impl Attention {
+    fn repeat_kv(&self, x: Tensor) -> Result<Tensor> {
+        repeat_kv(x, self.num_attention_heads / self.num_key_value_heads)
+    }
+
+    #[contract(q: f32[B, H, T, D], k: f32[B, KVH, T, D])]
+    pub fn forward(&self, q: &Tensor, k: &Tensor) -> Result<Tensor> {
+        let k = self.repeat_kv(k.clone())?;
+        q.matmul(&k.t()?)
+    }
+
+    pub fn new(cfg: &Config) -> Self {
+        Self {
+            num_attention_heads: cfg.num_attention_heads,
+            num_key_value_heads: cfg.num_key_value_heads,
+        }
+    }
+}
+
+#[contract]
+impl Loose {
+    #[contract(q: f32[B, H, T, D], k: f32[B, KVH, T, D])]
+    pub fn forward(&self, q: &Tensor, k: &Tensor) -> Result<Tensor> {
+        let k = repeat_kv(k.clone(), self.num_attention_heads / self.num_key_value_heads)?;
+        q.matmul(&k.t()?)
+    }
+}
+";
+    let dir = scratch_crate("grouped-heads", source);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["38 k f32[B, H, T, D] repeat_kv"],
+        "{stdout}"
+    );
+    // Without the fact, `KVH * (H / KVH)` (which `H` may not be: 3 heads over 2).
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Loose::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["54 k f32[B, KVH * (H / KVH), T, D] repeat_kv"],
+        "{stdout}"
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -113,7 +113,7 @@ impl Dim {
         Dim::Known(Poly { terms })
     }
 
-    fn factor(factor: Factor) -> Dim {
+    pub(crate) fn factor(factor: Factor) -> Dim {
         Dim::Known(Poly {
             terms: BTreeMap::from([(vec![factor], 1)]),
         })

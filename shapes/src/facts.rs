@@ -191,6 +191,25 @@ impl Facts {
             .fold(dim, |dim, (x, y)| dim.with_multiple_of(x, y))
     }
 
+    /// `dim` with each name the facts make a multiple of another written as that product
+    /// (`H` as `KVH * (H / KVH)` where `H % KVH == 0`), so that a value of the quotient
+    /// (`H / KVH == 1` in a branch) can stand in it; not a normal form.
+    pub fn with_quotients(&self, dim: &Dim) -> Dim {
+        self.multiples_of.iter().fold(dim.clone(), |dim, (x, y)| {
+            if dim.is_unknown() {
+                return dim;
+            }
+            let quotient = Dim::factor(x.clone()).div(Dim::factor(y.clone()));
+            dim.substitute(&mut |leaf| {
+                Some(if leaf == x {
+                    Dim::factor(y.clone()).mul(quotient.clone())
+                } else {
+                    Dim::factor(leaf.clone())
+                })
+            })
+        })
+    }
+
     /// `shape` with each dim simplified.
     pub fn simplify_shape(&self, shape: &Shape) -> Shape {
         if self.multiples.is_empty() && self.multiples_of.is_empty() {

@@ -127,6 +127,7 @@ impl Cache {
     num_key_value_heads = KVH,
     head_dim = D,
     E == H * D,
+    H % KVH == 0,
 )]
 #[derive(Debug, Clone)]
 struct CausalSelfAttention {
