@@ -2627,7 +2627,96 @@ impl<'a> Ctor<'a> {
             count: 0,
         };
         mentions.visit_block(self.def.block);
+        if mentions.count == 1 && self.flag_read_elsewhere(last) {
+            return None;
+        }
         (mentions.count == 1).then_some(path)
+    }
+
+    /// Whether any function in sight, but this constructor's one read and the methods of its
+    /// type testing their own field (`self.use_flash_attn`), reads a field named `name`
+    /// (`cfg.use_flash_attn`, `self.cfg.use_flash_attn`, a config's method, a pattern): a
+    /// caller that bails on one value (`Outer::new` testing the config before it builds a
+    /// private layer), a stored copy or a closure may rule a value out where this
+    /// constructor cannot see. A macro naming it counts as a read.
+    fn flag_read_elsewhere(&self, name: &str) -> bool {
+        struct Reads<'n> {
+            name: &'n str,
+            own_methods: bool,
+            reads: usize,
+        }
+        impl<'ast> Visit<'ast> for Reads<'_> {
+            fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+                let named = matches!(&f.member, syn::Member::Named(ident)
+                    if name_of(ident) == self.name);
+                let on_self = matches!(&*f.base, syn::Expr::Path(p)
+                    if p.qself.is_none() && p.path.is_ident("self"));
+                if named && !(self.own_methods && on_self) {
+                    self.reads += 1;
+                }
+                syn::visit::visit_expr_field(self, f);
+            }
+            fn visit_field_pat(&mut self, f: &'ast syn::FieldPat) {
+                if matches!(&f.member, syn::Member::Named(ident) if name_of(ident) == self.name) {
+                    self.reads += 1;
+                }
+                syn::visit::visit_field_pat(self, f);
+            }
+            fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+                let mut names = BTreeSet::new();
+                idents(&mac.tokens, &mut names);
+                if names.contains(self.name) {
+                    self.reads += 1;
+                }
+            }
+        }
+        // The functions that may build this type: its module's and their descendants' (a
+        // private constructor's callers), and any naming the type (`Inner::new(cfg)`).
+        let home = self.def.module;
+        let within = |mut module: ModId| loop {
+            if module == home {
+                return true;
+            }
+            match self.index.modules[module].parent {
+                Some(parent) => module = parent,
+                None => return false,
+            }
+        };
+        let type_name = self
+            .def
+            .owner
+            .as_deref()
+            .and_then(|key| self.index.struct_item(key))
+            .map(|(_, item)| name_of(&item.ident));
+        struct Names(BTreeSet<String>);
+        impl<'ast> Visit<'ast> for Names {
+            fn visit_ident(&mut self, ident: &'ast proc_macro2::Ident) {
+                self.0.insert(name_of(ident));
+            }
+            fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+                idents(&mac.tokens, &mut self.0);
+            }
+        }
+        let names_type = |def: &FnDef| {
+            let mut names = Names(BTreeSet::new());
+            names.visit_block(def.block);
+            type_name.as_ref().is_none_or(|name| names.0.contains(name))
+        };
+        let mut total = 0;
+        for def in &self.index.fns {
+            if !within(def.module) && !names_type(def) {
+                continue;
+            }
+            let mut reads = Reads {
+                name,
+                own_methods: def.owner.is_some() && def.owner == self.def.owner,
+                reads: 0,
+            };
+            reads.visit_block(def.block);
+            total += reads.reads;
+        }
+        // The one read of the constructor itself.
+        total > 1
     }
 
     /// A field of a config parameter (`cfg.vision.hidden_size`), by its path, with its
