@@ -3518,6 +3518,17 @@ impl<'a> Walker<'a> {
             {
                 list
             }
+            // `Model::new(&cfg, vb).unwrap()`: the value of a constructor's `Result` taken
+            // as `?` takes it, where the type has no method of the name.
+            Value::Instance(key, access)
+                if matches!(name.as_str(), "unwrap" | "expect")
+                    && call.args.len() <= 1
+                    && self.index.methods(&key, &name).is_empty()
+                    && self.index.trait_impl_methods(&key, &name).is_empty()
+                    && !self.index.may_be_any_types_method(&name) =>
+            {
+                Value::Instance(key, access)
+            }
             Value::Instance(key, access) => {
                 let ids = self.index.methods(&key, &name);
                 let (value, shared) = match ids {

@@ -6105,3 +6105,69 @@ impl Loose {
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// From a new user's trial (gemma): a model built with `.unwrap()`, as tests build them, is
+/// the model (`?` gave it before, `unwrap` lost it): its `forward` is checked with the ids
+/// given. A type with a method of its own named `unwrap` keeps it.
+#[test]
+fn a_model_built_with_unwrap_is_checked_at_its_calls() {
+    let source = "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+
+pub struct Model {
+    scale: f64,
+}
+
+#[contract]
+impl Model {
+    pub fn new(scale: f64) -> Result<Self> {
+        Ok(Self { scale })
+    }
+
+    #[contract(ids: u32[B, T])]
+    pub fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        let _ = self.scale;
+        ids.to_dtype(DType::F32)
+    }
+}
+
+pub struct Wrapped {
+    model: Model,
+}
+
+impl Wrapped {
+    pub fn new() -> Self {
+        Self { model: Model { scale: 1.0 } }
+    }
+
+    pub fn unwrap(self) -> Tensor {
+        Tensor::zeros(1, DType::F32, &Device::Cpu).unwrap()
+    }
+}
+
+pub fn run() -> Result<Tensor> {
+    let model = Model::new(1.0).unwrap();
+    let ids = Tensor::zeros((1, 3), DType::F32, &Device::Cpu)?;
+    let y = model.forward(&ids)?;
+    let model = Model::new(1.0).expect(\"a model\");
+    let ids = Tensor::zeros(3, DType::U32, &Device::Cpu)?;
+    let z = model.forward(&ids)?;
+    let w = Wrapped::new().unwrap();
+    let _ = (w, z);
+    Ok(y)
+}
+";
+    let dir = scratch_crate("built-with-unwrap", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Model::forward` takes `ids: u32[B, T]`, but `ids` is `f32[1, 3]` here",
+            "--> src/lib.rs:38:28",
+            "error: `Model::forward` takes `ids: u32[B, T]`, but `ids` is `u32[3]` here",
+            "--> src/lib.rs:41:28",
+        ],
+        "{stderr}"
+    );
+}
