@@ -2536,6 +2536,7 @@ impl<'a> Ctor<'a> {
         }
         let mut steps = path.split('.');
         let key = self.configs.get(steps.next()?)?.clone();
+        let root_key = key.clone();
         let steps: Vec<&str> = steps.collect();
         let (last, between) = steps.split_last()?;
         // Each step a `pub` field of a `pub` struct.
@@ -2627,7 +2628,7 @@ impl<'a> Ctor<'a> {
             count: 0,
         };
         mentions.visit_block(self.def.block);
-        if mentions.count == 1 && self.flag_read_elsewhere(last) {
+        if mentions.count == 1 && self.flag_read_elsewhere(last, &[&root_key, &key]) {
             return None;
         }
         (mentions.count == 1).then_some(path)
@@ -2639,7 +2640,7 @@ impl<'a> Ctor<'a> {
     /// caller that bails on one value (`Outer::new` testing the config before it builds a
     /// private layer), a stored copy or a closure may rule a value out where this
     /// constructor cannot see. A macro naming it counts as a read.
-    fn flag_read_elsewhere(&self, name: &str) -> bool {
+    fn flag_read_elsewhere(&self, name: &str, configs: &[&str]) -> bool {
         struct Reads<'n> {
             name: &'n str,
             own_methods: bool,
@@ -2702,9 +2703,29 @@ impl<'a> Ctor<'a> {
             names.visit_block(def.block);
             type_name.as_ref().is_none_or(|name| names.0.contains(name))
         };
+        // And any taking the config, or a method of it or of this type wherever written
+        // (`cfg.flash()`, `impl super::attention::Attention { .. Self::new(cfg) .. }`).
+        let takes_config = |def: &FnDef| {
+            def.owner.as_deref().is_some_and(|owner| {
+                configs.contains(&owner) || Some(owner) == self.def.owner.as_deref()
+            }) || def.sig.inputs.iter().any(|input| {
+                let syn::FnArg::Typed(typed) = input else {
+                    return false;
+                };
+                let mut ty = &*typed.ty;
+                while let syn::Type::Reference(r) = ty {
+                    ty = &r.elem;
+                }
+                let syn::Type::Path(p) = ty else {
+                    return false;
+                };
+                matches!(self.index.resolve(def.module, &path_segments(&p.path)),
+                    Resolved::Type(key) if configs.contains(&key.as_str()))
+            })
+        };
         let mut total = 0;
         for def in &self.index.fns {
-            if !within(def.module) && !names_type(def) {
+            if !within(def.module) && !names_type(def) && !takes_config(def) {
                 continue;
             }
             let mut reads = Reads {

@@ -5494,17 +5494,17 @@ pub fn fine(x: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
 /// a constructor sets to a literal, nor one a method may change (the scan goes by the
 /// field's name: each struct here has its own); from a review, not one whose constructor
 /// bails on one value, one from a private config field, nor a second test of the flag.
-const CONFIG_FLAG: &str = "#[derive(Clone)]
-pub struct Config {
-    pub use_flash_attn: bool,
-}
-
-// Each module holds one case: a test of the flag anywhere in a module (or in code naming
-// the type) may rule a value out for the constructors there.
+const CONFIG_FLAG: &str =
+    "// Each module holds one case, with a config of its own: a read of the flag in code that may
+// build the type (its module, code naming it or taking its config) may rule a value out.
 mod attention {
-    use super::Config;
     use candle_contracts::contract;
     use candle_core::{DType, Result, Tensor};
+
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
 
     pub struct Attention {
         use_flash_attn: bool,
@@ -5588,9 +5588,13 @@ mod attention {
 
 // A literal: one branch only.
 mod always {
-    use super::Config;
     use candle_contracts::contract;
     use candle_core::{DType, Result, Tensor};
+
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
 
     pub struct Always {
         always_flash: bool,
@@ -5618,9 +5622,13 @@ mod always {
 
 // Set by the method itself.
 mod switched {
-    use super::Config;
     use candle_contracts::contract;
     use candle_core::{DType, Result, Tensor};
+
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
 
     pub struct Switched {
         switched_flash: bool,
@@ -5649,9 +5657,13 @@ mod switched {
 
 // The constructor bails on one value.
 mod bailing {
-    use super::Config;
     use candle_contracts::contract;
     use candle_core::{DType, Result, Tensor};
+
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
 
     pub struct Bailing {
         bail_flash: bool,
@@ -5678,9 +5690,13 @@ mod bailing {
 
 // A private config field.
 mod quiet {
-    use super::Config;
     use candle_contracts::contract;
     use candle_core::{DType, Result, Tensor};
+
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
 
     pub struct Hidden {
         flag: bool,
@@ -5708,9 +5724,13 @@ mod quiet {
 
 // Ruled out where the scan cannot see the test.
 mod ruled {
-    use super::Config;
     use candle_contracts::contract;
     use candle_core::{DType, Result, Tensor};
+
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
 
     // From a review: constructors that rule the flag out where the scan cannot see the test
     // (through `*`, a renamed config, a helper, a method of the config): its branches stay
@@ -5770,9 +5790,13 @@ mod ruled {
 
 // Tested by the constructor that builds the layer privately.
 mod outer {
-    use super::Config;
     use candle_contracts::contract;
     use candle_core::{DType, Result, Tensor};
+
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
 
     // From a review: a layer built privately by a constructor that tests the config first:
     // the flag is not the caller's free choice there.
@@ -5810,9 +5834,13 @@ mod outer {
 
 // A stored copy of the config tests nothing.
 mod stored {
-    use super::Config;
     use candle_contracts::contract;
     use candle_core::{DType, Result, Tensor};
+
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
 
     pub struct Stored {
         config: Config,
@@ -5837,9 +5865,13 @@ mod stored {
 
 // `self` handed to a function that tests the flag.
 mod handed {
-    use super::Config;
     use candle_contracts::contract;
     use candle_core::{DType, Result, Tensor};
+
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
 
     pub struct Handed {
         use_flash_attn: bool,
@@ -5871,6 +5903,63 @@ mod handed {
         Ok(())
     }
 }
+
+// From a review: the test is a method of the config, called where the layer is built in
+// another module.
+mod split {
+    pub struct Config {
+        pub use_flash_attn: bool,
+    }
+
+    impl Config {
+        pub fn flash(&self) -> bool {
+            self.use_flash_attn
+        }
+    }
+
+    mod attention {
+        use super::Config;
+        use candle_contracts::contract;
+        use candle_core::{DType, Result, Tensor};
+
+        pub struct Attention {
+            use_flash_attn: bool,
+        }
+
+        impl Attention {
+            pub(crate) fn new(cfg: &Config) -> Self {
+                Self { use_flash_attn: cfg.use_flash_attn }
+            }
+        }
+
+        #[contract]
+        impl Attention {
+            #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+            pub fn forward(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+                if self.use_flash_attn { q.to_dtype(DType::F16)?.matmul(v) } else { Ok(q.clone()) }
+            }
+        }
+    }
+
+    pub mod model {
+        use super::Config;
+        use super::attention::Attention;
+        use candle_core::Result;
+
+        pub struct Model {
+            pub attn: Attention,
+        }
+
+        impl Model {
+            pub fn new(cfg: &Config) -> Result<Self> {
+                if cfg.flash() {
+                    candle_core::bail!(\"no flash\")
+                }
+                Ok(Self { attn: Attention::new(cfg) })
+            }
+        }
+    }
+}
 ";
 
 #[test]
@@ -5883,13 +5972,13 @@ fn a_flag_from_the_config_leaves_both_branches_reported() {
         [
             "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
              `f32[B, H, T, D]` here",
-            "--> src/lib.rs:31:50",
+            "--> src/lib.rs:30:50",
             "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
              `f32[B, H, T, D]` here",
-            "--> src/lib.rs:58:44",
+            "--> src/lib.rs:57:44",
             "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
              `f32[B, H, T, D]` here",
-            "--> src/lib.rs:337:90",
+            "--> src/lib.rs:364:90",
         ],
         "{stderr}"
     );
