@@ -2657,6 +2657,24 @@ impl<'a> Ctor<'a> {
                 }
                 syn::visit::visit_expr_field(self, f);
             }
+            // `Config { use_flash_attn: false, ..cfg.clone() }`: a config built with one
+            // value, which may be the only one the type is ever built from.
+            fn visit_field_value(&mut self, f: &'ast syn::FieldValue) {
+                let named = matches!(&f.member, syn::Member::Named(ident)
+                    if name_of(ident) == self.name);
+                if named
+                    && matches!(
+                        &f.expr,
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Bool(_),
+                            ..
+                        })
+                    )
+                {
+                    self.reads += 1;
+                }
+                syn::visit::visit_field_value(self, f);
+            }
             fn visit_field_pat(&mut self, f: &'ast syn::FieldPat) {
                 if matches!(&f.member, syn::Member::Named(ident) if name_of(ident) == self.name) {
                     self.reads += 1;
@@ -2705,22 +2723,55 @@ impl<'a> Ctor<'a> {
         };
         // And any taking the config, or a method of it or of this type wherever written
         // (`cfg.flash()`, `impl super::attention::Attention { .. Self::new(cfg) .. }`).
+        // A type that names the config anywhere (`&Config`, `Arc<Config>`), or is a struct
+        // with a field of such a type (`ModelConfig { inner: Config }`).
+        struct TypePaths(Vec<Vec<String>>);
+        impl<'ast> Visit<'ast> for TypePaths {
+            fn visit_type_path(&mut self, p: &'ast syn::TypePath) {
+                self.0.push(path_segments(&p.path));
+                syn::visit::visit_type_path(self, p);
+            }
+        }
+        let mentions_config = |module: ModId, ty: &syn::Type, depth: usize| -> bool {
+            fn go(
+                ctor: &Ctor<'_>,
+                configs: &[&str],
+                module: ModId,
+                ty: &syn::Type,
+                depth: usize,
+            ) -> bool {
+                let mut paths = TypePaths(Vec::new());
+                paths.visit_type(ty);
+                paths
+                    .0
+                    .iter()
+                    .any(|path| match ctor.index.resolve(module, path) {
+                        Resolved::Type(key) if configs.contains(&key.as_str()) => true,
+                        Resolved::Type(key) if depth > 0 => ctor
+                            .index
+                            .struct_item(&key)
+                            .is_some_and(|(field_module, item)| {
+                                item.fields
+                                    .iter()
+                                    .any(|f| go(ctor, configs, field_module, &f.ty, depth - 1))
+                            }),
+                        _ => false,
+                    })
+            }
+            go(self, configs, module, ty, depth)
+        };
         let takes_config = |def: &FnDef| {
             def.owner.as_deref().is_some_and(|owner| {
                 configs.contains(&owner) || Some(owner) == self.def.owner.as_deref()
-            }) || def.sig.inputs.iter().any(|input| {
-                let syn::FnArg::Typed(typed) = input else {
-                    return false;
-                };
-                let mut ty = &*typed.ty;
-                while let syn::Type::Reference(r) = ty {
-                    ty = &r.elem;
-                }
-                let syn::Type::Path(p) = ty else {
-                    return false;
-                };
-                matches!(self.index.resolve(def.module, &path_segments(&p.path)),
-                    Resolved::Type(key) if configs.contains(&key.as_str()))
+            }) || def.sig.inputs.iter().any(|input| match input {
+                syn::FnArg::Typed(typed) => mentions_config(def.module, &typed.ty, 1),
+                syn::FnArg::Receiver(_) => def.owner.as_deref().is_some_and(|owner| {
+                    self.index.struct_item(owner).is_some_and(|(module, item)| {
+                        item.fields
+                            .iter()
+                            .any(|f| mentions_config(module, &f.ty, 0))
+                    })
+                }),
             })
         };
         let mut total = 0;

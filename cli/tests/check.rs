@@ -5960,6 +5960,61 @@ mod split {
         }
     }
 }
+
+// From a review: a config built with one value for the layer, and a check in a helper taking
+// an outer config that holds it.
+mod fixed {
+    #[derive(Clone)]
+    pub struct Config {
+        pub use_flash_attn: bool,
+        pub hidden: usize,
+    }
+
+    pub struct ModelConfig {
+        pub inner: Config,
+    }
+
+    mod layer {
+        use super::Config;
+        use candle_contracts::contract;
+        use candle_core::{DType, Result, Tensor};
+
+        pub struct FixedAttention {
+            use_flash_attn: bool,
+        }
+
+        impl FixedAttention {
+            pub fn new(cfg: &Config) -> Self {
+                Self { use_flash_attn: cfg.use_flash_attn }
+            }
+        }
+
+        #[contract]
+        impl FixedAttention {
+            #[contract(q: f32[B, H, T, D], v: f32[B, H, T, D])]
+            pub fn forward(&self, q: &Tensor, v: &Tensor) -> Result<Tensor> {
+                if self.use_flash_attn { q.to_dtype(DType::F16)?.matmul(v) } else { Ok(q.clone()) }
+            }
+        }
+    }
+
+    pub fn eager(cfg: &Config) -> layer::FixedAttention {
+        let eager = Config { use_flash_attn: false, ..cfg.clone() };
+        layer::FixedAttention::new(&eager)
+    }
+
+    fn validate(mc: &ModelConfig) -> candle_core::Result<()> {
+        if mc.inner.use_flash_attn {
+            candle_core::bail!(\"no flash\")
+        }
+        Ok(())
+    }
+
+    pub fn checked(mc: &ModelConfig) -> candle_core::Result<layer::FixedAttention> {
+        validate(mc)?;
+        Ok(layer::FixedAttention::new(&mc.inner))
+    }
+}
 ";
 
 #[test]
