@@ -2634,12 +2634,16 @@ impl<'a> Ctor<'a> {
         (mentions.count == 1).then_some(path)
     }
 
-    /// Whether any function in sight, but this constructor's one read and the methods of its
-    /// type testing their own field (`self.use_flash_attn`), reads a field named `name`
-    /// (`cfg.use_flash_attn`, `self.cfg.use_flash_attn`, a config's method, a pattern): a
-    /// caller that bails on one value (`Outer::new` testing the config before it builds a
-    /// private layer), a stored copy or a closure may rule a value out where this
-    /// constructor cannot see. A macro naming it counts as a read.
+    /// Whether code that may build this type or test its config, but this constructor's one
+    /// read and the type's methods testing their own field (`self.use_flash_attn`), reads a
+    /// field named `name` (`cfg.use_flash_attn`, `self.cfg.use_flash_attn`, a pattern), sets
+    /// one to a literal (`Config { use_flash_attn: false, ..cfg.clone() }`) or has a macro
+    /// naming it: a caller that bails on one value (`Model::new` testing the config before it
+    /// builds a private layer), a config built with one value, a stored copy or a closure may
+    /// rule a value out where this constructor cannot see. That code: the functions of the
+    /// constructor's module and its descendants, those naming the type, those taking the
+    /// config (or a type holding one: `Arc<Config>`, `ModelConfig { inner: Config }`), and
+    /// the methods of the config, of such holders and of the type, wherever written.
     fn flag_read_elsewhere(&self, name: &str, configs: &[&str]) -> bool {
         struct Reads<'n> {
             name: &'n str,
@@ -2721,10 +2725,8 @@ impl<'a> Ctor<'a> {
             names.visit_block(def.block);
             type_name.as_ref().is_none_or(|name| names.0.contains(name))
         };
-        // And any taking the config, or a method of it or of this type wherever written
-        // (`cfg.flash()`, `impl super::attention::Attention { .. Self::new(cfg) .. }`).
-        // A type that names the config anywhere (`&Config`, `Arc<Config>`), or is a struct
-        // with a field of such a type (`ModelConfig { inner: Config }`).
+        // A type that names the config anywhere (`&Config`, `Arc<Config>`), or a struct with
+        // a field of such a type (`ModelConfig { inner: Config }`).
         struct TypePaths(Vec<Vec<String>>);
         impl<'ast> Visit<'ast> for TypePaths {
             fn visit_type_path(&mut self, p: &'ast syn::TypePath) {
@@ -2760,6 +2762,8 @@ impl<'a> Ctor<'a> {
             }
             go(self, configs, module, ty, depth)
         };
+        // Taking the config, or a method of it, of a holder or of this type wherever written
+        // (`cfg.flash()`, `impl super::attention::Attention { .. Self::new(cfg) .. }`).
         let takes_config = |def: &FnDef| {
             def.owner.as_deref().is_some_and(|owner| {
                 configs.contains(&owner) || Some(owner) == self.def.owner.as_deref()

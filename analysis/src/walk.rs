@@ -5752,14 +5752,15 @@ fn self_uses(block: &syn::Block, field: &str, methods: &mut Vec<String>) -> bool
     }
     impl<'a> Visit<'a> for Uses<'_, '_> {
         fn visit_expr_field(&mut self, f: &'a syn::ExprField) {
+            // Any field of the name (`self.cfg.use_flash_attn` too) may be the flag's value.
+            let name = match &f.member {
+                syn::Member::Named(name) => name_of(name),
+                syn::Member::Unnamed(index) => index.index.to_string(),
+            };
+            if name == self.field {
+                self.clean = false;
+            }
             if is_self(&f.base) {
-                let name = match &f.member {
-                    syn::Member::Named(name) => name_of(name),
-                    syn::Member::Unnamed(index) => index.index.to_string(),
-                };
-                if name == self.field {
-                    self.clean = false;
-                }
                 return;
             }
             syn::visit::visit_expr_field(self, f);
