@@ -4645,6 +4645,22 @@ impl<'a> Walker<'a> {
             && panics_at_once(callee.block, &|name| {
                 !self.index.std_macro_in_scope(callee.module, name)
             });
+        // A helper that never returns `Ok` (`fn unsupported(&self) -> Result<()> { bail!(..)
+        // }`), its success taken (`self.unsupported()?`): nothing after it runs, so nothing
+        // after it is reported. (Its value is not `Never`: where an `if` branch calls it, the
+        // other branch does not decide the `if`, as a caller may handle the error.)
+        let returns_never = matches!(&callee.sig.output,
+            syn::ReturnType::Type(_, ty) if matches!(**ty, syn::Type::Never(_)));
+        if (self.taken || returns_never)
+            && callee.contract.is_none()
+            && !callee.conditional
+            && callee.sig.asyncness.is_none()
+            && callee.attrs.iter().all(crate::index::is_inert_attribute)
+            && !self.index.is_wrapped(id)
+            && never_ok(callee.sig, callee.block)
+        {
+            self.quiet += 1;
+        }
         let followed = |walker: &Self| match (
             walker.inline(id, args, on_self, place.as_deref()),
             walker.tuple_kinds(callee),
@@ -6359,6 +6375,59 @@ fn fill_unknown(stated: TensorType, body: &TensorType) -> TensorType {
 /// `unreachable!()`), and nothing else: a call of it never returns. `bail!` returns an
 /// error, which the caller may handle, so it is not one. `shadowed(name)`: whether a macro of
 /// that name other than std's may be in scope there.
+/// Whether a function never gives a value its caller's `?` lets through: it returns `!`, or
+/// its body ends in `Err(..)` or `bail!(..)` (or `return Err(..)`) and names no `Ok` and no
+/// other `return`.
+fn never_ok(sig: &syn::Signature, block: &syn::Block) -> bool {
+    if matches!(&sig.output, syn::ReturnType::Type(_, ty) if matches!(**ty, syn::Type::Never(_))) {
+        return true;
+    }
+    fn is_bail(mac: &syn::Macro) -> bool {
+        mac.path.segments.last().is_some_and(|s| s.ident == "bail")
+    }
+    fn is_err(expr: &syn::Expr) -> bool {
+        match unparen(expr) {
+            syn::Expr::Call(call) => matches!(unparen(&call.func), syn::Expr::Path(p)
+                if p.qself.is_none() && p.path.is_ident("Err")),
+            syn::Expr::Macro(m) => is_bail(&m.mac),
+            syn::Expr::Return(r) => r.expr.as_deref().is_some_and(is_err),
+            _ => false,
+        }
+    }
+    let tail_fails = match block.stmts.last() {
+        Some(syn::Stmt::Expr(expr, _)) => is_err(expr),
+        Some(syn::Stmt::Macro(m)) => is_bail(&m.mac),
+        _ => false,
+    };
+    struct Exits {
+        other: bool,
+    }
+    impl<'a> Visit<'a> for Exits {
+        fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
+            if !r.expr.as_deref().is_some_and(is_err) {
+                self.other = true;
+            }
+            syn::visit::visit_expr_return(self, r);
+        }
+        fn visit_ident(&mut self, ident: &'a proc_macro2::Ident) {
+            if ident == "Ok" {
+                self.other = true;
+            }
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            if names.contains("Ok") || names.contains("return") {
+                self.other = true;
+            }
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut exits = Exits { other: false };
+    exits.visit_block(block);
+    tail_fails && !exits.other
+}
+
 fn panics_at_once(block: &syn::Block, shadowed: &dyn Fn(&str) -> bool) -> bool {
     let [stmt] = block.stmts.as_slice() else {
         return false;

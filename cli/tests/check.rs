@@ -6315,3 +6315,61 @@ pub fn run() -> Result<Tensor> {
         "{stderr}"
     );
 }
+
+/// From a review: a helper that never returns `Ok` (`bail!` as its body, `Err(..)` as its
+/// tail, `-> !`), its success taken, ends the path: a mismatch after it never runs. Where its
+/// error is kept as a value, what follows still runs and is reported.
+#[test]
+fn nothing_after_a_helper_that_never_succeeds_is_reported() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+fn unsupported() -> Result<()> {
+    candle_core::bail!(\"not in this build\")
+}
+
+fn refused(what: &str) -> Result<()> {
+    let message = format!(\"no {what}\");
+    Err(candle_core::Error::Msg(message))
+}
+
+fn never() -> ! {
+    loop {}
+}
+
+#[contract(x: f32[B, T, E])]
+pub fn bailing(x: &Tensor) -> Result<Tensor> {
+    unsupported()?;
+    x.transpose(2, 3)
+}
+
+#[contract(x: f32[B, T, E])]
+pub fn erring(x: &Tensor) -> Result<Tensor> {
+    refused(\"flash\")?;
+    x.transpose(2, 3)
+}
+
+#[contract(x: f32[B, T, E])]
+pub fn diverging(x: &Tensor) -> Result<Tensor> {
+    never();
+    x.transpose(2, 3)
+}
+
+#[contract(x: f32[B, T, E])]
+pub fn handled(x: &Tensor) -> Result<Tensor> {
+    let _ = unsupported();
+    x.transpose(2, 3)
+}
+";
+    let dir = scratch_crate("never-succeeds", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::transpose` takes `dim`: a dim of `f32[B, T, E]`, but `3` is given here",
+            "--> src/lib.rs:38:20",
+        ],
+        "{stderr}"
+    );
+}
