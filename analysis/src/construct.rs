@@ -2780,7 +2780,8 @@ impl<'a> Ctor<'a> {
         };
         let mut total = 0;
         for def in &self.index.fns {
-            if !within(def.module) && !names_type(def) && !takes_config(def) {
+            // (The cheap tests first: `names_type` reads the whole body.)
+            if !within(def.module) && !takes_config(def) && !names_type(def) {
                 continue;
             }
             let mut reads = Reads {

@@ -5762,27 +5762,19 @@ fn self_uses(block: &syn::Block, field: &str, methods: &mut Vec<String>) -> bool
         methods: &'m mut Vec<String>,
         clean: bool,
     }
-    fn is_self(expr: &syn::Expr) -> bool {
-        matches!(unparen(expr), syn::Expr::Path(p)
-            if p.qself.is_none() && p.path.is_ident("self"))
-    }
     impl<'a> Visit<'a> for Uses<'_, '_> {
         fn visit_expr_field(&mut self, f: &'a syn::ExprField) {
             // Any field of the name (`self.cfg.use_flash_attn` too) may be the flag's value.
-            let name = match &f.member {
-                syn::Member::Named(name) => name_of(name),
-                syn::Member::Unnamed(index) => index.index.to_string(),
-            };
-            if name == self.field {
+            if field_name(f) == self.field {
                 self.clean = false;
             }
-            if is_self(&f.base) {
+            if is_self_path(unparen(&f.base)) {
                 return;
             }
             syn::visit::visit_expr_field(self, f);
         }
         fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
-            if is_self(&m.receiver) && m.turbofish.is_none() {
+            if is_self_path(unparen(&m.receiver)) && m.turbofish.is_none() {
                 self.methods.push(name_of(&m.method));
                 for arg in &m.args {
                     self.visit_expr(arg);

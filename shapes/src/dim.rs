@@ -113,7 +113,7 @@ impl Dim {
         Dim::Known(Poly { terms })
     }
 
-    pub(crate) fn factor(factor: Factor) -> Dim {
+    fn factor(factor: Factor) -> Dim {
         Dim::Known(Poly {
             terms: BTreeMap::from([(vec![factor], 1)]),
         })
@@ -450,14 +450,24 @@ impl Dim {
             Box::new(Dim::factor(x.clone())),
             Box::new(Dim::factor(y.clone())),
         );
-        let written = self.substitute(&mut |leaf| {
+        self.written_as_multiple_of(x, y)
+            .collect_multiples_of(&quotient, x, y)
+    }
+
+    /// The dim with every leaf `x` written `y * (x / y)`, as it is where `x % y == 0`; not a
+    /// normal form (the value of `x / y` may then stand in it).
+    pub(crate) fn written_as_multiple_of(&self, x: &Factor, y: &Factor) -> Dim {
+        if x == y || self.is_unknown() {
+            return self.clone();
+        }
+        let quotient = Dim::factor(x.clone()).div(Dim::factor(y.clone()));
+        self.substitute(&mut |leaf| {
             Some(if leaf == x {
-                Dim::factor(y.clone()).mul(Dim::factor(quotient.clone()))
+                Dim::factor(y.clone()).mul(quotient.clone())
             } else {
                 Dim::factor(leaf.clone())
             })
-        });
-        written.collect_multiples_of(&quotient, x, y)
+        })
     }
 
     /// Each pair of `quotient` and `y` factors of a term written `x`, inside divisions and

@@ -195,19 +195,9 @@ impl Facts {
     /// (`H` as `KVH * (H / KVH)` where `H % KVH == 0`), so that a value of the quotient
     /// (`H / KVH == 1` in a branch) can stand in it; not a normal form.
     pub fn with_quotients(&self, dim: &Dim) -> Dim {
-        self.multiples_of.iter().fold(dim.clone(), |dim, (x, y)| {
-            if dim.is_unknown() {
-                return dim;
-            }
-            let quotient = Dim::factor(x.clone()).div(Dim::factor(y.clone()));
-            dim.substitute(&mut |leaf| {
-                Some(if leaf == x {
-                    Dim::factor(y.clone()).mul(quotient.clone())
-                } else {
-                    Dim::factor(leaf.clone())
-                })
-            })
-        })
+        self.multiples_of
+            .iter()
+            .fold(dim.clone(), |dim, (x, y)| dim.written_as_multiple_of(x, y))
     }
 
     /// `shape` with each dim simplified.
@@ -332,8 +322,8 @@ impl Facts {
     }
 }
 
-/// `X % k == 0` (either way round) with `X` one dim name and `k` a literal of at least 2.
-fn multiple(relation: &Relation) -> Option<(Factor, i128)> {
+/// `a % b == 0` (either way round): `(a, b)`.
+fn zero_remainder(relation: &Relation) -> Option<(&Dim, &Dim)> {
     if relation.op != Cmp::Eq {
         return None;
     }
@@ -342,22 +332,19 @@ fn multiple(relation: &Relation) -> Option<(Factor, i128)> {
         (Some(0), _) => &relation.rhs,
         _ => return None,
     };
-    let (x, k) = remainder.as_remainder()?;
+    remainder.as_remainder()
+}
+
+/// `X % k == 0` (either way round) with `X` one dim name and `k` a literal of at least 2.
+fn multiple(relation: &Relation) -> Option<(Factor, i128)> {
+    let (x, k) = zero_remainder(relation)?;
     let k = k.as_constant().filter(|&k| k >= 2)?;
     Some((x.as_leaf()?.clone(), k))
 }
 
 /// `X % Y == 0` (either way round) with `X` and `Y` two dim names.
 fn multiple_of(relation: &Relation) -> Option<(Factor, Factor)> {
-    if relation.op != Cmp::Eq {
-        return None;
-    }
-    let remainder = match (relation.lhs.as_constant(), relation.rhs.as_constant()) {
-        (_, Some(0)) => &relation.lhs,
-        (Some(0), _) => &relation.rhs,
-        _ => return None,
-    };
-    let (x, y) = remainder.as_remainder()?;
+    let (x, y) = zero_remainder(relation)?;
     let (x, y) = (x.as_leaf()?, y.as_leaf()?);
     (x != y).then(|| (x.clone(), y.clone()))
 }

@@ -308,11 +308,7 @@ pub(crate) fn check_read_rank(name: &str, receiver: &TensorType) -> Result<(), B
     let Some(rank) = read_rank(name) else {
         return Ok(());
     };
-    let differs = match receiver.shape.rank() {
-        Rank::Exactly(r) => r != rank,
-        Rank::AtLeast(r) => r > rank,
-    };
-    if !differs {
+    if !rank_differs(receiver.shape.rank(), rank) {
         return Ok(());
     }
     Err(Box::new(Mismatch {
@@ -519,18 +515,7 @@ fn rope(op: &str, args: &[Arg], seq: usize) -> Outcome {
             continue;
         };
         let expected = format!("{name}: {}[TC, D / 2] or [B, TC, D / 2]", xs.dtypes);
-        if let Verdict::Different(reason) = compare_dtypes(table.dtypes, xs.dtypes) {
-            return Err(Box::new(Mismatch {
-                help: same_dtype_help(xs.dtypes, "xs", table.dtypes),
-                ..*position_error(
-                    op,
-                    position,
-                    format!("{name}: {}[..] (the dtype of `xs`)", xs.dtypes),
-                    table.to_string(),
-                    reason,
-                )
-            }));
-        }
+        of_dtype_of_xs(op, position, name, &xs, table)?;
         let rank = table.shape.rank();
         let rank_fails = match rank {
             Rank::Exactly(r) => !(2..=3).contains(&r),
@@ -621,18 +606,7 @@ fn norm(op: &str, args: &[Arg], tables: &[&str]) -> Outcome {
         let Some(Arg::Tensor(table)) = args.get(position) else {
             continue;
         };
-        if let Verdict::Different(reason) = compare_dtypes(table.dtypes, xs.dtypes) {
-            return Err(Box::new(Mismatch {
-                help: same_dtype_help(xs.dtypes, "xs", table.dtypes),
-                ..*position_error(
-                    op,
-                    position,
-                    format!("{name}: {}[..] (the dtype of `xs`)", xs.dtypes),
-                    table.to_string(),
-                    reason,
-                )
-            }));
-        }
+        of_dtype_of_xs(op, position, name, &xs, table)?;
         let expected = format!("{name}: {}[D] (`xs`'s last dim)", xs.dtypes);
         if rank_differs(table.shape.rank(), 1) {
             return Err(position_error(
@@ -668,6 +642,30 @@ fn norm(op: &str, args: &[Arg], tables: &[&str]) -> Outcome {
     ))
 }
 
+/// The table `name` at `position` of a candle-nn op whose kernels take one dtype: `xs`'s.
+fn of_dtype_of_xs(
+    op: &str,
+    position: usize,
+    name: &str,
+    xs: &TensorType,
+    table: &TensorType,
+) -> Result<(), Box<Mismatch>> {
+    match compare_dtypes(table.dtypes, xs.dtypes) {
+        Verdict::Different(reason) => Err(Box::new(Mismatch {
+            help: same_dtype_help(xs.dtypes, "xs", table.dtypes),
+            ..*position_error(
+                op,
+                position,
+                format!("{name}: {}[..] (the dtype of `xs`)", xs.dtypes),
+                table.to_string(),
+                reason,
+            )
+        })),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a tensor of `rank` certainly has another rank than `wanted`.
 fn rank_differs(rank: Rank, wanted: usize) -> bool {
     match rank {
         Rank::Exactly(r) => r != wanted,
