@@ -12,8 +12,8 @@ use candle_contracts_shapes::dim::Factor;
 use candle_contracts_shapes::rules::layer::{self, ConvGeometry, Layer};
 use candle_contracts_shapes::{
     Arg, Argument, Axis, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Parts,
-    Reason, Shape, TensorType, check_read_rank, has_method_rule, parts, rules::contract_ops,
-    rules::function_under, rules::method_under, suggest,
+    Reason, Shape, TensorType, check_read_rank, has_method_rule, rules::contract_ops,
+    rules::function_under, rules::method_under, rules::parts_under, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
@@ -2238,6 +2238,13 @@ impl<'a> Walker<'a> {
                     {
                         Value::Int(d)
                     }
+                    // An unsigned narrowing wraps: `n as u32` is `n % 2^32` for every size.
+                    (Value::Int(d), _) if to_int && !d.may_be_negative() => {
+                        match unsigned_modulus(&c.ty) {
+                            Some(modulus) => Value::Int(d.rem(Dim::lit(modulus))),
+                            None => Value::Int(Dim::Unknown),
+                        }
+                    }
                     (Value::Int(_) | Value::Float, Kind::Float) => Value::Float,
                     (_, Kind::Int) => Value::Int(Dim::Unknown),
                     _ => Value::Other,
@@ -4366,8 +4373,12 @@ impl<'a> Walker<'a> {
             }
             "elem_count" => Value::Int(t.shape.elem_count()),
             _ if KEEP_OK.contains(&name) => Value::Tensor(t.clone()),
-            _ if let Some(outcome) =
-                parts(name, t, &args.iter().map(Value::arg).collect::<Vec<_>>()) =>
+            _ if let Some(outcome) = parts_under(
+                &self.facts,
+                name,
+                t,
+                &args.iter().map(Value::arg).collect::<Vec<_>>(),
+            ) =>
             {
                 match outcome {
                     Ok(Parts::Each(ts)) => Value::Tensors(ts),
@@ -6304,6 +6315,20 @@ fn holds_any_size(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.path.get_ident().is_some_and(|i| {
         matches!(i.to_string().as_str(), "usize" | "u64" | "u128" | "isize" | "i64" | "i128")
     }))
+}
+
+/// `2^bits` of a narrow unsigned integer type (`u8`, `u16`, `u32`): a cast to it keeps a size
+/// modulo this.
+fn unsigned_modulus(ty: &syn::Type) -> Option<u64> {
+    match ty {
+        syn::Type::Path(p) => match p.path.get_ident().map(|i| i.to_string()).as_deref() {
+            Some("u8") => Some(1 << 8),
+            Some("u16") => Some(1 << 16),
+            Some("u32") => Some(1 << 32),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Whether the number `n` fits the integer type `ty` (a narrow one: `u8`, `i32`).

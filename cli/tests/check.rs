@@ -3110,6 +3110,8 @@ pub fn built(x: &Tensor, past: usize) -> Result<Tensor> {
     let shifted = x.broadcast_add(&Tensor::new(&[0.5f32], &Device::Cpu)?)?;
     let mask_value = Tensor::new(f32::NEG_INFINITY, &Device::Cpu)?;
     let masked = shifted.broadcast_add(&mask_value)?;
+    let steps = Tensor::arange(0u32, (x.dim(0)? / 2) as u32, &Device::Cpu)?;
+    let bytes = Tensor::arange(0u8, (x.dim(0)? + 300) as u8, &Device::Cpu)?;
     Ok(masked)
 }
 ";
@@ -3129,6 +3131,9 @@ fn a_literals_suffix_or_a_cast_gives_a_constructors_dtype() {
             "10 shifted f32[N] broadcast_add",
             "11 mask_value f32[] Tensor::new",
             "12 masked f32[N] broadcast_add",
+            // A cast to a narrower type wraps: not `N / 2` where `N / 2` is 2^32 or more.
+            "13 steps u32[(N / 2) as u32] Tensor::arange",
+            "14 bytes u8[(N + 300) % 256] Tensor::arange",
         ]
     );
     let (code, _, stderr) = run(&dir, &["check", "."]);

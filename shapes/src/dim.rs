@@ -603,9 +603,19 @@ impl fmt::Display for Factor {
             Factor::Symbol(name) => f.write_str(name),
             Factor::Braced(text) => write!(f, "{{{text}}}"),
             Factor::Div(a, b) => write!(f, "{} / {}", Operand(a), Operand(b)),
-            Factor::Rem(a, b) => write!(f, "{} % {}", Operand(a), Operand(b)),
+            // What a cast to a narrow unsigned type gives: `T as u32`.
+            Factor::Rem(a, b) => match b.as_constant().and_then(unsigned_name) {
+                Some(ty) => write!(f, "{} as {ty}", Operand(a)),
+                None => write!(f, "{} % {}", Operand(a), Operand(b)),
+            },
         }
     }
+}
+
+/// The unsigned type a remainder by `modulus` is the cast to: `u32` for `2^32`, which no
+/// contract writes (a `% 256` stays as written).
+fn unsigned_name(modulus: i128) -> Option<&'static str> {
+    (modulus == 1 << 32).then_some("u32")
 }
 
 /// A dim printed as an operand of `/` or `%`: parenthesized unless it is one symbol or literal.

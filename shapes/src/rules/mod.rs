@@ -442,6 +442,21 @@ pub fn parts(
     }
 }
 
+/// [`parts`] where `facts` hold: a size they make a multiple (`P2` where `P2 % 2 == 0`) splits
+/// into known parts, each in its normal form under them.
+pub fn parts_under(
+    facts: &Facts,
+    name: &str,
+    receiver: &TensorType,
+    args: &[Arg],
+) -> Option<Result<Parts, Box<Mismatch>>> {
+    let outcome = facts.under(|| parts(name, receiver, args))?;
+    Some(outcome.map(|parts| match parts {
+        Parts::Each(each) => Parts::Each(each.iter().map(|t| facts.simplify_type(t)).collect()),
+        Parts::All(part) => Parts::All(facts.simplify_type(&part)),
+    }))
+}
+
 /// A certain failure of `receiver.name()` where `name` reads a tensor of one rank into Rust
 /// values (`to_scalar`, `to_vec2`, `dims3`) and the receiver's rank is certainly another.
 pub fn check_read_rank(name: &str, receiver: &TensorType) -> Result<(), Box<Mismatch>> {
@@ -551,6 +566,36 @@ mod tests {
         }
         let y = method("sum", &xs, &[Arg::Unknown]).unwrap();
         assert_eq!(y.to_string(), "f32[..]");
+    }
+
+    /// A GeGlu's `chunk(2, D::Minus1)` of a `P2` its contract makes even: two halves, not a
+    /// part of unknown size; an odd or unstated `P2` splits unevenly.
+    #[test]
+    fn chunk_splits_a_size_the_facts_make_a_multiple() {
+        use crate::DimIndex;
+        use crate::facts::{Cmp, Facts, Relation};
+        use crate::parse::parse_dim;
+        let xs = parse_tensor_type("f32[B, T, P2]").unwrap();
+        let args = [Arg::Int(crate::Dim::lit(2)), Arg::Dim(DimIndex::FromEnd(1))];
+        let even = |rhs: &str| {
+            Facts::new(&[Relation::new(
+                parse_dim("P2 % 2").unwrap(),
+                Cmp::Eq,
+                parse_dim(rhs).unwrap(),
+            )])
+        };
+        let split = |facts: &Facts| {
+            super::parts_under(facts, "chunk", &xs, &args)
+                .unwrap()
+                .unwrap()
+        };
+        let halves = split(&even("0"));
+        assert_eq!(halves.get(0).to_string(), "f32[B, T, P2 / 2]");
+        assert_eq!(halves.get(1).to_string(), "f32[B, T, P2 / 2]");
+        assert_eq!(halves.get(2).to_string(), "_[..]");
+        for facts in [even("1"), Facts::none()] {
+            assert_eq!(split(&facts).get(0).to_string(), "f32[B, T, _]");
+        }
     }
 
     #[test]

@@ -251,11 +251,23 @@ pub(crate) fn chunk(receiver: &TensorType, args: &[Arg]) -> Result<Parts, Box<Mi
                     .collect(),
             ))
         }
-        (None, Some(chunks)) => match size.divided_exactly(chunks) {
+        // A size 0 gives no part, so `chunks` parts of an exact quotient never say too many.
+        (None, Some(chunks)) => match exact_part(&size, chunks) {
             Some(each) => Ok(Parts::Each(vec![part(each); chunks as usize])),
             None => Ok(Parts::All(part(Dim::Unknown))),
         },
     }
+}
+
+/// `size / chunks` where it divides exactly: by its terms (`2 * I` by 2), or by the facts in
+/// force (`P2` by 2 where `P2 % 2 == 0`).
+fn exact_part(size: &Dim, chunks: u64) -> Option<Dim> {
+    if let Some(each) = size.divided_exactly(chunks) {
+        return Some(each);
+    }
+    let each = size.clone().div(Dim::lit(chunks));
+    let whole = each.clone().mul(Dim::lit(chunks));
+    (whole.compare(size) == Verdict::Equal).then_some(each)
 }
 
 /// `ids` (the op's `argument`, named `name` in the message) where candle takes u8, u32 or i64
