@@ -225,17 +225,25 @@ fn expand_struct(
     };
     let errors = Ctxt::new();
     let analyzed = analyze(clauses, &cx, &errors);
-    let krate = match (errors.check(), analyzed) {
+    let plan = match (errors.check(), analyzed) {
         (Err(errors), _) => return fallback::emit(errors, input),
-        (Ok(()), Some((plan, _))) => plan.krate,
+        (Ok(()), Some((plan, _))) => plan,
         (Ok(()), None) => return input,
     };
+    let krate = &plan.krate;
+    let (held, reads) = access_tokens(&plan);
     let name = &item.ident;
     let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
     quote_spanned! {location=>
         #item
         impl #impl_generics #krate::__private::StructContract for #name #ty_generics
-            #where_clause {}
+            #where_clause
+        {
+            fn __cc_read_fields(&self) {
+                #held
+                let _ = (#(#reads,)*);
+            }
+        }
     }
 }
 
