@@ -6,7 +6,7 @@ Usage: scripts/measure-known-shapes.py [--verbose] [FILE...]
 (`target/debug` without it).
 A `let` is counted once per line and name; integers (`= B`), floats, tuples, host numbers
 (`Vec<f32>`), lists before their first push (`Vec`), `None`s and what `dims4`, `dim`, `device` and
-the like read from a tensor are left out.
+the like read from a tensor (a `Shape[*S]` too) are left out.
 """
 import glob, re, subprocess, sys
 
@@ -53,7 +53,8 @@ for path in files:
                 continue
             # Integers (`= B`, `= _`), floats and tuples of sizes are not tensors.
             # Nor are host numbers (`Vec<f32>`) and a list before its first push (`Vec`).
-            if cols[2] in ("=", "float", "Vec", "None") or cols[2].startswith(("(", "DType::", "Vec<")):
+            # Nor is a whole shape read from a tensor (`Shape[*S]`).
+            if cols[2] in ("=", "float", "Vec", "None") or cols[2].startswith(("(", "DType::", "Vec<", "Shape[")):
                 continue
             ty = " ".join(cols[2:-1])
             op = cols[-1]

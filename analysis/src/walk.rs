@@ -48,6 +48,9 @@ enum Value {
     /// A `Vec` of host numbers of this dtype (`let mask: Vec<_> = (0..t).map(|j| u8::from(j
     /// <= i)).collect()`), for `Tensor::from_slice` and `from_vec`.
     Numbers(DType),
+    /// A tensor's whole shape where a tuple of sizes cannot say it (`mask.shape()` of a
+    /// `u8[*S]`), for `broadcast_as`.
+    Shape(Shape),
     /// A `DType::*`.
     DType(DType),
     /// A `D::Minus*`.
@@ -160,6 +163,7 @@ impl Value {
             Value::TensorsEach(t) => Value::TensorsEach(tensor(t)),
             Value::Int(d) => Value::Int(f(d)),
             Value::Tuple(items) => Value::Tuple(items.iter().map(|v| v.map_dims(f)).collect()),
+            Value::Shape(shape) => Value::Shape(shape.map_dims(&mut *f)),
             Value::Range(a, b) => Value::Range(a.as_ref().map(&mut *f), b.as_ref().map(&mut *f)),
             Value::Optional(inner) => Value::Optional(Box::new(inner.map_dims(f))),
             Value::Each(inner) => Value::Each(Box::new(inner.map_dims(f))),
@@ -177,6 +181,7 @@ impl Value {
             Value::DType(d) => Arg::DType(*d),
             Value::DimIndex(i) => Arg::Dim(*i),
             Value::Tuple(items) => Arg::Tuple(items.iter().map(Value::arg).collect()),
+            Value::Shape(shape) => Arg::Shape(shape.clone()),
             Value::Range(start, end) => Arg::Range(start.clone(), end.clone()),
             _ => Arg::Unknown,
         }
@@ -193,6 +198,8 @@ impl Value {
             Value::Never => "!".to_string(),
             Value::DType(dtype) => format!("DType::{dtype:?}"),
             Value::Numbers(dtype) => format!("Vec<{dtype}>"),
+            // Not a tensor: said so, so that a count of tensors leaves it out.
+            Value::Shape(shape) => format!("Shape{shape}"),
             Value::Optional(held) if matches!(**held, Value::Tensor(ref t) if !t.is_unknown()) => {
                 format!("Option<{}>", held.hint())
             }
@@ -1817,6 +1824,30 @@ impl<'a> Walker<'a> {
     /// the crate, the module or the body's blocks declare (`type f32 = f64;` in a block,
     /// `fn Some(..)`, `use Wrap::*` of an enum with a `Some`) or may declare (a macro's items)
     /// has it.
+    /// The dtype of a scalar parameter read as it came (`on_true` of `on_true: f32`, not
+    /// shadowed): its declared primitive type, which no assignment changes.
+    fn scalar_param_dtype(&self, expr: &syn::Expr) -> Option<DType> {
+        let syn::Expr::Path(path) = unparen(expr) else {
+            return None;
+        };
+        let name = path.path.get_ident()?.to_string();
+        if !self.inlined.is_empty() || !self.is_param(&name) {
+            return None;
+        }
+        self.f.sig.inputs.iter().find_map(|input| match input {
+            syn::FnArg::Typed(typed) => match (&*typed.pat, &*typed.ty) {
+                (syn::Pat::Ident(ident), syn::Type::Path(ty))
+                    if ident.ident == name && ty.qself.is_none() =>
+                {
+                    let ty = ty.path.get_ident()?.to_string();
+                    self.is_primitive(&ty).then(|| dtype_of_name(&ty)).flatten()
+                }
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+    }
+
     fn is_primitive(&self, name: &str) -> bool {
         !self
             .local_paths
@@ -3627,6 +3658,10 @@ impl<'a> Walker<'a> {
             {
                 Value::Int(Dim::lit(0))
             }
+            // `shape.dims()`, `shape.clone()`: the same shape.
+            Value::Shape(shape) if matches!(name.as_str(), "dims" | "clone") && args.is_empty() => {
+                Value::Shape(shape)
+            }
             // A list of sizes (`qkv.dims().to_vec()`): see `size_list_method`.
             Value::Tuple(items)
                 if items.iter().all(|v| matches!(v, Value::Int(_)))
@@ -4331,6 +4366,7 @@ impl<'a> Walker<'a> {
         if matches!(name, "shape" | "dims") && args.is_empty() {
             return match t.shape.dims() {
                 Some(dims) => Value::Tuple(dims.iter().cloned().map(Value::Int).collect()),
+                None if !t.shape.is_unknown() => Value::Shape(t.shape.clone()),
                 None => Value::Other,
             };
         }
@@ -4590,9 +4626,9 @@ impl<'a> Walker<'a> {
         // A cast's type is std's only where the crate names nothing so (`type u32 = f32;`).
         let primitive = |name: &str| self.is_primitive(name);
         let written = match full.as_str() {
-            "candle_core::Tensor::new" => {
-                arg_exprs.first().and_then(|e| literal_dtype(e, &primitive))
-            }
+            "candle_core::Tensor::new" => arg_exprs
+                .first()
+                .and_then(|e| literal_dtype(e, &primitive).or_else(|| self.scalar_param_dtype(e))),
             "candle_core::Tensor::arange" | "candle_core::Tensor::arange_step" => arg_exprs
                 .iter()
                 .take(2)

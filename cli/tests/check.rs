@@ -3096,6 +3096,62 @@ fn a_loop_whose_macro_may_jump_keeps_nothing() {
     );
 }
 
+/// A `*S` helper: `mask.shape()` is the whole shape, and a scalar parameter's declared type is
+/// the dtype of `Tensor::new` of it, until a `let` shadows it.
+const SHAPE_OF_A_RUN: &str = "\
+use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(on_false: f32[*S], mask: u8[*S], return: f32[*S])]
+pub fn masked_fill(on_false: &Tensor, mask: &Tensor, on_true: f32) -> Result<Tensor> {
+    let shape = mask.shape();
+    let on_true = Tensor::new(on_true, on_false.device())?.broadcast_as(shape.dims())?;
+    let m = mask.where_cond(&on_true, on_false)?;
+    Ok(m)
+}
+
+#[contract(x: f32[N])]
+pub fn shadowed(x: &Tensor, fill: f32) -> Result<Tensor> {
+    let fill = fill as f64;
+    let filled = Tensor::new(fill, x.device())?;
+    Ok(filled)
+}
+";
+
+#[test]
+fn a_shape_with_a_run_and_a_scalar_parameter_give_a_broadcast_fill() {
+    let dir = scratch_crate("shape-of-a-run", SHAPE_OF_A_RUN);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:masked_fill"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 shape Shape[*S] shape",
+            "7 on_true f32[*S] broadcast_as",
+            "8 m f32[*S] where_cond",
+        ]
+    );
+    // Shadowed by an `f64`: not the parameter's `f32`.
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:shadowed"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["14 fill float", "15 filled _[] Tensor::new"]
+    );
+    assert_eq!(run(&dir, &["check", "."]).0, 0);
+    // A `u32` fill against the `f32` values: certain.
+    let wrong = SHAPE_OF_A_RUN.replace("on_true: f32)", "on_true: u32)");
+    let (code, stdout, stderr) = run(
+        &scratch_crate("shape-of-a-run-u32", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("`Tensor::where_cond` takes `on_false: u32[..]`"),
+        "{stderr}"
+    );
+}
+
 /// Literals and casts say a constructor's dtype.
 const LITERAL_DTYPES: &str = "\
 use candle_contracts::contract;

@@ -87,6 +87,9 @@ pub enum Arg {
     Dim(DimIndex),
     /// A tuple (`(b, 1, d)`, `(0, 2, 1)`); `()` inside a reshape's tuple is candle's hole.
     Tuple(Vec<Arg>),
+    /// A whole shape with a run of unknown length (`mask.shape()` of a `u8[*S]`), where a
+    /// tuple of sizes cannot say it.
+    Shape(Shape),
     /// A dtype (`DType::F32`).
     DType(DType),
     /// A float scalar (`affine`'s `mul`, `maximum(0.0)`).

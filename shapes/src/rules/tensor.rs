@@ -1497,6 +1497,10 @@ impl Call<'_> {
     /// `broadcast_as(shape)`: right-aligned, each dim of `self` equal to the target's or 1,
     /// no more dims than the target (candle's `Layout::broadcast_as`).
     fn broadcast_as(&self) -> Outcome {
+        // Another tensor's whole shape (`mask.shape()` of a `[*S]`): what it gives, unchecked.
+        if let Some(Arg::Shape(target)) = self.args.first() {
+            return Ok(self.receiver.with_shape(target.clone()));
+        }
         let Some(target) = self.args.first().and_then(sizes) else {
             return self.unknown_shape();
         };
