@@ -3141,7 +3141,7 @@ fn a_shape_with_a_run_and_a_scalar_parameter_give_a_broadcast_fill() {
     assert_eq!(run(&dir, &["check", "."]).0, 0);
     // A `u32` fill against the `f32` values: certain.
     let wrong = SHAPE_OF_A_RUN.replace("on_true: f32)", "on_true: u32)");
-    let (code, stdout, stderr) = run(
+    let (code, _, stderr) = run(
         &scratch_crate("shape-of-a-run-u32", &wrong),
         &["check", "."],
     );
