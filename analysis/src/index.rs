@@ -584,17 +584,16 @@ impl Index {
                 }
             };
             let type_name = self_ty.last().cloned().unwrap_or_default();
+            // `Some(None)`: a struct contract the macro rejects (and says why, at the
+            // struct and at this `impl`).
             let struct_contract = match contracted {
-                true => self
-                    .struct_contracts
-                    .get(&key)
-                    .and_then(crate::contract::read),
+                true => self.struct_contracts.get(&key).map(crate::contract::read),
                 false => None,
             };
             for id in fns {
                 let f = &mut self.fns[id];
-                if let Some((fields, _)) = &struct_contract {
-                    f.take_struct_contract(fields);
+                if let Some(fields) = &struct_contract {
+                    f.take_struct_contract(fields.as_ref().map(|(fields, _)| fields));
                 }
                 f.display = format!("{type_name}::{}", f.name);
                 f.owner = Some(key.clone());
@@ -1609,17 +1608,19 @@ impl Index {
 
 impl FnDef {
     /// A method of a `#[contract] impl` takes its struct's contract (`fields`, as method
-    /// clauses) where it has a contract list and a `self`, as the macro gives it.
-    fn take_struct_contract(&mut self, fields: &Contract) {
+    /// clauses) where it has a contract list and a `self`, as the macro gives it. A struct
+    /// contract that does not read (`None`) leaves the method's unread too: checked without
+    /// the struct's clauses, it would say less than it seems to, and the macro rejects it.
+    fn take_struct_contract(&mut self, fields: Option<&Contract>) {
         if crate::contract::contract_list(self.attrs).is_none() || self.sig.receiver().is_none() {
             return;
         }
-        if let Some(ContractText {
-            parsed: Some(parsed),
-            ..
-        }) = &mut self.contract
-        {
-            parsed.extend(fields.clone());
+        if let Some(ContractText { parsed, .. }) = &mut self.contract {
+            match (parsed.as_mut(), fields) {
+                (Some(parsed), Some(fields)) => parsed.extend(fields.clone()),
+                (_, None) => *parsed = None,
+                (None, Some(_)) => {}
+            }
         }
     }
 }

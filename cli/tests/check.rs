@@ -572,6 +572,68 @@ fn positions_from_float_bounds_into_an_embedding_are_an_error() {
     assert_eq!(check_file("untyped-positions", &untyped), (0, Vec::new()));
 }
 
+/// A contract the macro rejects is not read, and `check` says so: a function's, and a struct
+/// contract's for every method that takes it (settings read through `?`, which the macro
+/// refuses). Checked without the struct's clauses, the method would seem checked and miss
+/// what they bind: the wrong channels into `conv1` below.
+const UNREAD_CONTRACTS: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::Conv2d;
+
+#[contract(
+    conv1: Conv2d[CIN -> COUT, 3] with stride = 1, padding = 1, dilation = 1,
+    shortcut?: Conv2d[CIN -> COUT, 1] with stride = 1,
+)]
+pub struct Block {
+    conv1: Conv2d,
+    shortcut: Option<Conv2d>,
+}
+
+#[contract]
+impl Block {
+    #[contract(xs: f32[B, CIN, H, W], return: f32[B, COUT, H, W])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let ys = self.conv1.forward(xs)?;
+        self.conv1.forward(&ys)
+    }
+}
+
+#[contract(x: f33[N])]
+pub fn unread(x: &Tensor) -> Result<Tensor> {
+    Ok(x.clone())
+}
+";
+
+#[test]
+fn a_contract_the_macro_rejects_is_reported_not_read() {
+    let dir = scratch_crate("unread-contracts", UNREAD_CONTRACTS);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines,
+        [
+            "warning: the contract of `Block::forward` in `src/lib.rs` is not read (the macro reports why)",
+            "warning: the contract of `unread` in `src/lib.rs` is not read (the macro reports why)",
+            "checked 0 contracted functions in 1 file: no certain mismatch",
+        ],
+        "{stderr}"
+    );
+    // Without the settings on the optional layer, the struct contract reads: `conv1` (one
+    // group) takes `CIN` channels and gives `COUT`, certainly not its own input where `COUT`
+    // is `CIN + 1`.
+    let read = UNREAD_CONTRACTS
+        .replace(
+            "shortcut?: Conv2d[CIN -> COUT, 1] with stride = 1,",
+            "COUT == CIN + 1,",
+        )
+        .replace("dilation = 1,", "dilation = 1, groups = 1,")
+        .replace("f33", "f32");
+    let (code, _, stderr) = run(&scratch_crate("read-contracts", &read), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("`Conv2d::forward`"), "{stderr}");
+}
+
 /// A struct contract: its layers and integer fields reach the methods of its `#[contract]
 /// impl` (not those of a plain `impl`, whose methods the macro rejects).
 const STRUCT_CONTRACT: &str = "use candle_contracts::contract;
