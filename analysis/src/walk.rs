@@ -346,11 +346,14 @@ fn join_names(text: &str) -> Vec<String> {
     names
 }
 
-/// A name in scope: its value, and where its type was declared.
+/// A name in scope: its value, where its type was declared, and the place it holds where it
+/// is a layer an `Option` field holds (`p` of `Some(p)` matched on `&self.proj`: `self.proj?`,
+/// whose clauses state its weight).
 #[derive(Clone, Debug)]
 struct Binding {
     value: Value,
     origin: Option<Origin>,
+    place: Option<String>,
 }
 
 /// How a value of a type of the crates read is held, which decides the method a call reaches:
@@ -932,7 +935,7 @@ impl<'a> Walker<'a> {
             let subject: String = clause.subject.split_whitespace().collect();
             let root = subject.split(['.', '(', '[', '?']).next().unwrap_or("");
             if subject != root
-                && !subject.contains(['?', '[', '{'])
+                && (!subject.contains(['?', '[', '{']) || is_optional_layer_weight(&subject))
                 && immutable_roots.contains(root)
                 && !through_interior_mutability(&subject)
                 && self.stable_path(&subject)
@@ -1311,6 +1314,17 @@ impl<'a> Walker<'a> {
             None => return false,
         };
         for step in steps {
+            // `self.proj?`: the layer an `Option` field holds, where it holds one.
+            if let Some(field) = step.strip_suffix('?') {
+                value = match value {
+                    Value::Instance(key, _) => match self.field_value(&key, field) {
+                        Value::Optional(held) => *held,
+                        _ => return false,
+                    },
+                    _ => return false,
+                };
+                continue;
+            }
             value = match (step.strip_suffix("()"), value) {
                 (None, Value::Instance(key, _)) => self.field_value(&key, step),
                 (None, _) => Value::Other,
@@ -1336,7 +1350,14 @@ impl<'a> Walker<'a> {
 
     fn bind(&mut self, name: &str, value: Value, origin: Option<Origin>) {
         if let Some(frame) = self.scope.last_mut() {
-            frame.insert(name.to_string(), Binding { value, origin });
+            frame.insert(
+                name.to_string(),
+                Binding {
+                    value,
+                    origin,
+                    place: None,
+                },
+            );
         }
     }
 
@@ -1354,7 +1375,14 @@ impl<'a> Walker<'a> {
 
     fn set(&mut self, name: &str, value: Value, origin: Option<Origin>) {
         if let Some(frame) = self.scope.iter_mut().rev().find(|f| f.contains_key(name)) {
-            frame.insert(name.to_string(), Binding { value, origin });
+            frame.insert(
+                name.to_string(),
+                Binding {
+                    value,
+                    origin,
+                    place: None,
+                },
+            );
         }
     }
 
@@ -1387,11 +1415,13 @@ impl<'a> Walker<'a> {
                     *binding = Binding {
                         value: Value::Other,
                         origin: None,
+                        place: None,
                     };
                 } else if changed.kept.contains(name) {
                     *binding = Binding {
                         value: binding.value.forgotten(),
                         origin: None,
+                        place: None,
                     };
                 }
             }
@@ -1512,6 +1542,65 @@ impl<'a> Walker<'a> {
                 }
             }
             _ => self.bind_unknown(pat),
+        }
+    }
+
+    /// [`Self::bind_refutable`] of a value read from `scrutinee`: `Some(p)` of an `Option`
+    /// field of `self` (`&self.proj`, `self.proj.as_ref()`) makes `p` that field's layer, read
+    /// by the clauses on `self.proj?`.
+    fn bind_refutable_from(&mut self, pat: &syn::Pat, value: Value, scrutinee: &syn::Expr) {
+        self.bind_refutable(pat, value);
+        let mut inner = pat;
+        while let syn::Pat::Reference(syn::PatReference { pat, .. })
+        | syn::Pat::Paren(syn::PatParen { pat, .. }) = inner
+        {
+            inner = pat;
+        }
+        let syn::Pat::TupleStruct(some) = inner else {
+            return;
+        };
+        let (
+            true,
+            [
+                syn::Pat::Ident(syn::PatIdent {
+                    ident,
+                    subpat: None,
+                    ..
+                }),
+            ],
+        ) = (
+            some.qself.is_none() && some.path.is_ident("Some") && self.is_primitive("Some"),
+            some.elems.iter().collect::<Vec<_>>().as_slice(),
+        )
+        else {
+            return;
+        };
+        let Some(place) = option_place(scrutinee) else {
+            return;
+        };
+        let name = name_of(ident);
+        if let Some(binding) = self
+            .scope
+            .last_mut()
+            .and_then(|frame| frame.get_mut(&name))
+            .filter(|binding| matches!(binding.value, Value::External(_)))
+        {
+            binding.place = Some(format!("{place}?"));
+        }
+    }
+
+    /// The text of a layer's place for its clauses: a name bound to an `Option` field's layer
+    /// is that field (`p` is `self.proj?`), and so is `self.proj.as_ref().unwrap()`.
+    fn layer_place(&self, receiver: &syn::Expr) -> Option<String> {
+        let text = subject_text(strip_refs(receiver))?;
+        if let Some(held) = text.strip_suffix(".as_ref().unwrap()")
+            && held.starts_with("self.")
+        {
+            return Some(format!("{held}?"));
+        }
+        match self.lookup(&text).and_then(|binding| binding.place.clone()) {
+            Some(place) if !text.contains('.') => Some(place),
+            _ => Some(text),
         }
     }
 
@@ -2093,6 +2182,7 @@ impl<'a> Walker<'a> {
         let Some(Binding {
             value: Value::Tensor(t),
             origin,
+            ..
         }) = self.lookup(&receiver).cloned()
         else {
             return value;
@@ -2329,7 +2419,7 @@ impl<'a> Walker<'a> {
                 if has_ref_mut(&l.pat) {
                     self.forget_in(|c| c.write_to(&l.expr));
                 }
-                self.bind_refutable(&l.pat, value);
+                self.bind_refutable_from(&l.pat, value, &l.expr);
                 Value::Other
             }
             syn::Expr::ForLoop(f) => {
@@ -3207,7 +3297,7 @@ impl<'a> Walker<'a> {
             self.quiet -= live;
             self.scope = before.clone();
             self.scope.push(BTreeMap::new());
-            self.bind_refutable(&arm.pat, scrutinee.clone());
+            self.bind_refutable_from(&arm.pat, scrutinee.clone(), &m.expr);
             if let Some((_, guard)) = &arm.guard {
                 self.expr(guard);
                 let mut guarded = self.scope.clone();
@@ -4255,7 +4345,7 @@ impl<'a> Walker<'a> {
         input: Option<&syn::Expr>,
     ) -> Value {
         let weight_text = layer.weight_key().and_then(|accessor| {
-            let text = subject_text(strip_refs(receiver))?;
+            let text = self.layer_place(receiver)?;
             Some(format!("{text}.{accessor}"))
         });
         let weight = weight_text
@@ -4276,7 +4366,8 @@ impl<'a> Walker<'a> {
                 .is_some_and(|(_, origin)| origin.is_none() || self.built_tables.contains(text))
         });
         // A layer clause `Embedding[V, E]` states `hidden_size() = E` too (the guard checks it).
-        let stated = subject_text(strip_refs(receiver))
+        let stated = self
+            .layer_place(receiver)
             .and_then(|text| self.subject_value_of(&format!("{text}.hidden_size()")))
             .and_then(|value| match value {
                 Value::Int(size) if layer == Layer::Embedding && !size.is_unknown() => Some(size),
@@ -4295,7 +4386,7 @@ impl<'a> Walker<'a> {
         if keeps_shape {
             return Value::Tensor(xs.clone());
         }
-        let place = subject_text(strip_refs(receiver));
+        let place = self.layer_place(receiver);
         let built = match place
             .as_ref()
             .and_then(|text| self.subjects.get(&conv_geometry(text)))
@@ -5744,6 +5835,36 @@ fn place_local(expr: &syn::Expr) -> Option<String> {
 }
 
 /// `self.head.weight()` as a contract writes a subject, without spaces.
+/// Whether a clause's subject is the weight of a layer an `Option` field holds
+/// (`self.proj?.weight()`, one `?` before one accessor): read where a name holds that layer
+/// (see `Walker::layer_place`).
+fn is_optional_layer_weight(subject: &str) -> bool {
+    let Some((base, rest)) = subject.split_once('?') else {
+        return false;
+    };
+    !base.contains(['(', '[', '{', '?'])
+        && matches!(
+            rest,
+            ".weight()" | ".bias()" | ".embeddings()" | ".hidden_size()"
+        )
+}
+
+/// The `Option` field of `self` a `match` or `if let` reads (`&self.proj`, `self.proj.as_ref()`),
+/// by its text.
+fn option_place(expr: &syn::Expr) -> Option<String> {
+    let mut expr = expr;
+    loop {
+        expr = match expr {
+            syn::Expr::Paren(p) => &p.expr,
+            syn::Expr::Group(g) => &g.expr,
+            syn::Expr::Reference(r) if r.mutability.is_none() => &r.expr,
+            syn::Expr::MethodCall(m) if m.method == "as_ref" && m.args.is_empty() => &m.receiver,
+            _ => break,
+        };
+    }
+    subject_text(expr).filter(|text| text.starts_with("self.") && !text.contains(['(', '?']))
+}
+
 fn subject_text(expr: &syn::Expr) -> Option<String> {
     match expr {
         syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
@@ -6692,10 +6813,16 @@ fn merge_with(
                             } else {
                                 None
                             },
+                            place: if x.place == y.place {
+                                x.place.clone()
+                            } else {
+                                None
+                            },
                         },
                         None => Binding {
                             value: Value::Other,
                             origin: None,
+                            place: None,
                         },
                     };
                     (name.clone(), binding)

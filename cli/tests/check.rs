@@ -572,6 +572,63 @@ fn positions_from_float_bounds_into_an_embedding_are_an_error() {
     assert_eq!(check_file("untyped-positions", &untyped), (0, Vec::new()));
 }
 
+/// A layer an `Option` field holds, as its clause states it (`proj?: Linear[E -> F]`): the
+/// name `Some(p)` binds from `&self.proj` (`match`, `if let`), and
+/// `self.proj.as_ref().unwrap()`, are that layer; a name bound from anything else is not.
+const OPTIONAL_LAYERS: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::Linear;
+
+#[contract(proj?: Linear[E -> F], other: Linear[E -> G])]
+pub struct Block {
+    proj: Option<Linear>,
+    other: Linear,
+}
+
+#[contract]
+impl Block {
+    #[contract(xs: f32[B, T, E])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let matched = match &self.proj {
+            Some(p) => p.forward(xs)?,
+            None => xs.clone(),
+        };
+        let unwrapped = self.proj.as_ref().unwrap().forward(xs)?;
+        let tested = if let Some(p) = self.proj.as_ref() { p.forward(xs)? } else { xs.clone() };
+        let cloned = match self.proj.clone() {
+            Some(p) => p.forward(xs)?,
+            None => xs.clone(),
+        };
+        let p = &self.other;
+        let other = p.forward(xs)?;
+        Ok(matched)
+    }
+}
+";
+
+#[test]
+fn a_layer_an_option_field_holds_is_its_clauses() {
+    let dir = scratch_crate("optional-layers", OPTIONAL_LAYERS);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Block::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "15 matched f32[B, T, ?1] match",
+            "19 unwrapped f32[B, T, F] forward",
+            "20 tested f32[B, T, ?2] if",
+            // A clone is another value: not read by the field's clauses.
+            "21 cloned f32[B, T, _] match",
+            "25 p ?",
+            // `p` is no longer the optional layer (not `F`).
+            "26 other f32[B, T, _] forward",
+            "",
+            "?1 is F or E, by the branch taken",
+            "?2 is F or E, by the branch taken",
+        ]
+    );
+}
+
 /// A contract the macro rejects is not read, and `check` says so: a function's, and a struct
 /// contract's for every method that takes it (settings read through `?`, which the macro
 /// refuses). Checked without the struct's clauses, the method would seem checked and miss
