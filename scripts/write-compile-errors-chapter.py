@@ -72,7 +72,6 @@ SECTIONS = [
     ("not_a_function", "`#[contract]` on something that is not a function", ""),
     ("field_flag_misused", "A flag on a free function, or on a field that is no `bool`", "`self.multi_query = true` states a `bool` field's value: it needs `self`, and a field of another type is rustc's type error at the clause."),
     ("struct_contract_unknown_field", "A struct contract on a name that is no field", "A struct contract states the struct's fields (`proj: Linear[E -> E]`) and the dims its integer fields are (`n_head = H`)."),
-    ("struct_contract_layer_on_own_type", "A layer clause on a type that is not the layer", "A layer clause reads the layer's weight as candle-nn's layers give it (`weight()`, `embeddings()`); on a type of your own without that method, rustc's error points at the clause. State the tensor field instead: `norm.scale: f32[E]`."),
     ("struct_contract_impl_without_contract", "A method of a struct with a contract, outside a `#[contract] impl`", "The struct's clauses reach its methods through `#[contract]` on their `impl`, in the struct's file; a contracted method that did not take them would check less than the struct states, so it does not compile (rustc names the two probe types)."),
     ("check_return_clause", "`return` and `on_violation` in `check!`", "`check!` always returns `Result<(), ContractError>`."),
     ("all_errors_at_once", "Every error at once", "All errors of one attribute are reported in one compile."),

@@ -225,25 +225,17 @@ fn expand_struct(
     };
     let errors = Ctxt::new();
     let analyzed = analyze(clauses, &cx, &errors);
-    let plan = match (errors.check(), analyzed) {
+    let krate = match (errors.check(), analyzed) {
         (Err(errors), _) => return fallback::emit(errors, input),
-        (Ok(()), Some((plan, _))) => plan,
+        (Ok(()), Some((plan, _))) => plan.krate,
         (Ok(()), None) => return input,
     };
-    let krate = &plan.krate;
-    let (held, reads) = access_tokens(&plan);
     let name = &item.ident;
     let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
     quote_spanned! {location=>
         #item
         impl #impl_generics #krate::__private::StructContract for #name #ty_generics
-            #where_clause
-        {
-            fn __cc_read_fields(&self) {
-                #held
-                let _ = (#(#reads,)*);
-            }
-        }
+            #where_clause {}
     }
 }
 

@@ -326,13 +326,7 @@ forward_elements!(&S, &mut S, Box<S>, std::rc::Rc<S>, std::sync::Arc<S>);
 
 /// Implemented by `#[contract(...)]` on a struct: its methods' guards must carry its clauses,
 /// which only a `#[contract] impl` in the struct's file gives them.
-pub trait StructContract {
-    /// Reads every field its clauses name, as the guard does; never called. Type-checked at
-    /// the struct, where rustc can point at the clause: a layer clause on a type without the
-    /// layer's `weight()` is an error there, not at a method's `impl`.
-    #[doc(hidden)]
-    fn __cc_read_fields(&self) {}
-}
+pub trait StructContract {}
 
 /// The type a contracted method of a struct without a struct contract probes to.
 #[derive(Debug)]

@@ -158,3 +158,72 @@ fn a_method_without_a_contract_beside_a_contracted_one_compiles_and_runs() {
     assert_eq!(down.plain(&xs).unwrap().dims(), &[3, 2]);
     assert!(down.forward(&ones(&[3, 5])).is_err());
 }
+
+/// From a review: a struct generic over its layer, the layer's bound (or its type) on the
+/// `impl`, and a `weight()` from a trait imported only where the `impl` is: the struct
+/// contract reads its fields where its methods are, so both compile and check.
+#[contract(layer: Linear[I -> O])]
+struct OverLayer<L> {
+    layer: L,
+}
+
+#[contract]
+impl OverLayer<Linear> {
+    #[contract(xs: f32[B, I], return: f32[B, O])]
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.layer.forward(xs)
+    }
+}
+
+mod scaled {
+    use candle_core::Tensor;
+
+    pub struct Scale {
+        pub(crate) scale: Tensor,
+    }
+
+    pub trait Weighted {
+        fn weight(&self) -> &Tensor;
+    }
+
+    impl Weighted for Scale {
+        fn weight(&self) -> &Tensor {
+            &self.scale
+        }
+    }
+}
+
+#[contract(norm: RmsNorm[E])]
+struct Scaled {
+    norm: scaled::Scale,
+}
+
+mod scaled_impl {
+    use super::scaled::Weighted;
+    use super::Scaled;
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract]
+    impl Scaled {
+        #[contract(xs: f32[N, E], return: f32[N, E])]
+        pub(super) fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            xs.broadcast_mul(self.norm.weight())
+        }
+    }
+}
+
+#[test]
+fn a_struct_contract_s_fields_are_read_where_its_methods_are() {
+    let over = OverLayer {
+        layer: Linear::new(ones(&[2, 4]), None),
+    };
+    assert_eq!(over.forward(&ones(&[3, 4])).unwrap().dims(), &[3, 2]);
+    assert!(over.forward(&ones(&[3, 5])).is_err());
+    let scaled = Scaled {
+        norm: scaled::Scale { scale: ones(&[4]) },
+    };
+    assert_eq!(scaled.forward(&ones(&[3, 4])).unwrap().dims(), &[3, 4]);
+    let error = scaled.forward(&ones(&[3, 5])).unwrap_err().to_string();
+    assert!(error.contains("self.norm.weight()"), "{error}");
+}
