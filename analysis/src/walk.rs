@@ -1920,7 +1920,12 @@ impl<'a> Walker<'a> {
             return None;
         };
         let name = path.path.get_ident()?.to_string();
-        if !self.inlined.is_empty() || !self.is_param(&name) {
+        // An item of a block (`const p: f64 = 1.0;`, a macro's) hides it too.
+        let item_in_block = self
+            .local_paths
+            .iter()
+            .any(|frame| frame.contains_key(&name) || frame.contains_key(""));
+        if !self.inlined.is_empty() || !self.is_param(&name) || item_in_block {
             return None;
         }
         self.f.sig.inputs.iter().find_map(|input| match input {
@@ -2345,7 +2350,11 @@ impl<'a> Walker<'a> {
             }
             syn::Expr::Cast(c) => {
                 let value = self.expr(&c.expr);
-                let to_int = matches!(self.kind(&c.ty, false), Kind::Int);
+                // Std's integer type, not a crate's of that name (`type u8 = u32;`).
+                let to_int = matches!(self.kind(&c.ty, false), Kind::Int)
+                    && matches!(&*c.ty, syn::Type::Path(p)
+                        if p.qself.is_none()
+                            && p.path.get_ident().is_some_and(|i| self.is_primitive(&name_of(i))));
                 match (value, self.kind(&c.ty, false)) {
                     // A size stays itself where the type holds every size (`as usize`); a
                     // narrower one keeps only a number it holds (`300 as u8` is 44).

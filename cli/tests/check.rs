@@ -3271,6 +3271,44 @@ fn a_shape_with_a_run_and_a_scalar_parameter_give_a_broadcast_fill() {
     );
 }
 
+/// From a review: a crate's own type named like std's integer (`type u8 = u32;`) is no
+/// narrowing cast, and an item of a block named like a scalar parameter (`const p: f64`)
+/// hides the parameter's dtype. Both were certain mismatches on correct code.
+const NAMES_LIKE_STD: &str = "\
+use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+#[allow(non_camel_case_types)]
+type u8 = u32;
+
+#[contract(x: f32[N], return: f32[300])]
+pub fn three_hundred(x: &Tensor) -> Result<Tensor> {
+    let n = 300 as u8;
+    Tensor::zeros(n as usize, DType::F32, x.device())
+}
+
+#[contract(x: f64[N], return: f64[N])]
+pub fn hidden(x: &Tensor, p: f32) -> Result<Tensor> {
+    let t = {
+        #[allow(non_upper_case_globals)]
+        const p: f64 = 1.0;
+        Tensor::new(p, x.device())?
+    };
+    x.broadcast_add(&t)
+}
+";
+
+#[test]
+fn a_crate_s_own_integer_type_and_a_block_s_item_are_not_std_s_nor_the_parameter() {
+    let dir = scratch_crate("names-like-std", NAMES_LIKE_STD);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:three_hundred"]);
+    assert_eq!(rows(&stdout), ["9 n = _"]);
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:hidden"]);
+    assert_eq!(rows(&stdout), ["15 t _[] block"]);
+}
+
 /// Literals and casts say a constructor's dtype.
 const LITERAL_DTYPES: &str = "\
 use candle_contracts::contract;
