@@ -3615,7 +3615,7 @@ impl<'a> Walker<'a> {
                 value
             }
             Value::Tensor(t) => {
-                let value = self.tensor_method(&t, &name, &args, call, arg_exprs);
+                let value = self.tensor_method(&t, &name, &args, &call.receiver, call, arg_exprs);
                 if matches!(value, Value::Other) && !READ_ONLY.contains(&name.as_str()) {
                     // A method the walk does not know may take `&mut self`.
                     self.forget_in(|c| c.kept.extend(root(&call.receiver)));
@@ -4450,16 +4450,19 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// `receiver.name(args)` of a candle tensor `t`; `call` is the whole call, quoted in a
+    /// report (a method call, or `Tensor::name(&receiver, ..)`).
     fn tensor_method(
         &mut self,
         t: &TensorType,
         name: &str,
         args: &[Value],
-        call: &syn::ExprMethodCall,
+        receiver: &syn::Expr,
+        call: &dyn ToTokens,
         arg_exprs: &[&syn::Expr],
     ) -> Value {
         if let Err(mismatch) = check_read_rank(name, t) {
-            self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream());
+            self.report(&mismatch, receiver, arg_exprs, call.to_token_stream());
             return Value::Other;
         }
         // `let shape = q.shape();` then `.reshape(shape)`: its dims, where its rank is known.
@@ -4520,7 +4523,7 @@ impl<'a> Walker<'a> {
                     Ok(Parts::Each(ts)) => Value::Tensors(ts),
                     Ok(Parts::All(part)) => Value::TensorsEach(part),
                     Err(mismatch) => {
-                        self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream());
+                        self.report(&mismatch, receiver, arg_exprs, call.to_token_stream());
                         Value::Other
                     }
                 }
@@ -4530,7 +4533,7 @@ impl<'a> Walker<'a> {
                 match method_under(&self.facts, name, t, &args) {
                     Ok(result) => Value::Tensor(result),
                     Err(mismatch) => {
-                        self.report(&mismatch, &call.receiver, arg_exprs, call.to_token_stream());
+                        self.report(&mismatch, receiver, arg_exprs, call.to_token_stream());
                         Value::tensor_unknown()
                     }
                 }
@@ -4717,6 +4720,24 @@ impl<'a> Walker<'a> {
             ["candle_nn", "rotary_emb", name] => matches!(*name, "rope" | "rope_i" | "rope_thd"),
             _ => contract_ops().iter().any(|op| op.path == full),
         };
+        // `Tensor::clamp(&xs, lo, hi)`: the method, called on its first argument.
+        if let (["candle_core", "Tensor", name], false, Some(Value::Tensor(t)), Some(receiver)) = (
+            path.as_slice(),
+            returns_tensor,
+            args.first(),
+            arg_exprs.first(),
+        ) && (has_method_rule(name) || *name == "chunk")
+        {
+            let t = t.clone();
+            return self.tensor_method(
+                &t,
+                name,
+                &args[1..],
+                strip_refs(receiver),
+                call,
+                &arg_exprs[1..],
+            );
+        }
         if !returns_tensor {
             return Value::Other;
         }

@@ -3271,6 +3271,49 @@ fn a_shape_with_a_run_and_a_scalar_parameter_give_a_broadcast_fill() {
     );
 }
 
+/// From a trial (OLMo's `Tensor::clamp(&query_states, -clip, clip)`): a method called by its
+/// path on its first argument is the method.
+const METHODS_BY_PATH: &str = "\
+use candle_contracts::contract;
+use candle_core::{Result, Tensor, D};
+
+#[contract(a: f32[N, 3], b: f32[3, 5], return: f32[N, 5])]
+pub fn by_path(a: &Tensor, b: &Tensor, clip: f64) -> Result<Tensor> {
+    let y = Tensor::matmul(a, b)?;
+    let z = Tensor::clamp(&y, -clip, clip)?;
+    let halves = Tensor::chunk(&a.t()?, 3, D::Minus2)?;
+    Ok(z)
+}
+";
+
+#[test]
+fn a_method_called_by_its_path_is_the_method() {
+    let dir = scratch_crate("methods-by-path", METHODS_BY_PATH);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:by_path"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 y f32[N, 5] Tensor::matmul",
+            "7 z f32[N, 5] Tensor::clamp",
+            "8 halves [f32[1, N]; 3] Tensor::chunk",
+        ]
+    );
+    assert_eq!(run(&dir, &["check", "."]).0, 0);
+    let wrong = METHODS_BY_PATH.replace("Tensor::matmul(a, b)", "Tensor::matmul(b, b)");
+    let (code, _, stderr) = run(
+        &scratch_crate("methods-by-path-wrong", &wrong),
+        &["check", "."],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: `Tensor::matmul` takes `rhs: f32[.., 5, _]`, but `b` is `f32[3, 5]` here"
+        ),
+        "{stderr}"
+    );
+}
+
 /// From a review: a crate's own type named like std's integer (`type u8 = u32;`) is no
 /// narrowing cast, and an item of a block named like a scalar parameter (`const p: f64`)
 /// hides the parameter's dtype. Both were certain mismatches on correct code.
