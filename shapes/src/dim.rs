@@ -273,7 +273,7 @@ impl Dim {
         };
         let mut divisor = b.terms.iter();
         let (Some((factors, &c)), None) = (divisor.next(), divisor.next()) else {
-            return None;
+            return self.monomial_quotient(other);
         };
         if c <= 0 || (factors.is_empty() && a.terms.keys().all(Vec::is_empty)) {
             // A constant divisor of a constant folds as floor division instead.
@@ -292,6 +292,34 @@ impl Dim {
             terms.insert(rest, coefficient / c);
         }
         Some(Dim::Known(Poly { terms }))
+    }
+
+    /// `self / other` for a divisor of several terms where `self` is one term times it
+    /// (`(B * H * P + B * H * T) / (P + T)` is `B * H`, what a reshape's `()` gives): the
+    /// same polynomial, so the division is exact wherever the divisor is not 0.
+    fn monomial_quotient(&self, other: &Dim) -> Option<Dim> {
+        let (Dim::Known(a), Dim::Known(b)) = (self, other) else {
+            return None;
+        };
+        let (first, &c) = b.terms.iter().next()?;
+        if b.terms.len() < 2 || c == 0 {
+            return None;
+        }
+        a.terms.iter().find_map(|(monomial, &coefficient)| {
+            if coefficient % c != 0 {
+                return None;
+            }
+            let mut rest = monomial.clone();
+            for factor in first {
+                let at = rest.iter().position(|f| f == factor)?;
+                rest.remove(at);
+            }
+            let quotient = Dim::Known(Poly {
+                terms: BTreeMap::from([(rest, coefficient / c)]),
+            });
+            let product = quotient.clone().mul(other.clone());
+            (product.clone().sub(self.clone()).as_constant() == Some(0)).then_some(quotient)
+        })
     }
 
     /// `self % other`: folded when both are constants, an opaque factor otherwise.
@@ -710,6 +738,24 @@ mod tests {
         assert_eq!(e3.clone().add(Dim::lit(1)).divided_exactly(3), None);
         assert_eq!(e3.divided_exactly(0), None);
         assert_eq!(Dim::Unknown.divided_exactly(1), None);
+    }
+
+    /// A reshape's `()` of `[B, G * KVH, P + T, HD]` read as `[B, (), P + T, HD]`.
+    #[test]
+    fn a_sum_divided_by_a_sum_it_is_a_multiple_of_is_the_multiplier() {
+        let d = |text: &str| crate::parse::parse_dim(text).unwrap();
+        let numerator = d("B * G * HD * KVH * P + B * G * HD * KVH * T");
+        let divisor = d("B * HD * P + B * HD * T");
+        assert_eq!(numerator.clone().div(divisor.clone()), d("G * KVH"));
+        assert_eq!(d("2 * P + 2 * T").div(d("P + T")), d("2"));
+        assert_eq!(numerator.rem(divisor), Dim::lit(0));
+        // Not a multiple: stays a quotient.
+        let open = d("P + 2 * T").div(d("P + T"));
+        assert_eq!(open.to_string(), "(P + 2 * T) / (P + T)");
+        assert_eq!(
+            d("3 * P + T").div(d("P + T")).to_string(),
+            "(3 * P + T) / (P + T)"
+        );
     }
 
     #[test]
