@@ -5316,7 +5316,7 @@ impl<'a> Walker<'a> {
         if !self.taken || self.closures > 0 || self.quiet > 0 {
             return;
         }
-        let normalized: String = given.split_whitespace().collect::<Vec<_>>().join(" ");
+        let normalized = one_line(given);
         let wrap = |text: &str| match fix.parens {
             true => format!("({text})"),
             false => text.to_string(),
@@ -5877,6 +5877,35 @@ fn is_optional_layer_weight(subject: &str) -> bool {
             rest,
             ".weight()" | ".bias()" | ".embeddings()" | ".hidden_size()"
         )
+}
+
+/// Code quoted on one line: each run of whitespace one space, and none where a line break
+/// comes before a method call or `?` (`mask.expand(..)?` then `.to_dtype(..)` on the next
+/// line reads `mask.expand(..)?.to_dtype(..)`).
+fn one_line(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut chars = code.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        if !c.is_whitespace() {
+            out.push(c);
+            continue;
+        }
+        let mut line_break = c == '\n';
+        while let Some(&next) = chars.peek().filter(|next| next.is_whitespace()) {
+            line_break |= next == '\n';
+            chars.next();
+        }
+        let mut rest = chars.clone();
+        let chained = match (rest.next(), rest.next()) {
+            (Some('?'), _) => true,
+            (Some('.'), next) => next != Some('.'),
+            _ => false,
+        };
+        if !(line_break && chained) {
+            out.push(' ');
+        }
+    }
+    out
 }
 
 /// The `Option` field of `self` a `match` or `if let` reads (`&self.proj`, `self.proj.as_ref()`),

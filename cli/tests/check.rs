@@ -3271,6 +3271,27 @@ fn a_shape_with_a_run_and_a_scalar_parameter_give_a_broadcast_fill() {
     );
 }
 
+/// From a trial: code quoted from several lines reads as one, a method call on the next line
+/// joined without a space.
+#[test]
+fn code_over_several_lines_is_quoted_on_one() {
+    let source = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+#[contract(x: f32[N, 4], return: f32[N, 4])]
+pub fn f(x: &Tensor) -> Result<Tensor> {
+    x.to_dtype(DType::F16)?
+        .contiguous()
+}
+";
+    let (code, _, stderr) = run(&scratch_crate("several-lines", source), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr)[0],
+        "error: `f` returns `return: f32[N, 4]`, but `x.to_dtype(DType::F16)?.contiguous()` is `f16[N, 4]` here"
+    );
+}
+
 /// From a trial (OLMo's `Tensor::clamp(&query_states, -clip, clip)`): a method called by its
 /// path on its first argument is the method.
 const METHODS_BY_PATH: &str = "\
