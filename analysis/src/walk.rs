@@ -1550,11 +1550,31 @@ impl<'a> Walker<'a> {
     /// by the clauses on `self.proj?`.
     fn bind_refutable_from(&mut self, pat: &syn::Pat, value: Value, scrutinee: &syn::Expr) {
         self.bind_refutable(pat, value);
+        self.mark_layer_places(pat, scrutinee);
+    }
+
+    /// After [`Self::bind_refutable_from`]'s binding: the place of each `Some(p)` of an
+    /// `Option` field, through a tuple written out (`match (temb, &self.time_emb_proj)`).
+    fn mark_layer_places(&mut self, pat: &syn::Pat, scrutinee: &syn::Expr) {
         let mut inner = pat;
         while let syn::Pat::Reference(syn::PatReference { pat, .. })
         | syn::Pat::Paren(syn::PatParen { pat, .. }) = inner
         {
             inner = pat;
+        }
+        let mut scrutinee = scrutinee;
+        while let syn::Expr::Paren(syn::ExprParen { expr, .. })
+        | syn::Expr::Group(syn::ExprGroup { expr, .. }) = scrutinee
+        {
+            scrutinee = expr;
+        }
+        if let (syn::Pat::Tuple(pats), syn::Expr::Tuple(exprs)) = (inner, scrutinee) {
+            if pats.elems.len() == exprs.elems.len() {
+                for (pat, expr) in pats.elems.iter().zip(&exprs.elems) {
+                    self.mark_layer_places(pat, expr);
+                }
+            }
+            return;
         }
         let syn::Pat::TupleStruct(some) = inner else {
             return;

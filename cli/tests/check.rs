@@ -601,6 +601,10 @@ impl Block {
         };
         let p = &self.other;
         let other = p.forward(xs)?;
+        let paired = match (Some(xs), &self.proj) {
+            (Some(x), Some(p)) => p.forward(x)?,
+            _ => xs.clone(),
+        };
         Ok(matched)
     }
 }
@@ -622,9 +626,12 @@ fn a_layer_an_option_field_holds_is_its_clauses() {
             "25 p ?",
             // `p` is no longer the optional layer (not `F`).
             "26 other f32[B, T, _] forward",
+            // Through a tuple written out, as Stable Diffusion's resnet block matches.
+            "27 paired f32[B, T, ?3] match",
             "",
             "?1 is F or E, by the branch taken",
             "?2 is F or E, by the branch taken",
+            "?3 is F or E, by the branch taken",
         ]
     );
 }
