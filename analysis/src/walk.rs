@@ -5228,7 +5228,12 @@ impl<'a> Walker<'a> {
         if !returns_tensor(self.f.sig) {
             return;
         }
-        if let Err(mismatch) = self.env.check_return(t) {
+        if let Err(mut mismatch) = self.env.check_return(t) {
+            // The clause as written (`return: f32[B, T, E]`), not as a fact (`E == H * HD`)
+            // rewrote it for the comparison.
+            if let Some(written) = self.f.contract.clause("return") {
+                mismatch.expected = format!("return: {}", written.spec);
+            }
             let inner = ok_inner(expr);
             // Any value but `Ok(..)` of a function that returns a `Result` is one: its fix
             // starts with `?`.

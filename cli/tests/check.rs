@@ -3278,6 +3278,42 @@ fn a_shape_with_a_run_and_a_scalar_parameter_give_a_broadcast_fill() {
     );
 }
 
+/// From a trial: a `return` clause is quoted as written (`E`), not as a fact (`E == H * HD`)
+/// rewrote it for the comparison.
+#[test]
+fn a_return_clause_is_quoted_as_written() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::Linear;
+
+#[contract(q_proj: Linear[E -> H * HD], o_proj: Linear[H * HD -> E], num_heads = H, head_dim = HD, E == H * HD)]
+pub struct Attention {
+    q_proj: Linear,
+    o_proj: Linear,
+    num_heads: usize,
+    head_dim: usize,
+}
+
+#[contract]
+impl Attention {
+    #[contract(xs: f32[B, T, E], return: f32[B, T, E])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (b, t, _) = xs.dims3()?;
+        let q = self.q_proj.forward(xs)?;
+        let q = q.reshape((b, t, self.num_heads, self.head_dim))?.transpose(1, 2)?;
+        let y = self.o_proj.forward(&q)?;
+        Ok(y)
+    }
+}
+";
+    let (code, _, stderr) = run(&scratch_crate("return-as-written", source), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr)[0],
+        "error: `Attention::forward` returns `return: f32[B, T, E]`, but `y` is `f32[B, H, T, H * HD]` here"
+    );
+}
+
 /// From a trial: code quoted from several lines reads as one, a method call on the next line
 /// joined without a space.
 #[test]
