@@ -3244,7 +3244,8 @@ impl<'a> Walker<'a> {
     }
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
-        let scrutinee = self.expr(&m.expr);
+        // Not taken: an `Err(_) =>` arm may handle what fails (`match a.narrow(1, 2, 5)`).
+        let scrutinee = self.operand(&m.expr);
         // Each arm may be code that never runs for the contract's shapes (see `if_expr`),
         // but for the `Some(t) =>` arm of an `Option` argument under its clause (see
         // `if_expr`), after nothing but a `None =>` arm.
@@ -5908,6 +5909,8 @@ fn is_optional_layer_weight(subject: &str) -> bool {
 /// comes before a method call or `?` (`mask.expand(..)?` then `.to_dtype(..)` on the next
 /// line reads `mask.expand(..)?.to_dtype(..)`).
 fn one_line(code: &str) -> String {
+    let code: Vec<&str> = code.lines().map(without_line_comment).collect();
+    let code = code.join("\n");
     let mut out = String::with_capacity(code.len());
     let mut chars = code.trim().chars().peekable();
     while let Some(c) = chars.next() {
@@ -5926,11 +5929,37 @@ fn one_line(code: &str) -> String {
             (Some('.'), next) => next != Some('.'),
             _ => false,
         };
-        if !(line_break && chained) {
+        // `1.` before `.max(..)` stays apart (`1..max` would read as a range).
+        if !(line_break && chained) || out.ends_with('.') {
             out.push(' ');
         }
     }
     out
+}
+
+/// A line of code without its `//` comment (one outside a string or char literal).
+fn without_line_comment(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        match (quote, bytes[i]) {
+            (Some(_), b'\\') => i += 1,
+            (Some(q), b) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"') => quote = Some(b'"'),
+            // A char literal (`'a'`, `'\n'`), not a lifetime (`'a`).
+            (None, b'\'')
+                if bytes.get(i + 2) == Some(&b'\'') || bytes.get(i + 1) == Some(&b'\\') =>
+            {
+                quote = Some(b'\'')
+            }
+            (None, b'/') if bytes.get(i + 1) == Some(&b'/') => return line[..i].trim_end(),
+            _ => {}
+        }
+        i += 1;
+    }
+    line
 }
 
 /// The `Option` field of `self` a `match` or `if let` reads (`&self.proj`, `self.proj.as_ref()`),

@@ -750,7 +750,7 @@ fn a_struct_contract_gives_its_methods_the_layers_and_integer_fields() {
     assert_eq!(
         headlines(&stderr),
         [
-            "error: `Attention::forward` returns `return: f32[B, T, D * H]`, but `self.c_proj.forward(&y)` is `f32[B, T, H, D * H]` here",
+            "error: `Attention::forward` returns `return: f32[B, T, E]`, but `self.c_proj.forward(&y)` is `f32[B, T, H, D * H]` here",
             "--> model.rs:23:9",
         ],
         "{stderr}"
@@ -3278,6 +3278,36 @@ fn a_shape_with_a_run_and_a_scalar_parameter_give_a_broadcast_fill() {
     );
 }
 
+/// From a review: a `match` on a `Result` may handle its `Err`, so a call certain to fail as
+/// its scrutinee is not reported; under `?` it is.
+#[test]
+fn a_match_may_handle_the_error_of_its_scrutinee() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(a: f32[N, 3])]
+pub fn h(a: &Tensor) -> Result<Tensor> {
+    match a.narrow(1, 2, 5) {
+        Ok(t) => Ok(t),
+        Err(_) => a.narrow(1, 0, 3),
+    }
+}
+";
+    let (code, _, stderr) = run(&scratch_crate("match-err", source), &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let taken = source.replace("match a.narrow(1, 2, 5) {", "match a.narrow(1, 2, 5)? {");
+    let taken = taken.replace(
+        "Ok(t) => Ok(t),\n        Err(_) => a.narrow(1, 0, 3),",
+        "t => Ok(t),",
+    );
+    let (code, _, stderr) = run(&scratch_crate("match-err-taken", &taken), &["check", "."]);
+    assert_eq!(code, 1, "{taken}\n{stderr}");
+    assert!(
+        stderr.contains("`Tensor::narrow` takes `len: at most 3 - start`"),
+        "{stderr}"
+    );
+}
+
 /// From a trial: a `return` clause is quoted as written (`E`), not as a fact (`E == H * HD`)
 /// rewrote it for the comparison.
 #[test]
@@ -3329,9 +3359,21 @@ pub fn f(x: &Tensor) -> Result<Tensor> {
 ";
     let (code, _, stderr) = run(&scratch_crate("several-lines", source), &["check", "."]);
     assert_eq!(code, 1, "{stderr}");
-    assert_eq!(
-        headlines(&stderr)[0],
-        "error: `f` returns `return: f32[N, 4]`, but `x.to_dtype(DType::F16)?.contiguous()` is `f16[N, 4]` here"
+    let headline = "error: `f` returns `return: f32[N, 4]`, but `x.to_dtype(DType::F16)?.contiguous()` is `f16[N, 4]` here";
+    assert_eq!(headlines(&stderr)[0], headline);
+    // From a review: a line's comment is left out (it would comment out the rest).
+    let commented = source.replace("DType::F16)?\n", "DType::F16)? // half, \"//\" too\n");
+    assert!(commented.contains("// half"), "{commented}");
+    let (_, _, stderr) = run(
+        &scratch_crate("several-lines-comment", &commented),
+        &["check", "."],
+    );
+    assert_eq!(headlines(&stderr)[0], headline);
+    assert!(
+        stderr.contains(
+            "help: convert it: `x.to_dtype(DType::F16)?.contiguous()?.to_dtype(DType::F32)`"
+        ),
+        "{stderr}"
     );
 }
 
