@@ -1933,6 +1933,18 @@ impl<'a> Walker<'a> {
     /// the crate, the module or the body's blocks declare (`type f32 = f64;` in a block,
     /// `fn Some(..)`, `use Wrap::*` of an enum with a `Some`) or may declare (a macro's items)
     /// has it.
+    fn is_primitive(&self, name: &str) -> bool {
+        !self
+            .local_paths
+            .iter()
+            .any(|frame| frame.contains_key(name) || frame.contains_key(""))
+            && matches!(
+                self.index.resolve(self.module(), &[name.to_string()]),
+                Resolved::Unknown
+            )
+            && !self.index.may_import(self.module(), name)
+    }
+
     /// The dtype of a scalar parameter read as it came (`on_true` of `on_true: f32`, not
     /// shadowed): its declared primitive type, which no assignment changes.
     fn scalar_param_dtype(&self, expr: &syn::Expr) -> Option<DType> {
@@ -1960,18 +1972,6 @@ impl<'a> Walker<'a> {
             },
             syn::FnArg::Receiver(_) => None,
         })
-    }
-
-    fn is_primitive(&self, name: &str) -> bool {
-        !self
-            .local_paths
-            .iter()
-            .any(|frame| frame.contains_key(name) || frame.contains_key(""))
-            && matches!(
-                self.index.resolve(self.module(), &[name.to_string()]),
-                Resolved::Unknown
-            )
-            && !self.index.may_import(self.module(), name)
     }
 
     // ----- statements and blocks -----
@@ -5890,7 +5890,6 @@ fn place_local(expr: &syn::Expr) -> Option<String> {
     }
 }
 
-/// `self.head.weight()` as a contract writes a subject, without spaces.
 /// Whether a clause's subject is the weight of a layer an `Option` field holds
 /// (`self.proj?.weight()`, one `?` before one accessor): read where a name holds that layer
 /// (see `Walker::layer_place`).
@@ -5978,6 +5977,7 @@ fn option_place(expr: &syn::Expr) -> Option<String> {
     subject_text(expr).filter(|text| text.starts_with("self.") && !text.contains(['(', '?']))
 }
 
+/// `self.head.weight()` as a contract writes a subject, without spaces.
 fn subject_text(expr: &syn::Expr) -> Option<String> {
     match expr {
         syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),

@@ -318,7 +318,7 @@ impl Dim {
                 terms: BTreeMap::from([(rest, coefficient / c)]),
             });
             let product = quotient.clone().mul(other.clone());
-            (product.clone().sub(self.clone()).as_constant() == Some(0)).then_some(quotient)
+            (product.sub(self.clone()).as_constant() == Some(0)).then_some(quotient)
         })
     }
 

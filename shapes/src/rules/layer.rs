@@ -266,6 +266,10 @@ pub fn forward_with(
                     })),
                 }
             }
+            // A weight of unknown size broadcasts a last dim of 1 to its own.
+            _ if xs.shape.from_end(1).and_then(|d| d.as_literal()) == Some(1) => {
+                Ok(xs.with_shape(with_last(&xs.shape, Dim::Unknown)))
+            }
             _ => Ok(xs.clone()),
         },
         // The rows of the table for each id, reshaped to the layer's own `hidden_size` (a
@@ -558,6 +562,13 @@ mod tests {
         let y = forward(Layer::RmsNorm, &t("f32[B, T, 64]"), &t("f32[64]")).unwrap();
         assert_eq!(y.to_string(), "f32[B, T, 64]");
         assert!(forward(Layer::LayerNorm, &t("f32[B, T, 64]"), &t("f32[32]")).is_err());
+        // A weight of unknown size: the input's shape, but for a last dim of 1, which candle-nn's
+        // broadcasting path widens to the weight's.
+        let unknown = TensorType::unknown();
+        let y = forward(Layer::LayerNorm, &t("f32[B, T, E]"), &unknown).unwrap();
+        assert_eq!(y.to_string(), "f32[B, T, E]");
+        let y = forward(Layer::LayerNorm, &t("f32[B, T, 1]"), &unknown).unwrap();
+        assert_eq!(y.to_string(), "f32[B, T, _]");
         let y = forward(
             Layer::SameType,
             &t("bf16[B, C, H, W]"),
