@@ -4320,6 +4320,27 @@ impl<'a> Walker<'a> {
                 _ => Value::Other,
             };
         }
+        // candle-nn's kv caches: `append(&k, &v)` gives all the steps so far, each of its
+        // input's rank and dtype (the cache's buffer or `cat` takes no other); which dim grew,
+        // and by how much, the walk does not know.
+        if matches!(
+            path,
+            "candle_nn::kv_cache::KvCache"
+                | "candle_nn::kv_cache::ConcatKvCache"
+                | "candle_nn::kv_cache::RotatingKvCache"
+        ) && name == "append"
+        {
+            let so_far = |t: &TensorType| match t.shape.dims() {
+                Some(dims) => {
+                    Value::Tensor(t.with_shape(Shape::new(vec![Dim::Unknown; dims.len()])))
+                }
+                None => Value::Tensor(TensorType::new(t.dtypes, Shape::unknown())),
+            };
+            return match args {
+                [Value::Tensor(k), Value::Tensor(v)] => Value::Tuple(vec![so_far(k), so_far(v)]),
+                _ => Value::Other,
+            };
+        }
         if path != "candle_contracts::nn::Embedding" || name != "forward" {
             return Value::Other;
         }

@@ -3278,6 +3278,49 @@ fn a_shape_with_a_run_and_a_scalar_parameter_give_a_broadcast_fill() {
     );
 }
 
+/// candle-nn's kv caches (`KvCache`, `ConcatKvCache`, `RotatingKvCache`): `append(&k, &v)`
+/// gives the steps so far, of the inputs' ranks and dtypes, their lengths unknown.
+const KV_CACHES: &str = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+use candle_nn::kv_cache::{ConcatKvCache, KvCache};
+
+#[contract(k: f32[B, H, T, D], v: f32[B, H, T, D], q: f32[B, H, T, D])]
+pub fn step(cache: &mut KvCache, concat: &mut ConcatKvCache, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+    let (k_all, v_all) = cache.append(&k.contiguous()?, &v.contiguous()?)?;
+    let (k2, v2) = concat.append(k, v)?;
+    let att = q.matmul(&k_all.t()?)?;
+    let out = att.matmul(&v_all)?;
+    Ok(out)
+}
+";
+
+#[test]
+fn a_kv_cache_gives_its_inputs_ranks_and_dtypes() {
+    let dir = scratch_crate("kv-caches", KV_CACHES);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:step"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "7 k_all f32[_, _, _, _] append",
+            "7 v_all f32[_, _, _, _] append",
+            "8 k2 f32[_, _, _, _] append",
+            "8 v2 f32[_, _, _, _] append",
+            "9 att f32[B, H, T, _] matmul",
+            "10 out f32[B, H, T, _] matmul",
+        ]
+    );
+    assert_eq!(run(&dir, &["check", "."]).0, 0);
+    // Keys cached in f16 against f32 queries: certain.
+    let wrong = KV_CACHES.replace("&k.contiguous()?", "&k.to_dtype(DType::F16)?");
+    let (code, _, stderr) = run(&scratch_crate("kv-caches-f16", &wrong), &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("`Tensor::matmul` takes `rhs: f32[..]`"),
+        "{stderr}"
+    );
+}
+
 /// From a review: a `match` on a `Result` may handle its `Err`, so a call certain to fail as
 /// its scrutinee is not reported; under `?` it is.
 #[test]
