@@ -5929,8 +5929,13 @@ fn is_optional_layer_weight(subject: &str) -> bool {
 /// comes before a method call or `?` (`mask.expand(..)?` then `.to_dtype(..)` on the next
 /// line reads `mask.expand(..)?.to_dtype(..)`).
 fn one_line(code: &str) -> String {
-    let code: Vec<&str> = code.lines().map(without_line_comment).collect();
-    let code = code.join("\n");
+    // Comments are left out only where every line reads plainly (no block comment, raw
+    // string or string running on to the next line, where a `//` may be no comment).
+    let plain: Option<Vec<&str>> = code.lines().map(without_line_comment).collect();
+    let code = match plain {
+        Some(lines) => lines.join("\n"),
+        None => code.to_string(),
+    };
     let mut out = String::with_capacity(code.len());
     let mut chars = code.trim().chars().peekable();
     while let Some(c) = chars.next() {
@@ -5957,8 +5962,13 @@ fn one_line(code: &str) -> String {
     out
 }
 
-/// A line of code without its `//` comment (one outside a string or char literal).
-fn without_line_comment(line: &str) -> &str {
+/// A line of code without its `//` comment (one outside a string or char literal); `None`
+/// where the line is not plain enough to tell: a block comment, a raw string, or a string
+/// still open at its end.
+fn without_line_comment(line: &str) -> Option<&str> {
+    if line.contains("/*") || line.contains("*/") || line.contains("r\"") || line.contains("r#") {
+        return None;
+    }
     let bytes = line.as_bytes();
     let mut quote: Option<u8> = None;
     let mut i = 0;
@@ -5974,12 +5984,12 @@ fn without_line_comment(line: &str) -> &str {
             {
                 quote = Some(b'\'')
             }
-            (None, b'/') if bytes.get(i + 1) == Some(&b'/') => return line[..i].trim_end(),
+            (None, b'/') if bytes.get(i + 1) == Some(&b'/') => return Some(line[..i].trim_end()),
             _ => {}
         }
         i += 1;
     }
-    line
+    quote.is_none().then_some(line)
 }
 
 /// The `Option` field of `self` a `match` or `if let` reads (`&self.proj`, `self.proj.as_ref()`),

@@ -3418,6 +3418,14 @@ pub fn f(x: &Tensor) -> Result<Tensor> {
         ),
         "{stderr}"
     );
+    // From a review: a `//` inside a block comment is no line comment.
+    let kept = source.replace("DType::F16)?\n", "DType::F16)? /* was // f32 */\n");
+    let (_, _, stderr) = run(
+        &scratch_crate("several-lines-block", &kept),
+        &["check", "."],
+    );
+    let quoted = "`x.to_dtype(DType::F16)? /* was // f32 */.contiguous()`";
+    assert!(headlines(&stderr)[0].contains(quoted), "{stderr}");
 }
 
 /// From a trial (OLMo's `Tensor::clamp(&query_states, -clip, clip)`): a method called by its

@@ -266,11 +266,15 @@ pub fn forward_with(
                     })),
                 }
             }
-            // A weight of unknown size broadcasts a last dim of 1 to its own.
-            _ if xs.shape.from_end(1).and_then(|d| d.as_literal()) == Some(1) => {
+            // A weight of another rank (a hand-built `LayerNorm::new`): what broadcasting
+            // with it gives is not followed.
+            Some(_) => Ok(xs.with_shape(Shape::unknown())),
+            // A weight of unknown size, taken as candle-nn's constructors build it (rank 1):
+            // it broadcasts a last dim of 1 to its own.
+            None if xs.shape.from_end(1).and_then(|d| d.as_literal()) == Some(1) => {
                 Ok(xs.with_shape(with_last(&xs.shape, Dim::Unknown)))
             }
-            _ => Ok(xs.clone()),
+            None => Ok(xs.clone()),
         },
         // The rows of the table for each id, reshaped to the layer's own `hidden_size` (a
         // field apart from the table: with no id at all, any size passes the reshape).
@@ -569,6 +573,9 @@ mod tests {
         assert_eq!(y.to_string(), "f32[B, T, E]");
         let y = forward(Layer::LayerNorm, &t("f32[B, T, 1]"), &unknown).unwrap();
         assert_eq!(y.to_string(), "f32[B, T, _]");
+        // From a review: a weight of rank 2 widens any dim of 1, and may add dims.
+        let y = forward(Layer::LayerNorm, &t("f32[B, 1, 8]"), &t("f32[4, 8]")).unwrap();
+        assert_eq!(y.to_string(), "f32[..]");
         let y = forward(
             Layer::SameType,
             &t("bf16[B, C, H, W]"),
