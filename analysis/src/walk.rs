@@ -356,6 +356,17 @@ struct Binding {
     place: Option<String>,
 }
 
+impl Binding {
+    /// A name bound to `value`, holding no place of its own.
+    fn new(value: Value, origin: Option<Origin>) -> Binding {
+        Binding {
+            value,
+            origin,
+            place: None,
+        }
+    }
+}
+
 /// How a value of a type of the crates read is held, which decides the method a call reaches:
 /// Rust tries the value itself, then `&` of it, then `&mut`, and at each step an inherent
 /// method before a trait's. So an inherent method is certain only where its receiver (`self`,
@@ -1329,8 +1340,7 @@ impl<'a> Walker<'a> {
                 (None, Value::Instance(key, _)) => self.field_value(&key, step),
                 (None, _) => Value::Other,
                 (Some(method), Value::External(path))
-                    if Layer::from_path(&path).is_some()
-                        && matches!(method, "weight" | "bias" | "embeddings" | "hidden_size") =>
+                    if Layer::from_path(&path).is_some() && LAYER_ACCESSORS.contains(&method) =>
                 {
                     Value::tensor_unknown()
                 }
@@ -1350,14 +1360,7 @@ impl<'a> Walker<'a> {
 
     fn bind(&mut self, name: &str, value: Value, origin: Option<Origin>) {
         if let Some(frame) = self.scope.last_mut() {
-            frame.insert(
-                name.to_string(),
-                Binding {
-                    value,
-                    origin,
-                    place: None,
-                },
-            );
+            frame.insert(name.to_string(), Binding::new(value, origin));
         }
     }
 
@@ -1375,14 +1378,7 @@ impl<'a> Walker<'a> {
 
     fn set(&mut self, name: &str, value: Value, origin: Option<Origin>) {
         if let Some(frame) = self.scope.iter_mut().rev().find(|f| f.contains_key(name)) {
-            frame.insert(
-                name.to_string(),
-                Binding {
-                    value,
-                    origin,
-                    place: None,
-                },
-            );
+            frame.insert(name.to_string(), Binding::new(value, origin));
         }
     }
 
@@ -1412,17 +1408,9 @@ impl<'a> Walker<'a> {
         for frame in &mut self.scope {
             for (name, binding) in frame.iter_mut() {
                 if changed.rebound.contains(name) {
-                    *binding = Binding {
-                        value: Value::Other,
-                        origin: None,
-                        place: None,
-                    };
+                    *binding = Binding::new(Value::Other, None);
                 } else if changed.kept.contains(name) {
-                    *binding = Binding {
-                        value: binding.value.forgotten(),
-                        origin: None,
-                        place: None,
-                    };
+                    *binding = Binding::new(binding.value.forgotten(), None);
                 }
             }
         }
@@ -1934,15 +1922,19 @@ impl<'a> Walker<'a> {
     /// `fn Some(..)`, `use Wrap::*` of an enum with a `Some`) or may declare (a macro's items)
     /// has it.
     fn is_primitive(&self, name: &str) -> bool {
-        !self
-            .local_paths
-            .iter()
-            .any(|frame| frame.contains_key(name) || frame.contains_key(""))
+        !self.block_may_name(name)
             && matches!(
                 self.index.resolve(self.module(), &[name.to_string()]),
                 Resolved::Unknown
             )
             && !self.index.may_import(self.module(), name)
+    }
+
+    /// Whether an item of the body's blocks (or a macro's, which may make any) is named so.
+    fn block_may_name(&self, name: &str) -> bool {
+        self.local_paths
+            .iter()
+            .any(|frame| frame.contains_key(name) || frame.contains_key(""))
     }
 
     /// The dtype of a scalar parameter read as it came (`on_true` of `on_true: f32`, not
@@ -1953,11 +1945,7 @@ impl<'a> Walker<'a> {
         };
         let name = path.path.get_ident()?.to_string();
         // An item of a block (`const p: f64 = 1.0;`, a macro's) hides it too.
-        let item_in_block = self
-            .local_paths
-            .iter()
-            .any(|frame| frame.contains_key(&name) || frame.contains_key(""));
-        if !self.inlined.is_empty() || !self.is_param(&name) || item_in_block {
+        if !self.inlined.is_empty() || !self.is_param(&name) || self.block_may_name(&name) {
             return None;
         }
         self.f.sig.inputs.iter().find_map(|input| match input {
@@ -3026,19 +3014,7 @@ impl<'a> Walker<'a> {
     /// body's blocks named so (nor a macro that may make one), and no relation on a dim only
     /// its clause binds (one may leave no `Some` a valid call).
     fn is_option_argument(&self, expr: &syn::Expr) -> bool {
-        let mut expr = expr;
-        loop {
-            expr = match expr {
-                syn::Expr::Paren(p) => &p.expr,
-                syn::Expr::Group(g) => &g.expr,
-                syn::Expr::Reference(r) if r.mutability.is_none() => &r.expr,
-                syn::Expr::MethodCall(m) if m.method == "as_ref" && m.args.is_empty() => {
-                    &m.receiver
-                }
-                _ => break,
-            };
-        }
-        let syn::Expr::Path(p) = expr else {
+        let syn::Expr::Path(p) = option_view(expr) else {
             return false;
         };
         let (Some(name), true) = (p.path.get_ident(), self.inlined.is_empty()) else {
@@ -5919,11 +5895,14 @@ fn is_optional_layer_weight(subject: &str) -> bool {
         return false;
     };
     !base.contains(['(', '[', '{', '?'])
-        && matches!(
-            rest,
-            ".weight()" | ".bias()" | ".embeddings()" | ".hidden_size()"
-        )
+        && rest
+            .strip_prefix('.')
+            .and_then(|call| call.strip_suffix("()"))
+            .is_some_and(|accessor| LAYER_ACCESSORS.contains(&accessor))
 }
+
+/// The methods of candle-nn's layers a clause may read (`self.proj.weight()`).
+const LAYER_ACCESSORS: &[&str] = &["weight", "bias", "embeddings", "hidden_size"];
 
 /// Code quoted on one line: each run of whitespace one space, and none where a line break
 /// comes before a method call or `?` (`mask.expand(..)?` then `.to_dtype(..)` on the next
@@ -5995,6 +5974,13 @@ fn without_line_comment(line: &str) -> Option<&str> {
 /// The `Option` field of `self` a `match` or `if let` reads (`&self.proj`, `self.proj.as_ref()`),
 /// by its text.
 fn option_place(expr: &syn::Expr) -> Option<String> {
+    subject_text(option_view(expr))
+        .filter(|text| text.starts_with("self.") && !text.contains(['(', '?']))
+}
+
+/// The `Option` an expression reads as it is (`opt`, `&opt`, `opt.as_ref()`), without those
+/// views of it.
+fn option_view(expr: &syn::Expr) -> &syn::Expr {
     let mut expr = expr;
     loop {
         expr = match expr {
@@ -6002,10 +5988,9 @@ fn option_place(expr: &syn::Expr) -> Option<String> {
             syn::Expr::Group(g) => &g.expr,
             syn::Expr::Reference(r) if r.mutability.is_none() => &r.expr,
             syn::Expr::MethodCall(m) if m.method == "as_ref" && m.args.is_empty() => &m.receiver,
-            _ => break,
+            _ => return expr,
         };
     }
-    subject_text(expr).filter(|text| text.starts_with("self.") && !text.contains(['(', '?']))
 }
 
 /// `self.head.weight()` as a contract writes a subject, without spaces.
@@ -6963,11 +6948,7 @@ fn merge_with(
                                 None
                             },
                         },
-                        None => Binding {
-                            value: Value::Other,
-                            origin: None,
-                            place: None,
-                        },
+                        None => Binding::new(Value::Other, None),
                     };
                     (name.clone(), binding)
                 })

@@ -284,12 +284,7 @@ impl Dim {
             if coefficient % c != 0 {
                 return None;
             }
-            let mut rest = monomial.clone();
-            for factor in factors {
-                let at = rest.iter().position(|f| f == factor)?;
-                rest.remove(at);
-            }
-            terms.insert(rest, coefficient / c);
+            terms.insert(without_factors(monomial, factors)?, coefficient / c);
         }
         Some(Dim::Known(Poly { terms }))
     }
@@ -309,13 +304,8 @@ impl Dim {
             if coefficient % c != 0 {
                 return None;
             }
-            let mut rest = monomial.clone();
-            for factor in first {
-                let at = rest.iter().position(|f| f == factor)?;
-                rest.remove(at);
-            }
             let quotient = Dim::Known(Poly {
-                terms: BTreeMap::from([(rest, coefficient / c)]),
+                terms: BTreeMap::from([(without_factors(monomial, first)?, coefficient / c)]),
             });
             let product = quotient.clone().mul(other.clone());
             (product.sub(self.clone()).as_constant() == Some(0)).then_some(quotient)
@@ -638,6 +628,16 @@ impl fmt::Display for Factor {
             },
         }
     }
+}
+
+/// `monomial` with each of `factors` taken out once, where it has them all.
+fn without_factors(monomial: &[Factor], factors: &[Factor]) -> Option<Vec<Factor>> {
+    let mut rest = monomial.to_vec();
+    for factor in factors {
+        let at = rest.iter().position(|f| f == factor)?;
+        rest.remove(at);
+    }
+    Some(rest)
 }
 
 /// The unsigned type a remainder by `modulus` is the cast to: `u32` for `2^32`, which no
