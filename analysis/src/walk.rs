@@ -5842,9 +5842,11 @@ fn is_self_path(expr: &syn::Expr) -> bool {
 
 /// Whether the subject `subject` (`self.cache.k`) is the place `place` or below it.
 fn below(subject: &str, place: &str) -> bool {
+    // `self.proj?.weight()` (what an `Option` field holds) and `self.layers[_]` are below
+    // `self.proj` and `self.layers` too.
     subject
         .strip_prefix(place)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('('))
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '(', '?', '[', '@']))
 }
 
 /// The local a place (`x`, `x.field`, `x[i]`, `*x`, `&x`) belongs to; none for a value

@@ -636,6 +636,59 @@ fn a_layer_an_option_field_holds_is_its_clauses() {
     );
 }
 
+/// Behind `&mut self`, a body that assigns an `Option` field a layer of other sizes no longer
+/// reads that field's clause: `self.proj = Some(linear(3, 5, vb)?)` before the `match` gives
+/// `p.forward(x)` five features, not the clause's four (once a certain false mismatch).
+const REASSIGNED_OPTIONAL_LAYER: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Linear, VarBuilder, linear};
+
+#[contract(proj?: Linear[3 -> 4])]
+pub struct M {
+    proj: Option<Linear>,
+}
+
+#[contract]
+impl M {
+    #[contract(x: f32[B, 3], return: f32[B, 5])]
+    pub fn forward(&mut self, x: &Tensor, vb: VarBuilder) -> Result<Tensor> {
+        let before = match &self.proj {
+            Some(p) => p.forward(x)?,
+            None => x.clone(),
+        };
+        self.proj = Some(linear(3, 5, vb)?);
+        match &self.proj {
+            Some(p) => {
+                let after = p.forward(x)?;
+                let kept = after.narrow(1, 0, 5)?;
+                Ok(kept)
+            }
+            None => x.narrow(1, 0, 1),
+        }
+    }
+}
+";
+
+#[test]
+fn an_option_field_assigned_in_the_body_drops_its_clause() {
+    let dir = scratch_crate("reassigned-optional-layer", REASSIGNED_OPTIONAL_LAYER);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:M::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            // Before the assignment, the clause holds.
+            "14 before f32[B, ?1] match",
+            "21 after f32[B, _] forward",
+            "22 kept f32[B, 5] narrow",
+            "",
+            "?1 is 4 or 3, by the branch taken",
+        ]
+    );
+}
+
 /// A contract the macro rejects is not read, and `check` says so: a function's, and a struct
 /// contract's for every method that takes it (settings read through `?`, which the macro
 /// refuses). Checked without the struct's clauses, the method would seem checked and miss
