@@ -52,6 +52,10 @@ pub enum FieldFact {
     /// (`PatchEmbeddings::new(cfg, vb.pp("patch_embeddings"))?`): what that construction
     /// gives its fields, its config's sizes named by this constructor's parameters.
     Nested(String, BTreeMap<String, FieldFact>),
+    /// An enum of the crate (the key) whose variants hold layers (`Proj::Conv2d(conv2d(..)?)`
+    /// or `Proj::Linear(linear(..)?)`, by a branch): for each variant a construction builds,
+    /// the [`FieldFact::Layer`] it holds. A variant no construction builds has none.
+    Variants(String, BTreeMap<String, FieldFact>),
 }
 
 /// Derives a struct may carry that construct nothing (`Clone` copies a value that was
@@ -579,7 +583,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                     field_layer(index, module, &declared.ty) == Some(*layer)
                 }
                 FieldFact::Tensor(_) => is_tensor_type(index, module, &declared.ty),
-                FieldFact::Nested(key, _) => match &declared.ty {
+                FieldFact::Nested(key, _) | FieldFact::Variants(key, _) => match &declared.ty {
                     syn::Type::Path(p) if p.qself.is_none() => {
                         matches!(index.resolve(module, &path_segments(&p.path)),
                             Resolved::Type(found) if found == *key)
@@ -1604,6 +1608,8 @@ enum Local {
     /// A struct of the crate its constructor built here (see [`FieldFact::Nested`]).
     Nested(String, BTreeMap<String, FieldFact>),
     Layer(Layer, Vec<Dim>, Option<ConvGeometry>),
+    /// An enum of the crate whose variants hold layers (see [`FieldFact::Variants`]).
+    Variants(String, BTreeMap<String, FieldFact>),
     /// A `Conv1dConfig` or `Conv2dConfig`, as far as sizes go (its groups among them).
     ConvConfig(ConvGeometry),
     /// A candle-nn `VarBuilder` (a parameter of that type, or `vb.pp("c_attn")` of one).
@@ -1842,6 +1848,9 @@ impl<'a> Ctor<'a> {
         if let Some((key, fields)) = self.nested(expr) {
             return Local::Nested(key, fields);
         }
+        if let Some((key, variants)) = self.variants(expr) {
+            return Local::Variants(key, variants);
+        }
         if let Some(config) = self.conv_config(expr) {
             return Local::ConvConfig(config);
         }
@@ -1876,9 +1885,15 @@ impl<'a> Ctor<'a> {
                     Some(FieldFact::Size(dim.clone()))
                 }
                 Local::Nested(key, fields) => Some(FieldFact::Nested(key.clone(), fields.clone())),
+                Local::Variants(key, variants) => {
+                    Some(FieldFact::Variants(key.clone(), variants.clone()))
+                }
                 Local::Weight(dims) => Some(FieldFact::Tensor(dims.clone())),
                 _ => None,
             };
+        }
+        if let Some((key, variants)) = self.variants(expr) {
+            return Some(FieldFact::Variants(key, variants));
         }
         if let Some((layer, dims, geometry)) = self.layer(expr).or_else(|| self.layer_new(expr)) {
             return Some(FieldFact::Layer(layer, dims, geometry));
@@ -1891,6 +1906,73 @@ impl<'a> Ctor<'a> {
         }
         let dim = self.size(expr);
         (!dim.is_unknown() && !names_a_parameter(&dim)).then_some(FieldFact::Size(dim))
+    }
+
+    /// `Proj::Conv2d(conv2d(..)?)` of a crate enum whose variant holds one layer, a `let` of
+    /// one, or an `if`/`else` each of whose branches gives one of the same enum: the enum's
+    /// key, and the layer each variant built holds. `None` where a branch gives anything else,
+    /// or two branches build one variant with other sizes.
+    fn variants(&self, expr: &syn::Expr) -> Option<(String, BTreeMap<String, FieldFact>)> {
+        match strip(expr) {
+            syn::Expr::Call(call) if call.args.len() == 1 => {
+                let syn::Expr::Path(func) = strip(&call.func) else {
+                    return None;
+                };
+                if func.qself.is_some() {
+                    return None;
+                }
+                let segments = path_segments(&func.path);
+                // A body's own item or `use` may name another enum.
+                self.resolve(&segments)?;
+                let (key, variant) = self.index.enum_variant(self.def.module, &segments)?;
+                let held = &call.args[0];
+                let (layer, dims, geometry) = match single_ident(held) {
+                    Some(name) => match self.locals.get(&name)? {
+                        Local::Layer(layer, dims, geometry) => {
+                            (*layer, dims.clone(), geometry.clone())
+                        }
+                        _ => return None,
+                    },
+                    None => self.layer(held).or_else(|| self.layer_new(held))?,
+                };
+                // The variant holds a layer of that type (one of another type would not
+                // compile, short of a conversion the analysis does not follow).
+                let (module, ty) = self.index.variant_payload(&key, &variant)?;
+                if field_layer(self.index, module, ty) != Some(layer) {
+                    return None;
+                }
+                let fact = FieldFact::Layer(layer, dims, geometry);
+                Some((key, BTreeMap::from([(variant, fact)])))
+            }
+            syn::Expr::Path(_) => match self.locals.get(&single_ident(expr)?)? {
+                Local::Variants(key, variants) => Some((key.clone(), variants.clone())),
+                _ => None,
+            },
+            syn::Expr::If(branch) => {
+                let (_, otherwise) = branch.else_branch.as_ref()?;
+                let (key, mut variants) = self.variants(block_value(&branch.then_branch)?)?;
+                let (other_key, others) = match strip(otherwise) {
+                    syn::Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => {
+                        self.variants(block_value(&b.block)?)?
+                    }
+                    nested @ syn::Expr::If(_) => self.variants(nested)?,
+                    _ => return None,
+                };
+                if key != other_key {
+                    return None;
+                }
+                for (variant, fact) in others {
+                    match variants.get(&variant) {
+                        Some(known) if *known != fact => return None,
+                        _ => {
+                            variants.insert(variant, fact);
+                        }
+                    }
+                }
+                Some((key, variants))
+            }
+            _ => None,
+        }
     }
 
     /// `Activation::Relu`, `Activation::Elu(1.0)`: the variant of candle-nn's `Activation`.
@@ -2928,6 +3010,13 @@ fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<
                 .filter_map(|(field, fact)| Some((field.clone(), rename_fact(fact, prefixes)?)))
                 .collect(),
         ),
+        FieldFact::Variants(key, variants) => FieldFact::Variants(
+            key.clone(),
+            variants
+                .iter()
+                .filter_map(|(variant, fact)| Some((variant.clone(), rename_fact(fact, prefixes)?)))
+                .collect(),
+        ),
     })
 }
 
@@ -2949,6 +3038,14 @@ fn has_return(block: &syn::Block) -> bool {
     let mut returns = Returns::default();
     returns.visit_block(block);
     returns.0
+}
+
+/// The value of a block that is only a tail expression (`{ Proj::Linear(..) }`).
+fn block_value(block: &syn::Block) -> Option<&syn::Expr> {
+    match block.stmts.as_slice() {
+        [syn::Stmt::Expr(expr, None)] => Some(expr),
+        _ => None,
+    }
 }
 
 /// The expression inside parentheses and invisible groups.
@@ -3085,6 +3182,11 @@ mod tests {
                 let inner: Vec<String> = fields.iter().map(|(f, x)| describe(f, x)).collect();
                 let ty = key.rsplit("::").next().unwrap_or(key);
                 format!("{field}: {ty} {{ {} }}", inner.join("; "))
+            }
+            FieldFact::Variants(key, variants) => {
+                let inner: Vec<String> = variants.iter().map(|(v, x)| describe(v, x)).collect();
+                let ty = key.rsplit("::").next().unwrap_or(key);
+                format!("{field}: {ty} {{ {} }}", inner.join(" | "))
             }
         }
     }
@@ -3431,5 +3533,90 @@ mod tests {
                 "proj: Linear[cfg.hidden_size, cfg.hidden_size]",
             ]
         );
+    }
+
+    /// Stable Diffusion's `Proj`: a crate enum whose variants hold a `Conv2d` or a `Linear`,
+    /// built by a branch on the config.
+    const VARIANTS: &str = "
+        use candle_nn::{Conv2d, Linear, VarBuilder};
+        enum Proj { Conv2d(Conv2d), Linear(Linear) }
+        struct Model { proj_in: Proj, proj_out: Proj }
+        impl Model {
+            fn new(vb: VarBuilder, in_channels: usize, inner: usize, linear: bool) -> candle_core::Result<Self> {
+                let proj_in = if linear {
+                    Proj::Linear(candle_nn::linear(in_channels, inner, vb.pp(\"proj_in\"))?)
+                } else {
+                    Proj::Conv2d(candle_nn::conv2d(in_channels, inner, 1, Default::default(), vb.pp(\"proj_in\"))?)
+                };
+                let proj_out = Proj::Linear(candle_nn::linear(inner, in_channels, vb.pp(\"proj_out\"))?);
+                Ok(Self { proj_in, proj_out })
+            }
+        }
+    ";
+
+    #[test]
+    fn an_enum_of_layers_gives_each_variant_its_layer() {
+        assert_eq!(
+            inferred(VARIANTS),
+            [
+                "proj_in: Proj { Conv2d: Conv2d[new(inner), new(in_channels), 1, 1] padding = 0, \
+                 stride = 1, dilation = 1, groups = 1 | Linear: Linear[new(inner), new(in_channels)] }",
+                "proj_out: Proj { Linear: Linear[new(in_channels), new(inner)] }",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_enum_of_layers_the_analysis_cannot_tell_apart_gives_nothing() {
+        let gone = |source: &str| {
+            let fields = inferred(source);
+            assert!(
+                fields.iter().all(|f| !f.starts_with("proj_in")),
+                "{fields:?}"
+            );
+        };
+        // A generic enum may hold any type in a variant.
+        gone(&VARIANTS.replace(
+            "enum Proj { Conv2d(Conv2d), Linear(Linear) }",
+            "enum Proj<L = Linear> { Conv2d(Conv2d), Linear(L) }",
+        ));
+        // Two branches that build one variant with other sizes.
+        gone(&VARIANTS.replace(
+            "candle_nn::conv2d(in_channels, inner, 1,",
+            "candle_nn::conv2d(in_channels, inner, 3,",
+        ).replace(
+            "Proj::Linear(candle_nn::linear(in_channels, inner, vb.pp(\"proj_in\"))?)",
+            "Proj::Conv2d(candle_nn::conv2d(in_channels, inner, 1, Default::default(), vb.pp(\"x\"))?)",
+        ));
+        // A variant under `cfg` may be another of the name; so may an enum.
+        gone(&VARIANTS.replace(
+            "enum Proj { Conv2d(Conv2d), Linear(Linear) }",
+            "enum Proj { Conv2d(Conv2d), #[cfg(feature = \"x\")] Linear(Linear) }",
+        ));
+        gone(&VARIANTS.replace(
+            "enum Proj { Conv2d(Conv2d), Linear(Linear) }",
+            "#[cfg(feature = \"x\")] enum Proj { Conv2d(Conv2d), Linear(Linear) }
+             #[cfg(not(feature = \"x\"))] enum Proj { Conv2d(Conv2d), Linear(Conv2d) }",
+        ));
+        // A branch that gives something else (a value from elsewhere).
+        gone(
+            &(VARIANTS
+                .replace(
+                    "} else {\n                    Proj::Conv2d(",
+                    "} else if inner > 3 { make() } else {\n                    Proj::Conv2d(",
+                )
+                .to_string()
+                + "fn make() -> Proj { todo!() }"),
+        );
+        // The field assigned after its construction.
+        gone(
+            &(VARIANTS.to_string()
+                + "impl Model { fn swap(&mut self, p: Proj) { self.proj_in = p; } }"),
+        );
+        // A body's own enum of the name.
+        gone(&VARIANTS.replace(
+            "let proj_in = if linear {",
+            "enum Proj { Conv2d(Conv2d), Linear(Linear) }\n let proj_in = if linear {",
+        ));
     }
 }

@@ -320,6 +320,8 @@ pub struct Index {
     /// Every struct with named fields read, by key, with its module: where the analysis
     /// looks for who may construct it.
     structs: BTreeMap<String, (ModId, StructItem)>,
+    /// Every enum read, by key, with its module: the types its variants hold.
+    enums: BTreeMap<String, Option<(ModId, EnumItem)>>,
     /// Every file read, whole: where every construction of a struct is looked for.
     sources: FilesRead,
     /// Facts the layers above derive from the whole index, computed once each (what a
@@ -402,6 +404,15 @@ impl std::fmt::Debug for FilesRead {
 
 /// A struct's definition.
 struct StructItem(&'static syn::ItemStruct);
+
+/// An enum's definition.
+struct EnumItem(&'static syn::ItemEnum);
+
+impl std::fmt::Debug for EnumItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EnumItem")
+    }
+}
 
 impl std::fmt::Debug for StructItem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -754,7 +765,10 @@ impl Index {
                     self.add_type(module, &e.ident);
                     let key = self.type_key(module, &name_of(&e.ident));
                     let names = e.variants.iter().map(|v| name_of(&v.ident)).collect();
-                    self.variants.insert(key, names);
+                    self.variants.insert(key.clone(), names);
+                    // Under `cfg`, or two of one key: either may be the one compiled.
+                    let one = !conditional && !self.enums.contains_key(&key);
+                    self.enums.insert(key, one.then_some((module, EnumItem(e))));
                 }
                 syn::Item::Union(u) => self.add_type(module, &u.ident),
                 syn::Item::Type(t) => {
@@ -1321,6 +1335,45 @@ impl Index {
     pub fn struct_item(&self, key: &str) -> Option<(ModId, &'static syn::ItemStruct)> {
         let (module, item) = self.structs.get(key)?;
         Some((*module, item.0))
+    }
+
+    /// The enum variant a path names (`Proj::Conv2d` written in `module`): the enum's key and
+    /// the variant's name.
+    pub fn enum_variant(&self, module: ModId, segments: &[String]) -> Option<(String, String)> {
+        let (variant, prefix) = segments.split_last()?;
+        if prefix.is_empty() {
+            return None;
+        }
+        let Resolved::Type(key) = self.resolve(module, prefix) else {
+            return None;
+        };
+        self.variants
+            .get(&key)?
+            .contains(variant)
+            .then(|| (key, variant.clone()))
+    }
+
+    /// The one type a variant holds (`Conv2d(nn::Conv2d)`), and the module the enum is written
+    /// in; none for a generic enum (its variants may hold any type) or a variant under an
+    /// attribute (`#[cfg(..)]` may compile another of the name).
+    pub fn variant_payload(&self, key: &str, variant: &str) -> Option<(ModId, &'static syn::Type)> {
+        let (module, item) = self.enums.get(key)?.as_ref()?;
+        if !item.0.generics.params.is_empty() {
+            return None;
+        }
+        let mut found = item.0.variants.iter().filter(|v| v.ident == variant);
+        let (Some(v), None) = (found.next(), found.next()) else {
+            return None;
+        };
+        if v.attrs.iter().any(|a| !a.path().is_ident("doc")) {
+            return None;
+        }
+        match &v.fields {
+            syn::Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
+                Some((*module, &fields.unnamed[0].ty))
+            }
+            _ => None,
+        }
     }
 
     /// Every file read, whole (the macro's one file, or every file of the crates).

@@ -1274,6 +1274,12 @@ impl<'a> Walker<'a> {
                     self.bind_built(&format!("{place}.{name}"), fact);
                 }
             }
+            // Read where a `match` binds the variant's layer (`Walker::mark_variant_layer`).
+            FieldFact::Variants(_, variants) => {
+                for (variant, fact) in variants {
+                    self.bind_built(&format!("{place}@{variant}"), fact);
+                }
+            }
             _ => {}
         }
     }
@@ -1567,26 +1573,27 @@ impl<'a> Walker<'a> {
         let syn::Pat::TupleStruct(some) = inner else {
             return;
         };
-        let (
-            true,
-            [
-                syn::Pat::Ident(syn::PatIdent {
-                    ident,
-                    subpat: None,
-                    ..
-                }),
-            ],
-        ) = (
-            some.qself.is_none() && some.path.is_ident("Some") && self.is_primitive("Some"),
-            some.elems.iter().collect::<Vec<_>>().as_slice(),
-        )
+        let [
+            syn::Pat::Ident(syn::PatIdent {
+                ident,
+                subpat: None,
+                ..
+            }),
+        ] = some.elems.iter().collect::<Vec<_>>().as_slice()
         else {
             return;
         };
+        if some.qself.is_some() {
+            return;
+        }
+        let name = name_of(ident);
+        if !(some.path.is_ident("Some") && self.is_primitive("Some")) {
+            self.mark_variant_layer(&some.path, &name, scrutinee);
+            return;
+        }
         let Some(place) = option_place(scrutinee) else {
             return;
         };
-        let name = name_of(ident);
         if let Some(binding) = self
             .scope
             .last_mut()
@@ -1594,6 +1601,39 @@ impl<'a> Walker<'a> {
             .filter(|binding| matches!(binding.value, Value::External(_)))
         {
             binding.place = Some(format!("{place}?"));
+        }
+    }
+
+    /// `p` of `Proj::Conv2d(p)`, where the crate enum's variant holds a candle-nn layer: that
+    /// layer, and where the `match` reads a field of `self` (`&self.proj_in`), the place
+    /// `self.proj_in@Conv2d`, whose sizes are the ones its constructions give that variant.
+    fn mark_variant_layer(&mut self, path: &syn::Path, name: &str, scrutinee: &syn::Expr) {
+        let segments = path_segments(path);
+        let Some((variant, prefix)) = segments.split_last() else {
+            return;
+        };
+        if prefix.is_empty() {
+            return;
+        }
+        let Resolved::Type(key) = self.resolve(prefix) else {
+            return;
+        };
+        let Some((module, ty)) = self.index.variant_payload(&key, variant) else {
+            return;
+        };
+        let Kind::External(layer) = self.kind_at(ty, false, module, None, false) else {
+            return;
+        };
+        if Layer::from_path(&layer).is_none() {
+            return;
+        }
+        let place = option_place(scrutinee).map(|place| format!("{place}@{variant}"));
+        if let Some(frame) = self.scope.last_mut()
+            && frame.contains_key(name)
+        {
+            let mut binding = Binding::new(Value::External(layer), None);
+            binding.place = place;
+            frame.insert(name.to_string(), binding);
         }
     }
 

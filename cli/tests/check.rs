@@ -689,6 +689,101 @@ fn an_option_field_assigned_in_the_body_drops_its_clause() {
     );
 }
 
+/// Stable Diffusion's `Proj` (candle-transformers stable_diffusion/attention.rs): `p` of
+/// `Proj::Conv2d(p)` matched on `&self.proj_in` is a `Conv2d`, with the sizes the constructor
+/// gives that variant; after the body assigns the field, only the layer's type is left.
+const ENUM_OF_LAYERS: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn as nn;
+
+enum Proj {
+    Conv2d(nn::Conv2d),
+    Linear(nn::Linear),
+}
+
+pub struct SpatialTransformer {
+    proj_in: Proj,
+}
+
+#[contract]
+impl SpatialTransformer {
+    pub fn new(vs: nn::VarBuilder, in_channels: usize, inner_dim: usize, linear: bool) -> Result<Self> {
+        let proj_in = if linear {
+            Proj::Linear(nn::linear(in_channels, inner_dim, vs.pp(\"proj_in\"))?)
+        } else {
+            Proj::Conv2d(nn::conv2d(in_channels, inner_dim, 1, Default::default(), vs.pp(\"proj_in\"))?)
+        };
+        Ok(Self { proj_in })
+    }
+
+    #[contract(xs: f32[B, C, H, W])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (batch, _channel, height, weight) = xs.dims4()?;
+        let (inner_dim, xs) = match &self.proj_in {
+            Proj::Conv2d(p) => {
+                let xs = p.forward(xs)?;
+                let inner_dim = xs.dim(1)?;
+                let xs = xs.transpose(1, 2)?.t()?.reshape((batch, height * weight, inner_dim))?;
+                (inner_dim, xs)
+            }
+            Proj::Linear(p) => {
+                let inner_dim = xs.dim(1)?;
+                let xs = xs.transpose(1, 2)?.t()?.reshape((batch, height * weight, inner_dim))?;
+                (inner_dim, p.forward(&xs)?)
+            }
+        };
+        Ok(xs)
+    }
+
+    #[contract(xs: f32[B, C, H, W])]
+    pub fn apply(&self, proj: &Proj, xs: &Tensor) -> Result<Tensor> {
+        let applied = match proj {
+            Proj::Conv2d(p) => p.forward(xs)?,
+            Proj::Linear(p) => p.forward(xs)?,
+        };
+        Ok(applied)
+    }
+}
+";
+
+#[test]
+fn a_layer_an_enum_variant_holds_is_the_one_its_constructor_built() {
+    let dir = scratch_crate("enum-of-layers", ENUM_OF_LAYERS);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:SpatialTransformer::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "27 batch = B dims4",
+            "27 _channel = C dims4",
+            "27 height = H dims4",
+            "27 weight = W dims4",
+            "28 inner_dim = ?1 match",
+            "28 xs f32[B, H * W, new(inner_dim)] match",
+            // A 1x1 convolution with candle-nn's default config keeps `H` and `W`.
+            "30 xs f32[B, new(inner_dim), H, W] forward",
+            "31 inner_dim = new(inner_dim) dim",
+            "32 xs f32[B, H * W, new(inner_dim)] reshape",
+            "36 inner_dim = C dim",
+            "37 xs f32[B, H * W, C] reshape",
+            "",
+            "?1 is new(inner_dim) or C, by the branch taken",
+        ]
+    );
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:SpatialTransformer::apply"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            // Not a field of `self`: each variant's layer type, of sizes not known (a
+            // convolution of any kernel, a `Linear` of any width), rank 4 either way.
+            "46 applied f32[B, _, _, _] match",
+        ]
+    );
+}
+
 /// A contract the macro rejects is not read, and `check` says so: a function's, and a struct
 /// contract's for every method that takes it (settings read through `?`, which the macro
 /// refuses). Checked without the struct's clauses, the method would seem checked and miss
