@@ -583,6 +583,16 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                     field_layer(index, module, &declared.ty) == Some(*layer)
                 }
                 FieldFact::Tensor(_) => is_tensor_type(index, module, &declared.ty),
+                // A `Clone` derived on the struct clones the enum by the enum's own `Clone`,
+                // which may build another layer where it is not derived too.
+                FieldFact::Variants(key, _)
+                    if derives(&item.attrs, "Clone")
+                        && !index
+                            .enum_item(key)
+                            .is_some_and(|e| derives(&e.attrs, "Clone")) =>
+                {
+                    false
+                }
                 FieldFact::Nested(key, _) | FieldFact::Variants(key, _) => match &declared.ty {
                     syn::Type::Path(p) if p.qself.is_none() => {
                         matches!(index.resolve(module, &path_segments(&p.path)),
@@ -707,23 +717,23 @@ fn derives_clone_within(index: &Index, key: &str, depth: usize) -> bool {
         }
         _ => true,
     });
-    fields_derive
-        && item.attrs.iter().any(|attr| {
-            attr.path().is_ident("derive") && {
-                let mut clone = false;
-                let _ = attr.parse_nested_meta(|meta| {
-                    clone |= meta.path.is_ident("Clone")
-                        || (meta.path.segments.len() == 3
-                            && meta
-                                .path
-                                .segments
-                                .last()
-                                .is_some_and(|s| s.ident == "Clone"));
-                    Ok(())
-                });
-                clone
-            }
-        })
+    fields_derive && derives(&item.attrs, "Clone")
+}
+
+/// Whether an item's attributes derive `name` (`#[derive(Clone)]`, `std::clone::Clone`).
+fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("derive") && {
+            let mut found = false;
+            let _ = attr.parse_nested_meta(|meta| {
+                found |= meta.path.is_ident(name)
+                    || (meta.path.segments.len() == 3
+                        && meta.path.segments.last().is_some_and(|s| s.ident == name));
+                Ok(())
+            });
+            found
+        }
+    })
 }
 
 /// Whether a field's type is candle's `Tensor`.
@@ -1341,6 +1351,31 @@ impl Visit<'static> for LogVisit<'_> {
         syn::visit::visit_expr_reference(self, r);
     }
 
+    // A `ref mut` binding borrows the matched place mutably (`if let Proj::A(ref mut p) =
+    // s.proj_in { *p = .. }`, `let ref mut proj = s.proj;`), as `&mut s.proj_in` does.
+    fn visit_local(&mut self, local: &'static syn::Local) {
+        if let Some(init) = &local.init
+            && has_ref_mut(&local.pat)
+        {
+            self.log.places.insert(place_fields(&init.expr));
+        }
+        syn::visit::visit_local(self, local);
+    }
+
+    fn visit_expr_let(&mut self, l: &'static syn::ExprLet) {
+        if has_ref_mut(&l.pat) {
+            self.log.places.insert(place_fields(&l.expr));
+        }
+        syn::visit::visit_expr_let(self, l);
+    }
+
+    fn visit_expr_match(&mut self, m: &'static syn::ExprMatch) {
+        if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
+            self.log.places.insert(place_fields(&m.expr));
+        }
+        syn::visit::visit_expr_match(self, m);
+    }
+
     fn visit_expr_raw_addr(&mut self, r: &'static syn::ExprRawAddr) {
         self.log.places.insert(place_fields(&r.expr));
         syn::visit::visit_expr_raw_addr(self, r);
@@ -1949,6 +1984,9 @@ impl<'a> Ctor<'a> {
                 _ => None,
             },
             syn::Expr::If(branch) => {
+                if binds_names(&branch.cond) {
+                    return None;
+                }
                 let (_, otherwise) = branch.else_branch.as_ref()?;
                 let (key, mut variants) = self.variants(block_value(&branch.then_branch)?)?;
                 let (other_key, others) = match strip(otherwise) {
@@ -3040,6 +3078,39 @@ fn has_return(block: &syn::Block) -> bool {
     returns.0
 }
 
+/// Whether a pattern binds by `ref mut` (a `&mut` of the matched place).
+pub(crate) fn has_ref_mut(pat: &syn::Pat) -> bool {
+    #[derive(Default)]
+    struct RefMut(bool);
+    impl<'ast> Visit<'ast> for RefMut {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0 |= p.by_ref.is_some() && p.mutability.is_some();
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut found = RefMut::default();
+    found.visit_pat(pat);
+    found.0
+}
+
+/// Whether a condition binds names (`if let Some(inner) = width`, a `let` chain): they may
+/// hide the constructor's own in the branch it guards.
+fn binds_names(cond: &syn::Expr) -> bool {
+    #[derive(Default)]
+    struct Lets(bool);
+    impl<'ast> Visit<'ast> for Lets {
+        fn visit_expr_let(&mut self, _: &'ast syn::ExprLet) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, _: &'ast syn::Macro) {
+            self.0 = true;
+        }
+    }
+    let mut lets = Lets::default();
+    lets.visit_expr(cond);
+    lets.0
+}
+
 /// The value of a block that is only a tail expression (`{ Proj::Linear(..) }`).
 fn block_value(block: &syn::Block) -> Option<&syn::Expr> {
     match block.stmts.as_slice() {
@@ -3567,6 +3638,39 @@ mod tests {
     }
 
     #[test]
+    fn an_enum_deriving_clone_keeps_its_variants_through_a_derived_clone() {
+        let source = VARIANTS
+            .replace("struct Model", "#[derive(Clone)] struct Model")
+            .replace("enum Proj", "#[derive(Clone)] enum Proj");
+        assert_eq!(inferred(&source).len(), 2);
+    }
+
+    #[test]
+    fn a_ref_mut_binding_of_a_field_changes_it() {
+        let source = "
+            use candle_nn::{Linear, VarBuilder};
+            struct Model { proj: Linear }
+            impl Model {
+                fn new(vb: VarBuilder) -> candle_core::Result<Self> {
+                    Ok(Self { proj: candle_nn::linear(4, 8, vb)? })
+                }
+            }
+        ";
+        assert_eq!(inferred(source), ["proj: Linear[8, 4]"]);
+        for change in [
+            "fn small(mut m: Model, l: Linear) { let ref mut proj = m.proj; *proj = l; }",
+            "fn small(mut m: Model, l: Linear) { match m.proj { ref mut p => *p = l } }",
+            "fn small(mut m: Model, l: Linear) { if let ref mut p = m.proj { *p = l } }",
+        ] {
+            assert_eq!(
+                inferred(&format!("{source} {change}")),
+                Vec::<String>::new(),
+                "{change}"
+            );
+        }
+    }
+
+    #[test]
     fn an_enum_of_layers_the_analysis_cannot_tell_apart_gives_nothing() {
         let gone = |source: &str| {
             let fields = inferred(source);
@@ -3613,6 +3717,23 @@ mod tests {
             &(VARIANTS.to_string()
                 + "impl Model { fn swap(&mut self, p: Proj) { self.proj_in = p; } }"),
         );
+        // A `ref mut` binding of the field, and an `if let` whose pattern hides a size.
+        gone(
+            &(VARIANTS.to_string()
+                + "impl Model { fn swap(&mut self, l: Linear) {
+                   if let Proj::Linear(ref mut p) = self.proj_in { *p = l; } } }"),
+        );
+        gone(
+            &(VARIANTS.to_string()
+                + "impl Model { fn swap(&mut self, l: Linear) {
+                   match self.proj_in { Proj::Linear(ref mut p) => *p = l, _ => {} } } }"),
+        );
+        gone(&VARIANTS.replace(
+            "let proj_in = if linear {",
+            "let proj_in = if let Some(inner) = Some(3) {",
+        ));
+        // A `Clone` of the struct that is derived, of an enum whose `Clone` is not.
+        gone(&VARIANTS.replace("struct Model", "#[derive(Clone)] struct Model"));
         // A body's own enum of the name.
         gone(&VARIANTS.replace(
             "let proj_in = if linear {",

@@ -1353,6 +1353,11 @@ impl Index {
             .then(|| (key, variant.clone()))
     }
 
+    /// The definition of the enum `key`, where one of that key is read (none under `cfg`).
+    pub fn enum_item(&self, key: &str) -> Option<&'static syn::ItemEnum> {
+        Some(self.enums.get(key)?.as_ref()?.1.0)
+    }
+
     /// The one type a variant holds (`Conv2d(nn::Conv2d)`), and the module the enum is written
     /// in; none for a generic enum (its variants may hold any type) or a variant under an
     /// attribute (`#[cfg(..)]` may compile another of the name).

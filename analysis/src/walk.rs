@@ -19,7 +19,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
 
-use crate::construct::{FieldFact, constructed_fields, is_usize};
+use crate::construct::{FieldFact, constructed_fields, has_ref_mut, is_usize};
 use crate::finding::{Finding, LetHint, Origin, Site};
 use crate::index::{
     DIVERGING_MACROS, EXPRESSION_MACROS, FileId, FnDef, FnId, Index, ModId, Resolved,
@@ -5902,21 +5902,6 @@ fn place_root(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Reference(r) => place_root(&r.expr),
         _ => None,
     }
-}
-
-/// Whether a pattern binds by `ref mut` (a `&mut` of the matched place).
-fn has_ref_mut(pat: &syn::Pat) -> bool {
-    #[derive(Default)]
-    struct RefMut(bool);
-    impl<'ast> Visit<'ast> for RefMut {
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.0 |= p.by_ref.is_some() && p.mutability.is_some();
-            syn::visit::visit_pat_ident(self, p);
-        }
-    }
-    let mut found = RefMut::default();
-    found.visit_pat(pat);
-    found.0
 }
 
 /// The local an assignment replaces whole (`x = ...`, `*x = ...`).
