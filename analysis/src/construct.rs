@@ -56,7 +56,18 @@ pub enum FieldFact {
     /// or `Proj::Linear(linear(..)?)`, by a branch): for each variant a construction builds,
     /// the [`FieldFact::Layer`] it holds. A variant no construction builds has none.
     Variants(String, BTreeMap<String, FieldFact>),
+    /// One of candle-nn's kv caches (its type's path, `candle_nn::kv_cache::KvCache`), with the
+    /// dim its constructor gave it to grow on (`KvCache::new(2, max)`, `ConcatKvCache::new(2)`):
+    /// the cache's own field, which none of its methods changes.
+    KvCache(String, Dim),
 }
+
+/// candle-nn 0.11's kv caches whose `new(dim, ..)` takes the dim they grow on first.
+pub const KV_CACHES: &[&str] = &[
+    "candle_nn::kv_cache::KvCache",
+    "candle_nn::kv_cache::ConcatKvCache",
+    "candle_nn::kv_cache::RotatingKvCache",
+];
 
 /// Derives a struct may carry that construct nothing (`Clone` copies a value that was
 /// constructed where the analysis sees it). Any other derive or attribute macro
@@ -109,6 +120,11 @@ const READING_METHODS: &[&str] = &[
     "saturating_sub",
     "checked_div",
     "checked_sub",
+    // candle-nn's kv caches: these change what a cache holds, never the dim it grows on (a
+    // private field); no other fact is of a type that has them.
+    "append",
+    "reset",
+    "current_seq_len",
 ];
 
 /// Methods of candle-core 0.11's `impl Tensor` that take `&self` (none changes the tensor's
@@ -583,6 +599,13 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                     field_layer(index, module, &declared.ty) == Some(*layer)
                 }
                 FieldFact::Tensor(_) => is_tensor_type(index, module, &declared.ty),
+                FieldFact::KvCache(path, _) => match &declared.ty {
+                    syn::Type::Path(p) if p.qself.is_none() => {
+                        matches!(index.resolve(module, &path_segments(&p.path)),
+                            Resolved::External(found) if found.join("::") == *path)
+                    }
+                    _ => false,
+                },
                 // A `Clone` derived on the struct clones the enum by the enum's own `Clone`,
                 // which may build another layer where it is not derived too.
                 FieldFact::Variants(key, _)
@@ -1645,6 +1668,8 @@ enum Local {
     Layer(Layer, Vec<Dim>, Option<ConvGeometry>),
     /// An enum of the crate whose variants hold layers (see [`FieldFact::Variants`]).
     Variants(String, BTreeMap<String, FieldFact>),
+    /// A candle-nn kv cache (see [`FieldFact::KvCache`]).
+    KvCache(String, Dim),
     /// A `Conv1dConfig` or `Conv2dConfig`, as far as sizes go (its groups among them).
     ConvConfig(ConvGeometry),
     /// A candle-nn `VarBuilder` (a parameter of that type, or `vb.pp("c_attn")` of one).
@@ -1886,6 +1911,9 @@ impl<'a> Ctor<'a> {
         if let Some((key, variants)) = self.variants(expr) {
             return Local::Variants(key, variants);
         }
+        if let Some((path, dim)) = self.kv_cache(expr) {
+            return Local::KvCache(path, dim);
+        }
         if let Some(config) = self.conv_config(expr) {
             return Local::ConvConfig(config);
         }
@@ -1923,12 +1951,16 @@ impl<'a> Ctor<'a> {
                 Local::Variants(key, variants) => {
                     Some(FieldFact::Variants(key.clone(), variants.clone()))
                 }
+                Local::KvCache(path, dim) => Some(FieldFact::KvCache(path.clone(), dim.clone())),
                 Local::Weight(dims) => Some(FieldFact::Tensor(dims.clone())),
                 _ => None,
             };
         }
         if let Some((key, variants)) = self.variants(expr) {
             return Some(FieldFact::Variants(key, variants));
+        }
+        if let Some((path, dim)) = self.kv_cache(expr) {
+            return Some(FieldFact::KvCache(path, dim));
         }
         if let Some((layer, dims, geometry)) = self.layer(expr).or_else(|| self.layer_new(expr)) {
             return Some(FieldFact::Layer(layer, dims, geometry));
@@ -2011,6 +2043,29 @@ impl<'a> Ctor<'a> {
             }
             _ => None,
         }
+    }
+
+    /// `KvCache::new(2, max)`, `ConcatKvCache::new(2)`, `RotatingKvCache::new(2, max)` of
+    /// candle-nn: the cache's type path and the dim it grows on, where that size is known.
+    fn kv_cache(&self, expr: &syn::Expr) -> Option<(String, Dim)> {
+        let syn::Expr::Call(call) = strip(expr) else {
+            return None;
+        };
+        let syn::Expr::Path(func) = strip(&call.func) else {
+            return None;
+        };
+        if func.qself.is_some() {
+            return None;
+        }
+        let Resolved::External(mut path) = self.resolve(&path_segments(&func.path))? else {
+            return None;
+        };
+        if path.pop().as_deref() != Some("new") {
+            return None;
+        }
+        let path = path.join("::");
+        let dim = self.size(call.args.first()?);
+        (KV_CACHES.contains(&path.as_str()) && !dim.is_unknown()).then_some((path, dim))
     }
 
     /// `Activation::Relu`, `Activation::Elu(1.0)`: the variant of candle-nn's `Activation`.
@@ -3048,6 +3103,7 @@ fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<
                 .filter_map(|(field, fact)| Some((field.clone(), rename_fact(fact, prefixes)?)))
                 .collect(),
         ),
+        FieldFact::KvCache(path, d) => FieldFact::KvCache(path.clone(), dim(d)?),
         FieldFact::Variants(key, variants) => FieldFact::Variants(
             key.clone(),
             variants
@@ -3253,6 +3309,10 @@ mod tests {
                 let inner: Vec<String> = fields.iter().map(|(f, x)| describe(f, x)).collect();
                 let ty = key.rsplit("::").next().unwrap_or(key);
                 format!("{field}: {ty} {{ {} }}", inner.join("; "))
+            }
+            FieldFact::KvCache(path, dim) => {
+                let ty = path.rsplit("::").next().unwrap_or(path);
+                format!("{field}: {ty} on dim {dim}")
             }
             FieldFact::Variants(key, variants) => {
                 let inner: Vec<String> = variants.iter().map(|(v, x)| describe(v, x)).collect();
@@ -3635,6 +3695,48 @@ mod tests {
                 "proj_out: Proj { Linear: Linear[new(in_channels), new(inner)] }",
             ]
         );
+    }
+
+    /// Qwen3's attention: a cache built on dim 2 by the constructor, appended to and reset by
+    /// the forward pass.
+    const KV_CACHE: &str = "
+        use candle_nn::kv_cache::{ConcatKvCache, KvCache};
+        struct Model { kv_cache: ConcatKvCache, rotating: KvCache, other: KvCache }
+        impl Model {
+            fn new(max: usize) -> Self {
+                let rotating = KvCache::new(1, max);
+                Self { kv_cache: ConcatKvCache::new(2), rotating, other: KvCache::new(max, 8) }
+            }
+            fn forward(&mut self, k: &candle_core::Tensor) {
+                let _ = self.kv_cache.append(k, k);
+                let _ = self.rotating.append(k, k);
+                self.kv_cache.reset();
+                let _ = self.kv_cache.current_seq_len();
+            }
+        }
+    ";
+
+    #[test]
+    fn a_kv_cache_keeps_the_dim_its_constructor_gave_through_its_own_methods() {
+        assert_eq!(
+            inferred(KV_CACHE),
+            [
+                "kv_cache: ConcatKvCache on dim 2",
+                "other: KvCache on dim new(max)",
+                "rotating: KvCache on dim 1",
+            ]
+        );
+        // Replaced, or its inner caches lent out `&mut`: another dim may follow.
+        for change in [
+            "impl Model { fn swap(&mut self) { self.rotating = KvCache::new(2, 4); } }",
+            "impl Model { fn swap(&mut self) { let _ = self.rotating.k_cache_mut(); } }",
+        ] {
+            let fields = inferred(&format!("{KV_CACHE} {change}"));
+            assert!(
+                fields.iter().all(|f| !f.starts_with("rotating")),
+                "{fields:?}"
+            );
+        }
     }
 
     #[test]

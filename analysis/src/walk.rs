@@ -19,7 +19,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
 
-use crate::construct::{FieldFact, constructed_fields, has_ref_mut, is_usize};
+use crate::construct::{FieldFact, KV_CACHES, constructed_fields, has_ref_mut, is_usize};
 use crate::finding::{Finding, LetHint, Origin, Site};
 use crate::index::{
     DIVERGING_MACROS, EXPRESSION_MACROS, FileId, FnDef, FnId, Index, ModId, Resolved,
@@ -1273,6 +1273,10 @@ impl<'a> Walker<'a> {
                 for (name, fact) in inner {
                     self.bind_built(&format!("{place}.{name}"), fact);
                 }
+            }
+            FieldFact::KvCache(_, dim) => {
+                self.subjects
+                    .insert(kv_cache_dim(place), (Value::Int(dim.clone()), None));
             }
             // Read where a `match` binds the variant's layer (`Walker::mark_variant_layer`).
             FieldFact::Variants(_, variants) => {
@@ -4337,18 +4341,28 @@ impl<'a> Walker<'a> {
             };
         }
         // candle-nn's kv caches: `append(&k, &v)` gives all the steps so far, each of its
-        // input's rank and dtype (the cache's buffer or `cat` takes no other); which dim grew,
-        // and by how much, the walk does not know.
-        if matches!(
-            path,
-            "candle_nn::kv_cache::KvCache"
-                | "candle_nn::kv_cache::ConcatKvCache"
-                | "candle_nn::kv_cache::RotatingKvCache"
-        ) && name == "append"
-        {
+        // input's rank and dtype (the cache's buffer or `cat` takes no other). Where the
+        // constructors in sight give the dim it grows on (`ConcatKvCache::new(2)`), every other
+        // dim is the input's (`slice_set` and `cat` require them equal); how long it grew is
+        // not followed.
+        if KV_CACHES.contains(&path) && name == "append" {
+            let grows = subject_text(strip_refs(&call.receiver))
+                .and_then(|place| self.subjects.get(&kv_cache_dim(&place)))
+                .and_then(|(value, _)| match value {
+                    Value::Int(dim) => dim.as_literal(),
+                    _ => None,
+                });
             let so_far = |t: &TensorType| match t.shape.dims() {
                 Some(dims) => {
-                    Value::Tensor(t.with_shape(Shape::new(vec![Dim::Unknown; dims.len()])))
+                    let kept = match grows {
+                        Some(grows) if (grows as usize) < dims.len() => {
+                            let mut kept = dims.to_vec();
+                            kept[grows as usize] = Dim::Unknown;
+                            kept
+                        }
+                        _ => vec![Dim::Unknown; dims.len()],
+                    };
+                    Value::Tensor(t.with_shape(Shape::new(kept)))
                 }
                 None => Value::Tensor(TensorType::new(t.dtypes, Shape::unknown())),
             };
@@ -5852,6 +5866,13 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
 /// on that field, never read as a tensor (no expression's text has that form).
 fn conv_geometry(place: &str) -> String {
     format!("{place}.(geometry)")
+}
+
+/// The subject that holds the dim a candle-nn kv cache field grows on, as every constructor
+/// builds it (`self.kv_cache.(grows on)`): forgotten with the clauses on `self` and on that
+/// field, never read as a tensor (no expression's text has that form).
+fn kv_cache_dim(place: &str) -> String {
+    format!("{place}.(grows on)")
 }
 
 /// The subject that stands for an `Activation` field every constructor builds with a variant

@@ -784,6 +784,59 @@ fn a_layer_an_enum_variant_holds_is_the_one_its_constructor_built() {
     );
 }
 
+/// Qwen3's attention (candle-transformers qwen3.rs): candle-nn's `ConcatKvCache::new(2)` built
+/// by the constructor grows on dim 2 only, so after `append` the keys and values keep the
+/// batch, heads and head size, and the attention's output is known.
+const KV_CACHE_DIM: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::kv_cache::{ConcatKvCache, KvCache};
+
+pub struct Attention {
+    kv_cache: ConcatKvCache,
+    rotating: KvCache,
+}
+
+#[contract]
+impl Attention {
+    pub fn new(max: usize) -> Self {
+        Self { kv_cache: ConcatKvCache::new(2), rotating: KvCache::new(1, max) }
+    }
+
+    #[contract(q: f32[B, H, T, D], k: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn forward(&mut self, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let (k, v) = self.kv_cache.append(&k.contiguous()?, &v.contiguous()?)?;
+        let att = q.matmul(&k.t()?)?;
+        let ys = att.matmul(&v)?;
+        let (by_heads, _) = self.rotating.append(&k, &v)?;
+        Ok(ys)
+    }
+
+    pub fn clear(&mut self) {
+        self.kv_cache.reset();
+    }
+}
+";
+
+#[test]
+fn a_kv_cache_keeps_every_dim_but_the_one_its_constructor_gave() {
+    let dir = scratch_crate("kv-cache-dim", KV_CACHE_DIM);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "18 k f32[B, H, _, D] append",
+            "18 v f32[B, H, _, D] append",
+            "19 att f32[B, H, T, _] matmul",
+            "20 ys f32[B, H, T, D] matmul",
+            // A cache on dim 1, of keys whose dim 2 is already unknown.
+            "21 by_heads f32[B, _, _, D] append",
+        ]
+    );
+}
+
 /// A contract the macro rejects is not read, and `check` says so: a function's, and a struct
 /// contract's for every method that takes it (settings read through `?`, which the macro
 /// refuses). Checked without the struct's clauses, the method would seem checked and miss
