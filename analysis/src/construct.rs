@@ -2405,6 +2405,39 @@ impl<'a> Ctor<'a> {
     /// `LayerNorm::new(weight, bias, eps)`, `RmsNorm::new(weight, eps)` of candle-nn, with a
     /// weight of known rank from a `VarBuilder`: the layer, its weight's dims, and a
     /// convolution's geometry where its config is known.
+    /// Whether a `Linear::new`'s bias argument is `None` or `Some` of a tensor the constructor
+    /// shows is `[size]` (`optional`), or a `LayerNorm::new`'s is such a tensor.
+    fn bias_fits(&self, bias: &syn::Expr, size: &Dim, optional: bool) -> bool {
+        let held = match strip(bias) {
+            held if !optional => held,
+            syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident("None") => {
+                return self.resolve(&["None".to_string()]).is_some()
+                    && !self.index.may_import(self.def.module, "None");
+            }
+            syn::Expr::Call(call)
+                if call.args.len() == 1
+                    && matches!(strip(&call.func), syn::Expr::Path(p)
+                        if p.qself.is_none() && p.path.is_ident("Some"))
+                    && !self.index.may_import(self.def.module, "Some")
+                    && self.resolve(&["Some".to_string()]).is_some() =>
+            {
+                &call.args[0]
+            }
+            _ => return false,
+        };
+        let dims = match single_ident(held) {
+            Some(name) => match self.locals.get(&name) {
+                Some(Local::Weight(dims)) => dims.clone(),
+                _ => return false,
+            },
+            None => match self.weight(held) {
+                Some(dims) => dims,
+                None => return false,
+            },
+        };
+        dims.len() == 1 && dims[0] == *size && !size.is_unknown()
+    }
+
     fn layer_new(&self, expr: &syn::Expr) -> Option<(Layer, Vec<Dim>, Option<ConvGeometry>)> {
         let syn::Expr::Call(call) = strip(expr) else {
             return None;
@@ -2443,6 +2476,16 @@ impl<'a> Ctor<'a> {
             None => self.weight(&call.args[0])?,
         };
         if weight.len() != rank {
+            return None;
+        }
+        // candle-nn's `Linear` and `LayerNorm` broadcast their bias onto the output: only a
+        // bias of the weight's first dim (or none) keeps the output's shape.
+        let bias_fits = match layer {
+            Layer::Linear => self.bias_fits(&call.args[1], &weight[0], true),
+            Layer::LayerNorm => self.bias_fits(&call.args[1], &weight[0], false),
+            _ => true,
+        };
+        if !bias_fits {
             return None;
         }
         let geometry = match layer {
@@ -3745,6 +3788,37 @@ mod tests {
             .replace("struct Model", "#[derive(Clone)] struct Model")
             .replace("enum Proj", "#[derive(Clone)] enum Proj");
         assert_eq!(inferred(&source).len(), 2);
+    }
+
+    #[test]
+    fn a_hand_built_linear_or_norm_is_read_only_with_a_bias_of_its_out_size() {
+        let source = "
+            use candle_nn::{LayerNorm, Linear, VarBuilder};
+            struct Model { proj: Linear, norm: LayerNorm }
+            impl Model {
+                fn new(vb: VarBuilder) -> candle_core::Result<Self> {
+                    let w = vb.get((4, 8), \"weight\")?;
+                    let b = vb.get(4, \"bias\")?;
+                    let nw = vb.get(8, \"norm\")?;
+                    let nb = vb.get(8, \"norm_bias\")?;
+                    Ok(Self { proj: Linear::new(w, Some(b)), norm: LayerNorm::new(nw, nb, 1e-5) })
+                }
+            }
+        ";
+        assert_eq!(
+            inferred(source),
+            ["norm: LayerNorm[8]", "proj: Linear[4, 8]"]
+        );
+        // A bias of another shape broadcasts the output: neither layer is read.
+        let wide = source
+            .replace("let b = vb.get(4,", "let b = vb.get((3, 4),")
+            .replace("let nb = vb.get(8,", "let nb = vb.get((2, 8),");
+        assert_ne!(wide, source);
+        assert_eq!(inferred(&wide), Vec::<String>::new());
+        assert_eq!(
+            inferred(&source.replace("Some(b)", "None")),
+            ["norm: LayerNorm[8]", "proj: Linear[4, 8]"]
+        );
     }
 
     #[test]

@@ -212,9 +212,16 @@ pub fn forward_with(
         }
         Layer::Activation => Ok(xs.with_shape(with_last(&xs.shape, Dim::Unknown))),
         Layer::Linear => {
+            // A weight of unknown size may be a hand-built layer's, whose bias (of any rank)
+            // broadcasts the output to any shape: nothing is followed.
             let (out, inner) = match weight_dims {
                 Some([out, inner]) => (out.clone(), inner.clone()),
-                _ => (Dim::Unknown, Dim::Unknown),
+                _ => {
+                    return Ok(TensorType::new(
+                        xs.dtypes.intersection(weight.dtypes),
+                        Shape::unknown(),
+                    ));
+                }
             };
             // candle-nn: `x.matmul(&w.t())` (broadcast over the leading dims), then
             // `broadcast_add(bias)`: a bias of another size widens an output of 1.
@@ -269,12 +276,9 @@ pub fn forward_with(
             // A weight of another rank (a hand-built `LayerNorm::new`): what broadcasting
             // with it gives is not followed.
             Some(_) => Ok(xs.with_shape(Shape::unknown())),
-            // A weight of unknown size, taken as candle-nn's constructors build it (rank 1):
-            // it broadcasts a last dim of 1 to its own.
-            None if xs.shape.from_end(1).and_then(|d| d.as_literal()) == Some(1) => {
-                Ok(xs.with_shape(with_last(&xs.shape, Dim::Unknown)))
-            }
-            None => Ok(xs.clone()),
+            // A weight of unknown size may be a hand-built norm's of any rank, which
+            // broadcasts the output to any shape: nothing is followed.
+            None => Ok(xs.with_shape(Shape::unknown())),
         },
         // The rows of the table for each id, reshaped to the layer's own `hidden_size` (a
         // field apart from the table: with no id at all, any size passes the reshape).
