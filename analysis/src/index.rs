@@ -169,6 +169,10 @@ pub struct Module {
     /// Its `use`s: the name brought in, and the path it names (resolved in this module;
     /// empty when two `use`s of the name disagree).
     pub uses: BTreeMap<String, Vec<String>>,
+    /// Its `use`s under `cfg` (or in a module under `cfg`), by the name brought in: the path
+    /// of each. The name itself is unknown (which `use` is compiled is not known), but every
+    /// item it may be is one of these.
+    pub conditional_uses: BTreeMap<String, Vec<Vec<String>>>,
     /// Its glob imports (`use super::*`), each with whether it is `pub` (re-exported).
     pub globs: Vec<(Vec<String>, bool)>,
     /// The paths of its `use .. as _` imports: traits in scope by no name.
@@ -642,6 +646,7 @@ impl Index {
             path,
             items: BTreeMap::new(),
             uses: BTreeMap::new(),
+            conditional_uses: BTreeMap::new(),
             globs: Vec::new(),
             anonymous_uses: Vec::new(),
             public: BTreeSet::new(),
@@ -695,8 +700,12 @@ impl Index {
                 syn::Item::Use(u) if conditional => {
                     let mut names = BTreeMap::new();
                     use_names(&u.tree, Vec::new(), &mut names);
-                    for name in names.into_keys() {
-                        self.modules[module].uses.insert(name, Vec::new());
+                    for (name, path) in names {
+                        let m = &mut self.modules[module];
+                        m.uses.insert(name.clone(), Vec::new());
+                        if let Some(path) = path {
+                            m.conditional_uses.entry(name).or_default().push(path);
+                        }
                     }
                 }
                 syn::Item::Use(u) => {
@@ -1402,6 +1411,32 @@ impl Index {
             .collect()
     }
 
+    /// Whether the name a `use` of `module` brings is an item the index holds, or one of
+    /// another crate that `known` accepts (std's, candle's): a `use` under `cfg` (candle's
+    /// `#[cfg(not(feature = "flash-attn"))] use candle_nn::attention::flash_attn;`) where every
+    /// `use` of the name is such a one.
+    pub fn use_known(&self, module: ModId, name: &str, known: &dyn Fn(&[String]) -> bool) -> bool {
+        let path_known = |resolved: Resolved| match resolved {
+            Resolved::External(path) => known(&path),
+            Resolved::Unknown => false,
+            _ => true,
+        };
+        match self.resolve(module, &[name.to_string()]) {
+            Resolved::Unknown => {
+                self.modules[module]
+                    .conditional_uses
+                    .get(name)
+                    .is_some_and(|paths| {
+                        !paths.is_empty()
+                            && paths
+                                .iter()
+                                .all(|path| path_known(self.resolve(module, path)))
+                    })
+            }
+            resolved => path_known(resolved),
+        }
+    }
+
     /// Whether every trait that may be in scope anywhere in `module`'s crate is one the index
     /// holds, or std's or candle's: no glob import, no module a macro may fill, and every
     /// `use` (`as _` too) names an item the index holds or one of those crates'.
@@ -1419,13 +1454,10 @@ impl Index {
                             .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str()))
                     })
                     && m.uses.keys().all(|name| {
-                        match self.resolve(id, std::slice::from_ref(name)) {
-                            Resolved::External(path) => path
-                                .first()
-                                .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str())),
-                            Resolved::Unknown => false,
-                            _ => true,
-                        }
+                        self.use_known(id, name, &|path| {
+                            path.first()
+                                .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str()))
+                        })
                     })
             })
     }
@@ -1522,13 +1554,9 @@ impl Index {
                     Resolved::Unknown => known_external(path),
                     _ => true,
                 })
-            && m.uses.keys().all(
-                |name| match self.resolve(module, std::slice::from_ref(name)) {
-                    Resolved::External(path) => known_external(&path),
-                    Resolved::Unknown => false,
-                    _ => true,
-                },
-            )
+            && m.uses
+                .keys()
+                .all(|name| self.use_known(module, name, &|path| known_external(path)))
             && m.globs
                 .iter()
                 .all(|(path, _)| match self.resolve(module, path) {

@@ -4014,16 +4014,10 @@ impl<'a> Walker<'a> {
             return false;
         }
         module.uses.keys().all(|name| {
-            match self
-                .index
-                .resolve(self.module(), std::slice::from_ref(name))
-            {
-                Resolved::External(path) => path
-                    .first()
-                    .is_some_and(|first| KNOWN.contains(&first.as_str())),
-                Resolved::Unknown => false,
-                _ => true,
-            }
+            self.index.use_known(self.module(), name, &|path| {
+                path.first()
+                    .is_some_and(|first| KNOWN.contains(&first.as_str()))
+            })
         })
     }
 

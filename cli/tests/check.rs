@@ -864,6 +864,58 @@ fn a_layer_of_unknown_weight_may_broadcast_its_output_to_any_shape() {
     );
 }
 
+/// A `use` under `cfg` of candle's own items (candle's qwen3.rs:
+/// `#[cfg(not(feature = "flash-attn"))] use candle_nn::attention::{AttnMask, flash_attn};`)
+/// brings no trait the analysis does not know: the method calls of the module are still
+/// followed. One whose other `cfg` may bring another crate's item still leaves them unknown.
+const CFG_USE: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[cfg(not(feature = \"flash-attn\"))]
+use candle_nn::ops::sigmoid;
+
+pub struct Inner;
+pub struct Outer {
+    inner: Inner,
+}
+
+#[contract]
+impl Inner {
+    #[contract(x: f32[B, E], return: f32[B, E])]
+    pub fn forward(&mut self, x: &Tensor) -> Result<Tensor> {
+        x.relu()
+    }
+}
+
+#[contract]
+impl Outer {
+    #[contract(x: f32[B, E], return: f32[B, E])]
+    pub fn forward(&mut self, x: &Tensor) -> Result<Tensor> {
+        let h = self.inner.forward(x)?;
+        let h = h.sum(0)?;
+        Ok(h)
+    }
+}
+";
+
+#[test]
+fn a_cfg_use_of_candles_items_leaves_method_calls_followed() {
+    let (code, lines) = check_package("cfg-use", CFG_USE);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines.first().map(String::as_str),
+        Some("error: `Outer::forward` returns `return: f32[B, E]`, but `h` is `f32[E]` here")
+    );
+    let other_crate = CFG_USE.replace(
+        "use candle_nn::ops::sigmoid;",
+        "use candle_nn::ops::sigmoid;\n#[cfg(feature = \"flash-attn\")]\nuse flash::sigmoid;",
+    );
+    assert_eq!(
+        check_package("cfg-use-other", &other_crate),
+        (0, Vec::new())
+    );
+}
+
 /// A contract the macro rejects is not read, and `check` says so: a function's, and a struct
 /// contract's for every method that takes it (settings read through `?`, which the macro
 /// refuses). Checked without the struct's clauses, the method would seem checked and miss
