@@ -13,6 +13,7 @@ mod mamba;
 mod mistral;
 mod phi;
 mod qwen2;
+mod qwen3;
 mod resnet;
 mod stable_diffusion;
 mod t5;
