@@ -120,12 +120,12 @@ const READING_METHODS: &[&str] = &[
     "saturating_sub",
     "checked_div",
     "checked_sub",
-    // candle-nn's kv caches: these change what a cache holds, never the dim it grows on (a
-    // private field); no other fact is of a type that has them.
-    "append",
-    "reset",
-    "current_seq_len",
 ];
+
+/// Inherent methods of candle-nn 0.11's kv caches that change what a cache holds, never the dim
+/// it grows on (a private field). On a field of a kv cache's type, such a call is candle's own:
+/// an inherent method is found before any trait's `&mut self` one of the name.
+const KV_CACHE_METHODS: &[&str] = &["append", "reset", "current_seq_len"];
 
 /// Methods of candle-core 0.11's `impl Tensor` that take `&self` (none changes the tensor's
 /// shape; `slice_set`, `zero_set` and the like write values in place, and are left out): on a
@@ -356,6 +356,12 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
             .fields
             .iter()
             .filter(|f| is_tensor_type(index, module, &f.ty))
+            .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
+            .collect(),
+        kv_cache_fields: item
+            .fields
+            .iter()
+            .filter(|f| is_kv_cache(index, module, &f.ty))
             .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
             .collect(),
         off_type: Vec::new(),
@@ -634,6 +640,14 @@ pub fn is_usize(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("usize"))
 }
 
+/// Whether the declared type is one of candle-nn's kv caches ([`KV_CACHES`]).
+fn is_kv_cache(index: &Index, module: ModId, ty: &syn::Type) -> bool {
+    let syn::Type::Path(p) = ty else { return false };
+    p.qself.is_none()
+        && matches!(index.resolve(module, &path_segments(&p.path)),
+            Resolved::External(path) if KV_CACHES.contains(&path.join("::").as_str()))
+}
+
 /// Whether the declared type is `bool`.
 fn is_bool(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("bool"))
@@ -879,6 +893,8 @@ struct Scan<'a> {
     crate_fields: BTreeMap<String, (String, BTreeSet<String>)>,
     /// The struct's fields of candle's `Tensor` type.
     tensor_fields: BTreeSet<String>,
+    /// The struct's fields of a candle-nn kv cache's type.
+    kv_cache_fields: BTreeSet<String>,
     /// Fields left unchanged because the place changed was no field of their type (the
     /// field, its type's name): changed after all where that type has a `Deref`.
     off_type: Vec<(String, String)>,
@@ -909,6 +925,9 @@ struct FileLog {
     /// that field's name and the receiver's fields. Candle's own method where the field is a
     /// `Tensor` of the struct's.
     tensor_method_receivers: BTreeSet<(String, PlaceFields)>,
+    /// Calls of a [`KV_CACHE_METHODS`] name on a field, by the field's name and the place:
+    /// a change except where that field is a kv cache.
+    kv_cache_receivers: BTreeSet<(String, PlaceFields)>,
     /// Calls of a [`READING_METHODS`] name, by the receiver's field where the name is also
     /// one of [`CANDLE_TENSOR_METHODS`], the method's name and the receiver.
     reading_calls: Vec<(Option<String>, String, &'static syn::Expr)>,
@@ -1025,6 +1044,12 @@ fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
     for (field, place) in &log.tensor_method_receivers {
         // `self.pos.broadcast_as(..)` of a `Tensor` field: candle's own method.
         if !scan.tensor_fields.contains(field) {
+            changes_place(scan, place);
+        }
+    }
+    for (field, place) in &log.kv_cache_receivers {
+        // `self.kv_cache.append(..)` of a kv cache field: candle-nn's own method.
+        if !scan.kv_cache_fields.contains(field) {
             changes_place(scan, place);
         }
     }
@@ -1414,8 +1439,9 @@ impl Visit<'static> for LogVisit<'_> {
             _ => None,
         };
         // A call of candle's name on a field is candle's own where the field is a `Tensor`.
-        let tensor_method_field =
-            receiver_field.filter(|_| CANDLE_TENSOR_METHODS.contains(&method.as_str()));
+        let tensor_method_field = receiver_field
+            .clone()
+            .filter(|_| CANDLE_TENSOR_METHODS.contains(&method.as_str()));
         if READING_METHODS.contains(&method.as_str()) {
             self.log
                 .reading_calls
@@ -1423,6 +1449,12 @@ impl Visit<'static> for LogVisit<'_> {
         } else if let Some(field) = tensor_method_field {
             self.log
                 .tensor_method_receivers
+                .insert((field, place_fields(&m.receiver)));
+        } else if let Some(field) =
+            receiver_field.filter(|_| KV_CACHE_METHODS.contains(&method.as_str()))
+        {
+            self.log
+                .kv_cache_receivers
                 .insert((field, place_fields(&m.receiver)));
         } else {
             self.log.places.insert(place_fields(&m.receiver));
@@ -3768,6 +3800,24 @@ mod tests {
                 "other: KvCache on dim new(max)",
                 "rotating: KvCache on dim 1",
             ]
+        );
+        // On a field of another type, a kv cache's method name may be a trait's `&mut self`
+        // one (a dependency's `Reset for Linear` that builds another layer): a change.
+        let reset = "
+            use candle_nn::{Linear, VarBuilder};
+            use other::Reset as _;
+            struct Model { proj: Linear }
+            impl Model {
+                fn new(vb: VarBuilder) -> candle_core::Result<Self> {
+                    Ok(Self { proj: candle_nn::linear(4, 8, vb)? })
+                }
+                fn clear(&mut self) { self.proj.reset(); }
+            }
+        ";
+        assert_eq!(inferred(reset), Vec::<String>::new());
+        assert_eq!(
+            inferred(&reset.replace("self.proj.reset();", "")),
+            ["proj: Linear[8, 4]"]
         );
         // Replaced, or its inner caches lent out `&mut`: another dim may follow.
         for change in [

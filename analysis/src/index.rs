@@ -703,7 +703,11 @@ impl Index {
                     for (name, path) in names {
                         let m = &mut self.modules[module];
                         m.uses.insert(name.clone(), Vec::new());
-                        if let Some(path) = path {
+                        // `as _` imports of one group share the name: which traits they
+                        // are is not kept, and the name stays unknown.
+                        if let Some(path) = path
+                            && name != "_"
+                        {
                             m.conditional_uses.entry(name).or_default().push(path);
                         }
                     }

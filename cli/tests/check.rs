@@ -914,6 +914,15 @@ fn a_cfg_use_of_candles_items_leaves_method_calls_followed() {
         check_package("cfg-use-other", &other_crate),
         (0, Vec::new())
     );
+    // Two `as _` imports in one group: the other crate's trait is not forgotten.
+    let anonymous = CFG_USE.replace(
+        "use candle_nn::ops::sigmoid;",
+        "use {flash::Forward as _, std::fmt::Debug as _};",
+    );
+    assert_eq!(
+        check_package("cfg-use-anonymous", &anonymous),
+        (0, Vec::new())
+    );
 }
 
 /// A contract the macro rejects is not read, and `check` says so: a function's, and a struct
