@@ -1889,6 +1889,18 @@ impl<'a> Ctor<'a> {
         }
     }
 
+    /// What a call's function names (`candle_nn::linear`, `KvCache::new`, a crate helper), by
+    /// [`Ctor::resolve`]; `None` for a callee that is no plain path.
+    fn callee(&self, call: &syn::ExprCall) -> Option<Resolved> {
+        let syn::Expr::Path(func) = strip(&call.func) else {
+            return None;
+        };
+        if func.qself.is_some() {
+            return None;
+        }
+        self.resolve(&path_segments(&func.path))
+    }
+
     /// What a path written in the constructor names: nothing known where the body's own
     /// items or `use`s may define it.
     fn resolve(&self, segments: &[String]) -> Option<Resolved> {
@@ -2021,9 +2033,13 @@ impl<'a> Ctor<'a> {
                     return None;
                 }
                 let segments = path_segments(&func.path);
-                // A body's own item or `use` may name another enum.
-                self.resolve(&segments)?;
-                let (key, variant) = self.index.enum_variant(self.def.module, &segments)?;
+                let (variant, prefix) = segments.split_last()?;
+                // The enum's path, unless the body's own item or `use` names another.
+                let Some(Resolved::Type(key)) = self.resolve(prefix) else {
+                    return None;
+                };
+                // The one type the variant holds (none for a variant of another enum).
+                let (module, ty) = self.index.variant_payload(&key, variant)?;
                 let held = &call.args[0];
                 let (layer, dims, geometry) = match single_ident(held) {
                     Some(name) => match self.locals.get(&name)? {
@@ -2036,12 +2052,11 @@ impl<'a> Ctor<'a> {
                 };
                 // The variant holds a layer of that type (one of another type would not
                 // compile, short of a conversion the analysis does not follow).
-                let (module, ty) = self.index.variant_payload(&key, &variant)?;
                 if field_layer(self.index, module, ty) != Some(layer) {
                     return None;
                 }
                 let fact = FieldFact::Layer(layer, dims, geometry);
-                Some((key, BTreeMap::from([(variant, fact)])))
+                Some((key, BTreeMap::from([(variant.clone(), fact)])))
             }
             syn::Expr::Path(_) => match self.locals.get(&single_ident(expr)?)? {
                 Local::Variants(key, variants) => Some((key.clone(), variants.clone())),
@@ -2083,13 +2098,7 @@ impl<'a> Ctor<'a> {
         let syn::Expr::Call(call) = strip(expr) else {
             return None;
         };
-        let syn::Expr::Path(func) = strip(&call.func) else {
-            return None;
-        };
-        if func.qself.is_some() {
-            return None;
-        }
-        let Resolved::External(mut path) = self.resolve(&path_segments(&func.path))? else {
+        let Resolved::External(mut path) = self.callee(call)? else {
             return None;
         };
         if path.pop().as_deref() != Some("new") {
@@ -2159,13 +2168,7 @@ impl<'a> Ctor<'a> {
     /// A fallible call that builds a layer: a candle-nn constructor, or a crate helper that
     /// returns one (read with the call's arguments).
     fn layer_call(&self, call: &syn::ExprCall) -> Option<(Layer, Vec<Dim>, Option<ConvGeometry>)> {
-        let syn::Expr::Path(func) = &*call.func else {
-            return None;
-        };
-        if func.qself.is_some() {
-            return None;
-        }
-        let path = match self.resolve(&path_segments(&func.path))? {
+        let path = match self.callee(call)? {
             Resolved::External(path) => path,
             Resolved::Fn(id) => return self.helper_layer(id, call),
             _ => return None,
@@ -2266,13 +2269,10 @@ impl<'a> Ctor<'a> {
     /// left out.
     fn nested(&self, expr: &syn::Expr) -> Option<(String, BTreeMap<String, FieldFact>)> {
         let call = fallible_call(expr)?;
-        let syn::Expr::Path(func) = strip(&call.func) else {
-            return None;
-        };
-        if func.qself.is_some() || self.depth >= HELPER_DEPTH {
+        if self.depth >= HELPER_DEPTH {
             return None;
         }
-        let id = match self.resolve(&path_segments(&func.path))? {
+        let id = match self.callee(call)? {
             Resolved::Fn(id) => id,
             // `Patches::new`: the type's own function of the name (it wins over a trait's).
             Resolved::Assoc(key, name) => {
@@ -2422,37 +2422,34 @@ impl<'a> Ctor<'a> {
 
     /// `Ok`: the prelude's, unless the body or module names another.
     fn is_ok(&self, func: &syn::Expr) -> bool {
-        let syn::Expr::Path(p) = strip(func) else {
+        self.names_prelude(func, "Ok")
+    }
+
+    /// Whether `expr` is the prelude's `name` (`Ok`, `Some`, `None`): that name alone, which
+    /// neither the body nor the module names otherwise.
+    fn names_prelude(&self, expr: &syn::Expr, name: &str) -> bool {
+        let syn::Expr::Path(p) = strip(expr) else {
             return false;
         };
         p.qself.is_none()
-            && p.path.is_ident("Ok")
+            && p.path.is_ident(name)
             && matches!(
                 self.resolve(&path_segments(&p.path)),
                 Some(Resolved::Unknown)
             )
     }
 
-    /// `Conv1d::new(weight, bias, config)`, `Conv2d::new(..)`, `Linear::new(weight, bias)`,
-    /// `LayerNorm::new(weight, bias, eps)`, `RmsNorm::new(weight, eps)` of candle-nn, with a
-    /// weight of known rank from a `VarBuilder`: the layer, its weight's dims, and a
-    /// convolution's geometry where its config is known.
     /// Whether a `Linear::new`'s bias argument is `None` or `Some` of a tensor the constructor
     /// shows is `[size]` (`optional`), or a `LayerNorm::new`'s is such a tensor.
     fn bias_fits(&self, bias: &syn::Expr, size: &Dim, optional: bool) -> bool {
+        // A glob or a macro may bring another `Some` or `None`.
+        let prelude = |expr, name| {
+            self.names_prelude(expr, name) && !self.index.may_import(self.def.module, name)
+        };
         let held = match strip(bias) {
             held if !optional => held,
-            syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident("None") => {
-                return self.resolve(&["None".to_string()]).is_some()
-                    && !self.index.may_import(self.def.module, "None");
-            }
-            syn::Expr::Call(call)
-                if call.args.len() == 1
-                    && matches!(strip(&call.func), syn::Expr::Path(p)
-                        if p.qself.is_none() && p.path.is_ident("Some"))
-                    && !self.index.may_import(self.def.module, "Some")
-                    && self.resolve(&["Some".to_string()]).is_some() =>
-            {
+            none if prelude(none, "None") => return true,
+            syn::Expr::Call(call) if call.args.len() == 1 && prelude(&call.func, "Some") => {
                 &call.args[0]
             }
             _ => return false,
@@ -2470,17 +2467,15 @@ impl<'a> Ctor<'a> {
         dims.len() == 1 && dims[0] == *size && !size.is_unknown()
     }
 
+    /// `Conv1d::new(weight, bias, config)`, `Conv2d::new(..)`, `Linear::new(weight, bias)`,
+    /// `LayerNorm::new(weight, bias, eps)`, `RmsNorm::new(weight, eps)` of candle-nn, with a
+    /// weight of known rank from a `VarBuilder` (and a bias that fits it): the layer, its
+    /// weight's dims, and a convolution's geometry where its config is known.
     fn layer_new(&self, expr: &syn::Expr) -> Option<(Layer, Vec<Dim>, Option<ConvGeometry>)> {
         let syn::Expr::Call(call) = strip(expr) else {
             return None;
         };
-        let syn::Expr::Path(func) = strip(&call.func) else {
-            return None;
-        };
-        if func.qself.is_some() {
-            return None;
-        }
-        let Resolved::External(path) = self.resolve(&path_segments(&func.path))? else {
+        let Resolved::External(path) = self.callee(call)? else {
             return None;
         };
         let [first, .., ty, method] = path.as_slice() else {

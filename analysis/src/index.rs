@@ -1350,22 +1350,6 @@ impl Index {
         Some((*module, item.0))
     }
 
-    /// The enum variant a path names (`Proj::Conv2d` written in `module`): the enum's key and
-    /// the variant's name.
-    pub fn enum_variant(&self, module: ModId, segments: &[String]) -> Option<(String, String)> {
-        let (variant, prefix) = segments.split_last()?;
-        if prefix.is_empty() {
-            return None;
-        }
-        let Resolved::Type(key) = self.resolve(module, prefix) else {
-            return None;
-        };
-        self.variants
-            .get(&key)?
-            .contains(variant)
-            .then(|| (key, variant.clone()))
-    }
-
     /// The definition of the enum `key`, where one of that key is read (none under `cfg`).
     pub fn enum_item(&self, key: &str) -> Option<&'static syn::ItemEnum> {
         Some(self.enums.get(key)?.as_ref()?.1.0)
