@@ -342,6 +342,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
     }
     let name = name_of(&item.ident);
     let mut scan = Scan {
+        key,
         name: &name,
         sites: Vec::new(),
         changed: BTreeSet::new(),
@@ -449,7 +450,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
     let deref_types = scan.deref_types.clone();
     for (method, receiver) in calls {
         if !reading_certain || scan.changing_methods.contains(&method) {
-            changes_place(&mut scan, &place_fields(receiver));
+            changes_place(&mut scan, &place_fields(receiver), None);
         } else if scan.inherent_changing.contains(&method) {
             let owners = scan.inherent_owners.get(&method).cloned();
             let not_its_own = |ty: &String| {
@@ -463,7 +464,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                     if matches!(&f.member, syn::Member::Named(field)
                         if external_fields.contains(&name_of(field))) =>
                 {
-                    changes_place(&mut scan, &place_fields(&f.base));
+                    changes_place(&mut scan, &place_fields(&f.base), None);
                 }
                 syn::Expr::Field(f)
                     if matches!(&f.member, syn::Member::Named(field)
@@ -473,7 +474,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
                 receiver
                     if nested_place_type(index, module, item, receiver)
                         .is_some_and(|ty| not_its_own(&ty)) => {}
-                _ => changes_place(&mut scan, &place_fields(receiver)),
+                _ => changes_place(&mut scan, &place_fields(receiver), None),
             }
         }
     }
@@ -864,6 +865,8 @@ fn is_tail(block: &syn::Block, literal: &syn::ExprStruct) -> bool {
 
 /// What the scan of every file read finds.
 struct Scan<'a> {
+    /// The struct's key.
+    key: &'a str,
     /// The struct's name.
     name: &'a str,
     /// Struct literals that may construct it, with the function whose body holds them.
@@ -920,14 +923,14 @@ struct FileLog {
     aliased: BTreeSet<String>,
     /// The places written or borrowed mutably, and the receivers of methods that may change
     /// them, as their fields (see [`place_fields`]).
-    places: BTreeSet<PlaceFields>,
+    places: BTreeSet<Place>,
     /// The receivers of calls of a [`CANDLE_TENSOR_METHODS`] name (not reading) on a field:
     /// that field's name and the receiver's fields. Candle's own method where the field is a
     /// `Tensor` of the struct's.
-    tensor_method_receivers: BTreeSet<(String, PlaceFields)>,
+    tensor_method_receivers: BTreeSet<(String, Place)>,
     /// Calls of a [`KV_CACHE_METHODS`] name on a field, by the field's name and the place:
     /// a change except where that field is a kv cache.
-    kv_cache_receivers: BTreeSet<(String, PlaceFields)>,
+    kv_cache_receivers: BTreeSet<(String, Place)>,
     /// Calls of a [`READING_METHODS`] name, by the receiver's field where the name is also
     /// one of [`CANDLE_TENSOR_METHODS`], the method's name and the receiver.
     reading_calls: Vec<(Option<String>, String, &'static syn::Expr)>,
@@ -963,6 +966,10 @@ struct FileLog {
 /// The named fields a place reads, outermost last, each with the field read right off it
 /// (`[("g", Some("f")), ("x", Some("g"))]`-like for `x.g.f`, see [`place_fields`]).
 type PlaceFields = Vec<(String, Option<String>)>;
+
+/// A place's fields, with the key of the struct whose own field is the one read right off
+/// `self` where the place starts so (see [`LogVisit::place`]).
+type Place = (PlaceFields, Option<String>);
 
 /// Walks every file of the index once, the first time any struct is scanned.
 fn file_logs(index: &Index) -> std::rc::Rc<Vec<FileLog>> {
@@ -1038,19 +1045,19 @@ fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
             }
         }
     }
-    for place in &log.places {
-        changes_place(scan, place);
+    for (place, root) in &log.places {
+        changes_place(scan, place, root.as_deref());
     }
-    for (field, place) in &log.tensor_method_receivers {
+    for (field, (place, root)) in &log.tensor_method_receivers {
         // `self.pos.broadcast_as(..)` of a `Tensor` field: candle's own method.
         if !scan.tensor_fields.contains(field) {
-            changes_place(scan, place);
+            changes_place(scan, place, root.as_deref());
         }
     }
-    for (field, place) in &log.kv_cache_receivers {
+    for (field, (place, root)) in &log.kv_cache_receivers {
         // `self.kv_cache.append(..)` of a kv cache field: candle-nn's own method.
         if !scan.kv_cache_fields.contains(field) {
-            changes_place(scan, place);
+            changes_place(scan, place, root.as_deref());
         }
     }
     for (field, method, receiver) in &log.reading_calls {
@@ -1070,9 +1077,15 @@ fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
         .extend(log.macro_reading_calls.iter().cloned());
 }
 
-/// Marks the fields of a place (`self.cache.k`, `m.n_head[0]`) as changed.
-fn changes_place(scan: &mut Scan<'_>, place: &PlaceFields) {
-    for (name, child) in place {
+/// Marks the fields of a place (`self.cache.k`, `m.n_head[0]`) as changed; `root`: the key of
+/// the struct the place's outermost field is declared in, where it is read right off `self`.
+fn changes_place(scan: &mut Scan<'_>, place: &PlaceFields, root: Option<&str>) {
+    for (at, (name, child)) in place.iter().enumerate() {
+        // `self.kv_cache = ..` in a method of another struct that declares `kv_cache`: that
+        // struct's own field, never this one's (a field is found before any `Deref`).
+        if at + 1 == place.len() && root.is_some_and(|root| root != scan.key) {
+            continue;
+        }
         // `x.embeddings.patch_embeddings` is no place in this struct's `embeddings` where
         // its type has no field of that name (unless a `Deref` of it has: settled after the
         // scan).
@@ -1150,6 +1163,54 @@ struct LogVisit<'s> {
 }
 
 impl LogVisit<'_> {
+    /// A place's fields, and where its outermost field is read right off `self` in a method
+    /// of one of the crate's structs that declares a field of that name (`self.kv_cache` in
+    /// `impl Attention`), that struct's key: the field is that struct's own.
+    fn place(&self, expr: &syn::Expr) -> Place {
+        let fields = place_fields(expr);
+        let owner = self
+            .stack
+            .last()
+            .copied()
+            .flatten()
+            .and_then(|id| self.index.fns[id].owner.clone());
+        let mut expr = expr;
+        let root = loop {
+            expr = match expr {
+                syn::Expr::Field(f) => match strip(&f.base) {
+                    syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident("self") => {
+                        let syn::Member::Named(field) = &f.member else {
+                            break None;
+                        };
+                        let field = name_of(field);
+                        break owner.filter(|key| {
+                            self.index.struct_item(key).is_some_and(|(_, item)| {
+                                inert_attributes(&item.attrs)
+                                    && matches!(item.fields, syn::Fields::Named(_))
+                                    && item.fields.iter().any(|f| {
+                                        f.ident.as_ref().is_some_and(|i| name_of(i) == field)
+                                    })
+                            })
+                        });
+                    }
+                    _ => &f.base,
+                },
+                syn::Expr::Paren(p) => &p.expr,
+                syn::Expr::Group(g) => &g.expr,
+                syn::Expr::Index(i) => &i.expr,
+                syn::Expr::Unary(u) => &u.expr,
+                syn::Expr::Reference(r) => &r.expr,
+                syn::Expr::MethodCall(m)
+                    if !READING_METHODS.contains(&name_of(&m.method).as_str()) =>
+                {
+                    &m.receiver
+                }
+                _ => break None,
+            };
+        };
+        (fields, root)
+    }
+
     fn enter(&mut self, block: &'static syn::Block) {
         let id = self.fn_blocks.get(&(block as *const syn::Block)).copied();
         self.stack.push(id);
@@ -1172,7 +1233,7 @@ impl LogVisit<'_> {
                 }
             }
             other => {
-                self.log.places.insert(place_fields(other));
+                self.log.places.insert(self.place(other));
             }
         }
     }
@@ -1387,14 +1448,14 @@ impl Visit<'static> for LogVisit<'_> {
                 | ShlAssign(_)
                 | ShrAssign(_)
         ) {
-            self.log.places.insert(place_fields(&b.left));
+            self.log.places.insert(self.place(&b.left));
         }
         syn::visit::visit_expr_binary(self, b);
     }
 
     fn visit_expr_reference(&mut self, r: &'static syn::ExprReference) {
         if r.mutability.is_some() {
-            self.log.places.insert(place_fields(&r.expr));
+            self.log.places.insert(self.place(&r.expr));
         }
         syn::visit::visit_expr_reference(self, r);
     }
@@ -1405,27 +1466,27 @@ impl Visit<'static> for LogVisit<'_> {
         if let Some(init) = &local.init
             && has_ref_mut(&local.pat)
         {
-            self.log.places.insert(place_fields(&init.expr));
+            self.log.places.insert(self.place(&init.expr));
         }
         syn::visit::visit_local(self, local);
     }
 
     fn visit_expr_let(&mut self, l: &'static syn::ExprLet) {
         if has_ref_mut(&l.pat) {
-            self.log.places.insert(place_fields(&l.expr));
+            self.log.places.insert(self.place(&l.expr));
         }
         syn::visit::visit_expr_let(self, l);
     }
 
     fn visit_expr_match(&mut self, m: &'static syn::ExprMatch) {
         if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
-            self.log.places.insert(place_fields(&m.expr));
+            self.log.places.insert(self.place(&m.expr));
         }
         syn::visit::visit_expr_match(self, m);
     }
 
     fn visit_expr_raw_addr(&mut self, r: &'static syn::ExprRawAddr) {
-        self.log.places.insert(place_fields(&r.expr));
+        self.log.places.insert(self.place(&r.expr));
         syn::visit::visit_expr_raw_addr(self, r);
     }
 
@@ -1449,15 +1510,15 @@ impl Visit<'static> for LogVisit<'_> {
         } else if let Some(field) = tensor_method_field {
             self.log
                 .tensor_method_receivers
-                .insert((field, place_fields(&m.receiver)));
+                .insert((field, self.place(&m.receiver)));
         } else if let Some(field) =
             receiver_field.filter(|_| KV_CACHE_METHODS.contains(&method.as_str()))
         {
             self.log
                 .kv_cache_receivers
-                .insert((field, place_fields(&m.receiver)));
+                .insert((field, self.place(&m.receiver)));
         } else {
-            self.log.places.insert(place_fields(&m.receiver));
+            self.log.places.insert(self.place(&m.receiver));
         }
         syn::visit::visit_expr_method_call(self, m);
     }

@@ -1790,6 +1790,62 @@ fn widen(model: &mut Attention, other: &mut Linear) {{
     });
 }
 
+/// `self.c_proj = ..` in a method of another struct that declares its own `c_proj` changes
+/// that struct's field only: `Attention`'s constructed `c_proj` still makes the wrong
+/// projection certain. Without such a field, `self.c_proj` may be `Attention`'s through a
+/// `Deref`, and nothing is certain.
+#[test]
+fn a_field_of_the_name_assigned_in_another_structs_method_keeps_the_fact() {
+    let other = "
+struct Mlp {
+    c_proj: Linear,
+}
+
+impl Mlp {
+    fn widen(&mut self, vb: VarBuilder) -> Result<()> {
+        self.c_proj = linear(3 * HIDDEN, HIDDEN, vb)?;
+        Ok(())
+    }
+}
+";
+    let source = format!(
+        "{}{other}",
+        BUILT_ATTENTION.replace("FORWARD", WRONG_PROJECTION)
+    );
+    let (code, lines) = check_file("ctor-other-struct", &source);
+    assert_eq!(code, 1, "{source}");
+    assert_eq!(lines[1], "--> model.rs:25:30");
+    assert_silent("ctor-other-struct-deref", |source| {
+        format!(
+            "{source}
+struct Wrapper {{
+    inner: Attention,
+}}
+
+impl std::ops::Deref for Wrapper {{
+    type Target = Attention;
+    fn deref(&self) -> &Attention {{
+        &self.inner
+    }}
+}}
+
+impl std::ops::DerefMut for Wrapper {{
+    fn deref_mut(&mut self) -> &mut Attention {{
+        &mut self.inner
+    }}
+}}
+
+impl Wrapper {{
+    fn widen(&mut self, vb: VarBuilder) -> Result<()> {{
+        self.c_proj = linear(3 * HIDDEN, HIDDEN, vb)?;
+        Ok(())
+    }}
+}}
+"
+        )
+    });
+}
+
 /// A derive or attribute macro other than `Clone`, `Debug` and the comparisons may construct
 /// the struct.
 #[test]
