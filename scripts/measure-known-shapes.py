@@ -47,10 +47,15 @@ for path in files:
         if out.returncode != 0:
             print(f"  cannot read {path}:{name}: {out.stderr.strip()[:200]}", file=sys.stderr)
             continue
-        for row in out.stdout.splitlines():
+        rows = [r for r in out.stdout.splitlines() if len(r.split()) >= 3 and r.split()[0].isdigit()]
+        # The op is the last column, where a row has one: every op starts at one offset, past
+        # every type (a `let` of no op, `k_seq_len  ?`, ends before it).
+        last_at = lambda r: len(r.rstrip()) - len(r.rstrip().split()[-1])
+        op_at = max((last_at(r) for r in rows), default=0)
+        for row in rows:
             cols = row.split()
-            if len(cols) < 3 or not cols[0].isdigit():
-                continue
+            if last_at(row) != op_at:
+                cols = cols + [""]
             # Integers (`= B`, `= _`), floats and tuples of sizes are not tensors.
             # Nor are host numbers (`Vec<f32>`) and a list before its first push (`Vec`).
             # Nor is a whole shape read from a tensor (`Shape[*S]`).

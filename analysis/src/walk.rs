@@ -2485,7 +2485,15 @@ impl<'a> Walker<'a> {
             }
             syn::Expr::ForLoop(f) => {
                 let element = self.loop_element(&f.expr);
-                if self.loop_invariant(f, &element) {
+                let index = self.loop_index(&f.pat, &element);
+                let element = match &index {
+                    Some(size) => Value::Int(size.clone()),
+                    None => element,
+                };
+                if self.loop_invariant(f, &element, index.as_ref()) {
+                    if let Some(size) = &index {
+                        self.forget_size(size);
+                    }
                     return Value::Other;
                 }
                 let mut changed = self.changes();
@@ -2499,6 +2507,9 @@ impl<'a> Walker<'a> {
                 self.quiet -= 1;
                 self.scope.pop();
                 self.forget(&changed);
+                if let Some(size) = &index {
+                    self.forget_size(size);
+                }
                 Value::Other
             }
             syn::Expr::While(w) => {
@@ -4021,13 +4032,128 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// `for i in 0..n` (a plain immutable name, in the function's own walk): the index is a
+    /// size of its own (`{i}`) for one pass of the body, so `i * s..(i + 1) * s` is `s` long.
+    /// Each pass has another index, so it never leaves the body (see
+    /// [`Walker::forget_size`]). None where the name already is a size of the walk's (a
+    /// parameter, a `let` of a size, a braced name of the contract's).
+    fn loop_index(&mut self, pat: &syn::Pat, element: &Value) -> Option<Dim> {
+        let syn::Pat::Ident(ident) = pat else {
+            return None;
+        };
+        if !matches!(element, Value::Int(Dim::Unknown))
+            || ident.subpat.is_some()
+            || ident.by_ref.is_some()
+            || ident.mutability.is_some()
+            || !self.inlined.is_empty()
+            || self.closures > 0
+            || self.loop_passes > 0
+        {
+            return None;
+        }
+        let name = name_of(&ident.ident);
+        let param = self.scope.first().is_some_and(|f| f.contains_key(&name));
+        if param || self.fresh_sizes.contains(&name) {
+            return None;
+        }
+        let size = Dim::braced(&name);
+        let mut named = false;
+        let mut find = |dim: &Dim| {
+            dim.substitute(&mut |factor| {
+                named |= matches!(factor, Factor::Braced(text) if *text == name);
+                None
+            });
+        };
+        for clause in &self.contract.clauses {
+            clause.spec.shape.map_dims(&mut |d| {
+                find(d);
+                Dim::Unknown
+            });
+        }
+        for relation in &self.contract.relations {
+            find(&relation.lhs);
+            find(&relation.rhs);
+        }
+        for (_, dim) in &self.contract.facts {
+            find(dim);
+        }
+        let mut in_values = |value: &Value| {
+            value.map_dims(&mut |d| {
+                find(d);
+                Dim::Unknown
+            });
+        };
+        for frame in &self.scope {
+            for binding in frame.values() {
+                in_values(&binding.value);
+            }
+        }
+        for (held, _) in self.subjects.values() {
+            in_values(held);
+        }
+        for dim in self.field_dims.values() {
+            find(dim);
+        }
+        if named {
+            return None;
+        }
+        // Once a loop's index, the name is no other size of this walk.
+        self.fresh_sizes.insert(name);
+        Some(size)
+    }
+
+    /// Forgets a loop's index (`{i}`) in everything the walk hands on past one pass of the
+    /// body: the names bound outside it, `self`'s clauses, what it returns. A value made in
+    /// one pass and met in another (or after the loop) would otherwise take two indices for
+    /// one.
+    fn forget_size(&mut self, size: &Dim) {
+        let Some(Factor::Braced(name)) = size.as_factor().cloned() else {
+            return;
+        };
+        let mut forget = |d: &Dim| {
+            d.substitute(&mut |factor| match factor {
+                Factor::Braced(text) if *text == name => Some(Dim::Unknown),
+                Factor::Braced(text) => Some(Dim::braced(text)),
+                Factor::Symbol(s) => Some(Dim::symbol(s.clone())),
+                _ => None,
+            })
+        };
+        for frame in &mut self.scope {
+            for binding in frame.values_mut() {
+                binding.value = binding.value.map_dims(&mut forget);
+            }
+        }
+        for (held, _) in self.subjects.values_mut() {
+            *held = held.map_dims(&mut forget);
+        }
+        for value in [
+            &mut self.returned,
+            &mut self.value_after_failure,
+            &mut self.failed_value,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *value = value.map_dims(&mut forget);
+        }
+        for (first, second) in self.join_sizes.values_mut() {
+            *first = forget(first);
+            *second = forget(second);
+        }
+    }
+
     /// A `for` loop whose body leaves its locals as it found them, up to a join (`xs =
     /// layer.forward(&xs)?` with `[B, T, E]` in and out): walked until the state at its head
     /// stops changing (the body may run any number of times, none included), and then left
     /// at that state. `false` (nothing done) where that takes too long or where the body has
     /// a `break` or `continue` (a state that skips the end of the body). Behind `&mut self`
     /// too: a body that forgets a clause on `self` never reaches that state.
-    fn loop_invariant(&mut self, f: &syn::ExprForLoop, element: &Value) -> bool {
+    fn loop_invariant(
+        &mut self,
+        f: &syn::ExprForLoop,
+        element: &Value,
+        index: Option<&Dim>,
+    ) -> bool {
         const PASSES: usize = 4;
         // A `break` or `continue`, or a macro that may expand to one (a `macro_rules!` of
         // the crate's `{ continue }`): std's expression and diverging macros do not.
@@ -4071,6 +4197,10 @@ impl<'a> Walker<'a> {
             self.loop_passes -= 1;
             self.quiet -= 1;
             self.scope.pop();
+            // The next pass has another index: what this one hands on knows nothing of it.
+            if let Some(size) = index {
+                self.forget_size(size);
+            }
             let next = merge(&head, &self.scope);
             let subjects_kept = self.subjects.len() == subjects.len()
                 && self.subjects.iter().all(|(subject, (value, _))| {
@@ -6819,8 +6949,8 @@ fn is_candle_tensor(path: &[String]) -> bool {
     ) && path.last().is_some_and(|last| last == "Tensor")
 }
 
-/// `base[index]` of a list of tensors: the part at an integer (unknown past a list, where
-/// Rust panics), the same parts for `..`, the parts of a range of numbers.
+/// `base[index]` of a list of tensors or sizes: the part at an integer (unknown past a list,
+/// where Rust panics), the same parts for `..`, the parts of a range of numbers.
 fn index_value(base: Value, index: Value) -> Value {
     match (base, index) {
         (Value::Tensors(ts), Value::Int(i)) => Value::Tensor(
@@ -6830,6 +6960,13 @@ fn index_value(base: Value, index: Value) -> Value {
                 .unwrap_or_else(TensorType::unknown),
         ),
         (Value::TensorsEach(t), Value::Int(_)) => Value::Tensor(t),
+        // `x.dims()[1]`, `dims[2]` of a list of sizes (a Rust tuple has no `[]`): the size at
+        // a number (past the list, Rust panics).
+        (Value::Tuple(items), Value::Int(i)) => i
+            .as_literal()
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| items.get(i).cloned())
+            .unwrap_or(Value::Other),
         // `self.layers[0]`: a place of the element type; `self.layers[1..]`, the same list.
         (Value::Each(element), Value::Int(_)) => *element,
         (each @ Value::Each(_), Value::Range(..)) => each,

@@ -1846,6 +1846,98 @@ impl Wrapper {{
     });
 }
 
+/// Candle's sliced attention (Stable Diffusion's): `for i in 0..n`, the index is one size for
+/// a pass of the body, so `i * s..(i + 1) * s` is `s` long.
+const SLICED: &str = "use candle_contracts::contract;
+use candle_core::{IndexOp, Result, Tensor};
+
+#[contract(query: f32[BH, T, HD], key: f32[BH, S, HD])]
+fn sliced(query: &Tensor, key: &Tensor, slice_size: usize) -> Result<Vec<Tensor>> {
+    let mut out = Vec::new();
+    for i in 0..query.dim(0)? / slice_size {
+        let start_idx = i * slice_size;
+        let end_idx = (i + 1) * slice_size;
+        let xs = query.i(start_idx..end_idx)?.matmul(&key.i(start_idx..end_idx)?.t()?)?;
+        out.push(xs)
+    }
+    Ok(out)
+}
+
+#[contract(x: f32[N, E])]
+fn passes(x: &Tensor) -> Result<Tensor> {
+    let mut parts = Vec::new();
+    let mut shorter = Vec::new();
+    for i in 0..3 {
+        parts.push(x.narrow(0, 0, i + 1)?);
+        shorter.push(x.narrow(0, 0, i)?);
+    }
+    // One pass's `i + 1` is the next one's `i`: [1] and [1].
+    &parts[0] + &shorter[1]
+}
+";
+
+#[test]
+fn a_loops_index_is_one_size_in_a_pass_and_none_after_it() {
+    let dir = scratch("loop-index");
+    std::fs::write(dir.join("sliced.rs"), SLICED).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "sliced.rs:sliced"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<&str> = stdout.lines().map(str::trim_end).collect();
+    assert!(
+        rows.contains(&" 8  start_idx  = {i} * {slice_size}                 *"),
+        "{stdout}"
+    );
+    assert!(
+        rows.contains(&"10  xs         f32[{slice_size}, T, S]              matmul"),
+        "{stdout}"
+    );
+    // What a pass pushes is another pass's too: no index is left in it.
+    // (Kept, `parts[0]` would be `[{i} + 1, E]` and `shorter[1]` `[{i}, E]`: a false error.)
+    let (code, lines) = check_file("loop-index-passes", SLICED);
+    assert_eq!((code, lines), (0, Vec::<String>::new()));
+}
+
+/// `x.dims()[1]` (Llama's `k.dims()[1]`) is the size at that place; after `dims[0] = 1`, a
+/// `swap` or an `insert`, the list is forgotten.
+#[test]
+fn a_size_read_from_dims_by_index_is_known() {
+    let dir = scratch("dims-index");
+    std::fs::write(
+        dir.join("dims.rs"),
+        "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[B, T, E])]
+fn f(x: &Tensor) -> Result<Tensor> {
+    let t = x.dims()[1];
+    let dims = x.dims();
+    let e = dims[2];
+    let mut changed = x.dims().to_vec();
+    changed[0] = 1;
+    let one = changed[0];
+    let mut swapped = x.dims().to_vec();
+    swapped.swap(0, 1);
+    let first = swapped[0];
+    x.reshape((t, e * x.dims()[0]))
+}
+",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "dims.rs:f"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    for (name, size) in [("t", "T"), ("e", "E"), ("one", "?"), ("first", "?")] {
+        let row = rows.iter().find(|r| r.get(1) == Some(&name)).unwrap();
+        match size {
+            "?" => assert_eq!(row[2], "?", "{stdout}"),
+            size => assert_eq!(row[2..4], ["=", size], "{stdout}"),
+        }
+    }
+}
+
 /// A derive or attribute macro other than `Clone`, `Debug` and the comparisons may construct
 /// the struct.
 #[test]
