@@ -679,9 +679,23 @@ impl Index {
             }
             // Under `cfg` it may be compiled out, leaving its name to a glob or the prelude:
             // what it names is unknown (a module's functions are still read, and checked).
-            // So may everything in a module under `cfg`.
-            let conditional =
-                self.modules[module].conditional || item_attrs(item).is_some_and(is_conditional);
+            // In a module under `cfg` (`#[cfg(test)] mod tests`), an item of the module's own
+            // names (a `use`, a function, a type) is there whenever code of the module runs,
+            // and paths from outside name the module as unknown; an `impl`, a trait or a
+            // macro reaches beyond the module, and may be compiled out with it.
+            let own = item_attrs(item).is_some_and(is_conditional);
+            let conditional = match item {
+                syn::Item::Use(_)
+                | syn::Item::Fn(_)
+                | syn::Item::Struct(_)
+                | syn::Item::Enum(_)
+                | syn::Item::Union(_)
+                | syn::Item::Type(_)
+                | syn::Item::Const(_)
+                | syn::Item::Static(_)
+                | syn::Item::Mod(_) => own,
+                _ => own || self.modules[module].conditional,
+            };
             if let (syn::Item::Struct(_) | syn::Item::Enum(_) | syn::Item::Union(_), Some(attrs)) =
                 (item, item_attrs(item))
                 && attrs.iter().any(|attr| !is_std_attribute(attr))

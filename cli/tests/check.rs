@@ -1938,6 +1938,99 @@ fn f(x: &Tensor) -> Result<Tensor> {
     }
 }
 
+/// A test module under `#[cfg(test)]` is glue code like `main`: its `use`s and helpers are
+/// there whenever its tests run, so a `[512, 1]` target into a `u32[B]` is certain (and a
+/// helper's literal sizes reach the test: `{offset}` of `mask(3, 4)` is 4). An `impl` in it
+/// reaches beyond it and may be compiled out with it: its inherent `run` beats the trait's
+/// in test builds only, so `m.run(x)` outside stays unknown.
+#[test]
+fn a_cfg_test_module_is_checked_as_glue() {
+    let dir = scratch_crate(
+        "cfg-test-glue",
+        "use candle_contracts::contract;
+use candle_core::{Device, Result, Tensor};
+
+#[contract(logits: f32[B, C], target: u32[B])]
+pub fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_nn::loss::cross_entropy(logits, target)
+}
+
+#[contract(return: f32[{tgt}, {tgt} + {offset}])]
+pub fn mask(tgt: usize, offset: usize, device: &Device) -> Result<Tensor> {
+    Tensor::zeros((tgt, tgt + offset), candle_core::DType::F32, device)
+}
+
+pub struct Model {}
+
+pub trait Runner {
+    fn run(&self, x: &Tensor) -> Result<Tensor>;
+}
+
+impl Runner for Model {
+    #[contract(x: f32[N, 4], return: f32[N, 8])]
+    fn run(&self, x: &Tensor) -> Result<Tensor> {
+        x.repeat((1, 2))
+    }
+}
+
+#[contract(x: f32[N, 4], return: f32[N, 8])]
+pub fn widened(m: &Model, x: &Tensor) -> Result<Tensor> {
+    let y = m.run(x)?;
+    Ok(y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{loss, mask, Model};
+    use candle_contracts::contract;
+    use candle_core::{DType, Device, Result, Tensor};
+
+    impl Model {
+        #[contract(x: f32[N, 4], return: f32[N, 4])]
+        pub fn run(&self, x: &Tensor) -> Result<Tensor> {
+            Ok(x.clone())
+        }
+    }
+
+    #[test]
+    fn wrong_target() -> Result<()> {
+        let dev = Device::Cpu;
+        let logits = Tensor::zeros((512, 10), DType::F32, &dev)?;
+        let target = Tensor::zeros((512, 1), DType::U32, &dev)?;
+        let causal = mask(3, 4, &dev)?;
+        let m = Model {};
+        let y = m.run(&Tensor::zeros((2, 4), DType::F32, &dev)?)?;
+        loss(&logits, &target)?;
+        Ok(())
+    }
+}
+",
+    );
+    let (code, _, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `loss` takes `target: u32[B]`, but `target` is `u32[512, 1]` here",
+            "--> src/lib.rs:54:24",
+        ],
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:tests::wrong_target"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    let shape = |name: &str| {
+        let row = rows.iter().find(|r| r.get(1) == Some(&name)).unwrap();
+        row[2..row.len() - 1].join(" ")
+    };
+    assert_eq!(shape("causal"), "f32[3, 7]", "{stdout}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:widened"]);
+    assert_eq!(self::rows(&stdout), ["29 y ? run"], "{stdout}");
+}
+
 /// A derive or attribute macro other than `Clone`, `Debug` and the comparisons may construct
 /// the struct.
 #[test]
