@@ -1168,12 +1168,8 @@ impl LogVisit<'_> {
     /// `impl Attention`), that struct's key: the field is that struct's own.
     fn place(&self, expr: &syn::Expr) -> Place {
         let fields = place_fields(expr);
-        let owner = self
-            .stack
-            .last()
-            .copied()
-            .flatten()
-            .and_then(|id| self.index.fns[id].owner.clone());
+        let method = self.stack.last().copied().flatten();
+        let owner = method.and_then(|id| self.index.fns[id].owner.clone());
         let mut expr = expr;
         let root = loop {
             expr = match expr {
@@ -1184,11 +1180,15 @@ impl LogVisit<'_> {
                         };
                         let field = name_of(field);
                         break owner.filter(|key| {
-                            self.index.struct_item(key).is_some_and(|(_, item)| {
+                            self.index.struct_item(key).is_some_and(|(module, item)| {
                                 inert_attributes(&item.attrs)
                                     && matches!(item.fields, syn::Fields::Named(_))
                                     && item.fields.iter().any(|f| {
                                         f.ident.as_ref().is_some_and(|i| name_of(i) == field)
+                                            && !crate::index::is_conditional(&f.attrs)
+                                            && method.is_some_and(|id| {
+                                                self.field_visible(&f.vis, module, id)
+                                            })
                                     })
                             })
                         });
@@ -1209,6 +1209,41 @@ impl LogVisit<'_> {
             };
         };
         (fields, root)
+    }
+
+    /// Whether a field of this visibility, declared in `module`, is visible in the function
+    /// `id`: rustc looks past a field it cannot see (to a `Deref` target's field of the name).
+    fn field_visible(&self, vis: &syn::Visibility, module: ModId, id: usize) -> bool {
+        let within = |ancestor: Option<ModId>| {
+            let mut at = Some(self.index.fns[id].module);
+            while let Some(m) = at {
+                if Some(m) == ancestor {
+                    return true;
+                }
+                at = self.index.modules[m].parent;
+            }
+            false
+        };
+        match vis {
+            syn::Visibility::Public(_) => true,
+            syn::Visibility::Restricted(r) if r.path.is_ident("crate") => true,
+            syn::Visibility::Restricted(r) if r.path.is_ident("self") => within(Some(module)),
+            syn::Visibility::Restricted(r) if r.path.is_ident("super") => {
+                within(self.index.modules[module].parent)
+            }
+            syn::Visibility::Restricted(_) => false,
+            syn::Visibility::Inherited => within(Some(module)),
+        }
+    }
+
+    /// The patterns of a function's parameters (`Attention { c_proj, .. }: &mut Attention`
+    /// binds a field, maybe by `&mut`), as a body's are.
+    fn parameters(&mut self, sig: &'static syn::Signature) {
+        for input in &sig.inputs {
+            if let syn::FnArg::Typed(typed) = input {
+                self.visit_pat(&typed.pat);
+            }
+        }
     }
 
     fn enter(&mut self, block: &'static syn::Block) {
@@ -1339,6 +1374,7 @@ impl Visit<'static> for LogVisit<'_> {
         if f.sig.unsafety.is_some() {
             self.unsafe_tokens(f.block.to_token_stream());
         }
+        self.parameters(&f.sig);
         self.enter(&f.block);
     }
 
@@ -1384,6 +1420,7 @@ impl Visit<'static> for LogVisit<'_> {
         if f.sig.unsafety.is_some() {
             self.unsafe_tokens(f.block.to_token_stream());
         }
+        self.parameters(&f.sig);
         self.enter(&f.block);
     }
 
@@ -1394,6 +1431,7 @@ impl Visit<'static> for LogVisit<'_> {
 
     fn visit_trait_item_fn(&mut self, f: &'static syn::TraitItemFn) {
         self.note_changing(&f.sig);
+        self.parameters(&f.sig);
         if let Some(block) = &f.default {
             self.enter(block);
         }

@@ -1846,6 +1846,84 @@ impl Wrapper {{
     });
 }
 
+/// From a review: the other struct's `c_proj` is no field rustc finds first where it is under
+/// `cfg`, or private to another module than the `impl`'s (rustc looks past it to the `Deref`
+/// target's); a parameter's struct pattern binds the field (`&mut`) as a `let`'s does.
+#[test]
+fn a_field_of_the_name_rustc_may_look_past_is_a_change() {
+    const DEREF: &str = "
+impl std::ops::Deref for Wrapper {
+    type Target = Attention;
+    fn deref(&self) -> &Attention {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for Wrapper {
+    fn deref_mut(&mut self) -> &mut Attention {
+        &mut self.inner
+    }
+}
+";
+    assert_silent("ctor-other-struct-cfg-field", |source| {
+        format!(
+            "{source}
+struct Wrapper {{
+    #[cfg(feature = \"never\")]
+    c_proj: Linear,
+    inner: Attention,
+}}
+{DEREF}
+impl Wrapper {{
+    fn widen(&mut self, vb: VarBuilder) -> Result<()> {{
+        self.c_proj = linear(3 * HIDDEN, HIDDEN, vb)?;
+        Ok(())
+    }}
+}}
+"
+        )
+    });
+    assert_silent("ctor-other-struct-private-field", |source| {
+        format!(
+            "{source}
+mod wrap {{
+    use super::Attention;
+    use candle_nn::Linear;
+
+    pub struct Wrapper {{
+        c_proj: Option<Linear>,
+        pub inner: Attention,
+    }}
+{}
+}}
+
+mod widen {{
+    use super::HIDDEN;
+    use candle_core::Result;
+    use candle_nn::{{linear, VarBuilder}};
+
+    impl super::wrap::Wrapper {{
+        pub fn widen(&mut self, vb: VarBuilder) -> Result<()> {{
+            self.c_proj = linear(3 * HIDDEN, HIDDEN, vb)?;
+            Ok(())
+        }}
+    }}
+}}
+",
+            DEREF.replace("\n", "\n    ")
+        )
+    });
+    assert_silent("ctor-parameter-pattern", |source| {
+        format!(
+            "{source}
+fn slot(Attention {{ c_proj, .. }}: &mut Attention) -> &mut Linear {{
+    c_proj
+}}
+"
+        )
+    });
+}
+
 /// Candle's sliced attention (Stable Diffusion's): `for i in 0..n`, the index is one size for
 /// a pass of the body, so `i * s..(i + 1) * s` is `s` long.
 const SLICED: &str = "use candle_contracts::contract;
