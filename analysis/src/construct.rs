@@ -1618,7 +1618,61 @@ impl Visit<'static> for LogVisit<'_> {
         if !READING_MACROS.contains(&name.as_str()) || self.index.defines_macro(&name) {
             idents(&mac.tokens, &mut self.log.macro_changed);
         }
+        // std's `assert_eq!(layer.attn.kv_cache.is_some(), true)`: its arguments are
+        // expressions it evaluates as written (behind a `&`), read as the body's are.
+        if let Some(arguments) = self.std_macro_arguments(mac, &name) {
+            for argument in arguments {
+                self.visit_expr(argument);
+            }
+            return;
+        }
         macro_token_facts(self.log, mac.tokens.clone());
+    }
+}
+
+/// std's macros whose arguments are expressions, separated by commas, that they evaluate as
+/// written (a format string's `{x}` only reads `x`; `name = value` binds a name of its own).
+const EXPRESSION_ARGUMENT_MACROS: &[&str] = &[
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "format_args",
+    "panic",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "unreachable",
+    "todo",
+    "unimplemented",
+];
+
+impl LogVisit<'_> {
+    /// The arguments of a call of one of std's [`EXPRESSION_ARGUMENT_MACROS`] by its bare
+    /// name, where the name is std's (no macro of the crate's, nor an import, in the
+    /// function's module names it) and they parse as expressions.
+    fn std_macro_arguments(
+        &self,
+        mac: &syn::Macro,
+        name: &str,
+    ) -> Option<&'static syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>> {
+        let std_path = mac.path.get_ident().is_some();
+        let module = self.index.fns[self.stack.last().copied().flatten()?].module;
+        if !std_path
+            || !EXPRESSION_ARGUMENT_MACROS.contains(&name)
+            || !self.index.std_macro_in_scope(module, name)
+        {
+            return None;
+        }
+        let arguments = mac
+            .parse_body_with(syn::punctuated::Punctuated::parse_terminated)
+            .ok()?;
+        // Kept with the files' syntax, which the logs point into.
+        Some(Box::leak(Box::new(arguments)))
     }
 }
 

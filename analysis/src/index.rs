@@ -680,17 +680,14 @@ impl Index {
             // Under `cfg` it may be compiled out, leaving its name to a glob or the prelude:
             // what it names is unknown (a module's functions are still read, and checked).
             // In a module under `cfg` (`#[cfg(test)] mod tests`), an item of the module's own
-            // names (a `use`, a function, a type) is there whenever code of the module runs,
-            // and paths from outside name the module as unknown; an `impl`, a trait or a
-            // macro reaches beyond the module, and may be compiled out with it.
+            // names (a `use`, a function, a constant) is there whenever code of the module
+            // runs, and paths from outside name the module as unknown. A type is known by its
+            // module's path, which a twin module under the opposite `cfg` shares; an `impl`, a
+            // trait or a macro reaches beyond the module: these may be compiled out with it.
             let own = item_attrs(item).is_some_and(is_conditional);
             let conditional = match item {
                 syn::Item::Use(_)
                 | syn::Item::Fn(_)
-                | syn::Item::Struct(_)
-                | syn::Item::Enum(_)
-                | syn::Item::Union(_)
-                | syn::Item::Type(_)
                 | syn::Item::Const(_)
                 | syn::Item::Static(_)
                 | syn::Item::Mod(_) => own,

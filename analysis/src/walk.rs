@@ -1321,6 +1321,36 @@ impl<'a> Walker<'a> {
         self.field_dims.get(&name).cloned()
     }
 
+    /// The size the integer field `field` of `receiver` holds here (`self.n_head` of
+    /// `self`, `self.attn.n_head` of `self.attn`), where a clause names it as a dim or
+    /// [`Walker::bind_field_dims`] gave it one.
+    fn receiver_field_size(&self, receiver: &syn::Expr, field: &str) -> Option<Dim> {
+        if field.contains(['.', '(', '[', '?', '@', '{']) || !self.is_param("self") {
+            return None;
+        }
+        let text = subject_text(strip_refs(receiver))?;
+        // A clause's dim first (`self.heads = H` of the caller's own contract).
+        if let Some(Value::Int(size)) = self.subject_value_of(&format!("{text}.{field}"))
+            && !size.is_unknown()
+        {
+            return Some(size);
+        }
+        let name = match text.strip_prefix("self")? {
+            "" => field.to_string(),
+            rest => {
+                let inner = rest.strip_prefix('.')?;
+                if inner.contains(['.', '(', '[', '?', '@', '{']) {
+                    return None;
+                }
+                format!("{inner}.{field}")
+            }
+        };
+        if self.self_mut && !self.subjects.contains_key(&size_subject(&name)) {
+            return None;
+        }
+        self.field_dims.get(&name).cloned()
+    }
+
     /// Whether what a path from a parameter names stays what its clause says while the
     /// parameter cannot change: fields do; a method's value only where it is a candle-nn
     /// layer's tensor (`self.head.weight()`): a method of the user's may read a cell or a
@@ -3327,11 +3357,86 @@ impl<'a> Walker<'a> {
         let absent = none_arm
             .map(|at| (at, self.absent_sizes(&m.expr)))
             .filter(|(_, values)| !values.is_empty());
+        // `match x.rank() { 3 => .., 2 => .., _ => bail!(..) }` of a known number: the one arm
+        // that runs.
+        if let Value::Int(size) = &scrutinee
+            && let Some(number) = size.as_literal()
+            && let Some(at) = self.arm_of_number(m, number)
+        {
+            let arm = &m.arms[at];
+            self.scope.push(BTreeMap::new());
+            self.bind_refutable_from(&arm.pat, scrutinee.clone(), &m.expr);
+            let value = self.expr(&arm.body);
+            self.scope.pop();
+            return value;
+        }
         let conditional = usize::from(m.arms.len() > 1);
         self.quiet += conditional;
         let value = self.match_arms(m, &scrutinee, some_arm, absent);
         self.quiet -= conditional;
         value
+    }
+
+    /// The arm of `m` that a scrutinee of value `number` certainly takes: the first whose
+    /// pattern matches it, past arms whose integer literals or ranges rule it out. None where
+    /// an arm before it may be taken or not (a guard, a name that may be a constant, any
+    /// other pattern), or an arm stands under an attribute (`#[cfg]` may compile it out).
+    fn arm_of_number(&self, m: &syn::ExprMatch, number: u64) -> Option<usize> {
+        /// Whether the pattern matches `number`: `Some(true)` certainly, `Some(false)`
+        /// certainly not, `None` where the walk cannot tell.
+        fn matches_number(pat: &syn::Pat, number: u64) -> Option<bool> {
+            let literal = |expr: &syn::Expr| match expr {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(int),
+                    attrs,
+                }) if attrs.is_empty() => int.base10_parse::<u64>().ok(),
+                _ => None,
+            };
+            match pat {
+                syn::Pat::Wild(_) => Some(true),
+                syn::Pat::Lit(lit) => {
+                    let syn::Lit::Int(int) = &lit.lit else {
+                        return None;
+                    };
+                    Some(int.base10_parse::<u64>().ok()? == number)
+                }
+                syn::Pat::Range(range) => {
+                    let start = match &range.start {
+                        Some(start) => literal(start)?,
+                        None => 0,
+                    };
+                    let inside_end = match (&range.end, &range.limits) {
+                        (None, _) => true,
+                        (Some(end), syn::RangeLimits::HalfOpen(_)) => number < literal(end)?,
+                        (Some(end), syn::RangeLimits::Closed(_)) => number <= literal(end)?,
+                    };
+                    Some(start <= number && inside_end)
+                }
+                syn::Pat::Or(or) => {
+                    let mut any = false;
+                    for case in &or.cases {
+                        match matches_number(case, number)? {
+                            true => any = true,
+                            false => {}
+                        }
+                    }
+                    Some(any)
+                }
+                syn::Pat::Paren(p) => matches_number(&p.pat, number),
+                _ => None,
+            }
+        }
+        if m.arms.iter().any(|arm| !arm.attrs.is_empty()) {
+            return None;
+        }
+        for (at, arm) in m.arms.iter().enumerate() {
+            match (matches_number(&arm.pat, number)?, &arm.guard) {
+                (false, _) => continue,
+                (true, None) => return Some(at),
+                (true, Some(_)) => return None,
+            }
+        }
+        None
     }
 
     /// `live_arm`: an arm that runs for some call, and is reported in. `absent`: of two
@@ -3849,7 +3954,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A method of a list of sizes (`x.dims()`, `[b, t, e]`, `let mut dims = ..to_vec()`):
-    /// `to_vec` and `dims` keep it, `len` counts it, `push` and `pop` on a local name change
+    /// `to_vec`, `as_slice` and `dims` keep it, `len` counts it, `push` and `pop` on a local name change
     /// it where they run (a loop or a `&mut` elsewhere forgets the name, as for any value);
     /// any other method may change it.
     fn size_list_method(
@@ -3861,7 +3966,8 @@ impl<'a> Walker<'a> {
     ) -> Value {
         let local = self.local_receiver(&call.receiver);
         match (name, args, local) {
-            ("to_vec" | "dims" | "to_owned" | "clone", [], _) => Value::Tuple(items),
+            // (`as_slice` of a `Vec` or an array is their own inherent method.)
+            ("to_vec" | "dims" | "to_owned" | "clone" | "as_slice", [], _) => Value::Tuple(items),
             ("len", [], _) => Value::Int(Dim::lit(items.len() as u64)),
             ("push", [Value::Int(size)], Some(local)) => {
                 items.push(Value::Int(size.clone()));
@@ -4707,6 +4813,10 @@ impl<'a> Walker<'a> {
                 Value::Int(dim)
             }
             "elem_count" => Value::Int(t.shape.elem_count()),
+            "rank" if args.is_empty() => Value::Int(match t.shape.rank() {
+                candle_contracts_shapes::Rank::Exactly(rank) => Dim::lit(rank as u64),
+                _ => Dim::Unknown,
+            }),
             _ if KEEP_OK.contains(&name) => Value::Tensor(t.clone()),
             _ if let Some(outcome) = parts_under(
                 &self.facts,
@@ -5104,6 +5214,17 @@ impl<'a> Walker<'a> {
         let pairs: Vec<(&TensorType, &TensorType)> =
             given.iter().map(|(_, c, t, _)| (&c.spec, t)).collect();
         let mut bindings = Bindings::new();
+        // The callee's integer fields it names as dims (`self.num_attention_heads = H`) where
+        // the receiver's field has a size here: the guard binds the dim from that field.
+        if let Some(receiver) = receiver {
+            for (path, dim) in &contract.fields {
+                if let Some(field) = path.strip_prefix("self.")
+                    && let Some(size) = self.receiver_field_size(receiver, field)
+                {
+                    bindings.bind_dim(dim.clone(), size);
+                }
+            }
+        }
         if let Err((i, reason)) = bindings.match_all(&pairs) {
             let (position, clause, found, theirs) = &given[i];
             let mismatch = Mismatch {

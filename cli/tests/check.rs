@@ -1924,6 +1924,186 @@ fn slot(Attention {{ c_proj, .. }}: &mut Attention) -> &mut Linear {{
     });
 }
 
+/// BERT's `transpose_for_scores`, called on `self` and on a field: the callee's integer fields
+/// it names as dims (`num_attention_heads = H`) are the receiver's sizes there (the caller's
+/// clause, or what the constructor gave the field), so `[B, H, T, D]` comes back whole; its
+/// list of sizes through `as_slice()` is followed too. A test's `assert_eq!` on a field of
+/// another struct of the name changes nothing of this one's.
+const HEADS_AT_THE_CALL: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{linear, Linear, VarBuilder};
+
+pub struct Config {
+    pub hidden_size: usize,
+    pub num_attention_heads: usize,
+}
+
+#[contract(query: Linear[E -> H * D], num_attention_heads = H, attention_head_size = D)]
+pub struct SelfAttention {
+    query: Linear,
+    num_attention_heads: usize,
+    attention_head_size: usize,
+}
+
+#[contract]
+impl SelfAttention {
+    pub fn load(vb: VarBuilder, config: &Config) -> Result<Self> {
+        let attention_head_size = config.hidden_size / config.num_attention_heads;
+        let all = config.num_attention_heads * attention_head_size;
+        let query = linear(config.hidden_size, all, vb.pp(\"query\"))?;
+        Ok(Self {
+            query,
+            num_attention_heads: config.num_attention_heads,
+            attention_head_size,
+        })
+    }
+
+    #[contract(xs: f32[B, T, H * D], return: f32[B, H, T, D])]
+    fn transpose_for_scores(&self, xs: &Tensor) -> Result<Tensor> {
+        let mut new_x_shape = xs.dims().to_vec();
+        new_x_shape.pop();
+        new_x_shape.push(self.num_attention_heads);
+        new_x_shape.push(self.attention_head_size);
+        let xs = xs.reshape(new_x_shape.as_slice())?.transpose(1, 2)?;
+        xs.contiguous()
+    }
+
+    #[contract(hidden_states: f32[B, T, E], return: f32[B, H, T, D])]
+    pub fn forward(&self, hidden_states: &Tensor) -> Result<Tensor> {
+        let query_layer = self.query.forward(hidden_states)?;
+        let query_layer = self.transpose_for_scores(&query_layer)?;
+        Ok(query_layer)
+    }
+}
+
+pub struct Attention {
+    self_attention: SelfAttention,
+}
+
+#[contract]
+impl Attention {
+    pub fn load(vb: VarBuilder, config: &Config) -> Result<Self> {
+        let self_attention = SelfAttention::load(vb.pp(\"self\"), config)?;
+        Ok(Self { self_attention })
+    }
+
+    #[contract(hidden_states: f32[B, T, E])]
+    pub fn forward(&self, hidden_states: &Tensor) -> Result<Tensor> {
+        let heads = self.self_attention.forward(hidden_states)?;
+        Ok(heads)
+    }
+}
+
+pub struct Cached {
+    pub kv_cache: Option<Tensor>,
+}
+
+pub struct Other {
+    pub self_attention: Cached,
+}
+
+#[test]
+fn other() {
+    let other = Other { self_attention: Cached { kv_cache: None } };
+    assert_eq!(other.self_attention.kv_cache.as_ref().map(|t| t.rank()), None);
+}
+";
+
+#[test]
+fn a_callees_integer_fields_are_the_receivers_sizes() {
+    let dir = scratch_crate("heads-at-the-call", HEADS_AT_THE_CALL);
+    let (code, stdout, stderr) = run(&dir, &["check"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let shapes = |function: &str| {
+        let (code, stdout, stderr) = run(&dir, &["shapes", &format!("src/lib.rs:{function}")]);
+        assert_eq!(code, 0, "{stderr}");
+        rows(&stdout)
+    };
+    assert_eq!(
+        shapes("SelfAttention::transpose_for_scores"),
+        [
+            "32 new_x_shape (= B, = T, = D * H) to_vec",
+            "36 xs f32[B, H, T, D] transpose",
+        ]
+    );
+    assert_eq!(
+        shapes("SelfAttention::forward"),
+        [
+            "42 query_layer f32[B, T, D * H] forward",
+            "43 query_layer f32[B, H, T, D] transpose_for_scores",
+        ]
+    );
+    assert_eq!(
+        shapes("Attention::forward"),
+        [
+            "61 heads f32[B, config.num_attention_heads, T, config.hidden_size / \
+          config.num_attention_heads] forward"
+        ]
+    );
+}
+
+/// BERT's `get_extended_attention_mask`: a `match` on a known rank takes its one arm, so the
+/// mask is `[B, 1, 1, T]` and a return clause of rank 3 is certainly wrong; past an arm with a
+/// guard, or a name that may be a constant, the arm is not known.
+const MATCHED_RANK: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+const TWO: usize = 2;
+
+#[contract(mask: f32[B, T], return: f32[B, 1, T])]
+pub fn extended(mask: &Tensor) -> Result<Tensor> {
+    let mask = match mask.rank() {
+        3 => mask.unsqueeze(1)?,
+        1 | 2 => mask.unsqueeze(1)?.unsqueeze(1)?,
+        _ => candle_core::bail!(\"Wrong shape for attention_mask\"),
+    };
+    Ok(mask)
+}
+
+#[contract(mask: f32[B, T])]
+pub fn guarded(mask: &Tensor, flag: bool) -> Result<Tensor> {
+    let by_guard = match mask.rank() {
+        2 if flag => mask.unsqueeze(1)?,
+        _ => mask.clone(),
+    };
+    let by_name = match mask.rank() {
+        TWO => mask.unsqueeze(1)?,
+        _ => mask.clone(),
+    };
+    let by_range = match mask.dims().len() {
+        0..=1 => mask.clone(),
+        2.. => mask.unsqueeze(0)?,
+    };
+    Ok(by_guard)
+}
+";
+
+#[test]
+fn a_match_on_a_known_number_takes_its_one_arm() {
+    let dir = scratch("matched-rank");
+    std::fs::write(dir.join("mask.rs"), MATCHED_RANK).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "mask.rs"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `extended` returns `return: f32[B, 1, T]`, but `mask` is `f32[B, 1, 1, T]` here",
+            "--> mask.rs:13:8",
+        ],
+        "{stderr}"
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "mask.rs:guarded"]);
+    assert_eq!(
+        rows(&stdout),
+        [
+            "18 by_guard f32[..] match",
+            "22 by_name f32[..] match",
+            "26 by_range f32[1, B, T] match",
+        ],
+        "{stdout}"
+    );
+}
+
 /// Candle's sliced attention (Stable Diffusion's): `for i in 0..n`, the index is one size for
 /// a pass of the body, so `i * s..(i + 1) * s` is `s` long.
 const SLICED: &str = "use candle_contracts::contract;
@@ -2018,9 +2198,11 @@ fn f(x: &Tensor) -> Result<Tensor> {
 
 /// A test module under `#[cfg(test)]` is glue code like `main`: its `use`s and helpers are
 /// there whenever its tests run, so a `[512, 1]` target into a `u32[B]` is certain (and a
-/// helper's literal sizes reach the test: `{offset}` of `mask(3, 4)` is 4). An `impl` in it
+/// helper's literal sizes reach the test: `{offset}` of `mask(3, 4)` is 4); a helper that is
+/// no test may provoke a failure its test expects, and is not reported. An `impl` in it
 /// reaches beyond it and may be compiled out with it: its inherent `run` beats the trait's
-/// in test builds only, so `m.run(x)` outside stays unknown.
+/// in test builds only, so `m.run(x)` outside stays unknown. From a review: a struct in it
+/// is known by a path a twin module under the opposite `cfg` may share.
 #[test]
 fn a_cfg_test_module_is_checked_as_glue() {
     let dir = scratch_crate(
@@ -2080,6 +2262,48 @@ mod tests {
         let y = m.run(&Tensor::zeros((2, 4), DType::F32, &dev)?)?;
         loss(&logits, &target)?;
         Ok(())
+    }
+
+    // A helper may provoke the failure its test expects: not reported.
+    fn two_dim_target() -> Result<Tensor> {
+        let dev = Device::Cpu;
+        let logits = Tensor::zeros((4, 10), DType::F32, &dev)?;
+        let target = Tensor::zeros((4, 1), DType::U32, &dev)?;
+        let value = loss(&logits, &target)?;
+        Ok(value)
+    }
+
+    #[test]
+    fn a_two_dim_target_is_an_error() {
+        assert!(two_dim_target().is_err());
+    }
+}
+
+// Twins under opposite `cfg`s share the path `imp::Blk`: neither's fields are known.
+#[cfg(not(test))]
+pub mod imp {
+    use candle_contracts::contract;
+    use candle_core::{Module, Result, Tensor};
+    use candle_nn::{Linear, VarBuilder};
+
+    pub struct Blk {
+        pub proj: Linear,
+    }
+
+    pub fn build(vb: VarBuilder) -> Result<Blk> {
+        Ok(Blk { proj: candle_nn::linear(4, 8, vb)? })
+    }
+
+    #[contract(x: f32[N, 4])]
+    pub fn run(b: &Blk, x: &Tensor) -> Result<Tensor> {
+        b.proj.forward(x)
+    }
+}
+
+#[cfg(test)]
+pub mod imp {
+    pub struct Blk {
+        pub proj: candle_nn::Conv1d,
     }
 }
 ",

@@ -5,6 +5,7 @@
 // candle writes `VarBuilder` without its lifetime.
 #![allow(elided_lifetimes_in_paths)]
 
+mod bert;
 mod bigcode;
 mod clip;
 mod convnext;
