@@ -3413,12 +3413,10 @@ impl<'a> Walker<'a> {
                     Some(start <= number && inside_end)
                 }
                 syn::Pat::Or(or) => {
+                    // Every case decided, or none is.
                     let mut any = false;
                     for case in &or.cases {
-                        match matches_number(case, number)? {
-                            true => any = true,
-                            false => {}
-                        }
+                        any |= matches_number(case, number)?;
                     }
                     Some(any)
                 }
