@@ -986,6 +986,12 @@ fn file_logs(index: &Index) -> std::rc::Rc<Vec<FileLog>> {
         fn_blocks.entry(f.block as *const syn::Block).or_insert(id);
     }
     let mut stack = Vec::new();
+    // Every name a `use` brings in, in any file or body (`use crate::set_it as assert;`): a
+    // macro called by such a name may be the crate's, whatever std has of the name.
+    let mut imported = ImportedNames(BTreeSet::new());
+    for file in index.sources() {
+        imported.visit_file(file);
+    }
     let logs: Vec<FileLog> = index
         .sources()
         .iter()
@@ -999,6 +1005,7 @@ fn file_logs(index: &Index) -> std::rc::Rc<Vec<FileLog>> {
                 inherent: false,
                 self_ty: None,
                 for_mut_ref: false,
+                imported: &imported.0,
             };
             visit.visit_file(file);
             log
@@ -1160,6 +1167,21 @@ struct LogVisit<'s> {
     self_ty: Option<String>,
     /// Within an `impl` for `&mut T`: a method taking `self` holds `&mut T`.
     for_mut_ref: bool,
+    /// The names `use`s bring in, anywhere in the files read.
+    imported: &'s BTreeSet<String>,
+}
+
+/// The names `use`s bring in (`use a::b;` brings `b`, `use a::b as c;` brings `c`).
+struct ImportedNames(BTreeSet<String>);
+
+impl<'ast> Visit<'ast> for ImportedNames {
+    fn visit_use_name(&mut self, name: &'ast syn::UseName) {
+        self.0.insert(name_of(&name.ident));
+    }
+
+    fn visit_use_rename(&mut self, rename: &'ast syn::UseRename) {
+        self.0.insert(name_of(&rename.rename));
+    }
 }
 
 impl LogVisit<'_> {
@@ -1615,7 +1637,10 @@ impl Visit<'static> for LogVisit<'_> {
         // A macro of the user's (`dec!(self, n_head)`, or a `macro_rules! assert` of the
         // crate's) may build any place from the names it is given: every field it names may
         // change.
-        if !READING_MACROS.contains(&name.as_str()) || self.index.defines_macro(&name) {
+        if !READING_MACROS.contains(&name.as_str())
+            || self.index.defines_macro(&name)
+            || self.imported.contains(&name)
+        {
             idents(&mac.tokens, &mut self.log.macro_changed);
         }
         // std's `assert_eq!(layer.attn.kv_cache.is_some(), true)`: its arguments are
@@ -1665,6 +1690,7 @@ impl LogVisit<'_> {
         if !std_path
             || !EXPRESSION_ARGUMENT_MACROS.contains(&name)
             || !self.index.std_macro_in_scope(module, name)
+            || self.imported.contains(name)
         {
             return None;
         }

@@ -2104,6 +2104,37 @@ fn a_match_on_a_known_number_takes_its_one_arm() {
     );
 }
 
+/// From a review: a macro of the crate's imported under a std macro's name (`use
+/// crate::set_it as assert;`, in the module or in a body) may change any field it is given;
+/// it is no std `assert!` whose arguments are only read.
+#[test]
+fn a_crate_macro_imported_under_a_std_name_may_change_a_field() {
+    for (case, module_use, body_use) in [
+        ("module", "use crate::set_it as assert;\n", ""),
+        ("body", "", "    use crate::set_it as assert;\n"),
+    ] {
+        let source = BUILT_ATTENTION.replace("FORWARD", WRONG_PROJECTION);
+        let source = format!(
+            "{source}
+macro_rules! set_it {{
+    ($m:expr, $f:ident, $v:expr) => {{ $m.$f = $v }};
+}}
+pub(crate) use set_it;
+{module_use}
+fn widen(vb: VarBuilder) -> Result<Attention> {{
+{body_use}    let mut m = Attention::new(vb.pp(\"a\"))?;
+    assert!(m, c_proj, linear(3 * HIDDEN, HIDDEN, vb.pp(\"b\"))?);
+    Ok(m)
+}}
+"
+        );
+        // In a crate read whole, where the constructor's sizes are certain.
+        let dir = scratch_crate(&format!("ctor-macro-alias-{case}"), &source);
+        let (code, stdout, stderr) = run(&dir, &["check"]);
+        assert_eq!(code, 0, "{case}: {stdout}{stderr}");
+    }
+}
+
 /// Candle's sliced attention (Stable Diffusion's): `for i in 0..n`, the index is one size for
 /// a pass of the body, so `i * s..(i + 1) * s` is `s` long.
 const SLICED: &str = "use candle_contracts::contract;
