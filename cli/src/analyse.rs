@@ -114,9 +114,11 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
             {
                 continue;
             }
-            // A helper of tests under `cfg` (`#[cfg(test)] mod tests`) may provoke the failure
-            // its test expects (`assert!(two_dim_target().is_err())`): only the tests are.
-            None if (f.conditional || index.modules[f.module].conditional)
+            // A helper of tests (in a module under `cfg`, `#[cfg(test)] mod tests`, whose
+            // names were all unknown before, or itself under `#[cfg(test)]`) may provoke the
+            // failure its test expects (`assert!(two_dim_target().is_err())`): only the tests
+            // are checked.
+            None if (index.modules[f.module].conditional || for_tests_only(f.attrs))
                 && !f.attrs.iter().any(|attr| {
                     attr.path()
                         .segments
@@ -176,4 +178,19 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
         checked,
         glue,
     }
+}
+
+/// Whether a `#[cfg(..)]` among `attrs` names `test` (`#[cfg(test)]`, `#[cfg(all(test, ..))]`).
+fn for_tests_only(attrs: &[syn::Attribute]) -> bool {
+    fn names_test(tokens: proc_macro2::TokenStream) -> bool {
+        tokens.into_iter().any(|tree| match tree {
+            proc_macro2::TokenTree::Ident(ident) => ident == "test",
+            proc_macro2::TokenTree::Group(group) => names_test(group.stream()),
+            _ => false,
+        })
+    }
+    attrs.iter().any(|attr| match &attr.meta {
+        syn::Meta::List(list) if attr.path().is_ident("cfg") => names_test(list.tokens.clone()),
+        _ => false,
+    })
 }

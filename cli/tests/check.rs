@@ -2230,7 +2230,8 @@ fn f(x: &Tensor) -> Result<Tensor> {
 /// A test module under `#[cfg(test)]` is glue code like `main`: its `use`s and helpers are
 /// there whenever its tests run, so a `[512, 1]` target into a `u32[B]` is certain (and a
 /// helper's literal sizes reach the test: `{offset}` of `mask(3, 4)` is 4); a helper that is
-/// no test may provoke a failure its test expects, and is not reported. An `impl` in it
+/// no test (there, or itself under `#[cfg(test)]`) may provoke a failure its test expects, and
+/// is not reported, where code under another `cfg` (`feature = "gpu"`) is. An `impl` in it
 /// reaches beyond it and may be compiled out with it: its inherent `run` beats the trait's
 /// in test builds only, so `m.run(x)` outside stays unknown. From a review: a struct in it
 /// is known by a path a twin module under the opposite `cfg` may share.
@@ -2337,6 +2338,25 @@ pub mod imp {
         pub proj: candle_nn::Conv1d,
     }
 }
+
+// Under a feature, code without a contract is checked as before; a test's helper is not.
+#[cfg(feature = \"gpu\")]
+pub fn gpu_glue() -> Result<()> {
+    let dev = Device::Cpu;
+    let logits = Tensor::zeros((8, 10), candle_core::DType::F32, &dev)?;
+    let target = Tensor::zeros((8, 1), candle_core::DType::U32, &dev)?;
+    loss(&logits, &target)?;
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+fn unix_target() -> Result<Tensor> {
+    let dev = Device::Cpu;
+    let logits = Tensor::zeros((8, 10), candle_core::DType::F32, &dev)?;
+    let target = Tensor::zeros((8, 1), candle_core::DType::U32, &dev)?;
+    let value = loss(&logits, &target)?;
+    Ok(value)
+}
 ",
     );
     let (code, _, stderr) = run(&dir, &["check"]);
@@ -2346,6 +2366,8 @@ pub mod imp {
         [
             "error: `loss` takes `target: u32[B]`, but `target` is `u32[512, 1]` here",
             "--> src/lib.rs:54:24",
+            "error: `loss` takes `target: u32[B]`, but `target` is `u32[8, 1]` here",
+            "--> src/lib.rs:107:20",
         ],
         "{stderr}"
     );
