@@ -120,6 +120,10 @@ const READING_METHODS: &[&str] = &[
     "saturating_sub",
     "checked_div",
     "checked_sub",
+    // `Option`'s own, and `AsRef`'s (`&self` in std and candle alike).
+    "as_ref",
+    "is_some",
+    "is_none",
 ];
 
 /// Inherent methods of candle-nn 0.11's kv caches that change what a cache holds, never the dim

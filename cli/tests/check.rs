@@ -1846,6 +1846,39 @@ impl Wrapper {{
     });
 }
 
+/// `o.c_proj.is_some()` or `.as_ref()` on a field of the name (another struct's `Option`, as
+/// candle's tests read a kv cache) reads it: `Attention`'s constructed `c_proj` still makes
+/// the wrong projection certain, where no method of those names in sight takes `&mut self`.
+#[test]
+fn an_option_read_on_a_field_of_the_name_keeps_the_fact() {
+    let other = "
+struct Other {
+    c_proj: Option<Linear>,
+}
+
+fn probe(o: &Other) -> bool {
+    o.c_proj.is_some() && o.c_proj.as_ref().is_some_and(|p| p.bias().is_none())
+}
+";
+    let source = format!(
+        "{}{other}",
+        BUILT_ATTENTION.replace("FORWARD", WRONG_PROJECTION)
+    );
+    let (code, lines) = check_file("ctor-option-read", &source);
+    assert_eq!(code, 1, "{source}");
+    assert_eq!(lines[1], "--> model.rs:25:30");
+    // A trait of the crate's giving the name `&mut self` may change the field.
+    assert_silent("ctor-option-read-changing", |source| {
+        format!(
+            "{source}{other}
+trait Reset {{
+    fn is_some(&mut self) -> bool;
+}}
+"
+        )
+    });
+}
+
 /// From a review: the other struct's `c_proj` is no field rustc finds first where it is under
 /// `cfg`, or private to another module than the `impl`'s (rustc looks past it to the `Deref`
 /// target's); a parameter's struct pattern binds the field (`&mut`) as a `let`'s does.
