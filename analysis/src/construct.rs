@@ -1641,7 +1641,8 @@ impl Visit<'static> for LogVisit<'_> {
         // A macro of the user's (`dec!(self, n_head)`, or a `macro_rules! assert` of the
         // crate's) may build any place from the names it is given: every field it names may
         // change.
-        if !READING_MACROS.contains(&name.as_str())
+        if !(READING_MACROS.contains(&name.as_str())
+            || EXPRESSION_ARGUMENT_MACROS.contains(&name.as_str()))
             || self.index.defines_macro(&name)
             || self.imported.contains(&name)
         {
@@ -1839,31 +1840,10 @@ fn token_place(trees: &[TokenTree], at: usize) -> TokenPlace {
     }
 }
 
-/// Macros of std (and the crate's `check!`) that only read the places they name: a field
+/// Macros that only read the places they name, beside the [`EXPRESSION_ARGUMENT_MACROS`]:
+/// anyhow's `bail!` and `ensure!`, std's `vec!` and `matches!`, the crate's `check!`. A field
 /// they name changes only through what the tokens themselves do (`.n_head = 4`, `&mut`).
-const READING_MACROS: &[&str] = &[
-    "println",
-    "print",
-    "eprintln",
-    "eprint",
-    "format",
-    "format_args",
-    "panic",
-    "assert",
-    "assert_eq",
-    "assert_ne",
-    "debug_assert",
-    "debug_assert_eq",
-    "debug_assert_ne",
-    "unreachable",
-    "todo",
-    "unimplemented",
-    "bail",
-    "ensure",
-    "vec",
-    "matches",
-    "check",
-];
+const READING_MACROS: &[&str] = &["bail", "ensure", "vec", "matches", "check"];
 
 fn path_segments(path: &syn::Path) -> Vec<String> {
     let mut segments = Vec::new();

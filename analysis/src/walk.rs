@@ -4161,13 +4161,10 @@ impl<'a> Walker<'a> {
             return None;
         }
         let size = Dim::braced(&name);
+        let index = Factor::Braced(name.clone());
         let mut named = false;
-        let mut find = |dim: &Dim| {
-            dim.substitute(&mut |factor| {
-                named |= matches!(factor, Factor::Braced(text) if *text == name);
-                None
-            });
-        };
+        // A dim naming the index is unknown without it.
+        let mut find = |dim: &Dim| named |= dim.replace_factor(&index, &Dim::Unknown) != *dim;
         for clause in &self.contract.clauses {
             clause.spec.shape.map_dims(&mut |d| {
                 find(d);
@@ -4211,17 +4208,10 @@ impl<'a> Walker<'a> {
     /// one pass and met in another (or after the loop) would otherwise take two indices for
     /// one.
     fn forget_size(&mut self, size: &Dim) {
-        let Some(Factor::Braced(name)) = size.as_factor().cloned() else {
+        let Some(index @ Factor::Braced(_)) = size.as_factor().cloned() else {
             return;
         };
-        let mut forget = |d: &Dim| {
-            d.substitute(&mut |factor| match factor {
-                Factor::Braced(text) if *text == name => Some(Dim::Unknown),
-                Factor::Braced(text) => Some(Dim::braced(text)),
-                Factor::Symbol(s) => Some(Dim::symbol(s.clone())),
-                _ => None,
-            })
-        };
+        let mut forget = |d: &Dim| d.replace_factor(&index, &Dim::Unknown);
         for frame in &mut self.scope {
             for binding in frame.values_mut() {
                 binding.value = binding.value.map_dims(&mut forget);
