@@ -1643,6 +1643,7 @@ impl Visit<'static> for LogVisit<'_> {
         // change.
         if !(READING_MACROS.contains(&name.as_str())
             || EXPRESSION_ARGUMENT_MACROS.contains(&name.as_str()))
+            || !self.std_names_certain()
             || self.index.defines_macro(&name)
             || self.imported.contains(&name)
         {
@@ -1682,6 +1683,17 @@ const EXPRESSION_ARGUMENT_MACROS: &[&str] = &[
 ];
 
 impl LogVisit<'_> {
+    /// Whether a bare std macro name (`assert!`) in the function visited is std's macro as far
+    /// as the crate goes: read alone, a file's parent module may define a `macro_rules!` of the
+    /// name before its `mod model;` (its textual scope reaches the file) out of sight.
+    fn std_names_certain(&self) -> bool {
+        self.stack
+            .last()
+            .copied()
+            .flatten()
+            .is_some_and(|id| self.index.whole_crate(self.index.fns[id].module))
+    }
+
     /// The arguments of a call of one of std's [`EXPRESSION_ARGUMENT_MACROS`] by its bare
     /// name, where the name is std's (no macro of the crate's, nor an import, in the
     /// function's module names it) and they parse as expressions.
@@ -1693,6 +1705,7 @@ impl LogVisit<'_> {
         let std_path = mac.path.get_ident().is_some();
         let module = self.index.fns[self.stack.last().copied().flatten()?].module;
         if !std_path
+            || !self.std_names_certain()
             || !EXPRESSION_ARGUMENT_MACROS.contains(&name)
             || !self.index.std_macro_in_scope(module, name)
             || self.imported.contains(name)

@@ -2168,6 +2168,41 @@ fn widen(vb: VarBuilder) -> Result<Attention> {{
     }
 }
 
+/// From a review: read alone, a file may be under a `macro_rules! assert` its parent module
+/// defines before `mod model;` (textual scope): `assert!(m, c_proj, ..)` there may change the
+/// field, so the constructor's `c_proj` is no fact (`check src/model.rs` gave a false error).
+#[test]
+fn a_file_read_alone_may_be_under_its_parents_macro_of_a_std_name() {
+    let source = BUILT_ATTENTION.replace("FORWARD", WRONG_PROJECTION);
+    let source = format!(
+        "{source}
+fn widen(vb: VarBuilder) -> Result<Attention> {{
+    let mut m = Attention::new(vb.pp(\"a\"))?;
+    assert!(m, c_proj, linear(3 * HIDDEN, HIDDEN, vb.pp(\"b\"))?);
+    Ok(m)
+}}
+"
+    );
+    let dir = scratch_crate(
+        "ctor-macro-textual",
+        "macro_rules! assert {\n    ($m:expr, $f:ident, $v:expr) => { $m.$f = $v };\n}\nmod model;\n",
+    );
+    std::fs::write(dir.join("src/model.rs"), &source).unwrap();
+    for target in ["src/model.rs", "."] {
+        let (code, stdout, stderr) = run(&dir, &["check", target]);
+        assert_eq!(code, 0, "{target}: {stdout}{stderr}");
+    }
+    // With std's `assert!` (the parent defines none), the crate read whole keeps the fact.
+    std::fs::write(dir.join("src/lib.rs"), "mod model;\n").unwrap();
+    let plain = source.replace(
+        "assert!(m, c_proj, linear(3 * HIDDEN, HIDDEN, vb.pp(\"b\"))?);",
+        "assert!(m.c_proj.weight().dims().len() == 2);",
+    );
+    std::fs::write(dir.join("src/model.rs"), &plain).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+}
+
 /// Candle's sliced attention (Stable Diffusion's): `for i in 0..n`, the index is one size for
 /// a pass of the body, so `i * s..(i + 1) * s` is `s` long.
 const SLICED: &str = "use candle_contracts::contract;
