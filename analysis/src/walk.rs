@@ -5513,7 +5513,8 @@ impl<'a> Walker<'a> {
         if !returns_tensor(self.f.sig) {
             return;
         }
-        if let Err(mut mismatch) = self.env.check_return(t) {
+        // Under the contract's facts (`T >= 1`: `2 * T` is no `T`), as the ops' rules are.
+        if let Err(mut mismatch) = self.facts.under(|| self.env.check_return(t)) {
             // The clause as written (`return: f32[B, T, E]`), not as a fact (`E == H * HD`)
             // rewrote it for the comparison.
             if let Some(written) = self.f.contract.clause("return") {

@@ -195,6 +195,10 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
             }
         }
         let args = &args;
+        // Checked already by an outer `#[contract] mod` (a `#[contract] impl` inside one).
+        if marked_by_scope(args) {
+            continue;
+        }
         // An inner contract that does not parse reports itself when it expands.
         let Some((contract, analysis_off)) = read_contract(args) else {
             continue;
@@ -377,6 +381,15 @@ fn self_type_name(ty: &syn::Type) -> Option<String> {
     }
 }
 
+/// Whether a contract's tokens hold `__checked_by_scope` (with the struct's clauses, where
+/// it has them): an outer `#[contract] mod` marked it, so an inner `#[contract] impl`
+/// neither checks nor marks it again.
+fn marked_by_scope(args: &TokenStream) -> bool {
+    args.clone()
+        .into_iter()
+        .any(|tree| matches!(tree, TokenTree::Ident(i) if i == crate::syntax::kw::CHECKED_BY_SCOPE))
+}
+
 /// `contract(x: f32[N])` → `contract(x: f32[N], __checked_by_scope = true)`.
 fn mark_attribute(stream: TokenStream, struct_clauses: Option<&TokenStream>) -> TokenStream {
     let mut trees: Vec<TokenTree> = stream.into_iter().collect();
@@ -387,6 +400,7 @@ fn mark_attribute(stream: TokenStream, struct_clauses: Option<&TokenStream>) -> 
     if let (true, Some(TokenTree::Group(args))) = (is_contract, trees.last())
         && args.delimiter() == Delimiter::Parenthesis
         && (!args.stream().is_empty() || struct_clauses.is_some())
+        && !marked_by_scope(&args.stream())
     {
         let mut stream = args.stream();
         let ends_with_comma = stream

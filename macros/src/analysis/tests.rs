@@ -324,6 +324,74 @@ fn contracts_in_an_impl_see_each_other() {
     );
 }
 
+/// From a new-user trial: the contract's facts decide the `return` clause as they decide the
+/// ops' rules (`T >= 1`: `xs.repeat((1, 2))` is `[B, 2 * T]`, never `[B, T]`).
+#[test]
+fn the_contracts_facts_decide_the_return_clause() {
+    let function = quote! {
+        fn twice(xs: &Tensor) -> Result<Tensor> {
+            let out = xs.repeat((1, 2))?;
+            Ok(out)
+        }
+    };
+    let found = errors(
+        quote!(xs: f32[B, T], T >= 1, return: f32[B, T]),
+        function.clone(),
+    );
+    assert_eq!(
+        found,
+        [
+            "`twice` returns `return: f32[B, T]`, but `out` is `f32[B, 2 * T]` here\n\
+          = note: dim 1: 2 * T given, T expected"
+        ],
+        "{found:#?}"
+    );
+    // Without the fact, `T` may be 0, where `2 * T` is `T`.
+    let found = errors(quote!(xs: f32[B, T], return: f32[B, T]), function);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// From a new-user trial: a `#[contract] impl` inside a `#[contract] mod` got its methods
+/// marked twice (`option `__checked_by_scope` is given twice`, a correct program rejected).
+#[test]
+fn an_impl_inside_a_contracted_module_is_marked_and_checked_once() {
+    let module = quote! {
+        mod m {
+            use candle_contracts::contract;
+            use candle_core::{Result, Tensor};
+            #[contract(proj: f32[4, 3])]
+            pub struct S { proj: Tensor }
+            #[contract]
+            impl S {
+                #[contract(x: f32[N, 3])]
+                pub fn f(&self, x: &Tensor) -> Result<Tensor> { x.t() }
+                #[contract(x: f32[N, 3])]
+                pub fn wrong(&self, x: &Tensor) -> Result<Tensor> { x.sum(2) }
+            }
+        }
+    };
+    let once = |expanded: &str| expanded.matches("__checked_by_scope").count();
+    let by_module = expand_scope(&module).unwrap().to_string();
+    // The struct's own contract and its two methods'.
+    assert_eq!(once(&by_module), 3, "{by_module}");
+    assert_eq!(
+        by_module.matches("__struct_contract").count(),
+        2,
+        "{by_module}"
+    );
+    assert_eq!(by_module.matches("compile_error").count(), 1, "{by_module}");
+    // The inner `impl`'s own expansion, of what the module handed on: nothing added, nothing
+    // reported again.
+    let block = by_module
+        .find("impl S")
+        .map(|at| &by_module[at..by_module.rfind('}').unwrap()])
+        .unwrap();
+    let by_impl = expand_scope(&block.parse().unwrap()).unwrap().to_string();
+    assert_eq!(once(&by_impl), 2, "{by_impl}");
+    assert_eq!(by_impl.matches("__struct_contract").count(), 2, "{by_impl}");
+    assert_eq!(by_impl.matches("compile_error").count(), 0, "{by_impl}");
+}
+
 #[test]
 fn only_an_inherent_impl_s_methods_are_certain() {
     // In a trait impl, `self.forward` may be an inherent method defined elsewhere; a bare

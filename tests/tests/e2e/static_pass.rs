@@ -260,3 +260,39 @@ fn contracts_of_a_module_see_each_other() {
     assert_eq!(logits.dims(), &[3, 10]);
     assert_eq!(logits.to_vec2::<f32>().unwrap()[2][9], 784.0);
 }
+
+/// From a new-user trial: a `#[contract] impl` (of a struct with a contract) inside a
+/// `#[contract]` module, as a file already annotated and then wrapped gives it, compiles; the
+/// module checks its methods once and the `impl` neither checks nor marks them again.
+#[contract]
+mod wrapped {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[contract(proj: f32[O, I])]
+    pub struct Head {
+        pub proj: Tensor,
+    }
+
+    #[contract]
+    impl Head {
+        #[contract(xs: f32[N, I], return: f32[N, O])]
+        pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            xs.matmul(&self.proj.t()?)
+        }
+    }
+}
+
+#[test]
+fn an_impl_with_its_own_contract_attribute_inside_a_contracted_module() {
+    let head = wrapped::Head {
+        proj: ones(&[2, 4]),
+    };
+    let out = head.forward(&ones(&[3, 4])).unwrap();
+    assert_eq!(out.to_vec2::<f32>().unwrap(), vec![vec![4.0; 2]; 3]);
+    // The struct's clause is checked per call: a weight of another width is refused.
+    let other = wrapped::Head {
+        proj: ones(&[2, 5]),
+    };
+    assert!(other.forward(&ones(&[3, 4])).is_err());
+}
