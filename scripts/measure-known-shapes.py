@@ -10,10 +10,16 @@ the like read from a tensor (a `Shape[*S]` too) are left out.
 """
 import glob, re, subprocess, sys
 
+if "--help" in sys.argv or "-h" in sys.argv:
+    print(__doc__.strip())
+    sys.exit(0)
 verbose = "--verbose" in sys.argv
 files = [a for a in sys.argv[1:] if not a.startswith("--")] or sorted(glob.glob("tests/tests/models/*.rs"))
 import os
 binary = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "debug", "cargo-contracts")
+if not os.path.isfile(binary):
+    sys.exit(f"no {binary}: build it first (`cargo build -p candle-contracts-cli`, with the same "
+             "CARGO_TARGET_DIR)")
 totals = {"known": 0, "joined": 0, "never": 0, "rank": 0, "dtype": 0, "unknown": 0}
 causes = {}
 for path in files:
