@@ -307,18 +307,38 @@ fn layer_constructor(path: &[String]) -> Option<(&'static str, Layer, usize)> {
 /// What every construction of the struct `key` gives its fields, for the fields where all
 /// agree and nothing may change them after; empty where any construction is out of sight.
 pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
+    constructions(index, key).agreed
+}
+
+/// The fields of the struct `key` that hold what a construction gave them for as long as the
+/// value lives: not `pub`, changed by no code in sight after it is built, every construction
+/// in sight (the conditions of [`constructed_fields`], whatever the constructions give).
+fn stable_fields(index: &Index, key: &str) -> BTreeSet<String> {
+    constructions(index, key).stable
+}
+
+/// What the constructions of a struct leave certain.
+#[derive(Clone, Default)]
+struct Constructions {
+    /// Each field's fact every construction agrees on (see [`constructed_fields`]).
+    agreed: BTreeMap<String, FieldFact>,
+    /// See [`stable_fields`].
+    stable: BTreeSet<String>,
+}
+
+fn constructions(index: &Index, key: &str) -> Constructions {
     let cache_key = format!("constructed_fields {key}");
     if let Some(known) = index.derived.borrow().get(&cache_key)
-        && let Some(fields) = known.downcast_ref::<BTreeMap<String, FieldFact>>()
+        && let Some(fields) = known.downcast_ref::<Constructions>()
     {
         return fields.clone();
     }
     // A constructor that builds a value of its own type (a tree of `Node`s) asks again while
     // this scan runs: nothing is known of it then.
-    index.derived.borrow_mut().insert(
-        cache_key.clone(),
-        Box::new(BTreeMap::<String, FieldFact>::new()),
-    );
+    index
+        .derived
+        .borrow_mut()
+        .insert(cache_key.clone(), Box::new(Constructions::default()));
     // The scan builds token streams from the syntax it reads (the macro's file, where so).
     let fields = {
         let _file_tokens = crate::index::FileTokens::enter(index);
@@ -332,17 +352,17 @@ pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFac
 }
 
 /// [`constructed_fields`], scanning every construction of the struct in the index.
-fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
+fn scan_constructions(index: &Index, key: &str) -> Constructions {
     let Some((module, item)) = index.struct_item(key) else {
-        return BTreeMap::new();
+        return Constructions::default();
     };
     // The layers' and tensors' shapes are the ones asked of the `VarBuilder`: only its
     // backend checks them.
     if index.var_backend_in_sight() {
-        return BTreeMap::new();
+        return Constructions::default();
     }
     if !inert_attributes(&item.attrs) || !constructions_in_sight(index, module, item) {
-        return BTreeMap::new();
+        return Constructions::default();
     }
     let name = name_of(&item.ident);
     let mut scan = Scan {
@@ -514,7 +534,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         }
     }
     if scan.out_of_sight {
-        return BTreeMap::new();
+        return Constructions::default();
     }
     let mut agreed: Option<BTreeMap<String, Option<FieldFact>>> = None;
     let mut any_site = false;
@@ -526,7 +546,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
             [only] if only == "Self" => def.owner.as_deref() == Some(key),
             segments => match index.resolve(def.module, segments) {
                 Resolved::Type(found) => found == key,
-                _ => return BTreeMap::new(),
+                _ => return Constructions::default(),
             },
         };
         if !this {
@@ -535,7 +555,7 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         // Only a construction the function gives back as its value is read: one in a
         // branch, a loop or a closure may run with other sizes beside it.
         if literal.rest.is_some() || literal.qself.is_some() || !is_tail(def.block, literal) {
-            return BTreeMap::new();
+            return Constructions::default();
         }
         any_site = true;
         let mut ctor = Ctor::new(index, def);
@@ -575,69 +595,87 @@ fn scan_constructions(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
         });
     }
     if !any_site {
-        return BTreeMap::new();
+        return Constructions::default();
     }
-    let fields: BTreeMap<String, &syn::Field> = item
+    let stable: BTreeSet<String> = item
         .fields
         .iter()
-        .filter_map(|f| Some((name_of(f.ident.as_ref()?), f)))
+        .filter(|f| !matches!(f.vis, syn::Visibility::Public(_)))
+        .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
+        .filter(|field| !scan.changed.contains(field))
         .collect();
-    agreed
+    let agreed = agreed
         .unwrap_or_default()
         .into_iter()
         .filter_map(|(field, fact)| {
             let fact = fact?;
-            let declared = fields.get(&field)?;
             // Another crate may assign a `pub` field; a field changed anywhere in sight no
             // longer holds what its constructor gave it.
-            if matches!(declared.vis, syn::Visibility::Public(_)) || scan.changed.contains(&field) {
+            if !stable.contains(&field) {
                 return None;
             }
-            let fits = match &fact {
-                FieldFact::Size(_) => is_usize(&declared.ty),
-                FieldFact::Flag(_) => is_bool(&declared.ty),
-                FieldFact::Activation(_) => {
-                    field_layer(index, module, &declared.ty) == Some(Layer::Activation)
-                }
-                FieldFact::Config(_, key) => match &declared.ty {
-                    syn::Type::Path(p) if p.qself.is_none() => {
-                        matches!(index.resolve(module, &path_segments(&p.path)),
-                            Resolved::Type(found) if found == *key)
-                    }
-                    _ => false,
-                },
-                FieldFact::Layer(layer, _, _) => {
-                    field_layer(index, module, &declared.ty) == Some(*layer)
-                }
-                FieldFact::Tensor(_) => is_tensor_type(index, module, &declared.ty),
-                FieldFact::KvCache(path, _) => match &declared.ty {
-                    syn::Type::Path(p) if p.qself.is_none() => {
-                        matches!(index.resolve(module, &path_segments(&p.path)),
-                            Resolved::External(found) if found.join("::") == *path)
-                    }
-                    _ => false,
-                },
-                // A `Clone` derived on the struct clones the enum by the enum's own `Clone`,
-                // which may build another layer where it is not derived too.
-                FieldFact::Variants(key, _)
-                    if derives(&item.attrs, "Clone")
-                        && !index
-                            .enum_item(key)
-                            .is_some_and(|e| derives(&e.attrs, "Clone")) =>
-                {
-                    false
-                }
-                FieldFact::Nested(key, _) | FieldFact::Variants(key, _) => match &declared.ty {
-                    syn::Type::Path(p) if p.qself.is_none() => {
-                        matches!(index.resolve(module, &path_segments(&p.path)),
-                            Resolved::Type(found) if found == *key)
-                    }
-                    _ => false,
-                },
-            };
-            fits.then_some((field, fact))
+            fact_fits(index, module, item, &field, &fact).then_some((field, fact))
         })
-        .collect()
+        .collect();
+    Constructions { agreed, stable }
+}
+
+/// Whether `fact` is one the declared type of the struct's `field` can hold (a layer fact for
+/// a field of that layer's type, a size for a `usize`).
+fn fact_fits(
+    index: &Index,
+    module: ModId,
+    item: &syn::ItemStruct,
+    field: &str,
+    fact: &FieldFact,
+) -> bool {
+    let Some(declared) = item
+        .fields
+        .iter()
+        .find(|f| f.ident.as_ref().is_some_and(|i| name_of(i) == field))
+    else {
+        return false;
+    };
+    match fact {
+        FieldFact::Size(_) => is_usize(&declared.ty),
+        FieldFact::Flag(_) => is_bool(&declared.ty),
+        FieldFact::Activation(_) => {
+            field_layer(index, module, &declared.ty) == Some(Layer::Activation)
+        }
+        FieldFact::Config(_, key) => match &declared.ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                matches!(index.resolve(module, &path_segments(&p.path)),
+                    Resolved::Type(found) if found == *key)
+            }
+            _ => false,
+        },
+        FieldFact::Layer(layer, _, _) => field_layer(index, module, &declared.ty) == Some(*layer),
+        FieldFact::Tensor(_) => is_tensor_type(index, module, &declared.ty),
+        FieldFact::KvCache(path, _) => match &declared.ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                matches!(index.resolve(module, &path_segments(&p.path)),
+                    Resolved::External(found) if found.join("::") == *path)
+            }
+            _ => false,
+        },
+        // A `Clone` derived on the struct clones the enum by the enum's own `Clone`,
+        // which may build another layer where it is not derived too.
+        FieldFact::Variants(key, _)
+            if derives(&item.attrs, "Clone")
+                && !index
+                    .enum_item(key)
+                    .is_some_and(|e| derives(&e.attrs, "Clone")) =>
+        {
+            false
+        }
+        FieldFact::Nested(key, _) | FieldFact::Variants(key, _) => match &declared.ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                matches!(index.resolve(module, &path_segments(&p.path)),
+                    Resolved::Type(found) if found == *key)
+            }
+            _ => false,
+        },
+    }
 }
 
 /// Whether the declared type is `usize` (a size as candle takes it).
@@ -2510,9 +2548,6 @@ impl<'a> Ctor<'a> {
             },
         };
         let fields = constructed_fields(self.index, &key);
-        if fields.is_empty() {
-            return None;
-        }
         // The callee's config parameters, by name: what this call passes as each.
         let mut prefixes: BTreeMap<String, String> = BTreeMap::new();
         for (input, arg) in def.sig.inputs.iter().zip(&call.args) {
@@ -2537,11 +2572,73 @@ impl<'a> Ctor<'a> {
                 prefixes.insert(name_of(&ident.ident), prefix);
             }
         }
-        let mapped = fields
+        let mut mapped: BTreeMap<String, FieldFact> = fields
             .into_iter()
             .filter_map(|(field, fact)| Some((field, rename_fact(&fact, &prefixes)?)))
             .collect();
-        Some((key, mapped))
+        // Where the constructions disagree (candle's `with_tracing::Linear`, built by
+        // `linear(d1, d2, vb)`, `linear_no_bias(..)` and `from_weights(..)`), this call's own:
+        // `inner` of `linear_no_bias(e, 3 * e, vb)?` is a `Linear[e -> 3 * e]` here.
+        for (field, fact) in self.call_construction(def, call, literal, &key) {
+            mapped.entry(field).or_insert(fact);
+        }
+        (!mapped.is_empty()).then_some((key, mapped))
+    }
+
+    /// What the struct literal `literal`, the tail of `def`, gives the fields that keep it
+    /// ([`stable_fields`]), `def` read with what `call` passes its parameters (in this
+    /// constructor's sizes).
+    fn call_construction(
+        &self,
+        def: &FnDef,
+        call: &syn::ExprCall,
+        literal: &syn::ExprStruct,
+        key: &str,
+    ) -> BTreeMap<String, FieldFact> {
+        let mut facts = BTreeMap::new();
+        let stable = stable_fields(self.index, key);
+        let Some((module, item)) = self.index.struct_item(key) else {
+            return facts;
+        };
+        // `#[cfg(..)]` on a parameter: the arguments may line up with others.
+        let plain_inputs = def.sig.inputs.iter().all(|input| match input {
+            syn::FnArg::Typed(typed) => typed.attrs.is_empty(),
+            syn::FnArg::Receiver(_) => false,
+        });
+        if stable.is_empty() || !plain_inputs || def.sig.inputs.len() != call.args.len() {
+            return facts;
+        }
+        let mut args = BTreeMap::new();
+        for (input, arg) in def.sig.inputs.iter().zip(&call.args) {
+            if let syn::FnArg::Typed(typed) = input
+                && let syn::Pat::Ident(ident) = &*typed.pat
+            {
+                args.insert(name_of(&ident.ident), self.local(arg));
+            }
+        }
+        let mut helper = Ctor::read(self.index, def, Some(&args), self.depth + 1);
+        // A field written twice (one under `cfg`) gives nothing.
+        let mut seen = BTreeSet::new();
+        let mut twice = BTreeSet::new();
+        for field in &literal.fields {
+            let syn::Member::Named(ident) = &field.member else {
+                continue;
+            };
+            let name = name_of(ident);
+            if !seen.insert(name.clone()) {
+                twice.insert(name.clone());
+            }
+            if !inert_attributes(&field.attrs) || !stable.contains(&name) {
+                continue;
+            }
+            if let Some(fact) = helper.field(&field.expr)
+                && fact_fits(self.index, module, item, &name, &fact)
+            {
+                facts.insert(name, fact);
+            }
+        }
+        facts.retain(|name, _| !twice.contains(name));
+        facts
     }
 
     /// `cfg`, `&cfg`, `cfg.clone()` or `&cfg.vision` of a config parameter: the path its

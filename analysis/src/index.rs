@@ -1491,8 +1491,13 @@ impl Index {
             return *hides;
         }
         let macro_items = self.called_macros.iter().any(|(at, name)| {
+            // `tracing::span` by its last name: a `macro_rules! span` of the crate's (in a
+            // module `tracing`) is no longer tracing's.
+            let last = name.rsplit("::").next().unwrap_or(name);
             *at == krate
-                && (self.macro_names.contains(name) || !KNOWN_MACROS.contains(&name.as_str()))
+                && (self.macro_names.contains(last)
+                    || !(KNOWN_MACROS.contains(&name.as_str())
+                        || name.strip_prefix("tracing::").is_some_and(|n| n == last)))
         });
         let hides = self.hidden_items.contains(&krate)
             || macro_items
@@ -2009,6 +2014,24 @@ const KNOWN_MACROS: &[&str] = &[
     "macro_rules",
 ];
 
+/// The `tracing` crate's macros that candle-transformers calls by their path
+/// (`tracing::span!(tracing::Level::TRACE, "linear")` in `with_tracing.rs`): they build a span
+/// or an event, and define no `impl` for a type of the crate.
+const TRACING_MACROS: &[&str] = &[
+    "span",
+    "trace_span",
+    "debug_span",
+    "info_span",
+    "warn_span",
+    "error_span",
+    "event",
+    "trace",
+    "debug",
+    "info",
+    "warn",
+    "error",
+];
+
 /// std's derives: they implement std's traits, whose methods the analysis knows.
 const STD_DERIVES: &[&str] = &[
     "Debug",
@@ -2091,8 +2114,21 @@ impl<'ast> syn::visit::Visit<'ast> for Hidden {
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        if let Some(last) = mac.path.segments.last() {
-            self.macros.insert(name_of(&last.ident));
+        let segments: Vec<String> = mac
+            .path
+            .segments
+            .iter()
+            .map(|s| name_of(&s.ident))
+            .collect();
+        match segments.as_slice() {
+            // `tracing::span!`: by its path (a bare `span!` may be anyone's).
+            [krate, name] if krate == "tracing" && TRACING_MACROS.contains(&name.as_str()) => {
+                self.macros.insert(format!("tracing::{name}"));
+            }
+            [.., last] => {
+                self.macros.insert(last.clone());
+            }
+            [] => {}
         }
         syn::visit::visit_macro(self, mac);
     }

@@ -632,6 +632,10 @@ struct Walker<'a> {
     /// Inside code that may never run for the contract's shapes (a branch whose condition is
     /// not certain, a loop's body, a helper followed at its call): nothing in it is reported.
     quiet: usize,
+    /// In a helper followed at its call: its first certain failure the helper takes (its
+    /// tail, an operand of `?`), where the tensor it names is a parameter of the helper (not
+    /// shadowed), by that name.
+    helper_failure: Option<(Mismatch, String)>,
     /// Whether the expression being walked is one whose success the code takes (the operand of
     /// `?`, the receiver of `.unwrap()`, a contracted function's tail): only those calls are
     /// reported, since code may look at an `Err` it expects (`x.dims4().is_ok()`).
@@ -711,6 +715,7 @@ impl<'a> Walker<'a> {
             in_let: false,
             let_op: String::new(),
             taken: false,
+            helper_failure: None,
             quiet: 0,
             body_macros: body_macros(f.block),
             returned: None,
@@ -739,7 +744,7 @@ impl<'a> Walker<'a> {
         args: &[Value],
         on_self: bool,
         place: Option<&str>,
-    ) -> Option<Value> {
+    ) -> Option<(Value, Option<(Mismatch, String)>)> {
         let callee = &self.index.fns[id];
         if self.inlined.len() >= INLINE_DEPTH
             || self.inlined.contains(&id)
@@ -828,12 +833,15 @@ impl<'a> Walker<'a> {
             };
             nested.bind(&name_of(&ident.ident), value, None);
         }
+        // Its tail is what it returns: a certain failure there is the helper's.
+        nested.taken = true;
         let tail = nested.block(callee.block);
-        Some(match (tail, nested.returned) {
+        let value = match (tail, nested.returned) {
             (Value::Never, Some(returned)) => returned,
             (tail, Some(returned)) => tail.join(&returned),
             (tail, None) => tail,
-        })
+        };
+        Some((value, nested.helper_failure))
     }
 
     fn module(&self) -> ModId {
@@ -5123,8 +5131,14 @@ impl<'a> Walker<'a> {
         {
             self.quiet += 1;
         }
-        let followed = |walker: &Self| match (
-            walker.inline(id, args, on_self, place.as_deref()),
+        let mut failure = None;
+        let mut followed = |walker: &Self| match (
+            walker
+                .inline(id, args, on_self, place.as_deref())
+                .map(|(value, failed)| {
+                    failure = failed;
+                    value
+                }),
             walker.tuple_kinds(callee),
         ) {
             _ if panics => Value::Never,
@@ -5143,7 +5157,13 @@ impl<'a> Walker<'a> {
             _ => kind_unknown(&walker.return_kind(callee)),
         };
         let Some(contract) = callee.contract.as_ref().and_then(|c| c.parsed.as_ref()) else {
-            return followed(self);
+            let value = followed(self);
+            if callee.contract.is_none()
+                && let Some((mismatch, given)) = failure
+            {
+                self.report_helper_failure(id, &mismatch, &given, args, arg_exprs);
+            }
+            return value;
         };
         let callee_generics: Vec<String> = callee
             .impl_generics
@@ -5529,6 +5549,52 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// A certain failure inside the helper `id` followed at this call, where the tensor it
+    /// names is one of the helper's tensor parameters, of the type the argument given for it
+    /// has here: that argument is the one reported (candle-transformers'
+    /// `with_tracing::Linear` passes `xs` on to candle-nn's `Linear::forward`). Any other
+    /// stays silent.
+    fn report_helper_failure(
+        &mut self,
+        id: FnId,
+        mismatch: &Mismatch,
+        given: &str,
+        args: &[Value],
+        arg_exprs: &[&syn::Expr],
+    ) {
+        let callee = &self.index.fns[id];
+        let Some(position) = callee
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|input| match input {
+                syn::FnArg::Typed(typed) => Some(typed),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .position(|typed| {
+                matches!(&*typed.pat, syn::Pat::Ident(ident)
+                    if ident.subpat.is_none() && name_of(&ident.ident) == given)
+            })
+        else {
+            return;
+        };
+        // `xs = xs.t()?;` in the helper: what fails is no longer the argument's value.
+        let (Some(Value::Tensor(arg)), Some(&expr)) = (args.get(position), arg_exprs.get(position))
+        else {
+            return;
+        };
+        if arg.to_string() != mismatch.found {
+            return;
+        }
+        let site = strip_refs(expr);
+        let text = self.text(site);
+        let fix = FixSite {
+            parens: !postfix_safe(site),
+            borrowed: matches!(expr, syn::Expr::Reference(_)),
+        };
+        self.record(mismatch, Site::of(site), &text, None, fix);
+    }
+
     /// Records a mismatch, naming the argument by its text.
     fn report(
         &mut self,
@@ -5621,6 +5687,17 @@ impl<'a> Walker<'a> {
     ) {
         // Certain, whether or not it is reported here.
         self.failures += 1;
+        // A helper's own: reached on every path of its body (`quiet` is the helper's 1), and
+        // its `Err` is the helper's (or a panic).
+        if !self.inlined.is_empty()
+            && self.quiet == 1
+            && self.taken
+            && self.closures == 0
+            && self.helper_failure.is_none()
+            && self.is_param(given)
+        {
+            self.helper_failure = Some((mismatch.clone(), given.to_string()));
+        }
         // Glue code may expect a failure it does not take: in a closure (`catch_unwind`, a
         // thread, a `Result` inspected after) or where it never looks at the `Result`.
         // A closure's body runs where it is called, maybe never.

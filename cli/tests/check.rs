@@ -2203,6 +2203,141 @@ fn widen(vb: VarBuilder) -> Result<Attention> {{
     assert_eq!(code, 1, "{stderr}");
 }
 
+/// candle-transformers' `with_tracing.rs`, as written there: a `Linear` wrapping candle-nn's,
+/// built by three helpers of its own and `from_weights`.
+const WITH_TRACING: &str = "use candle_core::{Module, Result, Tensor};
+use candle_nn::VarBuilder;
+
+#[derive(Debug, Clone)]
+pub struct Linear {
+    inner: candle_nn::Linear,
+    span: tracing::Span,
+}
+
+impl Linear {
+    pub fn from_weights(weights: Tensor, bias: Option<Tensor>) -> Self {
+        let inner = candle_nn::Linear::new(weights, bias);
+        let span = tracing::span!(tracing::Level::TRACE, \"linear\");
+        Self { inner, span }
+    }
+}
+
+pub fn linear_b(d1: usize, d2: usize, b: bool, vb: VarBuilder) -> Result<Linear> {
+    let inner = candle_nn::linear_b(d1, d2, b, vb)?;
+    let span = tracing::span!(tracing::Level::TRACE, \"linear\");
+    Ok(Linear { inner, span })
+}
+
+pub fn linear(d1: usize, d2: usize, vb: VarBuilder) -> Result<Linear> {
+    let inner = candle_nn::linear(d1, d2, vb)?;
+    let span = tracing::span!(tracing::Level::TRACE, \"linear\");
+    Ok(Linear { inner, span })
+}
+
+pub fn linear_no_bias(d1: usize, d2: usize, vb: VarBuilder) -> Result<Linear> {
+    let inner = candle_nn::linear_no_bias(d1, d2, vb)?;
+    let span = tracing::span!(tracing::Level::TRACE, \"linear\");
+    Ok(Linear { inner, span })
+}
+
+impl Module for Linear {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let _enter = self.span.enter();
+        self.inner.forward(xs)
+    }
+}
+";
+
+/// An attention whose projections are `with_tracing::Linear`s built by `linear_no_bias`.
+const TRACED_ATTENTION: &str = "use crate::with_tracing::{linear_no_bias, Linear};
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::VarBuilder;
+
+const HIDDEN: usize = 768;
+
+pub struct Attention {
+    c_attn: Linear,
+    c_proj: Linear,
+}
+
+impl Attention {
+    pub fn new(vb: VarBuilder) -> Result<Self> {
+        let c_attn = linear_no_bias(HIDDEN, 3 * HIDDEN, vb.pp(\"c_attn\"))?;
+        let c_proj = linear_no_bias(HIDDEN, HIDDEN, vb.pp(\"c_proj\"))?;
+        Ok(Self { c_attn, c_proj })
+    }
+}
+
+#[contract]
+impl Attention {
+    #[contract(x: f32[B, T, E])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let qkv = self.c_attn.forward(x)?;
+        FORWARD
+    }
+}
+";
+
+/// candle-transformers' models build their layers with `with_tracing`'s helpers: each call's
+/// own construction gives the wrapped layer its sizes (the constructions of the wrapper
+/// disagree), so the fused projection fed whole to `c_proj` is certain, and the right one
+/// is `[B, T, 768]`.
+#[test]
+fn a_with_tracing_layer_has_the_sizes_its_helper_was_called_with() {
+    let dir = scratch_crate("with-tracing", "pub mod model;\npub mod with_tracing;\n");
+    std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
+    let model = |forward: &str| TRACED_ATTENTION.replace("FORWARD", forward);
+    std::fs::write(dir.join("src/model.rs"), model(WRONG_PROJECTION)).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Linear::forward` takes `xs: _[.., 768]`, but `qkv` is `f32[B, T, 2304]` here",
+            "--> src/model.rs:26:30",
+        ],
+        "{stderr}"
+    );
+    let right = "self.c_proj.forward(&qkv.narrow(2, 0, HIDDEN)?)";
+    std::fs::write(dir.join("src/model.rs"), model(right)).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Attention::forward"]);
+    assert_eq!(
+        rows(&stdout),
+        ["25 qkv f32[B, T, 2304] forward"],
+        "{stdout}"
+    );
+    // A field of the wrapper changed after it is built (`pub`, or set by a method) keeps
+    // nothing of the helper's call.
+    for (case, edit) in [
+        (
+            "pub",
+            (
+                "    inner: candle_nn::Linear,",
+                "    pub inner: candle_nn::Linear,",
+            ),
+        ),
+        (
+            "set",
+            (
+                "impl Linear {\n",
+                "impl Linear {\n    pub fn set(&mut self, inner: candle_nn::Linear) { self.inner = inner; }\n",
+            ),
+        ),
+    ] {
+        std::fs::write(
+            dir.join("src/with_tracing.rs"),
+            WITH_TRACING.replace(edit.0, edit.1),
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/model.rs"), model(WRONG_PROJECTION)).unwrap();
+        let (code, stdout, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{case}: {stdout}{stderr}");
+    }
+}
+
 /// Candle's sliced attention (Stable Diffusion's): `for i in 0..n`, the index is one size for
 /// a pass of the body, so `i * s..(i + 1) * s` is `s` long.
 const SLICED: &str = "use candle_contracts::contract;
