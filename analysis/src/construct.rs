@@ -544,6 +544,8 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
         // path that resolves to nothing known may be this type.
         let this = match path_segments(&literal.path).as_slice() {
             [only] if only == "Self" => def.owner.as_deref() == Some(key),
+            // `use crate::Model;` in the body (or an item of the name) hides the module's.
+            [first, ..] if body_declares(def.block, first) => return Constructions::default(),
             segments => match index.resolve(def.module, segments) {
                 Resolved::Type(found) => found == key,
                 _ => return Constructions::default(),
@@ -2542,6 +2544,7 @@ impl<'a> Ctor<'a> {
         }
         let key = match path_segments(&literal.path).as_slice() {
             [only] if only == "Self" => def.owner.clone()?,
+            [first, ..] if body_declares(def.block, first) => return None,
             segments => match self.index.resolve(def.module, segments) {
                 Resolved::Type(key) => key,
                 _ => return None,
@@ -3549,6 +3552,32 @@ fn strip_type(pat: &syn::Pat) -> Option<&syn::Ident> {
 }
 
 /// The name an item in a body defines.
+/// Whether a `use` or an item anywhere in `block` (an inner block's too) names `name`, or a
+/// macro item may: within its scope the module's item of the name is hidden.
+fn body_declares(block: &syn::Block, name: &str) -> bool {
+    struct Declared<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Declared<'_> {
+        fn visit_item(&mut self, item: &'ast syn::Item) {
+            match item {
+                syn::Item::Use(u) => {
+                    let mut names = BTreeMap::new();
+                    crate::index::use_names(&u.tree, Vec::new(), &mut names);
+                    // `use other::*;` may bring any name.
+                    self.found |= names.contains_key(self.name) || names.contains_key("");
+                }
+                syn::Item::Macro(_) => self.found = true,
+                other => self.found |= item_ident(other).as_deref() == Some(self.name),
+            }
+        }
+    }
+    let mut declared = Declared { name, found: false };
+    declared.visit_block(block);
+    declared.found
+}
+
 fn item_ident(item: &syn::Item) -> Option<String> {
     let ident = match item {
         syn::Item::Const(i) => &i.ident,

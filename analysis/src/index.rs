@@ -236,6 +236,11 @@ pub struct FnDef {
     /// The trait of its `impl` block, as resolved there, for a trait's method: a call by
     /// method syntax reaches it only where the trait is in scope.
     pub trait_of: Option<Resolved>,
+    /// For a method of an inherent `impl` that is not visible everywhere in its crate
+    /// (private, `pub(self)`, `pub(super)`, `pub(in path)`): the module whose code (its own
+    /// and its descendants') may call it. Elsewhere rustc passes it over for a trait's method
+    /// of the name.
+    pub private_to: Option<ModId>,
 }
 
 impl std::fmt::Debug for FnDef {
@@ -259,6 +264,8 @@ struct CrateInfo {
     /// Whether it is a library (other crates may use its items); a binary, test, example or
     /// bench target is no crate's dependency.
     is_lib: bool,
+    /// Whether it is an integration test (`tests/*.rs`).
+    is_test: bool,
 }
 
 /// Where an `impl` of another crate's type may be called: its crate, and its trait's module
@@ -452,6 +459,7 @@ impl Index {
             lib_name: lib_name.clone().filter(|_| !is_lib),
             root_known: true,
             is_lib,
+            is_test: false,
         });
         if is_lib && let Some(name) = lib_name {
             let entry = self.libs.entry(name).or_insert(Some(krate));
@@ -862,6 +870,24 @@ impl Index {
                         if let syn::ImplItem::Fn(f) = impl_item {
                             let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
                             self.fns[id].impl_generics = generics.clone();
+                            if i.trait_.is_none() {
+                                self.fns[id].private_to = match &f.vis {
+                                    syn::Visibility::Public(_) => None,
+                                    syn::Visibility::Restricted(r)
+                                        if r.in_token.is_none() && r.path.is_ident("crate") =>
+                                    {
+                                        None
+                                    }
+                                    syn::Visibility::Restricted(r)
+                                        if r.in_token.is_none() && r.path.is_ident("super") =>
+                                    {
+                                        Some(self.modules[module].parent.unwrap_or(module))
+                                    }
+                                    // Private, `pub(self)`, or `pub(in path)` (its own module
+                                    // at least).
+                                    _ => Some(module),
+                                };
+                            }
                             ids.push(id);
                         }
                     }
@@ -948,6 +974,7 @@ impl Index {
             impl_generics: Vec::new(),
             conditional: is_conditional(attrs),
             trait_of: None,
+            private_to: None,
         });
         self.fns.len() - 1
     }
@@ -1568,6 +1595,31 @@ impl Index {
                     Resolved::External(path) => known_external(&path),
                     _ => false,
                 })
+    }
+
+    /// Marks the crate read last as an integration test (`tests/*.rs`, a `[[test]]` entry).
+    pub fn mark_test_crate(&mut self) {
+        if let Some(info) = self.crates.last_mut() {
+            info.is_test = true;
+        }
+    }
+
+    /// Whether `module` is `ancestor` or lies inside it.
+    pub fn within(&self, mut module: ModId, ancestor: ModId) -> bool {
+        loop {
+            if module == ancestor {
+                return true;
+            }
+            match self.modules[module].parent {
+                Some(parent) => module = parent,
+                None => return false,
+            }
+        }
+    }
+
+    /// Whether `module` is in an integration test's crate (see [`Index::mark_test_crate`]).
+    pub fn in_test_crate(&self, module: ModId) -> bool {
+        self.crates[self.modules[module].krate].is_test
     }
 
     /// Whether `module`'s whole crate is read (the CLI), not one file of it (the macro).

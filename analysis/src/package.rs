@@ -26,6 +26,9 @@ pub struct Target {
     /// Whether `root` is the crate's root: `false` for a lone file that is no target of its
     /// package (a module of some crate, read as the macro reads its own file).
     pub root_known: bool,
+    /// Whether it is an integration test (`tests/*.rs`, a `[[test]]` entry): its functions
+    /// other than `#[test]`s are the tests' helpers.
+    pub is_test: bool,
 }
 
 /// The crates at `path` (the current directory's package or workspace when `None`).
@@ -69,6 +72,7 @@ pub fn discover(path: Option<&Path>) -> Result<Vec<Target>, String> {
             lib_name: None,
             is_lib: false,
             root_known: false,
+            is_test: false,
         }]);
     }
     let found = match path {
@@ -179,15 +183,21 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
         roots.push((lib_root.clone(), name.clone()));
     }
     roots.push((dir.join("src/main.rs"), package.clone()));
+    // The roots of integration tests, by their path.
+    let mut tests: Vec<PathBuf> = Vec::new();
     for folder in ["src/bin", "tests", "examples", "benches"] {
         for entry in sorted_entries(&dir.join(folder)) {
-            if entry.is_dir() {
-                let name = file_stem(&entry);
-                roots.push((entry.join("main.rs"), name));
+            let root = if entry.is_dir() {
+                entry.join("main.rs")
             } else if entry.extension().is_some_and(|ext| ext == "rs") {
-                let name = file_stem(&entry);
-                roots.push((entry, name));
+                entry.clone()
+            } else {
+                continue;
+            };
+            if folder == "tests" {
+                tests.extend(root.canonicalize().ok());
             }
+            roots.push((root, file_stem(&entry)));
         }
     }
     let mut named: Vec<(PathBuf, String)> = Vec::new();
@@ -201,6 +211,9 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
                     .and_then(|n| n.as_str())
                     .map_or_else(|| file_stem(&path), |n| n.replace('-', "_"));
                 roots.push((path.clone(), name.clone()));
+                if kind == "test" {
+                    tests.extend(path.canonicalize().ok());
+                }
                 named.extend(path.canonicalize().ok().map(|path| (path, name)));
             }
         }
@@ -218,6 +231,7 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
             Some((_, given)) if !is_lib => given.clone(),
             _ => name,
         };
+        let is_test = !is_lib && tests.contains(&root);
         targets.push(Target {
             name,
             root,
@@ -225,6 +239,7 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
             lib_name: lib_name.clone(),
             is_lib,
             root_known: true,
+            is_test,
         });
     }
     targets
@@ -287,13 +302,18 @@ pub fn read_targets(targets: &[Target], files: &mut dyn Files) -> (Index, Vec<Pa
         };
         roots.push(target.root.clone());
         match target.root_known {
-            true => index.add_crate(
-                root,
-                target.externs.clone(),
-                target.lib_name.clone(),
-                target.is_lib,
-                files,
-            ),
+            true => {
+                index.add_crate(
+                    root,
+                    target.externs.clone(),
+                    target.lib_name.clone(),
+                    target.is_lib,
+                    files,
+                );
+                if target.is_test {
+                    index.mark_test_crate();
+                }
+            }
             // A lone file that is no target of its package: a module of some crate.
             false => index.add_file(root, target.externs.clone(), files),
         }

@@ -1753,6 +1753,9 @@ impl<'a> Walker<'a> {
                 // `&&Model`: its own trait `impl`s (`impl Run for &&Model`) come before any
                 // method of `Model`'s.
                 Kind::Instance(_, Access::Ref | Access::Mut) => Kind::Other,
+                // `&Arc<Model>`: a trait's method for `Arc<Model>` (or for every type) comes
+                // before `Model`'s own, as for the `Arc` itself.
+                Kind::Instance(key, Access::Shared) => Kind::Instance(key, Access::Shared),
                 Kind::Instance(key, _) if r.mutability.is_some() => {
                     Kind::Instance(key, Access::Mut)
                 }
@@ -2405,6 +2408,9 @@ impl<'a> Walker<'a> {
                 match value {
                     // `&m` of an `m: &Model` is a `&&Model` (see `kind_at`).
                     Value::Instance(_, Access::Ref | Access::Mut) => Value::Other,
+                    // `&self.model` of an `Arc<Model>`: the pointer's own `impl`s still come
+                    // first.
+                    Value::Instance(key, Access::Shared) => Value::Instance(key, Access::Shared),
                     Value::Instance(key, _) if r.mutability.is_some() => {
                         Value::Instance(key, Access::Mut)
                     }
@@ -4515,6 +4521,12 @@ impl<'a> Walker<'a> {
     /// the trait is in scope (by its own name, through the module or the body), since another
     /// trait of the same method may be in scope instead.
     fn reachable(&self, id: FnId) -> bool {
+        // A private inherent method outside its module: rustc looks past it.
+        if let Some(home) = self.index.fns[id].private_to
+            && !self.index.within(self.module(), home)
+        {
+            return false;
+        }
         match &self.index.fns[id].trait_of {
             None => true,
             Some(Resolved::Type(key)) => {

@@ -107,18 +107,16 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
                 }
             },
             // A test that expects a panic (a guard that fires) takes nothing it calls.
-            None if f
-                .attrs
-                .iter()
-                .any(|attr| attr.path().is_ident("should_panic")) =>
-            {
+            None if f.attrs.iter().any(may_be_should_panic) => {
                 continue;
             }
             // A helper of tests (in a module under `cfg`, `#[cfg(test)] mod tests`, whose
             // names were all unknown before, or itself under `#[cfg(test)]`) may provoke the
             // failure its test expects (`assert!(two_dim_target().is_err())`): only the tests
             // are checked.
-            None if (index.modules[f.module].conditional || for_tests_only(f.attrs))
+            None if (index.modules[f.module].conditional
+                || for_tests_only(f.attrs)
+                || index.in_test_crate(f.module))
                 && !f.attrs.iter().any(|attr| {
                     attr.path()
                         .segments
@@ -178,6 +176,25 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
         checked,
         glue,
     }
+}
+
+/// Whether the attribute is `#[should_panic]`, or may be one (`#[cfg_attr(not(miri),
+/// should_panic)]`).
+fn may_be_should_panic(attr: &syn::Attribute) -> bool {
+    fn names_it(tokens: proc_macro2::TokenStream) -> bool {
+        tokens.into_iter().any(|tree| match tree {
+            proc_macro2::TokenTree::Ident(ident) => ident == "should_panic",
+            proc_macro2::TokenTree::Group(group) => names_it(group.stream()),
+            _ => false,
+        })
+    }
+    attr.path().is_ident("should_panic")
+        || match &attr.meta {
+            syn::Meta::List(list) if attr.path().is_ident("cfg_attr") => {
+                names_it(list.tokens.clone())
+            }
+            _ => false,
+        }
 }
 
 /// Whether a `#[cfg(..)]` among `attrs` names `test` (`#[cfg(test)]`, `#[cfg(all(test, ..))]`).

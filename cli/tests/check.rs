@@ -2203,6 +2203,269 @@ fn widen(vb: VarBuilder) -> Result<Attention> {{
     assert_eq!(code, 1, "{stderr}");
 }
 
+/// From a review: outside its module, a private inherent method is no candidate (rustc looks
+/// past it to `Run::forward`); `pub(super)` reaches the parent, so there it is the one called.
+#[test]
+fn a_private_method_is_not_the_one_called_outside_its_module() {
+    let program = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub trait Run {
+    fn forward(&self, x: &Tensor) -> Result<Tensor>;
+}
+
+pub mod inner {
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    pub struct Model;
+
+    impl Model {
+        #[contract(x: f32[B, 4])]
+        #[allow(dead_code)]
+        VIS fn forward(&self, x: &Tensor) -> Result<Tensor> {
+            Ok(x.clone())
+        }
+    }
+
+    impl super::Run for Model {
+        fn forward(&self, x: &Tensor) -> Result<Tensor> {
+            x.unsqueeze(0)
+        }
+    }
+}
+
+#[contract(x: f32[B, 3])]
+pub fn through(m: &inner::Model, x: &Tensor) -> Result<Tensor> {
+    m.forward(x)
+}
+";
+    for vis in ["", "pub(self)", "pub(in crate::inner)"] {
+        let (code, lines) = check_file("private-method", &program.replace("VIS", vis));
+        assert_eq!((code, lines), (0, Vec::<String>::new()), "{vis}");
+    }
+    let (code, lines) = check_file(
+        "private-method-super",
+        &program.replace("VIS", "pub(super)"),
+    );
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            "error: `Model::forward` takes `x: f32[B, 4]`, but `x` is `f32[B, 3]` here",
+            "--> model.rs:31:15",
+        ]
+    );
+}
+
+/// From a review: an integration test's helpers (`tests/it.rs`, no `#[cfg(test)]` there) may
+/// provoke the failure their test expects, as a test module's do; a test under
+/// `#[cfg_attr(not(miri), should_panic)]` expects its panic.
+#[test]
+fn an_integration_tests_helpers_and_a_cfg_attr_should_panic_are_tests_own() {
+    let library = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(logits: f32[B, C], target: u32[B])]
+pub fn loss(logits: &Tensor, target: &Tensor) -> Result<Tensor> {
+    candle_nn::loss::cross_entropy(logits, target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loss;
+    use candle_core::{DType, Device, Tensor};
+
+    #[test]
+    #[cfg_attr(not(miri), should_panic)]
+    fn a_two_dim_target_panics() {
+        let dev = Device::Cpu;
+        let logits = Tensor::zeros((4, 10), DType::F32, &dev).unwrap();
+        let target = Tensor::zeros((4, 1), DType::U32, &dev).unwrap();
+        loss(&logits, &target).unwrap();
+    }
+}
+";
+    let dir = scratch_crate("integration-helper", library);
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let test = "use candle_core::{DType, Device, Result, Tensor};
+use integration_helper::loss;
+
+// A helper of a test: it provokes the failure its test expects.
+fn two_dim_target() -> Result<Tensor> {
+    let dev = Device::Cpu;
+    let logits = Tensor::zeros((4, 10), DType::F32, &dev)?;
+    let target = Tensor::zeros((4, 1), DType::U32, &dev)?;
+    let value = loss(&logits, &target)?;
+    Ok(value)
+}
+
+#[test]
+fn a_two_dim_target_is_an_error() {
+    assert!(two_dim_target().is_err());
+}
+
+#[test]
+fn a_test_itself_is_checked() -> Result<()> {
+    let dev = Device::Cpu;
+    let logits = Tensor::zeros((4, 10), DType::F32, &dev)?;
+    loss(&logits, &Tensor::zeros((4, 1), DType::U32, &dev)?)?;
+    Ok(())
+}
+";
+    std::fs::write(dir.join("tests/it.rs"), test).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    // Only the test's own call: not the helper's, nor the `should_panic` test's.
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `loss` takes `target: u32[B]`, but `Tensor::zeros((4, 1), DType::U32, &dev)?` is `u32[4, 1]` here",
+            "--> tests/it.rs:22:20",
+        ],
+        "{stderr}"
+    );
+}
+
+/// From a review: a `use` in a function's body (or an inner block) hides the module's import
+/// of the name, so `Model { .. }` there may be another struct than the module's `Model`: a
+/// construction of the contracted `Model` the scan did not count (`linear(5, 8, vb)`), and a
+/// false error from the first constructor's `linear(4, 8, vb)`.
+#[test]
+fn a_use_in_a_body_may_name_the_struct_a_literal_builds() {
+    let program = "use candle_contracts::contract;
+use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_nn::{linear, Linear, VarBuilder};
+
+pub struct Model {
+    proj: Linear,
+}
+
+#[contract]
+impl Model {
+    pub fn new(vb: VarBuilder) -> Result<Self> {
+        Ok(Self { proj: linear(4, 8, vb)? })
+    }
+
+    #[contract(x: f32[B, T])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let b = x.dim(0)?;
+        self.proj.forward(&Tensor::zeros((b, 5), DType::F32, &Device::Cpu)?)
+    }
+}
+
+mod other {
+    pub struct Model {
+        pub proj: candle_nn::Linear,
+    }
+}
+
+mod build {
+    #[allow(unused_imports)]
+    use crate::other::Model;
+    use candle_core::Result;
+    use candle_nn::{linear, VarBuilder};
+
+    pub fn wide(vb: VarBuilder) -> Result<crate::Model> {
+        BODY
+    }
+}
+";
+    for body in [
+        "use crate::Model;\n        Ok(Model { proj: linear(5, 8, vb)? })",
+        "Ok({ use super::Model; Model { proj: linear(5, 8, vb)? } })",
+    ] {
+        let dir = scratch_crate("body-use", &program.replace("BODY", body));
+        let (code, stdout, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{body}: {stdout}{stderr}");
+    }
+    // Without the body's `use`, `Model` is `other::Model`: the contracted one's only
+    // construction is `linear(4, 8, vb)`, and 5 columns are certain to be wrong.
+    let dir = scratch_crate(
+        "body-use-none",
+        &program.replace("BODY", "Ok(crate::Model::new(vb)?)"),
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+}
+
+/// From a review: through `&Arc<Model>` (or `&Rc<Model>`, `&self.model` of an
+/// `Arc<Model>` field), Rust tries the pointer's own trait `impl`s (`impl Run for Arc<Model>`,
+/// a blanket one) before `Model`'s methods; the call was taken for `Model::forward`, a false
+/// error from the CLI and the macro alike.
+#[test]
+fn a_method_through_a_reference_to_an_arc_may_be_the_arcs_own() {
+    let program = "use std::sync::Arc;
+use std::rc::Rc;
+use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub trait Run {
+    fn forward(&self, x: &Tensor) -> Result<Tensor>;
+}
+
+pub struct Model;
+
+impl Model {
+    #[contract(x: f32[B, 4])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
+}
+
+IMPL {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.unsqueeze(0)
+    }
+}
+
+pub struct Outer {
+    model: Arc<Model>,
+}
+
+impl Outer {
+    #[contract(x: f32[B, 3])]
+    pub fn by_borrow(&self, x: &Tensor) -> Result<Tensor> {
+        (&self.model).forward(x)
+    }
+
+    #[contract(x: f32[B, 3])]
+    pub fn by_let(&self, x: &Tensor) -> Result<Tensor> {
+        let m = &self.model;
+        m.forward(x)
+    }
+}
+
+#[contract(x: f32[B, 3])]
+pub fn through(m: &Arc<Model>, x: &Tensor) -> Result<Tensor> {
+    m.forward(x)
+}
+
+#[contract(x: f32[B, 3])]
+pub fn through_rc(m: &Rc<Model>, x: &Tensor) -> Result<Tensor> {
+    m.forward(x)
+}
+";
+    for implementation in ["impl<T> Run for Arc<T>", "impl<T> Run for T"] {
+        let source = program.replace("IMPL", implementation);
+        let (code, lines) = check_file("arc-receiver", &source);
+        assert_eq!((code, lines), (0, Vec::<String>::new()), "{implementation}");
+    }
+    // Through `&Model`, `Model`'s own method comes first: the mismatch is certain.
+    let source = program
+        .replace("IMPL", "impl<T> Run for Arc<T>")
+        .replace("pub fn through(m: &Arc<Model>", "pub fn through(m: &Model");
+    let (code, lines) = check_file("arc-receiver-plain", &source);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            "error: `Model::forward` takes `x: f32[B, 4]`, but `x` is `f32[B, 3]` here",
+            "--> model.rs:44:15",
+        ]
+    );
+}
+
 /// candle-transformers' `with_tracing.rs`, as written there: a `Linear` wrapping candle-nn's,
 /// built by three helpers of its own and `from_weights`.
 const WITH_TRACING: &str = "use candle_core::{Module, Result, Tensor};
