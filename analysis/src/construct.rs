@@ -131,6 +131,20 @@ const READING_METHODS: &[&str] = &[
 /// an inherent method is found before any trait's `&mut self` one of the name.
 const KV_CACHE_METHODS: &[&str] = &["append", "reset", "current_seq_len"];
 
+/// candle-nn 0.11's layers' own methods beside [`READING_METHODS`], each taking `&self`
+/// (`RmsNorm::forward_diff`, `Conv2d::config`, `BatchNorm::running_mean`): on a field of a
+/// layer's type they change nothing (a trait's method of the name comes after them).
+const LAYER_METHODS: &[&str] = &[
+    "config",
+    "remove_mean",
+    "forward_diff",
+    "running_mean",
+    "running_var",
+    "weight_and_bias",
+    "momentum",
+    "forward_train",
+];
+
 /// Methods of candle-core 0.11's `impl Tensor` that take `&self` (none changes the tensor's
 /// shape; `slice_set`, `zero_set` and the like write values in place, and are left out): on a
 /// `Tensor` field, such a call finds candle's method before any `&mut self` one of a trait.
@@ -387,6 +401,12 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
             .fields
             .iter()
             .filter(|f| is_kv_cache(index, module, &f.ty))
+            .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
+            .collect(),
+        layer_fields: item
+            .fields
+            .iter()
+            .filter(|f| field_layer(index, module, &f.ty).is_some())
             .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
             .collect(),
         off_type: Vec::new(),
@@ -942,6 +962,8 @@ struct Scan<'a> {
     tensor_fields: BTreeSet<String>,
     /// The struct's fields of a candle-nn kv cache's type.
     kv_cache_fields: BTreeSet<String>,
+    /// The struct's fields of a candle-nn layer's type.
+    layer_fields: BTreeSet<String>,
     /// Fields left unchanged because the place changed was no field of their type (the
     /// field, its type's name): changed after all where that type has a `Deref`.
     off_type: Vec<(String, String)>,
@@ -975,6 +997,9 @@ struct FileLog {
     /// Calls of a [`KV_CACHE_METHODS`] name on a field, by the field's name and the place:
     /// a change except where that field is a kv cache.
     kv_cache_receivers: BTreeSet<(String, Place)>,
+    /// Calls of a [`LAYER_METHODS`] name on a field, by the field's name and the place: a
+    /// change except where that field is a candle-nn layer.
+    layer_method_receivers: BTreeSet<(String, Place)>,
     /// Calls of a [`READING_METHODS`] name, by the receiver's field where the name is also
     /// one of [`CANDLE_TENSOR_METHODS`], the method's name and the receiver.
     reading_calls: Vec<(Option<String>, String, &'static syn::Expr)>,
@@ -1108,6 +1133,12 @@ fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
     for (field, (place, root)) in &log.kv_cache_receivers {
         // `self.kv_cache.append(..)` of a kv cache field: candle-nn's own method.
         if !scan.kv_cache_fields.contains(field) {
+            changes_place(scan, place, root.as_deref());
+        }
+    }
+    for (field, (place, root)) in &log.layer_method_receivers {
+        // `self.inner.forward_diff(x)` of a candle-nn `RmsNorm` field: candle-nn's own.
+        if !scan.layer_fields.contains(field) {
             changes_place(scan, place, root.as_deref());
         }
     }
@@ -1615,11 +1646,18 @@ impl Visit<'static> for LogVisit<'_> {
             self.log
                 .tensor_method_receivers
                 .insert((field, self.place(&m.receiver)));
-        } else if let Some(field) =
-            receiver_field.filter(|_| KV_CACHE_METHODS.contains(&method.as_str()))
+        } else if let Some(field) = receiver_field
+            .clone()
+            .filter(|_| KV_CACHE_METHODS.contains(&method.as_str()))
         {
             self.log
                 .kv_cache_receivers
+                .insert((field, self.place(&m.receiver)));
+        } else if let Some(field) =
+            receiver_field.filter(|_| LAYER_METHODS.contains(&method.as_str()))
+        {
+            self.log
+                .layer_method_receivers
                 .insert((field, self.place(&m.receiver)));
         } else {
             self.log.places.insert(self.place(&m.receiver));

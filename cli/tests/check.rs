@@ -2509,10 +2509,36 @@ impl Module for Linear {
         self.inner.forward(xs)
     }
 }
+
+#[derive(Debug, Clone)]
+pub struct RmsNorm {
+    inner: candle_nn::RmsNorm,
+    span: tracing::Span,
+}
+
+impl RmsNorm {
+    pub fn new(size: usize, eps: f64, vb: VarBuilder) -> Result<Self> {
+        let span = tracing::span!(tracing::Level::TRACE, \"rms-norm\");
+        let inner = candle_nn::rms_norm(size, eps, vb)?;
+        Ok(Self { inner, span })
+    }
+
+    pub fn forward_diff(&self, x: &Tensor) -> Result<Tensor> {
+        let _enter = self.span.enter();
+        self.inner.forward_diff(x)
+    }
+}
+
+impl Module for RmsNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let _enter = self.span.enter();
+        self.inner.forward(x)
+    }
+}
 ";
 
 /// An attention whose projections are `with_tracing::Linear`s built by `linear_no_bias`.
-const TRACED_ATTENTION: &str = "use crate::with_tracing::{linear_no_bias, Linear};
+const TRACED_ATTENTION: &str = "use crate::with_tracing::{linear_no_bias, Linear, RmsNorm};
 use candle_contracts::contract;
 use candle_core::{Module, Result, Tensor};
 use candle_nn::VarBuilder;
@@ -2522,13 +2548,15 @@ const HIDDEN: usize = 768;
 pub struct Attention {
     c_attn: Linear,
     c_proj: Linear,
+    norm: RmsNorm,
 }
 
 impl Attention {
     pub fn new(vb: VarBuilder) -> Result<Self> {
         let c_attn = linear_no_bias(HIDDEN, 3 * HIDDEN, vb.pp(\"c_attn\"))?;
         let c_proj = linear_no_bias(HIDDEN, HIDDEN, vb.pp(\"c_proj\"))?;
-        Ok(Self { c_attn, c_proj })
+        let norm = RmsNorm::new(HIDDEN, 1e-6, vb.pp(\"norm\"))?;
+        Ok(Self { c_attn, c_proj, norm })
     }
 }
 
@@ -2536,7 +2564,8 @@ impl Attention {
 impl Attention {
     #[contract(x: f32[B, T, E])]
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let qkv = self.c_attn.forward(x)?;
+        let normed = self.norm.forward(x)?;
+        let qkv = self.c_attn.forward(&normed)?;
         FORWARD
     }
 }
@@ -2558,7 +2587,7 @@ fn a_with_tracing_layer_has_the_sizes_its_helper_was_called_with() {
         headlines(&stderr),
         [
             "error: `Linear::forward` takes `xs: _[.., 768]`, but `qkv` is `f32[B, T, 2304]` here",
-            "--> src/model.rs:26:30",
+            "--> src/model.rs:29:30",
         ],
         "{stderr}"
     );
@@ -2567,9 +2596,13 @@ fn a_with_tracing_layer_has_the_sizes_its_helper_was_called_with() {
     let (code, stdout, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Attention::forward"]);
+    // The norm's own `forward_diff` (candle-nn's, `&self`) changes nothing of its `inner`.
     assert_eq!(
         rows(&stdout),
-        ["25 qkv f32[B, T, 2304] forward"],
+        [
+            "27 normed f32[B, T, _] forward",
+            "28 qkv f32[B, T, 2304] forward"
+        ],
         "{stdout}"
     );
     // A field of the wrapper changed after it is built (`pub`, or set by a method) keeps

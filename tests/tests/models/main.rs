@@ -9,6 +9,7 @@ mod bert;
 mod bigcode;
 mod clip;
 mod convnext;
+mod gemma;
 mod llama;
 mod mamba;
 mod mistral;
