@@ -315,6 +315,11 @@ pub struct Index {
     variants: BTreeMap<String, BTreeSet<String>>,
     /// The names of every `macro_rules!` read: a macro of one of those names is not std's.
     macro_names: BTreeSet<String>,
+    /// The functions a module declares, by their name: two or more under opposite `cfg`s
+    /// (candle's `flash_attn` with and without its feature) are twins, one compiled in.
+    twin_fns: BTreeMap<(ModId, String), Vec<FnId>>,
+    /// The names a module gives something other than a function.
+    not_fns: BTreeSet<(ModId, String)>,
     /// Its syntax trees hold proc-macro2's own tokens, not the compiler's (the macro's cached
     /// file): walking one of its bodies inside a macro runs with proc-macro2's own tokens.
     pub own_tokens: bool,
@@ -925,6 +930,16 @@ impl Index {
 
     /// Adds an item; a name defined twice (once per `cfg`, say) may be either: unknown.
     fn insert(&mut self, module: ModId, name: String, item: Item) {
+        match item {
+            Item::Fn(id) => self
+                .twin_fns
+                .entry((module, name.clone()))
+                .or_default()
+                .push(id),
+            _ => {
+                self.not_fns.insert((module, name.clone()));
+            }
+        }
         let items = &mut self.modules[module].items;
         let item = if items.contains_key(&name) {
             Item::Other
@@ -1602,6 +1617,17 @@ impl Index {
         if let Some(info) = self.crates.last_mut() {
             info.is_test = true;
         }
+    }
+
+    /// The functions of `name` in `module` where it declares two or more, each under `cfg`
+    /// (at most one of them compiled in), and nothing else of the name.
+    pub fn twin_fns(&self, module: ModId, name: &str) -> Option<&[FnId]> {
+        let key = (module, name.to_string());
+        let fns = self.twin_fns.get(&key)?;
+        (fns.len() >= 2
+            && !self.not_fns.contains(&key)
+            && fns.iter().all(|&id| self.fns[id].conditional))
+        .then_some(fns.as_slice())
     }
 
     /// Whether `module` is `ancestor` or lies inside it.

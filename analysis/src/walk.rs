@@ -738,6 +738,13 @@ impl<'a> Walker<'a> {
     /// of them (`&[Tensor]`, `Vec<Tensor>`) take the arguments' types, and its sizes the
     /// arguments' sizes; `None` where it is not followed (too deep, recursive,
     /// `async`, under `cfg`, under an attribute macro).
+    /// [`Walker::inline`] of one of a function's twins under `cfg` (see
+    /// [`Index::twin_fns`]): one of them is compiled in, so each is followed.
+    fn inline_twin(&self, id: FnId, args: &[Value]) -> Option<Value> {
+        self.inline_any(id, args, false, None, true)
+            .map(|(value, _)| value)
+    }
+
     fn inline(
         &self,
         id: FnId,
@@ -745,11 +752,22 @@ impl<'a> Walker<'a> {
         on_self: bool,
         place: Option<&str>,
     ) -> Option<(Value, Option<(Mismatch, String)>)> {
+        self.inline_any(id, args, on_self, place, false)
+    }
+
+    fn inline_any(
+        &self,
+        id: FnId,
+        args: &[Value],
+        on_self: bool,
+        place: Option<&str>,
+        twin: bool,
+    ) -> Option<(Value, Option<(Mismatch, String)>)> {
         let callee = &self.index.fns[id];
         if self.inlined.len() >= INLINE_DEPTH
             || self.inlined.contains(&id)
             || callee.sig.asyncness.is_some()
-            || callee.conditional
+            || (callee.conditional && !twin)
             || !callee.attrs.iter().all(crate::index::is_inert_attribute)
             || self.index.is_wrapped(id)
         {
@@ -4535,7 +4553,8 @@ impl<'a> Walker<'a> {
             }
             Some(Resolved::External(path)) => {
                 let name = path.last().cloned().unwrap_or_default();
-                matches!(self.resolve(&[name]), Resolved::External(p) if p == *path)
+                matches!(self.resolve(&[name]),
+                    Resolved::External(p) if canonical_trait(&p) == canonical_trait(path))
             }
             Some(_) => false,
         }
@@ -4988,6 +5007,32 @@ impl<'a> Walker<'a> {
                 Value::Never
             }
             Resolved::External(path) => self.external_call(&path, &args, &arg_exprs, call),
+            // candle's `flash_attn` with its feature and without: whichever is compiled in,
+            // a `Result<Tensor>` of a shape the walk does not know.
+            Resolved::Unknown
+                if let [name] = segments.as_slice()
+                    && self.lookup(name).is_none()
+                    && let Some(twins) = self.index.twin_fns(self.module(), name)
+                    && twins.iter().all(|&id| {
+                        matches!(self.return_kind(&self.index.fns[id]), Kind::Tensor)
+                    }) =>
+            {
+                // Each followed with these arguments (one that panics at once gives
+                // nothing), their values joined.
+                let mut joined = Value::Never;
+                for &id in twins {
+                    let value = match self.inline_twin(id, &args) {
+                        Some(Value::Tensor(t)) => Value::Tensor(t),
+                        Some(Value::Never) => Value::Never,
+                        _ => Value::tensor_unknown(),
+                    };
+                    joined = joined.join(&value);
+                }
+                match joined {
+                    Value::Never => Value::tensor_unknown(),
+                    value => value,
+                }
+            }
             _ => Value::Other,
         }
     }
@@ -5032,6 +5077,7 @@ impl<'a> Walker<'a> {
             ),
             ["candle_nn", "ops" | "loss", _] => true,
             ["candle_nn", "rotary_emb", name] => matches!(*name, "rope" | "rope_i" | "rope_thd"),
+            ["candle_flash_attn", "flash_attn"] => true,
             _ => contract_ops().iter().any(|op| op.path == full),
         };
         // `Tensor::clamp(&xs, lo, hi)`: the method, called on its first argument.
@@ -7139,6 +7185,18 @@ fn receiver_access(sig: &syn::Signature) -> Option<Access> {
         (Some(_), None) => Access::Ref,
         (None, _) => Access::Owned,
     })
+}
+
+/// A trait's path with candle-nn's re-exports of candle-core's traits (`candle_nn::Module`,
+/// `candle_nn::ModuleT`) read as candle-core's: `use candle_nn::Module;` brings into scope
+/// the trait `impl candle::Module for Linear` implements.
+fn canonical_trait(path: &[String]) -> Vec<String> {
+    match path {
+        [krate, name] if krate == "candle_nn" && (name == "Module" || name == "ModuleT") => {
+            vec!["candle_core".to_string(), name.clone()]
+        }
+        _ => path.to_vec(),
+    }
 }
 
 fn is_candle_tensor(path: &[String]) -> bool {

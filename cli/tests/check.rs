@@ -2203,6 +2203,104 @@ fn widen(vb: VarBuilder) -> Result<Attention> {{
     assert_eq!(code, 1, "{stderr}");
 }
 
+/// candle-transformers' `flash_attn` twins (with the feature, candle-flash-attn's; without,
+/// `unimplemented!`): one of them is compiled in, so the call is the joined value of both
+/// followed, `q`'s shape, and the attention's output after them is known. Where the crate
+/// does not declare candle-flash-attn, nothing is claimed of it. From candle's llama, which
+/// imports `Module` from candle-nn (`impl candle::Module for Linear` is the same trait).
+#[test]
+fn flash_attn_twins_give_qs_shape_and_candle_nns_module_is_candles() {
+    let dir = scratch("flash-twins");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let manifest = "[package]\nname = \"flash_twins\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\ncandle = { package = \"candle-core\", version = \"0.11.1\" }\n\
+         candle-nn = \"0.11.1\"\ncandle-contracts = \"0.1.0\"\n\
+         candle-flash-attn = { version = \"0.11.1\", optional = true }\n\n\
+         [features]\nflash-attn = [\"dep:candle-flash-attn\"]\n";
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    let source = "use candle::{Module, Result, Tensor};
+use candle_contracts::contract;
+use candle_nn::Linear;
+
+#[cfg(feature = \"flash-attn\")]
+fn flash_attn(q: &Tensor, k: &Tensor, v: &Tensor, softmax_scale: f32, causal: bool) -> Result<Tensor> {
+    candle_flash_attn::flash_attn(q, k, v, softmax_scale, causal)
+}
+
+#[cfg(not(feature = \"flash-attn\"))]
+fn flash_attn(_: &Tensor, _: &Tensor, _: &Tensor, _: f32, _: bool) -> Result<Tensor> {
+    unimplemented!(\"compile with '--features flash-attn'\")
+}
+
+pub struct Proj {
+    inner: Linear,
+}
+
+impl Module for Proj {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.inner.forward(xs)
+    }
+}
+
+#[contract(q: f32[B, H, T, D], k: f32[B, H, S, D], v: f32[B, H, S, D])]
+pub fn attention(q: &Tensor, k: &Tensor, v: &Tensor, use_flash: bool) -> Result<Tensor> {
+    let y = if use_flash {
+        let q = q.transpose(1, 2)?;
+        let k = k.transpose(1, 2)?;
+        let v = v.transpose(1, 2)?;
+        flash_attn(&q, &k, &v, 1.0, true)?.transpose(1, 2)?
+    } else {
+        let att = candle_nn::ops::softmax_last_dim(&q.matmul(&k.t()?)?)?;
+        att.matmul(v)?
+    };
+    Ok(y)
+}
+";
+    let model = "use candle_contracts::contract;
+use candle_core::Tensor;
+use candle_nn::Module;
+
+#[contract(x: f32[N, 4])]
+pub fn run(p: &crate::Proj, x: &Tensor) -> candle_core::Result<Tensor> {
+    let y = p.forward(x)?;
+    Ok(y)
+}
+";
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        format!("{source}\npub mod model;\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/model.rs"),
+        model.replace("candle_core", "candle"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:attention"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        rows(&stdout).contains(&"27 y f32[B, H, T, D] if".to_string()),
+        "{stdout}"
+    );
+    // `p.forward(x)` through candle-nn's `Module`: the crate's `impl Module for Proj`.
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/model.rs:run"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rows(&stdout), ["7 y f32[..] forward"], "{stdout}");
+    // Without candle-flash-attn among the dependencies, the feature's twin says nothing.
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        manifest
+            .replace(
+                "candle-flash-attn = { version = \"0.11.1\", optional = true }\n",
+                "",
+            )
+            .replace("[\"dep:candle-flash-attn\"]", "[]"),
+    )
+    .unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:attention"]);
+    assert!(rows(&stdout).contains(&"27 y ? if".to_string()), "{stdout}");
+}
+
 /// From a review: outside its module, a private inherent method is no candidate (rustc looks
 /// past it to `Run::forward`); `pub(super)` reaches the parent, so there it is the one called.
 #[test]

@@ -352,6 +352,9 @@ pub(crate) const FUNCTIONS: &[(&str, FunctionRule)] = &[
     ("candle_nn::ops::softmax_last_dim", same_as_first),
     ("candle_nn::ops::sigmoid", same_as_first),
     ("candle_nn::ops::silu", same_as_first),
+    // candle-flash-attn's `flash_attn(q, k, v, softmax_scale, causal)`: `[B, T, H, D]` as
+    // `q` (it checks the rest itself).
+    ("candle_flash_attn::flash_attn", same_as_first),
     ("candle_nn::ops::rms_norm", |args| {
         norm("candle_nn::ops::rms_norm", args, &["alpha"])
     }),
