@@ -409,6 +409,7 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
             .filter(|f| field_layer(index, module, &f.ty).is_some())
             .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
             .collect(),
+        crate_field_readers: BTreeMap::new(),
         off_type: Vec::new(),
         reading_calls: Vec::new(),
         macro_reading_calls: Vec::new(),
@@ -423,6 +424,23 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
         let Resolved::Type(ty_key) = index.resolve(module, &path_segments(&p.path)) else {
             continue;
         };
+        if p.path.segments.iter().all(|s| s.arguments.is_none()) {
+            let readers = index
+                .inherent_methods(&ty_key)
+                .iter()
+                .filter(|&&id| {
+                    let f = &index.fns[id];
+                    !f.conditional
+                        && f.sig.receiver().is_some_and(|r| {
+                            r.reference.is_some()
+                                && r.mutability.is_none()
+                                && r.colon_token.is_none()
+                        })
+                })
+                .map(|&id| index.fns[id].name.clone())
+                .collect();
+            scan.crate_field_readers.insert(name_of(ident), readers);
+        }
         let (Some((_, ty_item)), Some(last)) = (index.struct_item(&ty_key), p.path.segments.last())
         else {
             continue;
@@ -964,6 +982,9 @@ struct Scan<'a> {
     kv_cache_fields: BTreeSet<String>,
     /// The struct's fields of a candle-nn layer's type.
     layer_fields: BTreeSet<String>,
+    /// The struct's fields of one of the crate's structs, each with the names of that
+    /// struct's inherent methods taking `&self` (found before any trait's `&mut self` one).
+    crate_field_readers: BTreeMap<String, BTreeSet<String>>,
     /// Fields left unchanged because the place changed was no field of their type (the
     /// field, its type's name): changed after all where that type has a `Deref`.
     off_type: Vec<(String, String)>,
@@ -1000,6 +1021,10 @@ struct FileLog {
     /// Calls of a [`LAYER_METHODS`] name on a field, by the field's name and the place: a
     /// change except where that field is a candle-nn layer.
     layer_method_receivers: BTreeSet<(String, Place)>,
+    /// Calls of any other method on a field, by the field's name, the method's and the
+    /// place: a change except where the field is of one of the crate's structs with an
+    /// inherent `&self` method of the name (see [`Scan::crate_field_readers`]).
+    field_method_receivers: BTreeSet<(String, String, Place)>,
     /// Calls of a [`READING_METHODS`] name, by the receiver's field where the name is also
     /// one of [`CANDLE_TENSOR_METHODS`], the method's name and the receiver.
     reading_calls: Vec<(Option<String>, String, &'static syn::Expr)>,
@@ -1133,6 +1158,17 @@ fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
     for (field, (place, root)) in &log.kv_cache_receivers {
         // `self.kv_cache.append(..)` of a kv cache field: candle-nn's own method.
         if !scan.kv_cache_fields.contains(field) {
+            changes_place(scan, place, root.as_deref());
+        }
+    }
+    for (field, method, (place, root)) in &log.field_method_receivers {
+        // `self.attn.helper(x)` of an `attn: Attention` with `fn helper(&self, ..)`: the
+        // inherent `&self` method comes first, and changes nothing it holds.
+        let reads = scan
+            .crate_field_readers
+            .get(field)
+            .is_some_and(|readers| readers.contains(method));
+        if !reads {
             changes_place(scan, place, root.as_deref());
         }
     }
@@ -1653,12 +1689,17 @@ impl Visit<'static> for LogVisit<'_> {
             self.log
                 .kv_cache_receivers
                 .insert((field, self.place(&m.receiver)));
-        } else if let Some(field) =
-            receiver_field.filter(|_| LAYER_METHODS.contains(&method.as_str()))
+        } else if let Some(field) = receiver_field
+            .clone()
+            .filter(|_| LAYER_METHODS.contains(&method.as_str()))
         {
             self.log
                 .layer_method_receivers
                 .insert((field, self.place(&m.receiver)));
+        } else if let Some(field) = receiver_field {
+            self.log
+                .field_method_receivers
+                .insert((field, method, self.place(&m.receiver)));
         } else {
             self.log.places.insert(self.place(&m.receiver));
         }
@@ -2620,8 +2661,15 @@ impl<'a> Ctor<'a> {
         // Where the constructions disagree (candle's `with_tracing::Linear`, built by
         // `linear(d1, d2, vb)`, `linear_no_bias(..)` and `from_weights(..)`), this call's own:
         // `inner` of `linear_no_bias(e, 3 * e, vb)?` is a `Linear[e -> 3 * e]` here.
+        // Where both say something (one construction of the struct in all), the one that
+        // knows more sizes: `linear_no_bias(d1, d2, vb)`'s own `d1` renamed is unknown.
         for (field, fact) in self.call_construction(def, call, literal, &key) {
-            mapped.entry(field).or_insert(fact);
+            let better = mapped
+                .get(&field)
+                .is_none_or(|agreed| unknown_sizes(&fact) < unknown_sizes(agreed));
+            if better {
+                mapped.insert(field, fact);
+            }
         }
         (!mapped.is_empty()).then_some((key, mapped))
     }
@@ -3432,6 +3480,30 @@ pub(crate) fn success_of(expr: &syn::Expr) -> Option<&syn::Expr> {
 /// A fact of a nested construction with the sizes of its constructor's config parameters
 /// renamed to what the call passed (`config.hidden_size` → `cfg.hidden_size`); `None` where a
 /// size names anything else (a parameter the call does not pass a config for, a constant).
+/// How many of a fact's sizes are unknown (a nested struct's, all of its fields').
+fn unknown_sizes(fact: &FieldFact) -> usize {
+    let count = |dims: &[Dim]| dims.iter().filter(|d| d.is_unknown()).count();
+    match fact {
+        FieldFact::Layer(_, dims, geometry) => {
+            count(dims)
+                + geometry.as_ref().map_or(0, |g| {
+                    count(&[
+                        g.padding.clone(),
+                        g.stride.clone(),
+                        g.dilation.clone(),
+                        g.groups.clone(),
+                    ])
+                })
+        }
+        FieldFact::Size(dim) | FieldFact::KvCache(_, dim) => usize::from(dim.is_unknown()),
+        FieldFact::Tensor(dims) => count(dims),
+        FieldFact::Nested(_, fields) | FieldFact::Variants(_, fields) => {
+            fields.values().map(unknown_sizes).sum()
+        }
+        FieldFact::Activation(_) | FieldFact::Config(..) | FieldFact::Flag(_) => 0,
+    }
+}
+
 fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<FieldFact> {
     let dim = |dim: &Dim| -> Option<Dim> {
         let mut whole = true;

@@ -878,9 +878,8 @@ impl Index {
                             if i.trait_.is_none() {
                                 self.fns[id].private_to = match &f.vis {
                                     syn::Visibility::Public(_) => None,
-                                    syn::Visibility::Restricted(r)
-                                        if r.in_token.is_none() && r.path.is_ident("crate") =>
-                                    {
+                                    // `pub(crate)`, `pub(in crate)`.
+                                    syn::Visibility::Restricted(r) if r.path.is_ident("crate") => {
                                         None
                                     }
                                     syn::Visibility::Restricted(r)
@@ -1532,14 +1531,20 @@ impl Index {
         {
             return *hides;
         }
+        // `tracing` is the tracing crate only where the crate's manifest says so (a
+        // dependency renamed `tracing` may be any crate's macros).
+        let real_tracing = self.crates[krate]
+            .externs
+            .get("tracing")
+            .is_some_and(|real| real == "tracing");
         let macro_items = self.called_macros.iter().any(|(at, name)| {
             // `tracing::span` by its last name: a `macro_rules! span` of the crate's (in a
             // module `tracing`) is no longer tracing's.
             let last = name.rsplit("::").next().unwrap_or(name);
+            let tracing = real_tracing && name.strip_prefix("tracing::").is_some_and(|n| n == last);
             *at == krate
                 && (self.macro_names.contains(last)
-                    || !(KNOWN_MACROS.contains(&name.as_str())
-                        || name.strip_prefix("tracing::").is_some_and(|n| n == last)))
+                    || !(KNOWN_MACROS.contains(&name.as_str()) || tracing))
         });
         let hides = self.hidden_items.contains(&krate)
             || macro_items
@@ -1751,6 +1756,17 @@ impl Index {
             return &[];
         }
         ids
+    }
+
+    /// The methods of the type `key`'s inherent `impl` blocks whose name [`Index::methods`]
+    /// is certain of.
+    pub fn inherent_methods(&self, key: &str) -> Vec<FnId> {
+        self.methods
+            .keys()
+            .filter(|(owner, _)| owner == key)
+            .flat_map(|(owner, name)| self.methods(owner, name).iter().copied())
+            .filter(|&id| self.fns[id].trait_of.is_none())
+            .collect()
     }
 
     /// The functions named `name` in the `impl` blocks of the type `key`.

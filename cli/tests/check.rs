@@ -2338,22 +2338,22 @@ pub fn through(m: &inner::Model, x: &Tensor) -> Result<Tensor> {
     m.forward(x)
 }
 ";
-    for vis in ["", "pub(self)", "pub(in crate::inner)"] {
+    for vis in ["", "pub(self)", "pub(in self)", "pub(in crate::inner)"] {
         let (code, lines) = check_file("private-method", &program.replace("VIS", vis));
         assert_eq!((code, lines), (0, Vec::<String>::new()), "{vis}");
     }
-    let (code, lines) = check_file(
-        "private-method-super",
-        &program.replace("VIS", "pub(super)"),
-    );
-    assert_eq!(code, 1, "{lines:?}");
-    assert_eq!(
-        lines,
-        [
-            "error: `Model::forward` takes `x: f32[B, 4]`, but `x` is `f32[B, 3]` here",
-            "--> model.rs:31:15",
-        ]
-    );
+    for vis in ["pub(super)", "pub(crate)", "pub(in crate)"] {
+        let (code, lines) = check_file("private-method-super", &program.replace("VIS", vis));
+        assert_eq!(code, 1, "{vis}: {lines:?}");
+        assert_eq!(
+            lines,
+            [
+                "error: `Model::forward` takes `x: f32[B, 4]`, but `x` is `f32[B, 3]` here",
+                "--> model.rs:31:15",
+            ],
+            "{vis}"
+        );
+    }
 }
 
 /// From a review: an integration test's helpers (`tests/it.rs`, no `#[cfg(test)]` there) may
@@ -2676,6 +2676,12 @@ impl Attention {
 #[test]
 fn a_with_tracing_layer_has_the_sizes_its_helper_was_called_with() {
     let dir = scratch_crate("with-tracing", "pub mod model;\npub mod with_tracing;\n");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!("{manifest}tracing = \"0.1\"\n"),
+    )
+    .unwrap();
     std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
     let model = |forward: &str| TRACED_ATTENTION.replace("FORWARD", forward);
     std::fs::write(dir.join("src/model.rs"), model(WRONG_PROJECTION)).unwrap();
@@ -2703,6 +2709,62 @@ fn a_with_tracing_layer_has_the_sizes_its_helper_was_called_with() {
         ],
         "{stdout}"
     );
+    // One construction in all (no `from_weights`, no other helper): the call's own still.
+    let single = WITH_TRACING
+        .split("impl Linear {")
+        .next()
+        .map(|head| {
+            let tail = &WITH_TRACING[WITH_TRACING.find("pub fn linear_no_bias").unwrap()..];
+            format!("{head}{tail}")
+        })
+        .unwrap();
+    std::fs::write(dir.join("src/with_tracing.rs"), &single).unwrap();
+    std::fs::write(dir.join("src/model.rs"), model(WRONG_PROJECTION)).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{single}\n{stderr}");
+    // From a review: a dependency renamed `tracing` (`package = "evil"`) may be any crate's
+    // macros, which may give `Linear` an inherent `forward` found before `Module`'s.
+    std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!("{manifest}tracing = {{ package = \"evil\", path = \"../evil\" }}\n"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!("{manifest}tracing = \"0.1\"\n"),
+    )
+    .unwrap();
+    // From a review: a call of the wrapper's own `&self` method on the field (`go`, no
+    // name the scan knows) changes nothing it holds.
+    let with_go = WITH_TRACING.replace(
+        "impl Linear {\n",
+        "impl Linear {\n    pub fn go(&self, xs: &Tensor) -> Result<Tensor> { self.inner.forward(xs) }\n",
+    );
+    std::fs::write(dir.join("src/with_tracing.rs"), &with_go).unwrap();
+    let probing = model(WRONG_PROJECTION).replace(
+        "#[contract]\nimpl Attention {",
+        "impl Attention {\n    pub fn probe(&self, x: &Tensor) -> Result<Tensor> { self.c_proj.go(x) }\n}\n\n#[contract]\nimpl Attention {",
+    );
+    assert!(probing.contains("self.c_proj.go(x)"), "{probing}");
+    std::fs::write(dir.join("src/model.rs"), &probing).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    // A `&mut self` one may change it.
+    std::fs::write(
+        dir.join("src/with_tracing.rs"),
+        with_go.replace("pub fn go(&self", "pub fn go(&mut self"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/model.rs"),
+        probing.replace("pub fn probe(&self", "pub fn probe(&mut self"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
     // A field of the wrapper changed after it is built (`pub`, or set by a method) keeps
     // nothing of the helper's call.
     for (case, edit) in [
