@@ -5,8 +5,8 @@ Usage: scripts/measure-known-shapes.py [--verbose] [FILE...]
 (default: tests/tests/models/*.rs). Needs a built `cargo-contracts` in `$CARGO_TARGET_DIR/debug`
 (`target/debug` without it).
 A `let` is counted once per line and name; integers (`= B`), floats, tuples, host numbers
-(`Vec<f32>`), lists before their first push (`Vec`), `None`s and what `dims4`, `dim`, `device` and
-the like read from a tensor (a `Shape[*S]` too) are left out.
+(`Vec<f32>`), lists before their first push (`Vec`), `None`s, tracing's span guards (`enter`) and
+what `dims4`, `dim`, `device` and the like read from a tensor (a `Shape[*S]` too) are left out.
 """
 import glob, re, subprocess, sys
 
@@ -72,6 +72,9 @@ for path in files:
             # Sizes, devices and dtypes read from a tensor are not tensors, known or not.
             if op in ("dim", "dims", "dims1", "dims2", "dims3", "dims4", "dims5", "device",
                       "dtype", "rank", "elem_count"):
+                continue
+            # A tracing span's guard (`let _enter = self.span.enter();`) is no tensor.
+            if op == "enter" and ty == "?":
                 continue
             tokens = re.split(r"[\[\],\s()*+/-]+", ty)
             if ty == "?":

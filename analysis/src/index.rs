@@ -132,6 +132,21 @@ pub const KNOWN_CRATES: &[&str] = &[
     "candle_contracts",
 ];
 
+/// Whether a trait (or anything) at `path`, in another crate, adds no method the analysis
+/// does not know: std's, candle's and ours, and serde's `Serialize` and `Deserialize`, whose
+/// methods (`serialize`, `deserialize`) are never taken as a crate's (see [`Index::finish`]).
+/// candle-transformers' model files `use serde::Deserialize;` for their configs.
+pub fn trait_path_known(path: &[String]) -> bool {
+    match path {
+        [first, ..] if KNOWN_CRATES.contains(&first.as_str()) => true,
+        [serde, name] => serde == "serde" && matches!(name.as_str(), "Serialize" | "Deserialize"),
+        _ => false,
+    }
+}
+
+/// serde's traits' methods (see [`trait_path_known`]).
+const SERDE_METHODS: &[&str] = &["serialize", "deserialize", "deserialize_in_place"];
+
 /// std macros that never assign their arguments (their arguments are still read for `&mut`).
 pub(crate) const EXPRESSION_MACROS: &[&str] = &[
     "println",
@@ -506,6 +521,9 @@ impl Index {
     /// Resolves the types of the `impl` blocks read, now that every module is known (a type
     /// may be imported from a module read later).
     pub fn finish(&mut self) {
+        // serde's traits may be in scope as known ones: their methods are no crate's for sure.
+        self.uncertain_names
+            .extend(SERDE_METHODS.iter().map(|name| name.to_string()));
         fn visit(items: &[syn::Item], wrapped: bool, out: &mut BTreeSet<usize>) {
             for item in items {
                 match item {
@@ -1493,12 +1511,9 @@ impl Index {
                         path.first()
                             .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str()))
                     })
-                    && m.uses.keys().all(|name| {
-                        self.use_known(id, name, &|path| {
-                            path.first()
-                                .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str()))
-                        })
-                    })
+                    && m.uses
+                        .keys()
+                        .all(|name| self.use_known(id, name, &|path| trait_path_known(path)))
             })
     }
 
@@ -1591,10 +1606,7 @@ impl Index {
 
     /// Whether every trait in scope in `module` is the index's, std's or candle's.
     fn module_traits_known(&self, module: ModId, depth: usize) -> bool {
-        let known_external = |path: &[String]| {
-            path.first()
-                .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str()))
-        };
+        let known_external = |path: &[String]| trait_path_known(path);
         let m = &self.modules[module];
         depth <= 8
             && !m.opaque

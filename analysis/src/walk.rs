@@ -4160,10 +4160,10 @@ impl<'a> Walker<'a> {
         }) {
             return false;
         }
+        // A named `use`, resolved (a dependency renamed `serde` is no serde).
         module.uses.keys().all(|name| {
             self.index.use_known(self.module(), name, &|path| {
-                path.first()
-                    .is_some_and(|first| KNOWN.contains(&first.as_str()))
+                crate::index::trait_path_known(path)
             })
         })
     }

@@ -2737,6 +2737,30 @@ fn a_with_tracing_layer_has_the_sizes_its_helper_was_called_with() {
         format!("{manifest}tracing = \"0.1\"\n"),
     )
     .unwrap();
+    // From a new-user trial: candle-transformers' files `use serde::Deserialize;` (for
+    // their configs): serde's traits add no `forward`. A dependency renamed `serde` might.
+    for (serde, expected) in [
+        ("serde = \"1\"", 1),
+        ("serde = { package = \"evil\", path = \"../evil\" }", 0),
+    ] {
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            format!("{manifest}tracing = \"0.1\"\n{serde}\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("src/model.rs"),
+            format!("use serde::Deserialize;\n{}", model(WRONG_PROJECTION)),
+        )
+        .unwrap();
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, expected, "{serde}: {stderr}");
+    }
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!("{manifest}tracing = \"0.1\"\n"),
+    )
+    .unwrap();
     // From a review: a call of the wrapper's own `&self` method on the field (`go`, no
     // name the scan knows) changes nothing it holds.
     let with_go = WITH_TRACING.replace(
