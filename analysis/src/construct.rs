@@ -1163,18 +1163,20 @@ fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
     }
     for (field, method, (place, root)) in &log.field_method_receivers {
         // `self.attn.helper(x)` of an `attn: Attention` with `fn helper(&self, ..)`: the
-        // inherent `&self` method comes first, and changes nothing it holds.
-        let reads = scan
-            .crate_field_readers
-            .get(field)
-            .is_some_and(|readers| readers.contains(method));
+        // inherent `&self` method comes first, and changes nothing it holds. (Only on the
+        // place's one field: `self.other.attn` may be another type's `attn`.)
+        let reads = place.len() == 1
+            && scan
+                .crate_field_readers
+                .get(field)
+                .is_some_and(|readers| readers.contains(method));
         if !reads {
             changes_place(scan, place, root.as_deref());
         }
     }
     for (field, (place, root)) in &log.layer_method_receivers {
         // `self.inner.forward_diff(x)` of a candle-nn `RmsNorm` field: candle-nn's own.
-        if !scan.layer_fields.contains(field) {
+        if place.len() != 1 || !scan.layer_fields.contains(field) {
             changes_place(scan, place, root.as_deref());
         }
     }

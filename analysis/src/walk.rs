@@ -738,13 +738,8 @@ impl<'a> Walker<'a> {
     /// of them (`&[Tensor]`, `Vec<Tensor>`) take the arguments' types, and its sizes the
     /// arguments' sizes; `None` where it is not followed (too deep, recursive,
     /// `async`, under `cfg`, under an attribute macro).
-    /// [`Walker::inline`] of one of a function's twins under `cfg` (see
-    /// [`Index::twin_fns`]): one of them is compiled in, so each is followed.
-    fn inline_twin(&self, id: FnId, args: &[Value]) -> Option<Value> {
-        self.inline_any(id, args, false, None, true)
-            .map(|(value, _)| value)
-    }
-
+    /// With the helper's first certain failure, where it names one of its tensor parameters
+    /// (see [`Walker::report_helper_failure`]).
     fn inline(
         &self,
         id: FnId,
@@ -753,6 +748,13 @@ impl<'a> Walker<'a> {
         place: Option<&str>,
     ) -> Option<(Value, Option<(Mismatch, String)>)> {
         self.inline_any(id, args, on_self, place, false)
+    }
+
+    /// [`Walker::inline`] of one of a function's twins under `cfg` (see
+    /// [`Index::twin_fns`]): one of them is compiled in, so each is followed.
+    fn inline_twin(&self, id: FnId, args: &[Value]) -> Option<Value> {
+        self.inline_any(id, args, false, None, true)
+            .map(|(value, _)| value)
     }
 
     fn inline_any(
@@ -5007,8 +5009,8 @@ impl<'a> Walker<'a> {
                 Value::Never
             }
             Resolved::External(path) => self.external_call(&path, &args, &arg_exprs, call),
-            // candle's `flash_attn` with its feature and without: whichever is compiled in,
-            // a `Result<Tensor>` of a shape the walk does not know.
+            // candle's `flash_attn` with its feature and without: whichever is compiled in
+            // gives the value, so what both give is certain.
             Resolved::Unknown
                 if let [name] = segments.as_slice()
                     && self.lookup(name).is_none()
