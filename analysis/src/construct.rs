@@ -131,20 +131,35 @@ const READING_METHODS: &[&str] = &[
 /// an inherent method is found before any trait's `&mut self` one of the name.
 const KV_CACHE_METHODS: &[&str] = &["append", "reset", "current_seq_len"];
 
-/// candle-nn 0.11's layers' own methods beside [`READING_METHODS`], each taking `&self`
-/// (`RmsNorm::forward_diff`, `Conv2d::config`, `BatchNorm::running_mean`): on a field of a
-/// layer's type they change nothing (a trait's method of the name comes after them).
-const LAYER_METHODS: &[&str] = &[
-    "config",
-    "remove_mean",
-    "forward_diff",
-    "running_mean",
-    "running_var",
-    "weight_and_bias",
-    "momentum",
-    "forward_train",
+/// candle-nn 0.11's layers' own methods beside [`READING_METHODS`], by the layer's type name,
+/// each taking `&self` (`RmsNorm::forward_diff`, `Conv2d::config`, `BatchNorm::running_mean`):
+/// on a field of that layer's type they change nothing (a trait's `&mut self` method of the
+/// name comes after them). On another type (`Linear` has no `config`) a trait's may be called.
+const LAYER_METHODS: &[(&str, &[&str])] = &[
+    ("RmsNorm", &["forward_diff"]),
+    ("LayerNorm", &["remove_mean"]),
+    ("Conv1d", &["config"]),
+    ("Conv2d", &["config"]),
+    ("ConvTranspose1d", &["config"]),
+    ("ConvTranspose2d", &["config"]),
+    (
+        "BatchNorm",
+        &[
+            "running_mean",
+            "running_var",
+            "weight_and_bias",
+            "momentum",
+            "forward_train",
+        ],
+    ),
 ];
 
+/// Whether `method` is one of [`LAYER_METHODS`] of any layer.
+fn is_layer_method(method: &str) -> bool {
+    LAYER_METHODS
+        .iter()
+        .any(|(_, methods)| methods.contains(&method))
+}
 /// Methods of candle-core 0.11's `impl Tensor` that take `&self` (none changes the tensor's
 /// shape; `slice_set`, `zero_set` and the like write values in place, and are left out): on a
 /// `Tensor` field, such a call finds candle's method before any `&mut self` one of a trait.
@@ -407,7 +422,16 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
             .fields
             .iter()
             .filter(|f| field_layer(index, module, &f.ty).is_some())
-            .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
+            .filter_map(|f| {
+                let syn::Type::Path(p) = &f.ty else {
+                    return None;
+                };
+                let Resolved::External(path) = index.resolve(module, &path_segments(&p.path))
+                else {
+                    return None;
+                };
+                Some((name_of(f.ident.as_ref()?), path.last()?.clone()))
+            })
             .collect(),
         crate_field_readers: BTreeMap::new(),
         off_type: Vec::new(),
@@ -430,7 +454,9 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
                 .iter()
                 .filter(|&&id| {
                     let f = &index.fns[id];
+                    // A private one is passed over outside its module (see `FnDef::private_to`).
                     !f.conditional
+                        && f.private_to.is_none()
                         && f.sig.receiver().is_some_and(|r| {
                             r.reference.is_some()
                                 && r.mutability.is_none()
@@ -980,8 +1006,8 @@ struct Scan<'a> {
     tensor_fields: BTreeSet<String>,
     /// The struct's fields of a candle-nn kv cache's type.
     kv_cache_fields: BTreeSet<String>,
-    /// The struct's fields of a candle-nn layer's type.
-    layer_fields: BTreeSet<String>,
+    /// The struct's fields of a candle-nn layer's type, with the type's name (`RmsNorm`).
+    layer_fields: BTreeMap<String, String>,
     /// The struct's fields of one of the crate's structs, each with the names of that
     /// struct's inherent methods taking `&self` (found before any trait's `&mut self` one).
     crate_field_readers: BTreeMap<String, BTreeSet<String>>,
@@ -1018,9 +1044,9 @@ struct FileLog {
     /// Calls of a [`KV_CACHE_METHODS`] name on a field, by the field's name and the place:
     /// a change except where that field is a kv cache.
     kv_cache_receivers: BTreeSet<(String, Place)>,
-    /// Calls of a [`LAYER_METHODS`] name on a field, by the field's name and the place: a
-    /// change except where that field is a candle-nn layer.
-    layer_method_receivers: BTreeSet<(String, Place)>,
+    /// Calls of a [`LAYER_METHODS`] name on a field, by the field's name, the method's and
+    /// the place: a change except where that field is a candle-nn layer with that method.
+    layer_method_receivers: BTreeSet<(String, String, Place)>,
     /// Calls of any other method on a field, by the field's name, the method's and the
     /// place: a change except where the field is of one of the crate's structs with an
     /// inherent `&self` method of the name (see [`Scan::crate_field_readers`]).
@@ -1174,9 +1200,14 @@ fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
             changes_place(scan, place, root.as_deref());
         }
     }
-    for (field, (place, root)) in &log.layer_method_receivers {
+    for (field, method, (place, root)) in &log.layer_method_receivers {
         // `self.inner.forward_diff(x)` of a candle-nn `RmsNorm` field: candle-nn's own.
-        if place.len() != 1 || !scan.layer_fields.contains(field) {
+        let own = scan.layer_fields.get(field).is_some_and(|ty| {
+            LAYER_METHODS
+                .iter()
+                .any(|(layer, methods)| layer == ty && methods.contains(&method.as_str()))
+        });
+        if place.len() != 1 || !own {
             changes_place(scan, place, root.as_deref());
         }
     }
@@ -1691,13 +1722,10 @@ impl Visit<'static> for LogVisit<'_> {
             self.log
                 .kv_cache_receivers
                 .insert((field, self.place(&m.receiver)));
-        } else if let Some(field) = receiver_field
-            .clone()
-            .filter(|_| LAYER_METHODS.contains(&method.as_str()))
-        {
+        } else if let Some(field) = receiver_field.clone().filter(|_| is_layer_method(&method)) {
             self.log
                 .layer_method_receivers
-                .insert((field, self.place(&m.receiver)));
+                .insert((field, method, self.place(&m.receiver)));
         } else if let Some(field) = receiver_field {
             self.log
                 .field_method_receivers

@@ -1636,15 +1636,44 @@ impl Index {
         }
     }
 
-    /// The functions of `name` in `module` where it declares two or more, each under `cfg`
-    /// (at most one of them compiled in), and nothing else of the name.
+    /// The two functions of `name` in `module` under opposite `cfg`s (`#[cfg(P)]` and
+    /// `#[cfg(not(P))]`, nothing else conditional on them): exactly one is compiled in, so
+    /// the name is one of them (no import or glob can stand in for both), and nothing else of
+    /// the name.
     pub fn twin_fns(&self, module: ModId, name: &str) -> Option<&[FnId]> {
         let key = (module, name.to_string());
         let fns = self.twin_fns.get(&key)?;
-        (fns.len() >= 2
-            && !self.not_fns.contains(&key)
-            && fns.iter().all(|&id| self.fns[id].conditional))
-        .then_some(fns.as_slice())
+        let [a, b] = fns.as_slice() else {
+            return None;
+        };
+        if self.not_fns.contains(&key) {
+            return None;
+        }
+        let _file_tokens = FileTokens::enter(self);
+        // The one `cfg` each stands under, and no other attribute that may compile it out.
+        let condition = |id: FnId| -> Option<proc_macro2::TokenStream> {
+            let mut cfgs = self.fns[id]
+                .attrs
+                .iter()
+                .filter(|a| is_conditional(std::slice::from_ref(a)));
+            let attr = cfgs.next()?;
+            if cfgs.next().is_some() || !attr.path().is_ident("cfg") {
+                return None;
+            }
+            match &attr.meta {
+                syn::Meta::List(list) => Some(list.tokens.clone()),
+                _ => None,
+            }
+        };
+        let (p, q) = (condition(*a)?, condition(*b)?);
+        let negates = |x: &proc_macro2::TokenStream, y: &proc_macro2::TokenStream| {
+            let trees: Vec<proc_macro2::TokenTree> = y.clone().into_iter().collect();
+            matches!(trees.as_slice(), [proc_macro2::TokenTree::Ident(not), proc_macro2::TokenTree::Group(inner)]
+                if not == "not"
+                    && inner.delimiter() == proc_macro2::Delimiter::Parenthesis
+                    && inner.stream().to_string() == x.to_string())
+        };
+        (negates(&p, &q) || negates(&q, &p)).then_some(fns.as_slice())
     }
 
     /// Whether `module` is `ancestor` or lies inside it.

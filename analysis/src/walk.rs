@@ -5014,6 +5014,11 @@ impl<'a> Walker<'a> {
             Resolved::Unknown
                 if let [name] = segments.as_slice()
                     && self.lookup(name).is_none()
+                    // A function or `use` of the name in the body hides the module's.
+                    && !self
+                        .local_paths
+                        .iter()
+                        .any(|frame| frame.contains_key(name) || frame.contains_key(""))
                     && let Some(twins) = self.index.twin_fns(self.module(), name)
                     && twins.iter().all(|&id| {
                         matches!(self.return_kind(&self.index.fns[id]), Kind::Tensor)
@@ -5623,6 +5628,26 @@ impl<'a> Walker<'a> {
         arg_exprs: &[&syn::Expr],
     ) {
         let callee = &self.index.fns[id];
+        // An earlier `return` (or `break` out of a block) may leave before the failing op:
+        // the walk does not know which branch the arguments take.
+        struct Exits(bool);
+        impl<'ast> Visit<'ast> for Exits {
+            fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+                self.0 = true;
+            }
+            fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
+                self.0 = true;
+            }
+            fn visit_macro(&mut self, _: &'ast syn::Macro) {
+                // A macro's tokens may hold a `return`.
+                self.0 = true;
+            }
+        }
+        let mut exits = Exits(false);
+        exits.visit_block(callee.block);
+        if exits.0 {
+            return;
+        }
         let Some(position) = callee
             .sig
             .inputs

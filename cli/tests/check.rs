@@ -6046,6 +6046,33 @@ fn what_a_review_found_against_the_construction_scan_passes() {
     }
 }
 
+/// Correct programs a review wrote against this session's rules (`tests/fixtures/
+/// reader-and-twin-reviews`): two functions of one name under `cfg`s that are not opposite
+/// (`#[cfg(P)]` and `#[cfg(all(P, not(P)))]`: neither compiled in, a `use` names the one
+/// called); twins under opposite `cfg`s hidden by a function of the body; `config` on a
+/// `Linear` (no inherent `config`: a trait's `&mut self` one is called); a private `&self`
+/// method passed over outside its module for a trait's `&mut self` one; a helper's failure
+/// after a `return` its arguments take. Each was a false positive.
+#[test]
+fn what_a_review_found_against_readers_twins_and_helpers_passes() {
+    for case in [
+        "twin_use",
+        "twin_local",
+        "layer_cfg",
+        "priv_reader",
+        "helper_min",
+    ] {
+        let source =
+            std::fs::read_to_string(fixture("reader-and-twin-reviews").join(format!("{case}.rs")))
+                .unwrap();
+        let (code, _, stderr) = run(
+            &scratch_crate(&format!("reader-twin-review-{case}"), &source),
+            &["check", "."],
+        );
+        assert_eq!(code, 0, "{case}: {stderr}");
+    }
+}
+
 /// Three reviews' correct programs around stubs that panic (a `#[cfg]` on the `panic!`
 /// statement, `bail` imported as `unimplemented`, an `async fn` whose call only makes a future,
 /// `std::todo!` of a module of the crate's named `std`, an attribute macro that replaces the
