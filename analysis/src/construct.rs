@@ -448,25 +448,6 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
         let Resolved::Type(ty_key) = index.resolve(module, &path_segments(&p.path)) else {
             continue;
         };
-        if p.path.segments.iter().all(|s| s.arguments.is_none()) {
-            let readers = index
-                .inherent_methods(&ty_key)
-                .iter()
-                .filter(|&&id| {
-                    let f = &index.fns[id];
-                    // A private one is passed over outside its module (see `FnDef::private_to`).
-                    !f.conditional
-                        && f.private_to.is_none()
-                        && f.sig.receiver().is_some_and(|r| {
-                            r.reference.is_some()
-                                && r.mutability.is_none()
-                                && r.colon_token.is_none()
-                        })
-                })
-                .map(|&id| index.fns[id].name.clone())
-                .collect();
-            scan.crate_field_readers.insert(name_of(ident), readers);
-        }
         let (Some((_, ty_item)), Some(last)) = (index.struct_item(&ty_key), p.path.segments.last())
         else {
             continue;
@@ -482,6 +463,22 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
             .collect();
         scan.crate_fields
             .insert(name_of(ident), (name_of(&last.ident), names));
+        // Its inherent `&self` methods, visible crate-wide (a private one is passed over
+        // outside its module, see `FnDef::private_to`).
+        let readers = index
+            .inherent_methods(&ty_key)
+            .iter()
+            .map(|&id| &index.fns[id])
+            .filter(|f| {
+                !f.conditional
+                    && f.private_to.is_none()
+                    && f.sig.receiver().is_some_and(|r| {
+                        r.reference.is_some() && r.mutability.is_none() && r.colon_token.is_none()
+                    })
+            })
+            .map(|f| f.name.clone())
+            .collect();
+        scan.crate_field_readers.insert(name_of(ident), readers);
     }
     // Only the files of a crate that can name the struct may build or change it; every file
     // may give a method name `&mut self` (a blanket `impl` of a library's trait).
@@ -1008,8 +1005,9 @@ struct Scan<'a> {
     kv_cache_fields: BTreeSet<String>,
     /// The struct's fields of a candle-nn layer's type, with the type's name (`RmsNorm`).
     layer_fields: BTreeMap<String, String>,
-    /// The struct's fields of one of the crate's structs, each with the names of that
-    /// struct's inherent methods taking `&self` (found before any trait's `&mut self` one).
+    /// The struct's fields of one of the crate's (non-generic, named-field) structs, each with
+    /// the names of that struct's inherent methods taking `&self` (found before any trait's
+    /// `&mut self` one).
     crate_field_readers: BTreeMap<String, BTreeSet<String>>,
     /// Fields left unchanged because the place changed was no field of their type (the
     /// field, its type's name): changed after all where that type has a `Deref`.

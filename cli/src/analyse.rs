@@ -178,20 +178,22 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
     }
 }
 
+/// Whether `tokens` (an attribute's list, nested groups too) hold the identifier `name`.
+fn names(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|tree| match tree {
+        proc_macro2::TokenTree::Ident(ident) => ident == name,
+        proc_macro2::TokenTree::Group(group) => names(group.stream(), name),
+        _ => false,
+    })
+}
+
 /// Whether the attribute is `#[should_panic]`, or may be one (`#[cfg_attr(not(miri),
 /// should_panic)]`).
 fn may_be_should_panic(attr: &syn::Attribute) -> bool {
-    fn names_it(tokens: proc_macro2::TokenStream) -> bool {
-        tokens.into_iter().any(|tree| match tree {
-            proc_macro2::TokenTree::Ident(ident) => ident == "should_panic",
-            proc_macro2::TokenTree::Group(group) => names_it(group.stream()),
-            _ => false,
-        })
-    }
     attr.path().is_ident("should_panic")
         || match &attr.meta {
             syn::Meta::List(list) if attr.path().is_ident("cfg_attr") => {
-                names_it(list.tokens.clone())
+                names(list.tokens.clone(), "should_panic")
             }
             _ => false,
         }
@@ -199,15 +201,8 @@ fn may_be_should_panic(attr: &syn::Attribute) -> bool {
 
 /// Whether a `#[cfg(..)]` among `attrs` names `test` (`#[cfg(test)]`, `#[cfg(all(test, ..))]`).
 fn for_tests_only(attrs: &[syn::Attribute]) -> bool {
-    fn names_test(tokens: proc_macro2::TokenStream) -> bool {
-        tokens.into_iter().any(|tree| match tree {
-            proc_macro2::TokenTree::Ident(ident) => ident == "test",
-            proc_macro2::TokenTree::Group(group) => names_test(group.stream()),
-            _ => false,
-        })
-    }
     attrs.iter().any(|attr| match &attr.meta {
-        syn::Meta::List(list) if attr.path().is_ident("cfg") => names_test(list.tokens.clone()),
+        syn::Meta::List(list) if attr.path().is_ident("cfg") => names(list.tokens.clone(), "test"),
         _ => false,
     })
 }
