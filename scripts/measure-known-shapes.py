@@ -7,6 +7,8 @@ Usage: scripts/measure-known-shapes.py [--verbose] [FILE...]
 A `let` is counted once per line and name; integers (`= B`), floats, tuples, host numbers
 (`Vec<f32>`), lists before their first push (`Vec`), `None`s, tracing's span guards (`enter`) and
 what `dims4`, `dim`, `device` and the like read from a tensor (a `Shape[*S]` too) are left out.
+A `let`'s shape is judged, not its dtype: `_[B, T, E]` (a `VarBuilder`'s dtype) is a fully known
+shape, counted apart too.
 """
 import glob, re, subprocess, sys
 
@@ -22,6 +24,7 @@ if not os.path.isfile(binary):
              "CARGO_TARGET_DIR)")
 totals = {"known": 0, "joined": 0, "never": 0, "rank": 0, "dtype": 0, "unknown": 0}
 causes = {}
+open_dtype = 0
 for path in files:
     src = open(path).read().splitlines()
     impl = None
@@ -76,30 +79,36 @@ for path in files:
             # A tracing span's guard (`let _enter = self.span.enter();`) is no tensor.
             if op == "enter" and ty == "?":
                 continue
-            tokens = re.split(r"[\[\],\s()*+/-]+", ty)
+            # The shape is judged, not the dtype (`_[B, T, E]`: a `VarBuilder`'s dtype, unknown
+            # where the constructor does not show it, on a fully known shape).
+            shape = ty[ty.index("["):] if "[" in ty else ty
+            tokens = re.split(r"[\[\],\s()*+/-]+", shape)
             if ty == "?":
                 kind = "unknown"
             elif ty == "!":
                 # Never bound: the call before it panics (`todo!()`); counted apart.
                 kind = "never"
-            elif "_" in tokens or ".." in ty or "?" in tokens:
-                kind = "rank" if "[" in ty and ".." not in ty else "dtype"
+            elif "_" in tokens or ".." in shape or "?" in tokens:
+                kind = "rank" if "[" in shape and ".." not in shape else "dtype"
             elif any(re.fullmatch(r"\?\d+", t) for t in tokens):
                 # Every dim a size, one of them named where two branches gave it differently.
                 kind = "joined"
             else:
                 kind = "known"
             totals[kind] += 1
+            if kind in ("known", "joined") and re.match(r"(Option<)?_\[", ty):
+                open_dtype += 1
             if kind not in ("known", "joined", "never"):
                 causes[op] = causes.get(op, 0) + 1
             if verbose and kind != "known":
                 print(f"{path}:{cols[0]} {name} {cols[1]} {ty} ({op})")
 n = sum(totals.values())
-print(f"{n} tensor lets: {totals['known']} fully known ({100*totals['known']//max(n,1)}%), "
+print(f"{n} tensor lets: {totals['known']} with a fully known shape ({100*totals['known']//max(n,1)}%), "
       f"{totals['joined']} known up to a size two branches give differently (`?1`), "
       f"{totals['never']} never bound (after a call that panics), "
       f"{totals['rank']} rank known, {totals['dtype']} less, {totals['unknown']} unknown")
 both = totals['known'] + totals['joined']
 print(f"fully known, or known on each branch (each `?N` one of two known sizes, as `shapes` "
       f"says under its table): {both} ({100*both//max(n,1)}%)")
+print(f"of those {both}, {open_dtype} with a dtype not known (`_[B, T, E]`)")
 print("not fully known, by op:", ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: -kv[1])))

@@ -124,6 +124,9 @@ const READING_METHODS: &[&str] = &[
     "as_ref",
     "is_some",
     "is_none",
+    // `Option`'s and `Result`'s, taking `self` by value (`cfg.head_dim.unwrap_or(..)`).
+    "unwrap_or",
+    "unwrap_or_default",
 ];
 
 /// Inherent methods of candle-nn 0.11's kv caches that change what a cache holds, never the dim
@@ -2051,6 +2054,10 @@ struct Ctor<'a> {
     /// How many crate helpers deep this reading is (a helper that builds a layer is read
     /// with its arguments, up to [`HELPER_DEPTH`]).
     depth: usize,
+    /// Whether this is a construction of its own (not a helper read at a call, which may run
+    /// several times in one construction): its plain `let`s of sizes it cannot read are then
+    /// one value each (see [`local_size`]), by how many of the name came before.
+    own_lets: Option<BTreeMap<String, usize>>,
 }
 
 /// How deep the reading of crate helpers that build a layer goes (helpers calling helpers).
@@ -2078,6 +2085,7 @@ impl<'a> Ctor<'a> {
             local_items: BTreeSet::new(),
             local_glob: false,
             depth,
+            own_lets: args.is_none().then(BTreeMap::new),
         };
         // A generic parameter (`const N: usize`) shadows a constant of the same name.
         for param in &def.sig.generics.params {
@@ -2255,7 +2263,15 @@ impl<'a> Ctor<'a> {
             for name in names.0 {
                 self.locals.insert(name, Local::Unknown);
             }
-            if let Some((name, value)) = value {
+            if let Some((name, mut value)) = value {
+                // `let head_dim = cfg.head_dim.unwrap_or(..);`: one value, whatever it is.
+                if let (Local::Size(dim), Some(lets)) = (&value, &mut self.own_lets)
+                    && dim.is_unknown()
+                {
+                    let nth = lets.entry(name.clone()).or_insert(0);
+                    *nth += 1;
+                    value = Local::Size(local_size(&self.def.name, &name, *nth));
+                }
                 self.locals.insert(name, value);
             }
         }
@@ -2310,8 +2326,9 @@ impl<'a> Ctor<'a> {
                     Some(FieldFact::Layer(*layer, dims.clone(), geometry.clone()))
                 }
                 // A size from a constructor's parameter is a layer's only: a `usize` field
-                // keeps its own name (`self.in_channels`).
-                Local::Size(dim) if !dim.is_unknown() && !names_a_parameter(dim) => {
+                // keeps its own name (`self.in_channels`). One of its `let`s is the field's
+                // too (`head_dim` of `cfg.head_dim.unwrap_or(..)` is in `q_proj`'s weight).
+                Local::Size(dim) if !dim.is_unknown() && !names_a_parameter_only(dim) => {
                     Some(FieldFact::Size(dim.clone()))
                 }
                 Local::Nested(key, fields) => Some(FieldFact::Nested(key.clone(), fields.clone())),
@@ -2339,7 +2356,7 @@ impl<'a> Ctor<'a> {
             return Some(FieldFact::Tensor(dims));
         }
         let dim = self.size(expr);
-        (!dim.is_unknown() && !names_a_parameter(&dim)).then_some(FieldFact::Size(dim))
+        (!dim.is_unknown() && !names_a_parameter_only(&dim)).then_some(FieldFact::Size(dim))
     }
 
     /// `Proj::Conv2d(conv2d(..)?)` of a crate enum whose variant holds one layer, a `let` of
@@ -3138,6 +3155,7 @@ impl<'a> Ctor<'a> {
             local_items: BTreeSet::new(),
             local_glob: false,
             depth: self.depth,
+            own_lets: None,
         };
         // Its body's paths are resolved in its own module; no `let` to follow.
         inner.locals.clear();
@@ -3479,9 +3497,29 @@ fn parameter_size(function: &str, parameter: &str) -> Dim {
     Dim::symbol(format!("{function}({parameter})"))
 }
 
-/// Whether a size names a constructor's parameter (see [`parameter_size`]).
+/// The size a constructor's plain top-level `let` holds where the analysis cannot read its
+/// value (`let head_dim = cfg.head_dim.unwrap_or(hidden_size / num_heads);`): one value
+/// within one construction, as a parameter's (see [`parameter_size`]), `new(let head_dim)`;
+/// the `nth` of that name (a `let` shadowing another) is `new(let head_dim#2)`. Only where
+/// it stands as a size does the analysis take it, and only a `usize` stands there.
+fn local_size(function: &str, name: &str, nth: usize) -> Dim {
+    match nth {
+        1 => Dim::symbol(format!("{function}(let {name})")),
+        _ => Dim::symbol(format!("{function}(let {name}#{nth})")),
+    }
+}
+
+/// Whether a size names a constructor's own value: a parameter's (see [`parameter_size`]) or
+/// a `let`'s (see [`local_size`]).
 pub(crate) fn names_a_parameter(dim: &Dim) -> bool {
     dim.symbols().iter().any(|name| name.ends_with(')'))
+}
+
+/// Whether a size names a constructor's parameter (not one of its `let`s).
+fn names_a_parameter_only(dim: &Dim) -> bool {
+    dim.symbols()
+        .iter()
+        .any(|name| name.ends_with(')') && !name.contains("(let "))
 }
 
 /// The call whose success `expr` takes: `f(..)?`, `f(..).unwrap()`, `f(..).expect(..)`.

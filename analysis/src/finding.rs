@@ -65,9 +65,11 @@ pub struct LetHint {
     /// The op that gave it (`matmul`, `Tensor::zeros`, `/`), empty where none stands out.
     pub op: String,
     /// Each size named `?1`, `?2`, .. in `ty`: a size two branches give differently (a kv
-    /// cache's `T` when empty, `P + T` after a `cat`), with the first branch's size and the
-    /// second's (`("?1", "T", "P + T")`); one or the other on each run.
-    pub joins: Vec<(String, String, String)>,
+    /// cache's `T` when empty, `P + T` after a `cat`), with the first branch's size, the
+    /// second's and what picks one (`("?1", "T", "P + T", "the branch taken")`); one or the
+    /// other on each run. An `Activation` of a variant the analysis does not know gives its
+    /// input's last dim or half of it (`"the activation's variant"`: `Swiglu` halves it).
+    pub joins: Vec<(String, String, String, String)>,
     /// Each size of `ty` that only an `Option` field's clauses state, with that field: 0
     /// where the field is `None` (`("P", "self.kv_cache")`: no cached step is `P + T`).
     pub absent: Vec<(String, String)>,

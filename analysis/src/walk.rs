@@ -664,6 +664,9 @@ struct Walker<'a> {
     joined: usize,
     /// What each of those names stands for: the first branch's size and the second's.
     join_sizes: BTreeMap<String, (Dim, Dim)>,
+    /// The names of [`Walker::join_sizes`] an `Activation` of an unknown variant gave (its
+    /// input's last dim, or half of it under `Swiglu`), not two branches.
+    activation_joins: BTreeSet<String>,
     /// Set while a loop's body is walked to see whether it keeps what it finds: a pass's
     /// names would differ from the next one's.
     loop_passes: usize,
@@ -724,6 +727,7 @@ impl<'a> Walker<'a> {
             fresh_sizes: BTreeSet::new(),
             joined: 0,
             join_sizes: BTreeMap::new(),
+            activation_joins: BTreeSet::new(),
             loop_passes: 0,
             absent_names: BTreeMap::new(),
             built_weights: Vec::new(),
@@ -1042,7 +1046,7 @@ impl<'a> Walker<'a> {
     /// gave it: `norm1` built by `group_norm(32, in_channels, ..)` has `CIN` channels. A size
     /// two clauses give two different dims stays as it was.
     fn name_built_sizes(&mut self) {
-        let mut named: BTreeMap<String, Option<Dim>> = BTreeMap::new();
+        let mut pairs: Vec<(Dim, Dim)> = Vec::new();
         for (subject, built) in &self.built_weights {
             let Some((Value::Tensor(stated), Some(Origin::Clause(_)))) = self.subjects.get(subject)
             else {
@@ -1054,25 +1058,39 @@ impl<'a> Walker<'a> {
             if stated.len() != built.len() {
                 continue;
             }
-            for (built, stated) in built.iter().zip(stated) {
-                let Some(name) = built.as_symbol() else {
-                    continue;
-                };
-                // Only a construction's own names: a config's field or a parameter.
-                let constructed = (name.contains('.') && !name.starts_with("self."))
-                    || crate::construct::names_a_parameter(built);
-                if stated.is_unknown() || !constructed {
-                    continue;
-                }
-                named
-                    .entry(name.to_string())
-                    .and_modify(|dim| {
-                        if dim.as_ref() != Some(stated) {
-                            *dim = None;
-                        }
-                    })
-                    .or_insert_with(|| Some(stated.clone()));
+            pairs.extend(built.iter().cloned().zip(stated.iter().cloned()));
+        }
+        // `num_heads = H` of a struct contract on a field its constructions gave
+        // `cfg.num_attention_heads`: that size is `H` too.
+        for (path, _) in &self.contract.fields {
+            let Some(field) = path.strip_prefix("self.") else {
+                continue;
+            };
+            if let (Some((Value::Int(stated), Some(Origin::Clause(_)))), Some(built)) =
+                (self.subjects.get(path), self.field_dims.get(field))
+            {
+                pairs.push((built.clone(), stated.clone()));
             }
+        }
+        let mut named: BTreeMap<String, Option<Dim>> = BTreeMap::new();
+        for (built, stated) in &pairs {
+            let Some(name) = built.as_symbol() else {
+                continue;
+            };
+            // Only a construction's own names: a config's field, a parameter or a `let`.
+            let constructed = (name.contains('.') && !name.starts_with("self."))
+                || crate::construct::names_a_parameter(built);
+            if stated.is_unknown() || !constructed {
+                continue;
+            }
+            named
+                .entry(name.to_string())
+                .and_modify(|dim| {
+                    if dim.as_ref() != Some(stated) {
+                        *dim = None;
+                    }
+                })
+                .or_insert_with(|| Some(stated.clone()));
         }
         let named: BTreeMap<String, Dim> = named
             .into_iter()
@@ -1284,9 +1302,12 @@ impl<'a> Walker<'a> {
                     .entry(subject)
                     .or_insert((any_dtype(dims), None));
             }
-            FieldFact::Activation(variant) if variant != "Swiglu" => {
-                self.subjects
-                    .insert(shape_keeping(place), (Value::Other, None));
+            FieldFact::Activation(variant) => {
+                let subject = match variant.as_str() {
+                    "Swiglu" => last_dim_halving(place),
+                    _ => shape_keeping(place),
+                };
+                self.subjects.insert(subject, (Value::Other, None));
             }
             FieldFact::Flag(_) => {
                 self.subjects
@@ -3248,11 +3269,11 @@ impl<'a> Walker<'a> {
 
     /// The names of sizes two branches gave differently in a hint's type (`?1` in
     /// `f32[B, ?1, D]`), each with the two sizes, nested names first.
-    fn joins_in(&self, ty: &str) -> Vec<(String, String, String)> {
-        let mut joins: Vec<(String, String, String)> = Vec::new();
+    fn joins_in(&self, ty: &str) -> Vec<(String, String, String, String)> {
+        let mut joins: Vec<(String, String, String, String)> = Vec::new();
         let mut pending: Vec<String> = join_names(ty);
         while let Some(name) = pending.pop() {
-            if joins.iter().any(|(seen, _, _)| *seen == name) {
+            if joins.iter().any(|(seen, _, _, _)| *seen == name) {
                 continue;
             }
             let Some((first, second)) = self.join_sizes.get(&name) else {
@@ -3261,9 +3282,13 @@ impl<'a> Walker<'a> {
             let (first, second) = (first.to_string(), second.to_string());
             pending.extend(join_names(&first));
             pending.extend(join_names(&second));
-            joins.push((name, first, second));
+            let by = match self.activation_joins.contains(&name) {
+                true => "the activation's variant (`Swiglu` halves the last dim)",
+                false => "the branch taken",
+            };
+            joins.push((name, first, second, by.to_string()));
         }
-        joins.sort_by_key(|(name, _, _)| name[1..].parse::<usize>().unwrap_or(usize::MAX));
+        joins.sort_by_key(|(name, _, _, _)| name[1..].parse::<usize>().unwrap_or(usize::MAX));
         joins
     }
 
@@ -4720,11 +4745,37 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         };
-        let keeps_shape = layer == Layer::Activation
-            && subject_text(strip_refs(receiver))
-                .is_some_and(|text| self.subjects.contains_key(&shape_keeping(&text)));
-        if keeps_shape {
+        let built_as = |subject: fn(&str) -> String| {
+            layer == Layer::Activation
+                && subject_text(strip_refs(receiver))
+                    .is_some_and(|text| self.subjects.contains_key(&subject(&text)))
+        };
+        if built_as(shape_keeping) {
             return Value::Tensor(xs.clone());
+        }
+        // Every variant of candle-nn 0.11 keeps the shape but `Swiglu`, which halves the last
+        // dim (`chunk(2, D::Minus1)` of an even dim: an odd one fails). A variant not known
+        // here (`cfg.hidden_act`) gives one or the other, a size of its own (`?1`).
+        if layer == Layer::Activation
+            && let Some(last) = xs.shape.from_end(1).filter(|last| !last.is_unknown())
+        {
+            let halved = xs.with_shape(
+                xs.shape
+                    .clone()
+                    .with_dim(Axis::Back(1), last.clone().div(Dim::lit(2))),
+            );
+            if built_as(last_dim_halving) {
+                return Value::Tensor(halved);
+            }
+            let mut joiner = self.joiner();
+            let before = joiner.count;
+            let value = Value::Tensor(xs.clone()).join_with(&Value::Tensor(halved), &mut joiner);
+            if let (Some(before), Some(after)) = (before, joiner.count) {
+                self.activation_joins
+                    .extend((before + 1..=after).map(|n| format!("?{n}")));
+            }
+            self.joined(joiner);
+            return value;
         }
         let place = self.layer_place(receiver);
         let built = match place
@@ -6276,6 +6327,12 @@ fn kv_cache_dim(place: &str) -> String {
 /// on that field, never read as a tensor (no expression's text has that form).
 fn shape_keeping(place: &str) -> String {
     format!("{place}.(keeps shape)")
+}
+
+/// The subject that stands for an `Activation` field every constructor builds as `Swiglu`,
+/// which halves the last dim (`self.act.(halves last dim)`), as [`shape_keeping`]'s.
+fn last_dim_halving(place: &str) -> String {
+    format!("{place}.(halves last dim)")
 }
 
 /// The subject that stands for a `bool` field every constructor sets from a config's

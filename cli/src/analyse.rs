@@ -59,8 +59,8 @@ pub struct Hint {
     pub ty: String,
     /// The op that gave it (`matmul`, `Tensor::zeros`), empty where none stands out.
     pub op: String,
-    /// Each `?N` size of `ty` with the two sizes branches give (see `LetHint::joins`).
-    pub joins: Vec<(String, String, String)>,
+    /// Each `?N` size of `ty` with the two sizes and what picks one (see `LetHint::joins`).
+    pub joins: Vec<(String, String, String, String)>,
     /// Each size of `ty` that is 0 where an `Option` field is `None`, with the field (see
     /// `LetHint::absent`).
     pub absent: Vec<(String, String)>,

@@ -499,19 +499,19 @@ fn shapes(target: &str) -> ExitCode {
         }
     }
     // What each `?N` stands for: one size or the other, by the branch a run takes.
-    let mut joins: Vec<&(String, String, String)> = Vec::new();
+    let mut joins: Vec<&(String, String, String, String)> = Vec::new();
     for join in hints.iter().flat_map(|h| &h.joins) {
         if !joins.iter().any(|seen| seen.0 == join.0) {
             joins.push(join);
         }
     }
-    joins.sort_by_key(|(name, _, _)| name[1..].parse::<usize>().unwrap_or(usize::MAX));
+    joins.sort_by_key(|(name, _, _, _)| name[1..].parse::<usize>().unwrap_or(usize::MAX));
     let joins_empty = joins.is_empty();
     if !joins_empty {
         let _ = writeln!(out);
     }
-    for (name, first, second) in joins {
-        let line = format!("{name} is {first} or {second}, by the branch taken");
+    for (name, first, second, by) in joins {
+        let line = format!("{name} is {first} or {second}, by {by}");
         if writeln!(out, "{line}").is_err() {
             return ExitCode::SUCCESS;
         }

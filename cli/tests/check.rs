@@ -4324,14 +4324,17 @@ fn an_activation_built_with_a_shape_keeping_variant_keeps_the_shape() {
     );
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
-    // `Swiglu` halves the last dim: nothing after it is known, nor certain.
+    // `Swiglu` halves the last dim (an odd one fails).
     let swiglu = ACTIVATION_FIELD.replace("Activation::Relu", "Activation::Swiglu");
     let (code, stdout, _) = run(
         &scratch_crate("activation-swiglu", &swiglu),
         &["shapes", "src/lib.rs:DenseActDense::forward"],
     );
     assert_eq!(code, 0);
-    assert_eq!(rows(&stdout)[1], "26 hidden f32[B, T, _] forward");
+    assert_eq!(
+        rows(&stdout)[1],
+        "26 hidden f32[B, T, cfg.d_ff / 2] forward"
+    );
     // A trait `impl` of the crate with a `&mut self` `forward` may be one of the layer's: then
     // nothing is inferred from the constructor.
     let traited = ACTIVATION_FIELD.replace(
@@ -8384,5 +8387,233 @@ pub fn handled(x: &Tensor) -> Result<Tensor> {
             "--> src/lib.rs:38:20",
         ],
         "{stderr}"
+    );
+}
+
+/// Mistral's attention (candle-transformers mistral.rs): the head size is a `let` of the
+/// constructor the analysis cannot read (`cfg.head_dim.unwrap_or(..)`), one value of each
+/// construction: the projections' weights and the `head_dim` field share it.
+const OPAQUE_HEAD_DIM: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::{Linear, Module, VarBuilder, linear_no_bias};
+
+pub struct Config {
+    pub hidden_size: usize,
+    pub num_attention_heads: usize,
+    pub head_dim: Option<usize>,
+}
+
+pub struct Attention {
+    q_proj: Linear,
+    o_proj: Linear,
+    num_heads: usize,
+    head_dim: usize,
+}
+
+#[contract]
+impl Attention {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let num_heads = cfg.num_attention_heads;
+        let head_dim = cfg.head_dim.unwrap_or(cfg.hidden_size / num_heads);
+        let q_proj = linear_no_bias(cfg.hidden_size, num_heads * head_dim, vb.pp(\"q_proj\"))?;
+        let o_proj = linear_no_bias(num_heads * head_dim, cfg.hidden_size, vb.pp(\"o_proj\"))?;
+        Ok(Self { q_proj, o_proj, num_heads, head_dim })
+    }
+
+    #[contract(xs: f32[B, T, E], return: f32[B, T, E])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (b, t, _) = xs.dims3()?;
+        let q = self.q_proj.forward(xs)?;
+        let q = q.reshape((b, t, self.num_heads, self.head_dim))?;
+        let y = q.reshape((b, t, self.num_heads * self.head_dim))?;
+        self.o_proj.forward(&y)
+    }
+}
+";
+
+#[test]
+fn a_let_the_constructor_cannot_read_is_one_size_of_each_construction() {
+    let dir = scratch_crate("opaque-head-dim", OPAQUE_HEAD_DIM);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "30 b = B dims3",
+            "30 t = T dims3",
+            "31 q f32[B, T, cfg.num_attention_heads * new(let head_dim)] forward",
+            "32 q f32[B, T, cfg.num_attention_heads, new(let head_dim)] reshape",
+            "33 y f32[B, T, cfg.num_attention_heads * new(let head_dim)] reshape",
+        ]
+    );
+    // One size more than the weight takes, for every size: certain (the `reshape` is not, as
+    // `B` or `T` may be 0).
+    let wrong = OPAQUE_HEAD_DIM.replace(
+        "q.reshape((b, t, self.num_heads * self.head_dim))?",
+        "q.reshape((b, t, self.num_heads * self.head_dim + 1))?",
+    );
+    std::fs::write(dir.join("src/lib.rs"), &wrong).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: `Linear::forward` takes `xs: _[.., cfg.num_attention_heads * new(let head_dim)]`, \
+             but `y` is `f32[B, T, cfg.num_attention_heads * new(let head_dim) + 1]` here"
+        ) && stderr.contains("--> src/lib.rs:34:30"),
+        "{stderr}"
+    );
+    // A `let mut`, or a `let` of a helper read at each of its calls, is no size; a `let` the
+    // constructor rebinds is another value, under a name of its own.
+    let source = wrong.replace(
+        "let head_dim = cfg.head_dim",
+        "let mut head_dim = cfg.head_dim",
+    );
+    std::fs::write(dir.join("src/lib.rs"), &source).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let shadowed = OPAQUE_HEAD_DIM.replace(
+        "let o_proj = linear_no_bias(num_heads * head_dim,",
+        "let head_dim = head_dim.next_power_of_two();\n        \
+         let o_proj = linear_no_bias(num_heads * head_dim,",
+    );
+    std::fs::write(dir.join("src/lib.rs"), &shadowed).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout)[2..],
+        [
+            "32 q f32[B, T, cfg.num_attention_heads * new(let head_dim)] forward",
+            "33 q f32[B, T, cfg.num_attention_heads, new(let head_dim#2)] reshape",
+            "34 y f32[B, T, cfg.num_attention_heads * new(let head_dim#2)] reshape",
+        ],
+        "{stdout}"
+    );
+    let helper = "fn proj(size: usize, vb: VarBuilder) -> Result<Linear> {
+    let out = size.next_power_of_two();
+    linear_no_bias(size, out, vb)
+}
+";
+    let two_calls = format!(
+        "{helper}{}",
+        OPAQUE_HEAD_DIM
+            .replace(
+                "let q_proj = linear_no_bias(cfg.hidden_size, num_heads * head_dim, vb.pp(\"q_proj\"))?;",
+                "let q_proj = proj(cfg.hidden_size, vb.pp(\"q_proj\"))?;",
+            )
+            .replace(
+                "let o_proj = linear_no_bias(num_heads * head_dim, cfg.hidden_size, vb.pp(\"o_proj\"))?;",
+                "let o_proj = proj(num_heads * head_dim, vb.pp(\"o_proj\"))?;",
+            )
+            .replace(
+                "let y = q.reshape((b, t, self.num_heads * self.head_dim))?;\n        self.o_proj.forward(&y)",
+                "let q = q.reshape((b, t, self.num_heads * self.head_dim))?;\n        \
+                 self.o_proj.forward(&self.q_proj.forward(xs)?)",
+            )
+    );
+    std::fs::write(dir.join("src/lib.rs"), &two_calls).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("(let out)"), "{stdout}");
+}
+
+#[test]
+fn a_struct_contracts_dims_name_the_sizes_its_constructor_gave() {
+    let source = OPAQUE_HEAD_DIM.replace(
+        "pub struct Attention {",
+        "#[contract(num_heads = H, head_dim = HD)]\npub struct Attention {",
+    );
+    let dir = scratch_crate("struct-dims-constructed", &source);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "31 b = B dims3",
+            "31 t = T dims3",
+            "32 q f32[B, T, H * HD] forward",
+            "33 q f32[B, T, H, HD] reshape",
+            "34 y f32[B, T, H * HD] reshape",
+        ]
+    );
+}
+
+#[test]
+fn an_activation_of_a_variant_not_known_keeps_the_last_dim_or_halves_it() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Activation, Linear, VarBuilder, linear_no_bias};
+
+pub struct Config {
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub hidden_act: Activation,
+}
+
+pub struct Mlp {
+    gate_proj: Linear,
+    up_proj: Linear,
+    down_proj: Linear,
+    act_fn: Activation,
+}
+
+#[contract]
+impl Mlp {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let (h, i) = (cfg.hidden_size, cfg.intermediate_size);
+        Ok(Self {
+            gate_proj: linear_no_bias(h, i, vb.pp(\"gate_proj\"))?,
+            up_proj: linear_no_bias(h, i, vb.pp(\"up_proj\"))?,
+            down_proj: linear_no_bias(i, h, vb.pp(\"down_proj\"))?,
+            act_fn: cfg.hidden_act,
+        })
+    }
+
+    #[contract(
+        xs: f32[B, T, E],
+        self.gate_proj: Linear[E -> I],
+        self.up_proj: Linear[E -> I],
+        self.down_proj: Linear[I -> E],
+        return: f32[B, T, E],
+    )]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let lhs = xs.apply(&self.gate_proj)?.apply(&self.act_fn)?;
+        let rhs = xs.apply(&self.up_proj)?;
+        (lhs * rhs)?.apply(&self.down_proj)
+    }
+}
+";
+    let dir = scratch_crate("activation-variant", source);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Mlp::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "38 lhs f32[B, T, ?1] apply",
+            "39 rhs f32[B, T, I] apply",
+            "",
+            "?1 is I or I / 2, by the activation's variant (`Swiglu` halves the last dim)",
+        ]
+    );
+    // A known variant that keeps the shape keeps it.
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        source.replace("act_fn: cfg.hidden_act,", "act_fn: Activation::Silu,"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Mlp::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["38 lhs f32[B, T, I] apply", "39 rhs f32[B, T, I] apply"]
     );
 }

@@ -184,8 +184,8 @@ fn call(
 fn joins(hint: &Hint) -> String {
     hint.joins
         .iter()
-        .map(|(name, first, second)| {
-            format!("\n`{name}` is `{first}` or `{second}`, by the branch taken\n")
+        .map(|(name, first, second, by)| {
+            format!("\n`{name}` is `{first}` or `{second}`, by {by}\n")
         })
         .collect()
 }
