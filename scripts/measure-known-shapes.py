@@ -4,7 +4,7 @@
 Usage: scripts/measure-known-shapes.py [--verbose] [FILE...]
 (default: tests/tests/models/*.rs). Needs a built `cargo-contracts` in `$CARGO_TARGET_DIR/debug`
 (`target/debug` without it).
-A `let` is counted once per line and name; integers (`= B`), floats, tuples, host numbers
+A `let` is counted once per line and name; integers (`= B`), floats, `bool`s, tuples, host numbers
 (`Vec<f32>`), lists before their first push (`Vec`), `None`s, tracing's span guards (`enter`) and
 what `dims4`, `dim`, `device` and the like read from a tensor (a `Shape[*S]` too) are left out.
 A `let`'s shape is judged, not its dtype: `_[B, T, E]` (a `VarBuilder`'s dtype) is a fully known
@@ -68,7 +68,7 @@ for path in files:
             # Integers (`= B`, `= _`), floats and tuples of sizes are not tensors.
             # Nor are host numbers (`Vec<f32>`) and a list before its first push (`Vec`).
             # Nor is a whole shape read from a tensor (`Shape[*S]`).
-            if cols[2] in ("=", "float", "Vec", "None") or cols[2].startswith(("(", "DType::", "Vec<", "Shape[")):
+            if cols[2] in ("=", "float", "bool", "Vec", "None") or cols[2].startswith(("(", "DType::", "Vec<", "Shape[")):
                 continue
             ty = " ".join(cols[2:-1])
             op = cols[-1]

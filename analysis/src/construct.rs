@@ -533,7 +533,8 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
     // Read alone (the macro's one file), another file may give a field's type a `&mut self`
     // method of a reading name through a trait in scope: only where every trait that may be in
     // scope is in sight are reading calls reading.
-    let reading_certain = index.whole_crate(module) || index.crate_traits_in_sight(module);
+    let reading_certain = (index.whole_crate(module) && index.external_traits_known(module))
+        || index.crate_traits_in_sight(module);
     let aliases = scan.aliases.clone();
     let deref_types = scan.deref_types.clone();
     for (method, receiver) in calls {
@@ -2982,10 +2983,11 @@ impl<'a> Ctor<'a> {
         }
         match strip(&m.args[0]) {
             syn::Expr::Tuple(tuple) => Some(tuple.elems.iter().map(|e| self.size(e)).collect()),
-            // A single size: known, or it may be a shape held in a `let`.
+            // A single size: known, or it may be a shape held in a `let` (`let shape = (a,
+            // b);`, which no size of a `let` the scan cannot read may stand for).
             other => {
                 let dim = self.size(other);
-                (!dim.is_unknown()).then(|| vec![dim])
+                (!dim.is_unknown() && !names_a_let(&dim)).then(|| vec![dim])
             }
         }
     }
@@ -3501,7 +3503,8 @@ fn parameter_size(function: &str, parameter: &str) -> Dim {
 /// value (`let head_dim = cfg.head_dim.unwrap_or(hidden_size / num_heads);`): one value
 /// within one construction, as a parameter's (see [`parameter_size`]), `new(let head_dim)`;
 /// the `nth` of that name (a `let` shadowing another) is `new(let head_dim#2)`. Only where
-/// it stands as a size does the analysis take it, and only a `usize` stands there.
+/// it stands as a size does the analysis take it: where only a `usize` stands (not
+/// `vb.get(shape, ..)`'s shape, which may be a tuple; see [`names_a_let`]).
 fn local_size(function: &str, name: &str, nth: usize) -> Dim {
     match nth {
         1 => Dim::symbol(format!("{function}(let {name})")),
@@ -3513,6 +3516,12 @@ fn local_size(function: &str, name: &str, nth: usize) -> Dim {
 /// a `let`'s (see [`local_size`]).
 pub(crate) fn names_a_parameter(dim: &Dim) -> bool {
     dim.symbols().iter().any(|name| name.ends_with(')'))
+}
+
+/// Whether a size names a constructor's `let` the scan cannot read (see [`local_size`]),
+/// which may hold any type where Rust takes more than a `usize` (`vb.get(shape, ..)`).
+fn names_a_let(dim: &Dim) -> bool {
+    dim.symbols().iter().any(|name| name.contains("(let "))
 }
 
 /// Whether a size names a constructor's parameter (not one of its `let`s).

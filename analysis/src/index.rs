@@ -133,12 +133,16 @@ pub const KNOWN_CRATES: &[&str] = &[
 ];
 
 /// Whether a trait (or anything) at `path`, in another crate, adds no method the analysis
-/// does not know: std's, candle's and ours, and serde's `Serialize` and `Deserialize`, whose
+/// does not know: a crate itself, std's, candle's and ours, and serde's `Serialize` and
+/// `Deserialize`, whose
 /// methods (`serialize`, `deserialize`) are never taken as a crate's (see [`Index::finish`]).
 /// candle-transformers' model files `use serde::Deserialize;` for their configs.
 pub fn trait_path_known(path: &[String]) -> bool {
     match path {
         [first, ..] if KNOWN_CRATES.contains(&first.as_str()) => true,
+        // A crate's root (`#[cfg(feature = "flash-attn")] use candle_flash_attn;`, qwen3's) is
+        // a module: no trait.
+        [_root] => true,
         [serde, name] => serde == "serde" && matches!(name.as_str(), "Serialize" | "Deserialize"),
         _ => false,
     }
@@ -1479,6 +1483,17 @@ impl Index {
             Resolved::Unknown => false,
             _ => true,
         };
+        // `use candle_flash_attn;` (qwen3's, under `cfg`): a crate's root, which is no trait,
+        // whether or not the manifest declares the crate.
+        let crate_root =
+            |path: &[String]| path.len() == 1 && path[0] != "self" && path[0] != "super";
+        if self.modules[module]
+            .uses
+            .get(name)
+            .is_some_and(|path| crate_root(path))
+        {
+            return known(&self.modules[module].uses[name]);
+        }
         match self.resolve(module, &[name.to_string()]) {
             Resolved::Unknown => {
                 self.modules[module]
@@ -1486,13 +1501,45 @@ impl Index {
                     .get(name)
                     .is_some_and(|paths| {
                         !paths.is_empty()
-                            && paths
-                                .iter()
-                                .all(|path| path_known(self.resolve(module, path)))
+                            && paths.iter().all(|path| {
+                                (crate_root(path) && known(path))
+                                    || path_known(self.resolve(module, path))
+                            })
                     })
             }
             resolved => path_known(resolved),
         }
+    }
+
+    /// Whether no `use` anywhere in `module`'s crate (named, `as _` or a glob) brings a trait
+    /// of another crate that the index does not know: such a trait may give a `usize` field a
+    /// `&mut self` method of a reading name (`ext::Bump::unwrap_or`). The crate's own traits,
+    /// where the whole crate is read, are the scan's to see.
+    pub fn external_traits_known(&self, module: ModId) -> bool {
+        let krate = self.modules[module].krate;
+        self.modules
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.krate == krate)
+            .all(|(id, m)| {
+                m.anonymous_uses
+                    .iter()
+                    .all(|path| match self.resolve(id, path) {
+                        Resolved::External(path) => trait_path_known(&path),
+                        Resolved::Unknown => trait_path_known(path),
+                        _ => true,
+                    })
+                    && m.uses
+                        .keys()
+                        .all(|name| self.use_known(id, name, &|path| trait_path_known(path)))
+                    && m.globs
+                        .iter()
+                        .all(|(path, _)| match self.resolve(id, path) {
+                            Resolved::Mod(_) => true,
+                            Resolved::External(path) => trait_path_known(&path),
+                            _ => false,
+                        })
+            })
     }
 
     /// Whether every trait that may be in scope anywhere in `module`'s crate is one the index

@@ -45,6 +45,8 @@ enum Value {
     Float,
     /// A `bool` whose value the contract states (`self.multi_query = true`).
     Bool(bool),
+    /// A `bool` whose value is not known (`j <= i + offset`).
+    Flag,
     /// A `Vec` of host numbers of this dtype (`let mask: Vec<_> = (0..t).map(|j| u8::from(j
     /// <= i)).collect()`), for `Tensor::from_slice` and `from_vec`.
     Numbers(DType),
@@ -88,6 +90,7 @@ impl Value {
             Value::Tensor(_) => Value::tensor_unknown(),
             Value::Int(_) => Value::Int(Dim::Unknown),
             Value::Float => Value::Float,
+            Value::Bool(_) | Value::Flag => Value::Flag,
             Value::Instance(key, access) => Value::Instance(key.clone(), *access),
             Value::External(path) => Value::External(path.clone()),
             Value::Optional(inner) => Value::Optional(Box::new(inner.forgotten())),
@@ -150,6 +153,7 @@ impl Value {
             // One element stands for many: a name would say they are all one size.
             (Value::Each(a), Value::Each(b)) => Value::Each(Box::new(a.join(b))),
             (a, b) if a == b => a.clone(),
+            (Value::Bool(_) | Value::Flag, Value::Bool(_) | Value::Flag) => Value::Flag,
             _ => Value::Other,
         }
     }
@@ -194,6 +198,7 @@ impl Value {
             // Not a tensor: said so, so that a count of unknown tensors leaves it out.
             Value::Int(_) => "= _".to_string(),
             Value::Float => "float".to_string(),
+            Value::Bool(_) | Value::Flag => "bool".to_string(),
             // Rust's never type: the `let` is never bound (`todo!()` before it).
             Value::Never => "!".to_string(),
             Value::DType(dtype) => format!("DType::{dtype:?}"),
@@ -1766,6 +1771,12 @@ impl<'a> Walker<'a> {
                     self.bind_refutable(elem, item);
                 }
             }
+            // `d => d`: a binding (no constant of the name), the whole value.
+            (syn::Pat::Ident(binding), value)
+                if binding.subpat.is_none() && self.is_primitive(&name_of(&binding.ident)) =>
+            {
+                self.bind_pattern(inner, value);
+            }
             _ => self.bind_unknown(pat),
         }
     }
@@ -2482,6 +2493,8 @@ impl<'a> Walker<'a> {
                     (syn::UnOp::Neg(_), Value::Float) => Value::Float,
                     // A signed number (`-1i64` in `Tensor::new(&[-1i64, 2], ..)`): no size.
                     (syn::UnOp::Neg(_), Value::Int(_)) => Value::Int(Dim::Unknown),
+                    (syn::UnOp::Not(_), Value::Bool(value)) => Value::Bool(!value),
+                    (syn::UnOp::Not(_), Value::Flag) => Value::Flag,
                     _ => Value::Other,
                 }
             }
@@ -3429,6 +3442,18 @@ impl<'a> Walker<'a> {
             self.scope.pop();
             return value;
         }
+        // `match x.dtype() { DType::F16 | DType::BF16 => DType::F32, d => d }` of a known
+        // dtype (Gemma's `RmsNorm`): the one arm that runs.
+        if let Value::DType(dtype) = &scrutinee
+            && let Some(at) = self.arm_of_dtype(m, *dtype)
+        {
+            let arm = &m.arms[at];
+            self.scope.push(BTreeMap::new());
+            self.bind_refutable_from(&arm.pat, scrutinee.clone(), &m.expr);
+            let value = self.expr(&arm.body);
+            self.scope.pop();
+            return value;
+        }
         let conditional = usize::from(m.arms.len() > 1);
         self.quiet += conditional;
         let value = self.match_arms(m, &scrutinee, some_arm, absent);
@@ -3488,6 +3513,60 @@ impl<'a> Walker<'a> {
         }
         for (at, arm) in m.arms.iter().enumerate() {
             match (matches_number(&arm.pat, number)?, &arm.guard) {
+                (false, _) => continue,
+                (true, None) => return Some(at),
+                (true, Some(_)) => return None,
+            }
+        }
+        None
+    }
+
+    /// The arm of `m` that a scrutinee of candle's `dtype` certainly takes: the first whose
+    /// pattern matches it (`DType::F16 | DType::BF16`, a binding `d`, `_`), past arms whose
+    /// `DType::*` paths rule it out. None where an arm before it may be taken or not (a guard,
+    /// a name that may be a constant, a `DType` that may not be candle's, a variant this crate
+    /// does not know), or an arm stands under an attribute.
+    fn arm_of_dtype(&self, m: &syn::ExprMatch, dtype: DType) -> Option<usize> {
+        let dtype_path = self.dtype_path()?;
+        let matches_dtype = |pat: &syn::Pat| -> Option<bool> {
+            fn go(
+                walker: &Walker<'_>,
+                dtype_path: &str,
+                pat: &syn::Pat,
+                dtype: DType,
+            ) -> Option<bool> {
+                match pat {
+                    syn::Pat::Wild(_) => Some(true),
+                    syn::Pat::Ident(binding)
+                        if binding.subpat.is_none()
+                            && walker.is_primitive(&name_of(&binding.ident)) =>
+                    {
+                        Some(true)
+                    }
+                    syn::Pat::Path(p) if p.qself.is_none() => {
+                        let segments = path_segments(&p.path);
+                        let (variant, prefix) = segments.split_last()?;
+                        (prefix.join("::") == dtype_path).then_some(())?;
+                        Some(DType::from_name(&variant.to_lowercase())? == dtype)
+                    }
+                    syn::Pat::Or(or) => {
+                        let mut any = false;
+                        for case in &or.cases {
+                            any |= go(walker, dtype_path, case, dtype)?;
+                        }
+                        Some(any)
+                    }
+                    syn::Pat::Paren(p) => go(walker, dtype_path, &p.pat, dtype),
+                    _ => None,
+                }
+            }
+            go(self, &dtype_path, pat, dtype)
+        };
+        if m.arms.iter().any(|arm| !arm.attrs.is_empty()) {
+            return None;
+        }
+        for (at, arm) in m.arms.iter().enumerate() {
+            match (matches_dtype(&arm.pat)?, &arm.guard) {
                 (false, _) => continue,
                 (true, None) => return Some(at),
                 (true, Some(_)) => return None,
@@ -3572,7 +3651,8 @@ impl<'a> Walker<'a> {
             let skipped = self.scope.clone();
             self.operand(&b.right);
             self.scope = merge(&skipped, &self.scope);
-            return Value::Other;
+            // std's `&&` and `||` take and give `bool`s.
+            return Value::Flag;
         }
         let right = self.operand(&b.right);
         let name = match b.op {
@@ -3593,6 +3673,15 @@ impl<'a> Walker<'a> {
             | BinOp::ShrAssign(_) => {
                 self.forget_in(|c| c.kept.extend(root(&b.left)));
                 return Value::Other;
+            }
+            // std's `PartialEq` and `PartialOrd` give `bool`s.
+            BinOp::Eq(_)
+            | BinOp::Ne(_)
+            | BinOp::Lt(_)
+            | BinOp::Le(_)
+            | BinOp::Gt(_)
+            | BinOp::Ge(_) => {
+                return Value::Flag;
             }
             _ => return Value::Other,
         };
@@ -7087,7 +7176,6 @@ fn op_of(expr: &syn::Expr) -> String {
     }
 }
 
-/// Whether an integer type holds any size a tensor can have (`usize`, `u64`, `i64`, ...).
 /// A path's segments as names, `::` first for a path from the crate root of crates
 /// (`::candle_nn::ops::softmax`).
 fn path_segments(path: &syn::Path) -> Vec<String> {
@@ -7098,6 +7186,7 @@ fn path_segments(path: &syn::Path) -> Vec<String> {
         .collect()
 }
 
+/// Whether an integer type holds any size a tensor can have (`usize`, `u64`, `i64`, ...).
 fn holds_any_size(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.path.get_ident().is_some_and(|i| {
         matches!(i.to_string().as_str(), "usize" | "u64" | "u128" | "isize" | "i64" | "i128")

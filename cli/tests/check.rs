@@ -8617,3 +8617,414 @@ impl Mlp {
         ["38 lhs f32[B, T, I] apply", "39 rhs f32[B, T, I] apply"]
     );
 }
+
+/// Gemma's `RmsNorm` (candle-transformers gemma.rs): a `match` on a known dtype takes one arm.
+const DTYPE_MATCH: &str = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+#[contract(x: f32[B, E], return: f32[B, E])]
+pub fn norm(x: &Tensor) -> Result<Tensor> {
+    let internal_dtype = match x.dtype() {
+        DType::F16 | DType::BF16 => DType::F32,
+        d => d,
+    };
+    let x = x.to_dtype(internal_dtype)?;
+    Ok(x)
+}
+";
+
+#[test]
+fn a_match_on_a_known_dtype_takes_its_one_arm() {
+    let dir = scratch_crate("dtype-match", DTYPE_MATCH);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:norm"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 internal_dtype DType::F32 match",
+            "10 x f32[B, E] to_dtype"
+        ]
+    );
+    // An `f16` input takes the first arm; the `return` clause's `f16` is then certainly not met.
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        DTYPE_MATCH.replace(
+            "x: f32[B, E], return: f32[B, E]",
+            "x: f16[B, E], return: f16[B, E]",
+        ),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `norm` returns `return: f16[B, E]`, but `x` is `f32[B, E]` here",
+            "--> src/lib.rs:11:8",
+        ],
+        "{stderr}"
+    );
+    // Not decided: a dtype set, a guard, a constant of the binding's name, a `DType` of the
+    // crate's own.
+    for (from, to) in [
+        ("x: f32[B, E]", "x: f32 | f16 [B, E]"),
+        (
+            "d => d,",
+            "d if d.size_in_bytes() > 2 => d,\n        _ => DType::F64,",
+        ),
+        (
+            "#[contract(",
+            "#[allow(non_upper_case_globals)]\nconst d: DType = DType::F64;\n\n#[contract(",
+        ),
+        (
+            "use candle_core::{DType, Result, Tensor};",
+            "use candle_core::{Result, Tensor};\n#[derive(Clone, Copy)]\npub enum DType { F16, BF16, F32 }",
+        ),
+    ] {
+        let source = DTYPE_MATCH.replace(from, to);
+        assert_ne!(source, DTYPE_MATCH);
+        std::fs::write(dir.join("src/lib.rs"), &source).unwrap();
+        let (code, stdout, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{to}: {stdout}{stderr}");
+        let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:norm"]);
+        assert!(
+            !stdout.contains("internal_dtype DType::F32"),
+            "{to}: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn a_comparison_is_a_bool_not_an_unknown_tensor() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[B, E], return: f32[B, E])]
+pub fn clip(x: &Tensor, offset: usize) -> Result<Tensor> {
+    let (b, e) = x.dims2()?;
+    let wide = e > b + offset;
+    let both = wide && offset > 0;
+    let neither = !both;
+    if neither { Ok(x.clone()) } else { x.clamp(0f32, 1f32) }
+}
+";
+    let dir = scratch_crate("comparison-bool", source);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:clip"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "6 b = B dims2",
+            "6 e = E dims2",
+            "7 wide bool >",
+            "8 both bool &&",
+            "9 neither bool",
+        ]
+    );
+}
+
+/// Qwen3 (candle-transformers qwen3.rs) opens with `#[cfg(feature = "flash-attn")] use
+/// candle_flash_attn;`: a crate's root, no trait, so the file's method calls stay known.
+#[test]
+fn a_use_of_a_crates_root_brings_no_trait() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[cfg(feature = \"flash-attn\")]
+use candle_flash_attn;
+
+pub struct Inner;
+pub struct Outer {
+    inner: Inner,
+}
+
+#[contract]
+impl Inner {
+    #[contract(x: f32[B, T, E], return: f32[B, T, E])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
+}
+
+#[contract]
+impl Outer {
+    #[contract(x: f32[B, T, E])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let (_, t, _) = x.dims3()?;
+        let h = self.inner.forward(x)?;
+        h.narrow(1, t, 1)
+    }
+}
+";
+    let dir = scratch_crate("crate-root-use", source);
+    for (from, to, line) in [
+        ("", "", 26),
+        ("#[cfg(feature = \"flash-attn\")]\n", "", 25),
+        ("use candle_flash_attn;", "use serde;", 26),
+    ] {
+        std::fs::write(dir.join("src/lib.rs"), source.replacen(from, to, 1)).unwrap();
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 1, "{to}: {stderr}");
+        assert_eq!(
+            headlines(&stderr)[..2],
+            [
+                "error: `Tensor::narrow` takes `len: at most T - start`, but `1` is given here"
+                    .to_string(),
+                format!("--> src/lib.rs:{line}:24"),
+            ],
+            "{to}: {stderr}"
+        );
+    }
+    // A trait of another crate's brought by name may give `Inner` a `forward` found first.
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        source.replace("use candle_flash_attn;", "use candle_flash_attn::Ext;"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+/// From a breaker: a constructor's `let` of a shape (`let shape = (cfg.a, cfg.b);`) handed to
+/// `vb.get(shape, ..)` is no one-dim weight (the tensor is `[a, b]`).
+#[test]
+fn a_let_of_a_shape_is_no_size_of_a_weight() {
+    let dir = scratch_crate(
+        "let-of-a-shape",
+        "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::VarBuilder;
+
+pub struct Config {
+    pub a: usize,
+    pub b: usize,
+}
+
+pub struct Scale {
+    w: Tensor,
+}
+
+#[contract]
+impl Scale {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let shape = (cfg.a, cfg.b);
+        let w = vb.get(shape, \"w\")?;
+        Ok(Self { w })
+    }
+
+    #[contract(xs: f32[N, K], self.w: f32[K, M], return: f32[N, M])]
+    pub fn project(&self, xs: &Tensor) -> Result<Tensor> {
+        xs.matmul(&self.w)
+    }
+
+    #[contract(xs: f32[N, K])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.project(xs)
+    }
+}
+",
+    );
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Scale::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("(let shape)"), "{stdout}");
+}
+
+/// From a breaker: another crate's trait in scope may give a `usize` field a `&mut self`
+/// method of a name the scan takes as reading (`unwrap_or`, `len`), which changes the field.
+#[test]
+fn another_crates_trait_may_change_a_field_by_a_reading_name() {
+    let dir = scratch_crate(
+        "ext-unwrap-or",
+        "use candle_contracts::contract;
+use candle_core::{DType, Module, Result, Tensor};
+use candle_nn::{Linear, VarBuilder, linear_no_bias};
+use ext::Bump;
+
+pub struct Config {
+    pub n: usize,
+    pub h: usize,
+}
+
+pub struct M {
+    proj: Linear,
+    n: usize,
+}
+
+#[contract]
+impl M {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let proj = linear_no_bias(cfg.n + 1, cfg.h, vb)?;
+        Ok(Self { proj, n: cfg.n })
+    }
+
+    pub fn grow(&mut self) {
+        self.n.unwrap_or(1);
+    }
+
+    #[contract(xs: f32[B, E])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (b, _) = xs.dims2()?;
+        let z = Tensor::zeros((b, self.n), DType::F32, xs.device())?;
+        self.proj.forward(&z)
+    }
+}
+",
+    );
+    let ext = dir.join("ext");
+    std::fs::create_dir_all(ext.join("src")).unwrap();
+    std::fs::write(
+        ext.join("Cargo.toml"),
+        "[package]\nname = \"ext\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ext.join("src/lib.rs"),
+        "/// A trait of another crate giving `usize` a `&mut self` method named `unwrap_or`.
+pub trait Bump {
+    fn unwrap_or(&mut self, by: usize) -> usize;
+}
+impl Bump for usize {
+    fn unwrap_or(&mut self, by: usize) -> usize {
+        *self += by;
+        *self
+    }
+}
+/// The same with a `len` of `&mut self`.
+pub trait Grow {
+    fn len(&mut self) -> usize;
+}
+impl Grow for usize {
+    fn len(&mut self) -> usize {
+        *self += 1;
+        *self
+    }
+}
+",
+    )
+    .unwrap();
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!("{manifest}ext = {{ path = \"ext\" }}\n"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let len = "use candle_contracts::contract;
+use candle_core::{DType, Module, Result, Tensor};
+use candle_nn::{Linear, VarBuilder, linear_no_bias};
+use ext::Bump;
+
+pub struct Config {
+    pub n: usize,
+    pub h: usize,
+}
+
+pub struct M {
+    proj: Linear,
+    n: usize,
+}
+
+#[contract]
+impl M {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let proj = linear_no_bias(cfg.n + 1, cfg.h, vb)?;
+        Ok(Self { proj, n: cfg.n })
+    }
+
+    pub fn grow(&mut self) {
+        self.n.unwrap_or(1);
+    }
+
+    #[contract(xs: f32[B, E])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (b, _) = xs.dims2()?;
+        let z = Tensor::zeros((b, self.n), DType::F32, xs.device())?;
+        self.proj.forward(&z)
+    }
+}
+"
+    .replace("use ext::Bump;", "use ext::Grow;")
+    .replace("self.n.unwrap_or(1);", "self.n.len();");
+    std::fs::write(dir.join("src/lib.rs"), len).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+/// From a breaker: an `Activation` keeps a scalar a scalar, and of `[B, *S]` (where `S` may
+/// be empty) the last dim may be `B`'s: no dim is added.
+#[test]
+fn an_activation_of_a_scalar_or_a_run_adds_no_dim() {
+    let dir = scratch_crate(
+        "activation-rank",
+        "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Activation, VarBuilder};
+
+pub struct Config {
+    pub hidden_act: Activation,
+}
+
+pub struct Act {
+    act_fn: Activation,
+}
+
+#[contract]
+impl Act {
+    pub fn new(cfg: &Config, _vb: VarBuilder) -> Result<Self> {
+        Ok(Self { act_fn: cfg.hidden_act })
+    }
+
+    #[contract(xs: f32[])]
+    pub fn scalar(&self, xs: &Tensor) -> Result<f32> {
+        let ys = xs.apply(&self.act_fn)?;
+        ys.to_scalar::<f32>()
+    }
+
+    #[contract(xs: f32[B, *S])]
+    pub fn lead(&self, xs: &Tensor) -> Result<Vec<f32>> {
+        let ys = self.act_fn.forward(xs)?;
+        ys.to_vec1::<f32>()
+    }
+}
+",
+    );
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Act::scalar"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rows(&stdout), ["21 ys f32[] apply"]);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Act::lead"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rows(&stdout), ["27 ys f32[..] forward"]);
+}
+
+/// From a new-user trial: floats are converted to ids only where they hold whole numbers, and
+/// of `u32` positions times `f32` frequencies the integers are the side to convert.
+#[test]
+fn a_dtype_help_never_drops_fractions_unasked() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(positions: u32[T, 1], inv_freq: f32[1, D], return: f32[T, D])]
+pub fn freqs(positions: &Tensor, inv_freq: &Tensor) -> Result<Tensor> {
+    positions.matmul(inv_freq)
+}
+";
+    let dir = scratch_crate("dtype-help", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "help: convert the receiver to `candle_core::DType::F32` instead: this one's floats \
+             would lose their fractions as `candle_core::DType::U32`"
+        ),
+        "{stderr}"
+    );
+}

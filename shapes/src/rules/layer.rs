@@ -210,7 +210,14 @@ pub fn forward_with(
             }
             Ok(xs.clone())
         }
-        Layer::Activation => Ok(xs.with_shape(with_last(&xs.shape, Dim::Unknown))),
+        // Every variant keeps a scalar a scalar (`Swiglu` fails on one); of any other input,
+        // `Swiglu` halves the last dim.
+        Layer::Activation if xs.shape.dims() == Some(&[]) => Ok(xs.clone()),
+        Layer::Activation if xs.shape.from_end(1).is_some() => {
+            Ok(xs.with_shape(with_last(&xs.shape, Dim::Unknown)))
+        }
+        // `[B, *S]`, `[..]`: the last dim may be any of them, or there may be none.
+        Layer::Activation => Ok(xs.with_shape(Shape::unknown())),
         Layer::Linear => {
             // A weight of unknown size may be a hand-built layer's, whose bias (of any rank)
             // broadcasts the output to any shape: nothing is followed.
@@ -407,7 +414,12 @@ fn widened_by_bias(size: Dim) -> Dim {
 fn with_last(shape: &Shape, dim: Dim) -> Shape {
     match shape.from_end(1) {
         Some(_) => shape.clone().with_dim(Axis::Back(1), dim),
-        None => Shape::with_run(shape.front().to_vec(), Run::anonymous(), vec![dim]),
+        // `[..]`, `[*S]`: the last dim is the run's.
+        None if shape.front().is_empty() => {
+            Shape::with_run(Vec::new(), Run::anonymous(), vec![dim])
+        }
+        // `[B, *S]`: the last dim is `S`'s or, where `S` is empty, `B` itself.
+        None => Shape::unknown(),
     }
 }
 

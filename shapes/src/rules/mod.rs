@@ -172,6 +172,9 @@ pub enum Help {
     },
     /// Convert the dtype: `&target.to_dtype(DType::U32)?`.
     ToDType(DType),
+    /// Convert floats to an integer dtype, right only where they hold whole numbers (ids,
+    /// class indices): `&target.to_dtype(DType::U32)?` (the help says so).
+    FloatsToDType(DType),
     /// Two tensors an op wants of one dtype: convert the argument to `dtype`, or the tensor
     /// named `other` to `other_dtype` (the argument's) where that is the side that went wrong
     /// (`attn_weights.to_dtype(F16)?.matmul(&v)`).
@@ -274,6 +277,26 @@ impl Mismatch {
             Help::ToDType(dtype) => {
                 format!("convert it: {}", fix(format!("to_dtype(DType::{dtype:?})")))
             }
+            Help::FloatsToDType(dtype) => format!(
+                "if it holds whole numbers (ids, class indices), convert it: {}",
+                fix(format!("to_dtype(DType::{dtype:?})"))
+            ),
+            // Floats converted to an integer dtype lose their fractions: the other side's
+            // integers are converted instead (no code given for this one).
+            Help::SameDType {
+                dtype,
+                other,
+                other_dtype,
+            } if dtype.is_int() && other_dtype.is_float() => {
+                let other = match other.as_str() {
+                    "self" => "the receiver".to_string(),
+                    name => format!("`{name}`"),
+                };
+                format!(
+                    "convert {other} to `DType::{other_dtype:?}` instead: this one's floats \
+                     would lose their fractions as `DType::{dtype:?}`"
+                )
+            }
             Help::SameDType {
                 dtype,
                 other,
@@ -287,6 +310,16 @@ impl Mismatch {
     }
 }
 
+/// The help that converts a tensor of the dtypes `given` to `dtype`: said to hold only for
+/// whole numbers where floats would become integers.
+pub(crate) fn to_dtype_help(given: DTypeSet, dtype: DType) -> Help {
+    let floats = !given.is_empty() && given.iter().all(DType::is_float);
+    match floats && dtype.is_int() {
+        true => Help::FloatsToDType(dtype),
+        false => Help::ToDType(dtype),
+    }
+}
+
 /// The help for an argument whose dtype is not `want`'s (the dtype of `other`): convert the
 /// argument, or `other` to the argument's dtype where each side has one dtype.
 fn same_dtype_help(want: DTypeSet, other: &str, given: DTypeSet) -> Option<Help> {
@@ -297,7 +330,7 @@ fn same_dtype_help(want: DTypeSet, other: &str, given: DTypeSet) -> Option<Help>
             other: other.to_string(),
             other_dtype,
         },
-        None => Help::ToDType(dtype),
+        None => to_dtype_help(given, dtype),
     })
 }
 
@@ -506,7 +539,7 @@ pub fn suggest(found: &TensorType, expected: &TensorType, reason: &Reason) -> Op
                     .into_iter()
                     .find(|d| wanted.contains(*d))
             })?;
-            Some(Help::ToDType(dtype))
+            Some(to_dtype_help(found.dtypes, dtype))
         }
         Reason::Rank { .. } => {
             let (dims, pattern) = (found.shape.dims()?, expected.shape.dims()?);

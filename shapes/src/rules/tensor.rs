@@ -289,7 +289,7 @@ pub(crate) fn check_ids(
             expected: format!("{name}: {} [..]", DTypeSet::INDEX),
             found: ids.to_string(),
             reason,
-            help: Some(Help::ToDType(DType::U32)),
+            help: Some(super::to_dtype_help(ids.dtypes, DType::U32)),
         })),
         _ => Ok(()),
     }
