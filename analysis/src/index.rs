@@ -133,16 +133,12 @@ pub const KNOWN_CRATES: &[&str] = &[
 ];
 
 /// Whether a trait (or anything) at `path`, in another crate, adds no method the analysis
-/// does not know: a crate itself, std's, candle's and ours, and serde's `Serialize` and
-/// `Deserialize`, whose
+/// does not know: std's, candle's and ours, and serde's `Serialize` and `Deserialize`, whose
 /// methods (`serialize`, `deserialize`) are never taken as a crate's (see [`Index::finish`]).
 /// candle-transformers' model files `use serde::Deserialize;` for their configs.
 pub fn trait_path_known(path: &[String]) -> bool {
     match path {
         [first, ..] if KNOWN_CRATES.contains(&first.as_str()) => true,
-        // A crate's root (`#[cfg(feature = "flash-attn")] use candle_flash_attn;`, qwen3's) is
-        // a module: no trait.
-        [_root] => true,
         [serde, name] => serde == "serde" && matches!(name.as_str(), "Serialize" | "Deserialize"),
         _ => false,
     }
@@ -1483,8 +1479,9 @@ impl Index {
             Resolved::Unknown => false,
             _ => true,
         };
-        // `use candle_flash_attn;` (qwen3's, under `cfg`): a crate's root, which is no trait,
-        // whether or not the manifest declares the crate.
+        // `use candle_flash_attn;` (qwen3's, under `cfg`): a crate's root by its name, a
+        // module and no trait, whether or not the manifest declares the crate. (A glob of it,
+        // `use ext::*`, is no `use` of a name: it brings the crate's traits.)
         let crate_root =
             |path: &[String]| path.len() == 1 && path[0] != "self" && path[0] != "super";
         if self.modules[module]
@@ -1492,7 +1489,7 @@ impl Index {
             .get(name)
             .is_some_and(|path| crate_root(path))
         {
-            return known(&self.modules[module].uses[name]);
+            return true;
         }
         match self.resolve(module, &[name.to_string()]) {
             Resolved::Unknown => {
@@ -1502,8 +1499,7 @@ impl Index {
                     .is_some_and(|paths| {
                         !paths.is_empty()
                             && paths.iter().all(|path| {
-                                (crate_root(path) && known(path))
-                                    || path_known(self.resolve(module, path))
+                                crate_root(path) || path_known(self.resolve(module, path))
                             })
                     })
             }

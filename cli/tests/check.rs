@@ -8955,6 +8955,13 @@ impl M {
     std::fs::write(dir.join("src/lib.rs"), len).unwrap();
     let (code, stdout, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stdout}{stderr}");
+    // A glob of the crate brings its traits, as a `use` of its root by name does not.
+    let glob = std::fs::read_to_string(dir.join("src/lib.rs"))
+        .unwrap()
+        .replace("use ext::Grow;", "use ext::*;");
+    std::fs::write(dir.join("src/lib.rs"), glob).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
 /// From a breaker: an `Activation` keeps a scalar a scalar, and of `[B, *S]` (where `S` may
