@@ -62,6 +62,26 @@ pub enum FieldFact {
     KvCache(String, Dim),
 }
 
+/// The variants of candle-nn 0.11's `Activation` (not its functions: `Activation::clone(&a)`
+/// is whichever `a` holds).
+const ACTIVATION_VARIANTS: &[&str] = &[
+    "Gelu",
+    "NewGelu",
+    "Relu",
+    "Relu2",
+    "Relu6",
+    "Silu",
+    "Sigmoid",
+    "HardSigmoid",
+    "Swiglu",
+    "Swish",
+    "Mish",
+    "HardSwish",
+    "Elu",
+    "LeakyRelu",
+    "GeluPytorchTanh",
+];
+
 /// candle-nn 0.11's kv caches whose `new(dim, ..)` takes the dim they grow on first.
 pub const KV_CACHES: &[&str] = &[
     "candle_nn::kv_cache::KvCache",
@@ -2464,7 +2484,11 @@ impl<'a> Ctor<'a> {
             return None;
         };
         match resolved.as_slice() {
-            [first, .., ty, variant] if first == "candle_nn" && ty == "Activation" => {
+            [first, .., ty, variant]
+                if first == "candle_nn"
+                    && ty == "Activation"
+                    && ACTIVATION_VARIANTS.contains(&variant.as_str()) =>
+            {
                 Some(variant.clone())
             }
             _ => None,

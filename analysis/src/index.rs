@@ -1482,8 +1482,24 @@ impl Index {
         // `use candle_flash_attn;` (qwen3's, under `cfg`): a crate's root by its name, a
         // module and no trait, whether or not the manifest declares the crate. (A glob of it,
         // `use ext::*`, is no `use` of a name: it brings the crate's traits.)
-        let crate_root =
-            |path: &[String]| path.len() == 1 && path[0] != "self" && path[0] != "super";
+        // In edition 2015 `use x;` names the crate root's `x` (a `pub use ext::Trait;` there):
+        // only a name the crate's root module holds nothing of is a crate.
+        let mut top = module;
+        while let Some(parent) = self.modules[top].parent {
+            top = parent;
+        }
+        let crate_root = |path: &[String]| {
+            path.len() == 1
+                && path[0] != "self"
+                && path[0] != "super"
+                && !self.modules[top].items.contains_key(&path[0])
+                // (At the root itself, the `use` of the name is this one.)
+                && (top == module
+                    || (!self.modules[top].uses.contains_key(&path[0])
+                        && !self.modules[top].conditional_uses.contains_key(&path[0])))
+                && self.modules[top].globs.is_empty()
+                && !self.modules[top].opaque
+        };
         if self.modules[module]
             .uses
             .get(name)
@@ -1513,51 +1529,136 @@ impl Index {
     /// where the whole crate is read, are the scan's to see.
     pub fn external_traits_known(&self, module: ModId) -> bool {
         let krate = self.modules[module].krate;
-        self.modules
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.krate == krate)
-            .all(|(id, m)| {
-                m.anonymous_uses
-                    .iter()
-                    .all(|path| match self.resolve(id, path) {
-                        Resolved::External(path) => trait_path_known(&path),
-                        Resolved::Unknown => trait_path_known(path),
-                        _ => true,
-                    })
-                    && m.uses
-                        .keys()
-                        .all(|name| self.use_known(id, name, &|path| trait_path_known(path)))
-                    && m.globs
+        self.body_uses_known(krate)
+            && self
+                .modules
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.krate == krate)
+                .all(|(id, m)| {
+                    m.anonymous_uses
                         .iter()
-                        .all(|(path, _)| match self.resolve(id, path) {
-                            Resolved::Mod(_) => true,
+                        .all(|path| match self.resolve(id, path) {
                             Resolved::External(path) => trait_path_known(&path),
-                            _ => false,
+                            Resolved::Unknown => trait_path_known(path),
+                            _ => true,
                         })
-            })
+                        && m.uses
+                            .keys()
+                            .all(|name| self.use_known(id, name, &|path| trait_path_known(path)))
+                        && m.globs
+                            .iter()
+                            .all(|(path, _)| match self.resolve(id, path) {
+                                Resolved::Mod(_) => true,
+                                Resolved::External(path) => trait_path_known(&path),
+                                _ => false,
+                            })
+                })
+    }
+
+    /// Whether every `use` inside a block of `krate`'s files (`fn grow(&mut self) { use
+    /// ext::Bump; .. }`) names a path of this crate (`crate::`, `self::`, `super::`) or of a
+    /// crate whose traits are known: one of another crate may bring a trait whose `&mut self`
+    /// method of a reading name is the one called there. Computed once per crate.
+    fn body_uses_known(&self, krate: usize) -> bool {
+        let key = format!("body uses known {krate}");
+        if let Some(known) = self.derived.borrow().get(&key)
+            && let Some(known) = known.downcast_ref::<bool>()
+        {
+            return *known;
+        }
+        struct BodyUses {
+            depth: usize,
+            paths: Vec<Vec<String>>,
+        }
+        fn leaves(tree: &syn::UseTree, mut prefix: Vec<String>, into: &mut Vec<Vec<String>>) {
+            match tree {
+                syn::UseTree::Path(p) => {
+                    prefix.push(name_of(&p.ident));
+                    leaves(&p.tree, prefix, into);
+                }
+                syn::UseTree::Name(n) => {
+                    prefix.push(name_of(&n.ident));
+                    into.push(prefix);
+                }
+                syn::UseTree::Rename(r) => {
+                    prefix.push(name_of(&r.ident));
+                    into.push(prefix);
+                }
+                syn::UseTree::Glob(_) => {
+                    prefix.push("*".to_string());
+                    into.push(prefix);
+                }
+                syn::UseTree::Group(g) => {
+                    for item in &g.items {
+                        leaves(item, prefix.clone(), into);
+                    }
+                }
+            }
+        }
+        impl<'ast> syn::visit::Visit<'ast> for BodyUses {
+            fn visit_block(&mut self, block: &'ast syn::Block) {
+                self.depth += 1;
+                syn::visit::visit_block(self, block);
+                self.depth -= 1;
+            }
+            fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+                if self.depth > 0 {
+                    let mut prefix = Vec::new();
+                    if u.leading_colon.is_some() {
+                        prefix.push("::".to_string());
+                    }
+                    leaves(&u.tree, prefix, &mut self.paths);
+                }
+            }
+        }
+        let mut uses = BodyUses {
+            depth: 0,
+            paths: Vec::new(),
+        };
+        for (file, _) in self
+            .sources
+            .0
+            .iter()
+            .zip(&self.sources.1)
+            .filter(|(_, k)| **k == krate)
+        {
+            syn::visit::Visit::visit_file(&mut uses, file);
+        }
+        let known = uses.paths.iter().all(|path| {
+            let path: Vec<String> = path.iter().filter(|s| *s != "::").cloned().collect();
+            matches!(
+                path.first().map(String::as_str),
+                Some("crate" | "self" | "super")
+            ) || (path.len() > 1 && trait_path_known(&path))
+        });
+        self.derived.borrow_mut().insert(key, Box::new(known));
+        known
     }
 
     /// Whether every trait that may be in scope anywhere in `module`'s crate is one the index
     /// holds, or std's or candle's: no glob import, no module a macro may fill, and every
-    /// `use` (`as _` too) names an item the index holds or one of those crates'.
+    /// `use` (`as _` too) names an item the index holds or one of those crates', in a
+    /// function's body too.
     pub fn crate_traits_in_sight(&self, module: ModId) -> bool {
         let krate = self.modules[module].krate;
-        self.modules
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.krate == krate)
-            .all(|(id, m)| {
-                m.globs.is_empty()
-                    && !m.opaque
-                    && m.anonymous_uses.iter().all(|path| {
-                        path.first()
-                            .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str()))
-                    })
-                    && m.uses
-                        .keys()
-                        .all(|name| self.use_known(id, name, &|path| trait_path_known(path)))
-            })
+        self.body_uses_known(krate)
+            && self
+                .modules
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.krate == krate)
+                .all(|(id, m)| {
+                    m.globs.is_empty()
+                        && !m.opaque
+                        && m.anonymous_uses.iter().all(|path| {
+                            path.first()
+                                .is_some_and(|first| KNOWN_CRATES.contains(&first.as_str()))
+                        })
+                        && m.uses
+                            .keys()
+                            .all(|name| self.use_known(id, name, &|path| trait_path_known(path)))
+                })
     }
 
     /// Whether a method call in `module` can reach no trait method the index does not hold:

@@ -2827,7 +2827,7 @@ impl<'a> Walker<'a> {
         }
         if let [.., dtype, name] = segments.as_slice()
             && dtype == "DType"
-            && let Some(dtype) = DType::from_name(&name.to_lowercase())
+            && let Some(dtype) = dtype_variant(name)
         {
             return Value::DType(dtype);
         }
@@ -3522,51 +3522,44 @@ impl<'a> Walker<'a> {
     }
 
     /// The arm of `m` that a scrutinee of candle's `dtype` certainly takes: the first whose
-    /// pattern matches it (`DType::F16 | DType::BF16`, a binding `d`, `_`), past arms whose
-    /// `DType::*` paths rule it out. None where an arm before it may be taken or not (a guard,
-    /// a name that may be a constant, a `DType` that may not be candle's, a variant this crate
-    /// does not know), or an arm stands under an attribute.
+    /// pattern matches it (`DType::F16 | DType::BF16`, `_`, or a name `d` as the last arm),
+    /// past arms whose `DType::*` paths rule it out. None where an arm before it may be taken
+    /// or not (a guard, a name before the last arm, which may be a constant, a `DType` that
+    /// may not be candle's, a variant this crate does not know), or an arm stands under an
+    /// attribute. A name as the last arm, past arms that cannot match, is taken whatever it is:
+    /// a constant that did not match would leave the `match` not exhaustive.
     fn arm_of_dtype(&self, m: &syn::ExprMatch, dtype: DType) -> Option<usize> {
         let dtype_path = self.dtype_path()?;
-        let matches_dtype = |pat: &syn::Pat| -> Option<bool> {
-            fn go(
-                walker: &Walker<'_>,
-                dtype_path: &str,
-                pat: &syn::Pat,
-                dtype: DType,
-            ) -> Option<bool> {
+        let last = m.arms.len().checked_sub(1)?;
+        let matches_dtype = |pat: &syn::Pat, at: usize| -> Option<bool> {
+            fn go(dtype_path: &str, pat: &syn::Pat, dtype: DType, last: bool) -> Option<bool> {
                 match pat {
                     syn::Pat::Wild(_) => Some(true),
-                    syn::Pat::Ident(binding)
-                        if binding.subpat.is_none()
-                            && walker.is_primitive(&name_of(&binding.ident)) =>
-                    {
-                        Some(true)
-                    }
+                    syn::Pat::Ident(binding) if binding.subpat.is_none() && last => Some(true),
                     syn::Pat::Path(p) if p.qself.is_none() => {
                         let segments = path_segments(&p.path);
                         let (variant, prefix) = segments.split_last()?;
                         (prefix.join("::") == dtype_path).then_some(())?;
-                        Some(DType::from_name(&variant.to_lowercase())? == dtype)
+                        Some(dtype_variant(variant)? == dtype)
                     }
                     syn::Pat::Or(or) => {
                         let mut any = false;
                         for case in &or.cases {
-                            any |= go(walker, dtype_path, case, dtype)?;
+                            any |= go(dtype_path, case, dtype, false)?;
                         }
                         Some(any)
                     }
-                    syn::Pat::Paren(p) => go(walker, dtype_path, &p.pat, dtype),
+                    syn::Pat::Paren(p) => go(dtype_path, &p.pat, dtype, last),
                     _ => None,
                 }
             }
-            go(self, &dtype_path, pat, dtype)
+            go(&dtype_path, pat, dtype, at == last)
         };
         if m.arms.iter().any(|arm| !arm.attrs.is_empty()) {
             return None;
         }
         for (at, arm) in m.arms.iter().enumerate() {
-            match (matches_dtype(&arm.pat)?, &arm.guard) {
+            match (matches_dtype(&arm.pat, at)?, &arm.guard) {
                 (false, _) => continue,
                 (true, None) => return Some(at),
                 (true, Some(_)) => return None,
@@ -6416,6 +6409,14 @@ fn kv_cache_dim(place: &str) -> String {
 /// on that field, never read as a tensor (no expression's text has that form).
 fn shape_keeping(place: &str) -> String {
     format!("{place}.(keeps shape)")
+}
+
+/// The dtype candle's `DType::F32` (by its variant's exact name: `DType::f32` may be a
+/// constant of a trait of the crate's) names.
+fn dtype_variant(name: &str) -> Option<DType> {
+    DType::ALL
+        .into_iter()
+        .find(|dtype| format!("{dtype:?}") == name)
 }
 
 /// The subject that stands for an `Activation` field every constructor builds as `Swiglu`,

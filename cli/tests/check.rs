@@ -9035,3 +9035,79 @@ pub fn freqs(positions: &Tensor, inv_freq: &Tensor) -> Result<Tensor> {
         "{stderr}"
     );
 }
+
+/// From a new-user trial: with every dim at least 1, a reshape to twice the elements is certain
+/// to fail, as a product of such dims is at least 1.
+#[test]
+fn a_reshape_to_twice_the_elements_fails_where_every_dim_is_at_least_one() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[B, T, E], B >= 1, T >= 1, E >= 1)]
+pub fn widen(x: &Tensor) -> Result<Tensor> {
+    let (b, t, e) = x.dims3()?;
+    x.reshape((b, t, e * 2))
+}
+";
+    let dir = scratch_crate("reshape-product", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(headlines(&stderr)[1], "--> src/lib.rs:7:15", "{stderr}");
+    assert!(stderr.contains("error: `Tensor::reshape`"), "{stderr}");
+    // `E` may be 0 without its fact: then both are empty.
+    std::fs::write(dir.join("src/lib.rs"), source.replace(", E >= 1", "")).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+/// A second review of this session's rules (`tests/fixtures/dtype-and-trait-reviews`), each
+/// a correct program that was a false positive: `DType::f32`, a trait's constant and no
+/// variant; a `d =>` arm before the last, a constant through a glob of a glob; a `use
+/// ext::Bump;` in a function's body, bringing a `&mut self` `unwrap_or` that changes a field;
+/// in edition 2015, `use Twice;` naming the crate root's `pub use ext::Twice;`, whose
+/// by-value `forward` is found first; `Activation::clone(&cfg.hidden_act)`, no variant.
+#[test]
+fn what_a_review_found_against_dtype_matches_and_traits_passes() {
+    for (case, edition, ext) in [
+        ("dtype_lowercase_assoc_const", "2024", None),
+        ("dtype_glob_chain_one_file", "2024", None),
+        ("ext_body_use_field_change", "2024", Some("ext_bump")),
+        ("ed2015_root_use_trait", "2015", Some("ext_twice")),
+        ("activation_assoc_fn_path", "2024", None),
+    ] {
+        let source =
+            std::fs::read_to_string(fixture("dtype-and-trait-reviews").join(format!("{case}.rs")))
+                .unwrap();
+        let dir = scratch_crate(&format!("dtype-trait-review-{case}"), &source);
+        let mut manifest = std::fs::read_to_string(dir.join("Cargo.toml"))
+            .unwrap()
+            .replace("edition = \"2024\"", &format!("edition = \"{edition}\""));
+        if let Some(ext) = ext {
+            let ext_dir = dir.join("ext");
+            std::fs::create_dir_all(ext_dir.join("src")).unwrap();
+            std::fs::write(
+                ext_dir.join("Cargo.toml"),
+                "[package]\nname = \"ext\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+                 [dependencies]\ncandle-core = \"0.11.1\"\n",
+            )
+            .unwrap();
+            let ext_source = std::fs::read_to_string(
+                fixture("dtype-and-trait-reviews").join(format!("{ext}.rs")),
+            )
+            .unwrap();
+            std::fs::write(ext_dir.join("src/lib.rs"), ext_source).unwrap();
+            manifest.push_str("ext = { path = \"ext\" }\n");
+        }
+        std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+        let (code, stdout, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{case}: {stdout}{stderr}");
+        // The activation a function of `Activation` returns may be `Swiglu`.
+        if case == "activation_assoc_fn_path" {
+            let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Gate::forward"]);
+            assert!(
+                rows(&stdout).contains(&"23 ys f32[B, ?1] forward".to_string()),
+                "{stdout}"
+            );
+        }
+    }
+}

@@ -7,6 +7,7 @@
 //! expression on both sides, a divisor that is not a literal) is left out; a set of facts that
 //! contradicts itself is not used at all. Neither is ever an error by itself.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::dim::{Dim, Factor};
@@ -297,11 +298,13 @@ impl Facts {
         }
     }
 
-    /// Whether `dim` is at least 0: by its form, or after taking away up to [`PROOF_STEPS`]
+    /// Whether `dim` is at least 0: by its form, by its form with each dim the facts give a
+    /// least value written as that value and a rest (`B * T * E - 1` is `b + t + e + bt + ..`
+    /// with `B = 1 + b`, .. where `B, T, E >= 1`), or after taking away up to [`PROOF_STEPS`]
     /// dims the facts say are at least 0.
     fn at_least_zero(&self, dim: &Dim) -> bool {
         let dim = self.simplify(dim);
-        if dim.certainly_nonnegative() {
+        if dim.certainly_nonnegative() || self.shifted(&dim).certainly_nonnegative() {
             return true;
         }
         let mut frontier = vec![(dim, 0usize)];
@@ -319,6 +322,42 @@ impl Facts {
             frontier = next;
         }
         false
+    }
+}
+
+impl Facts {
+    /// `dim` with each name a fact bounds from below by a positive literal (`B >= 1`: a bound
+    /// `B - 1`) written as that literal plus a name of its own, at least 0: `B` is `1 + B`.
+    /// A polynomial of such rests whose coefficients are all at least 0 is at least 0.
+    fn shifted(&self, dim: &Dim) -> Dim {
+        let mut least: BTreeMap<String, u64> = BTreeMap::new();
+        for bound in &self.bounds {
+            let names = bound.symbols();
+            let [name] = names.as_slice() else {
+                continue;
+            };
+            let Some(offset) = bound.clone().sub(Dim::symbol(*name)).as_constant() else {
+                continue;
+            };
+            // `B - 1`: `B >= 1`.
+            if let Ok(value) = u64::try_from(-offset)
+                && value > 0
+            {
+                let least = least.entry(name.to_string()).or_insert(0);
+                *least = (*least).max(value);
+            }
+        }
+        if least.is_empty() {
+            return dim.clone();
+        }
+        dim.substitute(&mut |factor| match factor {
+            Factor::Symbol(name) => Some(match least.get(name) {
+                Some(&value) => Dim::symbol(name.clone()).add(Dim::lit(value)),
+                None => Dim::symbol(name.clone()),
+            }),
+            Factor::Braced(text) => Some(Dim::braced(text)),
+            _ => None,
+        })
     }
 }
 
@@ -460,6 +499,41 @@ mod tests {
         assert_eq!(facts.compare(&dim("D / 2 * 2"), &dim("D")), Verdict::Equal);
         assert_eq!(facts.compare(&dim("D / 3 * 3"), &dim("D")), Verdict::Equal);
         assert_eq!(facts.simplify(&dim("D % 6")).to_string(), "0");
+    }
+
+    #[test]
+    fn a_product_of_dims_of_at_least_one_is_at_least_one() {
+        let facts = Facts::new(&[
+            rel("B", Cmp::Ge, "1"),
+            rel("T", Cmp::Ge, "1"),
+            rel("E", Cmp::Gt, "0"),
+        ]);
+        // A reshape of `[B, T, E]` to `[B, T, 2 * E]`: twice the elements, never the same.
+        assert_eq!(
+            facts.compare(&dim("B * T * E"), &dim("2 * B * T * E")),
+            Verdict::Different(())
+        );
+        assert_eq!(facts.decide(&rel("B * T", Cmp::Ge, "1")), Some(true));
+        assert_eq!(
+            facts.decide(&rel("B * T * E", Cmp::Lt, "B * T * E + E")),
+            Some(true)
+        );
+        // Without the fact on one of them, it may be 0.
+        let some = Facts::new(&[rel("B", Cmp::Ge, "1"), rel("T", Cmp::Ge, "1")]);
+        assert_eq!(
+            some.compare(&dim("B * T * E"), &dim("2 * B * T * E")),
+            Verdict::Possible
+        );
+        assert_eq!(
+            Facts::none().compare(&dim("B * T"), &dim("2 * B * T")),
+            Verdict::Possible
+        );
+        // A difference of products is not decided by their least values.
+        assert_eq!(facts.decide(&rel("B * T", Cmp::Ge, "E")), None);
+        // `B >= 2`: `B * T` is at least `2 * T`, so at least 2.
+        let two = Facts::new(&[rel("B", Cmp::Ge, "2"), rel("T", Cmp::Ge, "1")]);
+        assert_eq!(two.decide(&rel("B * T", Cmp::Ge, "2")), Some(true));
+        assert_eq!(two.decide(&rel("B * T", Cmp::Ge, "3")), None);
     }
 
     #[test]
