@@ -53,6 +53,21 @@ pub struct Finding {
     pub origin: Option<(Origin, String)>,
 }
 
+/// A size named `?1`, `?2`, ..: two branches give it differently (a kv cache's `T` when empty,
+/// `P + T` after a `cat`), or an `Activation` of a variant the analysis does not know gives
+/// its input's last dim or half of it (`Swiglu` halves it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Join {
+    /// `?1`.
+    pub name: String,
+    /// The first branch's size (`T`), or the activation's input's last dim.
+    pub first: String,
+    /// The second branch's size (`P + T`), or half of it.
+    pub second: String,
+    /// What picks one: `the branch taken`, or `the activation's variant (..)`.
+    pub by: String,
+}
+
 /// The type inferred for one name a `let` binds.
 #[derive(Clone, Debug)]
 pub struct LetHint {
@@ -64,12 +79,8 @@ pub struct LetHint {
     pub ty: String,
     /// The op that gave it (`matmul`, `Tensor::zeros`, `/`), empty where none stands out.
     pub op: String,
-    /// Each size named `?1`, `?2`, .. in `ty`: a size two branches give differently (a kv
-    /// cache's `T` when empty, `P + T` after a `cat`), with the first branch's size, the
-    /// second's and what picks one (`("?1", "T", "P + T", "the branch taken")`); one or the
-    /// other on each run. An `Activation` of a variant the analysis does not know gives its
-    /// input's last dim or half of it (`"the activation's variant"`: `Swiglu` halves it).
-    pub joins: Vec<(String, String, String, String)>,
+    /// Each size named `?1`, `?2`, .. in `ty`: one of two sizes on each run.
+    pub joins: Vec<Join>,
     /// Each size of `ty` that only an `Option` field's clauses state, with that field: 0
     /// where the field is `None` (`("P", "self.kv_cache")`: no cached step is `P + T`).
     pub absent: Vec<(String, String)>,

@@ -1570,6 +1570,18 @@ impl Index {
         struct BodyUses {
             depth: usize,
             paths: Vec<Vec<String>>,
+            /// Macros called in a block, by their last name, and whether their tokens hold a
+            /// `use`.
+            macros: Vec<(String, bool)>,
+            /// The crate's `macro_rules!`, by name, and whether their tokens hold a `use`.
+            rules: BTreeMap<String, bool>,
+        }
+        fn holds_use(tokens: TokenStream) -> bool {
+            tokens.into_iter().any(|tree| match tree {
+                proc_macro2::TokenTree::Ident(ident) => ident == "use",
+                proc_macro2::TokenTree::Group(group) => holds_use(group.stream()),
+                _ => false,
+            })
         }
         fn leaves(tree: &syn::UseTree, mut prefix: Vec<String>, into: &mut Vec<Vec<String>>) {
             match tree {
@@ -1602,6 +1614,31 @@ impl Index {
                 syn::visit::visit_block(self, block);
                 self.depth -= 1;
             }
+            fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+                let name = mac
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| name_of(&s.ident))
+                    .unwrap_or_default();
+                let with_use = holds_use(mac.tokens.clone());
+                if name == "macro_rules" {
+                    return;
+                }
+                if self.depth > 0 {
+                    self.macros.push((name, with_use));
+                }
+            }
+            fn visit_item_macro(&mut self, item: &'ast syn::ItemMacro) {
+                if item.mac.path.is_ident("macro_rules")
+                    && let Some(ident) = &item.ident
+                {
+                    let with_use = holds_use(item.mac.tokens.clone());
+                    *self.rules.entry(name_of(ident)).or_insert(false) |= with_use;
+                    return;
+                }
+                syn::visit::visit_item_macro(self, item);
+            }
             fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
                 if self.depth > 0 {
                     let mut prefix = Vec::new();
@@ -1615,6 +1652,8 @@ impl Index {
         let mut uses = BodyUses {
             depth: 0,
             paths: Vec::new(),
+            macros: Vec::new(),
+            rules: BTreeMap::new(),
         };
         for (file, _) in self
             .sources
@@ -1625,13 +1664,47 @@ impl Index {
         {
             syn::visit::Visit::visit_file(&mut uses, file);
         }
-        let known = uses.paths.iter().all(|path| {
+        // A path's first name as the crate's root resolves it (`extern crate ext as candle;`,
+        // a dependency renamed `candle` in the manifest).
+        let root = self
+            .modules
+            .iter()
+            .position(|m| m.krate == krate && m.parent.is_none());
+        let paths_known = uses.paths.iter().all(|path| {
             let path: Vec<String> = path.iter().filter(|s| *s != "::").cloned().collect();
-            matches!(
+            if matches!(
                 path.first().map(String::as_str),
                 Some("crate" | "self" | "super")
-            ) || (path.len() > 1 && trait_path_known(&path))
+            ) {
+                return true;
+            }
+            let Some(root) = root else { return false };
+            path.len() > 1
+                && match self.resolve(root, &path[..1]) {
+                    Resolved::External(first) => {
+                        let real: Vec<String> =
+                            first.into_iter().chain(path[1..].iter().cloned()).collect();
+                        trait_path_known(&real)
+                    }
+                    Resolved::Mod(_) => true,
+                    _ => false,
+                }
         });
+        // A macro called in a block may expand to a `use` (`bring!()` of a `macro_rules!`
+        // holding one, or another crate's): only std's, tracing's and the crate's own without
+        // a `use` are known not to.
+        let macros_known = uses.macros.iter().all(|(name, with_use)| {
+            !with_use
+                && match uses.rules.get(name) {
+                    Some(rule_with_use) => !rule_with_use,
+                    None => {
+                        KNOWN_MACROS.contains(&name.as_str())
+                            || DIVERGING_MACROS.contains(&name.as_str())
+                            || TRACING_MACROS.contains(&name.as_str())
+                    }
+                }
+        });
+        let known = paths_known && macros_known;
         self.derived.borrow_mut().insert(key, Box::new(known));
         known
     }

@@ -17,7 +17,7 @@ pub mod index;
 pub mod package;
 mod walk;
 
-pub use finding::{Finding, LetHint, Origin, Site};
+pub use finding::{Finding, Join, LetHint, Origin, Site};
 pub use index::{ContractText, FileId, Files, FnDef, FnId, Index, ModId, Resolved};
 pub use walk::{Function, SourceText, walk};
 

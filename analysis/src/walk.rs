@@ -20,7 +20,7 @@ use quote::ToTokens;
 use syn::visit::Visit;
 
 use crate::construct::{FieldFact, KV_CACHES, constructed_fields, has_ref_mut, is_usize};
-use crate::finding::{Finding, LetHint, Origin, Site};
+use crate::finding::{Finding, Join, LetHint, Origin, Site};
 use crate::index::{
     DIVERGING_MACROS, EXPRESSION_MACROS, FileId, FnDef, FnId, Index, ModId, Resolved,
     is_conditional, name_of, token_idents as idents, use_names,
@@ -693,9 +693,26 @@ impl<'a> Walker<'a> {
             .cloned()
             .chain(crate::index::generic_names(&f.sig.generics))
             .collect();
+        // A parameter of a type that is or may be an `Option` (`&Option<Tensor>`, an alias):
+        // the guard skips its clauses where it holds `None`.
+        let may_be_option = |ty: &syn::Type| {
+            let text = ty.to_token_stream().to_string();
+            let mut inner = ty;
+            while let syn::Type::Reference(r) = inner {
+                inner = &r.elem;
+            }
+            text.split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|word| word == "Option")
+                || matches!(inner, syn::Type::Path(p) if p.qself.is_none()
+                && matches!(
+                    index.resolve(f.module, &path_segments(&p.path)),
+                    Resolved::Type(key) if index.is_alias(&key)
+                ))
+        };
         let mut contract = with_facts(&surely_bound(
             &with_constants(index, f.contract, f.module, &generics),
             f.sig,
+            &may_be_option,
         ));
         let facts = Facts::new(&contract.relations);
         for clause in &mut contract.clauses {
@@ -3282,11 +3299,11 @@ impl<'a> Walker<'a> {
 
     /// The names of sizes two branches gave differently in a hint's type (`?1` in
     /// `f32[B, ?1, D]`), each with the two sizes, nested names first.
-    fn joins_in(&self, ty: &str) -> Vec<(String, String, String, String)> {
-        let mut joins: Vec<(String, String, String, String)> = Vec::new();
+    fn joins_in(&self, ty: &str) -> Vec<Join> {
+        let mut joins: Vec<Join> = Vec::new();
         let mut pending: Vec<String> = join_names(ty);
         while let Some(name) = pending.pop() {
-            if joins.iter().any(|(seen, _, _, _)| *seen == name) {
+            if joins.iter().any(|seen| seen.name == name) {
                 continue;
             }
             let Some((first, second)) = self.join_sizes.get(&name) else {
@@ -3299,9 +3316,14 @@ impl<'a> Walker<'a> {
                 true => "the activation's variant (`Swiglu` halves the last dim)",
                 false => "the branch taken",
             };
-            joins.push((name, first, second, by.to_string()));
+            joins.push(Join {
+                name,
+                first,
+                second,
+                by: by.to_string(),
+            });
         }
-        joins.sort_by_key(|(name, _, _, _)| name[1..].parse::<usize>().unwrap_or(usize::MAX));
+        joins.sort_by_key(|join| join.name[1..].parse::<usize>().unwrap_or(usize::MAX));
         joins
     }
 
@@ -6044,17 +6066,17 @@ fn with_facts(contract: &Contract) -> Contract {
 /// `contract` without the relations (and equalities) that name a dim the guard may leave
 /// unbound, which it then does not check: one bound only by an `Option` parameter, a path
 /// through `?` or `[..]`, or the `return` clause. Within the body, only the others are facts.
-fn surely_bound(contract: &Contract, sig: &syn::Signature) -> Contract {
+fn surely_bound(
+    contract: &Contract,
+    sig: &syn::Signature,
+    may_be_option: &dyn Fn(&syn::Type) -> bool,
+) -> Contract {
     let optional: BTreeSet<String> = sig
         .inputs
         .iter()
         .filter_map(|input| match input {
-            syn::FnArg::Typed(typed) => match (&*typed.pat, &*typed.ty) {
-                (syn::Pat::Ident(ident), syn::Type::Path(p))
-                    if p.path.segments.last().is_some_and(|s| s.ident == "Option") =>
-                {
-                    Some(name_of(&ident.ident))
-                }
+            syn::FnArg::Typed(typed) => match &*typed.pat {
+                syn::Pat::Ident(ident) if may_be_option(&typed.ty) => Some(name_of(&ident.ident)),
                 _ => None,
             },
             syn::FnArg::Receiver(_) => None,
@@ -6072,7 +6094,26 @@ fn surely_bound(contract: &Contract, sig: &syn::Signature) -> Contract {
             bound.extend(dim.symbols().into_iter().map(str::to_string));
         }
     }
-    let all_bound = |dim: &Dim| dim.symbols().iter().all(|name| bound.contains(*name));
+    // `{n}` of an `n: Option<usize>`: the guard skips a relation naming it where it is `None`.
+    let braced_optional = |dim: &Dim| {
+        let mut optional_root = false;
+        dim.substitute(&mut |factor| {
+            if let Factor::Braced(text) = factor {
+                let root = text
+                    .split(['.', '(', '[', '?', '*', '&'])
+                    .find(|s| !s.is_empty());
+                optional_root |= root.is_some_and(|root| optional.contains(root));
+            }
+            Some(match factor {
+                Factor::Braced(text) => Dim::braced(text),
+                Factor::Symbol(name) => Dim::symbol(name.clone()),
+                _ => Dim::Unknown,
+            })
+        });
+        optional_root
+    };
+    let all_bound =
+        |dim: &Dim| dim.symbols().iter().all(|name| bound.contains(*name)) && !braced_optional(dim);
     let mut contract = contract.clone();
     contract
         .relations

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_contracts_analysis::{FileId, FnId, Function, Index, walk};
+use candle_contracts_analysis::{FileId, FnId, Function, Index, Join, walk};
 
 use crate::read::{Reader, Trees};
 use crate::report::Located;
@@ -60,7 +60,7 @@ pub struct Hint {
     /// The op that gave it (`matmul`, `Tensor::zeros`), empty where none stands out.
     pub op: String,
     /// Each `?N` size of `ty` with the two sizes and what picks one (see `LetHint::joins`).
-    pub joins: Vec<(String, String, String, String)>,
+    pub joins: Vec<Join>,
     /// Each size of `ty` that is 0 where an `Option` field is `None`, with the field (see
     /// `LetHint::absent`).
     pub absent: Vec<(String, String)>,

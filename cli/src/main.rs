@@ -88,7 +88,7 @@ use codespan_reporting::diagnostic::Severity;
 use serde::Serialize;
 
 use candle_contracts_analysis::package;
-use candle_contracts_analysis::{Function, Index, walk};
+use candle_contracts_analysis::{Function, Index, Join, walk};
 
 use crate::analyse::{Analysis, analyse};
 use crate::cargo::{Checked, Metadata};
@@ -498,19 +498,26 @@ fn shapes(target: &str) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     }
-    // What each `?N` stands for: one size or the other, by the branch a run takes.
-    let mut joins: Vec<&(String, String, String, String)> = Vec::new();
+    // What each `?N` stands for: one size or the other, by the branch a run takes (or an
+    // activation's variant).
+    let mut joins: Vec<&Join> = Vec::new();
     for join in hints.iter().flat_map(|h| &h.joins) {
-        if !joins.iter().any(|seen| seen.0 == join.0) {
+        if !joins.iter().any(|seen| seen.name == join.name) {
             joins.push(join);
         }
     }
-    joins.sort_by_key(|(name, _, _, _)| name[1..].parse::<usize>().unwrap_or(usize::MAX));
+    joins.sort_by_key(|join| join.name[1..].parse::<usize>().unwrap_or(usize::MAX));
     let joins_empty = joins.is_empty();
     if !joins_empty {
         let _ = writeln!(out);
     }
-    for (name, first, second, by) in joins {
+    for Join {
+        name,
+        first,
+        second,
+        by,
+    } in joins
+    {
         let line = format!("{name} is {first} or {second}, by {by}");
         if writeln!(out, "{line}").is_err() {
             return ExitCode::SUCCESS;

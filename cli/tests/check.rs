@@ -9065,7 +9065,8 @@ pub fn widen(x: &Tensor) -> Result<Tensor> {
 /// variant; a `d =>` arm before the last, a constant through a glob of a glob; a `use
 /// ext::Bump;` in a function's body, bringing a `&mut self` `unwrap_or` that changes a field;
 /// in edition 2015, `use Twice;` naming the crate root's `pub use ext::Twice;`, whose
-/// by-value `forward` is found first; `Activation::clone(&cfg.hidden_act)`, no variant.
+/// by-value `forward` is found first; `Activation::clone(&cfg.hidden_act)`, no variant. And a
+/// third review's (see below).
 #[test]
 fn what_a_review_found_against_dtype_matches_and_traits_passes() {
     for (case, edition, ext) in [
@@ -9074,6 +9075,16 @@ fn what_a_review_found_against_dtype_matches_and_traits_passes() {
         ("ext_body_use_field_change", "2024", Some("ext_bump")),
         ("ed2015_root_use_trait", "2015", Some("ext_twice")),
         ("activation_assoc_fn_path", "2024", None),
+        // A third review: relations the guard skips where an `&Option<Tensor>`, an alias of
+        // `Option` or a braced `Option<usize>` is `None`; a remainder of a dividend that may be
+        // negative (`(T - 5) % 4`, truncated by the guard); a body's `use` inside a macro's
+        // expansion, or of a crate renamed `candle`.
+        ("ref_option_param", "2024", None),
+        ("option_type_alias", "2024", None),
+        ("braced_option_value", "2024", None),
+        ("negative_remainder_fact", "2024", None),
+        ("macro_body_use", "2024", Some("ext_bump")),
+        ("body_use_renamed_crate", "2024", Some("ext_bump")),
     ] {
         let source =
             std::fs::read_to_string(fixture("dtype-and-trait-reviews").join(format!("{case}.rs")))

@@ -561,8 +561,9 @@ impl Dim {
     }
 
     /// Whether the dim is at least 0 for every size of its symbols, from its form alone: no
-    /// negative coefficient, and every factor a size, a floor division of two such dims or a
-    /// remainder (candle's sizes are never negative; `%` here is Euclid's, never negative).
+    /// negative coefficient, and every factor a size, or a floor division or remainder of two
+    /// such dims (candle's sizes are never negative; a remainder of a dividend that may be
+    /// negative, `(T - 5) % 4`, is negative where the guard works it out, truncating).
     pub(crate) fn certainly_nonnegative(&self) -> bool {
         let Dim::Known(poly) = self else {
             return false;
@@ -570,8 +571,10 @@ impl Dim {
         poly.terms.iter().all(|(monomial, &coefficient)| {
             coefficient >= 0
                 && monomial.iter().all(|factor| match factor {
-                    Factor::Symbol(_) | Factor::Braced(_) | Factor::Rem(..) => true,
-                    Factor::Div(a, b) => a.certainly_nonnegative() && b.certainly_nonnegative(),
+                    Factor::Symbol(_) | Factor::Braced(_) => true,
+                    Factor::Div(a, b) | Factor::Rem(a, b) => {
+                        a.certainly_nonnegative() && b.certainly_nonnegative()
+                    }
                 })
         })
     }

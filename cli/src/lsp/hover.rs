@@ -184,8 +184,11 @@ fn call(
 fn joins(hint: &Hint) -> String {
     hint.joins
         .iter()
-        .map(|(name, first, second, by)| {
-            format!("\n`{name}` is `{first}` or `{second}`, by {by}\n")
+        .map(|join| {
+            format!(
+                "\n`{}` is `{}` or `{}`, by {}\n",
+                join.name, join.first, join.second, join.by
+            )
         })
         .collect()
 }
