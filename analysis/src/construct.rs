@@ -3538,7 +3538,7 @@ fn local_size(function: &str, name: &str, nth: usize) -> Dim {
 
 /// Whether a size names a constructor's own value: a parameter's (see [`parameter_size`]) or
 /// a `let`'s (see [`local_size`]).
-pub(crate) fn names_a_parameter(dim: &Dim) -> bool {
+pub(crate) fn names_a_constructor_value(dim: &Dim) -> bool {
     dim.symbols().iter().any(|name| name.ends_with(')'))
 }
 

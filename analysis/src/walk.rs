@@ -1101,7 +1101,7 @@ impl<'a> Walker<'a> {
             };
             // Only a construction's own names: a config's field, a parameter or a `let`.
             let constructed = (name.contains('.') && !name.starts_with("self."))
-                || crate::construct::names_a_parameter(built);
+                || crate::construct::names_a_constructor_value(built);
             if stated.is_unknown() || !constructed {
                 continue;
             }
