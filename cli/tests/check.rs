@@ -8839,129 +8839,51 @@ impl Scale {
 /// method of a name the scan takes as reading (`unwrap_or`, `len`), which changes the field.
 #[test]
 fn another_crates_trait_may_change_a_field_by_a_reading_name() {
-    let dir = scratch_crate(
-        "ext-unwrap-or",
-        "use candle_contracts::contract;
-use candle_core::{DType, Module, Result, Tensor};
-use candle_nn::{Linear, VarBuilder, linear_no_bias};
-use ext::Bump;
-
-pub struct Config {
-    pub n: usize,
-    pub h: usize,
-}
-
-pub struct M {
-    proj: Linear,
-    n: usize,
-}
-
-#[contract]
-impl M {
-    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
-        let proj = linear_no_bias(cfg.n + 1, cfg.h, vb)?;
-        Ok(Self { proj, n: cfg.n })
-    }
-
-    pub fn grow(&mut self) {
-        self.n.unwrap_or(1);
-    }
-
-    #[contract(xs: f32[B, E])]
-    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
-        let (b, _) = xs.dims2()?;
-        let z = Tensor::zeros((b, self.n), DType::F32, xs.device())?;
-        self.proj.forward(&z)
+    let source =
+        std::fs::read_to_string(fixture("dtype-and-trait-reviews").join("ext_unwrap_or.rs"))
+            .unwrap();
+    let dir = scratch_crate("ext-unwrap-or", &source);
+    with_ext(&dir, "ext_bump");
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // The same with `len`; and a glob of the crate, which brings its traits, as a `use` of its
+    // root by name does not.
+    for (from, to) in [
+        ("use ext::Bump;", "use ext::Grow;"),
+        ("use ext::Bump;", "use ext::*;"),
+    ] {
+        let changed = source
+            .replace(from, to)
+            .replace("self.n.unwrap_or(1);", "self.n.len();");
+        std::fs::write(dir.join("src/lib.rs"), changed).unwrap();
+        let (code, stdout, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{to}: {stdout}{stderr}");
     }
 }
-",
-    );
-    let ext = dir.join("ext");
-    std::fs::create_dir_all(ext.join("src")).unwrap();
+
+/// Adds a path dependency `ext` to the scratch crate in `dir`, its `lib.rs` the fixture
+/// `dtype-and-trait-reviews/{name}.rs`.
+fn with_ext(dir: &Path, name: &str) {
+    let ext_dir = dir.join("ext");
+    std::fs::create_dir_all(ext_dir.join("src")).unwrap();
     std::fs::write(
-        ext.join("Cargo.toml"),
-        "[package]\nname = \"ext\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+        ext_dir.join("Cargo.toml"),
+        "[package]\nname = \"ext\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+         [dependencies]\ncandle-core = \"0.11.1\"\n",
     )
     .unwrap();
-    std::fs::write(
-        ext.join("src/lib.rs"),
-        "/// A trait of another crate giving `usize` a `&mut self` method named `unwrap_or`.
-pub trait Bump {
-    fn unwrap_or(&mut self, by: usize) -> usize;
-}
-impl Bump for usize {
-    fn unwrap_or(&mut self, by: usize) -> usize {
-        *self += by;
-        *self
-    }
-}
-/// The same with a `len` of `&mut self`.
-pub trait Grow {
-    fn len(&mut self) -> usize;
-}
-impl Grow for usize {
-    fn len(&mut self) -> usize {
-        *self += 1;
-        *self
-    }
-}
-",
-    )
-    .unwrap();
+    let source =
+        std::fs::read_to_string(fixture("dtype-and-trait-reviews").join(format!("{name}.rs")))
+            .unwrap();
+    std::fs::write(ext_dir.join("src/lib.rs"), source).unwrap();
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!("{manifest}ext = {{ path = \"ext\" }}\n"),
-    )
-    .unwrap();
-    let (code, stdout, stderr) = run(&dir, &["check", "."]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    let len = "use candle_contracts::contract;
-use candle_core::{DType, Module, Result, Tensor};
-use candle_nn::{Linear, VarBuilder, linear_no_bias};
-use ext::Bump;
-
-pub struct Config {
-    pub n: usize,
-    pub h: usize,
-}
-
-pub struct M {
-    proj: Linear,
-    n: usize,
-}
-
-#[contract]
-impl M {
-    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
-        let proj = linear_no_bias(cfg.n + 1, cfg.h, vb)?;
-        Ok(Self { proj, n: cfg.n })
+    if !manifest.contains("\next = ") {
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            format!("{manifest}ext = {{ path = \"ext\" }}\n"),
+        )
+        .unwrap();
     }
-
-    pub fn grow(&mut self) {
-        self.n.unwrap_or(1);
-    }
-
-    #[contract(xs: f32[B, E])]
-    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
-        let (b, _) = xs.dims2()?;
-        let z = Tensor::zeros((b, self.n), DType::F32, xs.device())?;
-        self.proj.forward(&z)
-    }
-}
-"
-    .replace("use ext::Bump;", "use ext::Grow;")
-    .replace("self.n.unwrap_or(1);", "self.n.len();");
-    std::fs::write(dir.join("src/lib.rs"), len).unwrap();
-    let (code, stdout, stderr) = run(&dir, &["check", "."]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    // A glob of the crate brings its traits, as a `use` of its root by name does not.
-    let glob = std::fs::read_to_string(dir.join("src/lib.rs"))
-        .unwrap()
-        .replace("use ext::Grow;", "use ext::*;");
-    std::fs::write(dir.join("src/lib.rs"), glob).unwrap();
-    let (code, stdout, stderr) = run(&dir, &["check", "."]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
 /// From a breaker: an `Activation` keeps a scalar a scalar, and of `[B, *S]` (where `S` may
@@ -9090,26 +9012,13 @@ fn what_a_review_found_against_dtype_matches_and_traits_passes() {
             std::fs::read_to_string(fixture("dtype-and-trait-reviews").join(format!("{case}.rs")))
                 .unwrap();
         let dir = scratch_crate(&format!("dtype-trait-review-{case}"), &source);
-        let mut manifest = std::fs::read_to_string(dir.join("Cargo.toml"))
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml"))
             .unwrap()
             .replace("edition = \"2024\"", &format!("edition = \"{edition}\""));
-        if let Some(ext) = ext {
-            let ext_dir = dir.join("ext");
-            std::fs::create_dir_all(ext_dir.join("src")).unwrap();
-            std::fs::write(
-                ext_dir.join("Cargo.toml"),
-                "[package]\nname = \"ext\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-                 [dependencies]\ncandle-core = \"0.11.1\"\n",
-            )
-            .unwrap();
-            let ext_source = std::fs::read_to_string(
-                fixture("dtype-and-trait-reviews").join(format!("{ext}.rs")),
-            )
-            .unwrap();
-            std::fs::write(ext_dir.join("src/lib.rs"), ext_source).unwrap();
-            manifest.push_str("ext = { path = \"ext\" }\n");
-        }
         std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+        if let Some(ext) = ext {
+            with_ext(&dir, ext);
+        }
         let (code, stdout, stderr) = run(&dir, &["check", "."]);
         assert_eq!(code, 0, "{case}: {stdout}{stderr}");
         // The activation a function of `Activation` returns may be `Swiglu`.
