@@ -21,7 +21,7 @@ use quote::ToTokens;
 use syn::visit::Visit;
 
 use crate::index::{
-    DIVERGING_MACROS, EXPRESSION_MACROS, FnDef, Index, ModId, Resolved, name_of,
+    DIVERGING_MACROS, EXPRESSION_MACROS, FnDef, FnId, Index, ModId, Resolved, name_of,
     token_idents as idents,
 };
 
@@ -2056,6 +2056,10 @@ enum Local {
     /// A tensor a `VarBuilder` gave for the shape asked (`vb.get((out, in), "weight")?`):
     /// every backend of candle-nn checks the shape it loads against that one.
     Weight(Vec<Dim>),
+    /// A choice of functions by their paths (`if cfg.use_qkv_bias { linear } else {
+    /// linear_no_bias }`, stable_lm's): a call of it builds the layer every one of them
+    /// builds alike, where they do.
+    Constructors(Vec<Vec<String>>),
     /// Anything else (a name the walk cannot follow).
     Unknown,
 }
@@ -2327,6 +2331,9 @@ impl<'a> Ctor<'a> {
         if let Some(dims) = self.weight(expr) {
             return Local::Weight(dims);
         }
+        if let Some(paths) = function_choice(expr) {
+            return Local::Constructors(paths);
+        }
         Local::Size(self.size(expr))
     }
 
@@ -2336,6 +2343,9 @@ impl<'a> Ctor<'a> {
             return Some(fact);
         }
         if let Some(path) = self.config_flag(expr) {
+            return Some(FieldFact::Flag(path));
+        }
+        if let Some(path) = self.parameter_flag(expr) {
             return Some(FieldFact::Flag(path));
         }
         if let Some(variant) = self.activation(expr) {
@@ -2533,7 +2543,29 @@ impl<'a> Ctor<'a> {
     /// A fallible call that builds a layer: a candle-nn constructor, or a crate helper that
     /// returns one (read with the call's arguments).
     fn layer_call(&self, call: &syn::ExprCall) -> Option<(Layer, Vec<Dim>, Option<ConvGeometry>)> {
-        let path = match self.callee(call)? {
+        // `linear_layer(..)` of `let linear_layer = if cfg.use_qkv_bias { linear } else {
+        // linear_no_bias };`: the layer every choice builds alike.
+        if let Some(name) = single_ident(&call.func)
+            && let Some(Local::Constructors(paths)) = self.locals.get(&name)
+        {
+            let mut layers = paths
+                .iter()
+                .map(|path| self.layer_of(self.resolve(path)?, call));
+            let first = layers.next()??;
+            return layers
+                .all(|layer| layer.as_ref() == Some(&first))
+                .then_some(first);
+        }
+        self.layer_of(self.callee(call)?, call)
+    }
+
+    /// The layer a call of the function `callee` builds (see [`Ctor::layer_call`]).
+    fn layer_of(
+        &self,
+        callee: Resolved,
+        call: &syn::ExprCall,
+    ) -> Option<(Layer, Vec<Dim>, Option<ConvGeometry>)> {
+        let path = match callee {
             Resolved::External(path) => path,
             Resolved::Fn(id) => return self.helper_layer(id, call),
             _ => return None,
@@ -2637,7 +2669,26 @@ impl<'a> Ctor<'a> {
         if self.depth >= HELPER_DEPTH {
             return None;
         }
-        let id = match self.callee(call)? {
+        // A choice of helpers (with_tracing's `linear` or `linear_no_bias`): what all build.
+        if let Some(name) = single_ident(&call.func)
+            && let Some(Local::Constructors(paths)) = self.locals.get(&name)
+        {
+            let mut built = paths
+                .iter()
+                .map(|path| self.nested_of(self.resolve(path)?, call));
+            let first = built.next()??;
+            return built.all(|b| b.as_ref() == Some(&first)).then_some(first);
+        }
+        self.nested_of(self.callee(call)?, call)
+    }
+
+    /// What a call of the function `callee` builds (see [`Ctor::nested`]).
+    fn nested_of(
+        &self,
+        callee: Resolved,
+        call: &syn::ExprCall,
+    ) -> Option<(String, BTreeMap<String, FieldFact>)> {
+        let id = match callee {
             Resolved::Fn(id) => id,
             // `Patches::new`: the type's own function of the name (it wins over a trait's).
             Resolved::Assoc(key, name) => {
@@ -3313,6 +3364,25 @@ impl<'a> Ctor<'a> {
         (mentions.count == 1).then_some(path)
     }
 
+    /// `use_flash_attn` of the constructor's own `bool` parameter that either value may reach
+    /// (see [`parameter_either`]): candle's `Model::new(use_flash_attn, ..)` handing it to a
+    /// private `DecoderLayer::new`, and that to a private `Attention::new`. Named by the
+    /// function and parameter (`Attention::new(use_flash_attn)`), which no caller renames.
+    fn parameter_flag(&self, expr: &syn::Expr) -> Option<String> {
+        let name = single_ident(expr)?;
+        // (A `let` of the name is ruled out there: the parameter is never rebound.)
+        if self.own_lets.is_none() || self.configs.contains_key(&name) {
+            return None;
+        }
+        let id = self
+            .index
+            .fns
+            .iter()
+            .position(|f| std::ptr::eq(f, self.def))?;
+        parameter_either(self.index, id, &name, &mut BTreeSet::new())
+            .then(|| format!("{}({name})", self.def.display))
+    }
+
     /// Whether code that may build this type or test its config, but this constructor's one
     /// read and the type's methods testing their own field (`self.use_flash_attn`), reads a
     /// field named `name` (`cfg.use_flash_attn`, `self.cfg.use_flash_attn`, a pattern), sets
@@ -3601,6 +3671,329 @@ fn unknown_sizes(fact: &FieldFact) -> usize {
         }
         FieldFact::Activation(_) | FieldFact::Config(..) | FieldFact::Flag(_) => 0,
     }
+}
+
+/// The paths an `if` or a `match` chooses between where each branch is a plain path and
+/// nothing else (`if c { linear } else { linear_no_bias }`), two or more.
+fn function_choice(expr: &syn::Expr) -> Option<Vec<Vec<String>>> {
+    fn branch(block: &syn::Block, into: &mut Vec<Vec<String>>) -> Option<()> {
+        let [syn::Stmt::Expr(value, None)] = block.stmts.as_slice() else {
+            return None;
+        };
+        plain(value, into)
+    }
+    fn plain(expr: &syn::Expr, into: &mut Vec<Vec<String>>) -> Option<()> {
+        match strip(expr) {
+            syn::Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path
+                        .segments
+                        .iter()
+                        .all(|s| matches!(s.arguments, syn::PathArguments::None)) =>
+            {
+                into.push(path_segments(&p.path));
+                Some(())
+            }
+            syn::Expr::Block(b) if b.label.is_none() => branch(&b.block, into),
+            syn::Expr::If(i) => {
+                branch(&i.then_branch, into)?;
+                plain(&i.else_branch.as_ref()?.1, into)
+            }
+            syn::Expr::Match(m) => m.arms.iter().try_for_each(|arm| plain(&arm.body, into)),
+            _ => None,
+        }
+    }
+    if !matches!(strip(expr), syn::Expr::If(_) | syn::Expr::Match(_)) {
+        return None;
+    }
+    let mut paths = Vec::new();
+    plain(expr, &mut paths)?;
+    (paths.len() >= 2).then_some(paths)
+}
+
+/// How many calls up from a constructor a `bool` parameter is followed (see
+/// [`parameter_either`]).
+const FLAG_CHAIN_DEPTH: usize = 8;
+
+/// Whether either value of the `bool` parameter `param` of `index.fns[id]` may reach the one
+/// place its body reads it, so that a method testing what it was given (`if
+/// self.use_flash_attn`) runs either branch for some caller: the parameter is a plain
+/// `param: bool` its body names exactly once and never rebinds (no test before that may rule a
+/// value out, no macro naming it); every call of the function in its crate is in sight and
+/// passes, there, a parameter of its caller of which the same holds; and the function has a
+/// caller, or other crates may call it (`pub`, of a `pub` type, in a library or a file read
+/// alone). A call of it in sight that passes anything else (`false`, `!flag`, `cfg.flash`),
+/// the function named other than as a call's (`.map(Attention::new)`), through an alias or a
+/// renaming `use`, or by a macro, leaves the parameter the callers' choice: no.
+fn parameter_either(
+    index: &Index,
+    id: FnId,
+    param: &str,
+    seen: &mut BTreeSet<(FnId, String)>,
+) -> bool {
+    let f = &index.fns[id];
+    if f.conditional
+        || f.trait_of.is_some()
+        || !seen.insert((id, param.to_string()))
+        || seen.len() > FLAG_CHAIN_DEPTH
+    {
+        return false;
+    }
+    let Some(position) = f.sig.inputs.iter().position(|input| {
+        matches!(input, syn::FnArg::Typed(typed)
+            if typed.attrs.is_empty()
+                && is_bool(&typed.ty)
+                && matches!(&*typed.pat, syn::Pat::Ident(p)
+                    if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none()
+                        && name_of(&p.ident) == param))
+    }) else {
+        return false;
+    };
+    if binds_anywhere(f.block, param) || mentions_of(f.block, param) != 1 {
+        return false;
+    }
+    let Some(sites) = call_sites(index, id, position) else {
+        return false;
+    };
+    let owner_public = match &f.owner {
+        Some(key) => index
+            .struct_item(key)
+            .is_some_and(|(_, item)| matches!(item.vis, syn::Visibility::Public(_))),
+        None => true,
+    };
+    let from_other_crates = f.public && owner_public && index.callable_from_other_crates(f.module);
+    // Every call is in sight: the crate's (a `pub(crate)` function's), or the module's and its
+    // descendants' (a private one's, in one file the macro reads).
+    let callers_in_sight = match f.private_to {
+        _ if index.whole_crate(f.module) => index
+            .modules
+            .iter()
+            .all(|m| m.krate != index.modules[f.module].krate || (!m.opaque && !m.unread_children)),
+        Some(home) => index.modules.iter().enumerate().all(|(m, module)| {
+            !index.within(m, home) || (!module.opaque && !module.unread_children)
+        }),
+        None => false,
+    };
+    if !from_other_crates && (!callers_in_sight || sites.is_empty()) {
+        return false;
+    }
+    sites.into_iter().all(|(caller, arg)| {
+        single_ident(arg).is_some_and(|name| parameter_either(index, caller, &name, seen))
+    })
+}
+
+/// Every call of `index.fns[id]` in its crate's files in sight, by caller and the argument at
+/// `position`; `None` where one may be hidden: the function named but not called, or through
+/// a path the index cannot tell apart from it, an alias of its type (`type A = Attention;`,
+/// `use Attention as A;`), a macro naming it, or a mention outside the functions read.
+fn call_sites(index: &Index, id: FnId, position: usize) -> Option<Vec<(FnId, &'static syn::Expr)>> {
+    let f = &index.fns[id];
+    let krate = index.modules[f.module].krate;
+    let type_name = match &f.owner {
+        Some(key) => Some(name_of(&index.struct_item(key)?.1.ident)),
+        None => None,
+    };
+    /// A path that may name the function by its last two segments' names.
+    struct Named<'n> {
+        name: &'n str,
+        type_name: Option<&'n str>,
+        paths: usize,
+        hidden: bool,
+    }
+    impl Named<'_> {
+        fn may_name(&self, path: &syn::Path) -> bool {
+            let segments: Vec<String> = path.segments.iter().map(|s| name_of(&s.ident)).collect();
+            match (segments.split_last(), self.type_name) {
+                (Some((last, _)), _) if last != self.name => false,
+                (Some((_, before)), Some(type_name)) => {
+                    before.last().is_some_and(|t| t == type_name || t == "Self")
+                }
+                (Some(_), None) => true,
+                (None, _) => false,
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Named<'_> {
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            self.paths += usize::from(self.may_name(path));
+            syn::visit::visit_path(self, path);
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.hidden |= names.contains(self.name)
+                && self
+                    .type_name
+                    .is_none_or(|t| names.contains(t) || names.contains("Self"));
+            syn::visit::visit_macro(self, mac);
+        }
+        fn visit_use_rename(&mut self, rename: &'ast syn::UseRename) {
+            let renamed = name_of(&rename.ident);
+            self.hidden |= Some(renamed.as_str()) == self.type_name || renamed == self.name;
+        }
+        fn visit_item_type(&mut self, alias: &'ast syn::ItemType) {
+            let mut names = BTreeSet::new();
+            idents(&alias.ty.to_token_stream(), &mut names);
+            self.hidden |= self.type_name.is_some_and(|t| names.contains(t));
+            syn::visit::visit_item_type(self, alias);
+        }
+    }
+    let mut whole = Named {
+        name: &f.name,
+        type_name: type_name.as_deref(),
+        paths: 0,
+        hidden: false,
+    };
+    for file in index.crate_sources(f.module) {
+        whole.visit_file(file);
+    }
+    if whole.hidden {
+        return None;
+    }
+    /// The calls in one function's body (its nested items apart).
+    struct Calls<'i> {
+        index: &'i Index,
+        caller: FnId,
+        callee: FnId,
+        named: Named<'i>,
+        position: usize,
+        sites: Vec<(FnId, &'static syn::Expr)>,
+        unsure: bool,
+    }
+    impl Calls<'_> {
+        /// Whether the path names the callee: `Some(false)` where it certainly does not.
+        fn names_callee(&self, path: &syn::Path) -> Option<bool> {
+            if !self.named.may_name(path) {
+                return Some(false);
+            }
+            let caller = &self.index.fns[self.caller];
+            let callee = &self.index.fns[self.callee];
+            let segments = path_segments(path);
+            let (_, before) = segments.split_last()?;
+            if before.len() == 1 && before[0] == "Self" {
+                return Some(caller.owner.is_some() && caller.owner == callee.owner);
+            }
+            match self.index.resolve(caller.module, &segments) {
+                Resolved::Fn(found) => Some(found == self.callee),
+                Resolved::Assoc(key, _) if Some(&key) == callee.owner.as_ref() => Some(true),
+                Resolved::Assoc(key, _) if !self.index.is_alias(&key) => Some(false),
+                Resolved::External(_) => Some(false),
+                _ => None,
+            }
+        }
+    }
+    // The bodies the index reads live as long as the program: a call's argument is kept.
+    impl Visit<'static> for Calls<'_> {
+        fn visit_expr_call(&mut self, call: &'static syn::ExprCall) {
+            if let syn::Expr::Path(func) = strip(&call.func)
+                && func.qself.is_none()
+                && self.named.may_name(&func.path)
+            {
+                self.named.paths += 1;
+                match self.names_callee(&func.path) {
+                    Some(true) => match call.args.iter().nth(self.position) {
+                        Some(arg) => self.sites.push((self.caller, arg)),
+                        None => self.unsure = true,
+                    },
+                    Some(false) => {}
+                    None => self.unsure = true,
+                }
+                for arg in &call.args {
+                    self.visit_expr(arg);
+                }
+                return;
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_path(&mut self, path: &'static syn::Path) {
+            if self.named.may_name(path) {
+                self.named.paths += 1;
+                // Named other than as a call's function: it may be called anywhere.
+                self.unsure |= self.names_callee(path) != Some(false);
+            }
+            syn::visit::visit_path(self, path);
+        }
+        // A nested item's mentions are its own (read where the index holds it).
+        fn visit_item(&mut self, _: &'static syn::Item) {}
+    }
+    let mut sites = Vec::new();
+    let mut counted = 0;
+    for (caller, def) in index.fns.iter().enumerate() {
+        if index.modules[def.module].krate != krate {
+            continue;
+        }
+        let mut calls = Calls {
+            index,
+            caller,
+            callee: id,
+            named: Named {
+                name: &f.name,
+                type_name: type_name.as_deref(),
+                paths: 0,
+                hidden: false,
+            },
+            position,
+            sites: Vec::new(),
+            unsure: false,
+        };
+        calls.visit_block(def.block);
+        if calls.unsure {
+            return None;
+        }
+        counted += calls.named.paths;
+        sites.extend(calls.sites);
+    }
+    // Every mention in the crate's files is one of a body read above.
+    (counted == whole.paths).then_some(sites)
+}
+
+/// How many times a body names `name` as a path (a macro naming it counts twice: it may read
+/// it any number of times).
+fn mentions_of(block: &syn::Block, name: &str) -> usize {
+    struct Mentions<'n> {
+        name: &'n str,
+        count: usize,
+    }
+    impl<'ast> Visit<'ast> for Mentions<'_> {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if p.qself.is_none() && p.path.get_ident().is_some_and(|i| name_of(i) == self.name) {
+                self.count += 1;
+            }
+            syn::visit::visit_expr_path(self, p);
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            if names.contains(self.name) {
+                self.count += 2;
+            }
+        }
+    }
+    let mut mentions = Mentions { name, count: 0 };
+    mentions.visit_block(block);
+    mentions.count
+}
+
+/// Whether a pattern anywhere in `block` (a `let`, an arm, a closure's or a nested function's
+/// parameter) binds `name`, or an item there is named so.
+fn binds_anywhere(block: &syn::Block, name: &str) -> bool {
+    struct Binds<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Binds<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.found |= name_of(&p.ident) == self.name;
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_item(&mut self, item: &'ast syn::Item) {
+            self.found |= item_ident(item).as_deref() == Some(self.name);
+            syn::visit::visit_item(self, item);
+        }
+    }
+    let mut binds = Binds { name, found: false };
+    binds.visit_block(block);
+    binds.found || body_declares(block, name)
 }
 
 fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<FieldFact> {

@@ -256,6 +256,8 @@ pub struct FnDef {
     /// and its descendants') may call it. Elsewhere rustc passes it over for a trait's method
     /// of the name.
     pub private_to: Option<ModId>,
+    /// Written `pub` (a free function, or an inherent `impl`'s).
+    pub public: bool,
 }
 
 impl std::fmt::Debug for FnDef {
@@ -736,6 +738,7 @@ impl Index {
                 syn::Item::Fn(f) => {
                     let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
                     self.fns[id].conditional |= conditional;
+                    self.fns[id].public = matches!(f.vis, syn::Visibility::Public(_));
                     self.insert(module, name_of(&f.sig.ident), Item::Fn(id));
                 }
                 syn::Item::Mod(m) => self.read_mod(module, m, file, dir, files),
@@ -894,6 +897,7 @@ impl Index {
                             let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
                             self.fns[id].impl_generics = generics.clone();
                             if i.trait_.is_none() {
+                                self.fns[id].public = matches!(f.vis, syn::Visibility::Public(_));
                                 self.fns[id].private_to = match &f.vis {
                                     syn::Visibility::Public(_) => None,
                                     // `pub(crate)`, `pub(in crate)`.
@@ -1007,6 +1011,7 @@ impl Index {
             conditional: is_conditional(attrs),
             trait_of: None,
             private_to: None,
+            public: false,
         });
         self.fns.len() - 1
     }
@@ -1909,6 +1914,25 @@ impl Index {
     /// Whether `module` is in an integration test's crate (see [`Index::mark_test_crate`]).
     pub fn in_test_crate(&self, module: ModId) -> bool {
         self.crates[self.modules[module].krate].is_test
+    }
+
+    /// Whether other crates may call `module`'s `pub` items: its crate is a library, or is
+    /// not read whole (the macro's file may be a library's).
+    pub fn callable_from_other_crates(&self, module: ModId) -> bool {
+        let info = &self.crates[self.modules[module].krate];
+        !info.root_known || info.is_lib
+    }
+
+    /// The files read of `module`'s crate.
+    pub fn crate_sources(&self, module: ModId) -> Vec<&'static syn::File> {
+        let krate = self.modules[module].krate;
+        self.sources
+            .0
+            .iter()
+            .zip(&self.sources.1)
+            .filter(|(_, k)| **k == krate)
+            .map(|(file, _)| *file)
+            .collect()
     }
 
     /// Whether `module`'s whole crate is read (the CLI), not one file of it (the macro).

@@ -9031,3 +9031,87 @@ fn what_a_review_found_against_dtype_matches_and_traits_passes() {
         }
     }
 }
+
+/// A `bool` flag a constructor takes as its own parameter, handed down from a `pub`
+/// constructor of a library's `pub` type through private ones (candle's gemma, gemma2, llama,
+/// mixtral, stable_lm: `Model::new(use_flash_attn, ..)` → `DecoderLayer::new` →
+/// `Attention::new`), is the caller's choice as a config's flag is: a certain mismatch in
+/// either branch of `if self.use_flash_attn` is reported. A new user's trial found the path
+/// without flash attention silent (an f16 cast before a matmul with f32 values).
+#[test]
+fn a_flag_handed_down_from_a_public_constructor_leaves_both_branches_reported() {
+    let source = std::fs::read_to_string(fixture("parameter-flag").join("chain.rs")).unwrap();
+    let dir = scratch_crate("parameter-flag-chain", &source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
+             `f32[B, H, T, D]` here",
+            "--> src/lib.rs:31:46",
+            "error: `Tensor::matmul` takes `rhs: bf16[..]` (the dtype of `self`), but `v` is \
+             `f32[B, H, T, D]` here",
+            "--> src/lib.rs:40:45",
+        ],
+        "{stderr}"
+    );
+}
+
+/// Where some value of the flag may never reach the layer, its branches stay silent: a caller
+/// in sight that passes a literal, tests the flag first, or passes anything but its own
+/// parameter; the constructor named as a value, through an alias or in a macro; a
+/// constructor no one calls; a parameter changed or read twice; a binary's `pub` function
+/// (no other crate calls it).
+#[test]
+fn a_flag_some_caller_may_rule_out_leaves_the_branches_silent() {
+    let source = std::fs::read_to_string(fixture("parameter-flag").join("silent.rs")).unwrap();
+    let dir = scratch_crate("parameter-flag-silent", &source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("checked 9 contracted functions"),
+        "{stderr}"
+    );
+    let bin = std::fs::read_to_string(fixture("parameter-flag").join("bin_main.rs")).unwrap();
+    let dir = scratch_crate("parameter-flag-bin", "");
+    std::fs::remove_file(dir.join("src/lib.rs")).unwrap();
+    std::fs::write(dir.join("src/main.rs"), bin).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("checked 1 contracted function "),
+        "{stderr}"
+    );
+}
+
+/// A constructor's choice of layer functions (stable_lm's `let linear_layer = if
+/// cfg.use_qkv_bias { linear } else { linear_no_bias };`) builds the layer every choice builds
+/// alike: its output is known, and a certain mismatch after it reported. Choices that build
+/// layers of other sizes give nothing. (StableLM's attention had `q`, `k` and `v` unknown.)
+#[test]
+fn a_choice_of_layer_functions_builds_what_all_of_them_build() {
+    let source =
+        std::fs::read_to_string(fixture("parameter-flag").join("layer_choice.rs")).unwrap();
+    let dir = scratch_crate("layer-choice", &source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::narrow` takes `len: at most cfg.head_dim * cfg.num_heads - start`, \
+             but `self.num_heads * self.head_dim + 1` is `cfg.head_dim * cfg.num_heads + 1` here",
+            "--> src/lib.rs:38:32",
+        ],
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Wide::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(rows(&stdout).contains(&"68 q f32[..] forward".to_string()), "{stdout}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        rows(&stdout).contains(&"36 q f32[B, T, cfg.head_dim * cfg.num_heads] forward".to_string()),
+        "{stdout}"
+    );
+}
