@@ -701,6 +701,9 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
             if !stable.contains(&field) {
                 return None;
             }
+            if matches!(fact, FieldFact::Flag(_)) && !flag_read_only_to_branch(index, key, &field) {
+                return None;
+            }
             fact_fits(index, module, item, &field, &fact).then_some((field, fact))
         })
         .collect();
@@ -3278,9 +3281,12 @@ impl<'a> Ctor<'a> {
                     .as_ref()
                     .is_some_and(|ident| name_of(ident) == *step)
             })?;
-            if !matches!(item.vis, syn::Visibility::Public(_))
-                || !matches!(field.vis, syn::Visibility::Public(_))
-            {
+            // The flag's own field may be the crate's only (`pub(crate) use_flash_attn`, as
+            // Mixtral's and StableLM's configs hold it) where a function others may call
+            // sets it from its own parameter (`Config::v0_1_8x7b(use_flash_attn)`).
+            let settable = matches!(field.vis, syn::Visibility::Public(_))
+                || (i == between.len() && set_from_a_parameter(self.index, &key, step));
+            if !matches!(item.vis, syn::Visibility::Public(_)) || !settable {
                 return None;
             }
             if i < between.len() {
@@ -3711,6 +3717,225 @@ fn function_choice(expr: &syn::Expr) -> Option<Vec<Vec<String>>> {
     (paths.len() >= 2).then_some(paths)
 }
 
+/// Whether the `bool` field `field` of the struct `key` is read only by the type's own methods
+/// (`if self.use_flash_attn { .. }`), so that no code tests it to rule a value out after
+/// construction. The field is private to a module (and its descendants, all read): there, no
+/// read of it through another value (`attn.use_flash_attn`, `m.attn.use_flash_attn`, a
+/// pattern; a read of another struct's field of the name, `cfg.use_flash_attn` of a `cfg:
+/// &Config`, is not one) and no macro naming it; no `macro_rules!` of the crate names it;
+/// and a method of the type that reads
+/// it and gives no tensor (a getter, a `validate`) is called only as `self.validate()` by the
+/// type's own methods (whose walk sees the test first).
+fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
+    let Some((module, item)) = index.struct_item(key) else {
+        return false;
+    };
+    let Some(declared) = item
+        .fields
+        .iter()
+        .find(|f| f.ident.as_ref().is_some_and(|i| name_of(i) == field))
+    else {
+        return false;
+    };
+    // Where code may read the field: its module, or its parent's for `pub(super)`.
+    let scope = match &declared.vis {
+        syn::Visibility::Inherited => module,
+        syn::Visibility::Restricted(r) if r.in_token.is_none() && r.path.is_ident("super") => {
+            match index.modules[module].parent {
+                Some(parent) => parent,
+                None => return false,
+            }
+        }
+        _ => return false,
+    };
+    let krate = index.modules[module].krate;
+    let in_scope = |m: ModId| index.within(m, scope);
+    if index
+        .modules
+        .iter()
+        .enumerate()
+        .any(|(id, m)| in_scope(id) && (m.opaque || m.unread_children))
+    {
+        return false;
+    }
+    // A `macro_rules!` of the crate that names it may read it wherever it expands (a macro
+    // called where the field is visible is read with the body there).
+    struct Macros<'f>(&'f str, bool);
+    impl<'ast> Visit<'ast> for Macros<'_> {
+        fn visit_item_macro(&mut self, mac: &'ast syn::ItemMacro) {
+            self.1 |= mac.mac.tokens.to_string().contains(self.0);
+        }
+    }
+    let mut macros = Macros(field, false);
+    for file in index.crate_sources(module) {
+        macros.visit_file(file);
+    }
+    if macros.1 {
+        return false;
+    }
+    struct Reads<'f> {
+        field: &'f str,
+        key: &'f str,
+        index: &'f Index,
+        def: &'f FnDef,
+        reads: usize,
+        other: bool,
+    }
+    impl Reads<'_> {
+        /// Whether `base` is certainly of another struct than `key` (`cfg` of a parameter
+        /// `cfg: &Config`, `*cfg`, `self.cfg` of a field declared `Config`, `self` in a method
+        /// of another type): its field of the name is not the flag.
+        fn of_another_struct(&self, base: &syn::Expr) -> bool {
+            let (index, def) = (self.index, self.def);
+            let mut base = strip(base);
+            while let syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                expr,
+                ..
+            }) = base
+            {
+                base = strip(expr);
+            }
+            let ty = match base {
+                syn::Expr::Path(p) if p.qself.is_none() && p.path.is_ident("self") => {
+                    return def.owner.as_deref().is_some_and(|owner| {
+                        owner != self.key && index.struct_item(owner).is_some()
+                    });
+                }
+                syn::Expr::Path(p) if p.qself.is_none() => {
+                    let Some(name) = p.path.get_ident().map(name_of) else {
+                        return false;
+                    };
+                    if binds_anywhere(def.block, &name) {
+                        return false;
+                    }
+                    def.sig.inputs.iter().find_map(|input| match input {
+                        syn::FnArg::Typed(t)
+                            if matches!(&*t.pat, syn::Pat::Ident(i)
+                            if name_of(&i.ident) == name) =>
+                        {
+                            Some(&*t.ty)
+                        }
+                        _ => None,
+                    })
+                }
+                syn::Expr::Field(f)
+                    if matches!(strip(&f.base), syn::Expr::Path(p)
+                    if p.qself.is_none() && p.path.is_ident("self")) =>
+                {
+                    let (Some(owner), syn::Member::Named(ident)) = (&def.owner, &f.member) else {
+                        return false;
+                    };
+                    index.field(owner, &name_of(ident)).map(|(_, ty)| ty)
+                }
+                _ => None,
+            };
+            let Some(mut ty) = ty else {
+                return false;
+            };
+            while let syn::Type::Reference(r) = ty {
+                ty = &r.elem;
+            }
+            let syn::Type::Path(p) = ty else {
+                return false;
+            };
+            p.qself.is_none()
+                && matches!(index.resolve(def.module, &path_segments(&p.path)),
+                    Resolved::Type(other) if other != self.key
+                        && index.struct_item(&other).is_some()
+                        && !index.is_alias(&other))
+        }
+    }
+    impl<'ast> Visit<'ast> for Reads<'_> {
+        fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+            if matches!(&f.member, syn::Member::Named(ident) if name_of(ident) == self.field) {
+                let own = self.def.owner.as_deref() == Some(self.key)
+                    && matches!(strip(&f.base), syn::Expr::Path(p)
+                        if p.qself.is_none() && p.path.is_ident("self"));
+                if own {
+                    self.reads += 1;
+                } else if !self.of_another_struct(&f.base) {
+                    self.other = true;
+                }
+            }
+            syn::visit::visit_expr_field(self, f);
+        }
+        fn visit_field_pat(&mut self, f: &'ast syn::FieldPat) {
+            self.other |=
+                matches!(&f.member, syn::Member::Named(ident) if name_of(ident) == self.field);
+            syn::visit::visit_field_pat(self, f);
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.other |= mac.tokens.to_string().contains(self.field);
+        }
+    }
+    let in_crate = |def: &FnDef| index.modules[def.module].krate == krate;
+    let mut getters = BTreeSet::new();
+    for def in index.fns.iter().filter(|def| in_scope(def.module)) {
+        let mut reads = Reads {
+            field,
+            key,
+            index,
+            def,
+            reads: 0,
+            other: false,
+        };
+        reads.visit_block(def.block);
+        if reads.other {
+            return false;
+        }
+        let gives_tensor = match &def.sig.output {
+            syn::ReturnType::Type(_, ty) => {
+                let mut names = BTreeSet::new();
+                idents(&ty.to_token_stream(), &mut names);
+                names.contains("Tensor")
+            }
+            syn::ReturnType::Default => false,
+        };
+        if reads.reads > 0 && !gives_tensor {
+            getters.insert(def.name.clone());
+        }
+    }
+    // Each getter called only as `self.getter(..)` in the type's own methods.
+    struct Calls<'g> {
+        getters: &'g BTreeSet<String>,
+        own: bool,
+        outside: bool,
+    }
+    impl<'ast> Visit<'ast> for Calls<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let on_self =
+                matches!(strip(&m.receiver), syn::Expr::Path(p) if p.path.is_ident("self"));
+            if self.getters.contains(&name_of(&m.method)) && !(on_self && self.own) {
+                self.outside = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            self.outside |= p
+                .segments
+                .last()
+                .is_some_and(|s| self.getters.contains(&name_of(&s.ident)));
+            syn::visit::visit_path(self, p);
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.outside |= !names.is_disjoint(&self.getters.iter().cloned().collect());
+        }
+    }
+    getters.is_empty()
+        || index.fns.iter().filter(|def| in_crate(def)).all(|def| {
+            let mut calls = Calls {
+                getters: &getters,
+                own: def.owner.as_deref() == Some(key),
+                outside: false,
+            };
+            calls.visit_block(def.block);
+            !calls.outside
+        })
+}
+
 /// How many calls up from a constructor a `bool` parameter is followed (see
 /// [`parameter_either`]).
 const FLAG_CHAIN_DEPTH: usize = 8;
@@ -3720,11 +3945,13 @@ const FLAG_CHAIN_DEPTH: usize = 8;
 /// self.use_flash_attn`) runs either branch for some caller: the parameter is a plain
 /// `param: bool` its body names exactly once and never rebinds (no test before that may rule a
 /// value out, no macro naming it); every call of the function in its crate is in sight and
-/// passes, there, a parameter of its caller of which the same holds; and the function has a
-/// caller, or other crates may call it (`pub`, of a `pub` type, in a library or a file read
-/// alone). A call of it in sight that passes anything else (`false`, `!flag`, `cfg.flash`),
-/// the function named other than as a call's (`.map(Attention::new)`), through an alias or a
-/// renaming `use`, or by a macro, leaves the parameter the callers' choice: no.
+/// passes, there, a parameter of its caller of which the same holds, and it has a caller; or
+/// other crates may call it (`pub`, of a `pub` type, in a `pub` module path from the root of a
+/// library or of a file read alone), with either value whatever the calls in sight pass. A
+/// call of a function of the first kind that passes anything else (`false`, `!flag`,
+/// `cfg.flash`), the function named other than as a call's (`.map(Attention::new)`,
+/// `<Attention>::new`), through an alias or a renaming `use`, or by a macro, leaves the
+/// parameter the callers' choice: no. A method (called by method syntax) is never one.
 fn parameter_either(
     index: &Index,
     id: FnId,
@@ -3732,7 +3959,10 @@ fn parameter_either(
     seen: &mut BTreeSet<(FnId, String)>,
 ) -> bool {
     let f = &index.fns[id];
+    // A method (`factory.make(flag)`) may be called by method syntax, which the scan of
+    // calls does not read.
     if f.conditional
+        || f.sig.receiver().is_some()
         || f.trait_of.is_some()
         || !seen.insert((id, param.to_string()))
         || seen.len() > FLAG_CHAIN_DEPTH
@@ -3752,16 +3982,16 @@ fn parameter_either(
     if binds_anywhere(f.block, param) || mentions_of(f.block, param) != 1 {
         return false;
     }
-    let Some(sites) = call_sites(index, id, position) else {
-        return false;
-    };
     let owner_public = match &f.owner {
         Some(key) => index
             .struct_item(key)
             .is_some_and(|(_, item)| matches!(item.vis, syn::Visibility::Public(_))),
         None => true,
     };
-    let from_other_crates = f.public && owner_public && index.callable_from_other_crates(f.module);
+    let from_other_crates = f.public
+        && owner_public
+        && index.modules[f.module].exported
+        && index.callable_from_other_crates(f.module);
     // Every call is in sight: the crate's (a `pub(crate)` function's), or the module's and its
     // descendants' (a private one's, in one file the macro reads).
     let callers_in_sight = match f.private_to {
@@ -3774,11 +4004,74 @@ fn parameter_either(
         }),
         None => false,
     };
-    if !from_other_crates && (!callers_in_sight || sites.is_empty()) {
+    // Other crates may call it with either value, whatever the calls in sight pass (a test's
+    // `Model::new(false, ..)`).
+    if from_other_crates {
+        return true;
+    }
+    let Some(sites) = call_sites(index, id, position) else {
+        return false;
+    };
+    if !callers_in_sight || sites.is_empty() {
         return false;
     }
     sites.into_iter().all(|(caller, arg)| {
         single_ident(arg).is_some_and(|name| parameter_either(index, caller, &name, seen))
+    })
+}
+
+/// Whether a function of the crate builds the struct `key` with its `bool` field `field` from
+/// its own parameter that either value may reach (see [`parameter_either`]): `pub fn
+/// v0_1_8x7b(use_flash_attn: bool) -> Self { Self { .., use_flash_attn } }`.
+fn set_from_a_parameter(index: &Index, key: &str, field: &str) -> bool {
+    let Some((module, _)) = index.struct_item(key) else {
+        return false;
+    };
+    let krate = index.modules[module].krate;
+    index.fns.iter().enumerate().any(|(id, def)| {
+        if index.modules[def.module].krate != krate {
+            return false;
+        }
+        struct Literals<'a> {
+            index: &'a Index,
+            def: &'a FnDef,
+            key: &'a str,
+            field: &'a str,
+            params: Vec<String>,
+        }
+        impl<'ast> Visit<'ast> for Literals<'_> {
+            fn visit_expr_struct(&mut self, literal: &'ast syn::ExprStruct) {
+                let segments = path_segments(&literal.path);
+                let this = match segments.as_slice() {
+                    [only] if only == "Self" => self.def.owner.as_deref() == Some(self.key),
+                    _ => matches!(self.index.resolve(self.def.module, &segments),
+                        Resolved::Type(found) if found == self.key),
+                };
+                if this && literal.qself.is_none() {
+                    for value in &literal.fields {
+                        if matches!(&value.member, syn::Member::Named(ident)
+                            if name_of(ident) == self.field)
+                            && let Some(name) = single_ident(&value.expr)
+                        {
+                            self.params.push(name);
+                        }
+                    }
+                }
+                syn::visit::visit_expr_struct(self, literal);
+            }
+        }
+        let mut literals = Literals {
+            index,
+            def,
+            key,
+            field,
+            params: Vec::new(),
+        };
+        literals.visit_block(def.block);
+        literals
+            .params
+            .iter()
+            .any(|param| parameter_either(index, id, param, &mut BTreeSet::new()))
     })
 }
 
@@ -3817,6 +4110,20 @@ fn call_sites(index: &Index, id: FnId, position: usize) -> Option<Vec<(FnId, &'s
         fn visit_path(&mut self, path: &'ast syn::Path) {
             self.paths += usize::from(self.may_name(path));
             syn::visit::visit_path(self, path);
+        }
+        // `<Attention>::new(..)`: a type written apart from the path.
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if let Some(qself) = &p.qself
+                && p.path.segments.last().is_some_and(|s| s.ident == self.name)
+            {
+                let mut names = BTreeSet::new();
+                idents(&qself.ty.to_token_stream(), &mut names);
+                self.hidden |= match self.type_name {
+                    Some(t) => names.contains(t) || names.contains("Self"),
+                    None => true,
+                };
+            }
+            syn::visit::visit_expr_path(self, p);
         }
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
             let mut names = BTreeSet::new();
@@ -3870,6 +4177,15 @@ fn call_sites(index: &Index, id: FnId, position: usize) -> Option<Vec<(FnId, &'s
             let callee = &self.index.fns[self.callee];
             let segments = path_segments(path);
             let (_, before) = segments.split_last()?;
+            // A generic parameter of the name (`fn make<Attention: Build>`) is another type.
+            let first = before.first()?;
+            let generic =
+                caller.sig.generics.params.iter().any(
+                    |p| matches!(p, syn::GenericParam::Type(t) if name_of(&t.ident) == *first),
+                ) || caller.impl_generics.contains(first);
+            if generic {
+                return None;
+            }
             if before.len() == 1 && before[0] == "Self" {
                 return Some(caller.owner.is_some() && caller.owner == callee.owner);
             }
@@ -3961,10 +4277,9 @@ fn mentions_of(block: &syn::Block, name: &str) -> usize {
             }
             syn::visit::visit_expr_path(self, p);
         }
+        // `format!("{use_flash_attn}")` names it inside a string literal.
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            let mut names = BTreeSet::new();
-            idents(&mac.tokens, &mut names);
-            if names.contains(self.name) {
+            if mac.tokens.to_string().contains(self.name) {
                 self.count += 2;
             }
         }

@@ -84,4 +84,7 @@ pub struct LetHint {
     /// Each size of `ty` that only an `Option` field's clauses state, with that field: 0
     /// where the field is `None` (`("P", "self.kv_cache")`: no cached step is `P + T`).
     pub absent: Vec<(String, String)>,
+    /// Where `ty` is not fully known, the first place its value lost its shape (`` `self.v_proj`
+    /// has no sizes the check knows: .. ``, `` `k` is `f32[B, _, H, D]` already ``).
+    pub why: Option<String>,
 }

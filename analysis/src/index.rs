@@ -195,6 +195,9 @@ pub struct Module {
     /// The names of its items and `use`s that are `pub` (in any form but `pub(self)`): what
     /// a glob import of it brings.
     pub public: BTreeSet<String>,
+    /// Whether other crates may name its `pub` items by its path: the crate's root, or a
+    /// `pub` module of such a one (a file the macro reads alone is a root).
+    pub exported: bool,
     /// Whether a macro invocation among its items may define names the index cannot see.
     pub opaque: bool,
     /// Whether a `mod name;` of it was not read (its file not to be had): code there may
@@ -283,6 +286,8 @@ struct CrateInfo {
     is_lib: bool,
     /// Whether it is an integration test (`tests/*.rs`).
     is_test: bool,
+    /// Whether no Rust crate can call its functions (see [`Index::mark_closed_crate`]).
+    closed: bool,
 }
 
 /// Where an `impl` of another crate's type may be called: its crate, and its trait's module
@@ -482,6 +487,7 @@ impl Index {
             root_known: true,
             is_lib,
             is_test: false,
+            closed: false,
         });
         if is_lib && let Some(name) = lib_name {
             let entry = self.libs.entry(name).or_insert(Some(krate));
@@ -683,6 +689,7 @@ impl Index {
             globs: Vec::new(),
             anonymous_uses: Vec::new(),
             public: BTreeSet::new(),
+            exported: parent.is_none(),
             opaque: false,
             unread_children: false,
             contract_scope: false,
@@ -1051,6 +1058,8 @@ impl Index {
         match &m.content {
             Some((_, items)) => {
                 let id = self.add_module(krate, Some(parent), path);
+                self.modules[id].exported =
+                    self.modules[parent].exported && matches!(m.vis, syn::Visibility::Public(_));
                 self.modules[id].contract_scope = m.attrs.iter().any(crate::contract::is_contract);
                 self.modules[id].inline = true;
                 self.modules[id].conditional |= conditional;
@@ -1114,6 +1123,8 @@ impl Index {
                 self.var_backend |= mentions_backend(ast);
                 self.note_hidden(krate, ast);
                 let id = self.add_module(krate, Some(parent), path);
+                self.modules[id].exported =
+                    self.modules[parent].exported && matches!(m.vis, syn::Visibility::Public(_));
                 self.modules[id].conditional |= conditional || is_conditional(&ast.attrs);
                 self.insert(parent, name.clone(), entry(id));
                 let parent_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -1851,6 +1862,14 @@ impl Index {
                 })
     }
 
+    /// Marks the crate read last as a library no Rust crate can call (a `cdylib`, a
+    /// `staticlib` or a `proc-macro` only).
+    pub fn mark_closed_crate(&mut self) {
+        if let Some(info) = self.crates.last_mut() {
+            info.closed = true;
+        }
+    }
+
     /// Marks the crate read last as an integration test (`tests/*.rs`, a `[[test]]` entry).
     pub fn mark_test_crate(&mut self) {
         if let Some(info) = self.crates.last_mut() {
@@ -1920,7 +1939,7 @@ impl Index {
     /// not read whole (the macro's file may be a library's).
     pub fn callable_from_other_crates(&self, module: ModId) -> bool {
         let info = &self.crates[self.modules[module].krate];
-        !info.root_known || info.is_lib
+        !info.root_known || (info.is_lib && !info.closed)
     }
 
     /// The files read of `module`'s crate.

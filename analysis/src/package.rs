@@ -29,6 +29,9 @@ pub struct Target {
     /// Whether it is an integration test (`tests/*.rs`, a `[[test]]` entry): its functions
     /// other than `#[test]`s are the tests' helpers.
     pub is_test: bool,
+    /// For the library: whether no Rust crate can call its functions (`crate-type` of
+    /// `cdylib`, `staticlib` or `proc-macro` only).
+    pub closed: bool,
 }
 
 /// The crates at `path` (the current directory's package or workspace when `None`).
@@ -73,6 +76,7 @@ pub fn discover(path: Option<&Path>) -> Result<Vec<Target>, String> {
             is_lib: false,
             root_known: false,
             is_test: false,
+            closed: false,
         }]);
     }
     let found = match path {
@@ -218,6 +222,20 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
             }
         }
     }
+    // A library other Rust crates cannot link: its `pub` functions have no caller out of sight.
+    let lib = table.get("lib");
+    let closed = lib
+        .and_then(|lib| lib.get("proc-macro"))
+        .and_then(|p| p.as_bool())
+        == Some(true)
+        || lib
+            .and_then(|lib| lib.get("crate-type").or_else(|| lib.get("crate_type")))
+            .and_then(|t| t.as_array())
+            .is_some_and(|types| {
+                !types
+                    .iter()
+                    .any(|t| matches!(t.as_str(), Some("lib" | "rlib" | "dylib")))
+            });
     let mut targets: Vec<Target> = Vec::new();
     for (root, name) in roots {
         let Ok(root) = root.canonicalize() else {
@@ -240,6 +258,7 @@ fn package_targets(dir: &Path, table: &toml::Table) -> Vec<Target> {
             is_lib,
             root_known: true,
             is_test,
+            closed: is_lib && closed,
         });
     }
     targets
@@ -312,6 +331,9 @@ pub fn read_targets(targets: &[Target], files: &mut dyn Files) -> (Index, Vec<Pa
                 );
                 if target.is_test {
                     index.mark_test_crate();
+                }
+                if target.closed {
+                    index.mark_closed_crate();
                 }
             }
             // A lone file that is no target of its package: a module of some crate.

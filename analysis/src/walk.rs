@@ -634,6 +634,15 @@ struct Walker<'a> {
     in_let: bool,
     /// The op of the `let` being bound (`matmul`, `Tensor::zeros`), for its hints.
     let_op: String,
+    /// While a `let`'s value is walked: the first place its shape was lost, said for `shapes`
+    /// (an operand already unknown, a layer of unknown sizes, a call not followed), and the
+    /// first cause of all (through the names it was read from).
+    let_why: Option<(String, String)>,
+    /// For each name bound to a shape not fully known, the first cause of all (see
+    /// `let_why`).
+    why_of: BTreeMap<String, String>,
+    /// Whether a `let`'s value is being walked (see `let_why`).
+    why_wanted: bool,
     /// Inside code that may never run for the contract's shapes (a branch whose condition is
     /// not certain, a loop's body, a helper followed at its call): nothing in it is reported.
     quiet: usize,
@@ -739,6 +748,9 @@ impl<'a> Walker<'a> {
             failed_value: None,
             in_let: false,
             let_op: String::new(),
+            let_why: None,
+            why_of: BTreeMap::new(),
+            why_wanted: false,
             taken: false,
             helper_failure: None,
             quiet: 0,
@@ -1580,9 +1592,21 @@ impl<'a> Walker<'a> {
                 name: name_of(ident),
                 joins: self.joins_in(&ty),
                 absent: self.absent_in(&ty),
+                // Not for a name bound only to be kept (`_enter` of a tracing span).
+                why: (vague(&value) && !ident.to_string().starts_with('_'))
+                    .then(|| self.let_why.as_ref().map(|(shown, _)| shown.clone()))
+                    .flatten(),
                 ty,
                 op: self.let_op.clone(),
             });
+        }
+        match &self.let_why {
+            Some((_, cause)) if self.in_let && vague(&value) => {
+                self.why_of.insert(name_of(ident), cause.clone());
+            }
+            _ => {
+                self.why_of.remove(&name_of(ident));
+            }
         }
         let origin = matches!(value, Value::Tensor(_)).then_some(Origin::Binding(site));
         self.bind(&name_of(ident), value, origin);
@@ -2185,6 +2209,9 @@ impl<'a> Walker<'a> {
     fn stmt(&mut self, stmt: &syn::Stmt) -> Value {
         match stmt {
             syn::Stmt::Local(local) => {
+                // A `let` inside this one's value (a block's) has its own.
+                let outer_why = (self.let_why.take(), self.why_wanted);
+                self.why_wanted = true;
                 let value = match &local.init {
                     Some(init) => {
                         let value = self.expr(&init.expr);
@@ -2261,6 +2288,7 @@ impl<'a> Walker<'a> {
                     self.bind_pattern(&local.pat, value);
                 }
                 self.in_let = false;
+                (self.let_why, self.why_wanted) = outer_why;
                 if never { Value::Never } else { Value::Other }
             }
             syn::Stmt::Item(_) => Value::Other,
@@ -2588,8 +2616,22 @@ impl<'a> Walker<'a> {
                 self.block(&c.block);
                 Value::Other
             }
-            syn::Expr::If(i) => self.if_expr(i),
-            syn::Expr::Match(m) => self.match_expr(m),
+            syn::Expr::If(i) => {
+                let value = self.if_expr(i);
+                if matches!(value, Value::Tensor(_)) {
+                    self.note_why(&value, || {
+                        "its branches give shapes that differ".to_string()
+                    });
+                }
+                value
+            }
+            syn::Expr::Match(m) => {
+                let value = self.match_expr(m);
+                if matches!(value, Value::Tensor(_)) {
+                    self.note_why(&value, || "its arms give shapes that differ".to_string());
+                }
+                value
+            }
             syn::Expr::Let(l) => {
                 let value = self.expr(&l.expr);
                 if has_ref_mut(&l.pat) {
@@ -2723,7 +2765,20 @@ impl<'a> Walker<'a> {
             }
             syn::Expr::Continue(_) => Value::Never,
             syn::Expr::Assign(a) => {
+                let outer_why = (self.let_why.take(), self.why_wanted);
+                self.why_wanted = true;
                 let value = self.expr(&a.right);
+                if let Some(name) = place_local(&a.left) {
+                    match self.let_why.take() {
+                        Some((_, cause)) if vague(&value) => {
+                            self.why_of.insert(name, cause);
+                        }
+                        _ => {
+                            self.why_of.remove(&name);
+                        }
+                    }
+                }
+                (self.let_why, self.why_wanted) = outer_why;
                 self.reborrows(std::iter::once(&*a.right));
                 match place_local(&a.left) {
                     Some(name) if self.lookup(&name).is_some() => {
@@ -2823,7 +2878,23 @@ impl<'a> Walker<'a> {
             && let [name] = segments.as_slice()
             && let Some(binding) = self.lookup(name)
         {
-            return binding.value.clone();
+            let value = binding.value.clone();
+            if matches!(value, Value::Tensor(_)) {
+                let cause = self.why_of.get(name).cloned();
+                let hint = value.hint();
+                let param = self.is_param(name);
+                self.note_cause(&value, || match cause {
+                    Some(cause) => (format!("from `{name}` (`{hint}`): {cause}"), cause),
+                    None => {
+                        let shown = match param {
+                            true => format!("the contract gives `{name}` as `{hint}`"),
+                            false => format!("`{name}` is `{hint}` where it is bound"),
+                        };
+                        (shown.clone(), shown)
+                    }
+                });
+            }
+            return value;
         }
         // std's `None`, where no item of the crate's is named so.
         if p.qself.is_none()
@@ -3079,6 +3150,26 @@ impl<'a> Walker<'a> {
             && first_use_of_field_with(self.f.block, field, false, &|name| {
                 self.leaves_field_alone(name, &field_name(field), &mut BTreeSet::new())
             })
+            && !self.called_where_field_is_read(&field_name(field))
+    }
+
+    /// Whether another method of this type that names the field calls this one as
+    /// `self.name(..)`: it may have tested the flag first (`if self.use_flash_attn { .. } else
+    /// { self.eager(..) }`), so that this method runs for one value only.
+    fn called_where_field_is_read(&self, field: &str) -> bool {
+        let Some(owner) = self.f.owner else {
+            return true;
+        };
+        // The bodies read may be the macro's cached file's: tokens built from them must be
+        // proc-macro2's own.
+        let _file_tokens = crate::index::FileTokens::enter(self.index);
+        let name = name_of(&self.f.sig.ident);
+        self.index.fns.iter().any(|def| {
+            def.owner.as_deref() == Some(owner)
+                && !std::ptr::eq(def.block, self.f.block)
+                && block_names(def.block, field)
+                && calls_self_method(def.block, &name)
+        })
     }
 
     /// Whether a call `self.name(..)` of this type's own method (one, in sight) certainly
@@ -3780,8 +3871,17 @@ impl<'a> Walker<'a> {
         // A failure of this call's own rule (its receiver and arguments walked already); the
         // last call walked is the one a `?` or `unwrap` right after it is of.
         let before = self.failures;
+        // A tensor's method that gives no tensor (`device()`, `dims4()`) loses no shape.
+        let on_tensor = matches!(receiver, Value::Tensor(_));
+        let why = (self.why_wanted && self.let_why.is_none())
+            .then(|| method_why(call, &name, &receiver, &args));
         let value = self.method_dispatch(call, &name, receiver, args, &arg_exprs);
         self.failed_call = (self.failures > before).then(|| expr_id(call));
+        if let Some(why) = why
+            && (!on_tensor || matches!(value, Value::Tensor(_)) || !reads_no_tensor(&name))
+        {
+            self.note_why(&value, || why);
+        }
         // `(0..t).map(|j| u8::from(j <= i)).collect()`: a `Vec` of host numbers.
         if value == Value::Other
             && name == "collect"
@@ -5038,9 +5138,34 @@ impl<'a> Walker<'a> {
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         // A failure of this call's own rule (its arguments walked already).
         let before = self.failures;
+        let why = (self.why_wanted && self.let_why.is_none()).then(|| call_why(call, &args));
         let value = self.call_with(call, args, arg_exprs);
         self.failed_call = (self.failures > before).then(|| expr_id(call));
+        // std's numbers' functions (`u32::min`) give no tensor.
+        let of_number = matches!(unparen(&call.func), syn::Expr::Path(p)
+            if p.path.segments.first().is_some_and(|s| self.is_primitive(&name_of(&s.ident))));
+        if let Some(why) = why
+            && !of_number
+        {
+            self.note_why(&value, || why);
+        }
         value
+    }
+
+    /// Keeps `why` as the reason a `let`'s shape is not known, where `value` is the first
+    /// that lost it (see `let_why`).
+    fn note_why(&mut self, value: &Value, why: impl FnOnce() -> String) {
+        self.note_cause(value, || {
+            let why = why();
+            (why.clone(), why)
+        });
+    }
+
+    /// [`Walker::note_why`], with what `shapes` shows and the first cause apart.
+    fn note_cause(&mut self, value: &Value, why: impl FnOnce() -> (String, String)) {
+        if self.why_wanted && self.let_why.is_none() && vague(value) {
+            self.let_why = Some(why());
+        }
     }
 
     fn call_with(
@@ -7606,4 +7731,162 @@ fn merge_with(
                 .collect()
         })
         .collect()
+}
+
+/// Whether a value is a tensor whose shape is not fully known (`f32[B, _]`, `f32[..]`), or
+/// anything not known at all (`?`); a size two branches give (`?1`) is known.
+fn vague(value: &Value) -> bool {
+    match value {
+        // The shape's, not the dtype's (`_[B, T, E]` of a `VarBuilder`'s dtype is known).
+        Value::Tensor(_) => {
+            let hint = value.hint();
+            let shape = hint.split_once('[').map_or("", |(_, shape)| shape);
+            hint == "?"
+                || shape.contains("..")
+                || shape.split([']', ',', ' ']).any(|token| token == "_")
+        }
+        Value::Other => true,
+        _ => false,
+    }
+}
+
+/// Whether a tensor's method of this name gives something other than a tensor (its device,
+/// dims, dtype, values on the host).
+fn reads_no_tensor(name: &str) -> bool {
+    matches!(
+        name,
+        "device"
+            | "dtype"
+            | "shape"
+            | "dims"
+            | "dim"
+            | "rank"
+            | "elem_count"
+            | "layout"
+            | "stride"
+            | "id"
+            | "is_contiguous"
+            | "is_variable"
+            | "to_scalar"
+            | "to_string"
+    ) || name.starts_with("dims")
+        || name.starts_with("to_vec")
+}
+
+/// Code as a message quotes it, on one line and short.
+fn quoted(tokens: &impl ToTokens) -> String {
+    let text: String = tokens
+        .to_token_stream()
+        .to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" . ", ".")
+        .replace(" :: ", "::")
+        .replace(" (", "(")
+        .replace("( ", "(")
+        .replace(" )", ")")
+        .replace("& ", "&")
+        .replace(" ,", ",")
+        .replace(" ?", "?");
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}..", &text[..at]),
+        None => text,
+    }
+}
+
+/// Why a method call may give a shape the check does not know (said only where it does).
+fn method_why(call: &syn::ExprMethodCall, name: &str, receiver: &Value, args: &[Value]) -> String {
+    let unknown_size = call.args.iter().zip(args).find(|(_, value)| {
+        matches!(value, Value::Int(d) if d.is_unknown()) || **value == Value::Other
+    });
+    match receiver {
+        // `xs.apply(&self.layer1)`: the layer is the argument.
+        Value::Tensor(_) if matches!(name, "apply" | "apply_t") && !call.args.is_empty() => {
+            format!(
+                "`{}` has no sizes the check knows: state them in a layer clause, or keep its \
+                 constructor in sight",
+                quoted(&call.args[0])
+            )
+        }
+        Value::Tensor(t) => match unknown_size {
+            Some((arg, _)) => format!("`{}` is a value the check does not know", quoted(arg)),
+            None if has_method_rule(name) => {
+                let operands: Vec<String> = args
+                    .iter()
+                    .filter(|value| matches!(value, Value::Tensor(_)))
+                    .map(|value| format!("`{}`", value.hint()))
+                    .collect();
+                match operands.as_slice() {
+                    [] => format!("`{name}` on `{t}` gives a size the check cannot name"),
+                    _ => format!(
+                        "`{name}` of `{t}` and {} gives a size the check cannot name",
+                        operands.join(", ")
+                    ),
+                }
+            }
+            None => format!("the check has no rule for `Tensor::{name}`"),
+        },
+        _ if matches!(name, "forward" | "forward_t") => format!(
+            "`{}` has no sizes the check knows: state them in a layer clause, or keep its \
+             constructor in sight",
+            quoted(&call.receiver)
+        ),
+        _ => format!("`{}.{name}(..)` is not followed", quoted(&call.receiver)),
+    }
+}
+
+/// Why a function call may give a shape the check does not know.
+fn call_why(call: &syn::ExprCall, args: &[Value]) -> String {
+    let unknown_operand = call.args.iter().zip(args).find(|(_, value)| match value {
+        Value::Tensor(_) => vague(value),
+        Value::Tensors(ts) => ts.iter().any(|t| vague(&Value::Tensor(t.clone()))),
+        Value::TensorsEach(t) => vague(&Value::Tensor(t.clone())),
+        _ => false,
+    });
+    match unknown_operand {
+        Some((arg, value)) => format!(
+            "`{}(..)` is given `{}`, which is `{}`",
+            quoted(&call.func),
+            quoted(arg),
+            value.hint()
+        ),
+        None => {
+            let func = quoted(&call.func);
+            match func.starts_with("Tensor::") || func.starts_with("candle") {
+                true => format!("`{func}(..)` cannot tell the shape from these arguments"),
+                false => format!(
+                    "`{func}(..)` gives no shape the check knows for these arguments (no \
+                     contract, and a body out of sight or of no one shape)"
+                ),
+            }
+        }
+    }
+}
+
+/// Whether a block names `name` anywhere: an identifier, in a macro too.
+fn block_names(block: &syn::Block, name: &str) -> bool {
+    let mut names = BTreeSet::new();
+    idents(&block.to_token_stream(), &mut names);
+    names.contains(name)
+}
+
+/// Whether a block calls `self.name(..)` (names compared as text: the block may be the
+/// macro's cached file's, the name the compiler's).
+fn calls_self_method(block: &syn::Block, name: &str) -> bool {
+    struct Calls<'n>(&'n str, bool);
+    impl<'a> Visit<'a> for Calls<'_> {
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            self.1 |= name_of(&m.method) == self.0 && is_self_path(unparen(&m.receiver));
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.1 |= names.contains(self.0);
+        }
+    }
+    let mut calls = Calls(name, false);
+    calls.visit_block(block);
+    calls.1
 }

@@ -64,6 +64,9 @@ pub struct Hint {
     /// Each size of `ty` that is 0 where an `Option` field is `None`, with the field (see
     /// `LetHint::absent`).
     pub absent: Vec<(String, String)>,
+    /// Where `ty` is not fully known, the first place its value lost its shape (see
+    /// `LetHint::why`).
+    pub why: Option<String>,
     /// The contracted function whose body binds it.
     pub function: FnId,
 }
@@ -154,6 +157,7 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
                     op: hint.op,
                     joins: hint.joins,
                     absent: hint.absent,
+                    why: hint.why,
                     function: id,
                 }
             }));

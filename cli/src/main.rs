@@ -534,8 +534,28 @@ fn shapes(target: &str) -> ExitCode {
     if !absent.is_empty() && joins_empty {
         let _ = writeln!(out);
     }
+    let absent_empty = absent.is_empty();
     for (name, field) in absent {
         if writeln!(out, "{name} is 0 where {field} is None").is_err() {
+            return ExitCode::SUCCESS;
+        }
+    }
+    // Where each shape not fully known was lost first.
+    let whys: Vec<(usize, &str, &str)> = hints
+        .iter()
+        .filter_map(|h| {
+            Some((
+                h.site.first.start().line,
+                h.name.as_str(),
+                h.why.as_deref()?,
+            ))
+        })
+        .collect();
+    if !whys.is_empty() && joins_empty && absent_empty {
+        let _ = writeln!(out);
+    }
+    for (line, name, why) in whys {
+        if writeln!(out, "`{name}` (line {line}) is not fully known: {why}").is_err() {
             break;
         }
     }

@@ -256,3 +256,87 @@ fn the_norm_ops_check_their_weights_against_xs() {
         candle_contracts_shapes::Argument::Position(2)
     );
 }
+
+/// candle-flash-attn's kernel reads `q`, `k` and `v` as one element type: a `k` or `v` of
+/// another dtype than `q` fails on every call (a new user's trial cast only `q` to f16 in the
+/// flash branch). The output is `q`'s type.
+#[test]
+fn flash_attn_takes_one_dtype_for_q_k_and_v() {
+    use candle_contracts_shapes::function;
+    let flash = |q: &str, k: &str, v: &str| {
+        function(
+            "candle_flash_attn::flash_attn",
+            &[
+                Arg::tensor(q),
+                Arg::tensor(k),
+                Arg::tensor(v),
+                Arg::Unknown,
+                Arg::Unknown,
+            ],
+        )
+    };
+    assert_eq!(
+        flash("f16[B, T, H, D]", "f16[B, S, H, D]", "f16[B, S, H, D]")
+            .unwrap()
+            .to_string(),
+        "f16[B, T, H, D]"
+    );
+    let mismatch = flash("f16[B, T, H, D]", "f32[B, S, H, D]", "f16[B, S, H, D]").unwrap_err();
+    assert_eq!(
+        mismatch.argument,
+        candle_contracts_shapes::Argument::Position(1)
+    );
+    assert_eq!(
+        mismatch.help("k").as_deref(),
+        Some("convert it: `&k.to_dtype(DType::F16)?`, or `q` to `DType::F32`")
+    );
+    let mismatch = flash("bf16[B, T, H, D]", "bf16[B, S, H, D]", "f16[B, S, H, D]").unwrap_err();
+    assert_eq!(
+        mismatch.argument,
+        candle_contracts_shapes::Argument::Position(2)
+    );
+    // A dtype not known may be `q`'s.
+    assert!(flash("f16[B, T, H, D]", "_[B, S, H, D]", "f16[B, S, H, D]").is_ok());
+}
+
+/// `x.i((.., t, ..))` narrows dim 1 to `t..t + 1`: an index equal to the dim's size is past
+/// its end (candle's `NarrowInvalidArgs`), as a new user's trial planted in Granite (the last
+/// position indexed at `T`). One below it is fine.
+#[test]
+fn an_integer_index_at_the_dims_size_is_past_its_end() {
+    use candle_contracts_shapes::method;
+    let index =
+        |x: &str, items: Vec<Arg>| method("i", &Arg::tensor(x).tensor_type(), &[Arg::Tuple(items)]);
+    let mismatch = index(
+        "f32[B, T, E]",
+        vec![
+            Arg::Range(None, None),
+            Arg::Int(candle_contracts_shapes::Dim::symbol("T")),
+            Arg::Range(None, None),
+        ],
+    )
+    .unwrap_err();
+    assert_eq!(
+        mismatch.note(),
+        "the slice ends at T + 1, past dim 1 of size T"
+    );
+    assert!(
+        index(
+            "f32[B, 4, E]",
+            vec![
+                Arg::Range(None, None),
+                Arg::Int(candle_contracts_shapes::Dim::lit(4))
+            ]
+        )
+        .is_err()
+    );
+    let last = index(
+        "f32[B, 4, E]",
+        vec![
+            Arg::Range(None, None),
+            Arg::Int(candle_contracts_shapes::Dim::lit(3)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(last.to_string(), "f32[B, E]");
+}

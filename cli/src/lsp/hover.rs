@@ -118,6 +118,9 @@ fn binding(
         for (name, field) in &hint.absent {
             text.push_str(&format!("\n`{name}` is 0 where `{field}` is `None`\n"));
         }
+        if let Some(why) = &hint.why {
+            text.push_str(&format!("\nnot fully known: {why}\n"));
+        }
         return Some(text);
     }
     let clause = f

@@ -352,9 +352,7 @@ pub(crate) const FUNCTIONS: &[(&str, FunctionRule)] = &[
     ("candle_nn::ops::softmax_last_dim", same_as_first),
     ("candle_nn::ops::sigmoid", same_as_first),
     ("candle_nn::ops::silu", same_as_first),
-    // candle-flash-attn's `flash_attn(q, k, v, softmax_scale, causal)`: `[B, T, H, D]` as
-    // `q` (it checks the rest itself).
-    ("candle_flash_attn::flash_attn", same_as_first),
+    ("candle_flash_attn::flash_attn", flash_attn),
     ("candle_nn::ops::rms_norm", |args| {
         norm("candle_nn::ops::rms_norm", args, &["alpha"])
     }),
@@ -482,6 +480,34 @@ fn same_as_first(args: &[Arg]) -> Outcome {
     Ok(args
         .first()
         .map_or_else(TensorType::unknown, Arg::tensor_type))
+}
+
+/// candle-flash-attn's `flash_attn(q, k, v, softmax_scale, causal)`: `q`'s type (`[B, T, H,
+/// D]`; the kernel checks the sizes itself). `k` and `v` must be of `q`'s dtype: the kernel
+/// reads all three as one element type, and fails on any other.
+fn flash_attn(args: &[Arg]) -> Outcome {
+    let op = "candle_flash_attn::flash_attn";
+    let q = args
+        .first()
+        .map_or_else(TensorType::unknown, Arg::tensor_type);
+    for (position, name) in [(1, "k"), (2, "v")] {
+        let Some(Arg::Tensor(t)) = args.get(position) else {
+            continue;
+        };
+        if let Verdict::Different(reason) = compare_dtypes(t.dtypes, q.dtypes) {
+            return Err(Box::new(Mismatch {
+                help: same_dtype_help(q.dtypes, "q", t.dtypes),
+                ..*position_error(
+                    op,
+                    position,
+                    format!("{name}: {}[..] (the dtype of `q`)", q.dtypes),
+                    t.to_string(),
+                    reason,
+                )
+            }));
+        }
+    }
+    Ok(q)
 }
 
 /// `rope(xs, cos, sin)` and its `_i` and `_thd` layouts, as candle-nn 0.11 checks them: `xs`
@@ -1270,7 +1296,25 @@ impl Call<'_> {
         for (i, item) in items.iter().enumerate() {
             let size = shape.front()[i].clone();
             match item {
-                Arg::Int(_) => {}
+                // candle narrows to `index..index + 1`: past the dim's end where `index` is at
+                // least its size (`NarrowInvalidArgs`).
+                Arg::Int(_) => {
+                    let end = item.size().add(Dim::lit(1));
+                    let within = Relation::new(end.clone(), Cmp::Le, size.clone());
+                    if self.facts.decide(&within) == Some(false) {
+                        return Err(position_error(
+                            &self.op,
+                            0,
+                            format!("index: below {size} on dim {i}"),
+                            item.size().to_string(),
+                            Reason::Narrow {
+                                axis: Axis::Front(i),
+                                end,
+                                size,
+                            },
+                        ));
+                    }
+                }
                 // candle narrows to `end - start` (0 where the start is past the end): exact
                 // from the start of the dim or to its end, and between two numbers.
                 Arg::Range(start, end) => front.push(match (start, end) {
