@@ -88,3 +88,14 @@ pub struct LetHint {
     /// has no sizes the check knows: .. ``, `` `k` is `f32[B, _, H, D]` already ``).
     pub why: Option<String>,
 }
+
+/// An `if` whose branches the walk followed without reporting in them, in the function's own
+/// code: the contract does not decide its condition (`if self.use_flash_attn` of a flag the
+/// constructor chooses, `if seqlen_offset > 0`).
+#[derive(Clone, Debug)]
+pub struct Unchecked {
+    /// The condition's tokens.
+    pub site: Site,
+    /// What is not checked, in words: `` `if self.use_flash_attn`: neither branch is checked ``.
+    pub what: String,
+}

@@ -17,9 +17,9 @@ pub mod index;
 pub mod package;
 mod walk;
 
-pub use finding::{Finding, Join, LetHint, Origin, Site};
+pub use finding::{Finding, Join, LetHint, Origin, Site, Unchecked};
 pub use index::{ContractText, FileId, Files, FnDef, FnId, Index, ModId, Resolved};
-pub use walk::{Function, SourceText, walk};
+pub use walk::{Function, SourceText, walk, walk_for_findings, walk_with_unchecked};
 
 #[cfg(test)]
 mod layering {

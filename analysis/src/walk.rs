@@ -20,7 +20,7 @@ use quote::ToTokens;
 use syn::visit::Visit;
 
 use crate::construct::{FieldFact, KV_CACHES, constructed_fields, has_ref_mut, is_usize};
-use crate::finding::{Finding, Join, LetHint, Origin, Site};
+use crate::finding::{Finding, Join, LetHint, Origin, Site, Unchecked};
 use crate::index::{
     DIVERGING_MACROS, EXPRESSION_MACROS, FileId, FnDef, FnId, Index, ModId, Resolved,
     is_conditional, name_of, token_idents as idents, use_names,
@@ -554,19 +554,26 @@ pub fn walk(
     source: &dyn SourceText,
     f: Function<'_>,
 ) -> (Vec<Finding>, Vec<LetHint>) {
+    let (findings, hints, _) = walk_with_unchecked(index, source, f);
+    (findings, hints)
+}
+
+/// [`walk`]'s findings alone, without the reasons `shapes` gives for shapes not known (the
+/// macro's walk: none reads them).
+pub fn walk_for_findings(index: &Index, source: &dyn SourceText, f: Function<'_>) -> Vec<Finding> {
     let mut walker = Walker::new(index, source, f);
-    walker.bind_params();
-    // A contracted function returns its tail: a certain failure there is the function's.
-    walker.taken = !f.glue;
-    let mut tail = walker.block(f.block);
-    // A body that certainly fails early: its tail is still checked, every mismatch at once.
-    if tail == Value::Never && walker.failure_never {
-        tail = walker.value_after_failure.take().unwrap_or(Value::Never);
-    }
-    if let Some(expr) = tail_expr(f.block) {
-        walker.check_return(expr, &tail);
-    }
-    (walker.findings, walker.hints)
+    walker.whys_off = true;
+    walker.run(f).0
+}
+
+/// [`walk`], with the `if`s of the function's own code whose branches are not reported in
+/// (for `shapes`).
+pub fn walk_with_unchecked(
+    index: &Index,
+    source: &dyn SourceText,
+    f: Function<'_>,
+) -> (Vec<Finding>, Vec<LetHint>, Vec<Unchecked>) {
+    Walker::new(index, source, f).run(f)
 }
 
 /// No clause: the contract of a helper followed at its call.
@@ -643,6 +650,10 @@ struct Walker<'a> {
     why_of: BTreeMap<String, String>,
     /// Whether a `let`'s value is being walked (see `let_why`).
     why_wanted: bool,
+    /// Whether no one reads the reasons (`let_why`): the macro's walk, which only reports.
+    whys_off: bool,
+    /// The `if`s of the function's own code whose branches are not reported in.
+    unchecked: Vec<Unchecked>,
     /// Inside code that may never run for the contract's shapes (a branch whose condition is
     /// not certain, a loop's body, a helper followed at its call): nothing in it is reported.
     quiet: usize,
@@ -751,6 +762,8 @@ impl<'a> Walker<'a> {
             let_why: None,
             why_of: BTreeMap::new(),
             why_wanted: false,
+            whys_off: false,
+            unchecked: Vec::new(),
             taken: false,
             helper_failure: None,
             quiet: 0,
@@ -817,6 +830,8 @@ impl<'a> Walker<'a> {
         // from them inside the macro must be one of those too.
         let _file_tokens = crate::index::FileTokens::enter(self.index);
         let mut nested = Walker::new(self.index, self.source, Function::of(callee, &NO_CLAUSES));
+        // A helper's `let`s are not shown: no reasons are kept for them.
+        nested.whys_off = true;
         // The helper's sizes are the caller's: the caller's facts hold in it.
         nested.facts = self.facts.clone();
         nested.quiet = 1;
@@ -2211,7 +2226,7 @@ impl<'a> Walker<'a> {
             syn::Stmt::Local(local) => {
                 // A `let` inside this one's value (a block's) has its own.
                 let outer_why = (self.let_why.take(), self.why_wanted);
-                self.why_wanted = true;
+                self.why_wanted = !self.whys_off;
                 let value = match &local.init {
                     Some(init) => {
                         let value = self.expr(&init.expr);
@@ -2467,6 +2482,22 @@ impl<'a> Walker<'a> {
         };
         self.set(&receiver, Value::Tensor(t.with_shape(refined)), origin);
         Value::Tuple(items)
+    }
+
+    /// Walks the function: its findings, its `let`s' types, its unchecked `if`s.
+    fn run(mut self, f: Function<'_>) -> (Vec<Finding>, Vec<LetHint>, Vec<Unchecked>) {
+        self.bind_params();
+        // A contracted function returns its tail: a certain failure there is the function's.
+        self.taken = !f.glue;
+        let mut tail = self.block(f.block);
+        // A body that certainly fails early: its tail is still checked, every mismatch at once.
+        if tail == Value::Never && self.failure_never {
+            tail = self.value_after_failure.take().unwrap_or(Value::Never);
+        }
+        if let Some(expr) = tail_expr(f.block) {
+            self.check_return(expr, &tail);
+        }
+        (self.findings, self.hints, self.unchecked)
     }
 
     // ----- expressions -----
@@ -2766,7 +2797,7 @@ impl<'a> Walker<'a> {
             syn::Expr::Continue(_) => Value::Never,
             syn::Expr::Assign(a) => {
                 let outer_why = (self.let_why.take(), self.why_wanted);
-                self.why_wanted = true;
+                self.why_wanted = !self.whys_off;
                 let value = self.expr(&a.right);
                 if let Some(name) = place_local(&a.left) {
                     match self.let_why.take() {
@@ -2879,7 +2910,8 @@ impl<'a> Walker<'a> {
             && let Some(binding) = self.lookup(name)
         {
             let value = binding.value.clone();
-            if matches!(value, Value::Tensor(_)) {
+            // A tensor, or anything whose `let` lost what it was (`let k = cache.append(..)`).
+            if matches!(value, Value::Tensor(_)) || self.why_of.contains_key(name) {
                 let cause = self.why_of.get(name).cloned();
                 let hint = value.hint();
                 let param = self.is_param(name);
@@ -3001,6 +3033,21 @@ impl<'a> Walker<'a> {
         };
         let quiet_then = verdict != Some(true) && !some_argument && !either_flag;
         let quiet_else = verdict != Some(false) && !either_flag;
+        if !self.whys_off && self.quiet == 0 && self.inlined.is_empty() && verdict.is_none() {
+            let cond = quoted(&i.cond);
+            let what = match (quiet_then, quiet_else && i.else_branch.is_some()) {
+                (true, true) => Some(format!("`if {cond}`: neither branch is checked")),
+                (true, false) => Some(format!("`if {cond}`: its branch is not checked")),
+                (false, true) => Some(format!("`if {cond}`: its `else` is not checked")),
+                (false, false) => None,
+            };
+            if let Some(what) = what {
+                self.unchecked.push(Unchecked {
+                    site: Site::of(&i.cond),
+                    what,
+                });
+            }
+        }
         let mut before = self.scope.clone();
         before.pop();
         // A branch the condition certainly rules out never runs: it adds nothing.
@@ -7802,12 +7849,8 @@ fn method_why(call: &syn::ExprMethodCall, name: &str, receiver: &Value, args: &[
     });
     match receiver {
         // `xs.apply(&self.layer1)`: the layer is the argument.
-        Value::Tensor(_) if matches!(name, "apply" | "apply_t") && !call.args.is_empty() => {
-            format!(
-                "`{}` has no sizes the check knows: state them in a layer clause, or keep its \
-                 constructor in sight",
-                quoted(&call.args[0])
-            )
+        Value::Tensor(t) if matches!(name, "apply" | "apply_t") && !call.args.is_empty() => {
+            layer_why(&quoted(&call.args[0]), &t.to_string())
         }
         Value::Tensor(t) => match unknown_size {
             Some((arg, _)) => format!("`{}` is a value the check does not know", quoted(arg)),
@@ -7827,13 +7870,22 @@ fn method_why(call: &syn::ExprMethodCall, name: &str, receiver: &Value, args: &[
             }
             None => format!("the check has no rule for `Tensor::{name}`"),
         },
-        _ if matches!(name, "forward" | "forward_t") => format!(
-            "`{}` has no sizes the check knows: state them in a layer clause, or keep its \
-             constructor in sight",
-            quoted(&call.receiver)
-        ),
+        _ if matches!(name, "forward" | "forward_t") => {
+            let input = args.first().map_or("?".to_string(), Value::hint);
+            layer_why(&quoted(&call.receiver), &input)
+        }
         _ => format!("`{}.{name}(..)` is not followed", quoted(&call.receiver)),
     }
+}
+
+/// Why a layer's output may not be known: its sizes are not known, or do not decide the
+/// output for this input (a norm's weight `[cfg.hidden_size]` on `[B, T, E]` broadcasts to
+/// either where one is 1).
+fn layer_why(layer: &str, input: &str) -> String {
+    format!(
+        "`{layer}` gives no shape the check can name for `{input}`: state its sizes in the \
+         contract's names with a layer clause, or keep its constructor in sight"
+    )
 }
 
 /// Why a function call may give a shape the check does not know.

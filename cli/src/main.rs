@@ -88,7 +88,7 @@ use codespan_reporting::diagnostic::Severity;
 use serde::Serialize;
 
 use candle_contracts_analysis::package;
-use candle_contracts_analysis::{Function, Index, Join, walk};
+use candle_contracts_analysis::{Function, Index, Join, walk_with_unchecked};
 
 use crate::analyse::{Analysis, analyse};
 use crate::cargo::{Checked, Metadata};
@@ -466,7 +466,8 @@ fn shapes(target: &str) -> ExitCode {
     let Some(contract) = contract else {
         return ExitCode::SUCCESS;
     };
-    let (_, mut hints) = walk(&index, &sources, Function::of(f, contract));
+    let (_, mut hints, unchecked) =
+        walk_with_unchecked(&index, &sources, Function::of(f, contract));
     // In the order of the text, as a reader goes (the walk gives a branch's `let`s before
     // the `let` its value goes to).
     hints.sort_by_key(|h| {
@@ -551,11 +552,21 @@ fn shapes(target: &str) -> ExitCode {
             ))
         })
         .collect();
-    if !whys.is_empty() && joins_empty && absent_empty {
+    if (!whys.is_empty() || !unchecked.is_empty()) && joins_empty && absent_empty {
         let _ = writeln!(out);
     }
     for (line, name, why) in whys {
         if writeln!(out, "`{name}` (line {line}) is not fully known: {why}").is_err() {
+            return ExitCode::SUCCESS;
+        }
+    }
+    // Where the walk reports nothing: the branches the contract does not decide.
+    for branch in unchecked {
+        let line = branch.site.first.start().line;
+        let (what, rest) = branch.what.split_once(": ").unwrap_or((&branch.what, ""));
+        let text =
+            format!("{what} (line {line}): {rest}; the contract does not decide its condition");
+        if writeln!(out, "{text}").is_err() {
             break;
         }
     }

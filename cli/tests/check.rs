@@ -5472,7 +5472,7 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
     // something else does not.
     let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Attention::flushed"]);
     assert_eq!(
-        stdout.trim(),
+        table(&stdout),
         "48  joined  f32[B, KVH, P + T, 16]  Tensor::cat"
     );
     let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Attention::refilled"]);
@@ -9161,8 +9161,9 @@ fn a_choice_of_layer_functions_builds_what_all_of_them_build() {
 
 /// `shapes` says, under its table, where each `let` not fully known lost its shape first: a
 /// layer of sizes no clause or constructor gives, a value it cannot read, an op whose result
-/// it cannot name, or a name already so (with that name's own first cause). Both new-user
-/// trials asked why a `let` was unknown.
+/// it cannot name, or a name already so (with that name's own first cause); and which `if`s
+/// have branches nothing is reported in. New-user trials asked why a `let` was unknown, and
+/// which branches were checked.
 #[test]
 fn shapes_says_where_a_shape_was_lost() {
     let dir = scratch_crate(
@@ -9193,7 +9194,8 @@ impl Block {
         let masked = xs.broadcast_add(&mask.reshape((b, 1, ()))?)?;
         let known = xs.reshape((b, t, ()))?;
         let _ = (summed, masked);
-        Ok(known.add(&h)?)
+        let out = if t > 1 { known.add(&h)? } else { known };
+        Ok(out)
     }
 }
 ",
@@ -9204,14 +9206,17 @@ impl Block {
     assert_eq!(
         whys,
         [
-            "`h` (line 21) is not fully known: `self.proj` has no sizes the check knows: state \
-             them in a layer clause, or keep its constructor in sight",
-            "`h` (line 22) is not fully known: from `h` (`f32[..]`): `self.proj` has no \
-             sizes the check knows: state them in a layer clause, or keep its constructor in \
-             sight",
+            "`h` (line 21) is not fully known: `self.proj` gives no shape the check can name \
+             for `f32[B, T, E]`: state its sizes in the contract's names with a layer clause, \
+             or keep its constructor in sight",
+            "`h` (line 22) is not fully known: from `h` (`f32[..]`): `self.proj` gives no shape \
+             the check can name for `f32[B, T, E]`: state its sizes in the contract's names \
+             with a layer clause, or keep its constructor in sight",
             "`summed` (line 23) is not fully known: `sum_keepdim` on `f32[B, T, E]` gives a size \
              the check cannot name",
             "`masked` (line 24) is not fully known: the contract gives `mask` as `f32[B, _]`",
+            "`if t > 1` (line 27): neither branch is checked; the contract does not decide its \
+             condition",
         ],
         "{stdout}"
     );

@@ -13,7 +13,9 @@ mod text;
 mod tests;
 
 use candle_contracts_analysis::contract::read as read_contract;
-use candle_contracts_analysis::{FileId, Finding, FnId, Function, Index, SourceText, walk};
+use candle_contracts_analysis::{
+    FileId, Finding, FnId, Function, Index, SourceText, walk_for_findings,
+};
 use candle_contracts_shapes::Contract;
 use proc_macro2::{Delimiter, Group, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::quote;
@@ -61,8 +63,10 @@ fn check(
         contract,
         ..Function::of(def, contract)
     };
-    let (findings, _) = walk(index, &Tokens, function);
-    findings.into_iter().map(error).collect()
+    walk_for_findings(index, &Tokens, function)
+        .into_iter()
+        .map(error)
+        .collect()
 }
 
 /// A finding as a compile error: the message, its note and its help, spanned on the code it
