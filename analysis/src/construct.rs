@@ -3268,8 +3268,19 @@ impl<'a> Ctor<'a> {
             return None;
         }
         let mut steps = path.split('.');
-        let key = self.configs.get(steps.next()?)?.clone();
+        let root_param = steps.next()?;
+        let key = self.configs.get(root_param)?.clone();
         let root_key = key.clone();
+        // Every call in sight hands the constructor its caller's own config (not
+        // `&Config::default()`, `&Config::v1(false)` or a literal).
+        let id = self
+            .index
+            .fns
+            .iter()
+            .position(|f| std::ptr::eq(f, self.def))?;
+        if !config_reaches_either(self.index, id, root_param, &mut BTreeSet::new()) {
+            return None;
+        }
         let steps: Vec<&str> = steps.collect();
         let (last, between) = steps.split_last()?;
         // Each step a `pub` field of a `pub` struct.
@@ -3780,6 +3791,8 @@ fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
         def: &'f FnDef,
         reads: usize,
         other: bool,
+        /// A `Deref` in the crate: `model.use_flash_attn` may reach through to the field.
+        derefs: bool,
     }
     impl Reads<'_> {
         /// Whether `base` is certainly of another struct than `key` (`cfg` of a parameter
@@ -3787,6 +3800,9 @@ fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
         /// of another type): its field of the name is not the flag.
         fn of_another_struct(&self, base: &syn::Expr) -> bool {
             let (index, def) = (self.index, self.def);
+            if self.derefs {
+                return false;
+            }
             let mut base = strip(base);
             while let syn::Expr::Unary(syn::ExprUnary {
                 op: syn::UnOp::Deref(_),
@@ -3869,6 +3885,21 @@ fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
             self.other |= mac.tokens.to_string().contains(self.field);
         }
     }
+    struct Derefs(bool);
+    impl<'ast> Visit<'ast> for Derefs {
+        fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+            self.0 |= i.trait_.as_ref().is_some_and(|(_, path, _)| {
+                path.segments
+                    .last()
+                    .is_some_and(|s| s.ident == "Deref" || s.ident == "DerefMut")
+            });
+            syn::visit::visit_item_impl(self, i);
+        }
+    }
+    let mut derefs = Derefs(false);
+    for file in index.crate_sources(module) {
+        derefs.visit_file(file);
+    }
     let in_crate = |def: &FnDef| index.modules[def.module].krate == krate;
     let mut getters = BTreeSet::new();
     for def in index.fns.iter().filter(|def| in_scope(def.module)) {
@@ -3879,6 +3910,7 @@ fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
             def,
             reads: 0,
             other: false,
+            derefs: derefs.0,
         };
         reads.visit_block(def.block);
         if reads.other {
@@ -4072,6 +4104,69 @@ fn set_from_a_parameter(index: &Index, key: &str, field: &str) -> bool {
             .params
             .iter()
             .any(|param| parameter_either(index, id, param, &mut BTreeSet::new()))
+    })
+}
+
+/// Whether the config parameter `param` of `index.fns[id]` may be any config the callers
+/// choose: the function is never rebound, and each call of it in sight passes its caller's
+/// own parameter (`cfg`, `&cfg`, `cfg.clone()`) of which the same holds, or the function has
+/// no call in sight, or other crates may call it (see [`parameter_either`]). A call that
+/// passes anything else (`&Config::default()`, a preset, a literal) fixes what the flag is.
+fn config_reaches_either(
+    index: &Index,
+    id: FnId,
+    param: &str,
+    seen: &mut BTreeSet<(FnId, String)>,
+) -> bool {
+    let f = &index.fns[id];
+    if f.conditional
+        || f.sig.receiver().is_some()
+        || f.trait_of.is_some()
+        || !seen.insert((id, param.to_string()))
+        || seen.len() > FLAG_CHAIN_DEPTH
+    {
+        return false;
+    }
+    let Some(position) = f.sig.inputs.iter().position(|input| {
+        matches!(input, syn::FnArg::Typed(typed)
+            if typed.attrs.is_empty()
+                && matches!(&*typed.pat, syn::Pat::Ident(p)
+                    if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none()
+                        && name_of(&p.ident) == param))
+    }) else {
+        return false;
+    };
+    if binds_anywhere(f.block, param) {
+        return false;
+    }
+    let owner_public = match &f.owner {
+        Some(key) => index
+            .struct_item(key)
+            .is_some_and(|(_, item)| matches!(item.vis, syn::Visibility::Public(_))),
+        None => true,
+    };
+    if f.public
+        && owner_public
+        && index.modules[f.module].exported
+        && index.callable_from_other_crates(f.module)
+    {
+        return true;
+    }
+    let Some(sites) = call_sites(index, id, position) else {
+        return false;
+    };
+    sites.into_iter().all(|(caller, arg)| {
+        let mut arg = strip(arg);
+        loop {
+            arg = match arg {
+                syn::Expr::Reference(r) if r.mutability.is_none() => strip(&r.expr),
+                syn::Expr::MethodCall(m) if m.method == "clone" && m.args.is_empty() => {
+                    strip(&m.receiver)
+                }
+                _ => break,
+            };
+        }
+        single_ident(arg).is_some_and(|name| config_reaches_either(index, caller, &name, seen))
     })
 }
 

@@ -2914,13 +2914,19 @@ impl<'a> Walker<'a> {
             if matches!(value, Value::Tensor(_)) || self.why_of.contains_key(name) {
                 let cause = self.why_of.get(name).cloned();
                 let hint = value.hint();
-                let param = self.is_param(name);
+                // A parameter as its clause states it (not after a loop or branch changed it).
+                let param = self.is_param(name)
+                    && self
+                        .f
+                        .contract
+                        .clause(name)
+                        .is_some_and(|clause| clause.spec.to_string() == hint);
                 self.note_cause(&value, || match cause {
                     Some(cause) => (format!("from `{name}` (`{hint}`): {cause}"), cause),
                     None => {
                         let shown = match param {
                             true => format!("the contract gives `{name}` as `{hint}`"),
-                            false => format!("`{name}` is `{hint}` where it is bound"),
+                            false => format!("`{name}` is `{hint}` here"),
                         };
                         (shown.clone(), shown)
                     }
@@ -3200,9 +3206,13 @@ impl<'a> Walker<'a> {
             && !self.called_where_field_is_read(&field_name(field))
     }
 
-    /// Whether another method of this type that names the field calls this one as
-    /// `self.name(..)`: it may have tested the flag first (`if self.use_flash_attn { .. } else
-    /// { self.eager(..) }`), so that this method runs for one value only.
+    /// Whether code may have tested the flag before this method runs, so that it runs for one
+    /// value only. The type's methods that may test it: those naming the field, and those
+    /// calling such a one (`check()` calling `self.is_flash()`). Yes where one of them calls
+    /// this method (`if self.use_flash_attn { .. } else { self.eager(..) }`, `Self::flash(self,
+    /// ..)`), or where one of them other than this method is called from outside the type's
+    /// methods (`self.attn.check()?` or `attn.validate()?` before `attn.forward(..)`), both by
+    /// name.
     fn called_where_field_is_read(&self, field: &str) -> bool {
         let Some(owner) = self.f.owner else {
             return true;
@@ -3211,11 +3221,41 @@ impl<'a> Walker<'a> {
         // proc-macro2's own.
         let _file_tokens = crate::index::FileTokens::enter(self.index);
         let name = name_of(&self.f.sig.ident);
+        // Methods test a built value; a constructor naming the field sets it.
+        let own: Vec<&FnDef> = self
+            .index
+            .fns
+            .iter()
+            .filter(|def| def.owner.as_deref() == Some(owner) && def.sig.receiver().is_some())
+            .collect();
+        let mut testing: BTreeSet<String> = own
+            .iter()
+            .filter(|def| def.name != name && block_names(def.block, field))
+            .map(|def| def.name.clone())
+            .collect();
+        loop {
+            let more: Vec<String> = own
+                .iter()
+                .filter(|def| def.name != name && !testing.contains(&def.name))
+                .filter(|def| testing.iter().any(|t| calls_method(def.block, t)))
+                .map(|def| def.name.clone())
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            testing.extend(more);
+        }
+        if own
+            .iter()
+            .any(|def| testing.contains(&def.name) && calls_method(def.block, &name))
+        {
+            return true;
+        }
+        let krate = self.index.modules[self.f.module].krate;
         self.index.fns.iter().any(|def| {
-            def.owner.as_deref() == Some(owner)
-                && !std::ptr::eq(def.block, self.f.block)
-                && block_names(def.block, field)
-                && calls_self_method(def.block, &name)
+            def.owner.as_deref() != Some(owner)
+                && self.index.modules[def.module].krate == krate
+                && testing.iter().any(|t| calls_method(def.block, t))
         })
     }
 
@@ -3928,6 +3968,22 @@ impl<'a> Walker<'a> {
             && (!on_tensor || matches!(value, Value::Tensor(_)) || !reads_no_tensor(&name))
         {
             self.note_why(&value, || why);
+        }
+        // `x.device().is_cpu()` of a tensor `x`: candle's `Device`'s test, a `bool`.
+        if value == Value::Other
+            && call.args.is_empty()
+            && matches!(name.as_str(), "is_cpu" | "is_cuda" | "is_metal")
+            && let syn::Expr::MethodCall(device) = unparen(&call.receiver)
+            && device.method == "device"
+            && device.args.is_empty()
+            && let syn::Expr::Path(p) = unparen(&device.receiver)
+            && let Some(ident) = p.path.get_ident()
+            && matches!(
+                self.lookup(&name_of(ident)).map(|b| &b.value),
+                Some(Value::Tensor(_))
+            )
+        {
+            return Value::Flag;
         }
         // `(0..t).map(|j| u8::from(j <= i)).collect()`: a `Vec` of host numbers.
         if value == Value::Other
@@ -7830,6 +7886,7 @@ fn quoted(tokens: &impl ToTokens) -> String {
         .join(" ")
         .replace(" . ", ".")
         .replace(" :: ", "::")
+        .replace(" [", "[")
         .replace(" (", "(")
         .replace("( ", "(")
         .replace(" )", ")")
@@ -7844,9 +7901,15 @@ fn quoted(tokens: &impl ToTokens) -> String {
 
 /// Why a method call may give a shape the check does not know (said only where it does).
 fn method_why(call: &syn::ExprMethodCall, name: &str, receiver: &Value, args: &[Value]) -> String {
-    let unknown_size = call.args.iter().zip(args).find(|(_, value)| {
-        matches!(value, Value::Int(d) if d.is_unknown()) || **value == Value::Other
+    // A closure (`map(|t| t)`) is no value of the op's.
+    let unknown_size = call.args.iter().zip(args).find(|(arg, value)| {
+        !matches!(unparen(arg), syn::Expr::Closure(_))
+            && (matches!(value, Value::Int(d) if d.is_unknown()) || **value == Value::Other)
     });
+    // A dim's place given by a size the check cannot count (`transpose(k, 2)` of a `k`).
+    let symbolic = call.args.iter().zip(args).find(
+        |(_, value)| matches!(value, Value::Int(d) if !d.is_unknown() && d.as_literal().is_none()),
+    );
     match receiver {
         // `xs.apply(&self.layer1)`: the layer is the argument.
         Value::Tensor(t) if matches!(name, "apply" | "apply_t") && !call.args.is_empty() => {
@@ -7854,6 +7917,19 @@ fn method_why(call: &syn::ExprMethodCall, name: &str, receiver: &Value, args: &[
         }
         Value::Tensor(t) => match unknown_size {
             Some((arg, _)) => format!("`{}` is a value the check does not know", quoted(arg)),
+            None if let Some((arg, Value::Int(d))) = symbolic
+                && has_method_rule(name) =>
+            {
+                let arg = quoted(arg);
+                let is = match arg == d.to_string() {
+                    true => String::new(),
+                    false => format!(" (`{d}`)"),
+                };
+                format!(
+                    "`{arg}`{is} is no number the check knows: `{name}` on `{t}` gives a size it \
+                     cannot name"
+                )
+            }
             None if has_method_rule(name) => {
                 let operands: Vec<String> = args
                     .iter()
@@ -7923,14 +7999,23 @@ fn block_names(block: &syn::Block, name: &str) -> bool {
     names.contains(name)
 }
 
-/// Whether a block calls `self.name(..)` (names compared as text: the block may be the
-/// macro's cached file's, the name the compiler's).
-fn calls_self_method(block: &syn::Block, name: &str) -> bool {
+/// Whether a block may call a method `name`: by method syntax on any receiver, by a path
+/// ending in it (`Self::name(self, ..)`, `Attention::name(&a)`), or in a macro naming it
+/// (names compared as text: the block may be the macro's cached file's).
+fn calls_method(block: &syn::Block, name: &str) -> bool {
     struct Calls<'n>(&'n str, bool);
     impl<'a> Visit<'a> for Calls<'_> {
         fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
-            self.1 |= name_of(&m.method) == self.0 && is_self_path(unparen(&m.receiver));
+            self.1 |= name_of(&m.method) == self.0;
             syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
+            self.1 |= p.path.segments.len() > 1
+                && p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| name_of(&s.ident) == self.0);
+            syn::visit::visit_expr_path(self, p);
         }
         fn visit_macro(&mut self, mac: &'a syn::Macro) {
             let mut names = BTreeSet::new();

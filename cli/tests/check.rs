@@ -9105,6 +9105,18 @@ fn a_flag_some_caller_may_rule_out_leaves_the_branches_silent() {
         stderr.contains("checked 1 contracted function "),
         "{stderr}"
     );
+    // From a second review: a method called by path from one that tested the flag, one
+    // testing it through a getter called from outside, a read through `Deref`, a private layer
+    // built from a preset given `false` or from `Config::default()`.
+    let review =
+        std::fs::read_to_string(fixture("parameter-flag").join("silent_review2.rs")).unwrap();
+    let dir = scratch_crate("parameter-flag-review2", &review);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("checked 6 contracted functions "),
+        "{stderr}"
+    );
     // The chain that is reported in a library, in one other Rust crates cannot link.
     let chain = std::fs::read_to_string(fixture("parameter-flag").join("chain.rs")).unwrap();
     let dir = scratch_crate("parameter-flag-cdylib", &chain);
@@ -9212,8 +9224,8 @@ impl Block {
             "`h` (line 22) is not fully known: from `h` (`f32[..]`): `self.proj` gives no shape \
              the check can name for `f32[B, T, E]`: state its sizes in the contract's names \
              with a layer clause, or keep its constructor in sight",
-            "`summed` (line 23) is not fully known: `sum_keepdim` on `f32[B, T, E]` gives a size \
-             the check cannot name",
+            "`summed` (line 23) is not fully known: `self.axis` is no number the check knows: \
+             `sum_keepdim` on `f32[B, T, E]` gives a size it cannot name",
             "`masked` (line 24) is not fully known: the contract gives `mask` as `f32[B, _]`",
             "`if t > 1` (line 27): neither branch is checked; the contract does not decide its \
              condition",
