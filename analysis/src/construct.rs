@@ -2546,20 +2546,25 @@ impl<'a> Ctor<'a> {
     /// A fallible call that builds a layer: a candle-nn constructor, or a crate helper that
     /// returns one (read with the call's arguments).
     fn layer_call(&self, call: &syn::ExprCall) -> Option<(Layer, Vec<Dim>, Option<ConvGeometry>)> {
-        // `linear_layer(..)` of `let linear_layer = if cfg.use_qkv_bias { linear } else {
-        // linear_no_bias };`: the layer every choice builds alike.
+        self.built_by(call, |ctor, callee| ctor.layer_of(callee, call))
+    }
+
+    /// What a call builds, by `build` of the function it calls: of a choice of functions
+    /// (`linear_layer(..)` of `let linear_layer = if cfg.use_qkv_bias { linear } else {
+    /// linear_no_bias };`), what every choice builds alike.
+    fn built_by<T: PartialEq>(
+        &self,
+        call: &syn::ExprCall,
+        build: impl Fn(&Self, Resolved) -> Option<T>,
+    ) -> Option<T> {
         if let Some(name) = single_ident(&call.func)
             && let Some(Local::Constructors(paths)) = self.locals.get(&name)
         {
-            let mut layers = paths
-                .iter()
-                .map(|path| self.layer_of(self.resolve(path)?, call));
-            let first = layers.next()??;
-            return layers
-                .all(|layer| layer.as_ref() == Some(&first))
-                .then_some(first);
+            let mut built = paths.iter().map(|path| build(self, self.resolve(path)?));
+            let first = built.next()??;
+            return built.all(|b| b.as_ref() == Some(&first)).then_some(first);
         }
-        self.layer_of(self.callee(call)?, call)
+        build(self, self.callee(call)?)
     }
 
     /// The layer a call of the function `callee` builds (see [`Ctor::layer_call`]).
@@ -2673,16 +2678,7 @@ impl<'a> Ctor<'a> {
             return None;
         }
         // A choice of helpers (with_tracing's `linear` or `linear_no_bias`): what all build.
-        if let Some(name) = single_ident(&call.func)
-            && let Some(Local::Constructors(paths)) = self.locals.get(&name)
-        {
-            let mut built = paths
-                .iter()
-                .map(|path| self.nested_of(self.resolve(path)?, call));
-            let first = built.next()??;
-            return built.all(|b| b.as_ref() == Some(&first)).then_some(first);
-        }
-        self.nested_of(self.callee(call)?, call)
+        self.built_by(call, |ctor, callee| ctor.nested_of(callee, call))
     }
 
     /// What a call of the function `callee` builds (see [`Ctor::nested`]).
@@ -3733,10 +3729,9 @@ fn function_choice(expr: &syn::Expr) -> Option<Vec<Vec<String>>> {
 /// construction. The field is private to a module (and its descendants, all read): there, no
 /// read of it through another value (`attn.use_flash_attn`, `m.attn.use_flash_attn`, a
 /// pattern; a read of another struct's field of the name, `cfg.use_flash_attn` of a `cfg:
-/// &Config`, is not one) and no macro naming it; no `macro_rules!` of the crate names it;
-/// and a method of the type that reads
-/// it and gives no tensor (a getter, a `validate`) is called only as `self.validate()` by the
-/// type's own methods (whose walk sees the test first).
+/// &Config`, is not one) and no macro naming it; and no `macro_rules!` of the crate names it.
+/// (Which of the type's own methods may test it before another runs is the walk's to say:
+/// see `Walker::called_where_field_is_read`.)
 fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
     let Some((module, item)) = index.struct_item(key) else {
         return false;
@@ -3759,7 +3754,6 @@ fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
         }
         _ => return false,
     };
-    let krate = index.modules[module].krate;
     let in_scope = |m: ModId| index.within(m, scope);
     if index
         .modules
@@ -3789,7 +3783,6 @@ fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
         key: &'f str,
         index: &'f Index,
         def: &'f FnDef,
-        reads: usize,
         other: bool,
         /// A `Deref` in the crate: `model.use_flash_attn` may reach through to the field.
         derefs: bool,
@@ -3868,9 +3861,7 @@ fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
                 let own = self.def.owner.as_deref() == Some(self.key)
                     && matches!(strip(&f.base), syn::Expr::Path(p)
                         if p.qself.is_none() && p.path.is_ident("self"));
-                if own {
-                    self.reads += 1;
-                } else if !self.of_another_struct(&f.base) {
+                if !own && !self.of_another_struct(&f.base) {
                     self.other = true;
                 }
             }
@@ -3900,71 +3891,21 @@ fn flag_read_only_to_branch(index: &Index, key: &str, field: &str) -> bool {
     for file in index.crate_sources(module) {
         derefs.visit_file(file);
     }
-    let in_crate = |def: &FnDef| index.modules[def.module].krate == krate;
-    let mut getters = BTreeSet::new();
-    for def in index.fns.iter().filter(|def| in_scope(def.module)) {
-        let mut reads = Reads {
-            field,
-            key,
-            index,
-            def,
-            reads: 0,
-            other: false,
-            derefs: derefs.0,
-        };
-        reads.visit_block(def.block);
-        if reads.other {
-            return false;
-        }
-        let gives_tensor = match &def.sig.output {
-            syn::ReturnType::Type(_, ty) => {
-                let mut names = BTreeSet::new();
-                idents(&ty.to_token_stream(), &mut names);
-                names.contains("Tensor")
-            }
-            syn::ReturnType::Default => false,
-        };
-        if reads.reads > 0 && !gives_tensor {
-            getters.insert(def.name.clone());
-        }
-    }
-    // Each getter called only as `self.getter(..)` in the type's own methods.
-    struct Calls<'g> {
-        getters: &'g BTreeSet<String>,
-        own: bool,
-        outside: bool,
-    }
-    impl<'ast> Visit<'ast> for Calls<'_> {
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            let on_self =
-                matches!(strip(&m.receiver), syn::Expr::Path(p) if p.path.is_ident("self"));
-            if self.getters.contains(&name_of(&m.method)) && !(on_self && self.own) {
-                self.outside = true;
-            }
-            syn::visit::visit_expr_method_call(self, m);
-        }
-        fn visit_path(&mut self, p: &'ast syn::Path) {
-            self.outside |= p
-                .segments
-                .last()
-                .is_some_and(|s| self.getters.contains(&name_of(&s.ident)));
-            syn::visit::visit_path(self, p);
-        }
-        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            let mut names = BTreeSet::new();
-            idents(&mac.tokens, &mut names);
-            self.outside |= !names.is_disjoint(&self.getters.iter().cloned().collect());
-        }
-    }
-    getters.is_empty()
-        || index.fns.iter().filter(|def| in_crate(def)).all(|def| {
-            let mut calls = Calls {
-                getters: &getters,
-                own: def.owner.as_deref() == Some(key),
-                outside: false,
+    index
+        .fns
+        .iter()
+        .filter(|def| in_scope(def.module))
+        .all(|def| {
+            let mut reads = Reads {
+                field,
+                key,
+                index,
+                def,
+                other: false,
+                derefs: derefs.0,
             };
-            calls.visit_block(def.block);
-            !calls.outside
+            reads.visit_block(def.block);
+            !reads.other
         })
 }
 
@@ -4001,29 +3942,13 @@ fn parameter_either(
     {
         return false;
     }
-    let Some(position) = f.sig.inputs.iter().position(|input| {
-        matches!(input, syn::FnArg::Typed(typed)
-            if typed.attrs.is_empty()
-                && is_bool(&typed.ty)
-                && matches!(&*typed.pat, syn::Pat::Ident(p)
-                    if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none()
-                        && name_of(&p.ident) == param))
-    }) else {
+    let Some((position, _)) = plain_parameter(f, param).filter(|&(_, ty)| is_bool(ty)) else {
         return false;
     };
     if binds_anywhere(f.block, param) || mentions_of(f.block, param) != 1 {
         return false;
     }
-    let owner_public = match &f.owner {
-        Some(key) => index
-            .struct_item(key)
-            .is_some_and(|(_, item)| matches!(item.vis, syn::Visibility::Public(_))),
-        None => true,
-    };
-    let from_other_crates = f.public
-        && owner_public
-        && index.modules[f.module].exported
-        && index.callable_from_other_crates(f.module);
+    let from_other_crates = callable_by_other_crates(index, f);
     // Every call is in sight: the crate's (a `pub(crate)` function's), or the module's and its
     // descendants' (a private one's, in one file the macro reads).
     let callers_in_sight = match f.private_to {
@@ -4127,29 +4052,13 @@ fn config_reaches_either(
     {
         return false;
     }
-    let Some(position) = f.sig.inputs.iter().position(|input| {
-        matches!(input, syn::FnArg::Typed(typed)
-            if typed.attrs.is_empty()
-                && matches!(&*typed.pat, syn::Pat::Ident(p)
-                    if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none()
-                        && name_of(&p.ident) == param))
-    }) else {
+    let Some((position, _)) = plain_parameter(f, param) else {
         return false;
     };
     if binds_anywhere(f.block, param) {
         return false;
     }
-    let owner_public = match &f.owner {
-        Some(key) => index
-            .struct_item(key)
-            .is_some_and(|(_, item)| matches!(item.vis, syn::Visibility::Public(_))),
-        None => true,
-    };
-    if f.public
-        && owner_public
-        && index.modules[f.module].exported
-        && index.callable_from_other_crates(f.module)
-    {
+    if callable_by_other_crates(index, f) {
         return true;
     }
     let Some(sites) = call_sites(index, id, position) else {
@@ -4168,6 +4077,42 @@ fn config_reaches_either(
         }
         single_ident(arg).is_some_and(|name| config_reaches_either(index, caller, &name, seen))
     })
+}
+
+/// The place and type of `f`'s parameter `param`, where it is a plain name (`param: T`, not
+/// `mut`, `ref`, a pattern or under an attribute).
+fn plain_parameter<'f>(f: &'f FnDef, param: &str) -> Option<(usize, &'f syn::Type)> {
+    f.sig
+        .inputs
+        .iter()
+        .enumerate()
+        .find_map(|(at, input)| match input {
+            syn::FnArg::Typed(typed)
+                if typed.attrs.is_empty()
+                    && matches!(&*typed.pat, syn::Pat::Ident(p)
+                    if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none()
+                        && name_of(&p.ident) == param) =>
+            {
+                Some((at, &*typed.ty))
+            }
+            _ => None,
+        })
+}
+
+/// Whether other crates may call `f` with any arguments: `pub`, of a `pub` type (a method's),
+/// in a module on a `pub` path from the root of a library other Rust crates link (or of a
+/// file read alone).
+fn callable_by_other_crates(index: &Index, f: &FnDef) -> bool {
+    let owner_public = match &f.owner {
+        Some(key) => index
+            .struct_item(key)
+            .is_some_and(|(_, item)| matches!(item.vis, syn::Visibility::Public(_))),
+        None => true,
+    };
+    f.public
+        && owner_public
+        && index.modules[f.module].exported
+        && index.callable_from_other_crates(f.module)
 }
 
 /// Every call of `index.fns[id]` in its crate's files in sight, by caller and the argument at
