@@ -802,10 +802,10 @@ impl<'a> Walker<'a> {
     }
 
     /// [`Walker::inline`] of one of a function's twins under `cfg` (see
-    /// [`Index::twin_fns`]): one of them is compiled in, so each is followed.
-    fn inline_twin(&self, id: FnId, args: &[Value]) -> Option<Value> {
+    /// [`Index::twin_fns`]): one of them is compiled in, so each is followed. Its value, and
+    /// its certain failure where it has one.
+    fn inline_twin(&self, id: FnId, args: &[Value]) -> Option<(Value, Option<(Mismatch, String)>)> {
         self.inline_any(id, args, false, None, true)
-            .map(|(value, _)| value)
     }
 
     fn inline_any(
@@ -3039,7 +3039,12 @@ impl<'a> Walker<'a> {
         };
         let quiet_then = verdict != Some(true) && !some_argument && !either_flag;
         let quiet_else = verdict != Some(false) && !either_flag;
-        if !self.whys_off && self.quiet == 0 && self.inlined.is_empty() && verdict.is_none() {
+        if !self.whys_off
+            && self.quiet == 0
+            && self.inlined.is_empty()
+            && verdict.is_none()
+            && branches_call(i)
+        {
             let cond = quoted(&i.cond);
             let what = match (quiet_then, quiet_else && i.else_branch.is_some()) {
                 (true, true) => Some(format!("`if {cond}`: neither branch is checked")),
@@ -3958,13 +3963,25 @@ impl<'a> Walker<'a> {
         // A failure of this call's own rule (its receiver and arguments walked already); the
         // last call walked is the one a `?` or `unwrap` right after it is of.
         let before = self.failures;
-        // A tensor's method that gives no tensor (`device()`, `dims4()`) loses no shape.
+        // A tensor's method that gives no tensor (`device()`, `dims4()`) loses no shape, nor
+        // does a method of an `Option`, a number or a `bool` (`mask.is_some()`).
         let on_tensor = matches!(receiver, Value::Tensor(_));
+        let on_std_value = matches!(
+            receiver,
+            Value::Optional(_)
+                | Value::Nothing
+                | Value::Int(_)
+                | Value::Float
+                | Value::Bool(_)
+                | Value::Flag
+                | Value::Range(..)
+        );
         let why = (self.why_wanted && self.let_why.is_none())
             .then(|| method_why(call, &name, &receiver, &args));
         let value = self.method_dispatch(call, &name, receiver, args, &arg_exprs);
         self.failed_call = (self.failures > before).then(|| expr_id(call));
         if let Some(why) = why
+            && !on_std_value
             && (!on_tensor || matches!(value, Value::Tensor(_)) || !reads_no_tensor(&name))
         {
             self.note_why(&value, || why);
@@ -5410,13 +5427,29 @@ impl<'a> Walker<'a> {
                 // Each followed with these arguments (one that panics at once gives
                 // nothing), their values joined.
                 let mut joined = Value::Never;
+                let mut failure = None;
+                let mut completes = false;
                 for &id in twins {
-                    let value = match self.inline_twin(id, &args) {
-                        Some(Value::Tensor(t)) => Value::Tensor(t),
-                        Some(Value::Never) => Value::Never,
+                    let (value, failed) = match self.inline_twin(id, &args) {
+                        Some((value, failed)) => (value, failed),
+                        None => (Value::tensor_unknown(), None),
+                    };
+                    completes |= failed.is_none() && value != Value::Never;
+                    if failure.is_none() {
+                        failure = failed.map(|failed| (id, failed));
+                    }
+                    let value = match value {
+                        Value::Tensor(t) => Value::Tensor(t),
+                        Value::Never => Value::Never,
                         _ => Value::tensor_unknown(),
                     };
                     joined = joined.join(&value);
+                }
+                // One twin certainly fails and the other never returns (candle-flash-attn's
+                // kernel given `k` of another dtype, and the stub without the feature): the
+                // call never succeeds, and the failure is said at the argument it is of.
+                if !completes && let Some((id, (mismatch, given))) = failure {
+                    self.report_helper_failure(id, &mismatch, &given, &args, &arg_exprs);
                 }
                 match joined {
                     Value::Never => Value::tensor_unknown(),
@@ -7849,6 +7882,7 @@ fn vague(value: &Value) -> bool {
                 || shape.split([']', ',', ' ']).any(|token| token == "_")
         }
         Value::Other => true,
+        Value::Tuple(items) => items.iter().any(vague),
         _ => false,
     }
 }
@@ -7960,7 +7994,8 @@ fn method_why(call: &syn::ExprMethodCall, name: &str, receiver: &Value, args: &[
 fn layer_why(layer: &str, input: &str) -> String {
     format!(
         "`{layer}` gives no shape the check can name for `{input}`: state its sizes in the \
-         contract's names with a layer clause, or keep its constructor in sight"
+         contract's names (a layer clause for candle-nn's layer, or a contract on the \
+         `forward` of a type of yours that wraps one)"
     )
 }
 
@@ -8026,4 +8061,27 @@ fn calls_method(block: &syn::Block, name: &str) -> bool {
     let mut calls = Calls(name, false);
     calls.visit_block(block);
     calls.1
+}
+
+/// Whether a branch of an `if` calls anything (an op, a helper): one that only picks a number
+/// (`if i < j { 0.0 } else { f32::NEG_INFINITY }`) has nothing to check.
+fn branches_call(i: &syn::ExprIf) -> bool {
+    struct Calls(bool);
+    impl<'a> Visit<'a> for Calls {
+        fn visit_expr_call(&mut self, _: &'a syn::ExprCall) {
+            self.0 = true;
+        }
+        fn visit_expr_method_call(&mut self, _: &'a syn::ExprMethodCall) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, _: &'a syn::Macro) {
+            self.0 = true;
+        }
+    }
+    let mut calls = Calls(false);
+    calls.visit_block(&i.then_branch);
+    if let Some((_, e)) = &i.else_branch {
+        calls.visit_expr(e);
+    }
+    calls.0
 }

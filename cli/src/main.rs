@@ -542,7 +542,7 @@ fn shapes(target: &str) -> ExitCode {
         }
     }
     // Where each shape not fully known was lost first.
-    let whys: Vec<(usize, &str, &str)> = hints
+    let mut whys: Vec<(usize, &str, &str)> = hints
         .iter()
         .filter_map(|h| {
             Some((
@@ -552,6 +552,8 @@ fn shapes(target: &str) -> ExitCode {
             ))
         })
         .collect();
+    // A `let` walked twice (a loop's body, a closure) says it once.
+    whys.dedup();
     if (!whys.is_empty() || !unchecked.is_empty()) && joins_empty && absent_empty {
         let _ = writeln!(out);
     }

@@ -9207,7 +9207,9 @@ impl Block {
         let known = xs.reshape((b, t, ()))?;
         let _ = (summed, masked);
         let out = if t > 1 { known.add(&h)? } else { known };
-        Ok(out)
+        // A branch that only picks a number has nothing to check: no line.
+        let scale = if t > 2 { 1.0 } else { 0.5 };
+        Ok((out * scale)?)
     }
 }
 ",
@@ -9219,11 +9221,13 @@ impl Block {
         whys,
         [
             "`h` (line 21) is not fully known: `self.proj` gives no shape the check can name \
-             for `f32[B, T, E]`: state its sizes in the contract's names with a layer clause, \
-             or keep its constructor in sight",
+             for `f32[B, T, E]`: state its sizes in the contract's names (a layer clause for \
+             candle-nn's layer, or a contract on the `forward` of a type of yours that wraps \
+             one)",
             "`h` (line 22) is not fully known: from `h` (`f32[..]`): `self.proj` gives no shape \
-             the check can name for `f32[B, T, E]`: state its sizes in the contract's names \
-             with a layer clause, or keep its constructor in sight",
+             the check can name for `f32[B, T, E]`: state its sizes in the contract's names (a \
+             layer clause for candle-nn's layer, or a contract on the `forward` of a type of \
+             yours that wraps one)",
             "`summed` (line 23) is not fully known: `self.axis` is no number the check knows: \
              `sum_keepdim` on `f32[B, T, E]` gives a size it cannot name",
             "`masked` (line 24) is not fully known: the contract gives `mask` as `f32[B, _]`",
@@ -9236,5 +9240,59 @@ impl Block {
     assert!(
         rows(&stdout).contains(&"25 known f32[B, T, E] reshape".to_string()),
         "{stdout}"
+    );
+}
+
+/// candle-transformers' `flash_attn` twins: with the feature, candle-flash-attn's kernel, which
+/// takes one dtype for `q`, `k` and `v`; without, a stub that panics. A call giving `k` of
+/// another dtype than `q` never succeeds: it is reported at `k` (a new user's trial cast only
+/// `q` to f16 in Mixtral's and Granite's flash branches). With `k` of `q`'s dtype, nothing.
+#[test]
+fn a_flash_attn_twin_given_k_of_another_dtype_than_q_is_reported() {
+    let source = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+#[cfg(feature = \"flash-attn\")]
+fn flash_attn(q: &Tensor, k: &Tensor, v: &Tensor, scale: f32, causal: bool) -> Result<Tensor> {
+    candle_flash_attn::flash_attn(q, k, v, scale, causal)
+}
+
+#[cfg(not(feature = \"flash-attn\"))]
+fn flash_attn(_: &Tensor, _: &Tensor, _: &Tensor, _: f32, _: bool) -> Result<Tensor> {
+    unimplemented!(\"compile with '--features flash-attn'\")
+}
+
+#[contract(q: f32[B, T, H, D], k: f32[B, S, H, D], v: f32[B, S, H, D])]
+pub fn only_q_cast(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+    let q = q.to_dtype(DType::F16)?;
+    flash_attn(&q, k, v, 1.0, true)
+}
+
+#[contract(q: f32[B, T, H, D], k: f32[B, S, H, D], v: f32[B, S, H, D])]
+pub fn all_cast(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+    let (q, k, v) = (q.to_dtype(DType::F16)?, k.to_dtype(DType::F16)?, v.to_dtype(DType::F16)?);
+    flash_attn(&q, &k, &v, 1.0, true)
+}
+";
+    let dir = scratch_crate("flash-twin", source);
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "{manifest}candle-flash-attn = {{ version = \"0.11.1\", optional = true }}\n\n\
+             [features]\nflash-attn = [\"dep:candle-flash-attn\"]\n"
+        ),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `candle_flash_attn::flash_attn` takes `k: f16[..]` (the dtype of `q`), but \
+             `k` is `f32[B, S, H, D]` here",
+            "--> src/lib.rs:17:20",
+        ],
+        "{stderr}"
     );
 }

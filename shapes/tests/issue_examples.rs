@@ -301,7 +301,7 @@ fn flash_attn_takes_one_dtype_for_q_k_and_v() {
 
 /// `x.i((.., t, ..))` narrows dim 1 to `t..t + 1`: an index equal to the dim's size is past
 /// its end (candle's `NarrowInvalidArgs`), as a new user's trial planted in Granite (the last
-/// position indexed at `T`). One below it is fine.
+/// position indexed at `T`), and so is a range ending past it. One below it is fine.
 #[test]
 fn an_integer_index_at_the_dims_size_is_past_its_end() {
     use candle_contracts_shapes::method;
@@ -339,4 +339,29 @@ fn an_integer_index_at_the_dims_size_is_past_its_end() {
     )
     .unwrap();
     assert_eq!(last.to_string(), "f32[B, E]");
+    // A range ending past the size (`t..t + 1` of `[B, T, E]`, a second trial's Phi-3 bug);
+    // one ending at it is fine.
+    let t = candle_contracts_shapes::Dim::symbol("T");
+    let one = candle_contracts_shapes::Dim::lit(1);
+    let mismatch = index(
+        "f32[B, T, E]",
+        vec![
+            Arg::Range(None, None),
+            Arg::Range(Some(t.clone()), Some(t.clone().add(one.clone()))),
+        ],
+    )
+    .unwrap_err();
+    assert_eq!(
+        mismatch.note(),
+        "the slice ends at T + 1, past dim 1 of size T"
+    );
+    let tail = index(
+        "f32[B, T, E]",
+        vec![
+            Arg::Range(None, None),
+            Arg::Range(Some(t.clone().sub(one)), Some(t)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(tail.to_string(), "f32[B, 1, E]");
 }

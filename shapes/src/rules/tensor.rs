@@ -1315,6 +1315,31 @@ impl Call<'_> {
                         ));
                     }
                 }
+                // candle narrows `start..end` (`narrow(start, end - start)`): an end certainly
+                // past the dim's size, where the start is certainly not past the end, fails.
+                Arg::Range(start, Some(end))
+                    if self
+                        .facts
+                        .decide(&Relation::new(end.clone(), Cmp::Le, size.clone()))
+                        == Some(false)
+                        && start.as_ref().is_none_or(|start| {
+                            self.facts
+                                .decide(&Relation::new(start.clone(), Cmp::Le, end.clone()))
+                                == Some(true)
+                        }) =>
+                {
+                    return Err(position_error(
+                        &self.op,
+                        0,
+                        format!("index: a range within {size} on dim {i}"),
+                        end.to_string(),
+                        Reason::Narrow {
+                            axis: Axis::Front(i),
+                            end: end.clone(),
+                            size,
+                        },
+                    ));
+                }
                 // candle narrows to `end - start` (0 where the start is past the end): exact
                 // from the start of the dim or to its end, and between two numbers.
                 Arg::Range(start, end) => front.push(match (start, end) {
