@@ -836,3 +836,31 @@ fn an_open_file_no_crate_reaches_is_read_alone() {
     assert_eq!(server.hints(&sample, 0, 40), attention_hints(36));
     assert_eq!(server.stop(), Some(0));
 }
+
+/// A `let` whose shape is not fully known says, on hover, where it lost it (as `shapes` does
+/// under its table).
+#[test]
+fn hover_says_where_a_shape_was_lost() {
+    const SOURCE: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[B, T, E])]
+pub fn reduce(x: &Tensor, axis: usize) -> Result<Tensor> {
+    let summed = x.sum_keepdim(axis)?;
+    Ok(summed)
+}
+";
+    let dir = scratch_crate("hover-why", &[("src/lib.rs", SOURCE)]);
+    let lib = uri(&dir.join("src/lib.rs"));
+    let (mut server, _) = Server::start(initialize(&dir, &[]));
+    server.open(&lib, SOURCE);
+    let hover = server.hover(&lib, 5, 8).unwrap();
+    assert!(
+        hover.ends_with(
+            "\nnot fully known: `axis` (`{axis}`) is no number the check knows: `sum_keepdim` \
+             on `f32[B, T, E]` gives a size it cannot name\n"
+        ),
+        "{hover}"
+    );
+    assert_eq!(server.stop(), Some(0));
+}
