@@ -4099,14 +4099,15 @@ fn plain_parameter<'f>(f: &'f FnDef, param: &str) -> Option<(usize, &'f syn::Typ
         })
 }
 
-/// Whether other crates may call `f` with any arguments: `pub`, of a `pub` type (a method's),
-/// in a module on a `pub` path from the root of a library other Rust crates link (or of a
-/// file read alone).
+/// Whether other crates may call `f` with any arguments: `pub`, of a `pub` type (a method's,
+/// the type's module and the `impl`'s both on a `pub` path from the root) of a library other
+/// Rust crates link (or of a file read alone).
 fn callable_by_other_crates(index: &Index, f: &FnDef) -> bool {
+    // The type itself on a `pub` path too: an `impl hidden::Maker` outside `mod hidden`.
     let owner_public = match &f.owner {
-        Some(key) => index
-            .struct_item(key)
-            .is_some_and(|(_, item)| matches!(item.vis, syn::Visibility::Public(_))),
+        Some(key) => index.struct_item(key).is_some_and(|(module, item)| {
+            matches!(item.vis, syn::Visibility::Public(_)) && index.modules[module].exported
+        }),
         None => true,
     };
     f.public

@@ -9107,14 +9107,15 @@ fn a_flag_some_caller_may_rule_out_leaves_the_branches_silent() {
     );
     // From a second review: a method called by path from one that tested the flag, one
     // testing it through a getter called from outside, a read through `Deref`, a private layer
-    // built from a preset given `false` or from `Config::default()`.
+    // built from a preset given `false` or from `Config::default()`; from a third, a `pub`
+    // constructor of a type in a private module, given `Config::default()`.
     let review =
         std::fs::read_to_string(fixture("parameter-flag").join("silent_review2.rs")).unwrap();
     let dir = scratch_crate("parameter-flag-review2", &review);
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("checked 6 contracted functions "),
+        stderr.contains("checked 7 contracted functions "),
         "{stderr}"
     );
     // The chain that is reported in a library, in one other Rust crates cannot link.
