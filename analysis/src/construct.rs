@@ -3931,24 +3931,17 @@ fn parameter_either(
     param: &str,
     seen: &mut BTreeSet<(FnId, String)>,
 ) -> bool {
-    let f = &index.fns[id];
-    // A method (`factory.make(flag)`) may be called by method syntax, which the scan of
-    // calls does not read.
-    if f.conditional
-        || f.sig.receiver().is_some()
-        || f.trait_of.is_some()
-        || !seen.insert((id, param.to_string()))
-        || seen.len() > FLAG_CHAIN_DEPTH
-    {
-        return false;
-    }
-    let Some((position, _)) = plain_parameter(f, param).filter(|&(_, ty)| is_bool(ty)) else {
+    let Some((f, position, ty)) = chain_link(index, id, param, seen) else {
         return false;
     };
-    if binds_anywhere(f.block, param) || mentions_of(f.block, param) != 1 {
+    if !is_bool(ty) || mentions_of(f.block, param) != 1 {
         return false;
     }
-    let from_other_crates = callable_by_other_crates(index, f);
+    // Other crates may call it with either value, whatever the calls in sight pass (a test's
+    // `Model::new(false, ..)`).
+    if callable_by_other_crates(index, f) {
+        return true;
+    }
     // Every call is in sight: the crate's (a `pub(crate)` function's), or the module's and its
     // descendants' (a private one's, in one file the macro reads).
     let callers_in_sight = match f.private_to {
@@ -3961,11 +3954,6 @@ fn parameter_either(
         }),
         None => false,
     };
-    // Other crates may call it with either value, whatever the calls in sight pass (a test's
-    // `Model::new(false, ..)`).
-    if from_other_crates {
-        return true;
-    }
     let Some(sites) = call_sites(index, id, position) else {
         return false;
     };
@@ -4043,21 +4031,9 @@ fn config_reaches_either(
     param: &str,
     seen: &mut BTreeSet<(FnId, String)>,
 ) -> bool {
-    let f = &index.fns[id];
-    if f.conditional
-        || f.sig.receiver().is_some()
-        || f.trait_of.is_some()
-        || !seen.insert((id, param.to_string()))
-        || seen.len() > FLAG_CHAIN_DEPTH
-    {
-        return false;
-    }
-    let Some((position, _)) = plain_parameter(f, param) else {
+    let Some((f, position, _)) = chain_link(index, id, param, seen) else {
         return false;
     };
-    if binds_anywhere(f.block, param) {
-        return false;
-    }
     if callable_by_other_crates(index, f) {
         return true;
     }
@@ -4077,6 +4053,30 @@ fn config_reaches_either(
         }
         single_ident(arg).is_some_and(|name| config_reaches_either(index, caller, &name, seen))
     })
+}
+
+/// One link of a chain of calls that hands a value down (see [`parameter_either`],
+/// [`config_reaches_either`]): the function, and the place and type of its parameter `param`,
+/// where the function is neither under `cfg`, a trait's, nor a method (called by method
+/// syntax, which the scan of calls does not read: `factory.make(flag)`), the parameter is a
+/// plain name its body never rebinds, and the chain is neither a cycle nor too deep.
+fn chain_link<'i>(
+    index: &'i Index,
+    id: FnId,
+    param: &str,
+    seen: &mut BTreeSet<(FnId, String)>,
+) -> Option<(&'i FnDef, usize, &'i syn::Type)> {
+    let f = &index.fns[id];
+    if f.conditional
+        || f.sig.receiver().is_some()
+        || f.trait_of.is_some()
+        || !seen.insert((id, param.to_string()))
+        || seen.len() > FLAG_CHAIN_DEPTH
+    {
+        return None;
+    }
+    let (position, ty) = plain_parameter(f, param)?;
+    (!binds_anywhere(f.block, param)).then_some((f, position, ty))
 }
 
 /// The place and type of `f`'s parameter `param`, where it is a plain name (`param: T`, not
