@@ -363,6 +363,8 @@ fn run(name: &str, receiver: Option<&Tensor>, args: &[Value]) -> candle_core::Re
             "repeat" => r.repeat(usizes(a(0))),
             "avg_pool2d" => r.avg_pool2d(usizes(a(0))[0]),
             "max_pool2d" => r.max_pool2d(usizes(a(0))[0]),
+            "avg_pool2d_with_stride" => r.avg_pool2d_with_stride(usizes(a(0))[0], usizes(a(1))[0]),
+            "max_pool2d_with_stride" => r.max_pool2d_with_stride(usizes(a(0))[0], usizes(a(1))[0]),
             "interpolate1d" => r.interpolate1d(usizes(a(0))[0]),
             "upsample_nearest1d" => r.upsample_nearest1d(usizes(a(0))[0]),
             "interpolate2d" => r.interpolate2d(usizes(a(0))[0], usizes(a(1))[0]),
@@ -1503,11 +1505,31 @@ fn pools_and_convolutions_keep_batch_and_channels() {
         &[Size("2")],
         "f32[B, C, 3, 3]",
     );
+    // candle's `(H - k) / s + 1`, rounded down, for sizes as symbols too.
     method(
         "f32[B, C, H, W]",
         "max_pool2d",
         &[Size("2")],
-        "f32[B, C, _, _]",
+        "f32[B, C, (H - 2) / 2 + 1, (W - 2) / 2 + 1]",
+    );
+    // ResNet's stem: a 3 by 3 window every 2.
+    method(
+        "f32[B, C, 9, 8]",
+        "max_pool2d_with_stride",
+        &[Size("3"), Size("2")],
+        "f32[B, C, 4, 3]",
+    );
+    method(
+        "f32[B, C, 10, 10]",
+        "avg_pool2d_with_stride",
+        &[Size("2"), Size("3")],
+        "f32[B, C, 3, 3]",
+    );
+    method(
+        "f32[B, C, H, W]",
+        "max_pool2d_with_stride",
+        &[Size("3"), Size("2")],
+        "f32[B, C, (H - 3) / 2 + 1, (W - 3) / 2 + 1]",
     );
     let one_group = |kernel| vec![T(kernel), Size("0"), Size("1"), Size("1"), Size("1")];
     method(

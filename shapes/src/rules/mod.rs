@@ -19,7 +19,7 @@
 //! | `to_dtype`, `broadcast_as`, `expand`, `broadcast_left`, `where_cond` | as candle | a dim that is not 1 and not the target's, too many dims, branch shapes or dtypes |
 //! | `Tensor::cat`, `Tensor::stack` | dims added up, a new dim | ranks, dims off `dim`, dtypes |
 //! | `Tensor::{zeros, ones, full, from_vec, from_slice, rand, randn, new, arange, eye, tril2, triu2}` | the shape and dtype asked for | none |
-//! | `i(..)` (integers and ranges), `pad_with_zeros`, `index_select`, `gather`, `embedding`, `repeat`, `avg_pool2d`, `max_pool2d`, `conv1d`, `conv2d` | dims removed, narrowed, padded, selected, repeated, pooled | none |
+//! | `i(..)` (integers and ranges), `pad_with_zeros`, `index_select`, `gather`, `embedding`, `repeat`, `avg_pool2d`, `max_pool2d` (and `_with_stride`), `conv1d`, `conv2d` | dims removed, narrowed, padded, selected, repeated, pooled | none |
 //! | `to_scalar`, `to_vec0`..`to_vec3`, `dims0`..`dims5` ([`check_read_rank`]) | Rust values | a rank certainly not the one they read |
 //! | candle-nn's layers' `forward` ([`layer::forward`]) | `Linear` maps the last dim, norms keep it, convolutions keep batch and channels | a last dim that is not the weight's |
 //! | `candle_nn::ops::{softmax, log_softmax, softmax_last_dim, sigmoid}` | the input's type | a dim past the rank |

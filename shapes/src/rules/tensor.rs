@@ -98,6 +98,8 @@ const OTHER: &[&str] = &[
     "repeat",
     "avg_pool2d",
     "max_pool2d",
+    "avg_pool2d_with_stride",
+    "max_pool2d_with_stride",
     "conv1d",
     "conv2d",
     "i",
@@ -206,7 +208,8 @@ pub(crate) fn method(name: &str, receiver: &TensorType, args: &[Arg], facts: &Fa
             }),
         "repeat" => call.repeat(),
         "i" => call.index(),
-        "avg_pool2d" | "max_pool2d" => call.pool2d(),
+        "avg_pool2d" | "max_pool2d" => call.pool2d(false),
+        "avg_pool2d_with_stride" | "max_pool2d_with_stride" => call.pool2d(true),
         "conv1d" => call.conv(3),
         "conv2d" => call.conv(4),
         "interpolate1d" | "upsample_nearest1d" => call.resize(1),
@@ -1391,26 +1394,41 @@ impl Call<'_> {
         Ok(self.receiver.with_shape(Shape::new(dims)))
     }
 
-    /// `avg_pool2d(k)`, `max_pool2d(k)` (stride `k`) on `[B, C, H, W]`: `[B, C, H / k, W / k]`
-    /// rounded down, where the sizes are numbers.
-    fn pool2d(&self) -> Outcome {
+    /// `avg_pool2d(k)`, `max_pool2d(k)` (stride `k`), and their `_with_stride(k, s)` on `[B, C,
+    /// H, W]`: `[B, C, (H - k) / s + 1, (W - k) / s + 1]` rounded down (candle's sizes), where
+    /// the kernel and the stride are numbers.
+    fn pool2d(&self, with_stride: bool) -> Outcome {
         let Some([b, c, h, w]) = self.receiver.shape.dims() else {
             return Ok(self.receiver.with_shape(Shape::new(vec![Dim::Unknown; 4])));
         };
-        let (kh, kw) = match self.args.first() {
+        let pair = |arg: Option<&Arg>| match arg {
             Some(Arg::Tuple(items)) if items.len() == 2 => (items[0].size(), items[1].size()),
             Some(arg) => (arg.size(), arg.size()),
             None => (Dim::Unknown, Dim::Unknown),
         };
-        let pooled = |size: &Dim, k: Dim| match (size.as_literal(), k.as_literal()) {
-            (Some(size), Some(k)) if k > 0 && size >= k => Dim::lit((size - k) / k + 1),
+        let (kh, kw) = pair(self.args.first());
+        let (sh, sw) = if with_stride {
+            pair(self.args.get(1))
+        } else {
+            (kh.clone(), kw.clone())
+        };
+        let pooled = |size: &Dim, k: Dim, stride: Dim| match (k.as_literal(), stride.as_literal()) {
+            (Some(k), Some(stride)) if k > 0 && stride > 0 => match size.as_literal() {
+                Some(size) if size >= k => Dim::lit((size - k) / stride + 1),
+                Some(_) => Dim::Unknown,
+                None => size
+                    .clone()
+                    .sub(Dim::lit(k))
+                    .div(Dim::lit(stride))
+                    .add(Dim::lit(1)),
+            },
             _ => Dim::Unknown,
         };
         Ok(self.receiver.with_shape(Shape::new(vec![
             b.clone(),
             c.clone(),
-            pooled(h, kh),
-            pooled(w, kw),
+            pooled(h, kh, sh),
+            pooled(w, kw, sw),
         ])))
     }
 
