@@ -21,8 +21,8 @@ use quote::ToTokens;
 use syn::visit::Visit;
 
 use crate::index::{
-    DIVERGING_MACROS, EXPRESSION_MACROS, FnDef, FnId, Index, ModId, Resolved, name_of,
-    token_idents as idents,
+    DIVERGING_MACROS, EXPRESSION_MACROS, FnDef, FnId, Index, ModId, Resolved, generic_names,
+    name_of, token_idents as idents,
 };
 
 /// What every construction of a struct gives one of its fields.
@@ -438,7 +438,7 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
         kv_cache_fields: item
             .fields
             .iter()
-            .filter(|f| is_kv_cache(index, module, &f.ty))
+            .filter(|f| is_kv_cache(index, module, &f.ty) || is_kv_cache_enum(index, module, &f.ty))
             .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
             .collect(),
         layer_fields: item
@@ -781,9 +781,94 @@ fn is_kv_cache(index: &Index, module: ModId, ty: &syn::Type) -> bool {
             Resolved::External(path) if KV_CACHES.contains(&path.join("::").as_str()))
 }
 
+/// `match &mut self.kv_cache { Kind::A(c) => c.append(&k, &v)?, Kind::B(c) => .. }`: each
+/// arm a variant of one name bound, which the arm names only as the receiver of a
+/// [`KV_CACHE_METHODS`] call. The field's name and its place (whether it is a kv cache is the
+/// scan's to say, from the field's type).
+fn kv_cache_arms(m: &'static syn::ExprMatch) -> Option<(String, &'static syn::Expr)> {
+    let syn::Expr::Reference(r) = strip(&m.expr) else {
+        return None;
+    };
+    r.mutability?;
+    let place = strip(&r.expr);
+    let syn::Expr::Field(f) = place else {
+        return None;
+    };
+    let syn::Member::Named(field) = &f.member else {
+        return None;
+    };
+    let arms_only_use_caches = m.arms.iter().all(|arm| {
+        let syn::Pat::TupleStruct(variant) = &arm.pat else {
+            return false;
+        };
+        let [syn::Pat::Ident(bound)] = variant.elems.iter().collect::<Vec<_>>()[..] else {
+            return false;
+        };
+        if arm.guard.is_some() || bound.by_ref.is_some() || bound.mutability.is_some() {
+            return false;
+        }
+        if bound.subpat.is_some() {
+            return false;
+        }
+        let name = name_of(&bound.ident);
+        struct CacheCalls<'n> {
+            name: &'n str,
+            count: usize,
+        }
+        impl<'ast> Visit<'ast> for CacheCalls<'_> {
+            fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+                if KV_CACHE_METHODS.contains(&name_of(&call.method).as_str())
+                    && matches!(strip(&call.receiver), syn::Expr::Path(p)
+                        if p.qself.is_none() && p.path.get_ident().is_some_and(|i| name_of(i) == self.name))
+                {
+                    self.count += 1;
+                }
+                syn::visit::visit_expr_method_call(self, call);
+            }
+        }
+        let mut calls = CacheCalls { name: &name, count: 0 };
+        calls.visit_expr(&arm.body);
+        calls.count == mentions_in_expr(&arm.body, &name)
+    });
+    arms_only_use_caches.then(|| (name_of(field), place))
+}
+
+/// Whether the declared type is one of the crate's enums each of whose variants holds one of
+/// candle-nn's kv caches, none under an attribute (gemma3's `enum KvCache { Normal(KvCache),
+/// Rotating(RotatingKvCache) }`).
+fn is_kv_cache_enum(index: &Index, module: ModId, ty: &syn::Type) -> bool {
+    let syn::Type::Path(p) = ty else { return false };
+    if p.qself.is_some() {
+        return false;
+    }
+    let Resolved::Type(key) = index.resolve(module, &path_segments(&p.path)) else {
+        return false;
+    };
+    index.enum_item(&key).is_some_and(|item| {
+        !item.variants.is_empty()
+            && item.variants.iter().all(|variant| {
+                index
+                    .variant_payload(&key, &name_of(&variant.ident))
+                    .is_some_and(|(module, ty)| is_kv_cache(index, module, ty))
+            })
+    })
+}
+
 /// Whether the declared type is `bool`.
 fn is_bool(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("bool"))
+}
+
+/// The path of another crate's type `ty` names in `module` (`candle_nn::kv_cache::KvCache`).
+fn external_type_path(index: &Index, module: ModId, ty: &syn::Type) -> Option<String> {
+    let syn::Type::Path(p) = ty else { return None };
+    if p.qself.is_some() {
+        return None;
+    }
+    match index.resolve(module, &path_segments(&p.path)) {
+        Resolved::External(path) => Some(path.join("::")),
+        _ => None,
+    }
 }
 
 /// The candle-nn layer a field's declared type names.
@@ -1708,6 +1793,17 @@ impl Visit<'static> for LogVisit<'_> {
     }
 
     fn visit_expr_match(&mut self, m: &'static syn::ExprMatch) {
+        // gemma3's `match &mut self.kv_cache { KvCache::Normal(c) => c.append(..)?, .. }`: each
+        // arm's cache only appended to or reset, as a kv cache field's own would be.
+        if let Some((field, place)) = kv_cache_arms(m) {
+            self.log
+                .kv_cache_receivers
+                .insert((field, self.place(place)));
+            for arm in &m.arms {
+                self.visit_expr(&arm.body);
+            }
+            return;
+        }
         if m.arms.iter().any(|arm| has_ref_mut(&arm.pat)) {
             self.log.places.insert(self.place(&m.expr));
         }
@@ -2415,6 +2511,23 @@ impl<'a> Ctor<'a> {
                 // The one type the variant holds (none for a variant of another enum).
                 let (module, ty) = self.index.variant_payload(&key, variant)?;
                 let held = &call.args[0];
+                // A kv cache of candle-nn (gemma3's `KvCache::Rotating(RotatingKvCache::new(2,
+                // w))`): the dim it grows on, where the variant holds that cache's type.
+                let cache = match single_ident(held) {
+                    Some(name) => match self.locals.get(&name) {
+                        Some(Local::KvCache(path, dim)) => Some((path.clone(), dim.clone())),
+                        _ => None,
+                    },
+                    None => self.kv_cache(held),
+                };
+                if let Some((path, dim)) = cache {
+                    return (external_type_path(self.index, module, ty).as_deref()
+                        == Some(path.as_str()))
+                    .then(|| {
+                        let fact = FieldFact::KvCache(path, dim);
+                        (key, BTreeMap::from([(variant.clone(), fact)]))
+                    });
+                }
                 let (layer, dims, geometry) = match single_ident(held) {
                     Some(name) => match self.locals.get(&name)? {
                         Local::Layer(layer, dims, geometry) => {
@@ -2437,11 +2550,25 @@ impl<'a> Ctor<'a> {
                 _ => None,
             },
             syn::Expr::If(branch) => {
+                let then_value = block_value(&branch.then_branch)?;
+                // `if let Some(w) = sliding_window { .. }`: the names it binds may shadow the
+                // constructor's own; only a cache's capacity may read them.
                 if binds_names(&branch.cond) {
-                    return None;
+                    let syn::Expr::Let(binding) = strip(&branch.cond) else {
+                        return None;
+                    };
+                    let mut bound = PatNames::default();
+                    bound.visit_pat(&binding.pat);
+                    if bound
+                        .0
+                        .iter()
+                        .any(|name| self.reads_beside_capacity(then_value, name))
+                    {
+                        return None;
+                    }
                 }
                 let (_, otherwise) = branch.else_branch.as_ref()?;
-                let (key, mut variants) = self.variants(block_value(&branch.then_branch)?)?;
+                let (key, mut variants) = self.variants(then_value)?;
                 let (other_key, others) = match strip(otherwise) {
                     syn::Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => {
                         self.variants(block_value(&b.block)?)?
@@ -2464,6 +2591,25 @@ impl<'a> Ctor<'a> {
             }
             _ => None,
         }
+    }
+
+    /// Whether `expr` names `name` other than in the capacity of a kv cache it builds
+    /// (`KvCache::Rotating(RotatingKvCache::new(2, sliding_window))` reads it only there).
+    fn reads_beside_capacity(&self, expr: &syn::Expr, name: &str) -> bool {
+        if let syn::Expr::Call(call) = strip(expr) {
+            if self.kv_cache(expr).is_some() {
+                return call
+                    .args
+                    .first()
+                    .is_some_and(|dim| mentions_in_expr(dim, name) > 0);
+            }
+            return mentions_in_expr(&call.func, name) > 0
+                || call
+                    .args
+                    .iter()
+                    .any(|arg| self.reads_beside_capacity(arg, name));
+        }
+        mentions_in_expr(expr, name) > 0
     }
 
     /// `KvCache::new(2, max)`, `ConcatKvCache::new(2)`, `RotatingKvCache::new(2, max)` of
@@ -4101,8 +4247,14 @@ fn plain_parameter<'f>(f: &'f FnDef, param: &str) -> Option<(usize, &'f syn::Typ
 
 /// Whether other crates may call `f` with any arguments: `pub`, of a `pub` type (a method's,
 /// the type's module and the `impl`'s both on a `pub` path from the root) of a library other
-/// Rust crates link (or of a file read alone).
+/// Rust crates link (or of a file read alone), each of its parameters of a type they can build
+/// (a `pub fn new(flag: bool, token: Token)` whose `Token` only the crate makes is not).
 fn callable_by_other_crates(index: &Index, f: &FnDef) -> bool {
+    on_a_public_path(index, f) && arguments_buildable_by_other_crates(index, f, 0)
+}
+
+/// Whether `f` is `pub`, of a `pub` type, on a `pub` path of a library other Rust crates link.
+fn on_a_public_path(index: &Index, f: &FnDef) -> bool {
     // The type itself on a `pub` path too: an `impl hidden::Maker` outside `mod hidden`.
     let owner_public = match &f.owner {
         Some(key) => index.struct_item(key).is_some_and(|(module, item)| {
@@ -4114,6 +4266,201 @@ fn callable_by_other_crates(index: &Index, f: &FnDef) -> bool {
         && owner_public
         && index.modules[f.module].exported
         && index.callable_from_other_crates(f.module)
+}
+
+/// How deep [`buildable_by_other_crates`] follows fields, variants and constructors before it
+/// answers no.
+const BUILDABLE_DEPTH: usize = 4;
+
+/// Whether other crates can build a value of each of `f`'s parameters' types.
+fn arguments_buildable_by_other_crates(index: &Index, f: &FnDef, depth: usize) -> bool {
+    let mut generics = generic_names(&f.sig.generics);
+    generics.extend(f.impl_generics.iter().cloned());
+    f.sig.inputs.iter().all(|input| match input {
+        syn::FnArg::Receiver(_) => true,
+        syn::FnArg::Typed(typed) => {
+            let bounds_known = generic_bounds_external(index, f.module, &f.sig.generics);
+            buildable_by_other_crates(index, f.module, &generics, bounds_known, &typed.ty, depth)
+        }
+    })
+}
+
+/// Whether every trait bound of `generics` (and their `where` clause) is another crate's or
+/// std's: a bound on a trait of the crate read may be sealed, so that no other crate has a
+/// type to pass.
+fn generic_bounds_external(index: &Index, module: ModId, generics: &syn::Generics) -> bool {
+    let bound_external = |bound: &syn::TypeParamBound| match bound {
+        syn::TypeParamBound::Trait(t) => trait_external(index, module, &t.path),
+        syn::TypeParamBound::Lifetime(_) => true,
+        _ => false,
+    };
+    let params = generics.params.iter().all(|param| match param {
+        syn::GenericParam::Type(t) => t.bounds.iter().all(bound_external),
+        _ => true,
+    });
+    let clauses = generics.where_clause.iter().all(|w| {
+        w.predicates.iter().all(|p| match p {
+            syn::WherePredicate::Type(t) => t.bounds.iter().all(bound_external),
+            _ => true,
+        })
+    });
+    params && clauses
+}
+
+/// Whether the trait `path` names, in `module`, is another crate's or one of std's prelude.
+fn trait_external(index: &Index, module: ModId, path: &syn::Path) -> bool {
+    const PRELUDE_TRAITS: &[&str] = &[
+        "AsRef",
+        "AsMut",
+        "Into",
+        "From",
+        "Clone",
+        "Copy",
+        "Send",
+        "Sync",
+        "Sized",
+        "Fn",
+        "FnMut",
+        "FnOnce",
+        "Iterator",
+        "IntoIterator",
+        "ToString",
+        "Default",
+        "Debug",
+        "Display",
+        "PartialEq",
+        "Eq",
+        "PartialOrd",
+        "Ord",
+        "Hash",
+    ];
+    match index.resolve(module, &path_segments(path)) {
+        Resolved::External(_) => true,
+        Resolved::Unknown => {
+            path.segments.len() == 1
+                && PRELUDE_TRAITS.contains(&name_of(&path.segments[0].ident).as_str())
+                && !index.may_import(module, &name_of(&path.segments[0].ident))
+        }
+        _ => false,
+    }
+}
+
+/// Whether other crates can build a value of `ty`, written in `module`: a primitive, another
+/// crate's type, a reference to or a container of such (an `Option`, a `Vec` or a slice may be
+/// empty), a generic parameter whose bounds are other crates' traits, or a `pub` type of the
+/// crate with `pub` fields of such types, an enum with a variant of such, a derive (`Default`,
+/// `Deserialize`) or a constructor other crates may call. Anything else: no.
+fn buildable_by_other_crates(
+    index: &Index,
+    module: ModId,
+    generics: &[String],
+    bounds_external: bool,
+    ty: &syn::Type,
+    depth: usize,
+) -> bool {
+    if depth > BUILDABLE_DEPTH {
+        return false;
+    }
+    let again = |ty: &syn::Type| {
+        buildable_by_other_crates(index, module, generics, bounds_external, ty, depth + 1)
+    };
+    match ty {
+        syn::Type::Reference(r) => match &*r.elem {
+            syn::Type::Slice(_) => true,
+            elem => again(elem),
+        },
+        syn::Type::Paren(p) => again(&p.elem),
+        syn::Type::Group(g) => again(&g.elem),
+        syn::Type::Tuple(t) => t.elems.iter().all(again),
+        syn::Type::Array(a) => again(&a.elem),
+        syn::Type::BareFn(_) | syn::Type::Never(_) => true,
+        syn::Type::ImplTrait(t) => t.bounds.iter().all(|bound| match bound {
+            syn::TypeParamBound::Trait(t) => trait_external(index, module, &t.path),
+            syn::TypeParamBound::Lifetime(_) => true,
+            _ => false,
+        }),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let segments = path_segments(&p.path);
+            if let [name] = segments.as_slice() {
+                if generics.contains(name) {
+                    return bounds_external;
+                }
+                const PRIMITIVES: &[&str] = &[
+                    "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16",
+                    "i32", "i64", "i128", "isize", "f32", "f64",
+                ];
+                const EMPTY_OR_STD: &[&str] = &["Option", "Vec", "String"];
+                let shadowed = !matches!(index.resolve(module, &segments), Resolved::Unknown)
+                    || index.may_import(module, name);
+                if !shadowed
+                    && (PRIMITIVES.contains(&name.as_str())
+                        || EMPTY_OR_STD.contains(&name.as_str()))
+                {
+                    return true;
+                }
+            }
+            match index.resolve(module, &segments) {
+                // Another crate's type: its own crate decides who builds it.
+                Resolved::External(_) => true,
+                Resolved::Type(key) => type_buildable(index, &key, depth + 1),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether other crates can build a value of the crate's type `key` (see
+/// [`buildable_by_other_crates`]).
+fn type_buildable(index: &Index, key: &str, depth: usize) -> bool {
+    if depth > BUILDABLE_DEPTH {
+        return false;
+    }
+    // A derive not std's (`Deserialize`) or a `Default` builds it.
+    if index.is_derived(key) || !index.trait_impl_methods(key, "default").is_empty() {
+        return true;
+    }
+    if let Some((module, item)) = index.struct_item(key)
+        && matches!(item.vis, syn::Visibility::Public(_))
+        && index.modules[module].exported
+    {
+        let generics = generic_names(&item.generics);
+        let bounds = generic_bounds_external(index, module, &item.generics);
+        if item.fields.iter().all(|field| {
+            matches!(field.vis, syn::Visibility::Public(_))
+                && buildable_by_other_crates(index, module, &generics, bounds, &field.ty, depth)
+        }) {
+            return true;
+        }
+    }
+    // An enum with a variant of no fields, or of one another crate can build.
+    if let Some(item) = index.enum_item(key)
+        && matches!(item.vis, syn::Visibility::Public(_))
+        && item.variants.iter().any(|variant| {
+            variant.fields.is_empty()
+                || index
+                    .variant_payload(key, &name_of(&variant.ident))
+                    .is_some_and(|(module, ty)| {
+                        buildable_by_other_crates(index, module, &[], false, ty, depth)
+                    })
+        })
+    {
+        return true;
+    }
+    // A constructor other crates may call: an associated function without `self` that gives
+    // the type (`Self`, its name, in a `Result` or an `Option`).
+    let type_name = key.rsplit("::").next().unwrap_or(key);
+    index.inherent_methods(key).into_iter().any(|id| {
+        let f = &index.fns[id];
+        let mut names = BTreeSet::new();
+        if let syn::ReturnType::Type(_, ty) = &f.sig.output {
+            idents(&ty.to_token_stream(), &mut names);
+        }
+        f.sig.receiver().is_none()
+            && (names.contains("Self") || names.contains(type_name))
+            && on_a_public_path(index, f)
+            && arguments_buildable_by_other_crates(index, f, depth + 1)
+    })
 }
 
 /// Every call of `index.fns[id]` in its crate's files in sight, by caller and the argument at
@@ -4307,27 +4654,37 @@ fn call_sites(index: &Index, id: FnId, position: usize) -> Option<Vec<(FnId, &'s
 /// How many times a body names `name` as a path (a macro naming it counts twice: it may read
 /// it any number of times).
 fn mentions_of(block: &syn::Block, name: &str) -> usize {
-    struct Mentions<'n> {
-        name: &'n str,
-        count: usize,
-    }
-    impl<'ast> Visit<'ast> for Mentions<'_> {
-        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
-            if p.qself.is_none() && p.path.get_ident().is_some_and(|i| name_of(i) == self.name) {
-                self.count += 1;
-            }
-            syn::visit::visit_expr_path(self, p);
-        }
-        // `format!("{use_flash_attn}")` names it inside a string literal.
-        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            if mac.tokens.to_string().contains(self.name) {
-                self.count += 2;
-            }
-        }
-    }
     let mut mentions = Mentions { name, count: 0 };
     mentions.visit_block(block);
     mentions.count
+}
+
+/// [`mentions_of`] in one expression.
+fn mentions_in_expr(expr: &syn::Expr, name: &str) -> usize {
+    let mut mentions = Mentions { name, count: 0 };
+    mentions.visit_expr(expr);
+    mentions.count
+}
+
+/// Counts the paths that are `name` alone; a macro whose tokens hold it counts twice.
+struct Mentions<'n> {
+    name: &'n str,
+    count: usize,
+}
+
+impl<'ast> Visit<'ast> for Mentions<'_> {
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if p.qself.is_none() && p.path.get_ident().is_some_and(|i| name_of(i) == self.name) {
+            self.count += 1;
+        }
+        syn::visit::visit_expr_path(self, p);
+    }
+    // `format!("{use_flash_attn}")` names it inside a string literal.
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if mac.tokens.to_string().contains(self.name) {
+            self.count += 2;
+        }
+    }
 }
 
 /// Whether a pattern anywhere in `block` (a `let`, an arm, a closure's or a nested function's

@@ -1524,14 +1524,16 @@ impl<'a> Walker<'a> {
     fn forget(&mut self, changed: &Changed) {
         if self.self_mut {
             let places = &changed.method_places;
-            self.subjects
-                .retain(|subject, _| !places.iter().any(|place| below(subject, place)));
+            self.subjects.retain(|subject, _| {
+                settled(subject) || !places.iter().any(|place| below(subject, place))
+            });
         }
         if !changed.self_places.is_empty() {
             if self.self_mut {
                 let places = &changed.self_places;
-                self.subjects
-                    .retain(|subject, _| !places.iter().any(|place| below(subject, place)));
+                self.subjects.retain(|subject, _| {
+                    settled(subject) || !places.iter().any(|place| below(subject, place))
+                });
             } else {
                 let mut whole = Changed {
                     kept: changed.kept.clone(),
@@ -1768,9 +1770,15 @@ impl<'a> Walker<'a> {
         let Kind::External(layer) = self.kind_at(ty, false, module, None, false) else {
             return;
         };
-        if Layer::from_path(&layer).is_none() {
+        if Layer::from_path(&layer).is_none() && !KV_CACHES.contains(&layer.as_str()) {
             return;
         }
+        // `&mut self.kv_cache` for a cache's `append`: the construction scan takes its
+        // variant's facts as settled only where each arm does no more than that.
+        let scrutinee = match scrutinee {
+            syn::Expr::Reference(r) if KV_CACHES.contains(&layer.as_str()) => &*r.expr,
+            other => other,
+        };
         let place = option_place(scrutinee).map(|place| format!("{place}@{variant}"));
         if let Some(frame) = self.scope.last_mut()
             && frame.contains_key(name)
@@ -4740,7 +4748,9 @@ impl<'a> Walker<'a> {
             // Behind `&mut self`, the method may change the place it is called on, and all
             // below it (`self.cache.append(..)` changes `self.cache.k`, not `self.q_proj`).
             match subject_text(strip_refs(receiver)).filter(|place| place != "self") {
-                Some(place) => self.subjects.retain(|subject, _| !below(subject, &place)),
+                Some(place) => self
+                    .subjects
+                    .retain(|subject, _| settled(subject) || !below(subject, &place)),
                 None => self.subjects.clear(),
             }
             return;
@@ -4954,7 +4964,15 @@ impl<'a> Walker<'a> {
         // dim is the input's (`slice_set` and `cat` require them equal); how long it grew is
         // not followed.
         if KV_CACHES.contains(&path) && name == "append" {
+            // A name a `match` bound to an enum's variant (`KvCache::Normal(cache)`) is that
+            // variant's place (`self.kv_cache@Normal`).
             let grows = subject_text(strip_refs(&call.receiver))
+                .map(
+                    |text| match self.lookup(&text).and_then(|b| b.place.clone()) {
+                        Some(place) if !text.contains('.') => place,
+                        _ => text,
+                    },
+                )
                 .and_then(|place| self.subjects.get(&kv_cache_dim(&place)))
                 .and_then(|(value, _)| match value {
                     Value::Int(dim) => dim.as_literal(),
@@ -6706,6 +6724,13 @@ fn kv_cache_dim(place: &str) -> String {
     format!("{place}.(grows on)")
 }
 
+/// Whether a subject holds through writes below its field: the dim a kv cache grows on,
+/// known only where no code in sight replaces the cache (its appends and resets, through
+/// `&mut` too, keep it; see `construct::constructed_fields`).
+fn settled(subject: &str) -> bool {
+    subject.ends_with(".(grows on)")
+}
+
 /// The subject that stands for an `Activation` field every constructor builds with a variant
 /// that keeps the shape (`self.act.(keeps shape)`): forgotten with the clauses on `self` and
 /// on that field, never read as a tensor (no expression's text has that form).
@@ -7983,6 +8008,13 @@ fn method_why(call: &syn::ExprMethodCall, name: &str, receiver: &Value, args: &[
         _ if matches!(name, "forward" | "forward_t") => {
             let input = args.first().map_or("?".to_string(), Value::hint);
             layer_why(&quoted(&call.receiver), &input)
+        }
+        // candle-nn's kv cache: every dim but the one it grows on is its input's.
+        Value::External(path) if name == "append" && KV_CACHES.contains(&path.as_str()) => {
+            format!(
+                "`{}.append(..)` holds every step so far: how many is not followed",
+                quoted(&call.receiver)
+            )
         }
         _ => format!("`{}.{name}(..)` is not followed", quoted(&call.receiver)),
     }

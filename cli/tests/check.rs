@@ -837,6 +837,112 @@ fn a_kv_cache_keeps_every_dim_but_the_one_its_constructor_gave() {
     );
 }
 
+/// Gemma3's attention (candle-transformers gemma3.rs): its own enum of candle-nn's kv caches,
+/// built `if let Some(w) = sliding_window { Rotating(RotatingKvCache::new(2, w)) } else {
+/// Normal(KvCache::new(2, max)) }` and appended to in a `match &mut self.kv_cache`, grows on
+/// dim 2 whichever variant it holds: the keys keep their heads, and an index one past them is
+/// reported (a new user's trial found a dtype bug after it silent: the keys were unknown).
+/// Where a method replaces the cache through the `match` (`*cache = KvCache::new(1, 8)`),
+/// nothing is known of the dim it grows on.
+const KV_CACHE_ENUM: &str = "use candle_contracts::contract;
+use candle_core::{IndexOp, Result, Tensor};
+
+enum KvCache {
+    Normal(candle_nn::kv_cache::KvCache),
+    Rotating(candle_nn::kv_cache::RotatingKvCache),
+}
+
+#[contract(num_kv_heads = KVH)]
+pub struct Attention {
+    num_kv_heads: usize,
+    kv_cache: KvCache,
+}
+
+impl Attention {
+    pub fn new(num_kv_heads: usize, sliding_window: Option<usize>, max: usize) -> Self {
+        let kv_cache = if let Some(sliding_window) = sliding_window {
+            KvCache::Rotating(candle_nn::kv_cache::RotatingKvCache::new(2, sliding_window))
+        } else {
+            KvCache::Normal(candle_nn::kv_cache::KvCache::new(2, max))
+        };
+        Self { num_kv_heads, kv_cache }
+    }
+
+    pub fn clear_kv_cache(&mut self) {
+        match &mut self.kv_cache {
+            KvCache::Normal(c) => c.reset(),
+            KvCache::Rotating(c) => c.reset(),
+        }
+    }
+}
+
+#[contract]
+impl Attention {
+    #[contract(k: f32[B, KVH, T, D], v: f32[B, KVH, T, D])]
+    pub fn forward(&mut self, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let (k, v) = match &mut self.kv_cache {
+            KvCache::Normal(cache) => cache.append(k, v)?,
+            KvCache::Rotating(cache) => cache.append(k, v)?,
+        };
+        let last_head = k.i((.., self.num_kv_heads, ..))?;
+        Ok((last_head + v.i((.., 0, ..))?)?)
+    }
+}
+";
+
+#[test]
+fn a_crate_enum_of_kv_caches_grows_on_the_dim_its_constructors_gave() {
+    let dir = scratch_crate("kv-cache-enum", KV_CACHE_ENUM);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        [
+            "37 k f32[B, KVH, _, D] match",
+            "37 v f32[B, KVH, _, D] match",
+            "41 last_head ? i",
+        ]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::i` takes `index: below KVH on dim 1`, but `(.., self.num_kv_heads, \
+             ..)` is `KVH` here",
+            "--> src/lib.rs:41:29",
+        ],
+        "{stderr}"
+    );
+    // The cache replaced through the `match`, in another method: the dim it grows on is any.
+    let replaced = KV_CACHE_ENUM.replace(
+        "KvCache::Normal(c) => c.reset(),",
+        "KvCache::Normal(c) => *c = candle_nn::kv_cache::KvCache::new(1, 8),",
+    );
+    let dir = scratch_crate("kv-cache-enum-replaced", &replaced);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout)[..2],
+        ["37 k f32[_, _, _, _] match", "37 v f32[_, _, _, _] match"]
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    // A `let` of the `if let` whose value reads the bound size beside the capacity (a
+    // cache on dim `w`): nothing is known either.
+    let shadowed = KV_CACHE_ENUM.replace(
+        "RotatingKvCache::new(2, sliding_window)",
+        "RotatingKvCache::new(sliding_window, 2)",
+    );
+    let dir = scratch_crate("kv-cache-enum-shadowed", &shadowed);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout)[..2],
+        ["37 k f32[_, _, _, _] match", "37 v f32[_, _, _, _] match"]
+    );
+}
+
 /// A `Linear` or a norm whose weight nothing states may be hand-built with a bias (or a norm
 /// weight) of any rank, which candle-nn broadcasts onto the output: `Linear::new(w, Some(b))`
 /// with `b: [2, 1, 3]` makes `[T, 4] -> [2, T, 3]`. Nothing is certain of its output (the
@@ -9073,6 +9179,9 @@ fn a_flag_handed_down_from_a_public_constructor_leaves_both_branches_reported() 
             "error: `Tensor::matmul` takes `rhs: bf16[..]` (the dtype of `self`), but `v` is \
              `f32[B, H, T, D]` here",
             "--> src/lib.rs:40:45",
+            "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
+             `f32[B, H, T, D]` here",
+            "--> src/lib.rs:110:48",
         ],
         "{stderr}"
     );
@@ -9108,14 +9217,16 @@ fn a_flag_some_caller_may_rule_out_leaves_the_branches_silent() {
     // From a second review: a method called by path from one that tested the flag, one
     // testing it through a getter called from outside, a read through `Deref`, a private layer
     // built from a preset given `false` or from `Config::default()`; from a third, a `pub`
-    // constructor of a type in a private module, given `Config::default()`.
+    // constructor of a type in a private module, given `Config::default()`; from a fourth, a
+    // `pub` constructor other crates cannot call for want of an argument they cannot build (a
+    // sealed `Token`, a struct of a private field, a generic bounded by the crate's own trait).
     let review =
         std::fs::read_to_string(fixture("parameter-flag").join("silent_review2.rs")).unwrap();
     let dir = scratch_crate("parameter-flag-review2", &review);
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("checked 7 contracted functions "),
+        stderr.contains("checked 9 contracted functions "),
         "{stderr}"
     );
     // The chain that is reported in a library, in one other Rust crates cannot link.
@@ -9133,7 +9244,7 @@ fn a_flag_some_caller_may_rule_out_leaves_the_branches_silent() {
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("checked 2 contracted functions "),
+        stderr.contains("checked 3 contracted functions "),
         "{stderr}"
     );
 }
