@@ -781,6 +781,90 @@ fn is_kv_cache(index: &Index, module: ModId, ty: &syn::Type) -> bool {
             Resolved::External(path) if KV_CACHES.contains(&path.join("::").as_str()))
 }
 
+/// The names of the inherent `&self` methods of the config type `key` that cannot read its
+/// flag `flag`: each the only method of its name on the type (no trait's beside it), not
+/// under `cfg`, whose body names `self` only to read one of its other fields
+/// (`fn head_dim(&self) -> usize { self.hidden_size / self.num_attention_heads }`) and
+/// holds no macro naming `self` or the flag.
+fn flag_free_methods(index: &Index, key: &str, flag: &str) -> BTreeSet<String> {
+    struct SelfUse<'f> {
+        flag: &'f str,
+        free: &'f BTreeSet<String>,
+        other_use: bool,
+    }
+    impl<'ast> Visit<'ast> for SelfUse<'_> {
+        // `self.head_dim()` of a method of the set.
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let on_self = matches!(strip(&m.receiver), syn::Expr::Path(p)
+                if p.qself.is_none() && p.path.is_ident("self"));
+            if on_self && self.free.contains(&name_of(&m.method)) {
+                m.args.iter().for_each(|arg| self.visit_expr(arg));
+                return;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+            let on_self = matches!(strip(&f.base), syn::Expr::Path(p)
+                if p.qself.is_none() && p.path.is_ident("self"));
+            match (&f.member, on_self) {
+                (syn::Member::Named(field), true) => self.other_use |= field == self.flag,
+                (syn::Member::Unnamed(_), true) => self.other_use = true,
+                _ => syn::visit::visit_expr_field(self, f),
+            }
+        }
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            self.other_use |= p.path.is_ident("self") || p.path.is_ident("Self");
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.other_use |= names.contains("self") || names.contains(self.flag);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {
+            self.other_use = true;
+        }
+    }
+    let candidates: Vec<&FnDef> = index
+        .inherent_methods(key)
+        .into_iter()
+        .map(|id| &index.fns[id])
+        .filter(|f| {
+            let shared_self = f.sig.receiver().is_some_and(|r| {
+                r.reference.is_some() && r.mutability.is_none() && r.colon_token.is_none()
+            });
+            shared_self
+                && !f.conditional
+                && index.methods(key, &f.name).len() == 1
+                && index.trait_impl_methods(key, &f.name).is_empty()
+                && !index.may_be_foreign_method(&f.name)
+        })
+        .collect();
+    // Each may call the others (`rotary_ndims` calls `head_dim`): drop the ones that read
+    // anything else until none is left to drop.
+    let mut free: BTreeSet<String> = candidates.iter().map(|f| f.name.clone()).collect();
+    loop {
+        let reads_else = candidates
+            .iter()
+            .filter(|f| free.contains(&f.name))
+            .find(|f| {
+                let mut uses = SelfUse {
+                    flag,
+                    free: &free,
+                    other_use: false,
+                };
+                uses.visit_block(f.block);
+                uses.other_use
+            })
+            .map(|f| f.name.clone());
+        match reads_else {
+            Some(name) => {
+                free.remove(&name);
+            }
+            None => return free,
+        }
+    }
+}
+
 /// `match &mut self.kv_cache { Kind::A(c) => c.append(&k, &v)?, Kind::B(c) => .. }`: each
 /// arm a variant of one name bound, which the arm names only as the receiver of a
 /// [`KV_CACHE_METHODS`] call. The field's name and its place (whether it is a kv cache is the
@@ -1017,6 +1101,20 @@ fn inert_attributes(attrs: &[syn::Attribute]) -> bool {
             return parsed.is_ok() && inert;
         }
         INERT_ATTRIBUTES.contains(&last.ident.to_string().as_str())
+    })
+}
+
+/// Whether the struct has the fields written: its attributes are derives (which add items
+/// beside it, never change it; `Deserialize` builds values, a matter for
+/// [`inert_attributes`]) or inert.
+fn fields_as_written(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().all(|attr| {
+        attr.path().is_ident("derive")
+            || attr
+                .path()
+                .segments
+                .last()
+                .is_some_and(|last| INERT_ATTRIBUTES.contains(&last.ident.to_string().as_str()))
     })
 }
 
@@ -1457,7 +1555,7 @@ impl LogVisit<'_> {
                         let field = name_of(field);
                         break owner.filter(|key| {
                             self.index.struct_item(key).is_some_and(|(module, item)| {
-                                inert_attributes(&item.attrs)
+                                fields_as_written(&item.attrs)
                                     && matches!(item.fields, syn::Fields::Named(_))
                                     && item.fields.iter().any(|f| {
                                         f.ident.as_ref().is_some_and(|i| name_of(i) == field)
@@ -3459,6 +3557,8 @@ impl<'a> Ctor<'a> {
             root: &'p str,
             last: &'p str,
             count: usize,
+            /// The config's own `&self` methods that read no flag (`cfg.head_dim()`).
+            reading: &'p BTreeSet<String>,
         }
         fn pure_chain(f: &syn::ExprField) -> bool {
             match &*f.base {
@@ -3490,6 +3590,11 @@ impl<'a> Ctor<'a> {
                 if bare_root && m.method == "clone" && m.args.is_empty() {
                     return;
                 }
+                // StableLM's `cfg.head_dim()`: reads other fields only.
+                if bare_root && self.reading.contains(&name_of(&m.method)) {
+                    m.args.iter().for_each(|arg| self.visit_expr(arg));
+                    return;
+                }
                 syn::visit::visit_expr_method_call(self, m);
             }
             fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
@@ -3510,11 +3615,17 @@ impl<'a> Ctor<'a> {
             }
         }
         let root = path.split('.').next().unwrap_or_default().to_string();
+        // Only for a flag of the config itself: a method may read a nested struct whole.
+        let reading = match between.is_empty() {
+            true => flag_free_methods(self.index, &root_key, last),
+            false => BTreeSet::new(),
+        };
         let mut mentions = Mentions {
             path: &path,
             root: &root,
             last,
             count: 0,
+            reading: &reading,
         };
         mentions.visit_block(self.def.block);
         if mentions.count == 1 && self.flag_read_elsewhere(last, &[&root_key, &key]) {
@@ -3556,9 +3667,23 @@ impl<'a> Ctor<'a> {
         struct Reads<'n> {
             name: &'n str,
             own_methods: bool,
+            /// A method of the config other crates may call with any value: its
+            /// `self.use_flash_attn = use_flash_attn` sets the flag, testing nothing.
+            public_setter: bool,
             reads: usize,
         }
         impl<'ast> Visit<'ast> for Reads<'_> {
+            fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+                let sets_flag = matches!(strip(&a.left), syn::Expr::Field(f)
+                    if matches!(&f.member, syn::Member::Named(ident) if name_of(ident) == self.name)
+                        && matches!(strip(&f.base), syn::Expr::Path(p)
+                            if p.qself.is_none() && p.path.is_ident("self")));
+                if self.public_setter && sets_flag && single_ident(&a.right).is_some() {
+                    self.visit_expr(&a.right);
+                    return;
+                }
+                syn::visit::visit_expr_assign(self, a);
+            }
             fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
                 let named = matches!(&f.member, syn::Member::Named(ident)
                     if name_of(ident) == self.name);
@@ -3695,6 +3820,11 @@ impl<'a> Ctor<'a> {
             let mut reads = Reads {
                 name,
                 own_methods: def.owner.is_some() && def.owner == self.def.owner,
+                public_setter: def
+                    .owner
+                    .as_deref()
+                    .is_some_and(|owner| configs.contains(&owner))
+                    && callable_by_other_crates(self.index, def),
                 reads: 0,
             };
             reads.visit_block(def.block);

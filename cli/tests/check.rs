@@ -9249,6 +9249,31 @@ fn a_flag_some_caller_may_rule_out_leaves_the_branches_silent() {
     );
 }
 
+/// StableLM's config holds its flag `pub(crate)`, set by a preset and a setter taking it, and
+/// derives `Deserialize`; its attention's constructor calls the config's own methods
+/// (`cfg.head_dim()`, `cfg.rotary_ndims()`), which read other fields. Both branches of `if
+/// self.use_flash_attn` were silent (the method calls taken as possible tests of the flag, the
+/// setter's assignment as a change of every field of the name): the path without flash
+/// attention is reported now. A config method that reads the flag (through another), or a
+/// setter that fixes one value, still leaves the branches silent.
+#[test]
+fn a_config_flag_beside_the_configs_own_reading_methods_leaves_both_branches_reported() {
+    let source =
+        std::fs::read_to_string(fixture("parameter-flag").join("config_methods.rs")).unwrap();
+    let dir = scratch_crate("config-methods", &source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::matmul` takes `rhs: f16[..]` (the dtype of `self`), but `v` is \
+             `f32[B, H, T, D]` here",
+            "--> src/lib.rs:57:48",
+        ],
+        "{stderr}"
+    );
+}
+
 /// A constructor's choice of layer functions (stable_lm's `let linear_layer = if
 /// cfg.use_qkv_bias { linear } else { linear_no_bias };`) builds the layer every choice builds
 /// alike: its output is known, and a certain mismatch after it reported. Choices that build
