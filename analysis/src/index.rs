@@ -1917,6 +1917,79 @@ impl Index {
         (negates(&p, &q) || negates(&q, &p)).then_some(fns.as_slice())
     }
 
+    /// Whether the body of `id` names a crate its package does not declare
+    /// (`candle_flash_attn::flash_attn(..)` under `#[cfg(feature = "flash-attn")]` in a package
+    /// without that dependency): no build compiles it, so a twin of it under the other `cfg`
+    /// is the one compiled in. Only where the package's manifest gave the crate's
+    /// dependencies and nothing in the crate may bring the name otherwise (a `use`, a glob
+    /// out of sight, an item a macro makes, an `extern crate`, an item in the body).
+    pub fn names_an_undeclared_crate(&self, id: FnId) -> bool {
+        struct FirstSegments(Vec<String>, bool);
+        impl<'ast> syn::visit::Visit<'ast> for FirstSegments {
+            fn visit_path(&mut self, path: &'ast syn::Path) {
+                if path.segments.len() > 1 {
+                    self.0.push(name_of(&path.segments[0].ident));
+                }
+                syn::visit::visit_path(self, path);
+            }
+            fn visit_item(&mut self, _: &'ast syn::Item) {
+                self.1 = true;
+            }
+            fn visit_macro(&mut self, _: &'ast syn::Macro) {
+                self.1 = true;
+            }
+        }
+        let f = &self.fns[id];
+        let m = &self.modules[f.module];
+        let info = &self.crates[m.krate];
+        if !info.root_known
+            || m.opaque
+            || self.hidden_items.contains(&m.krate)
+            || self.unknown_glob(f.module, 0)
+        {
+            return false;
+        }
+        let mut firsts = FirstSegments(Vec::new(), false);
+        syn::visit::Visit::visit_block(&mut firsts, f.block);
+        if firsts.1 {
+            return false;
+        }
+        let extern_crates = self.crate_sources(f.module).iter().any(|file| {
+            #[derive(Default)]
+            struct ExternCrates(bool);
+            impl<'ast> syn::visit::Visit<'ast> for ExternCrates {
+                fn visit_item_extern_crate(&mut self, _: &'ast syn::ItemExternCrate) {
+                    self.0 = true;
+                }
+            }
+            let mut found = ExternCrates::default();
+            syn::visit::Visit::visit_file(&mut found, *file);
+            found.0
+        });
+        const BUILT_IN: &[&str] = &[
+            "std",
+            "core",
+            "alloc",
+            "proc_macro",
+            "test",
+            "crate",
+            "self",
+            "super",
+            "Self",
+        ];
+        !extern_crates
+            && firsts.0.iter().any(|name| {
+                !BUILT_IN.contains(&name.as_str())
+                    && !info.externs.contains_key(name)
+                    && info.lib_name.as_deref() != Some(name.as_str())
+                    && !self.may_import(f.module, name)
+                    && matches!(
+                        self.resolve(f.module, std::slice::from_ref(name)),
+                        Resolved::Unknown
+                    )
+            })
+    }
+
     /// Whether `module` is `ancestor` or lies inside it.
     pub fn within(&self, mut module: ModId, ancestor: ModId) -> bool {
         loop {

@@ -143,13 +143,22 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
 /// The crate names a package's code may use, from its dependency tables.
 fn externs_of(table: &toml::Table) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();
-    for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
-        let Some(deps) = table.get(section).and_then(|d| d.as_table()) else {
-            continue;
-        };
-        for (key, value) in deps {
-            let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
-            names.insert(key.replace('-', "_"), real.replace('-', "_"));
+    // The package's own tables, and each `[target.'cfg(..)'.*]`'s.
+    let targets = table.get("target").and_then(|t| t.as_table());
+    let tables = std::iter::once(table).chain(
+        targets
+            .into_iter()
+            .flat_map(|targets| targets.values().filter_map(|t| t.as_table())),
+    );
+    for table in tables {
+        for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            let Some(deps) = table.get(section).and_then(|d| d.as_table()) else {
+                continue;
+            };
+            for (key, value) in deps {
+                let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
+                names.insert(key.replace('-', "_"), real.replace('-', "_"));
+            }
         }
     }
     names

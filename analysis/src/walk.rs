@@ -5448,6 +5448,10 @@ impl<'a> Walker<'a> {
                 let mut failure = None;
                 let mut completes = false;
                 for &id in twins {
+                    // A twin that names a crate the package does not declare never compiles.
+                    if self.index.names_an_undeclared_crate(id) {
+                        continue;
+                    }
                     let (value, failed) = match self.inline_twin(id, &args) {
                         Some((value, failed)) => (value, failed),
                         None => (Value::tensor_unknown(), None),
@@ -5466,10 +5470,21 @@ impl<'a> Walker<'a> {
                 // One twin certainly fails and the other never returns (candle-flash-attn's
                 // kernel given `k` of another dtype, and the stub without the feature): the
                 // call never succeeds, and the failure is said at the argument it is of.
+                let failed = failure.is_some();
                 if !completes && let Some((id, (mismatch, given))) = failure {
                     self.report_helper_failure(id, &mismatch, &given, &args, &arg_exprs);
                 }
                 match joined {
+                    // Each twin compiled in never returns (the stub of a package without
+                    // candle-flash-attn): nor does the call.
+                    Value::Never
+                        if !failed
+                            && twins
+                                .iter()
+                                .any(|&id| self.index.names_an_undeclared_crate(id)) =>
+                    {
+                        Value::Never
+                    }
                     Value::Never => Value::tensor_unknown(),
                     value => value,
                 }

@@ -2311,9 +2311,12 @@ fn widen(vb: VarBuilder) -> Result<Attention> {{
 
 /// candle-transformers' `flash_attn` twins (with the feature, candle-flash-attn's; without,
 /// `unimplemented!`): one of them is compiled in, so the call is the joined value of both
-/// followed, `q`'s shape, and the attention's output after them is known. Where the crate
-/// does not declare candle-flash-attn, nothing is claimed of it. From candle's llama, which
-/// imports `Module` from candle-nn (`impl candle::Module for Linear` is the same trait).
+/// followed, `q`'s shape, and the attention's output after them is known. Where the package
+/// does not declare candle-flash-attn, no build compiles the feature's twin: the stub is the
+/// one compiled in, the flash path never returns, and the output is the other path's (it was
+/// unknown, and a new user's trial found a missing reshape after it silent). From candle's
+/// llama, which imports `Module` from candle-nn (`impl candle::Module for Linear` is the same
+/// trait).
 #[test]
 fn flash_attn_twins_give_qs_shape_and_candle_nns_module_is_candles() {
     let dir = scratch("flash-twins");
@@ -2392,7 +2395,7 @@ pub fn run(p: &crate::Proj, x: &Tensor) -> candle_core::Result<Tensor> {
     let (code, stdout, stderr) = run(&dir, &["shapes", "src/model.rs:run"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(rows(&stdout), ["7 y f32[..] forward"], "{stdout}");
-    // Without candle-flash-attn among the dependencies, the feature's twin says nothing.
+    // Without candle-flash-attn among the dependencies, the feature's twin never compiles.
     std::fs::write(
         dir.join("Cargo.toml"),
         manifest
@@ -2404,7 +2407,25 @@ pub fn run(p: &crate::Proj, x: &Tensor) -> candle_core::Result<Tensor> {
     )
     .unwrap();
     let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:attention"]);
-    assert!(rows(&stdout).contains(&"27 y ? if".to_string()), "{stdout}");
+    assert!(
+        rows(&stdout).contains(&"27 y f32[B, H, T, D] if".to_string()),
+        "{stdout}"
+    );
+    // The tail after the `if` is checked: a rank-3 output where rank 4 comes out.
+    let rank_bug = source
+        .replace("    Ok(y)\n}", "    Ok(y.flatten_from(2)?)\n}")
+        .replace(
+            "v: f32[B, H, S, D])]",
+            "v: f32[B, H, S, D], return: f32[B, H, T, D])]",
+        );
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        format!("{rank_bug}\npub mod model;\n"),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("rank 3 given, rank 4 expected"), "{stderr}");
 }
 
 /// From a review: outside its module, a private inherent method is no candidate (rustc looks
