@@ -1963,7 +1963,7 @@ impl Index {
                 }
             }
             let mut found = ExternCrates::default();
-            syn::visit::Visit::visit_file(&mut found, *file);
+            syn::visit::Visit::visit_file(&mut found, file);
             found.0
         });
         const BUILT_IN: &[&str] = &[
