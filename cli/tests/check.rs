@@ -914,6 +914,10 @@ fn a_crate_enum_of_kv_caches_grows_on_the_dim_its_constructors_gave() {
         ],
         "{stderr}"
     );
+    assert!(
+        stderr.contains("= help: positions on dim 1 run from 0 to `KVH - 1`, the last one"),
+        "{stderr}"
+    );
     // The cache replaced through the `match`, in another method: the dim it grows on is any.
     let replaced = KV_CACHE_ENUM.replace(
         "KvCache::Normal(c) => c.reset(),",

@@ -188,6 +188,13 @@ pub enum Help {
     },
     /// Swap the last two dims: `&w.t()?`.
     Transpose,
+    /// An index past its dim: the positions there (`0` to `T - 1`).
+    LastIndex {
+        /// The dim indexed.
+        dim: usize,
+        /// Its last position, as a size is written (`T - 1`).
+        last: String,
+    },
 }
 
 /// A call that is certain to fail at run time, with what a compile error needs to say why.
@@ -306,6 +313,9 @@ impl Mismatch {
                 fix(format!("to_dtype(DType::{dtype:?})"))
             ),
             Help::Transpose => format!("transpose it: {}", fix("t()".to_string())),
+            Help::LastIndex { dim, last } => {
+                format!("positions on dim {dim} run from 0 to `{last}`, the last one")
+            }
         })
     }
 }

@@ -1305,7 +1305,8 @@ impl Call<'_> {
                     let end = item.size().add(Dim::lit(1));
                     let within = Relation::new(end.clone(), Cmp::Le, size.clone());
                     if self.facts.decide(&within) == Some(false) {
-                        return Err(position_error(
+                        let last = size.clone().sub(Dim::lit(1));
+                        let mut mismatch = position_error(
                             &self.op,
                             0,
                             format!("index: below {size} on dim {i}"),
@@ -1315,7 +1316,12 @@ impl Call<'_> {
                                 end,
                                 size,
                             },
-                        ));
+                        );
+                        mismatch.help = Some(Help::LastIndex {
+                            dim: i,
+                            last: last.to_string(),
+                        });
+                        return Err(mismatch);
                     }
                 }
                 // candle narrows `start..end` (`narrow(start, end - start)`): an end certainly
