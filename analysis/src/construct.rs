@@ -438,7 +438,13 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
         kv_cache_fields: item
             .fields
             .iter()
-            .filter(|f| is_kv_cache(index, module, &f.ty) || is_kv_cache_enum(index, module, &f.ty))
+            .filter(|f| is_kv_cache(index, module, &f.ty))
+            .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
+            .collect(),
+        kv_cache_enum_fields: item
+            .fields
+            .iter()
+            .filter(|f| is_kv_cache_enum(index, module, &f.ty))
             .filter_map(|f| Some(name_of(f.ident.as_ref()?)))
             .collect(),
         layer_fields: item
@@ -1213,6 +1219,10 @@ struct Scan<'a> {
     tensor_fields: BTreeSet<String>,
     /// The struct's fields of a candle-nn kv cache's type.
     kv_cache_fields: BTreeSet<String>,
+    /// Its fields of one of the crate's enums of candle-nn kv caches (see
+    /// [`is_kv_cache_enum`]): changed but by a `match` whose arms only append to or reset
+    /// the cache they bind (the enum's own methods of those names may do anything).
+    kv_cache_enum_fields: BTreeSet<String>,
     /// The struct's fields of a candle-nn layer's type, with the type's name (`RmsNorm`).
     layer_fields: BTreeMap<String, String>,
     /// The struct's fields of one of the crate's (non-generic, named-field) structs, each with
@@ -1252,6 +1262,9 @@ struct FileLog {
     /// Calls of a [`KV_CACHE_METHODS`] name on a field, by the field's name and the place:
     /// a change except where that field is a kv cache.
     kv_cache_receivers: BTreeSet<(String, Place)>,
+    /// Fields a `match` of [`kv_cache_arms`] borrows mutably, by name and place: a change
+    /// except where that field is a kv cache or an enum of them.
+    kv_cache_arm_receivers: BTreeSet<(String, Place)>,
     /// Calls of a [`LAYER_METHODS`] name on a field, by the field's name, the method's and
     /// the place: a change except where that field is a candle-nn layer with that method.
     layer_method_receivers: BTreeSet<(String, String, Place)>,
@@ -1386,6 +1399,12 @@ fn replay(scan: &mut Scan<'_>, log: &FileLog, own: bool) {
     for (field, (place, root)) in &log.tensor_method_receivers {
         // `self.pos.broadcast_as(..)` of a `Tensor` field: candle's own method.
         if !scan.tensor_fields.contains(field) {
+            changes_place(scan, place, root.as_deref());
+        }
+    }
+    for (field, (place, root)) in &log.kv_cache_arm_receivers {
+        // `match &mut self.kv_cache { Kind::A(c) => c.append(..)?, .. }` of an enum of caches.
+        if !scan.kv_cache_fields.contains(field) && !scan.kv_cache_enum_fields.contains(field) {
             changes_place(scan, place, root.as_deref());
         }
     }
@@ -1895,7 +1914,7 @@ impl Visit<'static> for LogVisit<'_> {
         // arm's cache only appended to or reset, as a kv cache field's own would be.
         if let Some((field, place)) = kv_cache_arms(m) {
             self.log
-                .kv_cache_receivers
+                .kv_cache_arm_receivers
                 .insert((field, self.place(place)));
             for arm in &m.arms {
                 self.visit_expr(&arm.body);
@@ -4402,98 +4421,49 @@ fn on_a_public_path(index: &Index, f: &FnDef) -> bool {
 /// answers no.
 const BUILDABLE_DEPTH: usize = 4;
 
-/// Whether other crates can build a value of each of `f`'s parameters' types.
+/// Whether other crates can build a value of each of `f`'s parameters' types. A generic
+/// function, or a method of a generic `impl`, is never taken to be (its bounds may be sealed).
 fn arguments_buildable_by_other_crates(index: &Index, f: &FnDef, depth: usize) -> bool {
-    let mut generics = generic_names(&f.sig.generics);
-    generics.extend(f.impl_generics.iter().cloned());
-    f.sig.inputs.iter().all(|input| match input {
-        syn::FnArg::Receiver(_) => true,
-        syn::FnArg::Typed(typed) => {
-            let bounds_known = generic_bounds_external(index, f.module, &f.sig.generics);
-            buildable_by_other_crates(index, f.module, &generics, bounds_known, &typed.ty, depth)
-        }
-    })
-}
-
-/// Whether every trait bound of `generics` (and their `where` clause) is another crate's or
-/// std's: a bound on a trait of the crate read may be sealed, so that no other crate has a
-/// type to pass.
-fn generic_bounds_external(index: &Index, module: ModId, generics: &syn::Generics) -> bool {
-    let bound_external = |bound: &syn::TypeParamBound| match bound {
-        syn::TypeParamBound::Trait(t) => trait_external(index, module, &t.path),
-        syn::TypeParamBound::Lifetime(_) => true,
-        _ => false,
-    };
-    let params = generics.params.iter().all(|param| match param {
-        syn::GenericParam::Type(t) => t.bounds.iter().all(bound_external),
-        _ => true,
-    });
-    let clauses = generics.where_clause.iter().all(|w| {
-        w.predicates.iter().all(|p| match p {
-            syn::WherePredicate::Type(t) => t.bounds.iter().all(bound_external),
-            _ => true,
+    generic_names(&f.sig.generics).is_empty()
+        && f.impl_generics.is_empty()
+        && f.sig.inputs.iter().all(|input| match input {
+            syn::FnArg::Receiver(_) => true,
+            syn::FnArg::Typed(typed) => {
+                buildable_by_other_crates(index, f.module, &typed.ty, depth)
+            }
         })
-    });
-    params && clauses
 }
 
-/// Whether the trait `path` names, in `module`, is another crate's or one of std's prelude.
-fn trait_external(index: &Index, module: ModId, path: &syn::Path) -> bool {
-    const PRELUDE_TRAITS: &[&str] = &[
-        "AsRef",
-        "AsMut",
-        "Into",
-        "From",
-        "Clone",
-        "Copy",
-        "Send",
-        "Sync",
-        "Sized",
-        "Fn",
-        "FnMut",
-        "FnOnce",
-        "Iterator",
-        "IntoIterator",
-        "ToString",
-        "Default",
-        "Debug",
-        "Display",
-        "PartialEq",
-        "Eq",
-        "PartialOrd",
-        "Ord",
-        "Hash",
-    ];
-    match index.resolve(module, &path_segments(path)) {
-        Resolved::External(_) => true,
-        Resolved::Unknown => {
-            path.segments.len() == 1
-                && PRELUDE_TRAITS.contains(&name_of(&path.segments[0].ident).as_str())
-                && !index.may_import(module, &name_of(&path.segments[0].ident))
-        }
-        _ => false,
+/// The type arguments of a path's last segment (lifetimes left out); `None` for other
+/// arguments (`Fn(A) -> B`, associated types, constants).
+fn type_arguments(path: &syn::Path) -> Option<Vec<&syn::Type>> {
+    match &path.segments.last()?.arguments {
+        syn::PathArguments::None => Some(Vec::new()),
+        syn::PathArguments::AngleBracketed(args) => args
+            .args
+            .iter()
+            .filter(|arg| !matches!(arg, syn::GenericArgument::Lifetime(_)))
+            .map(|arg| match arg {
+                syn::GenericArgument::Type(ty) => Some(ty),
+                _ => None,
+            })
+            .collect(),
+        syn::PathArguments::Parenthesized(_) => None,
     }
 }
 
-/// Whether other crates can build a value of `ty`, written in `module`: a primitive, another
-/// crate's type, a reference to or a container of such (an `Option`, a `Vec` or a slice may be
-/// empty), a generic parameter whose bounds are other crates' traits, or a `pub` type of the
-/// crate with `pub` fields of such types, an enum with a variant of such, a derive (`Default`,
-/// `Deserialize`) or a constructor other crates may call. Anything else: no.
-fn buildable_by_other_crates(
-    index: &Index,
-    module: ModId,
-    generics: &[String],
-    bounds_external: bool,
-    ty: &syn::Type,
-    depth: usize,
-) -> bool {
+/// Whether other crates can build a value of `ty`, written in `module`. Only what is sure to
+/// be: std's primitives and `String`; an `Option` (`None`), a `Vec`, a map or a set (empty),
+/// a slice behind a reference (`&[]`), `PhantomData`; a `Box`, `Arc`, `Rc`, `RefCell`,
+/// `Cell`, `Mutex` or `RwLock` of such, a reference to, tuple or array of such; a type of
+/// candle's crates without type arguments (`VarBuilder`, `Device`); a type of the crate read
+/// for which [`type_buildable`] holds. Anything else (a generic, `impl Trait`, another
+/// crate's type, `Infallible`): no.
+fn buildable_by_other_crates(index: &Index, module: ModId, ty: &syn::Type, depth: usize) -> bool {
     if depth > BUILDABLE_DEPTH {
         return false;
     }
-    let again = |ty: &syn::Type| {
-        buildable_by_other_crates(index, module, generics, bounds_external, ty, depth + 1)
-    };
+    let again = |ty: &syn::Type| buildable_by_other_crates(index, module, ty, depth + 1);
     match ty {
         syn::Type::Reference(r) => match &*r.elem {
             syn::Type::Slice(_) => true,
@@ -4503,36 +4473,69 @@ fn buildable_by_other_crates(
         syn::Type::Group(g) => again(&g.elem),
         syn::Type::Tuple(t) => t.elems.iter().all(again),
         syn::Type::Array(a) => again(&a.elem),
-        syn::Type::BareFn(_) | syn::Type::Never(_) => true,
-        syn::Type::ImplTrait(t) => t.bounds.iter().all(|bound| match bound {
-            syn::TypeParamBound::Trait(t) => trait_external(index, module, &t.path),
-            syn::TypeParamBound::Lifetime(_) => true,
-            _ => false,
-        }),
         syn::Type::Path(p) if p.qself.is_none() => {
+            let Some(arguments) = type_arguments(&p.path) else {
+                return false;
+            };
             let segments = path_segments(&p.path);
-            if let [name] = segments.as_slice() {
-                if generics.contains(name) {
-                    return bounds_external;
+            let resolved = index.resolve(module, &segments);
+            // std's prelude, where the module brings no other item of the name.
+            let prelude = matches!(resolved, Resolved::Unknown)
+                && segments.len() == 1
+                && !index.may_import(module, &segments[0]);
+            let std_path = match (&resolved, prelude) {
+                (_, true) => Some(segments[0].as_str()),
+                (Resolved::External(path), _)
+                    if matches!(
+                        path.first().map(String::as_str),
+                        Some("std" | "core" | "alloc")
+                    ) =>
+                {
+                    path.last().map(String::as_str)
                 }
+                _ => None,
+            };
+            if let Some(name) = std_path {
                 const PRIMITIVES: &[&str] = &[
                     "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16",
-                    "i32", "i64", "i128", "isize", "f32", "f64",
+                    "i32", "i64", "i128", "isize", "f32", "f64", "String", "PathBuf", "Path",
                 ];
-                const EMPTY_OR_STD: &[&str] = &["Option", "Vec", "String"];
-                let shadowed = !matches!(index.resolve(module, &segments), Resolved::Unknown)
-                    || index.may_import(module, name);
-                if !shadowed
-                    && (PRIMITIVES.contains(&name.as_str())
-                        || EMPTY_OR_STD.contains(&name.as_str()))
-                {
-                    return true;
-                }
+                const EMPTY: &[&str] = &[
+                    "Option",
+                    "Vec",
+                    "VecDeque",
+                    "HashMap",
+                    "BTreeMap",
+                    "HashSet",
+                    "BTreeSet",
+                    "PhantomData",
+                ];
+                const HOLDERS: &[&str] =
+                    &["Box", "Arc", "Rc", "RefCell", "Cell", "Mutex", "RwLock"];
+                return match name {
+                    _ if PRIMITIVES.contains(&name) => arguments.is_empty(),
+                    _ if EMPTY.contains(&name) => true,
+                    _ if HOLDERS.contains(&name) => {
+                        matches!(arguments.as_slice(), [held] if again(held))
+                    }
+                    _ => false,
+                };
             }
-            match index.resolve(module, &segments) {
-                // Another crate's type: its own crate decides who builds it.
-                Resolved::External(_) => true,
-                Resolved::Type(key) => type_buildable(index, &key, depth + 1),
+            match resolved {
+                Resolved::External(path) => {
+                    matches!(
+                        path.first().map(String::as_str),
+                        Some(
+                            "candle_core"
+                                | "candle_nn"
+                                | "candle_transformers"
+                                | "candle_contracts"
+                        )
+                    ) && arguments.is_empty()
+                }
+                Resolved::Type(key) => {
+                    arguments.is_empty() && type_buildable(index, &key, depth + 1)
+                }
                 _ => false,
             }
         }
@@ -4540,54 +4543,147 @@ fn buildable_by_other_crates(
     }
 }
 
-/// Whether other crates can build a value of the crate's type `key` (see
-/// [`buildable_by_other_crates`]).
+/// Whether a body may stop before it returns a value: a panicking macro (`panic!`,
+/// `unimplemented!`, `todo!`, `unreachable!`, `assert!`..) or a `loop`.
+fn may_diverge(block: &syn::Block) -> bool {
+    struct Diverges(bool);
+    impl<'ast> Visit<'ast> for Diverges {
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.0 |= mac.path.segments.last().is_some_and(|last| {
+                matches!(
+                    name_of(&last.ident).as_str(),
+                    "panic"
+                        | "unimplemented"
+                        | "todo"
+                        | "unreachable"
+                        | "assert"
+                        | "assert_eq"
+                        | "assert_ne"
+                )
+            });
+        }
+        fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {
+            self.0 = true;
+        }
+    }
+    let mut diverges = Diverges(false);
+    diverges.visit_block(block);
+    diverges.0
+}
+
+/// Whether an attribute list holds `#[non_exhaustive]`: other crates build no such value.
+fn non_exhaustive(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| a.path().is_ident("non_exhaustive"))
+}
+
+/// Whether other crates can build a value of the crate's type `key`, one of no generic
+/// parameters, `pub` on a `pub` path and not `#[non_exhaustive]`: a struct of `pub` fields of
+/// types they can build, an enum with a variant of no fields or of one such (not
+/// `#[non_exhaustive]`), a `Default` (derived, or a std `Default` impl that cannot panic) or a
+/// serde `Deserialize` derive, or an associated `pub` function of no generics, without
+/// `self`, that cannot panic, takes what they can build and gives the type itself (`Self`,
+/// `Result<Self>`, `Option<Self>`).
 fn type_buildable(index: &Index, key: &str, depth: usize) -> bool {
     if depth > BUILDABLE_DEPTH {
         return false;
     }
-    // A derive not std's (`Deserialize`) or a `Default` builds it.
-    if index.is_derived(key) || !index.trait_impl_methods(key, "default").is_empty() {
+    let (module, attrs, vis, generics) = match (index.struct_item(key), index.enum_def(key)) {
+        (Some((module, item)), _) => (module, &item.attrs, &item.vis, &item.generics),
+        (None, Some((module, item))) => (module, &item.attrs, &item.vis, &item.generics),
+        (None, None) => return false,
+    };
+    if !matches!(vis, syn::Visibility::Public(_))
+        || !index.modules[module].exported
+        || !generics.params.is_empty()
+        || non_exhaustive(attrs)
+    {
+        return false;
+    }
+    // `#[derive(Default)]`, serde's `#[derive(Deserialize)]`.
+    let derives_a_builder = attrs.iter().any(|attr| {
+        let mut found = false;
+        if attr.path().is_ident("derive") {
+            let _ = attr.parse_nested_meta(|meta| {
+                found |= meta.path.segments.last().is_some_and(|last| {
+                    matches!(name_of(&last.ident).as_str(), "Default" | "Deserialize")
+                });
+                Ok(())
+            });
+        }
+        found
+    });
+    if derives_a_builder {
         return true;
     }
-    if let Some((module, item)) = index.struct_item(key)
-        && matches!(item.vis, syn::Visibility::Public(_))
-        && index.modules[module].exported
-    {
-        let generics = generic_names(&item.generics);
-        let bounds = generic_bounds_external(index, module, &item.generics);
-        if item.fields.iter().all(|field| {
-            matches!(field.vis, syn::Visibility::Public(_))
-                && buildable_by_other_crates(index, module, &generics, bounds, &field.ty, depth)
-        }) {
-            return true;
-        }
+    let std_default = index.trait_impl_methods(key, "default").iter().any(|&id| {
+        let f = &index.fns[id];
+        let std_trait = match &f.trait_of {
+            Some(Resolved::External(path)) => {
+                matches!(path.first().map(String::as_str), Some("std" | "core"))
+                    && path.last().is_some_and(|last| last == "Default")
+            }
+            // The prelude's `Default`, which nothing in the module renames.
+            Some(Resolved::Unknown) => !index.may_import(f.module, "Default"),
+            _ => false,
+        };
+        std_trait && f.sig.inputs.is_empty() && !may_diverge(f.block)
+    });
+    if std_default {
+        return true;
     }
-    // An enum with a variant of no fields, or of one another crate can build.
-    if let Some(item) = index.enum_item(key)
-        && matches!(item.vis, syn::Visibility::Public(_))
-        && item.variants.iter().any(|variant| {
-            variant.fields.is_empty()
-                || index
-                    .variant_payload(key, &name_of(&variant.ident))
-                    .is_some_and(|(module, ty)| {
-                        buildable_by_other_crates(index, module, &[], false, ty, depth)
-                    })
+    if let Some((_, item)) = index.struct_item(key)
+        && item.fields.iter().all(|field| {
+            matches!(field.vis, syn::Visibility::Public(_))
+                && buildable_by_other_crates(index, module, &field.ty, depth)
         })
     {
         return true;
     }
-    // A constructor other crates may call: an associated function without `self` that gives
-    // the type (`Self`, its name, in a `Result` or an `Option`).
-    let type_name = key.rsplit("::").next().unwrap_or(key);
+    if let Some((_, item)) = index.enum_def(key)
+        && item.variants.iter().any(|variant| {
+            !non_exhaustive(&variant.attrs)
+                && (variant.fields.is_empty()
+                    || index
+                        .variant_payload(key, &name_of(&variant.ident))
+                        .is_some_and(|(module, ty)| {
+                            buildable_by_other_crates(index, module, ty, depth)
+                        }))
+        })
+    {
+        return true;
+    }
+    // A constructor: `Self`, the type's own name (resolving to it), or either as the first
+    // type argument of a `Result` or an `Option`.
+    let gives_the_type = |f: &FnDef| {
+        let syn::ReturnType::Type(_, ty) = &f.sig.output else {
+            return false;
+        };
+        let is_the_type = |ty: &syn::Type| match ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                p.path.is_ident("Self")
+                    || (type_arguments(&p.path).is_some_and(|a| a.is_empty())
+                        && matches!(index.resolve(f.module, &path_segments(&p.path)),
+                            Resolved::Type(found) if found == key))
+            }
+            _ => false,
+        };
+        if is_the_type(ty) {
+            return true;
+        }
+        let syn::Type::Path(p) = &**ty else {
+            return false;
+        };
+        let outer = p.path.segments.last().map(|s| name_of(&s.ident));
+        matches!(outer.as_deref(), Some("Result" | "Option"))
+            && type_arguments(&p.path)
+                .is_some_and(|args| args.first().is_some_and(|t| is_the_type(t)))
+    };
     index.inherent_methods(key).into_iter().any(|id| {
         let f = &index.fns[id];
-        let mut names = BTreeSet::new();
-        if let syn::ReturnType::Type(_, ty) = &f.sig.output {
-            idents(&ty.to_token_stream(), &mut names);
-        }
         f.sig.receiver().is_none()
-            && (names.contains("Self") || names.contains(type_name))
+            && !f.conditional
+            && gives_the_type(f)
+            && !may_diverge(f.block)
             && on_a_public_path(index, f)
             && arguments_buildable_by_other_crates(index, f, depth + 1)
     })

@@ -1441,6 +1441,12 @@ impl Index {
         Some(self.enums.get(key)?.as_ref()?.1.0)
     }
 
+    /// [`Index::enum_item`], with the module the enum is written in.
+    pub fn enum_def(&self, key: &str) -> Option<(ModId, &'static syn::ItemEnum)> {
+        let (module, item) = self.enums.get(key)?.as_ref()?;
+        Some((*module, item.0))
+    }
+
     /// The one type a variant holds (`Conv2d(nn::Conv2d)`), and the module the enum is written
     /// in; none for a generic enum (its variants may hold any type) or a variant under an
     /// attribute (`#[cfg(..)]` may compile another of the name).

@@ -932,6 +932,23 @@ fn a_crate_enum_of_kv_caches_grows_on_the_dim_its_constructors_gave() {
     );
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
+    // From a review: the enum's own `reset` (or `append`) replaces the cache, called on the
+    // field as candle-nn's would be.
+    let own_reset = KV_CACHE_ENUM
+        .replace(
+            "impl Attention {\n    pub fn new",
+            "impl KvCache {\n    fn reset(&mut self) {\n        *self = KvCache::Normal(\
+             candle_nn::kv_cache::KvCache::new(1, 64));\n    }\n}\n\nimpl Attention {\n    pub fn new",
+        )
+        .replace(
+            "        match &mut self.kv_cache {\n            KvCache::Normal(c) => c.reset(),\n            \
+             KvCache::Rotating(c) => c.reset(),\n        }",
+            "        self.kv_cache.reset();",
+        );
+    assert!(own_reset.contains("self.kv_cache.reset();") && own_reset.contains("new(1, 64)"));
+    let dir = scratch_crate("kv-cache-enum-own-reset", &own_reset);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
     // A `let` of the `if let` whose value reads the bound size beside the capacity (a
     // cache on dim `w`): nothing is known either.
     let shadowed = KV_CACHE_ENUM.replace(
@@ -9244,14 +9261,15 @@ fn a_flag_some_caller_may_rule_out_leaves_the_branches_silent() {
     // built from a preset given `false` or from `Config::default()`; from a third, a `pub`
     // constructor of a type in a private module, given `Config::default()`; from a fourth, a
     // `pub` constructor other crates cannot call for want of an argument they cannot build (a
-    // sealed `Token`, a struct of a private field, a generic bounded by the crate's own trait).
+    // sealed `Token`, a struct of a private field, a generic bounded by the crate's own trait);
+    // from a fifth, more such arguments (`Arc<Token>`, `#[non_exhaustive]`, `Infallible`, ..).
     let review =
         std::fs::read_to_string(fixture("parameter-flag").join("silent_review2.rs")).unwrap();
     let dir = scratch_crate("parameter-flag-review2", &review);
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("checked 9 contracted functions "),
+        stderr.contains("checked 10 contracted functions "),
         "{stderr}"
     );
     // The chain that is reported in a library, in one other Rust crates cannot link.
