@@ -1880,6 +1880,10 @@ impl<'a> Walker<'a> {
             },
             syn::Type::Paren(p) => again(&p.elem),
             syn::Type::Group(g) => again(&g.elem),
+            // `patch_size: (usize, usize)`: each part by its type.
+            syn::Type::Tuple(t) if !t.elems.is_empty() => {
+                Kind::Tuple(t.elems.iter().map(again).collect())
+            }
             // `[Block; 12]`, `[Block]`: the crate's values, each a place.
             syn::Type::Array(syn::TypeArray { elem, .. })
             | syn::Type::Slice(syn::TypeSlice { elem, .. }) => match again(elem) {

@@ -964,6 +964,36 @@ fn a_crate_enum_of_kv_caches_grows_on_the_dim_its_constructors_gave() {
     );
 }
 
+/// dinov2's `let (patch_h, patch_w) = self.patch_size;` of a `patch_size: (usize, usize)`
+/// field: two sizes, not tensors of unknown shape (a new user's count took them for tensors).
+#[test]
+fn a_tuple_field_of_sizes_gives_sizes() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct PatchEmbed {
+    patch_size: (usize, usize),
+}
+
+#[contract]
+impl PatchEmbed {
+    #[contract(xs: f32[B, C, H, W])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (patch_h, patch_w) = self.patch_size;
+        xs.narrow(2, 0, patch_h)?.narrow(3, 0, patch_w)
+    }
+}
+";
+    let dir = scratch_crate("tuple-field", source);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:PatchEmbed::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["12 patch_h = _", "12 patch_w = _"],
+        "{stdout}"
+    );
+}
+
 /// A `Linear` or a norm whose weight nothing states may be hand-built with a bias (or a norm
 /// weight) of any rank, which candle-nn broadcasts onto the output: `Linear::new(w, Some(b))`
 /// with `b: [2, 1, 3]` makes `[T, 4] -> [2, T, 3]`. Nothing is certain of its output (the
