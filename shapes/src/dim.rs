@@ -662,6 +662,35 @@ impl fmt::Display for Operand<'_> {
     }
 }
 
+/// `(A + e) * (B + d)` where `poly` is `A * B + d * A + e * B + d * e` of two single factors
+/// `A` and `B` (a symbol, a quotient) and `d`, `e` not 0: the two, for display.
+fn bilinear_factors(poly: &Poly) -> Option<(Dim, Dim)> {
+    if poly.terms.len() != 4 {
+        return None;
+    }
+    let constant = *poly.terms.get(&Vec::new())?;
+    let singles: Vec<(&Monomial, i128)> = poly
+        .terms
+        .iter()
+        .filter(|(m, _)| m.len() == 1)
+        .map(|(m, c)| (m, *c))
+        .collect();
+    let [(a, d), (b, e)] = singles.as_slice() else {
+        return None;
+    };
+    let mut product: Monomial = a.iter().chain(b.iter()).cloned().collect();
+    product.sort();
+    if poly.terms.get(&product) != Some(&1) || d.checked_mul(*e) != Some(constant) {
+        return None;
+    }
+    let part = |m: &Monomial, c: i128| {
+        Dim::Known(Poly {
+            terms: BTreeMap::from([(m.clone(), 1), (Vec::new(), c)]),
+        })
+    };
+    Some((part(a, *e), part(b, *d)))
+}
+
 impl fmt::Display for Dim {
     /// As a contract writes it: `N + 1`, `2 * C`, `N * T`, `H / 2`, `_` for unknown.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -670,6 +699,10 @@ impl fmt::Display for Dim {
         };
         if poly.terms.is_empty() {
             return f.write_str("0");
+        }
+        // A ViT's patch count, `((H - P) / P + 1) * ((W - P) / P + 1)`, as written.
+        if let Some((a, b)) = bilinear_factors(poly) {
+            return write!(f, "({a}) * ({b})");
         }
         // Terms with symbols first, the constant last: `N + 1`, `C - 1`.
         let mut terms: Vec<_> = poly.terms.iter().filter(|(m, _)| !m.is_empty()).collect();
@@ -712,6 +745,37 @@ mod tests {
 
     fn n() -> Dim {
         Dim::symbol("N")
+    }
+
+    #[test]
+    fn a_product_of_two_sums_is_written_as_one() {
+        let m = Dim::symbol("M");
+        let patches = |size: &str| {
+            Dim::symbol(size)
+                .sub(Dim::lit(16))
+                .div(Dim::lit(16))
+                .add(Dim::lit(1))
+        };
+        assert_eq!(
+            patches("H").mul(patches("W")).to_string(),
+            "((H - 16) / 16 + 1) * ((W - 16) / 16 + 1)"
+        );
+        assert_eq!(
+            n().sub(Dim::lit(1))
+                .mul(m.clone().sub(Dim::lit(2)))
+                .to_string(),
+            "(M - 2) * (N - 1)"
+        );
+        // Not of that form: written term by term.
+        assert_eq!(n().mul(m.clone()).add(n()).to_string(), "M * N + N");
+        assert_eq!(
+            n().mul(m.clone())
+                .add(n())
+                .add(m)
+                .add(Dim::lit(2))
+                .to_string(),
+            "M + M * N + N + 2"
+        );
     }
 
     #[test]
