@@ -3029,7 +3029,10 @@ impl<'a> Walker<'a> {
         // `Some`, with its clause's dims, so the branch runs for some call. (Where it is
         // `None`, what needs a dim only it binds is unchecked: `else` stays quiet.)
         let some_argument = match &*i.cond {
-            syn::Expr::Let(l) => self.is_some_pattern(&l.pat) && self.is_option_argument(&l.expr),
+            syn::Expr::Let(l) => {
+                (self.is_some_pattern(&l.pat) && self.is_option_argument(&l.expr))
+                    || (self.is_any_some_pattern(&l.pat) && self.is_option_field_set_here(&l.expr))
+            }
             _ => false,
         };
         // `if let Some((prev_k, prev_v)) = &self.kv_cache`: the `else` branch is where the
@@ -3400,6 +3403,85 @@ impl<'a> Walker<'a> {
             && !self.relation_on_optional_dims(&name)
     }
 
+    /// `&self.kv_cache` of an `Option` field under its clause (`self.kv_cache?.0: f32[_, KVH,
+    /// P, HD]`), read here first, that this body itself sets to `Some(..)` in a statement of
+    /// its own (olmo2's `self.kv_cache = Some((key_states.clone(), value_states.clone()));`
+    /// after the `match`): after one call, the next takes the `Some` arm, so it runs for some
+    /// call, as an `Option` argument's does. Only in the function's own walk behind `&mut
+    /// self`, outside closures and loops, and where no relation or fact of the contract names a
+    /// dim only the field's clauses bind (it might rule the cached sizes out).
+    fn is_option_field_set_here(&self, expr: &syn::Expr) -> bool {
+        let view = option_view(expr);
+        let syn::Expr::Field(field) = view else {
+            return false;
+        };
+        let Some(base) = subject_text(view).filter(|base| {
+            base.strip_prefix("self.")
+                .is_some_and(|rest| !rest.contains(['.', '(', '?', '[']))
+        }) else {
+            return false;
+        };
+        let optional = format!("{base}?");
+        let as_found = matches!(self.subjects.get(&base),
+            Some((Value::Optional(_), Some(Origin::Clause(origin)))) if *origin == optional);
+        if !as_found
+            || !self.self_mut
+            || !self.inlined.is_empty()
+            || self.closures > 0
+            || self.loop_passes > 0
+            || !first_use_of_field(self.f.block, field, true)
+        {
+            return false;
+        }
+        // `self.kv_cache = Some(..);` among the body's own statements.
+        let sets_some = self.f.block.stmts.iter().any(|stmt| {
+            let syn::Stmt::Expr(syn::Expr::Assign(assign), Some(_)) = stmt else {
+                return false;
+            };
+            subject_text(&assign.left).as_deref() == Some(base.as_str())
+                && matches!(unparen(&assign.right), syn::Expr::Call(call)
+                    if matches!(unparen(&call.func), syn::Expr::Path(p)
+                        if p.qself.is_none() && p.path.is_ident("Some"))
+                        && self.is_primitive("Some"))
+        });
+        if !sets_some {
+            return false;
+        }
+        // The dims only the field's clauses bind: none may meet a relation or a fact.
+        let symbols =
+            |dim: &Dim| -> Vec<String> { dim.symbols().into_iter().map(str::to_string).collect() };
+        let shape_symbols = |spec: &TensorType| -> Vec<String> {
+            spec.shape
+                .front()
+                .iter()
+                .chain(spec.shape.back())
+                .flat_map(symbols)
+                .collect()
+        };
+        let mut own = BTreeSet::new();
+        let mut clauses_elsewhere = BTreeSet::new();
+        let mut related = BTreeSet::new();
+        for contract in [self.f.contract, &self.contract] {
+            for clause in &contract.clauses {
+                let subject: String = clause.subject.split_whitespace().collect();
+                match subject.starts_with(&optional) {
+                    true => own.extend(shape_symbols(&clause.spec)),
+                    false => clauses_elsewhere.extend(shape_symbols(&clause.spec)),
+                }
+            }
+            for relation in &contract.relations {
+                related.extend(symbols(&relation.lhs));
+                related.extend(symbols(&relation.rhs));
+            }
+            for (name, value) in &contract.facts {
+                related.insert(name.clone());
+                related.extend(symbols(value));
+            }
+        }
+        own.difference(&clauses_elsewhere)
+            .all(|name| !related.contains(name))
+    }
+
     /// Whether a relation or fact of the contract names a dim that only the clause of the
     /// `Option` argument `name` binds (no clause of an argument that is always given does).
     fn relation_on_optional_dims(&self, name: &str) -> bool {
@@ -3619,8 +3701,9 @@ impl<'a> Walker<'a> {
                         .iter()
                         .any(|arm| crate::index::is_conditional(&arm.attrs))
                     && arm.guard.is_none()
-                    && self.is_some_pattern(&arm.pat)
-                    && self.is_option_argument(&m.expr)
+                    && ((self.is_some_pattern(&arm.pat) && self.is_option_argument(&m.expr))
+                        || (self.is_any_some_pattern(&arm.pat)
+                            && self.is_option_field_set_here(&m.expr)))
             });
         // `None => .., Some((prev_k, prev_v)) => ..` of `&self.kv_cache` (either order, or
         // `Some(..) => .., _ => ..`): the sizes of an absent cache in the `None` arm.

@@ -964,6 +964,76 @@ fn a_crate_enum_of_kv_caches_grows_on_the_dim_its_constructors_gave() {
     );
 }
 
+/// olmo2's attention caches its keys in an `Option` field under its clause, and sets it
+/// `Some` in the body after the `match &self.kv_cache`: the next call takes the `Some` arm, so
+/// a `cat` past the rank there is reported (a new user's trial found it silent). Where the body
+/// never sets the field, or a relation names the cache's own dims, the arm stays quiet.
+const CACHE_ARM: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(kv_cache?.0: f32[_, H, P, D], kv_cache?.1: f32[_, H, P, D])]
+pub struct Attention {
+    kv_cache: Option<(Tensor, Tensor)>,
+}
+
+#[contract]
+impl Attention {
+    #[contract(k: f32[B, H, T, D], v: f32[B, H, T, D])]
+    pub fn forward(&mut self, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let (k, v) = match &self.kv_cache {
+            None => (k.clone(), v.clone()),
+            Some((prev_k, prev_v)) => {
+                let k = Tensor::cat(&[prev_k, k], 4)?;
+                let v = Tensor::cat(&[prev_v, v], 2)?;
+                (k, v)
+            }
+        };
+        self.kv_cache = Some((k.clone(), v.clone()));
+        k.matmul(&v.t()?)
+    }
+}
+";
+
+#[test]
+fn the_some_arm_of_a_cache_the_body_sets_is_reported_in() {
+    let (code, headlines) = check_file("cache-arm", CACHE_ARM);
+    assert_eq!(code, 1);
+    assert_eq!(
+        headlines,
+        [
+            "error: `Tensor::cat` takes `dim`: a dim of `f32[_, H, P, D]`, but `4` is given here",
+            "--> model.rs:16:51",
+        ]
+    );
+    let if_let = CACHE_ARM
+        .replace(
+            "let (k, v) = match &self.kv_cache {\n            None => (k.clone(), v.clone()),\n            \
+             Some((prev_k, prev_v)) => {",
+            "let (k, v) = if let Some((prev_k, prev_v)) = &self.kv_cache {",
+        )
+        .replace(
+            "                (k, v)\n            }\n        };",
+            "                (k, v)\n        } else {\n            (k.clone(), v.clone())\n        };",
+        );
+    assert!(if_let.contains("if let Some"), "{if_let}");
+    assert_eq!(check_file("cache-arm-if-let", &if_let).0, 1);
+    // Never set `Some` here: the arm may never run.
+    let never_set = CACHE_ARM.replace(
+        "        self.kv_cache = Some((k.clone(), v.clone()));\n",
+        "",
+    );
+    assert_eq!(
+        check_file("cache-arm-never-set", &never_set),
+        (0, Vec::new())
+    );
+    // A relation on the cache's own length may rule every cached value out.
+    let related = CACHE_ARM.replace(
+        "#[contract(k: f32[B, H, T, D], v: f32[B, H, T, D])]",
+        "#[contract(k: f32[B, H, T, D], v: f32[B, H, T, D], P == 0)]",
+    );
+    assert_eq!(check_file("cache-arm-related", &related), (0, Vec::new()));
+}
+
 /// dinov2's `let (patch_h, patch_w) = self.patch_size;` of a `patch_size: (usize, usize)`
 /// field: two sizes, not tensors of unknown shape (a new user's count took them for tensors).
 #[test]
