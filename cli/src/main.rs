@@ -466,8 +466,9 @@ fn shapes(target: &str) -> ExitCode {
     let Some(contract) = contract else {
         return ExitCode::SUCCESS;
     };
-    let (_, mut hints, unchecked) =
+    let (findings, mut hints, unchecked) =
         walk_with_unchecked(&index, &sources, Function::of(f, contract));
+    let positive = certain_with_positive_sizes(&index, &sources, f, contract, &findings);
     // In the order of the text, as a reader goes (the walk gives a branch's `let`s before
     // the `let` its value goes to).
     hints.sort_by_key(|h| {
@@ -572,5 +573,98 @@ fn shapes(target: &str) -> ExitCode {
             break;
         }
     }
+    for (line, sizes, message) in positive {
+        let text = format!(
+            "`{sizes}` (line {line}) in the contract would make this a compile error: {message}"
+        );
+        if writeln!(out, "{text}").is_err() {
+            break;
+        }
+    }
     ExitCode::SUCCESS
+}
+
+/// What fails for every size of at least 1 but not for a size of 0 (`E` against `2 * E`):
+/// each such mismatch the walk finds once the contract also states `S >= 1` for each of its
+/// dims, by line, with the relations it needs (the dims its message names) and the message.
+/// The contract's own relations come first; a dim already stated `>= 1` is not named again.
+fn certain_with_positive_sizes(
+    index: &Index,
+    sources: &dyn candle_contracts_analysis::SourceText,
+    f: &candle_contracts_analysis::FnDef,
+    contract: &candle_contracts_shapes::Contract,
+    found: &[candle_contracts_analysis::Finding],
+) -> Vec<(usize, String, String)> {
+    use candle_contracts_shapes::{Cmp, Dim, Relation};
+    let mut names: Vec<String> = Vec::new();
+    for clause in &contract.clauses {
+        let shape = &clause.spec.shape;
+        for dim in shape.front().iter().chain(shape.back()) {
+            for name in dim.symbols() {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+    }
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let with_sizes = |sizes: &[&String]| {
+        let mut positive = contract.clone();
+        for name in sizes {
+            positive.relations.push(Relation::new(
+                Dim::symbol(name.as_str()),
+                Cmp::Ge,
+                Dim::lit(1),
+            ));
+        }
+        positive
+    };
+    let same = |a: &candle_contracts_analysis::Finding, b: &candle_contracts_analysis::Finding| {
+        a.message == b.message && a.site.first.start() == b.site.first.start()
+    };
+    let all: Vec<&String> = names.iter().collect();
+    let positive = with_sizes(&all);
+    candle_contracts_analysis::walk_for_findings(index, sources, Function::of(f, &positive))
+        .into_iter()
+        .filter(|finding| !found.iter().any(|f| same(f, finding)))
+        .map(|finding| {
+            let text = format!("{} {}", finding.message, finding.note);
+            let words: std::collections::BTreeSet<&str> = text
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .collect();
+            let mut needed: Vec<&String> = names
+                .iter()
+                .filter(|name| words.contains(name.as_str()))
+                .collect();
+            // Only the sizes it needs: each dropped where the mismatch stays without it.
+            if needed.is_empty() {
+                needed = all.clone();
+            }
+            let mut at = 0;
+            while needed.len() > 1 && at < needed.len() {
+                let mut fewer = needed.clone();
+                fewer.remove(at);
+                let contract = with_sizes(&fewer);
+                let stays = candle_contracts_analysis::walk_for_findings(
+                    index,
+                    sources,
+                    Function::of(f, &contract),
+                )
+                .iter()
+                .any(|f| same(f, &finding));
+                match stays {
+                    true => needed = fewer,
+                    false => at += 1,
+                }
+            }
+            let sizes: Vec<String> = needed.iter().map(|n| format!("{n} >= 1")).collect();
+            (
+                finding.site.first.start().line,
+                sizes.join(", "),
+                finding.message,
+            )
+        })
+        .collect()
 }

@@ -1034,6 +1034,44 @@ fn the_some_arm_of_a_cache_the_body_sets_is_reported_in() {
     assert_eq!(check_file("cache-arm-related", &related), (0, Vec::new()));
 }
 
+/// A mismatch for every size but 0 (`E` against `2 * E`: dinov2's head fed the class token
+/// alone) is no compile error, as a size of 0 makes it fit; `shapes` says which sizes of at
+/// least 1 the contract would need to state to make it one, only those (a new user's trial
+/// had to find `E >= 1` alone). Stated, it is reported.
+#[test]
+fn shapes_names_the_sizes_of_at_least_one_a_mismatch_needs() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[B, E], w: f32[C, 2 * E])]
+pub fn head(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let y = x.matmul(&w.t()?)?;
+    Ok(y)
+}
+";
+    let dir = scratch_crate("positive-sizes", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:head"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "`E >= 1` (line 6) in the contract would make this a compile error: \
+             `Tensor::matmul` takes"
+        ),
+        "{stdout}"
+    );
+    let stated = source.replace("w: f32[C, 2 * E])]", "w: f32[C, 2 * E], E >= 1)]");
+    std::fs::write(dir.join("src/lib.rs"), stated).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:head"]);
+    assert!(
+        !stdout.contains("would make this a compile error"),
+        "{stdout}"
+    );
+}
+
 /// dinov2's `let (patch_h, patch_w) = self.patch_size;` of a `patch_size: (usize, usize)`
 /// field: two sizes, not tensors of unknown shape (a new user's count took them for tensors).
 #[test]

@@ -662,13 +662,14 @@ impl fmt::Display for Operand<'_> {
     }
 }
 
-/// `(A + e) * (B + d)` where `poly` is `A * B + d * A + e * B + d * e` of two single factors
-/// `A` and `B` (a symbol, a quotient) and `d`, `e` not 0: the two, for display.
-fn bilinear_factors(poly: &Poly) -> Option<(Dim, Dim)> {
-    if poly.terms.len() != 4 {
+/// `(A + e) * (B + d) + r` where `poly` is `A * B + d * A + e * B + (d * e + r)` of two single
+/// factors `A` and `B` (a symbol, a quotient) and `d`, `e` not 0: the two and `r`, for display.
+fn bilinear_factors(poly: &Poly) -> Option<(Dim, Dim, i128)> {
+    let constant = poly.terms.get(&Vec::new()).copied().unwrap_or(0);
+    let expected = if constant == 0 { 3 } else { 4 };
+    if poly.terms.len() != expected {
         return None;
     }
-    let constant = *poly.terms.get(&Vec::new())?;
     let singles: Vec<(&Monomial, i128)> = poly
         .terms
         .iter()
@@ -680,15 +681,16 @@ fn bilinear_factors(poly: &Poly) -> Option<(Dim, Dim)> {
     };
     let mut product: Monomial = a.iter().chain(b.iter()).cloned().collect();
     product.sort();
-    if poly.terms.get(&product) != Some(&1) || d.checked_mul(*e) != Some(constant) {
+    if poly.terms.get(&product) != Some(&1) {
         return None;
     }
+    let rest = constant.checked_sub(d.checked_mul(*e)?)?;
     let part = |m: &Monomial, c: i128| {
         Dim::Known(Poly {
             terms: BTreeMap::from([(m.clone(), 1), (Vec::new(), c)]),
         })
     };
-    Some((part(a, *e), part(b, *d)))
+    Some((part(a, *e), part(b, *d), rest))
 }
 
 impl fmt::Display for Dim {
@@ -701,8 +703,13 @@ impl fmt::Display for Dim {
             return f.write_str("0");
         }
         // A ViT's patch count, `((H - P) / P + 1) * ((W - P) / P + 1)`, as written.
-        if let Some((a, b)) = bilinear_factors(poly) {
-            return write!(f, "({a}) * ({b})");
+        if let Some((a, b, rest)) = bilinear_factors(poly) {
+            write!(f, "({a}) * ({b})")?;
+            return match rest {
+                0 => Ok(()),
+                r if r < 0 => write!(f, " - {}", r.unsigned_abs()),
+                r => write!(f, " + {r}"),
+            };
         }
         // Terms with symbols first, the constant last: `N + 1`, `C - 1`.
         let mut terms: Vec<_> = poly.terms.iter().filter(|(m, _)| !m.is_empty()).collect();
@@ -766,15 +773,26 @@ mod tests {
                 .to_string(),
             "(M - 2) * (N - 1)"
         );
+        // A class token beside the patches: one more.
+        assert_eq!(
+            patches("H").mul(patches("W")).add(Dim::lit(1)).to_string(),
+            "((H - 16) / 16 + 1) * ((W - 16) / 16 + 1) + 1"
+        );
         // Not of that form: written term by term.
         assert_eq!(n().mul(m.clone()).add(n()).to_string(), "M * N + N");
+        assert_eq!(n().mul(n()).add(n()).to_string(), "N + N * N");
+        assert_eq!(
+            n().mul(m.clone()).add(n()).add(Dim::lit(2)).to_string(),
+            "M * N + N + 2"
+        );
+        // Two sums and a constant beside them.
         assert_eq!(
             n().mul(m.clone())
                 .add(n())
                 .add(m)
                 .add(Dim::lit(2))
                 .to_string(),
-            "M + M * N + N + 2"
+            "(M + 1) * (N + 1) + 1"
         );
     }
 
