@@ -843,6 +843,10 @@ fn flag_free_methods(index: &Index, key: &str, flag: &str) -> BTreeSet<String> {
                 && index.methods(key, &f.name).len() == 1
                 && index.trait_impl_methods(key, &f.name).is_empty()
                 && !index.may_be_foreign_method(&f.name)
+                // A trait's default method of the name (`impl HeadDim for Config {}`), one
+                // taking `self` by value, comes before the inherent `&self` one.
+                && !index.is_provided_method(&f.name)
+                && !index.may_be_any_types_method(&f.name)
         })
         .collect();
     // Each may call the others (`rotary_ndims` calls `head_dim`): drop the ones that read
@@ -869,6 +873,164 @@ fn flag_free_methods(index: &Index, key: &str, flag: &str) -> BTreeSet<String> {
             None => return free,
         }
     }
+}
+
+/// Whether `def` is a setter of the flag `flag` that tests nothing: its body the one
+/// statement `self.flag = value` of its own parameter `value`, and no code in sight calls a
+/// method or function of its name (the crate's own call may fix the value:
+/// `cfg.set_use_flash_attn(false)` in a `pub` constructor).
+fn plain_setter(index: &Index, def: &FnDef, flag: &str) -> bool {
+    let [syn::Stmt::Expr(syn::Expr::Assign(assign), _)] = def.block.stmts.as_slice() else {
+        return false;
+    };
+    let sets_flag = matches!(strip(&assign.left), syn::Expr::Field(f)
+        if matches!(&f.member, syn::Member::Named(ident) if name_of(ident) == flag)
+            && matches!(strip(&f.base), syn::Expr::Path(p)
+                if p.qself.is_none() && p.path.is_ident("self")));
+    let own_parameter = single_ident(&assign.right).is_some_and(|value| {
+        def.sig.inputs.iter().any(|input| {
+            matches!(input, syn::FnArg::Typed(typed)
+            if matches!(&*typed.pat, syn::Pat::Ident(p) if name_of(&p.ident) == value))
+        })
+    });
+    if !sets_flag || !own_parameter || !callable_by_other_crates(index, def) {
+        return false;
+    }
+    // Named anywhere in the crates read but its own definition: a call, a path, a macro.
+    struct Named<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Named<'_> {
+        fn visit_ident(&mut self, ident: &'ast proc_macro2::Ident) {
+            self.found |= name_of(ident) == self.name;
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.found |= mac.tokens.to_string().contains(self.name);
+            syn::visit::visit_macro(self, mac);
+        }
+    }
+    let mut named = Named {
+        name: &def.name,
+        found: false,
+    };
+    for other in &index.fns {
+        if !std::ptr::eq(other, def) {
+            named.visit_block(other.block);
+        }
+    }
+    !named.found
+}
+
+/// Whether `def`'s body uses the config named `config` (a parameter, or `self` in the
+/// config's own method) other than by its fields but `flag`, a method of `free`, `.clone()` or as an
+/// argument of a function or method of the crates read: in a macro (`format!("{cfg:?}")`),
+/// an operator (`cfg == &preset`), a call of another crate's function or an unknown one, or a
+/// method of another crate's trait (`serde_json::to_string(&cfg)`, `cfg.hash(..)`): any of
+/// those may test its flag out of the walk's sight.
+fn used_whole(
+    index: &Index,
+    def: &FnDef,
+    config: &str,
+    flag: &str,
+    free: &BTreeSet<String>,
+) -> bool {
+    struct Whole<'a> {
+        index: &'a Index,
+        def: &'a FnDef,
+        config: &'a str,
+        flag: &'a str,
+        free: &'a BTreeSet<String>,
+        found: bool,
+    }
+    /// Whether a macro's tokens name the config other than as `config.field` of a field
+    /// but the flag (`format!("{}", cfg.hidden_size)` reads one field; `"{cfg:?}"` all).
+    fn whole_in_tokens(tokens: proc_macro2::TokenStream, config: &str, flag: &str) -> bool {
+        let trees: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+        trees.iter().enumerate().any(|(at, tree)| match tree {
+            proc_macro2::TokenTree::Ident(ident) if *ident == config => {
+                let dot = matches!(trees.get(at + 1),
+                    Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == '.');
+                let field = match trees.get(at + 2) {
+                    Some(proc_macro2::TokenTree::Ident(field)) => Some(field.to_string()),
+                    _ => None,
+                };
+                // `cfg.head_dim()`: a method, not a field.
+                let called = matches!(trees.get(at + 3),
+                    Some(proc_macro2::TokenTree::Group(g))
+                        if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
+                !(dot && field.is_some_and(|f| f != flag) && !called)
+            }
+            proc_macro2::TokenTree::Literal(literal) => literal.to_string().contains(config),
+            proc_macro2::TokenTree::Group(group) => whole_in_tokens(group.stream(), config, flag),
+            _ => false,
+        })
+    }
+    impl Whole<'_> {
+        fn is_config(&self, expr: &syn::Expr) -> bool {
+            let mut expr = strip(expr);
+            loop {
+                expr = match expr {
+                    syn::Expr::Reference(r) => strip(&r.expr),
+                    syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => strip(&u.expr),
+                    _ => break,
+                };
+            }
+            matches!(expr, syn::Expr::Path(p)
+                if p.qself.is_none() && p.path.get_ident().is_some_and(|i| name_of(i) == self.config))
+        }
+        fn crate_callee(&self, func: &syn::Expr) -> bool {
+            let syn::Expr::Path(p) = strip(func) else {
+                return false;
+            };
+            p.qself.is_none()
+                && matches!(
+                    self.index.resolve(self.def.module, &path_segments(&p.path)),
+                    Resolved::Fn(_) | Resolved::Assoc(..)
+                )
+        }
+    }
+    impl<'ast> Visit<'ast> for Whole<'_> {
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.found |= whole_in_tokens(mac.tokens.clone(), self.config, self.flag);
+        }
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            self.found |= self.is_config(&b.left) || self.is_config(&b.right);
+            syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if call.args.iter().any(|arg| self.is_config(arg)) && !self.crate_callee(&call.func) {
+                self.found = true;
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let method = name_of(&m.method);
+            if self.is_config(&m.receiver) && method != "clone" && !self.free.contains(&method) {
+                self.found = true;
+            }
+            // Handed to another crate's method (`hasher.write(cfg)`): unknown.
+            let crate_method = self
+                .index
+                .fns
+                .iter()
+                .any(|f| f.name == method && f.sig.receiver().is_some());
+            if m.args.iter().any(|arg| self.is_config(arg)) && !crate_method {
+                self.found = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut whole = Whole {
+        index,
+        def,
+        config,
+        flag,
+        free,
+        found: false,
+    };
+    whole.visit_block(def.block);
+    whole.found
 }
 
 /// `match &mut self.kv_cache { Kind::A(c) => c.append(&k, &v)?, Kind::B(c) => .. }`: each
@@ -3830,10 +3992,16 @@ impl<'a> Ctor<'a> {
                 }),
             })
         };
+        // The config's own methods that cannot read the flag (`cfg.head_dim()`).
+        let free: BTreeSet<String> = configs
+            .iter()
+            .flat_map(|key| flag_free_methods(self.index, key, name))
+            .collect();
         let mut total = 0;
         for def in &self.index.fns {
             // (The cheap tests first: `names_type` reads the whole body.)
-            if !within(def.module) && !takes_config(def) && !names_type(def) {
+            let takes = takes_config(def);
+            if !within(def.module) && !takes && !names_type(def) {
                 continue;
             }
             let mut reads = Reads {
@@ -3843,11 +4011,44 @@ impl<'a> Ctor<'a> {
                     .owner
                     .as_deref()
                     .is_some_and(|owner| configs.contains(&owner))
-                    && callable_by_other_crates(self.index, def),
+                    && plain_setter(self.index, def, name),
                 reads: 0,
             };
             reads.visit_block(def.block);
             total += reads.reads;
+            // A config used whole where the walk does not look (`format!("{cfg:?}")`, `cfg ==
+            // &preset`, `serde_json::to_string(cfg)`) may be tested on its flag.
+            if takes && !std::ptr::eq(def, self.def) {
+                let mut names: Vec<String> = def
+                    .sig
+                    .inputs
+                    .iter()
+                    .filter_map(|input| match input {
+                        syn::FnArg::Typed(typed) if mentions_config(def.module, &typed.ty, 1) => {
+                            let mut bound = PatNames::default();
+                            bound.visit_pat(&typed.pat);
+                            Some(bound.0)
+                        }
+                        _ => None,
+                    })
+                    .flatten()
+                    .collect();
+                // A method of the config that uses itself whole may set another field from
+                // the flag (`fn fixed(mut self)` testing `format!("{self:?}")`).
+                if def
+                    .owner
+                    .as_deref()
+                    .is_some_and(|owner| configs.contains(&owner))
+                {
+                    names.push("self".to_string());
+                }
+                if names
+                    .iter()
+                    .any(|config| used_whole(self.index, def, config, name, &free))
+                {
+                    total += 2;
+                }
+            }
         }
         // The one read of the constructor itself.
         total > 1
@@ -4915,7 +5116,7 @@ impl<'ast> Visit<'ast> for Mentions<'_> {
 
 /// Whether a pattern anywhere in `block` (a `let`, an arm, a closure's or a nested function's
 /// parameter) binds `name`, or an item there is named so.
-fn binds_anywhere(block: &syn::Block, name: &str) -> bool {
+pub(crate) fn binds_anywhere(block: &syn::Block, name: &str) -> bool {
     struct Binds<'n> {
         name: &'n str,
         found: bool,

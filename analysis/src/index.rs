@@ -1972,20 +1972,22 @@ impl Index {
             syn::visit::Visit::visit_file(&mut found, file);
             found.0
         });
-        const BUILT_IN: &[&str] = &[
-            "std",
-            "core",
-            "alloc",
-            "proc_macro",
-            "test",
-            "crate",
-            "self",
-            "super",
-            "Self",
+        // Only candle's own crates, whose library names are their packages' (another
+        // package's library may have any name: `utf-8`'s is `utf8`), and which no std item
+        // shares (`f32::min`, `Vec::new`).
+        const CANDLE_CRATES: &[&str] = &[
+            "candle_flash_attn",
+            "candle_core",
+            "candle_nn",
+            "candle_transformers",
+            "candle_kernels",
+            "candle_metal_kernels",
+            "candle_onnx",
+            "candle_datasets",
         ];
         !extern_crates
             && firsts.0.iter().any(|name| {
-                !BUILT_IN.contains(&name.as_str())
+                CANDLE_CRATES.contains(&name.as_str())
                     && !info.externs.contains_key(name)
                     && info.lib_name.as_deref() != Some(name.as_str())
                     && !self.may_import(f.module, name)

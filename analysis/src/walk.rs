@@ -19,7 +19,9 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
 
-use crate::construct::{FieldFact, KV_CACHES, constructed_fields, has_ref_mut, is_usize};
+use crate::construct::{
+    FieldFact, KV_CACHES, binds_anywhere, constructed_fields, has_ref_mut, is_usize,
+};
 use crate::finding::{Finding, Join, LetHint, Origin, Site, Unchecked};
 use crate::index::{
     DIVERGING_MACROS, EXPRESSION_MACROS, FileId, FnDef, FnId, Index, ModId, Resolved,
@@ -3044,6 +3046,9 @@ impl<'a> Walker<'a> {
         // `if self.use_flash_attn` of a flag every constructor takes from a config: either
         // branch runs for some construction, so both are reported in.
         let either_flag = self.is_either_flag(&i.cond);
+        // `if seqlen_offset > 0` of an integer parameter the contract leaves free: a caller
+        // may give a value for either branch.
+        let (free_then, free_else) = self.free_integer_condition(&i.cond);
         let (verdict, fact) = self.condition(&i.cond);
         let fact = match (fact, absent.is_empty()) {
             (None, false) => Some(BranchFact {
@@ -3052,8 +3057,8 @@ impl<'a> Walker<'a> {
             }),
             (fact, _) => fact,
         };
-        let quiet_then = verdict != Some(true) && !some_argument && !either_flag;
-        let quiet_else = verdict != Some(false) && !either_flag;
+        let quiet_then = verdict != Some(true) && !some_argument && !either_flag && !free_then;
+        let quiet_else = verdict != Some(false) && !either_flag && !free_else;
         if !self.whys_off
             && self.quiet == 0
             && self.inlined.is_empty()
@@ -3401,6 +3406,127 @@ impl<'a> Walker<'a> {
             && !shadowed
             && first_mention(self.f.block, &name).is_some_and(|first| std::ptr::eq(first, p))
             && !self.relation_on_optional_dims(&name)
+    }
+
+    /// For `x > 0` (`>`, `>=`, `<`, `<=`, `==`, `!=` against an integer literal, either side)
+    /// of an unsigned integer parameter `x` that the contract leaves free, whether some value
+    /// makes the condition true, and whether some makes it false: where a caller may give a
+    /// value for a branch, it runs for some call, as the `Some` branch of an `Option` argument
+    /// does. Free: a plain parameter (not `mut`, never rebound, no item of its name), first
+    /// named in this condition (nothing before depends on it), named by no clause but the
+    /// `return` one (checked after) and by no relation, fact or field of the contract; in the
+    /// function's own walk, outside closures and loops. `(false, false)` otherwise.
+    fn free_integer_condition(&self, cond: &syn::Expr) -> (bool, bool) {
+        let syn::Expr::Binary(b) = unparen(cond) else {
+            return (false, false);
+        };
+        let literal = |e: &syn::Expr| match unparen(e) {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(int),
+                attrs,
+            }) if attrs.is_empty() => int.base10_parse::<u64>().ok(),
+            _ => None,
+        };
+        fn param(e: &syn::Expr) -> Option<(String, &syn::ExprPath)> {
+            match unparen(e) {
+                syn::Expr::Path(p) if p.qself.is_none() => {
+                    p.path.get_ident().map(|i| (name_of(i), p))
+                }
+                _ => None,
+            }
+        }
+        use syn::BinOp;
+        // As `x OP k`, the literal moved to the right (`0 < x` is `x > 0`).
+        let (name, path, k, op) = match (
+            param(&b.left),
+            literal(&b.right),
+            literal(&b.left),
+            param(&b.right),
+        ) {
+            (Some((name, path)), Some(k), _, _) => (name, path, k, b.op),
+            (_, _, Some(k), Some((name, path))) => {
+                let flipped = match b.op {
+                    BinOp::Lt(t) => BinOp::Gt(syn::token::Gt(t.spans[0])),
+                    BinOp::Le(t) => BinOp::Ge(syn::token::Ge(t.spans)),
+                    BinOp::Gt(t) => BinOp::Lt(syn::token::Lt(t.spans[0])),
+                    BinOp::Ge(t) => BinOp::Le(syn::token::Le(t.spans)),
+                    other => other,
+                };
+                (name, path, k, flipped)
+            }
+            _ => return (false, false),
+        };
+        // (Some value makes it true, some makes it false) over `0..`.
+        let possible = match op {
+            BinOp::Gt(_) => (true, true),
+            BinOp::Ge(_) => (true, k >= 1),
+            BinOp::Lt(_) => (k >= 1, true),
+            BinOp::Le(_) => (true, true),
+            BinOp::Eq(_) | BinOp::Ne(_) => (true, true),
+            _ => return (false, false),
+        };
+        let unsigned = self.f.sig.inputs.iter().any(|input| match input {
+            syn::FnArg::Typed(typed) => {
+                matches!(&*typed.pat, syn::Pat::Ident(p)
+                    if name_of(&p.ident) == name && p.mutability.is_none() && p.by_ref.is_none()
+                        && p.subpat.is_none())
+                    && matches!(&*typed.ty, syn::Type::Path(t)
+                        if t.qself.is_none()
+                            && ["usize", "u64", "u32", "u16", "u8"]
+                                .iter()
+                                .any(|n| t.path.is_ident(n)))
+                    && self.is_primitive("usize")
+            }
+            syn::FnArg::Receiver(_) => false,
+        });
+        if !unsigned
+            || !self.is_param(&name)
+            || !self.inlined.is_empty()
+            || self.closures > 0
+            || self.loop_passes > 0
+            || binds_anywhere(self.f.block, &name)
+            || !first_mention(self.f.block, &name).is_some_and(|first| std::ptr::eq(first, path))
+        {
+            return (false, false);
+        }
+        // Named by the contract anywhere but its `return` clause: a dim, a value bound.
+        let names_it = |text: &str| {
+            text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|word| word == name)
+        };
+        // (By the dim as written: `{seqlen_offset}` is a value of the body, no symbol.)
+        let dim_names = |dim: &Dim| names_it(&dim.to_string());
+        for contract in [self.f.contract, &self.contract] {
+            let in_clauses = contract.clauses.iter().any(|clause| {
+                let subject: String = clause.subject.split_whitespace().collect();
+                subject != "return"
+                    && (names_it(&subject)
+                        || clause
+                            .spec
+                            .shape
+                            .front()
+                            .iter()
+                            .chain(clause.spec.shape.back())
+                            .any(dim_names))
+            });
+            let in_relations = contract
+                .relations
+                .iter()
+                .any(|r| dim_names(&r.lhs) || dim_names(&r.rhs));
+            let in_facts = contract
+                .facts
+                .iter()
+                .any(|(n, value)| names_it(n) || dim_names(value));
+            let elsewhere = contract.named_elsewhere.iter().any(|n| names_it(n))
+                || contract
+                    .fields
+                    .iter()
+                    .any(|(path, dim)| names_it(path) || names_it(dim));
+            if in_clauses || in_relations || in_facts || elsewhere {
+                return (false, false);
+            }
+        }
+        possible
     }
 
     /// `&self.kv_cache` of an `Option` field under its clause (`self.kv_cache?.0: f32[_, KVH,
@@ -4055,6 +4181,30 @@ impl<'a> Walker<'a> {
             self.failed_value = Some(receiver);
             return Value::Never;
         }
+        // `x.shape().dims4()` of a tensor `x`: candle's `Shape` reads its sizes as the
+        // tensor's own `dims4()` does (segformer's `x.shape().dims3()`).
+        let receiver = match unparen(&call.receiver) {
+            syn::Expr::MethodCall(shape)
+                if shape.method == "shape"
+                    && shape.args.is_empty()
+                    && call.args.is_empty()
+                    && matches!(
+                        name.as_str(),
+                        "dims1" | "dims2" | "dims3" | "dims4" | "dims5" | "rank" | "elem_count"
+                    ) =>
+            {
+                match unparen(&shape.receiver) {
+                    syn::Expr::Path(p) if p.qself.is_none() => p
+                        .path
+                        .get_ident()
+                        .and_then(|ident| self.lookup(&name_of(ident)))
+                        .filter(|binding| matches!(binding.value, Value::Tensor(_)))
+                        .map_or(receiver, |binding| binding.value.clone()),
+                    _ => receiver,
+                }
+            }
+            _ => receiver,
+        };
         // A failure of this call's own rule (its receiver and arguments walked already); the
         // last call walked is the one a `?` or `unwrap` right after it is of.
         let before = self.failures;

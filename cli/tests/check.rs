@@ -1072,6 +1072,97 @@ pub fn head(x: &Tensor, w: &Tensor) -> Result<Tensor> {
     );
 }
 
+/// Gemma's mask builder branches on `if seqlen_offset > 0`, an integer parameter its contract
+/// leaves free but for the `return` clause: a caller may give a value for either branch, so a
+/// certain mismatch in either is reported (two new users' trials planted one there, silent).
+/// Where something may tie the value first (read before the condition, a clause or relation
+/// naming it, a branch no value takes), nothing is.
+const OFFSET_BRANCH: &str = "use candle_contracts::contract;
+use candle_core::{D, DType, Device, Result, Tensor};
+
+#[contract(return: f32[1, {tgt_len}, {tgt_len} + {seqlen_offset}])]
+pub fn mask(tgt_len: usize, seqlen_offset: usize, device: &Device) -> Result<Tensor> {
+    let mask = Tensor::zeros((tgt_len, tgt_len), DType::F32, device)?;
+    let mask = if seqlen_offset > 0 {
+        let mask0 = Tensor::zeros((tgt_len, seqlen_offset, 1), DType::F32, device)?;
+        Tensor::cat(&[&mask0, &mask], D::Minus1)?
+    } else {
+        mask
+    };
+    mask.unsqueeze(0)
+}
+";
+
+#[test]
+fn a_branch_on_a_free_integer_parameter_is_reported_in() {
+    let (code, headlines) = check_file("offset-branch", OFFSET_BRANCH);
+    assert_eq!(code, 1);
+    assert_eq!(headlines[1], "--> model.rs:9:32", "{headlines:?}");
+    // Read before the condition: what ran before may rule a value out.
+    let read_first = OFFSET_BRANCH.replace(
+        "    let mask = Tensor::zeros((tgt_len, tgt_len), DType::F32, device)?;",
+        "    let mask = Tensor::zeros((tgt_len, tgt_len + seqlen_offset - seqlen_offset), DType::F32, device)?;",
+    );
+    assert_eq!(
+        check_file("offset-read-first", &read_first),
+        (0, Vec::new())
+    );
+    // Named by an argument's clause: the argument's shape ties it.
+    let named = OFFSET_BRANCH
+        .replace(
+            "#[contract(return:",
+            "#[contract(past: f32[{seqlen_offset}], return:",
+        )
+        .replace("device: &Device)", "device: &Device, past: &Tensor)");
+    assert_eq!(check_file("offset-named", &named), (0, Vec::new()));
+    // A branch no value takes: `seqlen_offset >= 0` is never false.
+    let never_false = OFFSET_BRANCH
+        .replace("if seqlen_offset > 0 {", "if seqlen_offset >= 0 {")
+        .replace(
+            "        Tensor::cat(&[&mask0, &mask], D::Minus1)?\n    } else {\n        mask\n",
+            "        Tensor::cat(&[&mask0, &mask], D::Minus1)?\n    } else {\n        mask.t()?.unsqueeze(3)?.squeeze(3)?.t()?.flatten_all()?\n",
+        );
+    let (code, lines) = check_file("offset-never-false", &never_false);
+    assert_eq!((code, lines.len()), (1, 2), "{lines:?}");
+    assert_eq!(lines[1], "--> model.rs:9:32");
+    // A signed parameter: not a size.
+    let signed = OFFSET_BRANCH.replace("seqlen_offset: usize", "seqlen_offset: i64");
+    let (_, lines) = check_file("offset-signed", &signed);
+    assert!(!lines.iter().any(|l| l == "--> model.rs:9:32"), "{lines:?}");
+}
+
+/// segformer's `x.shape().dims3()` reads the sizes as `x.dims3()` does, rank check included
+/// (a new user found every size after it unknown).
+#[test]
+fn a_shapes_dims_are_the_tensors() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[B, T, E])]
+pub fn sizes(x: &Tensor) -> Result<Tensor> {
+    let (b, t, _) = x.shape().dims3()?;
+    x.reshape((b * t, ()))
+}
+
+#[contract(x: f32[B, T, E])]
+pub fn wrong_rank(x: &Tensor) -> Result<usize> {
+    let (b, _, _, _) = x.shape().dims4()?;
+    Ok(b)
+}
+";
+    let dir = scratch_crate("shape-dims", source);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:sizes"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout),
+        ["6 b = B dims3", "6 t = T dims3"],
+        "{stdout}"
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("rank 3 given, rank 4 expected"), "{stderr}");
+}
+
 /// dinov2's `let (patch_h, patch_w) = self.patch_size;` of a `patch_size: (usize, usize)`
 /// field: two sizes, not tensors of unknown shape (a new user's count took them for tensors).
 #[test]
@@ -9453,6 +9544,26 @@ fn a_config_flag_beside_the_configs_own_reading_methods_leaves_both_branches_rep
         ],
         "{stderr}"
     );
+    // From a review, where one value never reaches the layer: the crate calls the setter with
+    // `false` (directly, through a helper, or a setter fixing a constant), a by-value trait
+    // method of the name comes before the inherent one, the config read through its `Debug`
+    // (and another field set from the flag read so).
+    for case in [
+        "setter_called",
+        "setter_via_helper",
+        "const_setter",
+        "default_trait_method",
+        "debug_read",
+        "correlated_field",
+    ] {
+        let path = fixture("parameter-flag").join(format!("config-review/{case}.rs"));
+        let dir = scratch_crate(
+            &format!("config-review-{case}"),
+            &std::fs::read_to_string(path).unwrap(),
+        );
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{case}: {stderr}");
+    }
 }
 
 /// A constructor's choice of layer functions (stable_lm's `let linear_layer = if
