@@ -8198,12 +8198,33 @@ fn quoted(tokens: &impl ToTokens) -> String {
         .replace(" . ", ".")
         .replace(" :: ", "::")
         .replace(" [", "[")
-        .replace(" (", "(")
         .replace("( ", "(")
         .replace(" )", ")")
         .replace("& ", "&")
         .replace(" ,", ",")
         .replace(" ?", "?");
+    // `f (x)` is a call, `f(x)`; `let (a, b) =`, `= (x)`, `, (x)` keep their space.
+    let mut joined = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(" (") {
+        let before = &rest[..at];
+        let word = before
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("");
+        let last = before.chars().last();
+        let call = last
+            .is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | ')' | '>' | ']' | '!'))
+            && !matches!(
+                word,
+                "let" | "if" | "in" | "match" | "return" | "while" | "for" | "as" | "mut" | "move"
+            );
+        joined.push_str(before);
+        joined.push_str(if call { "(" } else { " (" });
+        rest = &rest[at + 2..];
+    }
+    joined.push_str(rest);
+    let text = joined;
     match text.char_indices().nth(60) {
         Some((at, _)) => format!("{}..", &text[..at]),
         None => text,
@@ -8368,4 +8389,27 @@ fn branches_call(i: &syn::ExprIf) -> bool {
         calls.visit_expr(e);
     }
     calls.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quoted;
+
+    /// A call's parentheses close up to its name; a pattern's or a value's keep their space
+    /// (a new user read `if let(Some(sr), ..) =(&self.sr` in a `shapes` line).
+    #[test]
+    fn quoted_code_reads_as_written() {
+        let cond: syn::Expr =
+            syn::parse_str("if let (Some(sr), Some(ln)) = (&self.sr, &self.ln) { 1 } else { 2 }")
+                .unwrap();
+        let syn::Expr::If(i) = cond else { panic!() };
+        assert_eq!(
+            quoted(&i.cond),
+            "let (Some(sr), Some(ln)) = (&self.sr, &self.ln)"
+        );
+        let call: syn::Expr = syn::parse_str("x.narrow(1, (t - 1), 1)?.f(a, b)").unwrap();
+        assert_eq!(quoted(&call), "x.narrow(1, (t - 1), 1)?.f(a, b)");
+        let scaled: syn::Expr = syn::parse_str("(q.matmul(&k)? * (d as f64))").unwrap();
+        assert_eq!(quoted(&scaled), "(q.matmul(&k)? * (d as f64))");
+    }
 }
