@@ -1460,10 +1460,17 @@ impl<'a> Walker<'a> {
         let Some(root) = steps.next() else {
             return false;
         };
-        let mut value = match self.lookup(root) {
+        let value = match self.lookup(root) {
             Some(binding) => binding.value.clone(),
             None => return false,
         };
+        self.stable_steps(value, &steps.collect::<Vec<_>>(), 0)
+    }
+
+    /// [`Walker::stable_path`] from `value` on: each step a field, a candle-nn layer's
+    /// accessor, or a method of the crate's type that gives such a path of its own `self`
+    /// (with_tracing's `fn embeddings(&self) -> &Tensor { self.inner.embeddings() }`).
+    fn stable_steps(&self, mut value: Value, steps: &[&str], depth: usize) -> bool {
         for step in steps {
             // `self.proj?`: the layer an `Option` field holds, where it holds one.
             if let Some(field) = step.strip_suffix('?') {
@@ -1490,10 +1497,54 @@ impl<'a> Walker<'a> {
                 {
                     Value::Other
                 }
+                (Some(method), Value::Instance(key, _)) if depth < 3 => {
+                    match self.accessor_path(&key, method) {
+                        Some(inner) => {
+                            let inner: Vec<&str> = inner.split('.').skip(1).collect();
+                            let own = Value::Instance(key.clone(), Access::Ref);
+                            if !self.stable_steps(own, &inner, depth + 1) {
+                                return false;
+                            }
+                            Value::tensor_unknown()
+                        }
+                        None => return false,
+                    }
+                }
                 (Some(_), _) => return false,
             };
         }
         true
+    }
+
+    /// The path a method of the crate's type `key` gives, where it is one: the only method of
+    /// its name (no trait's beside it), `&self` and nothing else, no generics, not under
+    /// `cfg` or an attribute macro, its body the one expression `self.inner.embeddings()`.
+    fn accessor_path(&self, key: &str, method: &str) -> Option<String> {
+        let [id] = self.index.methods(key, method) else {
+            return None;
+        };
+        let f = &self.index.fns[*id];
+        let shared_self = f.sig.receiver().is_some_and(|r| {
+            r.reference.is_some() && r.mutability.is_none() && r.colon_token.is_none()
+        });
+        if !shared_self
+            || f.sig.inputs.len() != 1
+            || !f.sig.generics.params.is_empty()
+            || f.conditional
+            || f.trait_of.is_some()
+            || !self.index.trait_impl_methods(key, method).is_empty()
+            || self.index.is_provided_method(method)
+            || self.index.may_be_any_types_method(method)
+            || self.index.may_be_foreign_method(method)
+            || self.index.is_wrapped(*id)
+        {
+            return None;
+        }
+        let [syn::Stmt::Expr(tail, None)] = f.block.stmts.as_slice() else {
+            return None;
+        };
+        let text = subject_text(strip_refs(tail))?;
+        (text.starts_with("self.") && !text.contains(['?', '[', '{'])).then_some(text)
     }
 
     // ----- scope -----

@@ -1131,6 +1131,57 @@ fn a_branch_on_a_free_integer_parameter_is_reported_in() {
     assert!(!lines.iter().any(|l| l == "--> model.rs:9:32"), "{lines:?}");
 }
 
+/// mpt's tied head reads with_tracing's `Embedding::embeddings()`, which gives its inner
+/// candle-nn layer's table: a clause on it (`wte.embeddings(): f32[V, E]`) holds for the whole
+/// body, as on candle-nn's own layer (a new user's certain rank bug after it was silent). An
+/// accessor that computes its value (`.t().unwrap()`) gives nothing the clause can stand for.
+#[test]
+fn a_clause_on_a_wrappers_accessor_holds_through_the_body() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Embedding {
+    inner: candle_nn::Embedding,
+}
+impl Embedding {
+    pub fn embeddings(&self) -> &Tensor {
+        self.inner.embeddings()
+    }
+}
+
+#[contract(wte.embeddings(): f32[V, E])]
+pub struct Model {
+    wte: Embedding,
+}
+
+#[contract]
+impl Model {
+    #[contract(xs: f32[B, E], return: f32[B, V])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let logits = xs.matmul(&self.wte.embeddings().t()?)?;
+        Ok(logits)
+    }
+}
+";
+    let dir = scratch_crate("wrapper-accessor", source);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Model::forward"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rows(&stdout), ["22 logits f32[B, V] matmul"], "{stdout}");
+    let computed = source
+        .replace("-> &Tensor {", "-> Tensor {")
+        .replace(
+            "self.inner.embeddings()\n",
+            "self.inner.embeddings().t().unwrap()\n",
+        )
+        .replace(
+            "&self.wte.embeddings().t()?",
+            "&self.wte.embeddings().t()?.t()?",
+        );
+    std::fs::write(dir.join("src/lib.rs"), computed).unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Model::forward"]);
+    assert_eq!(rows(&stdout), ["22 logits f32[B, _] matmul"], "{stdout}");
+}
+
 /// segformer's `x.shape().dims3()` reads the sizes as `x.dims3()` does, rank check included
 /// (a new user found every size after it unknown).
 #[test]
