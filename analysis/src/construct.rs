@@ -998,6 +998,11 @@ fn used_whole(
             self.found |= self.is_config(&b.left) || self.is_config(&b.right);
             syn::visit::visit_expr_binary(self, b);
         }
+        // `*cfg = Config::preset(false);`: another config from here on.
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            self.found |= self.is_config(&a.left);
+            syn::visit::visit_expr_assign(self, a);
+        }
         fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
             if call.args.iter().any(|arg| self.is_config(arg)) && !self.crate_callee(&call.func) {
                 self.found = true;
@@ -4593,6 +4598,16 @@ fn plain_parameter<'f>(f: &'f FnDef, param: &str) -> Option<(usize, &'f syn::Typ
             }
             _ => None,
         })
+}
+
+/// Whether other crates may call `f` (see [`callable_by_other_crates`]), and, for a method,
+/// build a value of its type to call it on.
+pub(crate) fn root_for_other_crates(index: &Index, f: &FnDef) -> bool {
+    callable_by_other_crates(index, f)
+        && (f.sig.receiver().is_none()
+            || f.owner
+                .as_deref()
+                .is_some_and(|key| type_buildable(index, key, 0)))
 }
 
 /// Whether other crates may call `f` with any arguments: `pub`, of a `pub` type (a method's,

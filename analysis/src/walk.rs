@@ -21,6 +21,7 @@ use syn::visit::Visit;
 
 use crate::construct::{
     FieldFact, KV_CACHES, binds_anywhere, constructed_fields, has_ref_mut, is_usize,
+    root_for_other_crates,
 };
 use crate::finding::{Finding, Join, LetHint, Origin, Site, Unchecked};
 use crate::index::{
@@ -3082,10 +3083,7 @@ impl<'a> Walker<'a> {
         // `Some`, with its clause's dims, so the branch runs for some call. (Where it is
         // `None`, what needs a dim only it binds is unchecked: `else` stays quiet.)
         let some_argument = match &*i.cond {
-            syn::Expr::Let(l) => {
-                (self.is_some_pattern(&l.pat) && self.is_option_argument(&l.expr))
-                    || (self.is_any_some_pattern(&l.pat) && self.is_option_field_set_here(&l.expr))
-            }
+            syn::Expr::Let(l) => self.is_some_pattern(&l.pat) && self.is_option_argument(&l.expr),
             _ => false,
         };
         // `if let Some((prev_k, prev_v)) = &self.kv_cache`: the `else` branch is where the
@@ -3507,156 +3505,149 @@ impl<'a> Walker<'a> {
             }
             _ => return (false, false),
         };
-        // (Some value makes it true, some makes it false) over `0..`.
+        let Some(max) = unsigned_parameter(self.f.sig, &name, &|n| self.is_primitive(n)) else {
+            return (false, false);
+        };
+        // (Some value makes it true, some makes it false) over `0..=max`.
         let possible = match op {
-            BinOp::Gt(_) => (true, true),
-            BinOp::Ge(_) => (true, k >= 1),
-            BinOp::Lt(_) => (k >= 1, true),
-            BinOp::Le(_) => (true, true),
-            BinOp::Eq(_) | BinOp::Ne(_) => (true, true),
+            BinOp::Gt(_) => (k < max, true),
+            BinOp::Ge(_) => (k <= max, k >= 1),
+            BinOp::Lt(_) => (k >= 1, k <= max),
+            BinOp::Le(_) => (true, k < max),
+            BinOp::Eq(_) => (k <= max, true),
+            BinOp::Ne(_) => (true, k <= max),
             _ => return (false, false),
         };
-        let unsigned = self.f.sig.inputs.iter().any(|input| match input {
-            syn::FnArg::Typed(typed) => {
-                matches!(&*typed.pat, syn::Pat::Ident(p)
-                    if name_of(&p.ident) == name && p.mutability.is_none() && p.by_ref.is_none()
-                        && p.subpat.is_none())
-                    && matches!(&*typed.ty, syn::Type::Path(t)
-                        if t.qself.is_none()
-                            && ["usize", "u64", "u32", "u16", "u8"]
-                                .iter()
-                                .any(|n| t.path.is_ident(n)))
-                    && self.is_primitive("usize")
-            }
-            syn::FnArg::Receiver(_) => false,
-        });
-        if !unsigned
-            || !self.is_param(&name)
+        let id = self
+            .index
+            .fns
+            .iter()
+            .position(|f| std::ptr::eq(f.block, self.f.block));
+        if !self.is_param(&name)
             || !self.inlined.is_empty()
             || self.closures > 0
             || self.loop_passes > 0
-            || binds_anywhere(self.f.block, &name)
-            || !first_mention(self.f.block, &name).is_some_and(|first| std::ptr::eq(first, path))
+            || !free_up_to(self.f.block, &name, path)
+            || !id.is_some_and(|id| self.callers_leave_free(id, &name, 0))
         {
             return (false, false);
         }
         // Named by the contract anywhere but its `return` clause: a dim, a value bound.
-        let names_it = |text: &str| {
-            text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .any(|word| word == name)
-        };
-        // (By the dim as written: `{seqlen_offset}` is a value of the body, no symbol.)
-        let dim_names = |dim: &Dim| names_it(&dim.to_string());
-        for contract in [self.f.contract, &self.contract] {
-            let in_clauses = contract.clauses.iter().any(|clause| {
-                let subject: String = clause.subject.split_whitespace().collect();
-                subject != "return"
-                    && (names_it(&subject)
-                        || clause
-                            .spec
-                            .shape
-                            .front()
-                            .iter()
-                            .chain(clause.spec.shape.back())
-                            .any(dim_names))
-            });
-            let in_relations = contract
-                .relations
-                .iter()
-                .any(|r| dim_names(&r.lhs) || dim_names(&r.rhs));
-            let in_facts = contract
-                .facts
-                .iter()
-                .any(|(n, value)| names_it(n) || dim_names(value));
-            let elsewhere = contract.named_elsewhere.iter().any(|n| names_it(n))
-                || contract
-                    .fields
-                    .iter()
-                    .any(|(path, dim)| names_it(path) || names_it(dim));
-            if in_clauses || in_relations || in_facts || elsewhere {
-                return (false, false);
-            }
+        if [self.f.contract, &self.contract]
+            .iter()
+            .any(|contract| names_outside_return(contract, &name))
+        {
+            return (false, false);
         }
         possible
     }
 
-    /// `&self.kv_cache` of an `Option` field under its clause (`self.kv_cache?.0: f32[_, KVH,
-    /// P, HD]`), read here first, that this body itself sets to `Some(..)` in a statement of
-    /// its own (olmo2's `self.kv_cache = Some((key_states.clone(), value_states.clone()));`
-    /// after the `match`): after one call, the next takes the `Some` arm, so it runs for some
-    /// call, as an `Option` argument's does. Only in the function's own walk behind `&mut
-    /// self`, outside closures and loops, and where no relation or fact of the contract names a
-    /// dim only the field's clauses bind (it might rule the cached sizes out).
-    fn is_option_field_set_here(&self, expr: &syn::Expr) -> bool {
-        let view = option_view(expr);
-        let syn::Expr::Field(field) = view else {
-            return false;
-        };
-        let Some(base) = subject_text(view).filter(|base| {
-            base.strip_prefix("self.")
-                .is_some_and(|rest| !rest.contains(['.', '(', '?', '[']))
-        }) else {
-            return false;
-        };
-        let optional = format!("{base}?");
-        let as_found = matches!(self.subjects.get(&base),
-            Some((Value::Optional(_), Some(Origin::Clause(origin)))) if *origin == optional);
-        if !as_found
-            || !self.self_mut
-            || !self.inlined.is_empty()
-            || self.closures > 0
-            || self.loop_passes > 0
-            || !first_use_of_field(self.f.block, field, true)
-        {
+    /// Whether every value of the unsigned parameter `param` of `index.fns[id]` may reach
+    /// it: the function is one other crates may call, or each call of it in the crates read
+    /// (by method syntax, any receiver) hands it its caller's own parameter, free up to that
+    /// call in the same way (first named there, never rebound, in no macro, named by no
+    /// relation, fact or clause but `return` of the caller's contract), up to such a function.
+    /// A call by path (`Self::mask(self, ..)`, `mask(..)` of a free function) is followed for
+    /// free functions only; a literal or any other value at a call fixes what reaches it.
+    fn callers_leave_free(&self, id: FnId, param: &str, depth: usize) -> bool {
+        let f = &self.index.fns[id];
+        if root_for_other_crates(self.index, f) {
+            return true;
+        }
+        if depth >= 3 || f.conditional || f.trait_of.is_some() {
             return false;
         }
-        // `self.kv_cache = Some(..);` among the body's own statements.
-        let sets_some = self.f.block.stmts.iter().any(|stmt| {
-            let syn::Stmt::Expr(syn::Expr::Assign(assign), Some(_)) = stmt else {
-                return false;
-            };
-            subject_text(&assign.left).as_deref() == Some(base.as_str())
-                && matches!(unparen(&assign.right), syn::Expr::Call(call)
-                    if matches!(unparen(&call.func), syn::Expr::Path(p)
-                        if p.qself.is_none() && p.path.is_ident("Some"))
-                        && self.is_primitive("Some"))
-        });
-        if !sets_some {
+        let Some(at) = f.sig.inputs.iter().position(|input| matches!(input,
+            syn::FnArg::Typed(typed) if matches!(&*typed.pat, syn::Pat::Ident(p) if name_of(&p.ident) == param)))
+        else {
             return false;
-        }
-        // The dims only the field's clauses bind: none may meet a relation or a fact.
-        let symbols =
-            |dim: &Dim| -> Vec<String> { dim.symbols().into_iter().map(str::to_string).collect() };
-        let shape_symbols = |spec: &TensorType| -> Vec<String> {
-            spec.shape
-                .front()
-                .iter()
-                .chain(spec.shape.back())
-                .flat_map(symbols)
-                .collect()
         };
-        let mut own = BTreeSet::new();
-        let mut clauses_elsewhere = BTreeSet::new();
-        let mut related = BTreeSet::new();
-        for contract in [self.f.contract, &self.contract] {
-            for clause in &contract.clauses {
-                let subject: String = clause.subject.split_whitespace().collect();
-                match subject.starts_with(&optional) {
-                    true => own.extend(shape_symbols(&clause.spec)),
-                    false => clauses_elsewhere.extend(shape_symbols(&clause.spec)),
+        let method = f.sig.receiver().is_some();
+        let position = if method { at - 1 } else { at };
+        // Every call of the name, in every function read.
+        struct Calls<'n> {
+            name: &'n str,
+            method: bool,
+            position: usize,
+            /// The caller binds a local of the name: a plain path of it is that local.
+            local: bool,
+            /// The argument at `position` of each call, `None` where one cannot be read.
+            args: Vec<Option<&'static syn::Expr>>,
+        }
+        impl<'ast: 'static> Visit<'ast> for Calls<'_> {
+            fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+                if m.method == self.name {
+                    self.args.push(match self.method {
+                        true => m.args.iter().nth(self.position),
+                        false => None,
+                    });
+                }
+                syn::visit::visit_expr_method_call(self, m);
+            }
+            fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+                if p.path.segments.last().is_some_and(|s| s.ident == self.name)
+                    && !(self.local && p.path.segments.len() == 1)
+                {
+                    // A call by path is read where it is a call (below), of a free function.
+                    self.args.push(None);
+                }
+                syn::visit::visit_expr_path(self, p);
+            }
+            fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+                if let syn::Expr::Path(p) = &*call.func
+                    && p.path.segments.last().is_some_and(|s| s.ident == self.name)
+                    && !self.method
+                {
+                    self.args.push(call.args.iter().nth(self.position));
+                    for arg in &call.args {
+                        self.visit_expr(arg);
+                    }
+                    return;
+                }
+                syn::visit::visit_expr_call(self, call);
+            }
+            fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+                if mac.tokens.to_string().contains(self.name) {
+                    self.args.push(None);
                 }
             }
-            for relation in &contract.relations {
-                related.extend(symbols(&relation.lhs));
-                related.extend(symbols(&relation.rhs));
-            }
-            for (name, value) in &contract.facts {
-                related.insert(name.clone());
-                related.extend(symbols(value));
+        }
+        let mut found = false;
+        for (caller_id, caller) in self.index.fns.iter().enumerate() {
+            let mut calls = Calls {
+                name: &f.name,
+                method,
+                position,
+                local: binds_anywhere(caller.block, &f.name),
+                args: Vec::new(),
+            };
+            calls.visit_block(caller.block);
+            for arg in calls.args {
+                found = true;
+                let Some(arg) = arg else {
+                    return false;
+                };
+                let syn::Expr::Path(p) = unparen(arg) else {
+                    return false;
+                };
+                let Some(handed) = p.path.get_ident().map(name_of) else {
+                    return false;
+                };
+                let named_by_contract = caller.contract.as_ref().is_some_and(|c| match &c.parsed {
+                    Some(contract) => names_outside_return(contract, &handed),
+                    None => true,
+                });
+                if unsigned_parameter(caller.sig, &handed, &|n| self.is_primitive(n)).is_none()
+                    || named_by_contract
+                    || !free_up_to(caller.block, &handed, p)
+                    || !self.callers_leave_free(caller_id, &handed, depth + 1)
+                {
+                    return false;
+                }
             }
         }
-        own.difference(&clauses_elsewhere)
-            .all(|name| !related.contains(name))
+        // A function no code in sight calls may be called by none: nothing reaches it.
+        found
     }
 
     /// Whether a relation or fact of the contract names a dim that only the clause of the
@@ -3878,9 +3869,8 @@ impl<'a> Walker<'a> {
                         .iter()
                         .any(|arm| crate::index::is_conditional(&arm.attrs))
                     && arm.guard.is_none()
-                    && ((self.is_some_pattern(&arm.pat) && self.is_option_argument(&m.expr))
-                        || (self.is_any_some_pattern(&arm.pat)
-                            && self.is_option_field_set_here(&m.expr)))
+                    && self.is_some_pattern(&arm.pat)
+                    && self.is_option_argument(&m.expr)
             });
         // `None => .., Some((prev_k, prev_v)) => ..` of `&self.kv_cache` (either order, or
         // `Some(..) => .., _ => ..`): the sizes of an absent cache in the `None` arm.
@@ -8440,6 +8430,92 @@ fn branches_call(i: &syn::ExprIf) -> bool {
         calls.visit_expr(e);
     }
     calls.0
+}
+
+/// The largest value of the unsigned integer parameter `name` of `sig` (a plain name, not
+/// `mut`): `u8` 255 up to `u64` and `usize`; `None` for anything else.
+fn unsigned_parameter(
+    sig: &syn::Signature,
+    name: &str,
+    primitive: &dyn Fn(&str) -> bool,
+) -> Option<u64> {
+    sig.inputs.iter().find_map(|input| match input {
+        syn::FnArg::Typed(typed) => {
+            let plain = matches!(&*typed.pat, syn::Pat::Ident(p)
+                if name_of(&p.ident) == name && p.mutability.is_none() && p.by_ref.is_none()
+                    && p.subpat.is_none());
+            let syn::Type::Path(t) = &*typed.ty else {
+                return None;
+            };
+            let ident = t.path.get_ident().map(name_of)?;
+            let max = match ident.as_str() {
+                "u8" => u64::from(u8::MAX),
+                "u16" => u64::from(u16::MAX),
+                "u32" => u64::from(u32::MAX),
+                "u64" | "usize" => u64::MAX,
+                _ => return None,
+            };
+            (plain && t.qself.is_none() && primitive(&ident)).then_some(max)
+        }
+        syn::FnArg::Receiver(_) => None,
+    })
+}
+
+/// Whether `name` is free in `block` up to `path`, its mention there: `path` its first
+/// mention, the name never rebound, and no macro naming it (`format!("{x}")` reads it where
+/// the walk does not look).
+fn free_up_to(block: &syn::Block, name: &str, path: &syn::ExprPath) -> bool {
+    struct Macros<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Macros<'_> {
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.found |= mac.tokens.to_string().contains(self.name);
+        }
+    }
+    let mut macros = Macros { name, found: false };
+    macros.visit_block(block);
+    !macros.found
+        && !binds_anywhere(block, name)
+        && first_mention(block, name).is_some_and(|first| std::ptr::eq(first, path))
+}
+
+/// Whether `contract` names `name` anywhere but in its `return` clause: an argument's clause
+/// (`past: f32[{seqlen_offset}]`), a relation, a fact, a field or a value bound.
+fn names_outside_return(contract: &Contract, name: &str) -> bool {
+    let names_it = |text: &str| {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| word == name)
+    };
+    // (By the dim as written: `{seqlen_offset}` is a value of the body, no symbol.)
+    let dim_names = |dim: &Dim| names_it(&dim.to_string());
+    let in_clauses = contract.clauses.iter().any(|clause| {
+        let subject: String = clause.subject.split_whitespace().collect();
+        subject != "return"
+            && (names_it(&subject)
+                || clause
+                    .spec
+                    .shape
+                    .front()
+                    .iter()
+                    .chain(clause.spec.shape.back())
+                    .any(dim_names))
+    });
+    let in_relations = contract
+        .relations
+        .iter()
+        .any(|r| dim_names(&r.lhs) || dim_names(&r.rhs));
+    let in_facts = contract
+        .facts
+        .iter()
+        .any(|(n, value)| names_it(n) || dim_names(value));
+    let elsewhere = contract.named_elsewhere.iter().any(|n| names_it(n))
+        || contract
+            .fields
+            .iter()
+            .any(|(path, dim)| names_it(path) || names_it(dim));
+    in_clauses || in_relations || in_facts || elsewhere
 }
 
 #[cfg(test)]
