@@ -3459,12 +3459,14 @@ impl<'a> Walker<'a> {
 
     /// For `x > 0` (`>`, `>=`, `<`, `<=`, `==`, `!=` against an integer literal, either side)
     /// of an unsigned integer parameter `x` that the contract leaves free, whether some value
-    /// makes the condition true, and whether some makes it false: where a caller may give a
-    /// value for a branch, it runs for some call, as the `Some` branch of an `Option` argument
-    /// does. Free: a plain parameter (not `mut`, never rebound, no item of its name), first
-    /// named in this condition (nothing before depends on it), named by no clause but the
-    /// `return` one (checked after) and by no relation, fact or field of the contract; in the
-    /// function's own walk, outside closures and loops. `(false, false)` otherwise.
+    /// of its type makes the condition true, and whether some makes it false: where a caller
+    /// may give a value for a branch, it runs for some call, as the `Some` branch of an
+    /// `Option` argument does. Free: a plain parameter (not `mut`, never rebound, no item of
+    /// its name), first named in this condition and in no macro (nothing before depends on
+    /// it), named by no clause but the `return` one (checked after) and by no relation, fact
+    /// or field of the contract, and every value able to reach the function (see
+    /// [`Walker::callers_leave_free`]); in the function's own walk, outside closures and
+    /// loops. `(false, false)` otherwise.
     fn free_integer_condition(&self, cond: &syn::Expr) -> (bool, bool) {
         let syn::Expr::Binary(b) = unparen(cond) else {
             return (false, false);
