@@ -3573,12 +3573,17 @@ impl<'a> Walker<'a> {
             position: usize,
             /// The caller binds a local of the name: a plain path of it is that local.
             local: bool,
+            /// `self.name(..)` in a method of another type that has a method of the name:
+            /// that type's, not this one.
+            self_is_other: bool,
             /// The argument at `position` of each call, `None` where one cannot be read.
             args: Vec<Option<&'static syn::Expr>>,
         }
         impl<'ast: 'static> Visit<'ast> for Calls<'_> {
             fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-                if m.method == self.name {
+                let on_self = matches!(unparen(&m.receiver), syn::Expr::Path(p)
+                    if p.qself.is_none() && p.path.is_ident("self"));
+                if m.method == self.name && !(on_self && self.self_is_other) {
                     self.args.push(match self.method {
                         true => m.args.iter().nth(self.position),
                         false => None,
@@ -3621,6 +3626,12 @@ impl<'a> Walker<'a> {
                 method,
                 position,
                 local: binds_anywhere(caller.block, &f.name),
+                self_is_other: match (&caller.owner, &f.owner) {
+                    (Some(theirs), Some(ours)) => {
+                        theirs != ours && !self.index.methods(theirs, &f.name).is_empty()
+                    }
+                    _ => false,
+                },
                 args: Vec::new(),
             };
             calls.visit_block(caller.block);

@@ -1117,6 +1117,55 @@ fn a_branch_on_a_free_integer_parameter_is_reported_in() {
     let handed = OFFSET_BRANCH.replace("pub fn mask(", "fn mask(")
         + "\n#[contract(return: f32[1, {tgt_len}, {tgt_len} + {offset}])]\npub fn step(tgt_len: usize, offset: usize, device: &Device) -> Result<Tensor> {\n    mask(tgt_len, offset, device)\n}\n";
     assert_eq!(check_file("offset-private-handed", &handed).0, 1);
+    // A method of the name on another type, called on its own `self` with 0, is that type's.
+    let methods = "use candle_contracts::contract;
+use candle_core::{D, DType, Device, Result, Tensor};
+
+pub struct A {
+    device: Device,
+}
+pub struct B {
+    device: Device,
+}
+impl A {
+    pub fn new(device: Device) -> Self {
+        Self { device }
+    }
+}
+impl B {
+    pub fn new(device: Device) -> Self {
+        Self { device }
+    }
+}
+
+#[contract]
+impl A {
+    #[contract(return: f32[{tgt_len}, {tgt_len} + {seqlen_offset}])]
+    fn mask(&self, tgt_len: usize, seqlen_offset: usize) -> Result<Tensor> {
+        let mask = Tensor::zeros((tgt_len, tgt_len), DType::F32, &self.device)?;
+        if seqlen_offset > 0 {
+            let mask0 = Tensor::zeros((tgt_len, seqlen_offset), DType::F32, &self.device)?;
+            return Tensor::cat(&[&mask0, &mask], 2);
+        }
+        Ok(mask)
+    }
+    pub fn forward(&self, tgt_len: usize, seqlen_offset: usize) -> Result<Tensor> {
+        self.mask(tgt_len, seqlen_offset)
+    }
+}
+
+impl B {
+    fn mask(&self, tgt_len: usize, _seqlen_offset: usize) -> Result<Tensor> {
+        Tensor::zeros((tgt_len, tgt_len), DType::F32, &self.device)
+    }
+    pub fn forward(&self, tgt_len: usize) -> Result<Tensor> {
+        self.mask(tgt_len, 0)
+    }
+}
+";
+    let (code, lines) = check_file("offset-methods", methods);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(lines[1], "--> model.rs:28:50", "{lines:?}");
 }
 
 /// mpt's tied head reads with_tracing's `Embedding::embeddings()`, which gives its inner
