@@ -586,8 +586,9 @@ fn shapes(target: &str) -> ExitCode {
 
 /// What fails for every size of at least 1 but not for a size of 0 (`E` against `2 * E`):
 /// each such mismatch the walk finds once the contract also states `S >= 1` for each of its
-/// dims, by line, with the relations it needs (the dims its message names) and the message.
-/// The contract's own relations come first; a dim already stated `>= 1` is not named again.
+/// dims, by line, with the relations it needs (the dims its message names where those are
+/// enough, each dropped where the mismatch stays without it) and the message. A dim the
+/// contract already states at least 1 is not named.
 fn certain_with_positive_sizes(
     index: &Index,
     sources: &dyn candle_contracts_analysis::SourceText,
@@ -607,6 +608,18 @@ fn certain_with_positive_sizes(
             }
         }
     }
+    // A dim the contract already states at least 1 needs no hint of it.
+    let stated = |name: &str| {
+        contract.relations.iter().any(|r| {
+            r.lhs.to_string() == name
+                && match (r.op, r.rhs.as_literal()) {
+                    (Cmp::Ge, Some(n)) => n >= 1,
+                    (Cmp::Gt, Some(_)) => true,
+                    _ => false,
+                }
+        })
+    };
+    names.retain(|name| !stated(name));
     if names.is_empty() {
         return Vec::new();
     }
@@ -638,23 +651,26 @@ fn certain_with_positive_sizes(
                 .iter()
                 .filter(|name| words.contains(name.as_str()))
                 .collect();
-            // Only the sizes it needs: each dropped where the mismatch stays without it.
-            if needed.is_empty() {
+            let stays_with = |sizes: &[&String]| {
+                let contract = with_sizes(sizes);
+                candle_contracts_analysis::walk_for_findings(
+                    index,
+                    sources,
+                    Function::of(f, &contract),
+                )
+                .iter()
+                .any(|f| same(f, &finding))
+            };
+            // The sizes its message names, where they are enough; then only the sizes it
+            // needs: each dropped where the mismatch stays without it.
+            if needed.is_empty() || !stays_with(&needed) {
                 needed = all.clone();
             }
             let mut at = 0;
             while needed.len() > 1 && at < needed.len() {
                 let mut fewer = needed.clone();
                 fewer.remove(at);
-                let contract = with_sizes(&fewer);
-                let stays = candle_contracts_analysis::walk_for_findings(
-                    index,
-                    sources,
-                    Function::of(f, &contract),
-                )
-                .iter()
-                .any(|f| same(f, &finding));
-                match stays {
+                match stays_with(&fewer) {
                     true => needed = fewer,
                     false => at += 1,
                 }
