@@ -3465,7 +3465,7 @@ impl<'a> Walker<'a> {
     /// its name), first named in this condition and in no macro (nothing before depends on
     /// it), named by no clause but the `return` one (checked after) and by no relation, fact
     /// or field of the contract, and every value able to reach the function (see
-    /// [`Walker::callers_leave_free`]); in the function's own walk, outside closures and
+    /// [`Walker::any_value_reaches`]); in the function's own walk, outside closures and
     /// loops. `(false, false)` otherwise.
     fn free_integer_condition(&self, cond: &syn::Expr) -> (bool, bool) {
         let syn::Expr::Binary(b) = unparen(cond) else {
@@ -3530,7 +3530,7 @@ impl<'a> Walker<'a> {
             || self.closures > 0
             || self.loop_passes > 0
             || !free_up_to(self.f.block, &name, path)
-            || !id.is_some_and(|id| self.callers_leave_free(id, &name, 0))
+            || !id.is_some_and(|id| self.any_value_reaches(id))
         {
             return (false, false);
         }
@@ -3544,123 +3544,17 @@ impl<'a> Walker<'a> {
         possible
     }
 
-    /// Whether every value of the unsigned parameter `param` of `index.fns[id]` may reach
-    /// it: the function is one other crates may call, or each call of it in the crates read
-    /// (by method syntax, any receiver) hands it its caller's own parameter, free up to that
-    /// call in the same way (first named there, never rebound, in no macro, named by no
-    /// relation, fact or clause but `return` of the caller's contract), up to such a function.
-    /// A call by path (`Self::mask(self, ..)`, `mask(..)` of a free function) is followed for
-    /// free functions only; a literal or any other value at a call fixes what reaches it.
-    fn callers_leave_free(&self, id: FnId, param: &str, depth: usize) -> bool {
+    /// Whether every value of an unsigned parameter of `index.fns[id]` may reach it: the
+    /// function is one other crates may call with any value (not under `cfg`, nor in a
+    /// module that is). A private function's callers are not followed: whether a call in sight
+    /// runs, and with what else, the walk cannot be sure of (a review found dead calls, calls
+    /// after a check in a closure or a loop, and other arguments that fail the callee first).
+    fn any_value_reaches(&self, id: FnId) -> bool {
         let f = &self.index.fns[id];
-        if root_for_other_crates(self.index, f) {
-            return true;
-        }
-        if depth >= 3 || f.conditional || f.trait_of.is_some() {
-            return false;
-        }
-        let Some(at) = f.sig.inputs.iter().position(|input| matches!(input,
-            syn::FnArg::Typed(typed) if matches!(&*typed.pat, syn::Pat::Ident(p) if name_of(&p.ident) == param)))
-        else {
-            return false;
-        };
-        let method = f.sig.receiver().is_some();
-        let position = if method { at - 1 } else { at };
-        // Every call of the name, in every function read.
-        struct Calls<'n> {
-            name: &'n str,
-            method: bool,
-            position: usize,
-            /// The caller binds a local of the name: a plain path of it is that local.
-            local: bool,
-            /// `self.name(..)` in a method of another type that has a method of the name:
-            /// that type's, not this one.
-            self_is_other: bool,
-            /// The argument at `position` of each call, `None` where one cannot be read.
-            args: Vec<Option<&'static syn::Expr>>,
-        }
-        impl<'ast: 'static> Visit<'ast> for Calls<'_> {
-            fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-                let on_self = matches!(unparen(&m.receiver), syn::Expr::Path(p)
-                    if p.qself.is_none() && p.path.is_ident("self"));
-                if m.method == self.name && !(on_self && self.self_is_other) {
-                    self.args.push(match self.method {
-                        true => m.args.iter().nth(self.position),
-                        false => None,
-                    });
-                }
-                syn::visit::visit_expr_method_call(self, m);
-            }
-            fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
-                if p.path.segments.last().is_some_and(|s| s.ident == self.name)
-                    && !(self.local && p.path.segments.len() == 1)
-                {
-                    // A call by path is read where it is a call (below), of a free function.
-                    self.args.push(None);
-                }
-                syn::visit::visit_expr_path(self, p);
-            }
-            fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
-                if let syn::Expr::Path(p) = &*call.func
-                    && p.path.segments.last().is_some_and(|s| s.ident == self.name)
-                    && !self.method
-                {
-                    self.args.push(call.args.iter().nth(self.position));
-                    for arg in &call.args {
-                        self.visit_expr(arg);
-                    }
-                    return;
-                }
-                syn::visit::visit_expr_call(self, call);
-            }
-            fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-                if mac.tokens.to_string().contains(self.name) {
-                    self.args.push(None);
-                }
-            }
-        }
-        let mut found = false;
-        for (caller_id, caller) in self.index.fns.iter().enumerate() {
-            let mut calls = Calls {
-                name: &f.name,
-                method,
-                position,
-                local: binds_anywhere(caller.block, &f.name),
-                self_is_other: match (&caller.owner, &f.owner) {
-                    (Some(theirs), Some(ours)) => {
-                        theirs != ours && !self.index.methods(theirs, &f.name).is_empty()
-                    }
-                    _ => false,
-                },
-                args: Vec::new(),
-            };
-            calls.visit_block(caller.block);
-            for arg in calls.args {
-                found = true;
-                let Some(arg) = arg else {
-                    return false;
-                };
-                let syn::Expr::Path(p) = unparen(arg) else {
-                    return false;
-                };
-                let Some(handed) = p.path.get_ident().map(name_of) else {
-                    return false;
-                };
-                let named_by_contract = caller.contract.as_ref().is_some_and(|c| match &c.parsed {
-                    Some(contract) => names_outside_return(contract, &handed),
-                    None => true,
-                });
-                if unsigned_parameter(caller.sig, &handed, &|n| self.is_primitive(n)).is_none()
-                    || named_by_contract
-                    || !free_up_to(caller.block, &handed, p)
-                    || !self.callers_leave_free(caller_id, &handed, depth + 1)
-                {
-                    return false;
-                }
-            }
-        }
-        // A function no code in sight calls may be called by none: nothing reaches it.
-        found
+        !f.conditional
+            && !self.index.modules[f.module].conditional
+            && f.sig.asyncness.is_none()
+            && root_for_other_crates(self.index, f)
     }
 
     /// Whether a relation or fact of the contract names a dim that only the clause of the

@@ -1112,12 +1112,16 @@ fn a_branch_on_a_free_integer_parameter_is_reported_in() {
     let private = OFFSET_BRANCH.replace("pub fn mask(", "fn mask(")
         + "\n#[contract(return: f32[1, {tgt_len}, {tgt_len}])]\npub fn first(tgt_len: usize, device: &Device) -> Result<Tensor> {\n    mask(tgt_len, 0, device)\n}\n";
     assert_eq!(check_file("offset-private-zero", &private), (0, Vec::new()));
-    // A private one whose callers hand it their own free parameter: reported (gemma's
-    // `prepare_decoder_attention_mask`, called from the public `forward`).
+    // A private one whose callers hand it their own free parameter: silent too (whether a
+    // call in sight runs, and with what else, the walk cannot be sure of; a review found dead
+    // calls, calls after a check in a closure or a loop, other arguments failing the callee).
     let handed = OFFSET_BRANCH.replace("pub fn mask(", "fn mask(")
         + "\n#[contract(return: f32[1, {tgt_len}, {tgt_len} + {offset}])]\npub fn step(tgt_len: usize, offset: usize, device: &Device) -> Result<Tensor> {\n    mask(tgt_len, offset, device)\n}\n";
-    assert_eq!(check_file("offset-private-handed", &handed).0, 1);
-    // A method of the name on another type, called on its own `self` with 0, is that type's.
+    assert_eq!(
+        check_file("offset-private-handed", &handed),
+        (0, Vec::new())
+    );
+    // A `pub` method of a type other crates build, called with any value: reported.
     let methods = "use candle_contracts::contract;
 use candle_core::{D, DType, Device, Result, Tensor};
 
@@ -1141,7 +1145,7 @@ impl B {
 #[contract]
 impl A {
     #[contract(return: f32[{tgt_len}, {tgt_len} + {seqlen_offset}])]
-    fn mask(&self, tgt_len: usize, seqlen_offset: usize) -> Result<Tensor> {
+    pub fn mask(&self, tgt_len: usize, seqlen_offset: usize) -> Result<Tensor> {
         let mask = Tensor::zeros((tgt_len, tgt_len), DType::F32, &self.device)?;
         if seqlen_offset > 0 {
             let mask0 = Tensor::zeros((tgt_len, seqlen_offset), DType::F32, &self.device)?;
