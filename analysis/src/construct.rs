@@ -498,13 +498,7 @@ fn scan_constructions(index: &Index, key: &str) -> Constructions {
             .inherent_methods(&ty_key)
             .iter()
             .map(|&id| &index.fns[id])
-            .filter(|f| {
-                !f.conditional
-                    && f.private_to.is_none()
-                    && f.sig.receiver().is_some_and(|r| {
-                        r.reference.is_some() && r.mutability.is_none() && r.colon_token.is_none()
-                    })
-            })
+            .filter(|f| !f.conditional && f.private_to.is_none() && takes_ref_self(f.sig))
             .map(|f| f.name.clone())
             .collect();
         scan.crate_field_readers.insert(name_of(ident), readers);
@@ -835,10 +829,7 @@ fn flag_free_methods(index: &Index, key: &str, flag: &str) -> BTreeSet<String> {
         .into_iter()
         .map(|id| &index.fns[id])
         .filter(|f| {
-            let shared_self = f.sig.receiver().is_some_and(|r| {
-                r.reference.is_some() && r.mutability.is_none() && r.colon_token.is_none()
-            });
-            shared_self
+            takes_ref_self(f.sig)
                 && !f.conditional
                 && index.methods(key, &f.name).len() == 1
                 && index.trait_impl_methods(key, &f.name).is_empty()
@@ -1109,6 +1100,13 @@ fn is_kv_cache_enum(index: &Index, module: ModId, ty: &syn::Type) -> bool {
                     .is_some_and(|(module, ty)| is_kv_cache(index, module, ty))
             })
     })
+}
+
+/// Whether a function takes `&self` as written (not `&mut self`, `self`, nor any `self: T`;
+/// the walk's `takes_shared_self` also admits `self: &Self`).
+pub(crate) fn takes_ref_self(sig: &syn::Signature) -> bool {
+    sig.receiver()
+        .is_some_and(|r| r.reference.is_some() && r.mutability.is_none() && r.colon_token.is_none())
 }
 
 /// Whether the declared type is `bool`.
@@ -3636,9 +3634,7 @@ impl<'a> Ctor<'a> {
             return None;
         };
         let method = &self.index.fns[*id];
-        let by_ref = matches!(method.sig.inputs.first(),
-            Some(syn::FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none()
-                && r.colon_token.is_none());
+        let by_ref = takes_ref_self(method.sig);
         let returns_usize =
             matches!(&method.sig.output, syn::ReturnType::Type(_, ty) if is_usize(ty));
         // A trait's method may be another one where the trait is not in scope.

@@ -21,7 +21,7 @@ use syn::visit::Visit;
 
 use crate::construct::{
     FieldFact, KV_CACHES, binds_anywhere, constructed_fields, has_ref_mut, is_usize,
-    root_for_other_crates,
+    root_for_other_crates, takes_ref_self,
 };
 use crate::finding::{Finding, Join, LetHint, Origin, Site, Unchecked};
 use crate::index::{
@@ -1525,10 +1525,7 @@ impl<'a> Walker<'a> {
             return None;
         };
         let f = &self.index.fns[*id];
-        let shared_self = f.sig.receiver().is_some_and(|r| {
-            r.reference.is_some() && r.mutability.is_none() && r.colon_token.is_none()
-        });
-        if !shared_self
+        if !takes_ref_self(f.sig)
             || f.sig.inputs.len() != 1
             || !f.sig.generics.params.is_empty()
             || f.conditional
