@@ -205,6 +205,9 @@ pub struct Module {
     pub unread_children: bool,
     /// An inline module with `#[contract]`: its `impl`s are contract scopes too.
     pub contract_scope: bool,
+    /// It, or a module around it, stands under a `cfg` no build enables (`#[cfg(any())]`,
+    /// `#[cfg(false)]`): rustc never compiles what it holds.
+    pub never_compiled: bool,
     /// Written inline (`mod a { .. }`): a `#[path]` on a `mod b;` inside it is relative to
     /// the inline modules' directory (`src/a/`), not to its file's.
     pub inline: bool,
@@ -251,6 +254,9 @@ pub struct FnDef {
     /// It stands under `cfg` (or in an `impl` under `cfg`): it may be compiled out, leaving
     /// its name to another item, so no call is taken to be its.
     pub conditional: bool,
+    /// It (its `impl`, or its module) stands under a `cfg` no build enables: rustc never
+    /// compiles it, so nothing in its body runs.
+    pub never_compiled: bool,
     /// The trait of its `impl` block, as resolved there, for a trait's method: a call by
     /// method syntax reaches it only where the trait is in scope.
     pub trait_of: Option<Resolved>,
@@ -695,6 +701,7 @@ impl Index {
             contract_scope: false,
             inline: false,
             conditional: parent.is_some_and(|p| self.modules[p].conditional),
+            never_compiled: parent.is_some_and(|p| self.modules[p].never_compiled),
         });
         self.modules.len() - 1
     }
@@ -786,6 +793,7 @@ impl Index {
                             if let syn::ImplItem::Fn(f) = impl_item {
                                 let id = self.add_fn(module, &f.sig, &f.block, &f.attrs, file);
                                 self.fns[id].conditional = true;
+                                self.fns[id].never_compiled |= never_compiled(&i.attrs);
                                 // Compiled in, it may give its type (any type, `Tensor` too)
                                 // a method of the name that is found first (a review found
                                 // `#[cfg(all())] impl Consume for Patches { fn forward(self,
@@ -1016,6 +1024,7 @@ impl Index {
             contract: contract_of(attrs),
             impl_generics: Vec::new(),
             conditional: is_conditional(attrs),
+            never_compiled: never_compiled(attrs) || self.modules[module].never_compiled,
             trait_of: None,
             private_to: None,
             public: false,
@@ -1063,6 +1072,7 @@ impl Index {
                 self.modules[id].contract_scope = m.attrs.iter().any(crate::contract::is_contract);
                 self.modules[id].inline = true;
                 self.modules[id].conditional |= conditional;
+                self.modules[id].never_compiled |= never_compiled(&m.attrs);
                 self.insert(parent, name.clone(), entry(id));
                 let inner = match &path_attr {
                     Some(p) => dir.join(p),
@@ -1126,6 +1136,8 @@ impl Index {
                 self.modules[id].exported =
                     self.modules[parent].exported && matches!(m.vis, syn::Visibility::Public(_));
                 self.modules[id].conditional |= conditional || is_conditional(&ast.attrs);
+                self.modules[id].never_compiled |=
+                    never_compiled(&m.attrs) || never_compiled(&ast.attrs);
                 self.insert(parent, name.clone(), entry(id));
                 let parent_dir = found.parent().map(Path::to_path_buf).unwrap_or_default();
                 // A `mod.rs`, and a file named by `#[path]`, own their directory: their
@@ -2357,6 +2369,50 @@ pub fn is_conditional(attrs: &[syn::Attribute]) -> bool {
     attrs
         .iter()
         .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
+}
+
+/// Whether an item stands under a `#[cfg(..)]` that no build enables: `any()`, `false`,
+/// `not(all())`, and `all`/`any`/`not` of such (a name or `key = "value"` may be set or not).
+pub fn never_compiled(attrs: &[syn::Attribute]) -> bool {
+    use syn::parse::Parser;
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("cfg")
+            && matches!(&attr.meta, syn::Meta::List(list)
+                if matches!(cfg_value.parse2(list.tokens.clone()), Ok(Some(false))))
+    })
+}
+
+/// The value of a `cfg` predicate where every build gives it the same one.
+fn cfg_value(input: syn::parse::ParseStream<'_>) -> syn::Result<Option<bool>> {
+    use syn::ext::IdentExt;
+    if input.peek(syn::LitBool) {
+        return Ok(Some(input.parse::<syn::LitBool>()?.value));
+    }
+    let ident = input.call(syn::Ident::parse_any)?;
+    if input.peek(syn::Token![=]) {
+        input.parse::<syn::Token![=]>()?;
+        input.parse::<syn::Lit>()?;
+        return Ok(None);
+    }
+    if !input.peek(syn::token::Paren) {
+        return Ok(None);
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let values: Vec<Option<bool>> =
+        syn::punctuated::Punctuated::<Option<bool>, syn::Token![,]>::parse_terminated_with(
+            &content, cfg_value,
+        )?
+        .into_iter()
+        .collect();
+    Ok(match ident.to_string().as_str() {
+        "all" if values.contains(&Some(false)) => Some(false),
+        "all" if values.iter().all(|v| *v == Some(true)) => Some(true),
+        "any" if values.contains(&Some(true)) => Some(true),
+        "any" if values.iter().all(|v| *v == Some(false)) => Some(false),
+        "not" if values.len() == 1 => values[0].map(|v| !v),
+        _ => None,
+    })
 }
 
 /// Whether an attribute may move a module's file:

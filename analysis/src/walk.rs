@@ -12,7 +12,7 @@ use candle_contracts_shapes::dim::Factor;
 use candle_contracts_shapes::rules::layer::{self, ConvGeometry, Layer};
 use candle_contracts_shapes::{
     Arg, Argument, Axis, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Parts,
-    Reason, Shape, TensorType, check_read_rank, has_method_rule, rules::contract_ops,
+    Rank, Reason, Shape, TensorType, check_read_rank, has_method_rule, rules::contract_ops,
     rules::function_under, rules::method_under, rules::parts_under, suggest,
 };
 use proc_macro2::{TokenStream, TokenTree};
@@ -2560,6 +2560,13 @@ impl<'a> Walker<'a> {
         if let Some(expr) = tail_expr(f.block) {
             self.check_return(expr, &tail);
         }
+        // No call can give a value of an uninhabited type: the body never runs.
+        if f.sig.inputs.iter().any(|input| match input {
+            syn::FnArg::Typed(t) => uninhabited(&t.ty),
+            syn::FnArg::Receiver(_) => false,
+        }) {
+            self.findings.clear();
+        }
         (self.findings, self.hints, self.unchecked)
     }
 
@@ -2613,6 +2620,16 @@ impl<'a> Walker<'a> {
                 let outer = std::mem::replace(&mut self.taken, true);
                 let value = self.expr(&t.expr);
                 self.taken = outer;
+                // `Err(e)?` of std's `Err` returns, as `return Err(e.into())` does.
+                if let syn::Expr::Call(call) = unparen(&t.expr)
+                    && let syn::Expr::Path(p) = unparen(&call.func)
+                    && p.qself.is_none()
+                    && p.path.is_ident("Err")
+                    && self.lookup("Err").is_none()
+                    && self.is_primitive("Err")
+                {
+                    return Value::Never;
+                }
                 // `?` of a call certain to fail returns its error: no value comes out.
                 if self.failed_call == Some(call_id(&t.expr)) {
                     self.failure_never = true;
@@ -3707,6 +3724,12 @@ impl<'a> Walker<'a> {
         if let syn::Expr::Paren(inner) = cond {
             return self.condition(&inner.expr);
         }
+        if let syn::Expr::Let(l) = cond
+            && let Some(verdict) = self.dims_result_verdict(l)
+        {
+            self.expr(cond);
+            return (Some(verdict), None);
+        }
         let syn::Expr::Binary(b) = cond else {
             // A flag the contract states (`if self.multi_query`).
             return match self.expr(cond) {
@@ -3745,6 +3768,58 @@ impl<'a> Walker<'a> {
             candle_contracts_shapes::Verdict::Possible => None,
         };
         (verdict, fact)
+    }
+
+    /// Whether `let Ok((b, t)) = x.dims2()` (or `let Err(_) = ..`) matches, where `x` is a
+    /// local tensor of known rank: candle's `dimsN` is `Ok` exactly on a tensor of rank N. Only
+    /// patterns that match every value inside (names, `_`, tuples of them).
+    fn dims_result_verdict(&self, l: &syn::ExprLet) -> Option<bool> {
+        fn irrefutable(pat: &syn::Pat) -> bool {
+            match pat {
+                syn::Pat::Ident(i) => i.subpat.is_none(),
+                syn::Pat::Wild(_) | syn::Pat::Rest(_) => true,
+                syn::Pat::Tuple(t) => t.elems.iter().all(irrefutable),
+                syn::Pat::Paren(p) => irrefutable(&p.pat),
+                _ => false,
+            }
+        }
+        let syn::Pat::TupleStruct(ts) = &*l.pat else {
+            return None;
+        };
+        let ok = match ts.path.get_ident()?.to_string().as_str() {
+            "Ok" => true,
+            "Err" => false,
+            _ => return None,
+        };
+        let variant = if ok { "Ok" } else { "Err" };
+        if ts.qself.is_some()
+            || ts.elems.len() != 1
+            || !ts.elems.iter().all(irrefutable)
+            || self.lookup(variant).is_some()
+            || !self.is_primitive(variant)
+        {
+            return None;
+        }
+        let syn::Expr::MethodCall(call) = unparen(&l.expr) else {
+            return None;
+        };
+        let rank: usize = match call.method.to_string().strip_prefix("dims") {
+            Some(n) if call.args.is_empty() && call.turbofish.is_none() => n.parse().ok()?,
+            _ => return None,
+        };
+        let syn::Expr::Path(p) = unparen(&call.receiver) else {
+            return None;
+        };
+        let binding = self.lookup(&name_of(p.path.get_ident()?))?;
+        let Value::Tensor(t) = &binding.value else {
+            return None;
+        };
+        let fits = match t.shape.rank() {
+            Rank::Exactly(r) => r == rank,
+            Rank::AtLeast(r) if r > rank => false,
+            Rank::AtLeast(_) => return None,
+        };
+        Some(fits == ok)
     }
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
@@ -7390,6 +7465,47 @@ fn first_mention<'a>(block: &'a syn::Block, name: &str) -> Option<&'a syn::ExprP
             }
         }
         fn visit_member(&mut self, _: &'a syn::Member) {}
+        // `place = value` runs `value` first (the Rust reference's order).
+        fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
+            for attr in &a.attrs {
+                self.visit_attribute(attr);
+            }
+            self.visit_expr(&a.right);
+            self.visit_expr(&a.left);
+        }
+        // `place += value` runs `value` first on primitives and `place` first through an
+        // operator trait: where both name it, neither is surely first.
+        fn visit_expr_binary(&mut self, b: &'a syn::ExprBinary) {
+            use syn::BinOp::*;
+            let compound = matches!(
+                b.op,
+                AddAssign(_)
+                    | SubAssign(_)
+                    | MulAssign(_)
+                    | DivAssign(_)
+                    | RemAssign(_)
+                    | BitXorAssign(_)
+                    | BitAndAssign(_)
+                    | BitOrAssign(_)
+                    | ShlAssign(_)
+                    | ShrAssign(_)
+            );
+            if compound && self.found.is_none() {
+                let mentions = |e: &'a syn::Expr| {
+                    let mut side = First {
+                        name: self.name,
+                        found: None,
+                    };
+                    side.visit_expr(e);
+                    side.found.is_some()
+                };
+                if mentions(&b.left) && mentions(&b.right) {
+                    self.found = Some(None);
+                    return;
+                }
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
         // A pattern binds a new name (`Some(t)` of `if let Some(t) = t`): no mention of the
         // argument. Which value a later `t` names, the walk's binding says.
         fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
@@ -8363,6 +8479,32 @@ fn unsigned_parameter(
         }
         syn::FnArg::Receiver(_) => None,
     })
+}
+
+/// Whether no value has type `ty`: `!`, std's `Infallible`, or a tuple, array or reference
+/// holding one (a user's own type named `Infallible` too: the walk then says nothing).
+fn uninhabited(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Never(_) => true,
+        syn::Type::Paren(p) => uninhabited(&p.elem),
+        syn::Type::Group(g) => uninhabited(&g.elem),
+        syn::Type::Reference(r) => uninhabited(&r.elem),
+        syn::Type::Array(a) => {
+            // `[!; 0]` has one value.
+            let empty = matches!(&a.len, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })
+                if n.base10_parse::<u64>().is_ok_and(|n| n == 0));
+            !empty && matches!(&a.len, syn::Expr::Lit(_)) && uninhabited(&a.elem)
+        }
+        syn::Type::Tuple(t) => t.elems.iter().any(uninhabited),
+        syn::Type::Path(p) => {
+            p.qself.is_none()
+                && p.path
+                    .segments
+                    .last()
+                    .is_some_and(|last| last.ident == "Infallible" && last.arguments.is_none())
+        }
+        _ => false,
+    }
 }
 
 /// Whether `name` is free in `block` up to `path`, its mention there: `path` its first

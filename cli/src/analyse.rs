@@ -92,6 +92,10 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
     let (mut checked, mut glue) = (0, 0);
     let no_clauses = candle_contracts_shapes::Contract::default();
     for (id, f) in index.fns.iter().enumerate() {
+        // Under a `cfg` no build enables (`#[cfg(any())]`): rustc never compiles it.
+        if f.never_compiled {
+            continue;
+        }
         let contract = match &f.contract {
             // `static = false`: the user turned the body's analysis off.
             Some(contract) if contract.analysis_off => continue,

@@ -1109,6 +1109,42 @@ fn a_branch_on_a_free_integer_parameter_is_reported_in() {
     );
     assert!(guarded.contains("bail!"));
     assert_eq!(check_file("offset-format-guard", &guarded), (0, Vec::new()));
+    // An assignment runs its value first: a guard there reads the parameter before the
+    // condition in the place (a breaker's `slots[if seqlen_offset > 0 { .. }] = { guard }`).
+    let value_first = "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+
+#[contract(return: f32[{tgt_len}, {tgt_len}])]
+pub fn mask(tgt_len: usize, seqlen_offset: usize, device: &Device) -> Result<Tensor> {
+    let mask = Tensor::zeros((tgt_len, tgt_len), DType::F32, device)?;
+    let mut slots = [0usize; 1];
+    slots[if seqlen_offset > 0 { mask.dims3()?.0 } else { 0 }] = {
+        if seqlen_offset != 0 {
+            candle_core::bail!(\"no offset\")
+        }
+        tgt_len
+    };
+    let _ = slots;
+    Ok(mask)
+}
+";
+    assert_eq!(
+        check_file("offset-value-first", value_first),
+        (0, Vec::new())
+    );
+    let unguarded = value_first.replace(
+        "        if seqlen_offset != 0 {\n            candle_core::bail!(\"no offset\")\n        }\n",
+        "",
+    );
+    let (code, lines) = check_file("offset-place-only", &unguarded);
+    assert_eq!(
+        (code, lines.get(1).map(String::as_str)),
+        (1, Some("--> model.rs:8:34")),
+        "{lines:?}"
+    );
+    // `place += value` on both sides: neither is surely first.
+    let compound = value_first.replace("] = {", "] += {");
+    assert_eq!(check_file("offset-compound", &compound), (0, Vec::new()));
     let private = OFFSET_BRANCH.replace("pub fn mask(", "fn mask(")
         + "\n#[contract(return: f32[1, {tgt_len}, {tgt_len}])]\npub fn first(tgt_len: usize, device: &Device) -> Result<Tensor> {\n    mask(tgt_len, 0, device)\n}\n";
     assert_eq!(check_file("offset-private-zero", &private), (0, Vec::new()));
@@ -9817,5 +9853,145 @@ pub fn all_cast(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
             "--> src/lib.rs:17:20",
         ],
         "{stderr}"
+    );
+}
+
+/// A function no call can reach says nothing: under a `cfg` no build enables, or with a
+/// parameter of an uninhabited type (a breaker's `#[cfg(any())]` and `Infallible` were
+/// reported as if they ran). A `cfg` some build enables still is.
+#[test]
+fn a_function_that_never_runs_is_not_reported() {
+    let wrong = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+ATTR
+#[contract(a: f32[N, M])]
+pub fn f(a: &Tensor PARAM) -> Result<Tensor> {
+    let _ = a.dims3()?;
+    Ok(a.clone())
+}
+";
+    let source = |attr: &str, param: &str| wrong.replace("ATTR", attr).replace(" PARAM", param);
+    let reported = |name: &str, attr: &str, param: &str| {
+        let (code, lines) = check_file(name, &source(attr, param));
+        assert!(code == 0 || code == 1, "{lines:?}");
+        code == 1
+    };
+    assert!(reported("never-control", "", ""));
+    assert!(reported("never-all", "#[cfg(all())]", ""));
+    assert!(reported("never-unix", "#[cfg(any(unix, not(unix)))]", ""));
+    assert!(reported("never-feature", "#[cfg(feature = \"x\")]", ""));
+    assert!(!reported("never-any", "#[cfg(any())]", ""));
+    assert!(!reported("never-false", "#[cfg(false)]", ""));
+    assert!(!reported(
+        "never-not-all",
+        "#[cfg(all(unix, not(all())))]",
+        ""
+    ));
+    assert!(!reported(
+        "never-infallible",
+        "",
+        ", _never: std::convert::Infallible"
+    ));
+    assert!(!reported("never-bang", "", ", _never: (u8, &!)"));
+    assert!(reported(
+        "never-empty-array",
+        "",
+        ", _none: [std::convert::Infallible; 0]"
+    ));
+    // In a module or an `impl` under such a `cfg`.
+    let in_module = format!(
+        "#[cfg(any())]\nmod off {{\n{}}}\n",
+        source("", "").replace("use ", "use ::")
+    );
+    assert_eq!(check_file("never-module", &in_module), (0, Vec::new()));
+    let in_impl = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Model;
+
+#[cfg(any())]
+#[contract]
+impl Model {
+    #[contract(a: f32[N, M])]
+    pub fn f(&self, a: &Tensor) -> Result<Tensor> {
+        let _ = a.dims3()?;
+        Ok(a.clone())
+    }
+}
+";
+    assert_eq!(check_file("never-impl", in_impl), (0, Vec::new()));
+    let (code, _) = check_file(
+        "never-impl-control",
+        &in_impl.replace("#[cfg(any())]\n", ""),
+    );
+    assert_eq!(code, 1);
+}
+
+/// `if let Ok(..) = x.dimsN()` on a tensor of known rank: candle's `dimsN` is `Ok` exactly
+/// at rank N, so the branch certainly runs or never does; `Err(e)?` always returns. A
+/// breaker's early exits (`if let Ok(_) = a.dims2() { return .. }`, `Err(..)?;`) were
+/// taken as maybe not run, and the code after them reported.
+#[test]
+fn a_dims_pattern_on_a_known_rank_decides_its_branch() {
+    let program = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(a: f32[N, M])]
+pub fn f(a: &Tensor) -> Result<Tensor> {
+    BODY
+    let _ = a.dims3()?;
+    Ok(a.clone())
+}
+";
+    let check = |name: &str, body: &str| {
+        let (code, lines) = check_file(name, &program.replace("BODY", body));
+        (code, lines.get(1).cloned().unwrap_or_default())
+    };
+    // The control: the last `dims3` is certain.
+    assert_eq!(check("dims-control", ""), (1, "--> model.rs:7:13".into()));
+    // Always taken, so nothing after it runs.
+    assert_eq!(
+        check(
+            "dims-ok-return",
+            "if let Ok((_n, _m)) = a.dims2() { return Ok(a.clone()); }"
+        ),
+        (0, String::new())
+    );
+    assert_eq!(
+        check(
+            "dims-err-q",
+            "Err(candle_core::Error::Msg(\"stop\".into()))?;"
+        ),
+        (0, String::new())
+    );
+    // Never taken: code after it runs.
+    assert_eq!(
+        check(
+            "dims-err-return",
+            "if let Err(_) = a.dims2() { return Ok(a.clone()); }"
+        ),
+        (1, "--> model.rs:7:13".into())
+    );
+    // A branch certainly taken is reported in; one never taken says nothing.
+    assert_eq!(
+        check(
+            "dims-ok-branch",
+            "if let Ok((n, _)) = a.dims2() { let _ = a.reshape((n, 3, ()))?.dims2()?; }"
+        ),
+        (1, "--> model.rs:6:45".into())
+    );
+    let never = program.replace("    BODY\n", "").replace(
+        "    let _ = a.dims3()?;\n",
+        "    if let Ok((n, _, _)) = a.dims3() { let _ = a.reshape((n, 3, ()))?.dims2()?; }\n",
+    );
+    assert_eq!(check_file("dims-never-branch", &never), (0, Vec::new()));
+    // A pattern that may not match inside, or a shadowed `Ok`: not decided.
+    assert_eq!(
+        check(
+            "dims-refutable",
+            "if let Ok((1, _)) = a.dims2() { return Ok(a.clone()); }"
+        ),
+        (1, "--> model.rs:7:13".into())
     );
 }
