@@ -2560,11 +2560,13 @@ impl<'a> Walker<'a> {
         if let Some(expr) = tail_expr(f.block) {
             self.check_return(expr, &tail);
         }
-        // No call can give a value of an uninhabited type: the body never runs.
+        // No call can give a value of an uninhabited type, and no sizes pass a guard whose
+        // relations contradict each other (`N > M, M > N`): the body never runs.
         if f.sig.inputs.iter().any(|input| match input {
             syn::FnArg::Typed(t) => uninhabited(&t.ty),
             syn::FnArg::Receiver(_) => false,
-        }) {
+        }) || Facts::contradict(&self.contract.relations)
+        {
             self.findings.clear();
         }
         (self.findings, self.hints, self.unchecked)

@@ -9856,9 +9856,9 @@ pub fn all_cast(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
     );
 }
 
-/// A function no call can reach says nothing: under a `cfg` no build enables, or with a
-/// parameter of an uninhabited type (a breaker's `#[cfg(any())]` and `Infallible` were
-/// reported as if they ran). A `cfg` some build enables still is.
+/// A function no call can reach says nothing: under a `cfg` no build enables, with a
+/// parameter of an uninhabited type, or with relations that contradict each other (a
+/// breaker's `#[cfg(any())]`, `Infallible` and `N > M, M > N` were reported as if they ran). A `cfg` some build enables still is.
 #[test]
 fn a_function_that_never_runs_is_not_reported() {
     let wrong = "use candle_contracts::contract;
@@ -9899,6 +9899,14 @@ pub fn f(a: &Tensor PARAM) -> Result<Tensor> {
         "",
         ", _none: [std::convert::Infallible; 0]"
     ));
+    // Relations no sizes satisfy: the guard fails every call.
+    let relations = |name: &str, relations: &str| {
+        let source = source("", "").replace("f32[N, M])]", &format!("f32[N, M], {relations})]"));
+        check_file(name, &source).0 == 1
+    };
+    assert!(!relations("never-relations", "N > M, M > N"));
+    assert!(!relations("never-relations-sum", "N + 1 <= M, M <= N"));
+    assert!(relations("never-relations-control", "N > M, M + 1 <= N"));
     // In a module or an `impl` under such a `cfg`.
     let in_module = format!(
         "#[cfg(any())]\nmod off {{\n{}}}\n",

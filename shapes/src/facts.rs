@@ -104,13 +104,28 @@ impl Facts {
     /// `X % k == 0`. A set that contradicts itself (`T < P, P < T`, or `D % 2 == 0` where `D`
     /// is 3) gives no facts at all.
     pub fn new(relations: &[Relation]) -> Facts {
+        match Facts::build(relations) {
+            (facts, false) => facts,
+            (_, true) => Facts::none(),
+        }
+    }
+
+    /// Whether `relations` contradict each other as far as the engine can tell (`T < P, P <
+    /// T`; `D % 2 == 0` where `D` is 3): no sizes satisfy them all.
+    pub fn contradict(relations: &[Relation]) -> bool {
+        Facts::build(relations).1
+    }
+
+    /// The facts `relations` state, and whether they contradict each other.
+    fn build(relations: &[Relation]) -> (Facts, bool) {
         let mut facts = Facts::none();
         for relation in relations {
             if let Some((x, k)) = multiple(relation) {
                 match facts.multiples.iter_mut().find(|(y, _)| *y == x) {
                     Some((_, m)) => match lcm(*m, k) {
                         Some(l) => *m = l,
-                        None => return Facts::none(),
+                        // Too large to hold: no facts, no contradiction known.
+                        None => return (Facts::none(), false),
                     },
                     None => facts.multiples.push((x, k)),
                 }
@@ -167,10 +182,7 @@ impl Facts {
             || relations
                 .iter()
                 .any(|relation| facts.decide(relation) == Some(false));
-        match contradicts {
-            true => Facts::none(),
-            false => facts,
-        }
+        (facts, contradicts)
     }
 
     /// Whether there is no fact.
@@ -412,6 +424,24 @@ mod tests {
 
     fn even_d() -> Facts {
         Facts::new(&[rel("D % 2", Cmp::Eq, "0")])
+    }
+
+    #[test]
+    fn contradicting_relations_are_told_apart() {
+        let relation = |lhs: &str, op: Cmp, rhs: &str| Relation::new(dim(lhs), op, dim(rhs));
+        assert!(Facts::contradict(&[
+            relation("N", Cmp::Gt, "M"),
+            relation("M", Cmp::Gt, "N"),
+        ]));
+        assert!(Facts::contradict(&[
+            relation("N + 1", Cmp::Le, "M"),
+            relation("M", Cmp::Le, "N"),
+        ]));
+        assert!(!Facts::contradict(&[
+            relation("N", Cmp::Gt, "M"),
+            relation("M + 1", Cmp::Le, "N"),
+        ]));
+        assert!(!Facts::contradict(&[]));
     }
 
     #[test]
