@@ -2441,6 +2441,8 @@ enum Local {
     /// linear_no_bias }`, stable_lm's): a call of it builds the layer every one of them
     /// builds alike, where they do.
     Constructors(Vec<Vec<String>>),
+    /// The prelude's `None` (a `Linear::new`'s bias handed to a helper as `None`).
+    Absent,
     /// Anything else (a name the walk cannot follow).
     Unknown,
 }
@@ -2691,6 +2693,12 @@ impl<'a> Ctor<'a> {
 
     /// What a `let`'s value holds.
     fn local(&self, expr: &syn::Expr) -> Local {
+        if let Some(joined) = self.either_local(expr) {
+            return joined;
+        }
+        if self.names_prelude(expr, "None") && !self.index.may_import(self.def.module, "None") {
+            return Local::Absent;
+        }
         if let Some((layer, dims, geometry)) = self.layer(expr).or_else(|| self.layer_new(expr)) {
             return Local::Layer(layer, dims, geometry);
         }
@@ -2716,6 +2724,63 @@ impl<'a> Ctor<'a> {
             return Local::Constructors(paths);
         }
         Local::Size(self.size(expr))
+    }
+
+    /// `if c { a } else { b }` whose branches are one expression each and build the same
+    /// kind of layer (or the same struct of the crate): what both build, a size where they
+    /// differ unknown (helium's `lm_head`, tied to the embedding's table or its own
+    /// `linear(E, V, ..)`). `None` for anything else.
+    fn either_local(&self, expr: &syn::Expr) -> Option<Local> {
+        let syn::Expr::If(i) = strip(expr) else {
+            return None;
+        };
+        fn only_tail(block: &syn::Block) -> Option<&syn::Expr> {
+            match block.stmts.as_slice() {
+                [syn::Stmt::Expr(tail, None)] => Some(tail),
+                _ => None,
+            }
+        }
+        let (_, otherwise) = i.else_branch.as_ref()?;
+        let otherwise = match strip(otherwise) {
+            syn::Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => only_tail(&b.block)?,
+            _ => return None,
+        };
+        let then = only_tail(&i.then_branch)?;
+        let join = |a: &[Dim], b: &[Dim]| -> Vec<Dim> {
+            a.iter()
+                .zip(b)
+                .map(|(a, b)| if a == b { a.clone() } else { Dim::Unknown })
+                .collect()
+        };
+        match (self.local(then), self.local(otherwise)) {
+            (Local::Layer(l1, d1, g1), Local::Layer(l2, d2, g2))
+                if l1 == l2 && g1 == g2 && d1.len() == d2.len() =>
+            {
+                Some(Local::Layer(l1, join(&d1, &d2), g1))
+            }
+            (Local::Nested(k1, f1), Local::Nested(k2, f2)) if k1 == k2 => {
+                let fields: BTreeMap<String, FieldFact> = f1
+                    .into_iter()
+                    .filter_map(|(name, fact)| {
+                        let other = f2.get(&name)?;
+                        match (&fact, other) {
+                            _ if fact == *other => Some((name, fact)),
+                            (FieldFact::Layer(l1, d1, g1), FieldFact::Layer(l2, d2, g2))
+                                if l1 == l2 && g1 == g2 && d1.len() == d2.len() =>
+                            {
+                                Some((name, FieldFact::Layer(*l1, join(d1, d2), g1.clone())))
+                            }
+                            _ => None,
+                        }
+                    })
+                    .collect();
+                (!fields.is_empty()).then_some(Local::Nested(k1, fields))
+            }
+            (Local::Weight(d1), Local::Weight(d2)) if d1.len() == d2.len() => {
+                Some(Local::Weight(join(&d1, &d2)))
+            }
+            _ => None,
+        }
     }
 
     /// What a field of the struct literal is given.
@@ -3101,12 +3166,18 @@ impl<'a> Ctor<'a> {
     /// `cfg.vision.hidden_size` for `&cfg.vision`). A fact with a size of anything else is
     /// left out.
     fn nested(&self, expr: &syn::Expr) -> Option<(String, BTreeMap<String, FieldFact>)> {
-        let call = fallible_call(expr)?;
+        // A constructor that cannot fail (with_tracing's `Linear::from_weights(w, None)`)
+        // ends in the literal itself.
+        let (call, fallible) = match (fallible_call(expr), strip(expr)) {
+            (Some(call), _) => (call, true),
+            (None, syn::Expr::Call(call)) => (call, false),
+            _ => return None,
+        };
         if self.depth >= HELPER_DEPTH {
             return None;
         }
         // A choice of helpers (with_tracing's `linear` or `linear_no_bias`): what all build.
-        self.built_by(call, |ctor, callee| ctor.nested_of(callee, call))
+        self.built_by(call, |ctor, callee| ctor.nested_of(callee, call, fallible))
     }
 
     /// What a call of the function `callee` builds (see [`Ctor::nested`]).
@@ -3114,6 +3185,7 @@ impl<'a> Ctor<'a> {
         &self,
         callee: Resolved,
         call: &syn::ExprCall,
+        fallible: bool,
     ) -> Option<(String, BTreeMap<String, FieldFact>)> {
         let id = match callee {
             Resolved::Fn(id) => id,
@@ -3154,15 +3226,26 @@ impl<'a> Ctor<'a> {
             return None;
         };
         // `Ok(Self { .. })`: the call's `?`, `unwrap` or `expect` is the `Result`'s (a bare
-        // `Self` may have an `unwrap` of its own).
-        let syn::Expr::Call(ok) = strip(tail) else {
-            return None;
-        };
+        // `Self` may have an `unwrap` of its own). Called without them: `Self { .. }` of a
+        // function that returns `Self`.
         let callee = Ctor::read(self.index, def, Some(&BTreeMap::new()), self.depth + 1);
-        if ok.args.len() != 1 || !callee.is_ok(&ok.func) {
-            return None;
-        }
-        let literal = strip(&ok.args[0]);
+        let literal = match strip(tail) {
+            syn::Expr::Call(ok) if fallible => {
+                if ok.args.len() != 1 || !callee.is_ok(&ok.func) {
+                    return None;
+                }
+                strip(&ok.args[0])
+            }
+            literal @ syn::Expr::Struct(_)
+                if !fallible
+                    && matches!(&def.sig.output, syn::ReturnType::Type(_, ty)
+                        if matches!(&**ty, syn::Type::Path(p)
+                            if p.qself.is_none() && p.path.is_ident("Self"))) =>
+            {
+                literal
+            }
+            _ => return None,
+        };
         let syn::Expr::Struct(literal) = literal else {
             return None;
         };
@@ -3359,6 +3442,12 @@ impl<'a> Ctor<'a> {
         let held = match strip(bias) {
             held if !optional => held,
             none if prelude(none, "None") => return true,
+            // A helper's parameter the call gave `None`.
+            name if single_ident(name)
+                .is_some_and(|name| matches!(self.locals.get(&name), Some(Local::Absent))) =>
+            {
+                return true;
+            }
             syn::Expr::Call(call) if call.args.len() == 1 && prelude(&call.func, "Some") => {
                 &call.args[0]
             }
@@ -3469,6 +3558,9 @@ impl<'a> Ctor<'a> {
     /// `vb.get((out, in), "weight")?` (or `get_with_hints`): the dims asked for, one per
     /// element of a tuple, or one known size.
     fn weight(&self, expr: &syn::Expr) -> Option<Vec<Dim>> {
+        if let Some(table) = self.embedding_table(expr) {
+            return Some(table);
+        }
         let syn::Expr::Try(t) = strip(expr) else {
             return None;
         };
@@ -3491,6 +3583,28 @@ impl<'a> Ctor<'a> {
                 let dim = self.size(other);
                 (!dim.is_unknown() && !names_a_let(&dim)).then(|| vec![dim])
             }
+        }
+    }
+
+    /// `embed_tokens.embeddings().clone()` (or without `.clone()`) of a candle-nn `Embedding`
+    /// built here: its table's dims, `[V, E]` (a tied `lm_head`'s weight).
+    fn embedding_table(&self, expr: &syn::Expr) -> Option<Vec<Dim>> {
+        let mut expr = strip(expr);
+        if let syn::Expr::MethodCall(m) = expr
+            && m.method == "clone"
+            && m.args.is_empty()
+        {
+            expr = strip(&m.receiver);
+        }
+        let syn::Expr::MethodCall(m) = expr else {
+            return None;
+        };
+        if m.method != "embeddings" || !m.args.is_empty() || m.turbofish.is_some() {
+            return None;
+        }
+        match self.locals.get(&single_ident(&m.receiver)?)? {
+            Local::Layer(Layer::Embedding, dims, None) if dims.len() == 2 => Some(dims.clone()),
+            _ => None,
         }
     }
 

@@ -588,6 +588,7 @@ static NO_CLAUSES: Contract = Contract {
     field_flags: Vec::new(),
     relations: Vec::new(),
     named_elsewhere: Vec::new(),
+    sequences: Vec::new(),
 };
 
 /// Iterator adapters whose items are their receiver's.
@@ -998,10 +999,14 @@ impl<'a> Walker<'a> {
                                 None => Value::tensor_unknown(),
                             }))
                         }
-                        // `others: &[Tensor]`: each element a tensor (a sequence clause's
-                        // element type is the guard's to check).
+                        // `others: &[Tensor]`: each element a tensor, of the type its
+                        // sequence clause states (`[f32[B, _, _, _]; N]`: the guard checks
+                        // each) where nothing in the body may replace one (no `mut`).
                         _ if self.is_tensor_list(&typed.ty) => {
-                            Value::TensorsEach(TensorType::unknown())
+                            Value::TensorsEach(match self.contract.sequence(&name) {
+                                Some(clause) if ident.mutability.is_none() => clause.spec.clone(),
+                                _ => TensorType::unknown(),
+                            })
                         }
                         // `past_len: usize`: one fixed size for the whole body, the value a
                         // clause names `{past_len}` (only in the function's own walk: a helper
@@ -2050,6 +2055,24 @@ impl<'a> Walker<'a> {
             Some(ty) => self.kind_in(callee, ty),
             None => Kind::Other,
         }
+    }
+
+    /// Whether a function returns std's `Vec` of tensors (`Result<Vec<Tensor>>`), as its own
+    /// module names the types.
+    fn returns_tensor_vec(&self, callee: &FnDef) -> bool {
+        let Some(syn::Type::Path(p)) = ok_type(callee.sig) else {
+            return false;
+        };
+        let segments = path_segments(&p.path);
+        let resolved = self.index.resolve(callee.module, &segments);
+        let element = match p.path.segments.last().map(|s| &s.arguments) {
+            Some(syn::PathArguments::AngleBracketed(a)) if a.args.len() == 1 => a.args.first(),
+            _ => None,
+        };
+        p.qself.is_none()
+            && std_wrapper(&segments, &resolved) == Some("Vec")
+            && matches!(element, Some(syn::GenericArgument::Type(ty))
+                if matches!(self.kind_in(callee, ty), Kind::Tensor))
     }
 
     /// The kinds of the elements of the tuple a function returns (`Result<(Tensor, Tensor)>`),
@@ -4112,7 +4135,9 @@ impl<'a> Walker<'a> {
             | BinOp::BitOrAssign(_)
             | BinOp::ShlAssign(_)
             | BinOp::ShrAssign(_) => {
-                self.forget_in(|c| c.kept.extend(root(&b.left)));
+                // As an assignment: behind `&mut self`, `self.steps += 1` changes only what
+                // is below `self.steps`.
+                self.forget_in(|c| c.write_to(&b.left));
                 return Value::Other;
             }
             // std's `PartialEq` and `PartialOrd` give `bool`s.
@@ -4222,6 +4247,31 @@ impl<'a> Walker<'a> {
                         .and_then(|ident| self.lookup(&name_of(ident)))
                         .filter(|binding| matches!(binding.value, Value::Tensor(_)))
                         .map_or(receiver, |binding| binding.value.clone()),
+                    // `encoder_hidden_states[0].shape().dims4()` of a list of tensors.
+                    syn::Expr::Index(ix) => match unparen(&ix.expr) {
+                        syn::Expr::Path(p) if p.qself.is_none() => {
+                            let list = p
+                                .path
+                                .get_ident()
+                                .and_then(|ident| self.lookup(&name_of(ident)))
+                                .map(|binding| binding.value.clone());
+                            let at = match unparen(&ix.index) {
+                                syn::Expr::Lit(syn::ExprLit {
+                                    lit: syn::Lit::Int(int),
+                                    ..
+                                }) => int.base10_parse::<usize>().ok(),
+                                _ => None,
+                            };
+                            match (list, at) {
+                                (Some(Value::TensorsEach(each)), _) => Value::Tensor(each),
+                                (Some(Value::Tensors(parts)), Some(at)) if at < parts.len() => {
+                                    Value::Tensor(parts[at].clone())
+                                }
+                                _ => receiver,
+                            }
+                        }
+                        _ => receiver,
+                    },
                     _ => receiver,
                 }
             }
@@ -4416,7 +4466,13 @@ impl<'a> Walker<'a> {
                     &forward_args,
                     &forward_exprs,
                 );
-                self.touched(strip_refs(arg_exprs[0]));
+                // `Module::forward` and `ModuleT::forward_t` take `&self`: behind `&mut self`,
+                // the layer changes only what it could behind `&self` (mpt's tied head read
+                // after `xs.apply(&self.wte)`).
+                match takes_shared_self(self.index.fns[id].sig) {
+                    true => self.touched_shared(strip_refs(arg_exprs[0])),
+                    false => self.touched(strip_refs(arg_exprs[0])),
+                }
                 value
             }
             Value::Tensor(t) => {
@@ -4449,6 +4505,67 @@ impl<'a> Walker<'a> {
                     && call.args.is_empty() =>
             {
                 optional
+            }
+            // `all.last().context("no last")?`, `mask.ok_or(..)?`: the `Result` of what it
+            // holds, taken as `unwrap` takes it.
+            Value::Optional(held)
+                if matches!(
+                    name.as_str(),
+                    "context" | "with_context" | "ok_or" | "ok_or_else"
+                ) && args.len() == 1
+                    && self.vec_method_is_std(&name) =>
+            {
+                *held
+            }
+            // `hidden_states.last()`, `.first()` of a list of tensors: an element, if any.
+            Value::Tensors(parts)
+                if matches!(name.as_str(), "first" | "last")
+                    && call.args.is_empty()
+                    && self.vec_method_is_std(&name) =>
+            {
+                let part = match name.as_str() {
+                    "first" => parts.first(),
+                    _ => parts.last(),
+                };
+                match part {
+                    Some(part) => Value::Optional(Box::new(Value::Tensor(part.clone()))),
+                    None => Value::Nothing,
+                }
+            }
+            // `hidden_states.reverse()` of a local list: the same tensors, the other way round.
+            list @ (Value::Tensors(_) | Value::TensorsEach(_))
+                if name == "reverse"
+                    && call.args.is_empty()
+                    && self.vec_method_is_std(&name)
+                    && let Some(local) = self.local_receiver(&call.receiver) =>
+            {
+                let reversed = match list {
+                    Value::Tensors(mut parts) => {
+                        parts.reverse();
+                        Value::Tensors(parts)
+                    }
+                    each => each,
+                };
+                self.set(&local, reversed, None);
+                Value::Other
+            }
+            // `encoder_hidden_states.len()`: std's, which changes nothing.
+            Value::TensorsEach(_)
+                if matches!(name.as_str(), "len" | "is_empty")
+                    && call.args.is_empty()
+                    && self.vec_method_is_std(&name) =>
+            {
+                match name.as_str() {
+                    "len" => Value::Int(Dim::Unknown),
+                    _ => Value::Flag,
+                }
+            }
+            Value::TensorsEach(each)
+                if matches!(name.as_str(), "first" | "last")
+                    && call.args.is_empty()
+                    && self.vec_method_is_std(&name) =>
+            {
+                Value::Optional(Box::new(Value::Tensor(each)))
             }
             // `(d as f64).sqrt()`: a float's own methods give a float.
             Value::Float if FLOAT_METHODS.contains(&name.as_str()) => Value::Float,
@@ -4638,6 +4755,21 @@ impl<'a> Walker<'a> {
     /// (`for layer in &self.layers`, `self.layers.iter()`, `.iter().enumerate()`); an unknown
     /// value otherwise. Walks `iterable`.
     fn loop_element(&mut self, iterable: &syn::Expr) -> Value {
+        // `states.iter().zip(&self.linear_c)`: a pair of the two elements, as std's `zip`
+        // gives them (where no trait in sight may name a `zip` of its own).
+        if let syn::Expr::MethodCall(m) = unparen(iterable)
+            && m.method == "zip"
+            && m.args.len() == 1
+            && m.turbofish.is_none()
+            && self.vec_method_is_std("zip")
+        {
+            let left = self.loop_element(&m.receiver);
+            let right = self.loop_element(&m.args[0]);
+            return match (left, right) {
+                (Value::Other, Value::Other) => Value::Other,
+                (left, right) => Value::Tuple(vec![left, right]),
+            };
+        }
         let mut base = iterable;
         let mut enumerate = false;
         if let syn::Expr::MethodCall(m) = base
@@ -4685,6 +4817,11 @@ impl<'a> Walker<'a> {
                 Value::Instance(key, _) => Value::Instance(key, access),
                 _ => Value::Other,
             },
+            // `for state in states.iter()` of a list of tensors: a `&Tensor` of its type.
+            (Value::TensorsEach(each), Some(Access::Ref)) => Value::Tensor(each),
+            (Value::Tensors(parts), Some(Access::Ref)) if !parts.is_empty() => {
+                Value::Tensor(each_of(parts.iter()))
+            }
             // `for i in 0..n`: an index (`others[i]` is an element).
             (Value::Range(Some(_), _), None) if !enumerate => Value::Int(Dim::Unknown),
             _ => Value::Other,
@@ -4928,7 +5065,7 @@ impl<'a> Walker<'a> {
         let (scope, subjects) = (self.scope.clone(), self.subjects.clone());
         let (hints, returned) = (self.hints.len(), self.returned.clone());
         let mut head = scope.clone();
-        for _ in 0..PASSES {
+        for pass in 0..PASSES {
             self.failed_call = None;
             self.scope = head.clone();
             self.subjects = subjects.clone();
@@ -4937,10 +5074,19 @@ impl<'a> Walker<'a> {
             self.bind_pattern(&f.pat, element.clone());
             self.quiet += 1;
             self.loop_passes += 1;
-            self.block(&f.body);
+            let first_run = self.block(&f.body);
             self.loop_passes -= 1;
             self.quiet -= 1;
             self.scope.pop();
+            // A first run that certainly leaves the function (a failure under `?`, a
+            // `return`; no `break` or `continue` here): code after the loop runs only where
+            // it ran no time, with what came before it (helium's rank-4 `xs` into the layers).
+            if pass == 0 && first_run == Value::Never {
+                self.failed_call = None;
+                self.scope = scope;
+                self.subjects = subjects;
+                return true;
+            }
             // The next pass has another index: what this one hands on knows nothing of it.
             if let Some(size) = index {
                 self.forget_size(size);
@@ -6070,6 +6216,16 @@ impl<'a> Walker<'a> {
                 }
             }
             (true, None) => followed(self),
+            // `return: [f32[B, _]; N]` of a `Vec<Tensor>`: each element of that type.
+            (false, _)
+                if self.returns_tensor_vec(callee)
+                    && let Some(clause) = contract.sequence("return") =>
+            {
+                Value::TensorsEach(
+                    self.facts
+                        .simplify_type(&bindings.instantiate(&clause.spec)),
+                )
+            }
             // A tuple: each tensor from its `return.N` clause, the others unknown.
             (false, _) if let Some(kinds) = self.tuple_kinds(callee) => {
                 let elements: Vec<Value> = kinds
@@ -6607,7 +6763,7 @@ fn with_facts(contract: &Contract) -> Contract {
         Factor::Div(..) | Factor::Rem(..) => None,
     };
     let mut contract = contract.clone();
-    for clause in &mut contract.clauses {
+    for clause in contract.clauses.iter_mut().chain(&mut contract.sequences) {
         clause.spec.shape = map_dims(&clause.spec.shape, &mut lookup);
     }
     for relation in &mut contract.relations {
@@ -6707,7 +6863,7 @@ fn with_constants(
         Factor::Div(..) | Factor::Rem(..) => None,
     };
     let mut contract = contract.clone();
-    for clause in &mut contract.clauses {
+    for clause in contract.clauses.iter_mut().chain(&mut contract.sequences) {
         let shape = &clause.spec.shape;
         let mut map =
             |dims: &[Dim]| -> Vec<Dim> { dims.iter().map(|d| d.substitute(&mut lookup)).collect() };

@@ -10003,3 +10003,356 @@ pub fn f(a: &Tensor) -> Result<Tensor> {
         (1, "--> model.rs:7:13".into())
     );
 }
+
+/// A head tied to the embedding's table, as 25 of candle-transformers' models build it:
+/// candle-nn's `Linear::new(embed_tokens.embeddings().clone(), None)`, or with_tracing's
+/// `Linear::from_weights(..)` under `if cfg.tie_word_embeddings { .. } else { linear(..)? }`
+/// (helium's): the head maps `E` to `V` either way, so logits of the wrong rank are certain
+/// (a new user's rank-4 hidden states into helium's head were silent).
+#[test]
+fn a_tied_head_has_the_embeddings_sizes() {
+    let dir = scratch_crate("tied-head", "pub mod model;\npub mod with_tracing;\n");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "{manifest}tracing = \"0.1\"\nserde = {{ version = \"1\", features = [\"derive\"] }}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
+    let model = "use crate::with_tracing::{linear_b, Linear};
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::VarBuilder;
+
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Config {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub tie_word_embeddings: bool,
+}
+
+#[contract(embed_tokens: Embedding[V, E])]
+pub struct Model {
+    embed_tokens: candle_nn::Embedding,
+    lm_head: Linear,
+}
+
+impl Model {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let embed_tokens = candle_nn::embedding(cfg.vocab_size, cfg.hidden_size, vb.pp(\"embed\"))?;
+        let lm_head = HEAD;
+        Ok(Self { embed_tokens, lm_head })
+    }
+}
+
+#[contract]
+impl Model {
+    #[contract(input_ids: u32[B, T] in 0..V, return: f32[B, V])]
+    pub fn forward(&self, input_ids: &Tensor) -> Result<Tensor> {
+        let xs = self.embed_tokens.forward(&input_ids.unsqueeze(2)?)?;
+        let logits = self.lm_head.forward(&xs)?;
+        Ok(logits)
+    }
+}
+";
+    let either = "if cfg.tie_word_embeddings {
+            Linear::from_weights(embed_tokens.embeddings().clone(), None)
+        } else {
+            linear_b(cfg.hidden_size, cfg.vocab_size, false, vb.pp(\"lm_head\"))?
+        }";
+    let heads = [
+        (
+            "from-weights",
+            "Linear::from_weights(embed_tokens.embeddings().clone(), None)",
+        ),
+        ("either", either),
+    ];
+    // The rows without their line numbers (the heads take lines of their own).
+    let types = |stdout: &str| -> Vec<String> {
+        rows(stdout)
+            .iter()
+            .map(|row| {
+                row.split_once(' ')
+                    .map_or(row.clone(), |(_, rest)| rest.to_string())
+            })
+            .collect()
+    };
+    for (name, head) in heads {
+        std::fs::write(dir.join("src/model.rs"), model.replace("HEAD", head)).unwrap();
+        let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Model::forward"]);
+        assert_eq!(
+            types(&stdout),
+            [
+                "xs float[B, T, 1, E] forward",
+                "logits float[B, T, 1, V] forward"
+            ],
+            "{name}: {stdout}"
+        );
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 1, "{name}: {stderr}");
+    }
+    // candle-nn's own `Linear::new` of the table, with the `use` the models write.
+    let candle_nn_head = model
+        .replace(
+            "use crate::with_tracing::{linear_b, Linear};",
+            "use candle_nn::Linear;",
+        )
+        .replace(
+            "HEAD",
+            "Linear::new(embed_tokens.embeddings().clone(), None)",
+        );
+    std::fs::write(dir.join("src/model.rs"), candle_nn_head).unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Model::forward"]);
+    assert_eq!(
+        types(&stdout),
+        [
+            "xs float[B, T, 1, E] forward",
+            "logits float[B, T, 1, V] forward"
+        ],
+        "{stdout}"
+    );
+    // Branches that build heads of other sizes, or a bias of unknown shape: what differs is
+    // unknown, and nothing is certain.
+    let other_sizes = either.replace("cfg.vocab_size, false", "7, false");
+    std::fs::write(
+        dir.join("src/model.rs"),
+        model.replace("HEAD", &other_sizes),
+    )
+    .unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Model::forward"]);
+    assert_eq!(
+        types(&stdout)[1],
+        "logits float[B, T, 1, _] forward",
+        "{stdout}"
+    );
+    let biased = "Linear::from_weights(embed_tokens.embeddings().clone(), Some(vb.get(3, \"b\")?))";
+    std::fs::write(dir.join("src/model.rs"), model.replace("HEAD", biased)).unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Model::forward"]);
+    assert_eq!(types(&stdout)[1], "logits float[..] forward", "{stdout}");
+}
+
+/// A loop whose first run certainly fails leaves the function at once: code after it runs
+/// only where it ran no time, with the values from before it (helium's ids unsqueezed before
+/// the layers: rank-4 hidden states fail the first layer, or reach the head unchanged). A
+/// `break` or a run that may succeed leaves nothing certain.
+#[test]
+fn code_after_a_loop_whose_first_run_fails_has_the_values_before_it() {
+    let program = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(a: f32[N, M], return: f32[N, M])]
+pub fn f(a: &Tensor, n: usize) -> Result<Tensor> {
+    let mut xs = a.unsqueeze(0)?;
+    for _ in 0..n {
+        let (_, m) = xs.dims2()?;
+        xs = xs.narrow(1, 0, m)?;
+    }
+    Ok(xs)
+}
+";
+    let (code, lines) = check_file("loop-first-fails", program);
+    assert_eq!(
+        (code, lines.get(1).map(String::as_str)),
+        (1, Some("--> model.rs:11:8")),
+        "{lines:?}"
+    );
+    let may_break = program.replace(
+        "        let (_, m)",
+        "        if n > 3 {\n            break;\n        }\n        let (_, m)",
+    );
+    assert_eq!(check_file("loop-may-break", &may_break), (0, Vec::new()));
+    let may_succeed = program
+        .replace("xs.dims2()?", "xs.squeeze(0)?.dims2()?")
+        .replace(
+            "xs = xs.narrow(1, 0, m)?;",
+            "xs = xs.squeeze(0)?.narrow(1, 0, m)?;",
+        );
+    assert_eq!(
+        check_file("loop-may-succeed", &may_succeed),
+        (0, Vec::new())
+    );
+}
+
+/// Sequences of tensors, as segformer's decode head and classifier have them: a parameter's
+/// `[f32[B, _, _, _]; N]` gives each element its type (`states[0]`, a `for` over `states.iter()`
+/// zipped with the layers), a callee's `return: [..; N]` gives its caller's list its type
+/// (`all.last().context(..)?`), and `push`, `reverse` and `len` keep what is known. A new
+/// user's mean over dim 3 of the rank-3 last state was silent.
+#[test]
+fn a_sequence_clause_types_each_element() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Context, Result, Tensor};
+
+pub trait Hidden {
+    fn forward(&self, xs: &Tensor) -> Result<Vec<Tensor>>;
+}
+
+pub struct Encoder;
+
+#[contract]
+impl Hidden for Encoder {
+    #[contract(x: f32[B, C, H, W], return: [f32[B, _, _, _]; N])]
+    fn forward(&self, x: &Tensor) -> Result<Vec<Tensor>> {
+        Ok(vec![x.clone()])
+    }
+}
+
+pub struct Mlp;
+
+#[contract]
+impl Mlp {
+    #[contract(xs: f32[B, L, C], return: f32[B, L, C])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        Ok(xs.clone())
+    }
+}
+
+pub struct Head {
+    encoder: Encoder,
+    layers: Vec<Mlp>,
+}
+
+#[contract]
+impl Head {
+    #[contract(x: f32[B, C, H, W], return: f32[B, _])]
+    pub fn classify(&self, x: &Tensor) -> Result<Tensor> {
+        let all = self.encoder.forward(x)?;
+        let last = all.last().context(\"no state\")?;
+        let flat = last.flatten_from(2)?.permute((0, 2, 1))?;
+        let mean = flat.mean(1)?;
+        Ok(mean)
+    }
+
+    #[contract(states: [f32[B, _, _, _]; N], return: f32[B, _, _, _])]
+    pub fn decode(&self, states: &[Tensor]) -> Result<Tensor> {
+        if states.len() != self.layers.len() {
+            candle_core::bail!(\"one state per layer\")
+        }
+        let (_, _, height, width) = states[0].shape().dims4()?;
+        let mut maps = Vec::with_capacity(states.len());
+        for (state, layer) in states.iter().zip(&self.layers) {
+            let (batch, _, h, w) = state.dims4()?;
+            let map = state.flatten_from(2)?.permute((0, 2, 1))?;
+            let map = layer.forward(&map)?;
+            let map = map.permute((0, 2, 1))?.reshape((batch, (), h, w))?;
+            maps.push(map.upsample_nearest2d(height, width)?);
+        }
+        maps.reverse();
+        let fused = Tensor::cat(&maps, 1)?;
+        Ok(fused)
+    }
+}
+";
+    let dir = scratch_crate("sequences", source);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Head::classify"]);
+    assert_eq!(
+        rows(&stdout),
+        [
+            "37 all [f32[B, _, _, _]; _] forward",
+            "38 last f32[B, _, _, _] last",
+            "39 flat f32[B, _, _] permute",
+            "40 mean f32[B, _] mean",
+        ],
+        "{stdout}"
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Head::decode"]);
+    let shown = rows(&stdout);
+    for row in [
+        "54 map f32[B, _, _] forward",
+        "59 fused f32[B, _, _, _] Tensor::cat",
+    ] {
+        assert!(shown.iter().any(|r| r == row), "{row}: {stdout}");
+    }
+    // The mean over dim 3 of the rank-3 state: certain.
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        source.replace("flat.mean(1)?", "flat.mean(3)?"),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        headlines(&stderr)
+            .iter()
+            .any(|l| l == "--> src/lib.rs:40:30"),
+        "{stderr}"
+    );
+    // A `mut` list may have any tensor put in it: its elements are not its clause's.
+    let replaced = source
+        .replace(
+            "pub fn decode(&self, states: &[Tensor])",
+            "pub fn decode(&self, mut states: Vec<Tensor>)",
+        )
+        .replace(
+            "        let (_, _, height, width)",
+            "        states[0] = states[0].unsqueeze(0)?;\n        let (_, _, height, width)",
+        );
+    std::fs::write(dir.join("src/lib.rs"), replaced).unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Head::decode"]);
+    assert!(
+        rows(&stdout)
+            .iter()
+            .any(|r| r.starts_with("49 height ?") || r.starts_with("50 height ?")),
+        "{stdout}"
+    );
+}
+
+/// `xs.apply(&self.wte)` runs `Module::forward`, which takes `&self`: behind `&mut self`, a
+/// clause on the layer's accessor still holds after it (mpt's tied head, read after the
+/// embedding and the blocks; a new user's unsqueezed table there was silent); and
+/// `self.steps += 1` changes only `self.steps`, as `self.steps = ..` does.
+#[test]
+fn applying_a_layer_keeps_its_clauses_behind_mut_self() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+
+pub struct Embedding {
+    inner: candle_nn::Embedding,
+}
+impl Embedding {
+    pub fn embeddings(&self) -> &Tensor {
+        self.inner.embeddings()
+    }
+}
+impl Module for Embedding {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.inner.forward(xs)
+    }
+}
+
+#[contract(wte.embeddings(): f32[V, E])]
+pub struct Model {
+    wte: Embedding,
+    steps: usize,
+}
+
+#[contract]
+impl Model {
+    #[contract(ids: u32[B] in 0..V, return: f32[B, V])]
+    pub fn forward(&mut self, ids: &Tensor) -> Result<Tensor> {
+        self.steps += 1;
+        let xs = ids.apply(&self.wte)?;
+        let logits = xs.matmul(&self.wte.embeddings().t()?)?;
+        Ok(logits)
+    }
+}
+";
+    let dir = scratch_crate("apply-mut-self", source);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Model::forward"]);
+    assert!(
+        rows(&stdout)
+            .iter()
+            .any(|r| r == "30 logits f32[B, V] matmul"),
+        "{stdout}"
+    );
+    let unsqueezed = source.replace("embeddings().t()?)?", "embeddings().t()?.unsqueeze(0)?)?");
+    std::fs::write(dir.join("src/lib.rs"), unsqueezed).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+}

@@ -54,6 +54,10 @@ pub struct Contract {
     /// (`in 0..C`), a sequence of tensors (`items: [f32[E]; N]`), a derived subject. The guard
     /// binds or needs them as it does any other. (The text reader reads none.)
     pub named_elsewhere: Vec<String>,
+    /// The element type of each sequence of tensors (`items: [f32[E]; N]`, `return: [..]`):
+    /// every element has it, its dims shared across elements, as the guard checks them. (The
+    /// text reader reads none.)
+    pub sequences: Vec<Clause>,
 }
 
 impl Contract {
@@ -92,6 +96,7 @@ impl Contract {
             field_flags: Vec::new(),
             relations: Vec::new(),
             named_elsewhere: Vec::new(),
+            sequences: Vec::new(),
         })
     }
 
@@ -105,6 +110,14 @@ impl Contract {
         self.field_flags.extend(other.field_flags);
         self.relations.extend(other.relations);
         self.named_elsewhere.extend(other.named_elsewhere);
+        self.sequences.extend(other.sequences);
+    }
+
+    /// The element type of the sequence `subject` (`items` of `items: [f32[E]; N]`).
+    pub fn sequence(&self, subject: &str) -> Option<&Clause> {
+        self.sequences
+            .iter()
+            .find(|clause| clause.subject == subject)
     }
 
     /// The clause of `subject`.

@@ -11,8 +11,8 @@ use super::syntax::{self, ArithOp, Clause, DimExpr, Subject, name_of};
 
 /// The tensor clauses of `clauses`, subjects as written without spaces (`self.head.weight()`);
 /// `None` where a dtype has no meaning (the macro reports it). A derived subject
-/// (`{target.sum(1)?}`) names no variable of the body, and a sequence of tensors is no
-/// tensor: both are left out.
+/// (`{target.sum(1)?}`) names no variable of the body: it is left out; a sequence of tensors
+/// is no tensor: its element type is one of [`Contract::sequences`].
 pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     let mut lowered = Vec::new();
     let mut facts = Vec::new();
@@ -21,6 +21,7 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     let mut field_flags = Vec::new();
     let mut relations = Vec::new();
     let mut named_elsewhere = Vec::new();
+    let mut sequences = Vec::new();
     for clause in clauses {
         if let Clause::Bind(binding) = clause {
             fields.push((subject_text(&binding.subject), name_of(&binding.dim)));
@@ -70,6 +71,13 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
         named_elsewhere.extend(bound_names(&tensor.spec.constraints));
         if matches!(tensor.subject, Subject::Derived { .. }) || tensor.spec.sequence.is_some() {
             named_elsewhere.extend(shape_names(&tensor.spec));
+            if tensor.spec.sequence.is_some() && !matches!(tensor.subject, Subject::Derived { .. })
+            {
+                sequences.push(EngineClause {
+                    subject: subject_text(&tensor.subject),
+                    spec: tensor_type(&tensor.spec)?,
+                });
+            }
             continue;
         }
         lowered.push(EngineClause {
@@ -85,6 +93,7 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
         field_flags,
         relations,
         named_elsewhere,
+        sequences,
     })
 }
 
