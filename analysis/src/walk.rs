@@ -4765,9 +4765,11 @@ impl<'a> Walker<'a> {
         {
             let left = self.loop_element(&m.receiver);
             let right = self.loop_element(&m.args[0]);
-            return match (left, right) {
-                (Value::Other, Value::Other) => Value::Other,
-                (left, right) => Value::Tuple(vec![left, right]),
+            // Only on an iterator the walk knows (std's, whose `zip` is `Iterator::zip`): a
+            // type of the crate's may have a `zip` of its own.
+            return match left {
+                Value::Other => Value::Other,
+                left => Value::Tuple(vec![left, right]),
             };
         }
         let mut base = iterable;
