@@ -6071,6 +6071,13 @@ impl<'a> Walker<'a> {
                     .zip(kinds)
                     .map(|(item, kind)| match (item, kind) {
                         (Value::Tensor(t), Kind::Tensor) => Value::Tensor(t),
+                        // gemma3's `(Option<Tensor>, Option<Tensor>)` of two masks.
+                        (Value::Optional(held), Kind::Optional(inner))
+                            if matches!(*inner, Kind::Tensor)
+                                && matches!(*held, Value::Tensor(_)) =>
+                        {
+                            Value::Optional(held)
+                        }
                         (_, kind) => kind.unknown_value(),
                     })
                     .collect(),

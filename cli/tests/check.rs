@@ -10356,3 +10356,53 @@ impl Model {
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 1, "{stderr}");
 }
+
+/// A helper that returns a tuple of optional tensors (gemma3's `create_attention_masks`, two
+/// masks or none) gives each its type where the body says it: the layers' masks are known.
+#[test]
+fn a_helpers_tuple_of_optional_tensors_is_followed() {
+    let source = "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+
+pub struct Model {
+    device: Device,
+}
+
+#[contract]
+impl Model {
+    fn masks(&self, t: usize) -> Result<(Option<Tensor>, Option<Tensor>)> {
+        if t <= 1 {
+            return Ok((None, None));
+        }
+        let mask = Tensor::zeros((t, t), DType::F32, &self.device)?;
+        let sliding = Tensor::ones((t, t), DType::F32, &self.device)?;
+        Ok((Some(mask), Some(sliding)))
+    }
+
+    #[contract(xs: f32[B, T, E])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let (_, t, _) = xs.dims3()?;
+        let (mask, sliding) = self.masks(t)?;
+        match (mask, sliding) {
+            (Some(mask), Some(_)) => xs.broadcast_add(&mask.unsqueeze(0)?),
+            _ => Ok(xs.clone()),
+        }
+    }
+}
+";
+    let dir = scratch_crate("tuple-of-options", source);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Model::forward"]);
+    let shown = rows(&stdout);
+    assert!(
+        shown.iter().any(|r| r == "22 mask Option<f32[T, T]> masks"),
+        "{stdout}"
+    );
+    assert!(
+        shown
+            .iter()
+            .any(|r| r == "22 sliding Option<f32[T, T]> masks"),
+        "{stdout}"
+    );
+}
