@@ -3602,8 +3602,30 @@ impl<'a> Ctor<'a> {
         if m.method != "embeddings" || !m.args.is_empty() || m.turbofish.is_some() {
             return None;
         }
-        match self.locals.get(&single_ident(&m.receiver)?)? {
-            Local::Layer(Layer::Embedding, dims, None) if dims.len() == 2 => Some(dims.clone()),
+        // `embed_tokens.embeddings()`, or `base_model.embed_tokens.embeddings()` of a struct
+        // of the crate built here (qwen2's tied head).
+        let table = match strip(&m.receiver) {
+            syn::Expr::Field(field) => {
+                let syn::Member::Named(name) = &field.member else {
+                    return None;
+                };
+                match self.locals.get(&single_ident(&field.base)?)? {
+                    Local::Nested(_, fields) => match fields.get(&name_of(name))? {
+                        FieldFact::Layer(layer, dims, geometry) => {
+                            (*layer, dims.clone(), geometry.clone())
+                        }
+                        _ => return None,
+                    },
+                    _ => return None,
+                }
+            }
+            receiver => match self.locals.get(&single_ident(receiver)?)? {
+                Local::Layer(layer, dims, geometry) => (*layer, dims.clone(), geometry.clone()),
+                _ => return None,
+            },
+        };
+        match table {
+            (Layer::Embedding, dims, None) if dims.len() == 2 => Some(dims),
             _ => None,
         }
     }

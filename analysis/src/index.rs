@@ -486,6 +486,19 @@ impl Index {
     ) {
         let krate = self.crates.len();
         let module = self.add_module(krate, None, vec!["crate".to_string()]);
+        // `extern crate candle_core as candle;` at the root: `candle` names that crate
+        // everywhere in it, as a manifest's rename does.
+        let mut externs = externs;
+        for item in &root.1.items {
+            if let syn::Item::ExternCrate(e) = item
+                && let Some((_, alias)) = &e.rename
+                && !is_conditional(&e.attrs)
+                && e.ident != "self"
+                && let Some(real) = externs.get(&name_of(&e.ident)).cloned()
+            {
+                externs.entry(name_of(alias)).or_insert(real);
+            }
+        }
         self.crates.push(CrateInfo {
             root: module,
             externs,

@@ -6150,6 +6150,23 @@ impl<'a> Walker<'a> {
         let pairs: Vec<(&TensorType, &TensorType)> =
             given.iter().map(|(_, c, t, _)| (&c.spec, t)).collect();
         let mut bindings = Bindings::new();
+        // `{n_rep}` of an integer parameter the call gives a size (`repeat_kv(xs, n_rep)`):
+        // that size, as the guard reads the parameter (one it cannot change: no `mut`).
+        let typed_inputs = callee.sig.inputs.iter().filter_map(|input| match input {
+            syn::FnArg::Typed(t) => Some(t),
+            syn::FnArg::Receiver(_) => None,
+        });
+        for (typed, arg) in typed_inputs.zip(args) {
+            if let syn::Pat::Ident(ident) = &*typed.pat
+                && ident.mutability.is_none()
+                && ident.by_ref.is_none()
+                && ident.subpat.is_none()
+                && let Value::Int(size) = arg
+                && !size.is_unknown()
+            {
+                bindings.bind_braced(&name_of(&ident.ident), size.clone());
+            }
+        }
         // The callee's integer fields it names as dims (`self.num_attention_heads = H`) where
         // the receiver's field has a size here: the guard binds the dim from that field.
         if let Some(receiver) = receiver {

@@ -10406,3 +10406,146 @@ impl Model {
         "{stdout}"
     );
 }
+
+/// `extern crate candle_core as candle;` at the root names candle's crate `candle`, as a
+/// manifest's rename does (a new user's port lost most of the analysis through it, silently).
+#[test]
+fn an_extern_crate_rename_names_the_crate() {
+    let lib = "extern crate candle_core as candle;
+pub mod model;
+";
+    let model = "use candle::{Result, Tensor};
+use candle_contracts::contract;
+
+#[contract(xs: f32[B, T, E])]
+pub fn f(xs: &Tensor) -> Result<Tensor> {
+    let x = xs.transpose(1, 2)?;
+    x.dims2().map(|_| x.clone())
+}
+
+#[contract(xs: f32[B, T, E])]
+pub fn g(xs: &Tensor) -> Result<Tensor> {
+    let x = xs.transpose(1, 2)?;
+    let _ = x.dims2()?;
+    Ok(x)
+}
+";
+    let dir = scratch_crate("extern-crate-rename", lib);
+    std::fs::write(dir.join("src/model.rs"), model).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(headlines(&stderr)[1], "--> src/model.rs:13:13", "{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:g"]);
+    assert_eq!(rows(&stdout), ["12 x f32[B, E, T] transpose"], "{stdout}");
+}
+
+/// `{n_rep}` in a callee's `return` clause is the size the call gives the parameter
+/// (`repeat_kv(k, 4)` is `[B, 4 * KVH, T, HD]`): a contract on a helper says what its caller
+/// gets (a new user's contracted `repeat_kv` made the calls less known than none).
+#[test]
+fn a_braced_parameter_in_a_callees_clause_is_the_calls_size() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(xs: f32[B, KVH, S, D], return: f32[B, KVH * {n_rep}, S, D])]
+pub fn repeat_kv(xs: Tensor, n_rep: usize) -> Result<Tensor> {
+    let (b, kvh, s, d) = xs.dims4()?;
+    Tensor::cat(&vec![&xs; n_rep], 2)?.reshape((b, kvh * n_rep, s, d))
+}
+
+#[contract(k: f32[B, KVH, T, HD])]
+pub fn attn(k: &Tensor, g: usize) -> Result<Tensor> {
+    let four = repeat_kv(k.clone(), 4)?;
+    let given = repeat_kv(k.clone(), g)?;
+    Ok(four.broadcast_add(&given)?)
+}
+";
+    let dir = scratch_crate("braced-parameter", source);
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:attn"]);
+    assert_eq!(
+        rows(&stdout),
+        [
+            "12 four f32[B, 4 * KVH, T, HD] repeat_kv",
+            "13 given f32[B, KVH * {g}, T, HD] repeat_kv",
+        ],
+        "{stdout}"
+    );
+}
+
+/// qwen2's head: `Linear::from_weights(base_model.embed_tokens.embeddings().clone(), None)`,
+/// the table of an embedding inside a struct of the crate built just before, or its own
+/// `linear_no_bias(E, V, ..)`: either way it maps `E` to `V`.
+#[test]
+fn a_head_tied_to_a_nested_models_table_has_its_sizes() {
+    let dir = scratch_crate(
+        "nested-tied-head",
+        "pub mod model;\npub mod with_tracing;\n",
+    );
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "{manifest}tracing = \"0.1\"\nserde = {{ version = \"1\", features = [\"derive\"] }}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
+    let model = "use crate::with_tracing::{linear_no_bias, Linear};
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::VarBuilder;
+
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Config {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+}
+
+pub struct Model {
+    embed_tokens: candle_nn::Embedding,
+}
+
+impl Model {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let embed_tokens = candle_nn::embedding(cfg.vocab_size, cfg.hidden_size, vb.pp(\"embed\"))?;
+        Ok(Self { embed_tokens })
+    }
+}
+
+#[contract(base_model.embed_tokens: Embedding[V, E])]
+pub struct ModelForCausalLM {
+    base_model: Model,
+    lm_head: Linear,
+}
+
+impl ModelForCausalLM {
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Self> {
+        let base_model = Model::new(cfg, vb.clone())?;
+        let lm_head = if vb.contains_tensor(\"lm_head.weight\") {
+            linear_no_bias(cfg.hidden_size, cfg.vocab_size, vb.pp(\"lm_head\"))?
+        } else {
+            Linear::from_weights(base_model.embed_tokens.embeddings().clone(), None)
+        };
+        Ok(Self { base_model, lm_head })
+    }
+}
+
+#[contract]
+impl ModelForCausalLM {
+    #[contract(xs: f32[B, T, E])]
+    pub fn logits(&self, xs: &Tensor) -> Result<Tensor> {
+        let logits = self.lm_head.forward(xs)?;
+        Ok(logits)
+    }
+}
+";
+    std::fs::write(dir.join("src/model.rs"), model).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:ModelForCausalLM::logits"]);
+    assert_eq!(
+        rows(&stdout),
+        ["45 logits f32[B, T, V] forward"],
+        "{stdout}"
+    );
+}

@@ -142,6 +142,8 @@ impl Contract {
 pub struct Bindings {
     dims: BTreeMap<String, Dim>,
     runs: BTreeMap<String, Shape>,
+    /// Braced dims the call gives a size (`{n_rep}`), by their text.
+    braced: BTreeMap<String, Dim>,
 }
 
 /// A check of an expression dim, done once every plain name is bound.
@@ -173,10 +175,16 @@ impl Bindings {
         self.dims.insert(name.into(), dim);
     }
 
+    /// Binds the braced dim `{text}` (`{n_rep}` of an integer parameter the call gives 2).
+    pub fn bind_braced(&mut self, text: &str, dim: Dim) {
+        self.braced.insert(text.to_string(), dim);
+    }
+
     /// A pattern dim in the caller's terms: bound names replaced, anything else unknown.
     pub fn instantiate_dim(&self, pattern: &Dim) -> Dim {
         pattern.substitute(&mut |factor| match factor {
             Factor::Symbol(name) => self.dims.get(name).cloned(),
+            Factor::Braced(text) => self.braced.get(text).cloned(),
             _ => None,
         })
     }
