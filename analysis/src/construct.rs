@@ -3589,6 +3589,16 @@ impl<'a> Ctor<'a> {
     /// `embed_tokens.embeddings().clone()` (or without `.clone()`) of a candle-nn `Embedding`
     /// built here: its table's dims, `[V, E]` (a tied `lm_head`'s weight).
     fn embedding_table(&self, expr: &syn::Expr) -> Option<Vec<Dim>> {
+        // Candle's own methods only: a trait of the crate's may give candle-nn's `Embedding`
+        // an `embeddings(self)` found first (a review's transposed table).
+        let candles = |name: &str| {
+            !self.index.may_be_foreign_method(name)
+                && !self.index.may_be_any_types_method(name)
+                && !self.index.includes_code(self.def.module)
+        };
+        if !candles("embeddings") || !candles("clone") {
+            return None;
+        }
         let mut expr = strip(expr);
         if let syn::Expr::MethodCall(m) = expr
             && m.method == "clone"

@@ -3799,15 +3799,18 @@ impl<'a> Walker<'a> {
     /// local tensor of known rank: candle's `dimsN` is `Ok` exactly on a tensor of rank N. Only
     /// patterns that match every value inside (names, `_`, tuples of them).
     fn dims_result_verdict(&self, l: &syn::ExprLet) -> Option<bool> {
-        fn irrefutable(pat: &syn::Pat) -> bool {
+        // A name binds only where no item of that name is in scope (`ROWS` of a `const
+        // ROWS` is a pattern of its value).
+        fn irrefutable(pat: &syn::Pat, binds: &dyn Fn(&str) -> bool) -> bool {
             match pat {
-                syn::Pat::Ident(i) => i.subpat.is_none(),
+                syn::Pat::Ident(i) => i.subpat.is_none() && binds(&name_of(&i.ident)),
                 syn::Pat::Wild(_) | syn::Pat::Rest(_) => true,
-                syn::Pat::Tuple(t) => t.elems.iter().all(irrefutable),
-                syn::Pat::Paren(p) => irrefutable(&p.pat),
+                syn::Pat::Tuple(t) => t.elems.iter().all(|p| irrefutable(p, binds)),
+                syn::Pat::Paren(p) => irrefutable(&p.pat, binds),
                 _ => false,
             }
         }
+        let binds = |name: &str| self.is_primitive(name);
         let syn::Pat::TupleStruct(ts) = &*l.pat else {
             return None;
         };
@@ -3819,7 +3822,7 @@ impl<'a> Walker<'a> {
         let variant = if ok { "Ok" } else { "Err" };
         if ts.qself.is_some()
             || ts.elems.len() != 1
-            || !ts.elems.iter().all(irrefutable)
+            || !ts.elems.iter().all(|p| irrefutable(p, &binds))
             || self.lookup(variant).is_some()
             || !self.is_primitive(variant)
         {
@@ -3828,10 +3831,29 @@ impl<'a> Walker<'a> {
         let syn::Expr::MethodCall(call) = unparen(&l.expr) else {
             return None;
         };
-        let rank: usize = match call.method.to_string().strip_prefix("dims") {
-            Some(n) if call.args.is_empty() && call.turbofish.is_none() => n.parse().ok()?,
+        // candle's `dims1` to `dims5`, where no trait of the crate's may give `Tensor` a
+        // method of the name found first (a by-value `dims2(self)`, a `dims6`).
+        let method = call.method.to_string();
+        let rank: usize = match method.strip_prefix("dims") {
+            Some(n @ ("1" | "2" | "3" | "4" | "5"))
+                if call.args.is_empty() && call.turbofish.is_none() =>
+            {
+                n.parse().ok()?
+            }
             _ => return None,
         };
+        if ["candle_core::Tensor", "candle::Tensor"]
+            .iter()
+            .any(|path| {
+                self.index
+                    .has_external_method_in(path, &method, self.module())
+            })
+            || self.index.may_be_any_types_method(&method)
+            || self.index.may_be_foreign_method(&method)
+            || self.index.includes_code(self.module())
+        {
+            return None;
+        }
         let syn::Expr::Path(p) = unparen(&call.receiver) else {
             return None;
         };

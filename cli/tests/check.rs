@@ -10002,6 +10002,60 @@ pub fn f(a: &Tensor) -> Result<Tensor> {
         ),
         (1, "--> model.rs:7:13".into())
     );
+    // From a review: a crate's by-value `dims2(self)` is found before candle's, a `dims6` is
+    // no candle method, and a constant in the pattern matches one value only.
+    let owned = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub trait Matrix {
+    fn dims2(self) -> Result<(usize, usize)>;
+}
+impl Matrix for Tensor {
+    fn dims2(self) -> Result<(usize, usize)> {
+        Ok((1, self.elem_count()))
+    }
+}
+
+#[contract(a: f32[N, M])]
+pub fn f(a: &Tensor) -> Result<Tensor> {
+    let x = a.unsqueeze(0)?;
+    if let Err(_) = x.dims2() {
+        let _ = a.dims3()?;
+    }
+    Ok(a.clone())
+}
+";
+    assert_eq!(check_file("dims-owned-trait", owned), (0, Vec::new()));
+    let dims6 = owned
+        .replace(
+            "fn dims2(self) -> Result<(usize, usize)>",
+            "fn dims6(&self) -> Result<(usize, usize, usize, usize, usize, usize)>",
+        )
+        .replace(
+            "Ok((1, self.elem_count()))",
+            "candle_core::bail!(\"no 6-d\")",
+        )
+        .replace(
+            "let x = a.unsqueeze(0)?;",
+            "let x = a.unsqueeze(0)?.unsqueeze(0)?.unsqueeze(0)?.unsqueeze(0)?;",
+        )
+        .replace(
+            "if let Err(_) = x.dims2()",
+            "if let Ok((_, _, _, _, _, _)) = x.dims6()",
+        );
+    assert_eq!(check_file("dims-six", &dims6), (0, Vec::new()));
+    let constant = program
+        .replace(
+            "#[contract(a: f32[N, M])]",
+            "const ROWS: usize = 3;\n\n#[contract(a: f32[N, M], N >= 4)]",
+        )
+        .replace("    BODY\n", "")
+        .replace(
+            "    let _ = a.dims3()?;\n",
+            "    if let Ok((ROWS, _)) = a.dims2() {\n        let _ = a.dims3()?;\n    }\n",
+        );
+    assert!(constant.contains("Ok((ROWS, _))"), "{constant}");
+    assert_eq!(check_file("dims-constant", &constant), (0, Vec::new()));
 }
 
 /// A head tied to the embedding's table, as 25 of candle-transformers' models build it:
@@ -10129,6 +10183,15 @@ impl Model {
     );
     let biased = "Linear::from_weights(embed_tokens.embeddings().clone(), Some(vb.get(3, \"b\")?))";
     std::fs::write(dir.join("src/model.rs"), model.replace("HEAD", biased)).unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Model::forward"]);
+    assert_eq!(types(&stdout)[1], "logits float[..] forward", "{stdout}");
+    // From a review: a trait of the crate's may give candle-nn's `Embedding` a by-value
+    // `embeddings(self)` found first (here the transposed table): nothing is known.
+    let transposed = model.replace(
+        "HEAD",
+        "Linear::from_weights(embed_tokens.embeddings().clone(), None)",
+    ) + "\npub trait Transposed {\n    fn embeddings(self) -> Tensor;\n}\nimpl Transposed for candle_nn::Embedding {\n    fn embeddings(self) -> Tensor {\n        candle_nn::Embedding::embeddings(&self).t().unwrap()\n    }\n}\n";
+    std::fs::write(dir.join("src/model.rs"), transposed).unwrap();
     let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Model::forward"]);
     assert_eq!(types(&stdout)[1], "logits float[..] forward", "{stdout}");
 }
