@@ -102,6 +102,14 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
             Some(contract) => match &contract.parsed {
                 Some(parsed) => {
                     checked += 1;
+                    if let Some(name) = unknown_subject(f.sig, parsed) {
+                        unread_contracts.push(format!(
+                            "the contract of `{}` in `{}` names `{name}`, which is none of its \
+                             parameters (the macro rejects it)",
+                            f.display,
+                            sources.get(f.file).name
+                        ));
+                    }
                     parsed
                 }
                 None => {
@@ -213,4 +221,38 @@ fn for_tests_only(attrs: &[syn::Attribute]) -> bool {
         syn::Meta::List(list) if attr.path().is_ident("cfg") => names(list.tokens.clone(), "test"),
         _ => false,
     })
+}
+
+/// The first root of a clause of `contract` that names no parameter of `sig` (nor `self` nor
+/// `return`), where every parameter is a plain name: a contract the macro rejects, which the
+/// check would otherwise pass over in silence.
+fn unknown_subject(
+    sig: &syn::Signature,
+    contract: &candle_contracts_shapes::Contract,
+) -> Option<String> {
+    let mut params = vec!["self".to_string(), "return".to_string()];
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(_) => {}
+            syn::FnArg::Typed(typed) => match &*typed.pat {
+                syn::Pat::Ident(ident) => {
+                    params.push(syn::ext::IdentExt::unraw(&ident.ident).to_string())
+                }
+                _ => return None,
+            },
+        }
+    }
+    contract
+        .clauses
+        .iter()
+        .chain(&contract.sequences)
+        .map(|clause| {
+            let subject: String = clause.subject.split_whitespace().collect();
+            subject
+                .split(['.', '(', '[', '?'])
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .find(|root| !params.contains(root))
 }

@@ -10612,3 +10612,38 @@ impl ModelForCausalLM {
         "{stdout}"
     );
 }
+
+/// A clause on a name that is no parameter is one the macro rejects: the check says so
+/// instead of passing the contract over (a new user's `mask:` on a function without one got
+/// "no certain mismatch" alone).
+#[test]
+fn a_clause_naming_no_parameter_is_a_warning() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(xs: f32[B, T], mask: f32[T, T])]
+pub fn f(xs: &Tensor) -> Result<Tensor> {
+    Ok(xs.clone())
+}
+
+#[contract(r#type: f32[B, T], return: f32[B, T])]
+pub fn g(r#type: &Tensor) -> Result<Tensor> {
+    Ok(r#type.clone())
+}
+";
+    let dir = scratch("unknown-subject");
+    std::fs::write(dir.join("model.rs"), source).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "model.rs"]);
+    assert_eq!(code, 0, "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: the contract of `f` in `model.rs` names `mask`, which is none of its parameters (the macro rejects it)"
+        ],
+        "{stderr}"
+    );
+}
