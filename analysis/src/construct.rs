@@ -2726,9 +2726,9 @@ impl<'a> Ctor<'a> {
         Local::Size(self.size(expr))
     }
 
-    /// `if c { a } else { b }` whose branches are one expression each and build the same
-    /// kind of layer (or the same struct of the crate): what both build, a size where they
-    /// differ unknown (helium's `lm_head`, tied to the embedding's table or its own
+    /// `if c { a } else { b }` (or `else if ..`) whose branches are one expression each and
+    /// build the same kind of layer (or the same struct of the crate): what all build, a size
+    /// where they differ unknown (helium's `lm_head`, tied to the embedding's table or its own
     /// `linear(E, V, ..)`). `None` for anything else.
     fn either_local(&self, expr: &syn::Expr) -> Option<Local> {
         let syn::Expr::If(i) = strip(expr) else {
@@ -2743,6 +2743,8 @@ impl<'a> Ctor<'a> {
         let (_, otherwise) = i.else_branch.as_ref()?;
         let otherwise = match strip(otherwise) {
             syn::Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => only_tail(&b.block)?,
+            // `else if ..`: what that `if` builds, read the same way.
+            chained @ syn::Expr::If(_) => chained,
             _ => return None,
         };
         let then = only_tail(&i.then_branch)?;

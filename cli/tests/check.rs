@@ -10194,6 +10194,20 @@ impl Model {
     std::fs::write(dir.join("src/model.rs"), transposed).unwrap();
     let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Model::forward"]);
     assert_eq!(types(&stdout)[1], "logits float[..] forward", "{stdout}");
+    // An `else if` chain (qwen2's `if vb.contains_tensor(..) { .. } else if .. { .. } else
+    // { .. }`): what every branch builds.
+    let chain = either.replace(
+        "} else {\n            linear_b",
+        "} else if cfg.vocab_size > 2 {\n            linear_b(cfg.hidden_size, cfg.vocab_size, true, vb.pp(\"head\"))?\n        } else {\n            linear_b",
+    );
+    assert!(chain.contains("else if"), "{chain}");
+    std::fs::write(dir.join("src/model.rs"), model.replace("HEAD", &chain)).unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "src/model.rs:Model::forward"]);
+    assert_eq!(
+        types(&stdout)[1],
+        "logits float[B, T, 1, V] forward",
+        "{stdout}"
+    );
 }
 
 /// A loop whose first run certainly fails leaves the function at once: code after it runs
