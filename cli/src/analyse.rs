@@ -102,6 +102,18 @@ pub fn analyse_again(targets: &[Target], mut sources: Sources, trees: &mut Trees
             Some(contract) => match &contract.parsed {
                 Some(parsed) => {
                     checked += 1;
+                    // Said once per type: a struct's contract is each of its methods'.
+                    if let Some(warning) = wrapper_accessor(&index, f, parsed) {
+                        let owner = f.owner.as_deref().unwrap_or_default();
+                        let shown = owner.rsplit("::").next().unwrap_or(owner);
+                        let warning = format!(
+                            "a contract of `{shown}` in `{}` {warning}",
+                            sources.get(f.file).name
+                        );
+                        if !unread_contracts.contains(&warning) {
+                            unread_contracts.push(warning);
+                        }
+                    }
                     if let Some(name) = unknown_subject(f.sig, parsed) {
                         unread_contracts.push(format!(
                             "the contract of `{}` in `{}` names `{name}`, which is none of its \
@@ -255,4 +267,61 @@ fn unknown_subject(
                 .to_string()
         })
         .find(|root| !params.contains(root))
+}
+
+/// Where a clause reads `self.field.weight()` or `.embeddings()` (a layer clause, or one
+/// written so) of a field whose type is the crate's own and has no such method (with_tracing's
+/// `Linear` wraps candle-nn's in `inner`): what to say, since the macro's guard cannot call it
+/// (rustc's "no method named `weight`", at the `#[contract]` of the `impl`).
+fn wrapper_accessor(
+    index: &Index,
+    f: &candle_contracts_analysis::FnDef,
+    contract: &candle_contracts_shapes::Contract,
+) -> Option<String> {
+    let key = f.owner.as_deref()?;
+    let (module, item) = index.struct_item(key)?;
+    contract.clauses.iter().find_map(|clause| {
+        let subject: String = clause.subject.split_whitespace().collect();
+        let ["self", field, accessor @ ("weight()" | "embeddings()")] =
+            subject.split('.').collect::<Vec<_>>()[..]
+        else {
+            return None;
+        };
+        let method = accessor.trim_end_matches("()");
+        let declared = item.fields.iter().find(|candidate| {
+            candidate
+                .ident
+                .as_ref()
+                .is_some_and(|ident| syn::ext::IdentExt::unraw(ident) == field)
+        })?;
+        let syn::Type::Path(path) = &declared.ty else {
+            return None;
+        };
+        let segments: Vec<String> = path
+            .path
+            .segments
+            .iter()
+            .map(|segment| syn::ext::IdentExt::unraw(&segment.ident).to_string())
+            .collect();
+        let candidate_types = match index.resolve(module, &segments) {
+            candle_contracts_analysis::Resolved::Type(found) => found,
+            _ => return None,
+        };
+        let has = |name: &str| {
+            !index.methods(&candidate_types, name).is_empty()
+                || !index.trait_impl_methods(&candidate_types, name).is_empty()
+                || index.may_be_any_types_method(name)
+                || index.may_be_foreign_method(name)
+        };
+        if path.qself.is_some() || index.is_alias(&candidate_types) || has(method) || has("deref") {
+            return None;
+        }
+        let shown = segments.last()?;
+        Some(format!(
+            "reads `self.{field}.{method}()`, but `{field}` is the crate's own `{shown}`, which \
+             has no `{method}()`: the macro's guard cannot call it (rustc's \"no method named \
+             `{method}`\"); state the candle-nn layer it holds (`{field}.inner: ..`, as \
+             with_tracing's wrappers hold theirs), or put a contract on its `forward`"
+        ))
+    })
 }

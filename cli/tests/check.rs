@@ -10661,3 +10661,66 @@ pub fn g(r#type: &Tensor) -> Result<Tensor> {
         "{stderr}"
     );
 }
+
+/// A layer clause on a with_tracing wrapper (`norm: RmsNorm[E]` where `RmsNorm` is the crate's
+/// own, which holds candle-nn's in `inner`) cannot be read by the macro's guard: the check
+/// warns, once per type, where it said nothing (the macro's error is rustc's "no method named
+/// `weight`"). candle-nn's own layer gets no warning.
+#[test]
+fn a_layer_clause_on_a_wrapper_is_a_warning() {
+    let dir = scratch_crate(
+        "wrapper-layer-clause",
+        "pub mod model;\npub mod with_tracing;\n",
+    );
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!("{manifest}tracing = \"0.1\"\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
+    let model = "use crate::with_tracing::RmsNorm;
+use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+
+#[contract(norm: RmsNorm[E])]
+pub struct Block {
+    norm: RmsNorm,
+}
+
+#[contract]
+impl Block {
+    #[contract(xs: f32[B, E])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.norm.forward(xs)
+    }
+
+    #[contract(xs: f32[B, E])]
+    pub fn twice(&self, xs: &Tensor) -> Result<Tensor> {
+        self.norm.forward(&self.norm.forward(xs)?)
+    }
+}
+";
+    std::fs::write(dir.join("src/model.rs"), model).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with(
+            "warning: a contract of `Block` in `src/model.rs` reads `self.norm.weight()`, but `norm` is the crate's own `RmsNorm`"
+        ),
+        "{stderr}"
+    );
+    let candle_nn = model.replace(
+        "use crate::with_tracing::RmsNorm;",
+        "use candle_nn::RmsNorm;",
+    );
+    std::fs::write(dir.join("src/model.rs"), candle_nn).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
