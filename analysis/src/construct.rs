@@ -2734,6 +2734,19 @@ impl<'a> Ctor<'a> {
         let syn::Expr::If(i) = strip(expr) else {
             return None;
         };
+        // `if let Some(embed_tokens) = other { .. }` binds names the branch may read in place
+        // of the constructor's: not read.
+        struct Binds(bool);
+        impl<'ast> Visit<'ast> for Binds {
+            fn visit_expr_let(&mut self, _: &'ast syn::ExprLet) {
+                self.0 = true;
+            }
+        }
+        let mut binds = Binds(false);
+        binds.visit_expr(&i.cond);
+        if binds.0 {
+            return None;
+        }
         fn only_tail(block: &syn::Block) -> Option<&syn::Expr> {
             match block.stmts.as_slice() {
                 [syn::Stmt::Expr(tail, None)] => Some(tail),
@@ -3219,6 +3232,11 @@ impl<'a> Ctor<'a> {
             || def.trait_of.is_some()
             || def.sig.receiver().is_some()
             || def.sig.inputs.len() != call.args.len()
+            // `#[cfg(..)]` on a parameter: the arguments may line up with others.
+            || def.sig.inputs.iter().any(|input| match input {
+                syn::FnArg::Typed(typed) => !typed.attrs.is_empty(),
+                syn::FnArg::Receiver(_) => true,
+            })
             || has_return(def.block)
         {
             return None;

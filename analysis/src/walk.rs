@@ -827,6 +827,7 @@ impl<'a> Walker<'a> {
             || (callee.conditional && !twin)
             || !callee.attrs.iter().all(crate::index::is_inert_attribute)
             || self.index.is_wrapped(id)
+            || attributed_parameters(callee.sig)
         {
             return None;
         }
@@ -1581,14 +1582,14 @@ impl<'a> Walker<'a> {
         if self.self_mut {
             let places = &changed.method_places;
             self.subjects.retain(|subject, _| {
-                settled(subject) || !places.iter().any(|place| below(subject, place))
+                settled(subject) || !places.iter().any(|place| may_read(subject, place))
             });
         }
         if !changed.self_places.is_empty() {
             if self.self_mut {
                 let places = &changed.self_places;
                 self.subjects.retain(|subject, _| {
-                    settled(subject) || !places.iter().any(|place| below(subject, place))
+                    settled(subject) || !places.iter().any(|place| may_read(subject, place))
                 });
             } else {
                 let mut whole = Changed {
@@ -2224,7 +2225,9 @@ impl<'a> Walker<'a> {
         };
         let name = path.path.get_ident()?.to_string();
         // An item of a block (`const p: f64 = 1.0;`, a macro's) hides it too.
-        if !self.inlined.is_empty() || !self.is_param(&name) || self.block_may_name(&name) {
+        // (In a helper followed at its call too: the parameter's declared type is the
+        // dtype, whatever the caller passes, as glm's `masked_fill(.., f32::NEG_INFINITY)`.)
+        if !self.is_param(&name) || self.block_may_name(&name) {
             return None;
         }
         self.f.sig.inputs.iter().find_map(|input| match input {
@@ -5179,7 +5182,7 @@ impl<'a> Walker<'a> {
             match subject_text(strip_refs(receiver)).filter(|place| place != "self") {
                 Some(place) => self
                     .subjects
-                    .retain(|subject, _| settled(subject) || !below(subject, &place)),
+                    .retain(|subject, _| settled(subject) || !may_read(subject, &place)),
                 None => self.subjects.clear(),
             }
             return;
@@ -5226,7 +5229,7 @@ impl<'a> Walker<'a> {
                 // (`self.n_head.(size)` is the field's own value, a copy.)
                 let own_size = format!("{text}.(size)");
                 self.subjects.retain(|subject, _| {
-                    subject == &text || subject == &own_size || !below(subject, &text)
+                    subject == &text || subject == &own_size || !may_read(subject, &text)
                 });
             }
         }
@@ -6036,6 +6039,10 @@ impl<'a> Walker<'a> {
         let kind = self.return_kind(callee);
         let returns_tensor = matches!(kind, Kind::Tensor);
         let unknown_result = kind.unknown_value();
+        // `#[cfg(..)]` on a parameter: the arguments may line up with other parameters.
+        if attributed_parameters(callee.sig) {
+            return unknown_result;
+        }
         // A helper followed at its call: what its body gives for these arguments.
         let on_self = receiver.is_some_and(|r| is_self_path(strip_refs(r)));
         // A field of `self` (`self.patch_embeddings`), by its path.
@@ -7250,6 +7257,27 @@ fn is_self_path(expr: &syn::Expr) -> bool {
 }
 
 /// Whether the subject `subject` (`self.cache.k`) is the place `place` or below it.
+/// Whether a parameter of `sig` has an attribute (`#[cfg(feature = "scale")] scale: usize`):
+/// a call's arguments may then line up with other parameters than the ones written.
+fn attributed_parameters(sig: &syn::Signature) -> bool {
+    sig.inputs.iter().any(|input| match input {
+        syn::FnArg::Typed(typed) => !typed.attrs.is_empty(),
+        syn::FnArg::Receiver(receiver) => !receiver.attrs.is_empty(),
+    })
+}
+
+/// Whether what `subject` names may change where `place` is written: it is below the place,
+/// or it calls a method on the place or on a path above it, which may read the place
+/// (`self.wte.embeddings()`, with_tracing's accessor of `self.wte.inner`).
+fn may_read(subject: &str, place: &str) -> bool {
+    below(subject, place)
+        || subject.match_indices('(').any(|(at, _)| {
+            subject[..at]
+                .rsplit_once('.')
+                .is_some_and(|(receiver, _)| below(place, receiver))
+        })
+}
+
 fn below(subject: &str, place: &str) -> bool {
     // `self.proj?.weight()` (what an `Option` field holds) and `self.layers[_]` are below
     // `self.proj` and `self.layers` too.

@@ -10724,3 +10724,223 @@ impl Block {
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
 }
+
+/// From a second review round: a `#[cfg]` on a parameter may line the arguments up with other
+/// parameters (the callee's `{n}`, clauses and a helper's body all paired by position); an
+/// `if let` in a constructor binds the name a tied head reads; writing a field
+/// (`self.wte.inner = ..`, `+=`) may change what a method above it reads
+/// (`self.wte.embeddings()`). Each was reported, and each runs without the error.
+#[test]
+fn second_review_round_wrong_verdicts_are_gone() {
+    let helper_cfg_param = "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+
+fn make(#[cfg(feature = \"scale\")] scale: usize, n: usize, m: usize) -> Result<Tensor> {
+    Tensor::zeros((n, m), DType::F32, &Device::Cpu)
+}
+
+#[contract(xs: f32[N])]
+pub fn g(xs: &Tensor) -> Result<Tensor> {
+    let a = make(3, 5)?;
+    let b = a.broadcast_add(&Tensor::zeros((3, 1), DType::F32, &Device::Cpu)?)?;
+    Ok(b)
+}
+";
+    assert_eq!(
+        check_file("helper-cfg-param", helper_cfg_param),
+        (0, Vec::new())
+    );
+    let braced_cfg_param = "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+
+#[contract(return: f32[{n}, {m}])]
+pub fn make(#[cfg(feature = \"scale\")] scale: usize, n: usize, m: usize) -> Result<Tensor> {
+    Tensor::zeros((n, m), DType::F32, &Device::Cpu)
+}
+
+#[contract(xs: f32[N])]
+pub fn g(xs: &Tensor) -> Result<Tensor> {
+    let a = make(3, 5)?;
+    let b = a.broadcast_add(&Tensor::zeros((3, 1), DType::F32, &Device::Cpu)?)?;
+    Ok(b)
+}
+";
+    assert_eq!(
+        check_file("braced-cfg-param", braced_cfg_param),
+        (0, Vec::new())
+    );
+    let clause_cfg_param = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(xs: f32[N, 3], ys: f32[N, 5])]
+pub fn take(#[cfg(feature = \"scale\")] scale: &Tensor, xs: &Tensor, ys: &Tensor) -> Result<Tensor> {
+    Tensor::cat(&[xs, ys], 1)
+}
+
+#[contract(a: f32[N, 3], b: f32[N, 5])]
+pub fn g(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    take(a, b)
+}
+";
+    assert_eq!(
+        check_file("clause-cfg-param", clause_cfg_param),
+        (0, Vec::new())
+    );
+    let assign_subfield = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Embedding {
+    inner: candle_nn::Embedding,
+}
+impl Embedding {
+    pub fn embeddings(&self) -> &Tensor {
+        self.inner.embeddings()
+    }
+}
+
+#[contract(wte.embeddings(): f32[V, E])]
+pub struct Model {
+    wte: Embedding,
+}
+
+#[contract]
+impl Model {
+    #[contract(ids: u32[B])]
+    pub fn forward(&mut self, ids: &Tensor) -> Result<Tensor> {
+        let t = self.wte.embeddings().unsqueeze(0)?;
+        self.wte.inner = candle_nn::Embedding::new(t, 1);
+        let t = self.wte.embeddings().clone();
+        let (_, _, e) = t.dims3()?;
+        Ok(t.narrow(2, 0, e)?)
+    }
+}
+";
+    assert_eq!(
+        check_file("assign-subfield", assign_subfield),
+        (0, Vec::new())
+    );
+    let addassign_subfield = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Inner {
+    t: Tensor,
+}
+impl Inner {
+    pub fn table(&self) -> &Tensor {
+        &self.t
+    }
+}
+/// `+= 1` adds a leading axis to the table.
+impl std::ops::AddAssign<usize> for Inner {
+    fn add_assign(&mut self, _: usize) {
+        self.t = self.t.unsqueeze(0).unwrap();
+    }
+}
+
+pub struct Embedding {
+    inner: Inner,
+}
+impl Embedding {
+    pub fn embeddings(&self) -> &Tensor {
+        self.inner.table()
+    }
+}
+
+#[contract(wte.embeddings(): f32[V, E])]
+pub struct Model {
+    wte: Embedding,
+}
+
+#[contract]
+impl Model {
+    #[contract(ids: u32[B])]
+    pub fn forward(&mut self, ids: &Tensor) -> Result<Tensor> {
+        self.wte.inner += 1;
+        let t = self.wte.embeddings().clone();
+        let (_, _, e) = t.dims3()?;
+        Ok(t.narrow(2, 0, e)?)
+    }
+}
+";
+    assert_eq!(
+        check_file("addassign-subfield", addassign_subfield),
+        (0, Vec::new())
+    );
+    let dir = scratch_crate(
+        "tied-iflet-shadow",
+        "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Embedding, Linear, VarBuilder};
+
+pub struct Model {
+    embed_tokens: Embedding,
+    lm_head: Linear,
+}
+
+impl Model {
+    pub fn new(other: Option<Embedding>, vb: VarBuilder) -> Result<Self> {
+        let embed_tokens = candle_nn::embedding(10, 4, vb.pp(\"e\"))?;
+        let lm_head = if let Some(embed_tokens) = other {
+            Linear::new(embed_tokens.embeddings().clone(), None)
+        } else {
+            Linear::new(embed_tokens.embeddings().clone(), None)
+        };
+        Ok(Self { embed_tokens, lm_head })
+    }
+}
+
+#[contract]
+impl Model {
+    #[contract(xs: f32[B, 10])]
+    pub fn logits(&self, xs: &Tensor) -> Result<Tensor> {
+        let logits = self.lm_head.forward(xs)?;
+        Ok(logits)
+    }
+}
+",
+    );
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+/// A helper followed at its call builds `Tensor::new(on_true, ..)` of its `on_true: f32`
+/// parameter: f32, whatever the caller passes (candle-transformers' chatglm fills bf16 scores
+/// through such a `masked_fill`: candle's `where_cond` fails on the dtypes; a new user's trial
+/// found it silent).
+#[test]
+fn a_helpers_scalar_parameter_has_its_declared_dtype() {
+    let source = "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+
+fn masked_fill(on_false: &Tensor, mask: &Tensor, on_true: f32) -> Result<Tensor> {
+    let shape = mask.shape();
+    let on_true = Tensor::new(on_true, on_false.device())?.broadcast_as(shape.dims())?;
+    let m = mask.where_cond(&on_true, on_false)?;
+    Ok(m)
+}
+
+#[contract(mask: u8[N, M], scores: bf16[N, M], return: bf16[N, M])]
+fn via_helper(mask: &Tensor, scores: &Tensor) -> Result<Tensor> {
+    let s = masked_fill(scores, mask, f32::NEG_INFINITY)?;
+    Ok(s)
+}
+
+fn main() -> Result<()> {
+    let m = Tensor::zeros((2, 3), DType::U8, &Device::Cpu)?;
+    let x = Tensor::zeros((2, 3), DType::BF16, &Device::Cpu)?;
+    println!(\"{:?}\", via_helper(&m, &x).map(|t| t.dtype()));
+    Ok(())
+}
+";
+    let (code, lines) = check_file("helper-scalar-dtype", source);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(lines[1], "--> model.rs:13:25", "{lines:?}");
+    let same = source.replace(
+        "scores: bf16[N, M], return: bf16[N, M]",
+        "scores: f32[N, M], return: f32[N, M]",
+    );
+    assert_eq!(
+        check_file("helper-scalar-dtype-f32", &same),
+        (0, Vec::new())
+    );
+}
