@@ -2030,20 +2030,7 @@ impl Visit<'static> for LogVisit<'_> {
     }
 
     fn visit_expr_binary(&mut self, b: &'static syn::ExprBinary) {
-        use syn::BinOp::*;
-        if matches!(
-            b.op,
-            AddAssign(_)
-                | SubAssign(_)
-                | MulAssign(_)
-                | DivAssign(_)
-                | RemAssign(_)
-                | BitXorAssign(_)
-                | BitAndAssign(_)
-                | BitOrAssign(_)
-                | ShlAssign(_)
-                | ShrAssign(_)
-        ) {
+        if is_compound_assignment(&b.op) {
             self.log.places.insert(self.place(&b.left));
         }
         syn::visit::visit_expr_binary(self, b);
@@ -5447,6 +5434,24 @@ fn strip(expr: &syn::Expr) -> &syn::Expr {
         syn::Expr::Group(g) => strip(&g.expr),
         _ => expr,
     }
+}
+
+/// Whether `op` assigns to its left side (`+=`, `<<=`, ..).
+pub(crate) fn is_compound_assignment(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
 }
 
 /// The name a path of one identifier names.

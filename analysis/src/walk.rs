@@ -3798,6 +3798,16 @@ impl<'a> Walker<'a> {
         (verdict, fact)
     }
 
+    /// Whether a trait of the crate may give `Tensor` a method `name` found before candle's
+    /// (a by-value `self` one on an owned tensor), or code `include!` brings in may hold one.
+    fn may_be_crates_tensor_method(&self, name: &str) -> bool {
+        ["candle_core::Tensor", "candle::Tensor"]
+            .iter()
+            .any(|path| self.index.has_external_method_in(path, name, self.module()))
+            || self.index.may_be_any_types_method(name)
+            || self.index.includes_code(self.module())
+    }
+
     /// Whether `let Ok((b, t)) = x.dims2()` (or `let Err(_) = ..`) matches, where `x` is a
     /// local tensor of known rank: candle's `dimsN` is `Ok` exactly on a tensor of rank N. Only
     /// patterns that match every value inside (names, `_`, tuples of them).
@@ -3845,16 +3855,7 @@ impl<'a> Walker<'a> {
             }
             _ => return None,
         };
-        if ["candle_core::Tensor", "candle::Tensor"]
-            .iter()
-            .any(|path| {
-                self.index
-                    .has_external_method_in(path, &method, self.module())
-            })
-            || self.index.may_be_any_types_method(&method)
-            || self.index.may_be_foreign_method(&method)
-            || self.index.includes_code(self.module())
-        {
+        if self.may_be_crates_tensor_method(&method) || self.index.may_be_foreign_method(&method) {
             return None;
         }
         let syn::Expr::Path(p) = unparen(&call.receiver) else {
@@ -4459,16 +4460,7 @@ impl<'a> Walker<'a> {
             // The crate's own trait gives `Tensor` a method of that name: a by-value `self`
             // one is found before candle's `&self` one on an owned tensor. (Code `include!`
             // brings in may hold such a trait: in its crate, no tensor method is certain.)
-            Value::Tensor(_)
-                if ["candle_core::Tensor", "candle::Tensor"]
-                    .iter()
-                    .any(|path| {
-                        self.index
-                            .has_external_method_in(path, &name, self.module())
-                    })
-                    || self.index.may_be_any_types_method(&name)
-                    || self.index.includes_code(self.module()) =>
-            {
+            Value::Tensor(_) if self.may_be_crates_tensor_method(&name) => {
                 self.forget_in(|c| c.kept.extend(root(&call.receiver)));
                 Value::Other
             }
@@ -7710,21 +7702,7 @@ fn first_mention<'a>(block: &'a syn::Block, name: &str) -> Option<&'a syn::ExprP
         // `place += value` runs `value` first on primitives and `place` first through an
         // operator trait: where both name it, neither is surely first.
         fn visit_expr_binary(&mut self, b: &'a syn::ExprBinary) {
-            use syn::BinOp::*;
-            let compound = matches!(
-                b.op,
-                AddAssign(_)
-                    | SubAssign(_)
-                    | MulAssign(_)
-                    | DivAssign(_)
-                    | RemAssign(_)
-                    | BitXorAssign(_)
-                    | BitAndAssign(_)
-                    | BitOrAssign(_)
-                    | ShlAssign(_)
-                    | ShrAssign(_)
-            );
-            if compound && self.found.is_none() {
+            if crate::construct::is_compound_assignment(&b.op) && self.found.is_none() {
                 let mentions = |e: &'a syn::Expr| {
                     let mut side = First {
                         name: self.name,

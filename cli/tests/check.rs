@@ -3980,6 +3980,24 @@ fn scratch_crate(name: &str, source: &str) -> PathBuf {
     dir
 }
 
+/// A scratch crate with `src/with_tracing.rs` (candle-transformers' [`WITH_TRACING`]) beside
+/// `src/model.rs`, and `tracing` (and `serde`, where `serde`) among its dependencies.
+fn with_tracing_crate(name: &str, serde: bool) -> PathBuf {
+    let dir = scratch_crate(name, "pub mod model;\npub mod with_tracing;\n");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let serde = match serde {
+        true => "serde = { version = \"1\", features = [\"derive\"] }\n",
+        false => "",
+    };
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!("{manifest}tracing = \"0.1\"\n{serde}"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
+    dir
+}
+
 /// What `shapes` prints but the lines that say where a shape was lost (and the blank line
 /// before those alone), trimmed: see [`rows`].
 fn table(stdout: &str) -> String {
@@ -10065,16 +10083,7 @@ pub fn f(a: &Tensor) -> Result<Tensor> {
 /// (a new user's rank-4 hidden states into helium's head were silent).
 #[test]
 fn a_tied_head_has_the_embeddings_sizes() {
-    let dir = scratch_crate("tied-head", "pub mod model;\npub mod with_tracing;\n");
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            "{manifest}tracing = \"0.1\"\nserde = {{ version = \"1\", features = [\"derive\"] }}\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
+    let dir = with_tracing_crate("tied-head", true);
     let model = "use crate::with_tracing::{linear_b, Linear};
 use candle_contracts::contract;
 use candle_core::{Module, Result, Tensor};
@@ -10554,19 +10563,7 @@ pub fn attn(k: &Tensor, g: usize) -> Result<Tensor> {
 /// `linear_no_bias(E, V, ..)`: either way it maps `E` to `V`.
 #[test]
 fn a_head_tied_to_a_nested_models_table_has_its_sizes() {
-    let dir = scratch_crate(
-        "nested-tied-head",
-        "pub mod model;\npub mod with_tracing;\n",
-    );
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            "{manifest}tracing = \"0.1\"\nserde = {{ version = \"1\", features = [\"derive\"] }}\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
+    let dir = with_tracing_crate("nested-tied-head", true);
     let model = "use crate::with_tracing::{linear_no_bias, Linear};
 use candle_contracts::contract;
 use candle_core::{Module, Result, Tensor};
@@ -10668,17 +10665,7 @@ pub fn g(r#type: &Tensor) -> Result<Tensor> {
 /// `weight`"). candle-nn's own layer gets no warning.
 #[test]
 fn a_layer_clause_on_a_wrapper_is_a_warning() {
-    let dir = scratch_crate(
-        "wrapper-layer-clause",
-        "pub mod model;\npub mod with_tracing;\n",
-    );
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!("{manifest}tracing = \"0.1\"\n"),
-    )
-    .unwrap();
-    std::fs::write(dir.join("src/with_tracing.rs"), WITH_TRACING).unwrap();
+    let dir = with_tracing_crate("wrapper-layer-clause", false);
     let model = "use crate::with_tracing::RmsNorm;
 use candle_contracts::contract;
 use candle_core::{Module, Result, Tensor};
