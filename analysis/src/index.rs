@@ -2176,6 +2176,35 @@ impl Index {
             .collect()
     }
 
+    /// Whether the type `key` may have a method `name`: one of its `impl`s, its trait
+    /// `impl`s' or a trait's provided one, or one an `impl` the index cannot place may give
+    /// (through an alias, for some instantiations, under `cfg`, from a macro or a derive).
+    pub fn may_have_method(&self, key: &str, name: &str) -> bool {
+        let krate = self
+            .modules
+            .iter()
+            .find(|m| key.starts_with(&format!("{}:", m.krate)))
+            .map(|m| m.krate);
+        let opaque_crate = self
+            .modules
+            .iter()
+            .any(|m| Some(m.krate) == krate && (m.opaque || m.unread_children));
+        self.methods
+            .contains_key(&(key.to_string(), name.to_string()))
+            || !self.trait_impl_methods(key, name).is_empty()
+            || self.uncertain_names.contains(name)
+            || self
+                .uncertain_methods
+                .contains(&(key.to_string(), name.to_string()))
+            || self.provided_names.contains(name)
+            || self.any_type_methods.contains(name)
+            || self.foreign_impl_names.contains(name)
+            || self.is_derived(key)
+            || self.macro_use_extern
+            || krate.is_none_or(|k| !self.crates[k].root_known)
+            || opaque_crate
+    }
+
     /// The functions named `name` in the `impl` blocks of the type `key`.
     /// One under `cfg` among them leaves none certain: the list is empty then.
     pub fn methods(&self, key: &str, name: &str) -> &[FnId] {

@@ -307,13 +307,16 @@ fn wrapper_accessor(
             candle_contracts_analysis::Resolved::Type(found) => found,
             _ => return None,
         };
-        let has = |name: &str| {
-            !index.methods(&candidate_types, name).is_empty()
-                || !index.trait_impl_methods(&candidate_types, name).is_empty()
-                || index.may_be_any_types_method(name)
-                || index.may_be_foreign_method(name)
-        };
-        if path.qself.is_some() || index.is_alias(&candidate_types) || has(method) || has("deref") {
+        let has = |name: &str| index.may_have_method(&candidate_types, name);
+        let generic = index
+            .struct_item(&candidate_types)
+            .is_none_or(|(_, wrapper)| !wrapper.generics.params.is_empty());
+        if path.qself.is_some()
+            || generic
+            || index.is_alias(&candidate_types)
+            || has(method)
+            || has("deref")
+        {
             return None;
         }
         let shown = segments.last()?;

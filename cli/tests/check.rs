@@ -10710,6 +10710,179 @@ impl Block {
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
+    // From a review: a wrapper that has `weight()` by a trait's provided method, by an `impl`
+    // of one instantiation, or from a macro (the method, or a `Deref` to candle-nn's layer):
+    // the macro compiles those, so no warning.
+    let dir = scratch_crate(
+        "fw-wrapper-traitdefault",
+        "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+
+pub struct Wrap {
+    inner: candle_nn::Linear,
+}
+impl Module for Wrap {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.inner.forward(xs)
+    }
+}
+pub trait HoldsLinear {
+    fn linear(&self) -> &candle_nn::Linear;
+    fn weight(&self) -> &Tensor {
+        self.linear().weight()
+    }
+}
+impl HoldsLinear for Wrap {
+    fn linear(&self) -> &candle_nn::Linear {
+        &self.inner
+    }
+}
+
+#[contract(head: Linear[I -> O])]
+pub struct Model {
+    head: Wrap,
+}
+
+#[contract]
+impl Model {
+    #[contract(xs: f32[B, I])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.head.forward(xs)
+    }
+}
+",
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !stderr.contains("warning"),
+        "fw-wrapper-traitdefault: {stderr}"
+    );
+    let dir = scratch_crate(
+        "fw-wrapper-generic",
+        "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+
+pub struct Wrap<L = candle_nn::Linear> {
+    inner: L,
+}
+impl<L: Module> Module for Wrap<L> {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.inner.forward(xs)
+    }
+}
+impl Wrap<candle_nn::Linear> {
+    pub fn weight(&self) -> &Tensor {
+        self.inner.weight()
+    }
+}
+
+#[contract(head: Linear[I -> O])]
+pub struct Model {
+    head: Wrap,
+}
+
+#[contract]
+impl Model {
+    #[contract(xs: f32[B, I])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.head.forward(xs)
+    }
+}
+",
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("warning"), "fw-wrapper-generic: {stderr}");
+    let dir = scratch_crate(
+        "fw-wrapper-macroimpl",
+        "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+
+pub struct Wrap {
+    inner: candle_nn::Linear,
+}
+impl Module for Wrap {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.inner.forward(xs)
+    }
+}
+macro_rules! accessor {
+    ($t:ty) => {
+        impl $t {
+            pub fn weight(&self) -> &Tensor {
+                self.inner.weight()
+            }
+        }
+    };
+}
+accessor!(Wrap);
+
+#[contract(head: Linear[I -> O])]
+pub struct Model {
+    head: Wrap,
+}
+
+#[contract]
+impl Model {
+    #[contract(xs: f32[B, I])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.head.forward(xs)
+    }
+}
+",
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !stderr.contains("warning"),
+        "fw-wrapper-macroimpl: {stderr}"
+    );
+    let dir = scratch_crate(
+        "fw-wrapper-macroderef",
+        "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+
+pub struct Wrap {
+    inner: candle_nn::Linear,
+}
+impl Module for Wrap {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.inner.forward(xs)
+    }
+}
+macro_rules! deref_to_inner {
+    ($t:ty, $target:ty) => {
+        impl std::ops::Deref for $t {
+            type Target = $target;
+            fn deref(&self) -> &$target {
+                &self.inner
+            }
+        }
+    };
+}
+deref_to_inner!(Wrap, candle_nn::Linear);
+
+#[contract(head: Linear[I -> O])]
+pub struct Model {
+    head: Wrap,
+}
+
+#[contract]
+impl Model {
+    #[contract(xs: f32[B, I])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.head.forward(xs)
+    }
+}
+",
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !stderr.contains("warning"),
+        "fw-wrapper-macroderef: {stderr}"
+    );
 }
 
 /// From a second review round: a `#[cfg]` on a parameter may line the arguments up with other
