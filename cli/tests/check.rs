@@ -10657,6 +10657,24 @@ pub fn g(r#type: &Tensor) -> Result<Tensor> {
         ],
         "{stderr}"
     );
+    // An option there is none of (`heads = NH` on a function, a new user's way to bind a
+    // parameter's value; the macro says "unknown option"): not read, and said so.
+    let option = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(t: f32[B, NH * KV, L], heads = NH, kv_dim = KV, return: f32[B, NH, KV, L])]
+pub fn split_heads(t: &Tensor, heads: usize, kv_dim: usize) -> Result<Tensor> {
+    let (b, _, l) = t.dims3()?;
+    t.reshape((b, heads, kv_dim, l))
+}
+";
+    std::fs::write(dir.join("model.rs"), option).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "model.rs"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning: the contract of `split_heads` in `model.rs` is not read (the macro reports why)"),
+        "{stderr}"
+    );
 }
 
 /// A layer clause on a with_tracing wrapper (`norm: RmsNorm[E]` where `RmsNorm` is the crate's

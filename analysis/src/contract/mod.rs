@@ -35,11 +35,18 @@ pub fn contract_list(attrs: &[syn::Attribute]) -> Option<TokenStream> {
 }
 
 /// The tensor clauses of a contract's tokens (what `#[contract(...)]` holds), and whether it
-/// says `static = false`; `None` where the tokens are no valid contract syntax (the macro
-/// reports why).
+/// says `static = false`; `None` where the tokens are no valid contract syntax, or name an
+/// option there is none of (`heads = NH` on a function: the macro reports why).
 pub fn read(tokens: &TokenStream) -> Option<(Contract, bool)> {
     let errors = ctxt::Ctxt::new();
     let clauses = parse::parse_clauses(tokens.clone(), &errors);
     errors.check().ok()?;
+    let unknown_option = clauses.iter().any(|clause| {
+        matches!(clause, syntax::Clause::Option(option)
+            if !syntax::kw::OPTIONS.iter().any(|known| option.name == known))
+    });
+    if unknown_option {
+        return None;
+    }
     Some((lower::contract(&clauses)?, lower::analysis_off(&clauses)))
 }
