@@ -1046,6 +1046,22 @@ impl<'a> Walker<'a> {
                     .insert(subject, (Value::Tensor(clause.spec.clone()), origin));
             }
         }
+        // A field's sequence clause (mamba's `conv1d_weights: [f32[DI]; D_CONV]`): each element
+        // of that type, as the guard checks each (`self.conv1d_weights[d_c]`).
+        for clause in &self.contract.sequences {
+            let subject: String = clause.subject.split_whitespace().collect();
+            let root = subject.split(['.', '(', '[', '?']).next().unwrap_or("");
+            if subject != root
+                && !subject.contains(['?', '[', '{', '('])
+                && immutable_roots.contains(root)
+                && !through_interior_mutability(&subject)
+                && self.stable_path(&subject)
+            {
+                let origin = Some(Origin::Clause(subject.clone()));
+                self.subjects
+                    .insert(subject, (Value::TensorsEach(clause.spec.clone()), origin));
+            }
+        }
         self.bind_optional_subjects(&immutable_roots);
         // `self.n_head = H`: the field's value is `H` while `self` cannot change it; and
         // `{self.conv.config().padding} == 1`: the number, only behind a shared reference

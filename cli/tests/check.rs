@@ -11122,3 +11122,38 @@ fn main() -> Result<()> {
         (0, Vec::new())
     );
 }
+
+/// A struct field's sequence clause (mamba's `conv1d_weights: [f32[DI]; D_CONV]`) types each
+/// element of the field, as the guard checks each (`self.w[0]`).
+#[test]
+fn a_fields_sequence_clause_types_its_elements() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(w: [f32[D]; 4])]
+pub struct Block {
+    w: [Tensor; 4],
+}
+
+#[contract]
+impl Block {
+    #[contract(xs: f32[B, D])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        let first = &self.w[0];
+        let y = xs.broadcast_mul(first)?;
+        Ok(y)
+    }
+}
+";
+    let dir = scratch_crate("field-sequence", source);
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Block::forward"]);
+    assert_eq!(
+        rows(&stdout),
+        ["13 first f32[D]", "14 y f32[B, D] broadcast_mul"],
+        "{stdout}"
+    );
+    let wrong = source.replace("let y = xs.broadcast_mul(first)?;", "let y = xs.broadcast_mul(&first.unsqueeze(0)?.unsqueeze(0)?)?.dims2()?;\n        let y = xs.clone();");
+    std::fs::write(dir.join("src/lib.rs"), wrong).unwrap();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+}
