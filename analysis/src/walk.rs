@@ -1507,6 +1507,14 @@ impl<'a> Walker<'a> {
                 continue;
             }
             value = match (step.strip_suffix("()"), value) {
+                // A field the type in sight does not declare is reached through a `Deref` of
+                // the crate's, which may give another value at each call.
+                (None, Value::Instance(key, _))
+                    if self.index.struct_item(&key).is_some()
+                        && self.index.field(&key, step).is_none() =>
+                {
+                    return false;
+                }
                 (None, Value::Instance(key, _)) => self.field_value(&key, step),
                 (None, _) => Value::Other,
                 (Some(method), Value::External(path))
@@ -4605,8 +4613,9 @@ impl<'a> Walker<'a> {
             // `qkv.as_slice()`, `parts.try_into().unwrap()` (a `Result` of an array of the same
             // parts, kept by `unwrap`): the same tensors.
             list @ (Value::Tensors(_) | Value::TensorsEach(_))
-                if (LIST_VIEWS.contains(&name.as_str()) && call.args.is_empty())
-                    || (KEEP_OK.contains(&name.as_str()) && name != "map_err") =>
+                if ((LIST_VIEWS.contains(&name.as_str()) && call.args.is_empty())
+                    || (KEEP_OK.contains(&name.as_str()) && name != "map_err"))
+                    && self.vec_method_is_std(&name) =>
             {
                 list
             }
@@ -5234,10 +5243,16 @@ impl<'a> Walker<'a> {
             if let Some(text) = subject_text(place)
                 && text.starts_with("self.")
             {
-                // (`self.n_head.(size)` is the field's own value, a copy.)
+                // (`self.n_head.(size)` is the field's own value, a copy; a field's tensors, or
+                // a list of them, may be a `&mut` the callee writes through.)
                 let own_size = format!("{text}.(size)");
-                self.subjects.retain(|subject, _| {
-                    subject == &text || subject == &own_size || !may_read(subject, &text)
+                self.subjects.retain(|subject, (value, _)| {
+                    let copied = subject == &text
+                        && !matches!(
+                            value,
+                            Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(_)
+                        );
+                    copied || subject == &own_size || !may_read(subject, &text)
                 });
             }
         }

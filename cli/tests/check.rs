@@ -11156,4 +11156,110 @@ impl Block {
     std::fs::write(dir.join("src/lib.rs"), wrong).unwrap();
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 1, "{stderr}");
+    // From a review: a field that is a `&mut Vec<Tensor>` handed on as it is (the callee
+    // writes through it), a crate trait's `to_vec(&mut self)` on the list, and a path through
+    // a `Deref` of the crate's (which may give another list at each call): nothing is kept.
+    let dir = scratch_crate(
+        "field-sequence-callfn",
+        "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+fn put(v: &mut Vec<Tensor>, t: Tensor) {
+    v[0] = t;
+}
+
+pub struct Holder<'b> {
+    pub v: &'b mut Vec<Tensor>,
+}
+
+#[contract(w: [f32[D]; 4])]
+pub struct Block<'a> {
+    w: &'a mut Vec<Tensor>,
+}
+
+#[contract]
+impl<'a> Block<'a> {
+    #[contract(xs: f32[B, D])]
+    pub fn forward(&mut self, xs: &Tensor) -> Result<Tensor> {
+        let z = xs.clone();
+        put(self.w, z);
+        let _ = self.w[0].dims2()?;
+        Ok(xs.clone())
+    }
+}
+",
+    );
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "callfn: {stdout}{stderr}");
+    let dir = scratch_crate(
+        "field-sequence-tovec-mut",
+        "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub trait Grow {
+    fn to_vec(&mut self) -> Vec<Tensor>;
+}
+
+impl Grow for Vec<Tensor> {
+    fn to_vec(&mut self) -> Vec<Tensor> {
+        for t in self.iter_mut() {
+            *t = t.unsqueeze(0).unwrap();
+        }
+        Vec::new()
+    }
+}
+
+#[contract(w: [f32[D]; 4])]
+pub struct Block {
+    w: Vec<Tensor>,
+}
+
+#[contract]
+impl Block {
+    #[contract(xs: f32[B, D])]
+    pub fn forward(&mut self, xs: &Tensor) -> Result<Tensor> {
+        self.w.to_vec();
+        let (_one, _d) = self.w[0].dims2()?;
+        Ok(xs.clone())
+    }
+}
+",
+    );
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "tovec_mut: {stdout}{stderr}");
+    let dir = scratch_crate(
+        "field-sequence-deref-param",
+        "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub struct Block {
+    pub w: Vec<Tensor>,
+}
+
+static SECOND: AtomicBool = AtomicBool::new(false);
+
+pub struct Pair {
+    pub a: Block,
+    pub b: Block,
+}
+
+impl Deref for Pair {
+    type Target = Block;
+    fn deref(&self) -> &Block {
+        if SECOND.load(Ordering::SeqCst) { &self.b } else { &self.a }
+    }
+}
+
+#[contract(p.w: [f32[D]; 4])]
+pub fn forward(p: &Pair) -> Result<()> {
+    SECOND.store(true, Ordering::SeqCst);
+    let (_one, _d) = p.w[0].dims2()?;
+    Ok(())
+}
+",
+    );
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "deref_param: {stdout}{stderr}");
 }
