@@ -1032,34 +1032,29 @@ impl<'a> Walker<'a> {
                 }
             }
         }
-        for clause in &self.contract.clauses {
+        // A field's sequence clause (mamba's `conv1d_weights: [f32[DI]; D_CONV]`) too: each
+        // element of that type, as the guard checks each (`self.conv1d_weights[d_c]`).
+        let tensors = self.contract.clauses.iter().map(|clause| (clause, false));
+        let lists = self.contract.sequences.iter().map(|clause| (clause, true));
+        for (clause, list) in tensors.chain(lists) {
             let subject: String = clause.subject.split_whitespace().collect();
             let root = subject.split(['.', '(', '[', '?']).next().unwrap_or("");
+            let plain = match list {
+                false => !subject.contains(['?', '[', '{']) || is_optional_layer_weight(&subject),
+                true => !subject.contains(['?', '[', '{', '(']),
+            };
             if subject != root
-                && (!subject.contains(['?', '[', '{']) || is_optional_layer_weight(&subject))
+                && plain
                 && immutable_roots.contains(root)
                 && !through_interior_mutability(&subject)
                 && self.stable_path(&subject)
             {
                 let origin = Some(Origin::Clause(subject.clone()));
-                self.subjects
-                    .insert(subject, (Value::Tensor(clause.spec.clone()), origin));
-            }
-        }
-        // A field's sequence clause (mamba's `conv1d_weights: [f32[DI]; D_CONV]`): each element
-        // of that type, as the guard checks each (`self.conv1d_weights[d_c]`).
-        for clause in &self.contract.sequences {
-            let subject: String = clause.subject.split_whitespace().collect();
-            let root = subject.split(['.', '(', '[', '?']).next().unwrap_or("");
-            if subject != root
-                && !subject.contains(['?', '[', '{', '('])
-                && immutable_roots.contains(root)
-                && !through_interior_mutability(&subject)
-                && self.stable_path(&subject)
-            {
-                let origin = Some(Origin::Clause(subject.clone()));
-                self.subjects
-                    .insert(subject, (Value::TensorsEach(clause.spec.clone()), origin));
+                let value = match list {
+                    true => Value::TensorsEach(clause.spec.clone()),
+                    false => Value::Tensor(clause.spec.clone()),
+                };
+                self.subjects.insert(subject, (value, origin));
             }
         }
         self.bind_optional_subjects(&immutable_roots);
