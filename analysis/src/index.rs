@@ -2180,11 +2180,11 @@ impl Index {
     /// `impl`s' or a trait's provided one, or one an `impl` the index cannot place may give
     /// (through an alias, for some instantiations, under `cfg`, from a macro or a derive).
     pub fn may_have_method(&self, key: &str, name: &str) -> bool {
-        let krate = self
-            .modules
-            .iter()
-            .find(|m| key.starts_with(&format!("{}:", m.krate)))
-            .map(|m| m.krate);
+        // A type's key starts with its crate (`1:crate::model::Wrap`, see `type_key`).
+        let krate = key
+            .split_once(':')
+            .and_then(|(krate, _)| krate.parse::<usize>().ok())
+            .filter(|&krate| krate < self.crates.len());
         let opaque_crate = self
             .modules
             .iter()
