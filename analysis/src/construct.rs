@@ -356,6 +356,50 @@ fn layer_constructor(path: &[String]) -> Option<(&'static str, Layer, usize)> {
     }
 }
 
+/// The candle-nn layers `def`'s top-level `let`s build, read as a constructor's are
+/// (`let conv = conv2d_no_bias(cin, cout, 3, config, vb.pp("conv"))?;`, or a crate helper
+/// that returns one): by the `let` (its address), the layer, its weight's dims and a
+/// convolution's geometry, by the statement's place in the body. A `usize` parameter's size
+/// is named as the walk names it in the function's own walk (`{cin}`); a size of a `let` the
+/// reading cannot follow is unknown.
+pub(crate) fn let_layers(index: &Index, def: &FnDef) -> BTreeMap<usize, FieldFact> {
+    let mut ctor = Ctor::prepare(index, def, None, 0);
+    let mut layers = BTreeMap::new();
+    for (at, stmt) in def.block.stmts.iter().enumerate() {
+        ctor.stmt(stmt);
+        let syn::Stmt::Local(local) = stmt else {
+            continue;
+        };
+        let Some(ident) = strip_type(&local.pat) else {
+            continue;
+        };
+        if let Some(Local::Layer(layer, dims, geometry)) = ctor.locals.get(&name_of(ident)) {
+            let mut walk_names = |dim: &Dim| {
+                dim.substitute(&mut |factor| match factor {
+                    Factor::Symbol(name) if name.ends_with(')') => Some(
+                        name.strip_prefix(&format!("{}(", def.name))
+                            .and_then(|rest| rest.strip_suffix(')'))
+                            .filter(|param| !param.contains(' ') && !param.contains('#'))
+                            .map_or(Dim::Unknown, Dim::braced),
+                    ),
+                    Factor::Symbol(name) => Some(Dim::symbol(name.clone())),
+                    Factor::Braced(text) => Some(Dim::braced(text)),
+                    _ => None,
+                })
+            };
+            let dims = dims.iter().map(&mut walk_names).collect();
+            let geometry = geometry.as_ref().map(|g| ConvGeometry {
+                padding: walk_names(&g.padding),
+                stride: walk_names(&g.stride),
+                dilation: walk_names(&g.dilation),
+                groups: walk_names(&g.groups),
+            });
+            layers.insert(at, FieldFact::Layer(*layer, dims, geometry));
+        }
+    }
+    layers
+}
+
 /// What every construction of the struct `key` gives its fields, for the fields where all
 /// agree and nothing may change them after; empty where any construction is out of sight.
 pub fn constructed_fields(index: &Index, key: &str) -> BTreeMap<String, FieldFact> {
@@ -2472,6 +2516,22 @@ impl<'a> Ctor<'a> {
         args: Option<&BTreeMap<String, Local>>,
         depth: usize,
     ) -> Ctor<'a> {
+        let mut ctor = Ctor::prepare(index, def, args, depth);
+        let stmts = &def.block.stmts;
+        let body = stmts.len().saturating_sub(1);
+        for stmt in &stmts[..body] {
+            ctor.stmt(stmt);
+        }
+        ctor
+    }
+
+    /// A reading of `def` before its first statement: its parameters (see [`Ctor::read`]).
+    fn prepare(
+        index: &'a Index,
+        def: &'a FnDef,
+        args: Option<&BTreeMap<String, Local>>,
+        depth: usize,
+    ) -> Ctor<'a> {
         let mut ctor = Ctor {
             index,
             def,
@@ -2594,10 +2654,6 @@ impl<'a> Ctor<'a> {
         }
         for name in ctor.configs.keys() {
             ctor.locals.remove(name);
-        }
-        let body = stmts.len().saturating_sub(1);
-        for stmt in &stmts[..body] {
-            ctor.stmt(stmt);
         }
         ctor
     }

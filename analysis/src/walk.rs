@@ -626,6 +626,12 @@ struct Walker<'a> {
     subjects: BTreeMap<String, (Value, Option<Origin>)>,
     /// How many closures and async blocks the walk is inside.
     closures: usize,
+    /// How many of those closures are the body of a candle-nn `Func` or `FuncT`
+    /// (`Func::new(move |xs| ..)`): a layer's `forward`, whose failures are the layer's.
+    layer_bodies: usize,
+    /// Set by a call of `Func::new` (or `func`, `FuncT::new`, `func_t`) for its closure
+    /// argument, taken by that closure's walk.
+    next_is_layer_body: bool,
     findings: Vec<Finding>,
     /// Whether the wrong value is a returned `Result`: its fix goes after a `?`.
     fix_result: bool,
@@ -705,6 +711,12 @@ struct Walker<'a> {
     /// The weights the constructors in sight gave `self`'s layers (`self.conv1.weight()` of
     /// `conv2d(in_channels, ..)`), by subject, as [`Walker::bind_built`] read them.
     built_weights: Vec<(String, Vec<Dim>)>,
+    /// The candle-nn layers the function's own top-level `let`s build (`let conv =
+    /// conv2d(cin, cout, 3, config, vb.pp("conv"))?;`), by the `let`'s address, as
+    /// [`crate::construct::let_layers`] reads them.
+    let_layers: BTreeMap<usize, FieldFact>,
+    /// How many local layers have a place of their own so far (see [`LOCAL_LAYER`]).
+    local_layers: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -753,6 +765,8 @@ impl<'a> Walker<'a> {
             local_paths: vec![generics.into_iter().map(|name| (name, None)).collect()],
             subjects: BTreeMap::new(),
             closures: 0,
+            layer_bodies: 0,
+            next_is_layer_body: false,
             findings: Vec::new(),
             fix_result: false,
             hints: Vec::new(),
@@ -782,6 +796,8 @@ impl<'a> Walker<'a> {
             loop_passes: 0,
             absent_names: BTreeMap::new(),
             built_weights: Vec::new(),
+            let_layers: BTreeMap::new(),
+            local_layers: 0,
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
         }
@@ -1259,6 +1275,61 @@ impl<'a> Walker<'a> {
             };
         }
         Some(value)
+    }
+
+    /// Reads the layers the function's own top-level `let`s build, from the index's copy of
+    /// the function (the macro walks its own tokens: the one function of that file, module
+    /// and name with as many statements).
+    fn read_let_layers(&mut self) {
+        let mut defs = self.index.fns.iter().filter(|def| {
+            def.file == self.f.file
+                && def.module == self.f.module
+                && def.display == self.f.display
+                && def.block.stmts.len() == self.f.block.stmts.len()
+        });
+        let (Some(def), None) = (defs.next(), defs.next()) else {
+            return;
+        };
+        for (at, fact) in crate::construct::let_layers(self.index, def) {
+            if let Some(syn::Stmt::Local(local)) = self.f.block.stmts.get(at) {
+                self.let_layers
+                    .insert(local as *const syn::Local as usize, fact);
+            }
+        }
+    }
+
+    /// `let conv = conv2d(cin, cout, 3, config, vb.pp("conv"))?;` at the top of the function's
+    /// own body: the name holds the layer its reading gives (weight and geometry), under a
+    /// place of its own that no expression's text can name and nothing else reaches.
+    fn bind_let_layer(&mut self, local: &syn::Local) {
+        if !self.inlined.is_empty() {
+            return;
+        }
+        let Some(fact @ FieldFact::Layer(layer, ..)) = self
+            .let_layers
+            .get(&(local as *const syn::Local as usize))
+            .cloned()
+        else {
+            return;
+        };
+        let syn::Pat::Ident(ident) = (match &local.pat {
+            syn::Pat::Type(typed) => &*typed.pat,
+            pat => pat,
+        }) else {
+            return;
+        };
+        let name = name_of(&ident.ident);
+        self.local_layers += 1;
+        let place = format!("{name}{LOCAL_LAYER}{}", self.local_layers);
+        let Some(binding) = self.scope.last_mut().and_then(|frame| frame.get_mut(&name)) else {
+            return;
+        };
+        if !matches!(&binding.value, Value::External(path) if Layer::from_path(path) == Some(layer))
+        {
+            return;
+        }
+        binding.place = Some(place.clone());
+        self.bind_built(&place, &fact);
     }
 
     /// What `self`'s fields hold for the whole body of a `&self` (or immutable `self`)
@@ -2409,6 +2480,7 @@ impl<'a> Walker<'a> {
                     self.bind_refutable(&local.pat, value);
                 } else {
                     self.bind_pattern(&local.pat, value);
+                    self.bind_let_layer(local);
                 }
                 self.in_let = false;
                 (self.let_why, self.why_wanted) = outer_why;
@@ -2595,6 +2667,7 @@ impl<'a> Walker<'a> {
     /// Walks the function: its findings, its `let`s' types, its unchecked `if`s.
     fn run(mut self, f: Function<'_>) -> (Vec<Finding>, Vec<LetHint>, Vec<Unchecked>) {
         self.bind_params();
+        self.read_let_layers();
         // A contracted function returns its tail: a certain failure there is the function's.
         self.taken = !f.glue;
         let mut tail = self.block(f.block);
@@ -2855,13 +2928,15 @@ impl<'a> Walker<'a> {
                 }
             }
             syn::Expr::Closure(c) => {
+                let layer_body = std::mem::take(&mut self.next_is_layer_body);
                 let mut changed = self.changes();
                 changed.visit_expr(&c.body);
                 let saved = self.scope.clone();
                 let saved_subjects = self.subjects.clone();
                 self.closures += 1;
+                self.layer_bodies += usize::from(layer_body);
                 self.scope.push(BTreeMap::new());
-                for input in &c.inputs {
+                for (position, input) in c.inputs.iter().enumerate() {
                     match input {
                         syn::Pat::Type(typed) => match (&*typed.pat, self.kind(&typed.ty, false)) {
                             (syn::Pat::Ident(ident), Kind::Tensor) => {
@@ -2869,13 +2944,39 @@ impl<'a> Walker<'a> {
                             }
                             _ => self.bind_unknown(&typed.pat),
                         },
+                        // A `Func`'s closure takes `&Tensor` first (`FuncT`'s a `bool` then).
+                        syn::Pat::Ident(ident)
+                            if layer_body
+                                && position == 0
+                                && ident.by_ref.is_none()
+                                && ident.subpat.is_none() =>
+                        {
+                            self.bind_let(&ident.ident, Value::tensor_unknown())
+                        }
                         pat => self.bind_unknown(pat),
                     }
                 }
                 // The body may run any number of times.
                 self.forget(&changed);
+                // A layer's body: what it returns is the layer's `Result`, which `apply`
+                // gives its caller. Its failures stay inside it.
+                let outer = std::mem::replace(&mut self.taken, layer_body);
+                let failure = (
+                    self.failures,
+                    self.failed_call.take(),
+                    std::mem::take(&mut self.failure_never),
+                    self.value_after_failure.take(),
+                );
                 self.expr(&c.body);
+                (
+                    self.failures,
+                    self.failed_call,
+                    self.failure_never,
+                    self.value_after_failure,
+                ) = failure;
+                self.taken = outer;
                 self.closures -= 1;
+                self.layer_bodies -= usize::from(layer_body);
                 self.scope = saved;
                 self.subjects = saved_subjects;
                 self.forget(&changed);
@@ -3120,7 +3221,7 @@ impl<'a> Walker<'a> {
     /// The clause's type of a path the contract names, by its text without spaces.
     fn subject_value_of(&self, text: &str) -> Option<Value> {
         let root = text.split(['.', '(']).next()?;
-        if !self.is_param(root) {
+        if !self.is_param(root) && !root.contains(LOCAL_LAYER) {
             return None;
         }
         let (value, _) = self.subjects.get(text)?;
@@ -5721,7 +5822,17 @@ impl<'a> Walker<'a> {
     }
 
     fn call(&mut self, call: &syn::ExprCall) -> Value {
-        let args: Vec<Value> = call.args.iter().map(|a| self.operand(a)).collect();
+        let layer_body = self.builds_func(call);
+        let args: Vec<Value> = call
+            .args
+            .iter()
+            .map(|a| {
+                self.next_is_layer_body = layer_body && matches!(unparen(a), syn::Expr::Closure(_));
+                let value = self.operand(a);
+                self.next_is_layer_body = false;
+                value
+            })
+            .collect();
         self.passes_self(&call.args.iter().collect::<Vec<_>>());
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         // A failure of this call's own rule (its arguments walked already).
@@ -5738,6 +5849,33 @@ impl<'a> Walker<'a> {
             self.note_why(&value, || why);
         }
         value
+    }
+
+    /// Whether `call` builds a candle-nn `Func` or `FuncT` of the closure it is given
+    /// (`Func::new(move |xs| ..)`, `candle_nn::func(|xs| ..)`): that closure is the layer's
+    /// `forward`, run with a `&Tensor` where the layer is applied.
+    fn builds_func(&self, call: &syn::ExprCall) -> bool {
+        let syn::Expr::Path(path) = unparen(&call.func) else {
+            return false;
+        };
+        if path.qself.is_some() || call.args.len() != 1 {
+            return false;
+        }
+        let segments = path_segments(&path.path);
+        if segments.len() == 1 && self.lookup(&segments[0]).is_some() {
+            return false;
+        }
+        let Resolved::External(full) = self.resolve(&segments) else {
+            return false;
+        };
+        let full: Vec<&str> = full.iter().map(String::as_str).collect();
+        matches!(
+            full.as_slice(),
+            ["candle_nn", "Func" | "FuncT", "new"]
+                | ["candle_nn", "func", "Func" | "FuncT", "new"]
+                | ["candle_nn", "func" | "func_t"]
+                | ["candle_nn", "func", "func" | "func_t"]
+        )
     }
 
     /// Keeps `why` as the reason a `let`'s shape is not known, where `value` is the first
@@ -5951,6 +6089,10 @@ impl<'a> Walker<'a> {
         arg_exprs: &[&syn::Expr],
         call: &syn::ExprCall,
     ) -> Value {
+        // `conv2d(cin, cout, 3, config, vb.pp("conv"))?`: a candle-nn layer of that type.
+        if let Some(layer) = layer_built_by(path) {
+            return Value::External(layer.to_string());
+        }
         let mut path: Vec<&str> = path.iter().map(String::as_str).collect();
         // `candle_core::tensor::Tensor::cat` is `candle_core::Tensor::cat`.
         if path.first() == Some(&"candle_core")
@@ -6723,7 +6865,9 @@ impl<'a> Walker<'a> {
         // Glue code may expect a failure it does not take: in a closure (`catch_unwind`, a
         // thread, a `Result` inspected after) or where it never looks at the `Result`.
         // A closure's body runs where it is called, maybe never.
-        if !self.taken || self.closures > 0 || self.quiet > 0 {
+        // The body of a candle-nn `Func` is a layer's `forward`: what certainly fails there
+        // fails wherever the layer runs (a closure in it is again any closure).
+        if !self.taken || self.closures > self.layer_bodies || self.quiet > 0 {
             return;
         }
         let normalized = one_line(given);
@@ -7210,6 +7354,68 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
         }
         TokenTree::Group(group) => self_only_in_paths(group.stream()),
         _ => true,
+    })
+}
+
+/// What the place of a layer a `let` of the function builds has after the `let`'s name
+/// (`conv@let1`): no expression's text holds it, so only that binding reaches the layer's
+/// subjects.
+const LOCAL_LAYER: &str = "@let";
+
+/// The candle-nn layer type (its path) a candle-nn function or constructor builds:
+/// `candle_nn::conv2d(..)` and `candle_nn::conv::conv2d_no_bias(..)` a `Conv2d`,
+/// `candle_nn::Linear::new(..)` a `Linear`. `candle_nn::ops::rms_norm` normalises a tensor:
+/// only the layer's own module (or candle-nn's root, which re-exports it) counts.
+fn layer_built_by(path: &[String]) -> Option<&'static str> {
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    let (name, module) = match path.as_slice() {
+        ["candle_nn", name] => (*name, None),
+        ["candle_nn", module, name] => (*name, Some(*module)),
+        ["candle_nn", module, ty, "new"] => {
+            let layer = format!("candle_nn::{module}::{ty}");
+            return Layer::from_path(&layer).and_then(|_| layer_type_path(ty));
+        }
+        _ => return None,
+    };
+    // `candle_nn::Linear::new(weight, bias)`: the type's own constructor.
+    if let Some(ty) = module.filter(|m| m.starts_with(|c: char| c.is_ascii_uppercase()))
+        && name == "new"
+    {
+        return Layer::from_path(&format!("candle_nn::{ty}")).and_then(|_| layer_type_path(ty));
+    }
+    let (home, ty) = match name {
+        "linear" | "linear_no_bias" | "linear_b" => ("linear", "Linear"),
+        "embedding" => ("embedding", "Embedding"),
+        "layer_norm" | "layer_norm_no_bias" => ("layer_norm", "LayerNorm"),
+        "rms_norm" => ("layer_norm", "RmsNorm"),
+        "conv1d" | "conv1d_no_bias" => ("conv", "Conv1d"),
+        "conv2d" | "conv2d_no_bias" => ("conv", "Conv2d"),
+        "conv_transpose1d" | "conv_transpose1d_no_bias" => ("conv", "ConvTranspose1d"),
+        "conv_transpose2d" | "conv_transpose2d_no_bias" => ("conv", "ConvTranspose2d"),
+        "batch_norm" => ("batch_norm", "BatchNorm"),
+        "group_norm" => ("group_norm", "GroupNorm"),
+        _ => return None,
+    };
+    match module {
+        Some(module) if module != home => None,
+        _ => layer_type_path(ty),
+    }
+}
+
+/// A candle-nn layer type's path in its own module (`candle_nn::conv::Conv2d`).
+fn layer_type_path(ty: &str) -> Option<&'static str> {
+    Some(match ty {
+        "Linear" => "candle_nn::linear::Linear",
+        "Embedding" => "candle_nn::embedding::Embedding",
+        "LayerNorm" => "candle_nn::layer_norm::LayerNorm",
+        "RmsNorm" => "candle_nn::layer_norm::RmsNorm",
+        "Conv1d" => "candle_nn::conv::Conv1d",
+        "Conv2d" => "candle_nn::conv::Conv2d",
+        "ConvTranspose1d" => "candle_nn::conv::ConvTranspose1d",
+        "ConvTranspose2d" => "candle_nn::conv::ConvTranspose2d",
+        "BatchNorm" => "candle_nn::batch_norm::BatchNorm",
+        "GroupNorm" => "candle_nn::group_norm::GroupNorm",
+        _ => return None,
     })
 }
 

@@ -11263,3 +11263,175 @@ pub fn forward(p: &Pair) -> Result<()> {
     let (code, stdout, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "deref_param: {stdout}{stderr}");
 }
+
+/// Layers built in the body of a `Func` (efficientvit's and mobilenetv4's blocks, `Ok(Func::new(
+/// move |xs| ..))`): the closure is the layer's `forward`, run with a `&Tensor` of any shape,
+/// so what certainly fails there whatever its input (softmax over dim 3 of what a three-size
+/// `reshape` gave) fails wherever the layer runs. A closure of another kind (`map`'s) may
+/// never run: silent.
+const FUNC_BODY: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::{ops::softmax, Func, VarBuilder};
+
+#[contract]
+pub fn attention(heads: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let _ = vb;
+    Ok(Func::new(move |xs| {
+        let (b, c, h, w) = xs.dims4()?;
+        let q = xs.reshape((b, c, h * w))?;
+        let att = softmax(&q, DIM)?;
+        Ok(att)
+    }))
+}
+";
+
+#[test]
+fn a_funcs_closure_is_a_layers_forward() {
+    let (code, lines) = check_file("func-body", &FUNC_BODY.replace("DIM", "3"));
+    assert_eq!(
+        (code, lines),
+        (
+            1,
+            vec![
+                "error: `candle_nn::ops::softmax` takes `dim`: a dim of `_[_, _, _]`, but `3` is given here"
+                    .to_string(),
+                "--> model.rs:11:31".to_string(),
+            ]
+        )
+    );
+    // The last dim: right.
+    assert_eq!(
+        check_file("func-body-right", &FUNC_BODY.replace("DIM", "2")),
+        (0, Vec::new())
+    );
+    // `candle_nn::func` and `FuncT::new` (whose closure takes a `bool` too) alike.
+    let func = FUNC_BODY
+        .replace("Func::new(move |xs| {", "candle_nn::func(move |xs| {")
+        .replace("DIM", "3");
+    assert_eq!(check_file("func-fn", &func).0, 1, "{func}");
+    let func_t = FUNC_BODY
+        .replace("Func<'static>", "candle_nn::FuncT<'static>")
+        .replace(
+            "Func::new(move |xs| {",
+            "candle_nn::FuncT::new(move |xs, _train| {",
+        )
+        .replace("DIM", "3");
+    assert_eq!(check_file("func-t", &func_t).0, 1, "{func_t}");
+    // A closure inside the layer's body (`map`'s) may never run.
+    let mapped = FUNC_BODY.replace(
+        "let att = softmax(&q, DIM)?;",
+        "let att = Some(q).map(|q| softmax(&q, 3)).transpose()?.unwrap();",
+    );
+    assert_eq!(
+        check_file("func-body-map", &mapped),
+        (0, Vec::new()),
+        "{mapped}"
+    );
+    // A closure that is no `Func`'s: its parameter is no tensor the walk knows, and it may
+    // never run.
+    let plain = FUNC_BODY
+        .replace(
+            "Ok(Func::new(move |xs| {",
+            "let f = move |xs: &Tensor| -> Result<Tensor> {",
+        )
+        .replace(
+            "        Ok(att)\n    }))",
+            "        Ok(att)\n    };\n    let _ = f;\n    todo!()",
+        )
+        .replace("DIM", "3");
+    assert!(plain.contains("todo!()"), "{plain}");
+    assert_eq!(
+        check_file("plain-closure", &plain),
+        (0, Vec::new()),
+        "{plain}"
+    );
+    // A crate's own `Func` is not candle-nn's.
+    let own = FUNC_BODY
+        .replace("use candle_nn::{ops::softmax, Func, VarBuilder};", "use candle_nn::{ops::softmax, VarBuilder};\npub struct Func<'a>(Box<dyn Fn(&Tensor) -> Result<Tensor> + 'a>);\nimpl<'a> Func<'a> {\n    pub fn new(f: impl Fn(&Tensor) -> Result<Tensor> + 'a) -> Self { Func(Box::new(f)) }\n}")
+        .replace("DIM", "3");
+    assert_eq!(check_file("own-func", &own), (0, Vec::new()), "{own}");
+}
+
+/// A candle-nn layer a function builds in a `let` of its own body (`let head = linear(64, 10,
+/// vb.pp("head"))?;`, as the `Func` builders do): its weight is the one its arguments give,
+/// as a constructor's field's is; the layer's type alone gives the rank (`Conv2d` of any
+/// input: `[_, COUT, _, _]`).
+const LOCAL_LAYERS: &str = "use candle_contracts::contract;
+use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_nn::{conv2d_no_bias, linear, Conv2dConfig, Func, VarBuilder};
+
+#[contract]
+pub fn head(vb: VarBuilder) -> Result<Tensor> {
+    let head = linear(64, 10, vb.pp(\"head\"))?;
+    let t = Tensor::zeros((2, WIDTH), DType::F32, &Device::Cpu)?;
+    head.forward(&t)
+}
+
+#[contract]
+pub fn block(cin: usize, cout: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let config = Conv2dConfig { stride: 2, padding: 1, ..Default::default() };
+    let conv = conv2d_no_bias(cin, cout, 3, config, vb.pp(\"conv\"))?;
+    Ok(Func::new(move |xs| {
+        let ys = xs.apply(&conv)?;
+        ys.flatten_from(FROM)
+    }))
+}
+";
+
+#[test]
+fn a_layer_a_let_builds_has_its_constructors_weight() {
+    let source = LOCAL_LAYERS.replace("WIDTH", "32").replace("FROM", "1");
+    assert_eq!(
+        check_file("local-linear", &source),
+        (
+            1,
+            vec![
+                "error: `Linear::forward` takes `xs: _[.., 64]`, but `t` is `f32[2, 32]` here"
+                    .to_string(),
+                "--> model.rs:9:19".to_string(),
+            ]
+        )
+    );
+    let right = LOCAL_LAYERS.replace("WIDTH", "64").replace("FROM", "1");
+    assert_eq!(check_file("local-linear-right", &right), (0, Vec::new()));
+    // A conv's output has rank 4 whatever its input: `flatten_from(4)` certainly fails.
+    let past = LOCAL_LAYERS.replace("WIDTH", "64").replace("FROM", "4");
+    let (code, lines) = check_file("local-conv", &past);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        "error: `Tensor::flatten_from` takes `dim`: a dim of `_[_, {cout}, _, _]`, but `4` is given here"
+    );
+    // A size the body changes before the layer is built, a name bound again, a layer
+    // handed to a `&mut` first: no weight is known.
+    for (name, edit) in [
+        (
+            "local-mut",
+            "    let mut width = 64;\n    width += 32;\n    let head = linear(width, 10, vb.pp(\"head\"))?;",
+        ),
+        (
+            "local-rebound",
+            "    let head = linear(64, 10, vb.pp(\"head\"))?;\n    let head = linear(32, 10, vb.pp(\"other\"))?;",
+        ),
+    ] {
+        let source = LOCAL_LAYERS
+            .replace("    let head = linear(64, 10, vb.pp(\"head\"))?;", edit)
+            .replace("WIDTH", if name == "local-mut" { "96" } else { "32" })
+            .replace("FROM", "1");
+        assert!(source.contains(edit), "{source}");
+        assert_eq!(check_file(name, &source), (0, Vec::new()), "{source}");
+    }
+    let replaced = LOCAL_LAYERS
+        .replace(
+            "    let head = linear(64, 10, vb.pp(\"head\"))?;",
+            "    let mut head = linear(64, 10, vb.pp(\"head\"))?;\n    swap(&mut head, vb.clone())?;",
+        )
+        .replace("WIDTH", "32")
+        .replace("FROM", "1")
+        + "\nfn swap(head: &mut candle_nn::Linear, vb: VarBuilder) -> Result<()> {\n    *head = linear(32, 10, vb.pp(\"head\"))?;\n    Ok(())\n}\n";
+    assert_eq!(
+        check_file("local-swapped", &replaced),
+        (0, Vec::new()),
+        "{replaced}"
+    );
+}

@@ -371,9 +371,16 @@ pub fn forward_with(
                         .compare(&Dim::lit(0))
                         == Verdict::Equal
             };
+            // An input of unknown shape that passes has the rank read, whatever it was.
             let channels = match (layer, weight_dims, xs.shape.dims()) {
                 (Layer::Conv1d | Layer::Conv2d, Some(w), Some(x))
                     if w.len() == rank && x.len() == rank && (one_group(w, x) || divides(w)) =>
+                {
+                    widened_by_bias(w[0].clone())
+                }
+                (Layer::Conv1d | Layer::Conv2d, Some(w), None)
+                    if w.len() == rank
+                        && (geometry.groups.as_literal() == Some(1) || divides(w)) =>
                 {
                     widened_by_bias(w[0].clone())
                 }
