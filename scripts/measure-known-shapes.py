@@ -6,7 +6,8 @@ Usage: scripts/measure-known-shapes.py [--verbose] [FILE...]
 (`target/debug` without it).
 A `let` is counted once per line and name; integers (`= B`), floats, `bool`s, tuples, host numbers
 (`Vec<f32>`), lists before their first push (`Vec`), `None`s, tracing's span guards (`enter`) and
-what `dims4`, `dim`, `device` and the like read from a tensor (a `Shape[*S]` too) are left out.
+what `dims4`, `dim`, `device` and the like read from a tensor (a `Shape[*S]` too), layers and
+values of the crate's own types (`Conv2d`, `Linear[E -> 10]`, `Config`) are left out.
 A `let`'s shape is judged, not its dtype: `_[B, T, E]` (a `VarBuilder`'s dtype) is a fully known
 shape, counted apart too.
 """
@@ -69,6 +70,10 @@ for path in files:
             # Nor are host numbers (`Vec<f32>`) and a list before its first push (`Vec`).
             # Nor is a whole shape read from a tensor (`Shape[*S]`).
             if cols[2] in ("=", "float", "bool", "Vec", "None") or cols[2].startswith(("(", "DType::", "Vec<", "Shape[")):
+                continue
+            # Nor a layer (`Conv2d`, `Linear[E -> 10]`) or a value of the crate's own type
+            # (`Config`): `shapes` names its type.
+            if re.match(r"[A-Z]\w*(\[|$)", cols[2]) and not cols[2].startswith("Option<"):
                 continue
             ty = " ".join(cols[2:-1])
             op = cols[-1]

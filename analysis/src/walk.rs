@@ -226,9 +226,50 @@ impl Value {
                 let items: Vec<String> = items.iter().map(Value::hint).collect();
                 format!("({})", items.join(", "))
             }
+            // Not a tensor: a value of another crate's type (a candle-nn layer, a `Func`) or of
+            // the crate's own, by the type's name (`Conv2d`, `Config`), so that a count of
+            // tensors leaves it out.
+            Value::External(path) => path.rsplit("::").next().unwrap_or(path).to_string(),
+            Value::Instance(key, _) => key.rsplit("::").next().unwrap_or(key).to_string(),
             _ => "?".to_string(),
         }
     }
+}
+
+/// A layer's type as a layer clause states it, from the weight its constructor gave
+/// (`Linear[{cin} -> 10]` of a weight `[10, {cin}]`, `Conv2d[CIN -> COUT, 3]` of `[COUT, CIN,
+/// 3, 3]` in one group): the type's name alone where the clause's form has no place for what
+/// is known, `_` for a size not known.
+fn layer_hint(layer: Layer, dims: &[Dim], geometry: Option<&ConvGeometry>) -> Option<String> {
+    let shown = |dim: &Dim| match dim.is_unknown() {
+        true => "_".to_string(),
+        false => dim.to_string(),
+    };
+    Some(match (layer, dims) {
+        (Layer::Linear, [out, input]) => format!("Linear[{} -> {}]", shown(input), shown(out)),
+        (Layer::Embedding, [v, e]) => format!("Embedding[{}, {}]", shown(v), shown(e)),
+        (Layer::LayerNorm, [d]) => format!("LayerNorm[{}]", shown(d)),
+        (Layer::RmsNorm, [d]) => format!("RmsNorm[{}]", shown(d)),
+        (Layer::Conv1d | Layer::Conv2d, [out, input, kernel, ..]) => {
+            let groups = geometry.map_or(Dim::Unknown, |g| g.groups.clone());
+            let name = if layer == Layer::Conv1d {
+                "Conv1d"
+            } else {
+                "Conv2d"
+            };
+            let input = match groups.is_unknown() {
+                true => Dim::Unknown,
+                false => input.clone().mul(groups),
+            };
+            format!(
+                "{name}[{} -> {}, {}]",
+                shown(&input),
+                shown(out),
+                shown(kernel)
+            )
+        }
+        _ => return None,
+    })
 }
 
 /// Names the sizes two branches of one `if` or `match` give differently (`T` where the cache
@@ -1329,6 +1370,14 @@ impl<'a> Walker<'a> {
             return;
         }
         binding.place = Some(place.clone());
+        // `shapes` shows the layer as a clause would state it.
+        if let (FieldFact::Layer(layer, dims, geometry), Some(hint)) =
+            (&fact, self.hints.last_mut())
+            && hint.name == name
+            && let Some(ty) = layer_hint(*layer, dims, geometry.as_ref())
+        {
+            hint.ty = ty;
+        }
         self.bind_built(&place, &fact);
     }
 

@@ -11394,6 +11394,24 @@ fn a_layer_a_let_builds_has_its_constructors_weight() {
     );
     let right = LOCAL_LAYERS.replace("WIDTH", "64").replace("FROM", "1");
     assert_eq!(check_file("local-linear-right", &right), (0, Vec::new()));
+    // `shapes` shows each layer as its clause would state it.
+    let dir = scratch("local-layer-shapes");
+    std::fs::write(dir.join("model.rs"), &right).unwrap();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "model.rs:block"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows(&stdout)[..2],
+        [
+            "14 config ?".to_string(),
+            "15 conv Conv2d[{cin} -> {cout}, 3] conv2d_no_bias".to_string(),
+        ],
+        "{stdout}"
+    );
+    assert_eq!(
+        rows(&stdout)[2],
+        "17 ys _[_, {cout}, _, _] apply",
+        "{stdout}"
+    );
     // A conv's output has rank 4 whatever its input: `flatten_from(4)` certainly fails.
     let past = LOCAL_LAYERS.replace("WIDTH", "64").replace("FROM", "4");
     let (code, lines) = check_file("local-conv", &past);

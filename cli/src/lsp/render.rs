@@ -101,8 +101,21 @@ pub fn is_tensor(ty: &str) -> bool {
         || ty == "None"
         || ty.starts_with("Vec<")
         || ty.starts_with("DType::")
-        || (ty.starts_with('(') && !ty.contains('['));
+        || (ty.starts_with('(') && !ty.contains('['))
+        || is_type_name(ty);
     !scalar
+}
+
+/// Whether a hint names a type that is no tensor: a candle-nn layer (`Conv2d`, or as its
+/// clause states it, `Linear[E -> 10]`) or a value of the crate's own type (`Config`).
+fn is_type_name(ty: &str) -> bool {
+    let name: String = ty
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name != "Option"
+        && (ty.len() == name.len() || ty[name.len()..].starts_with('['))
 }
 
 /// The inlay hints of `uri` whose place lies in `range`: `: f32[B, T, E]` after each name a
@@ -192,6 +205,9 @@ mod tests {
         }
         for ty in [
             "?",
+            "Conv2d",
+            "Linear[{cin} -> 10]",
+            "Config",
             "= B",
             "= _",
             "float",
