@@ -76,6 +76,12 @@ enum Value {
     /// A `Vec`, array or slice of the crate's values (`self.layers: Vec<Block>`), each
     /// element this value as a place.
     Each(Box<Value>),
+    /// A candle-nn `Func` (or `FuncT`) of a closure the walk read: applying it
+    /// (`xs.apply(&block)`) walks that closure with the tensor given.
+    Func(FuncRef),
+    /// A `Vec` of `Func`s each of which applies as this one (how many unknown): the ones a
+    /// loop pushes, built alike on every pass.
+    Funcs(FuncRef),
     /// What an expression that never completes yields (`return`, `panic!`).
     Never,
     /// Anything else.
@@ -155,6 +161,9 @@ impl Value {
             }
             // One element stands for many: a name would say they are all one size.
             (Value::Each(a), Value::Each(b)) => Value::Each(Box::new(a.join(b))),
+            // A list of `Func`s filled on one path and not on the other.
+            (Value::EmptyVec, funcs @ Value::Funcs(_))
+            | (funcs @ Value::Funcs(_), Value::EmptyVec) => funcs.clone(),
             (a, b) if a == b => a.clone(),
             (Value::Bool(_) | Value::Flag, Value::Bool(_) | Value::Flag) => Value::Flag,
             _ => Value::Other,
@@ -230,6 +239,8 @@ impl Value {
             // the crate's own, by the type's name (`Conv2d`, `Config`), so that a count of
             // tensors leaves it out.
             Value::External(path) => path.rsplit("::").next().unwrap_or(path).to_string(),
+            Value::Func(_) => "Func".to_string(),
+            Value::Funcs(_) => "Vec<Func>".to_string(),
             Value::Instance(key, _) => key.rsplit("::").next().unwrap_or(key).to_string(),
             _ => "?".to_string(),
         }
@@ -414,6 +425,95 @@ impl Binding {
             place: None,
         }
     }
+}
+
+/// A `Func` the walk built (see [`Value::Func`]): one value, equal only to itself.
+#[derive(Clone)]
+struct FuncRef(std::rc::Rc<FuncBody>);
+
+impl PartialEq for FuncRef {
+    /// The same closure with the same captures: one built on each pass of a loop
+    /// (`blocks.push(block(cfg, vb.pp(i))?)`) with what every pass knows alike.
+    fn eq(&self, other: &FuncRef) -> bool {
+        let (a, b) = (&*self.0, &*other.0);
+        let same_frames = |x: &[BTreeMap<String, Binding>], y: &[BTreeMap<String, Binding>]| {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(fx, fy)| {
+                    fx.len() == fy.len()
+                        && fx.iter().all(|(name, bx)| {
+                            fy.get(name)
+                                .is_some_and(|by| bx.value == by.value && bx.place == by.place)
+                        })
+                })
+        };
+        std::rc::Rc::ptr_eq(&self.0, &other.0)
+            || (a.owner == b.owner
+                && a.nth == b.nth
+                && a.facts == b.facts
+                && a.field_dims == b.field_dims
+                && a.built_tables == b.built_tables
+                && a.local_paths == b.local_paths
+                && a.subjects.len() == b.subjects.len()
+                && a.subjects.iter().all(|(subject, (value, _))| {
+                    b.subjects.get(subject).is_some_and(|(v, _)| v == value)
+                })
+                && same_frames(&a.scope, &b.scope))
+    }
+}
+
+impl Eq for FuncRef {}
+
+impl std::fmt::Debug for FuncRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Func({}#{})", self.0.owner, self.0.nth)
+    }
+}
+
+/// The closure of a `Func` and what it captured where it was built.
+struct FuncBody {
+    /// The function whose body holds the closure.
+    owner: FnId,
+    /// Which closure of that body, in the order a walk of its syntax meets them.
+    nth: usize,
+    /// What the walk knew where the closure stands: a `move` closure holds its own copies,
+    /// and a borrowing one keeps what it borrows from changing while it lives.
+    scope: Vec<BTreeMap<String, Binding>>,
+    local_paths: Vec<BTreeMap<String, Option<Vec<String>>>>,
+    subjects: BTreeMap<String, (Value, Option<Origin>)>,
+    field_dims: BTreeMap<String, Dim>,
+    built_tables: BTreeSet<String>,
+    facts: Facts,
+}
+
+/// How many `Func`s deep the walk follows one applied inside another (a model's closure
+/// applying its stages', each applying its blocks').
+const FUNC_DEPTH: usize = 6;
+
+/// The closures of a body, in the order a walk of its syntax meets them.
+#[derive(Default)]
+struct Closures<'b>(Vec<&'b syn::ExprClosure>);
+
+impl<'b> syn::visit::Visit<'b> for Closures<'b> {
+    fn visit_expr_closure(&mut self, closure: &'b syn::ExprClosure) {
+        self.0.push(closure);
+        syn::visit::visit_expr_closure(self, closure);
+    }
+}
+
+/// Whether an expression holds a `return` of its own (not one of a closure or an item in it).
+fn returns_early(expr: &syn::Expr) -> bool {
+    #[derive(Default)]
+    struct Returns(bool);
+    impl<'b> syn::visit::Visit<'b> for Returns {
+        fn visit_expr_return(&mut self, _: &'b syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &'b syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'b syn::Item) {}
+    }
+    let mut returns = Returns::default();
+    returns.visit_expr(expr);
+    returns.0
 }
 
 /// How a value of a type of the crates read is held, which decides the method a call reaches:
@@ -758,6 +858,10 @@ struct Walker<'a> {
     let_layers: BTreeMap<usize, FieldFact>,
     /// How many local layers have a place of their own so far (see [`LOCAL_LAYER`]).
     local_layers: usize,
+    /// The function walked, as the index holds it (the macro walks its own tokens).
+    own_id: Option<FnId>,
+    /// How many `Func`s deep this walk is (see [`FUNC_DEPTH`]).
+    func_depth: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -839,6 +943,8 @@ impl<'a> Walker<'a> {
             built_weights: Vec::new(),
             let_layers: BTreeMap::new(),
             local_layers: 0,
+            own_id: None,
+            func_depth: 0,
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
         }
@@ -899,6 +1005,7 @@ impl<'a> Walker<'a> {
         nested.quiet = 1;
         nested.inlined = self.inlined.iter().copied().chain([id]).collect();
         nested.bind_params();
+        nested.read_let_layers();
         // `self.transpose_for_scores(&q)`: a `&self` method of this very value reads the sizes
         // its fields hold here.
         if on_self
@@ -1331,6 +1438,7 @@ impl<'a> Walker<'a> {
         let (Some(def), None) = (defs.next(), defs.next()) else {
             return;
         };
+        self.own_id = self.index.fns.iter().position(|d| std::ptr::eq(d, def));
         for (at, fact) in crate::construct::let_layers(self.index, def) {
             if let Some(syn::Stmt::Local(local)) = self.f.block.stmts.get(at) {
                 self.let_layers
@@ -1343,16 +1451,37 @@ impl<'a> Walker<'a> {
     /// own body: the name holds the layer its reading gives (weight and geometry), under a
     /// place of its own that no expression's text can name and nothing else reaches.
     fn bind_let_layer(&mut self, local: &syn::Local) {
-        if !self.inlined.is_empty() {
-            return;
-        }
-        let Some(fact @ FieldFact::Layer(layer, ..)) = self
+        let Some(FieldFact::Layer(layer, dims, geometry)) = self
             .let_layers
             .get(&(local as *const syn::Local as usize))
             .cloned()
         else {
             return;
         };
+        // Each `{cin}` the size the walk holds for the parameter here (in a helper followed at
+        // its call, the caller's argument); a config's field (`cfg.hidden_size`) only in the
+        // function's own walk, where the name is its own parameter's.
+        let own = self.inlined.is_empty();
+        let remap = |dim: &Dim| {
+            dim.substitute(&mut |factor| match factor {
+                Factor::Braced(param) => match self.lookup(param).map(|b| &b.value) {
+                    Some(Value::Int(size)) if !size.is_unknown() => Some(size.clone()),
+                    _ => None,
+                },
+                Factor::Symbol(name) if own => Some(Dim::symbol(name.clone())),
+                _ => None,
+            })
+        };
+        let fact = FieldFact::Layer(
+            layer,
+            dims.iter().map(remap).collect(),
+            geometry.map(|g| ConvGeometry {
+                padding: remap(&g.padding),
+                stride: remap(&g.stride),
+                dilation: remap(&g.dilation),
+                groups: remap(&g.groups),
+            }),
+        );
         let syn::Pat::Ident(ident) = (match &local.pat {
             syn::Pat::Type(typed) => &*typed.pat,
             pat => pat,
@@ -2594,11 +2723,13 @@ impl<'a> Walker<'a> {
 
     /// `let (_, seq_len, _) = x.dims3()?;` or `let seq_len = x.dim(1)?;` where that size of the
     /// local tensor `x` is unknown: the size gets a name of its own (`{seq_len}`), and `x` has
-    /// it from here on. Only in the function's own walk, outside closures, for a name not bound
-    /// so before nor a parameter's: each such size is one value for the whole walk (a loop's
+    /// it from here on. Only in the function's own walk, outside closures (but a `Func`'s),
+    /// for a name not bound so before nor a parameter's: each such size is one value for the whole walk (a loop's
     /// body is walked once, with what it changes forgotten).
     fn fresh_sizes(&mut self, pat: &syn::Pat, init: &syn::Expr, value: Value) -> Value {
-        if !self.inlined.is_empty() || self.closures > 0 {
+        // A `Func`'s closure is a layer's `forward`: within one run of it, each such size is
+        // one value too (and none of its names leaves it).
+        if !self.inlined.is_empty() || self.closures > self.layer_bodies {
             return value;
         }
         let syn::Expr::Try(tried) = unparen(init) else {
@@ -3264,7 +3395,17 @@ impl<'a> Walker<'a> {
 
     /// The clause's type of a path the contract names (`self.head.weight()`).
     fn subject_value(&self, expr: &syn::Expr) -> Option<Value> {
-        self.subject_value_of(&subject_text(expr)?)
+        let text = subject_text(expr)?;
+        // `conv.weight()` of a layer a `let` built: its place's.
+        if let Some((root, rest)) = text.split_once('.')
+            && let Some(place) = self
+                .lookup(root)
+                .and_then(|binding| binding.place.as_deref())
+                .filter(|place| place.contains(LOCAL_LAYER))
+        {
+            return self.subject_value_of(&format!("{place}.{rest}"));
+        }
+        self.subject_value_of(&text)
     }
 
     /// The clause's type of a path the contract names, by its text without spaces.
@@ -4633,6 +4774,13 @@ impl<'a> Walker<'a> {
                 self.forget_in(|c| c.kept.extend(root(&call.receiver)));
                 Value::Other
             }
+            // `xs.apply(&block)` of a `Func` the walk built: its closure, with `xs`.
+            Value::Tensor(t)
+                if matches!(name.as_str(), "apply" | "apply_t")
+                    && let Some(Value::Func(func)) = args.first() =>
+            {
+                self.apply_func(func, &t)
+            }
             // `xs.apply(&self.mlp)`: candle's `apply` runs `<M as Module>::forward`, the one
             // of the crate's `impl Module for M` (no other method of the name can be meant).
             Value::Tensor(t)
@@ -4851,6 +4999,21 @@ impl<'a> Walker<'a> {
                 self.set(&local, filled, None);
                 Value::Other
             }
+            // `blocks.push(block(cfg, vb.pp(i))?)` of a `Func` the walk built: a list of them,
+            // where every push gives the same one.
+            list @ (Value::EmptyVec | Value::Funcs(_))
+                if name == "push"
+                    && self.vec_method_is_std(&name)
+                    && let [Value::Func(func)] = args.as_slice()
+                    && let Some(local) = self.local_receiver(&call.receiver) =>
+            {
+                let filled = match list {
+                    Value::Funcs(held) if held != *func => Value::Other,
+                    _ => Value::Funcs(func.clone()),
+                };
+                self.set(&local, filled, None);
+                Value::Other
+            }
             // `let mut dims = Vec::new(); dims.push(b);`: a list of sizes.
             Value::EmptyVec
                 if name == "push"
@@ -5008,6 +5171,8 @@ impl<'a> Walker<'a> {
             },
             // `for state in states.iter()` of a list of tensors: a `&Tensor` of its type.
             (Value::TensorsEach(each), Some(Access::Ref)) => Value::Tensor(each),
+            // `for block in blocks.iter()` of a list of `Func`s.
+            (Value::Funcs(func), Some(Access::Ref) | None) => Value::Func(func),
             (Value::Tensors(parts), Some(Access::Ref)) if !parts.is_empty() => {
                 Value::Tensor(each_of(parts.iter()))
             }
@@ -5882,6 +6047,9 @@ impl<'a> Walker<'a> {
                 value
             })
             .collect();
+        if layer_body && let Some(syn::Expr::Closure(closure)) = call.args.first().map(unparen) {
+            return self.func_of(closure).map_or(Value::Other, Value::Func);
+        }
         self.passes_self(&call.args.iter().collect::<Vec<_>>());
         let arg_exprs: Vec<&syn::Expr> = call.args.iter().collect();
         // A failure of this call's own rule (its arguments walked already).
@@ -5898,6 +6066,79 @@ impl<'a> Walker<'a> {
             self.note_why(&value, || why);
         }
         value
+    }
+
+    /// The `Func` of `closure`, with what it captures here; `None` where the function
+    /// walked is not one the index holds alone (see [`Walker::read_let_layers`]).
+    fn func_of(&self, closure: &syn::ExprClosure) -> Option<FuncRef> {
+        let owner = match self.inlined.last() {
+            Some(&id) => id,
+            None => self.own_id?,
+        };
+        let mut closures = Closures::default();
+        closures.visit_block(self.f.block);
+        let nth = closures.0.iter().position(|c| std::ptr::eq(*c, closure))?;
+        Some(FuncRef(std::rc::Rc::new(FuncBody {
+            owner,
+            nth,
+            scope: self.scope.clone(),
+            local_paths: self.local_paths.clone(),
+            subjects: self.subjects.clone(),
+            field_dims: self.field_dims.clone(),
+            built_tables: self.built_tables.clone(),
+            facts: self.facts.clone(),
+        })))
+    }
+
+    /// `xs.apply(&block)` of a `Func` the walk built: its closure walked with `xs`, in what it
+    /// captured, quietly (a failure there is reported where the closure stands, for any
+    /// input, or not at all), and what it gives; unknown where that is not a tensor (a
+    /// failure), or the closure may `return` early.
+    fn apply_func(&self, func: &FuncRef, xs: &TensorType) -> Value {
+        let body = &func.0;
+        let def = &self.index.fns[body.owner];
+        let mut closures = Closures::default();
+        closures.visit_block(def.block);
+        let Some(closure) = closures.0.get(body.nth).copied() else {
+            return Value::tensor_unknown();
+        };
+        if self.func_depth >= FUNC_DEPTH || returns_early(&closure.body) {
+            return Value::tensor_unknown();
+        }
+        let _file_tokens = crate::index::FileTokens::enter(self.index);
+        let mut nested = Walker::new(self.index, self.source, Function::of(def, &NO_CLAUSES));
+        nested.whys_off = true;
+        nested.quiet = 1;
+        nested.inlined = self.inlined.iter().copied().chain([body.owner]).collect();
+        nested.func_depth = self.func_depth + 1;
+        nested.scope = body.scope.clone();
+        nested.local_paths = body.local_paths.clone();
+        nested.subjects = body.subjects.clone();
+        nested.field_dims = body.field_dims.clone();
+        nested.built_tables = body.built_tables.clone();
+        nested.facts = body.facts.clone();
+        nested.closures = 1;
+        nested.layer_bodies = 1;
+        nested.taken = true;
+        nested.scope.push(BTreeMap::new());
+        for (position, input) in closure.inputs.iter().enumerate() {
+            let pat = match input {
+                syn::Pat::Type(typed) => &*typed.pat,
+                pat => pat,
+            };
+            match pat {
+                syn::Pat::Ident(ident)
+                    if position == 0 && ident.by_ref.is_none() && ident.subpat.is_none() =>
+                {
+                    nested.bind_let(&ident.ident, Value::Tensor(xs.clone()))
+                }
+                pat => nested.bind_unknown(pat),
+            }
+        }
+        match nested.expr(&closure.body) {
+            Value::Tensor(t) => Value::Tensor(t),
+            _ => Value::tensor_unknown(),
+        }
     }
 
     /// Whether `call` builds a candle-nn `Func` or `FuncT` of the closure it is given
@@ -6247,6 +6488,7 @@ impl<'a> Walker<'a> {
         let callee = &self.index.fns[id];
         let kind = self.return_kind(callee);
         let returns_tensor = matches!(kind, Kind::Tensor);
+        let returns_func = matches!(&kind, Kind::External(path) if is_func_type(path));
         let unknown_result = kind.unknown_value();
         // `#[cfg(..)]` on a parameter: the arguments may line up with other parameters.
         if attributed_parameters(callee.sig) {
@@ -6302,6 +6544,9 @@ impl<'a> Walker<'a> {
         ) {
             _ if panics => Value::Never,
             (Some(Value::Tensor(t)), _) if returns_tensor => Value::Tensor(t),
+            // A builder of a `Func` (`fn block(c, vb) -> Result<Func<'static>>`): the one its
+            // body builds.
+            (Some(func @ Value::Func(_)), _) => func,
             // A tuple: its tensors as the body gives them.
             (Some(Value::Tuple(items)), Some(kinds)) if items.len() == kinds.len() => Value::Tuple(
                 items
@@ -6511,6 +6756,16 @@ impl<'a> Walker<'a> {
                     Value::Tuple(elements)
                 } else {
                     followed(self)
+                }
+            }
+            // A contracted builder of a `Func` (no `return` clause can state one): the one
+            // its body builds, where the body is read.
+            (false, None)
+                if returns_func && !callee.contract.as_ref().is_some_and(|c| c.analysis_off) =>
+            {
+                match followed(self) {
+                    func @ Value::Func(_) => func,
+                    _ => unknown_result,
                 }
             }
             _ => unknown_result,
@@ -7404,6 +7659,14 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
         TokenTree::Group(group) => self_only_in_paths(group.stream()),
         _ => true,
     })
+}
+
+/// Whether a type's path is candle-nn's `Func` or `FuncT`.
+fn is_func_type(path: &str) -> bool {
+    matches!(
+        path,
+        "candle_nn::Func" | "candle_nn::FuncT" | "candle_nn::func::Func" | "candle_nn::func::FuncT"
+    )
 }
 
 /// What the place of a layer a `let` of the function builds has after the `let`'s name
@@ -8524,6 +8787,7 @@ fn index_value(base: Value, index: Value) -> Value {
                 .unwrap_or_else(TensorType::unknown),
         ),
         (Value::TensorsEach(t), Value::Int(_)) => Value::Tensor(t),
+        (Value::Funcs(func), Value::Int(_)) => Value::Func(func),
         // `x.dims()[1]`, `dims[2]` of a list of sizes (a Rust tuple has no `[]`): the size at
         // a number (past the list, Rust panics).
         (Value::Tuple(items), Value::Int(i)) => i

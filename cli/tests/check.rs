@@ -623,7 +623,8 @@ fn a_layer_an_option_field_holds_is_its_clauses() {
             "20 tested f32[B, T, ?2] if",
             // A clone is another value: not read by the field's clauses.
             "21 cloned f32[..] match",
-            "25 p ?",
+            // A layer: named by its type.
+            "25 p Linear",
             // `p` is no longer the optional layer (not `F`).
             "26 other f32[..] forward",
             // Through a tuple written out, as Stable Diffusion's resnet block matches.
@@ -11293,7 +11294,7 @@ fn a_funcs_closure_is_a_layers_forward() {
         (
             1,
             vec![
-                "error: `candle_nn::ops::softmax` takes `dim`: a dim of `_[_, _, _]`, but `3` is given here"
+                "error: `candle_nn::ops::softmax` takes `dim`: a dim of `_[{b}, {c}, {h} * {w}]`, but `3` is given here"
                     .to_string(),
                 "--> model.rs:11:31".to_string(),
             ]
@@ -11451,5 +11452,154 @@ fn a_layer_a_let_builds_has_its_constructors_weight() {
         check_file("local-swapped", &replaced),
         (0, Vec::new()),
         "{replaced}"
+    );
+}
+
+/// A `Func` a builder of the crate returns (`fn block(..) -> Result<Func<'static>>`, as
+/// efficientvit's stem and convnext's blocks are built), applied with `xs.apply(&block)`: its
+/// closure followed with that `xs`, in what it captured (a `Conv2d` of the builder's
+/// arguments), so what follows has its rank and channels. A convolution's `weight()` is its
+/// constructor's.
+const FUNC_FOLLOWED: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::{conv2d_no_bias, Conv2dConfig, Func, VarBuilder};
+
+fn block(cin: usize, cout: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let conv = conv2d_no_bias(cin, cout, 3, Conv2dConfig::default(), vb.pp(\"conv\"))?;
+    Ok(Func::new(move |xs| xs.apply(&conv)?.relu()))
+}
+
+#[contract]
+pub fn stem(dim: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let conv1 = block(3, dim / 2, vb.pp(\"conv1\"))?;
+    let conv2 = block(dim / 2, dim, vb.pp(\"conv2\"))?;
+    Ok(Func::new(move |xs| {
+        let ys = xs.apply(&conv1)?.apply(&conv2)?;
+        ys.flatten_from(FROM)
+    }))
+}
+
+#[contract(w: f32[O, I, K, K])]
+pub fn fuse(w: &Tensor) -> Result<Tensor> {
+    w.sum_keepdim(1)
+}
+
+#[contract]
+pub fn fused(vb: VarBuilder) -> Result<Tensor> {
+    let conv = conv2d_no_bias(8, 16, 3, Conv2dConfig::default(), vb.pp(\"conv\"))?;
+    fuse(&conv.weight().WEIGHT)
+}
+";
+
+#[test]
+fn a_funcs_closure_is_followed_where_it_is_applied() {
+    let source = FUNC_FOLLOWED
+        .replace("FROM", "4")
+        .replace("WEIGHT", "clone()");
+    let (code, lines) = check_file("func-followed", &source);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            "error: `Tensor::flatten_from` takes `dim`: a dim of `_[_, {dim}, _, _]`, but `4` is given here",
+            "--> model.rs:16:25",
+        ]
+    );
+    let right = FUNC_FOLLOWED
+        .replace("FROM", "1")
+        .replace("WEIGHT", "clone()");
+    assert_eq!(check_file("func-followed-right", &right), (0, Vec::new()));
+    // The conv's weight is `[16, 8, 3, 3]`: flattened, 1152 numbers, no `[O, I, K, K]`.
+    let flat = FUNC_FOLLOWED
+        .replace("FROM", "1")
+        .replace("WEIGHT", "flatten_all()?");
+    let (code, lines) = check_file("func-weight", &flat);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        "error: `fuse` takes `w: f32[O, I, K, K]`, but `conv.weight().flatten_all()?` is `_[1152]` here"
+    );
+    // A builder that may `return` early, or whose closure may, gives nothing known.
+    let early = FUNC_FOLLOWED
+        .replace("FROM", "4")
+        .replace("WEIGHT", "clone()")
+        .replace(
+            "Ok(Func::new(move |xs| xs.apply(&conv)?.relu()))",
+            "Ok(Func::new(move |xs| {\n        if xs.rank() == 2 {\n            return Ok(xs.clone());\n        }\n        xs.apply(&conv)?.relu()\n    }))",
+        );
+    assert!(early.contains("return Ok"), "{early}");
+    let (code, lines) = check_file("func-early", &early);
+    assert_eq!((code, lines), (0, Vec::new()), "{early}");
+}
+
+/// A `Vec` of `Func`s a loop fills (`blocks.push(block(c, vb.pp(i))?)`, efficientvit's heads
+/// and stages): each element applies as the one every pass builds alike; where the passes
+/// build others (another builder on a branch), nothing is known of them.
+const FUNC_LIST: &str = "use candle_contracts::contract;
+use candle_core::Result;
+use candle_nn::{conv1d_no_bias, conv2d_no_bias, Conv1dConfig, Conv2dConfig, Func, VarBuilder};
+
+fn block(c: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let conv = conv2d_no_bias(c, c, 3, Conv2dConfig::default(), vb.pp(\"conv\"))?;
+    Ok(Func::new(move |xs| xs.apply(&conv)?.relu()))
+}
+
+fn other(c: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let conv = conv1d_no_bias(c, c, 3, Conv1dConfig::default(), vb.pp(\"conv\"))?;
+    Ok(Func::new(move |xs| xs.apply(&conv)))
+}
+
+#[contract]
+pub fn stage(c: usize, n: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let mut blocks = Vec::with_capacity(n);
+    for i in 0..n {
+        blocks.push(block(c, vb.pp(i))?);
+    }
+    Ok(Func::new(move |xs| {
+        let ys = xs.apply(&blocks[0])?;
+        ys.flatten_from(FROM)
+    }))
+}
+";
+
+#[test]
+fn a_list_of_funcs_a_loop_builds_alike_applies_as_one() {
+    let (code, lines) = check_file("func-list", &FUNC_LIST.replace("FROM", "4"));
+    assert_eq!(
+        (code, lines),
+        (
+            1,
+            vec![
+                "error: `Tensor::flatten_from` takes `dim`: a dim of `_[_, {c}, _, _]`, but `4` is given here"
+                    .to_string(),
+                "--> model.rs:23:25".to_string(),
+            ]
+        )
+    );
+    assert_eq!(
+        check_file("func-list-right", &FUNC_LIST.replace("FROM", "1")),
+        (0, Vec::new())
+    );
+    // Two builders, one per branch: the elements are not all alike.
+    let mixed = FUNC_LIST.replace("FROM", "4").replace(
+        "        blocks.push(block(c, vb.pp(i))?);",
+        "        if i % 2 == 0 {\n            blocks.push(block(c, vb.pp(i))?);\n        } else {\n            blocks.push(other(c, vb.pp(i))?);\n        }",
+    );
+    assert!(mixed.contains("other(c"), "{mixed}");
+    assert_eq!(
+        check_file("func-list-mixed", &mixed),
+        (0, Vec::new()),
+        "{mixed}"
+    );
+    // The elements iterated: after a loop that may run no time, nothing is known.
+    let iterated = FUNC_LIST.replace("FROM", "4").replace(
+        "        let ys = xs.apply(&blocks[0])?;",
+        "        let mut ys = xs.clone();\n        for block in blocks.iter() {\n            ys = ys.apply(block)?;\n        }",
+    );
+    assert!(iterated.contains("blocks.iter()"), "{iterated}");
+    assert_eq!(
+        check_file("func-list-iterated", &iterated),
+        (0, Vec::new()),
+        "{iterated}"
     );
 }

@@ -5,7 +5,7 @@
 
 use candle_contracts_analysis::contract::lower;
 use candle_contracts_shapes::Contract;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::Ident;
 
@@ -98,7 +98,11 @@ pub fn contract(args: TokenStream, input: TokenStream) -> TokenStream {
         input
     };
     // `#[contract]` without clauses on a function with a body: its body is checked at compile
-    // time with what the analysis can see, and nothing is added to what runs.
+    // time with what the analysis can see, and nothing is added to what runs. Inside a
+    // `#[contract] mod` or `impl`, the scope checked it already.
+    if only_checked_by_scope(&args) && item.body.is_some() {
+        return input;
+    }
     if args.is_empty()
         && let Some(body) = &item.body
     {
@@ -849,4 +853,15 @@ fn expand_check(plan: &Plan, location: Span) -> TokenStream {
             }
         }
     }
+}
+
+/// Whether a contract's tokens are the mark a `#[contract] mod` or `impl` gives a bare
+/// `#[contract]` it checked (`__checked_by_scope = true`), and nothing else.
+fn only_checked_by_scope(args: &TokenStream) -> bool {
+    let trees: Vec<TokenTree> = args.clone().into_iter().collect();
+    matches!(trees.as_slice(),
+        [TokenTree::Ident(option), TokenTree::Punct(eq), TokenTree::Ident(value)]
+            if option == crate::syntax::kw::CHECKED_BY_SCOPE
+                && eq.as_char() == '='
+                && value == "true")
 }

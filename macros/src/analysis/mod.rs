@@ -132,10 +132,11 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
             }
             for member in &block.items {
                 if let ImplItem::Fn(function) = member
-                    && let Some(args) = contract_args(&function.attrs)
+                    && let Some(args) = contract_args_or_bare(&function.attrs)
                 {
-                    let extra =
-                        self_type_name(&block.self_ty).and_then(|name| by_name.get(&name).cloned());
+                    let extra = self_type_name(&block.self_ty)
+                        .and_then(|name| by_name.get(&name).cloned())
+                        .filter(|_| !bare_contract(&function.attrs));
                     functions.push((&function.sig, &function.block, args, extra));
                 }
             }
@@ -152,7 +153,7 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
             for member in items {
                 match member {
                     Item::Fn(function) => {
-                        if let Some(args) = contract_args(&function.attrs) {
+                        if let Some(args) = contract_args_or_bare(&function.attrs) {
                             functions.push((&function.sig, &function.block, args, None));
                         }
                     }
@@ -161,14 +162,15 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                             .and_then(|name| by_name.get(&name).cloned());
                         for member in &block.items {
                             if let ImplItem::Fn(function) = member
-                                && let Some(args) = contract_args(&function.attrs)
+                                && let Some(args) = contract_args_or_bare(&function.attrs)
                             {
-                                functions.push((
-                                    &function.sig,
-                                    &function.block,
-                                    args,
-                                    extra.clone(),
-                                ));
+                                // A bare `#[contract]` adds no guard: the struct's clauses are
+                                // not checked on its calls.
+                                let extra = match bare_contract(&function.attrs) {
+                                    true => None,
+                                    false => extra.clone(),
+                                };
+                                functions.push((&function.sig, &function.block, args, extra));
                             }
                         }
                     }
@@ -203,8 +205,13 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         if marked_by_scope(args) {
             continue;
         }
-        // An inner contract that does not parse reports itself when it expands.
-        let Some((contract, analysis_off)) = read_contract(args) else {
+        // An inner contract that does not parse reports itself when it expands. One without
+        // clauses (`#[contract]`) is the body's check alone, with the scope in sight.
+        let read = match args.is_empty() {
+            true => Some((Contract::default(), false)),
+            false => read_contract(args),
+        };
+        let Some((contract, analysis_off)) = read else {
             continue;
         };
         if analysis_off {
@@ -227,6 +234,20 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
     Some(quote! {
         #(#errors)*
         #marked
+    })
+}
+
+/// The tokens of a `#[contract(...)]` attribute, or none for a bare `#[contract]`; `None`
+/// where the item has neither.
+fn contract_args_or_bare(attrs: &[syn::Attribute]) -> Option<TokenStream> {
+    contract_args(attrs).or_else(|| bare_contract(attrs).then(TokenStream::new))
+}
+
+/// Whether the item's contract is a bare `#[contract]` (no list).
+fn bare_contract(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        candle_contracts_analysis::contract::is_contract(attr)
+            && matches!(attr.meta, syn::Meta::Path(_))
     })
 }
 
@@ -280,9 +301,32 @@ fn mark_attributes(
     // Inside a module, the methods of its `impl` blocks are the scope's too: an `impl` that
     // starts an item (not `-> impl Trait`) opens its block at the next brace.
     let (mut item_start, mut impl_header) = (true, false);
+    // A bare `#[contract]` read (its place in `out`), marked once its item is a function.
+    let mut bare: Option<usize> = None;
     for tree in stream {
+        if let (TokenTree::Ident(ident), Some(at)) = (&tree, bare) {
+            match ident.to_string().as_str() {
+                "fn" => {
+                    if let TokenTree::Group(attribute) = &out[at] {
+                        out[at] = mark_bare(attribute);
+                    }
+                    bare = None;
+                }
+                "pub" | "async" | "unsafe" | "const" | "extern" | "default" => {}
+                _ => bare = None,
+            }
+        }
         let after_hash = matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '#');
         match tree {
+            TokenTree::Group(group)
+                if after_hash
+                    && group.delimiter() == Delimiter::Bracket
+                    && is_bare_contract(&group.stream().into_iter().collect::<Vec<_>>()) =>
+            {
+                bare = Some(out.len());
+                out.push(TokenTree::Group(group));
+                item_start = true;
+            }
             TokenTree::Group(group) if after_hash && group.delimiter() == Delimiter::Bracket => {
                 let mut marked = Group::new(
                     Delimiter::Bracket,
@@ -293,6 +337,7 @@ fn mark_attributes(
                 item_start = true;
             }
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
+                bare = None;
                 let stream = match impl_header {
                     true => {
                         // `impl inner::Attention` in the module is not the `Attention`
@@ -320,6 +365,9 @@ fn mark_attributes(
             TokenTree::Punct(p) => {
                 // `#` of an attribute, `;` ending an item.
                 item_start = p.as_char() == ';' || p.as_char() == '#' || p.as_char() == '!';
+                if p.as_char() == ';' {
+                    bare = None;
+                }
                 if p.as_char() == ';' {
                     impl_header = false;
                 }
@@ -394,16 +442,38 @@ fn marked_by_scope(args: &TokenStream) -> bool {
         .any(|tree| matches!(tree, TokenTree::Ident(i) if i == crate::syntax::kw::CHECKED_BY_SCOPE))
 }
 
+/// Whether an attribute's tokens are a bare `contract` (`#[contract]`,
+/// `#[candle_contracts::contract]`).
+fn is_bare_contract(trees: &[TokenTree]) -> bool {
+    matches!(trees.last(), Some(TokenTree::Ident(i)) if i == "contract")
+        && (trees.len() == 1
+            || matches!(&trees[trees.len() - 2], TokenTree::Punct(p) if p.as_char() == ':'))
+}
+
+/// A bare `#[contract]` on a function the scope checked: `#[contract(__checked_by_scope =
+/// true)]`, which adds nothing to what runs either.
+fn mark_bare(attribute: &Group) -> TokenTree {
+    let mut trees: Vec<TokenTree> = attribute.stream().into_iter().collect();
+    let option = syn::Ident::new(crate::syntax::kw::CHECKED_BY_SCOPE, Span::call_site());
+    trees.push(TokenTree::Group(Group::new(
+        Delimiter::Parenthesis,
+        quote!(#option = true),
+    )));
+    let mut marked = Group::new(Delimiter::Bracket, trees.into_iter().collect());
+    marked.set_span(attribute.span());
+    TokenTree::Group(marked)
+}
+
 /// `contract(x: f32[N])` → `contract(x: f32[N], __checked_by_scope = true)`.
 fn mark_attribute(stream: TokenStream, struct_clauses: Option<&TokenStream>) -> TokenStream {
     let mut trees: Vec<TokenTree> = stream.into_iter().collect();
     let is_contract = trees.len() >= 2
         && matches!(&trees[trees.len() - 2], TokenTree::Ident(i) if i == "contract");
     // An empty `#[contract()]` takes the struct's clauses too (the analysis gives them to
-    // every method with a contract list), and is then checked by them.
+    // every method with a contract list), and is then checked by them; without any, it is
+    // marked as a bare one is.
     if let (true, Some(TokenTree::Group(args))) = (is_contract, trees.last())
         && args.delimiter() == Delimiter::Parenthesis
-        && (!args.stream().is_empty() || struct_clauses.is_some())
         && !marked_by_scope(&args.stream())
     {
         let mut stream = args.stream();

@@ -614,6 +614,25 @@ mod tests {
         assert_eq!(y.to_string(), "f32[..]");
     }
 
+    /// A permutation of a tensor whose rank is not known has the permutation's rank where it
+    /// passes (candle checks the length); one with a dim from the end says nothing.
+    #[test]
+    fn a_permutation_gives_its_rank_to_a_tensor_of_unknown_rank() {
+        use crate::DimIndex;
+        let unknown = parse_tensor_type("f32[..]").unwrap();
+        let order = |dims: &[DimIndex]| Arg::Tuple(dims.iter().map(|d| Arg::Dim(*d)).collect());
+        let four = order(&[0, 2, 3, 1].map(DimIndex::Index));
+        let y = method("permute", &unknown, std::slice::from_ref(&four)).unwrap();
+        assert_eq!(y.to_string(), "f32[_, _, _, _]");
+        let from_end = order(&[DimIndex::Index(0), DimIndex::FromEnd(1)]);
+        let y = method("permute", &unknown, &[from_end]).unwrap();
+        assert_eq!(y.to_string(), "f32[..]");
+        // At least rank 5: four dims certainly fail (not claimed here), nothing is known.
+        let five = parse_tensor_type("f32[A, B, C, D, E, *S]").unwrap();
+        let y = method("permute", &five, &[four]).unwrap();
+        assert_eq!(y.to_string(), "f32[..]");
+    }
+
     /// A GeGlu's `chunk(2, D::Minus1)` of a `P2` its contract makes even: two halves, not a
     /// part of unknown size; an odd or unstated `P2` splits unevenly.
     #[test]

@@ -8,7 +8,7 @@ use crate::facts::{Cmp, Facts, Relation};
 use crate::reason::Reason;
 use crate::rules::{Arg, Argument, Help, Mismatch, Outcome, Parts, same_dtype_help};
 use crate::shape::{Resolved, Run, Shape, TensorType, compare_dtypes};
-use crate::verdict::{Axis, Rank, Verdict};
+use crate::verdict::{Axis, DimIndex, Rank, Verdict};
 
 /// Methods that keep the receiver's dtype and shape.
 const SAME_TYPE: &[&str] = &[
@@ -1047,9 +1047,29 @@ impl Call<'_> {
 
     /// `permute(dims)`: a permutation of `0..rank`, or candle bails.
     fn permute(&self) -> Outcome {
-        let (Some(Arg::Tuple(items)), Some(dims)) = (self.args.first(), self.receiver.shape.dims())
-        else {
+        let Some(Arg::Tuple(items)) = self.args.first() else {
             return self.unknown_shape();
+        };
+        let Some(dims) = self.receiver.shape.dims() else {
+            // An input whose dims are not known that passes has the permutation's rank (candle
+            // checks the permutation's length against the rank).
+            let order: Option<Vec<usize>> = items
+                .iter()
+                .map(|item| match item.dim_index()? {
+                    DimIndex::Index(i) => Some(i),
+                    DimIndex::FromEnd(_) => None,
+                })
+                .collect();
+            return match (order, self.receiver.shape.rank()) {
+                (Some(order), Rank::AtLeast(least))
+                    if least <= order.len() && (0..order.len()).all(|i| order.contains(&i)) =>
+                {
+                    Ok(self
+                        .receiver
+                        .with_shape(Shape::new(vec![Dim::Unknown; order.len()])))
+                }
+                _ => self.unknown_shape(),
+            };
         };
         let mut order = Vec::new();
         for item in items {
