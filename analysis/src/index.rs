@@ -34,6 +34,8 @@ pub enum Item {
     Type(String),
     /// A `const` or `static`, with its value when it is an integer literal.
     Const(Option<u64>),
+    /// A `const X: bool` of a literal (`const USE_POOL: bool = false;`), not under `cfg`.
+    Flag(bool),
     /// Anything else (a macro, an item the checker does not read).
     Other,
 }
@@ -51,6 +53,8 @@ pub enum Resolved {
     Mod(ModId),
     /// A constant, with its integer value where known.
     Const(Option<u64>),
+    /// A `bool` constant of a literal value (see [`Item::Flag`]).
+    Flag(bool),
     /// A path into another crate, with the crate's real name first (`candle_core::Tensor`).
     External(Vec<String>),
     /// Nothing the checker can name.
@@ -879,8 +883,15 @@ impl Index {
                 }
                 // (An `impl` in its block is read by `note_hidden`, as every nested one.)
                 syn::Item::Const(c) => {
-                    let value = int_literal(&c.expr);
-                    self.insert(module, name_of(&c.ident), Item::Const(value));
+                    let item = match (bool_literal(&c.expr), &*c.ty) {
+                        (Some(value), syn::Type::Path(ty))
+                            if !conditional && ty.qself.is_none() && ty.path.is_ident("bool") =>
+                        {
+                            Item::Flag(value)
+                        }
+                        _ => Item::Const(int_literal(&c.expr)),
+                    };
+                    self.insert(module, name_of(&c.ident), item);
                 }
                 syn::Item::Static(s) => {
                     self.insert(module, name_of(&s.ident), Item::Const(None));
@@ -1404,6 +1415,7 @@ impl Index {
                 Item::Fn(id) => Resolved::Fn(*id),
                 Item::Type(key) => Resolved::Type(key.clone()),
                 Item::Const(value) => Resolved::Const(*value),
+                Item::Flag(value) => Resolved::Flag(*value),
                 Item::Other => Resolved::Unknown,
             };
         }
@@ -2331,6 +2343,19 @@ pub fn int_literal(expr: &syn::Expr) -> Option<u64> {
         }) => int.base10_parse::<u64>().ok(),
         syn::Expr::Paren(p) => int_literal(&p.expr),
         syn::Expr::Group(g) => int_literal(&g.expr),
+        _ => None,
+    }
+}
+
+/// The value of a `true` or `false` literal.
+fn bool_literal(expr: &syn::Expr) -> Option<bool> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(value),
+            ..
+        }) => Some(value.value),
+        syn::Expr::Paren(p) => bool_literal(&p.expr),
+        syn::Expr::Group(g) => bool_literal(&g.expr),
         _ => None,
     }
 }

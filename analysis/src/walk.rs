@@ -860,6 +860,8 @@ struct Walker<'a> {
     local_layers: usize,
     /// The function walked, as the index holds it (the macro walks its own tokens).
     own_id: Option<FnId>,
+    /// Set by [`Walker::loop_invariant`] where a loop's first run certainly leaves.
+    first_run_leaves: bool,
     /// How many `Func`s deep this walk is (see [`FUNC_DEPTH`]).
     func_depth: usize,
 }
@@ -944,6 +946,7 @@ impl<'a> Walker<'a> {
             let_layers: BTreeMap::new(),
             local_layers: 0,
             own_id: None,
+            first_run_leaves: false,
             func_depth: 0,
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
@@ -3062,6 +3065,11 @@ impl<'a> Walker<'a> {
                     if let Some(size) = &index {
                         self.forget_size(size);
                     }
+                    // A loop that certainly runs (`for x in [a]`, `0..3`) and whose first run
+                    // certainly leaves: nothing after it runs.
+                    if std::mem::take(&mut self.first_run_leaves) && runs_at_least_once(&f.expr) {
+                        return Value::Never;
+                    }
                     return Value::Other;
                 }
                 let mut changed = self.changes();
@@ -3389,6 +3397,8 @@ impl<'a> Walker<'a> {
         match self.resolve(&segments) {
             Resolved::Const(Some(n)) => Value::Int(Dim::lit(n)),
             Resolved::Const(None) => Value::Other,
+            // `const USE_POOL: bool = false;`: its value.
+            Resolved::Flag(value) => Value::Bool(value),
             _ => Value::Other,
         }
     }
@@ -4068,6 +4078,38 @@ impl<'a> Walker<'a> {
             self.expr(cond);
             return (Some(verdict), None);
         }
+        // `a && b`, `a || b` (no `let` in them): the right one runs only where the left one
+        // does not decide, so it is reported in only where the left one certainly lets it run.
+        if let syn::Expr::Binary(b) = cond
+            && matches!(b.op, BinOp::And(_) | BinOp::Or(_))
+            && !has_let(cond)
+        {
+            let and = matches!(b.op, BinOp::And(_));
+            let (left, _) = self.condition(&b.left);
+            let runs = left == Some(and);
+            self.quiet += usize::from(!runs);
+            let (right, _) = self.condition(&b.right);
+            self.quiet -= usize::from(!runs);
+            // `false && _` is false and `true || _` true; so is `_ && false`, `_ || true`.
+            let verdict = match (left, right) {
+                (Some(l), _) if l != and => Some(l),
+                (Some(_), r) => r,
+                (None, Some(r)) if r != and => Some(r),
+                (None, _) => None,
+            };
+            return (verdict, None);
+        }
+        // `x.dims2().is_ok()` of a tensor of known rank.
+        if let syn::Expr::MethodCall(m) = unparen(cond)
+            && m.args.is_empty()
+            && (m.method == "is_ok" || m.method == "is_err")
+            && let syn::Expr::MethodCall(dims) = unparen(&m.receiver)
+            && let Some(fits) = self.dims_call_fits(dims)
+        {
+            // Its receiver is a name: walking it changes nothing (and the failing `dimsN`
+            // is looked at, not taken).
+            return (Some(fits == (m.method == "is_ok")), None);
+        }
         let syn::Expr::Binary(b) = cond else {
             // A flag the contract states (`if self.multi_query`).
             return match self.expr(cond) {
@@ -4080,6 +4122,18 @@ impl<'a> Walker<'a> {
             BinOp::Ne(_) => false,
             BinOp::Gt(_) | BinOp::Lt(_) | BinOp::Ge(_) | BinOp::Le(_) => {
                 let (left, right) = (self.operand(&b.left), self.operand(&b.right));
+                // Two numbers (`x.rank() < 2` of a known rank): decided.
+                if let (Value::Int(l), Value::Int(r)) = (&left, &right)
+                    && let (Some(l), Some(r)) = (l.as_constant(), r.as_constant())
+                {
+                    let verdict = match b.op {
+                        BinOp::Gt(_) => l > r,
+                        BinOp::Lt(_) => l < r,
+                        BinOp::Ge(_) => l >= r,
+                        _ => l <= r,
+                    };
+                    return (Some(verdict), None);
+                }
                 return (None, zero_in_one_branch(b.op, &left, &right));
             }
             _ => {
@@ -4088,6 +4142,10 @@ impl<'a> Walker<'a> {
             }
         };
         let (left, right) = (self.operand(&b.left), self.operand(&b.right));
+        // Two known `bool`s (`USE_POOL == false` of a constant).
+        if let (Value::Bool(l), Value::Bool(r)) = (&left, &right) {
+            return (Some((l == r) == equal), None);
+        }
         let (Value::Int(left), Value::Int(right)) = (left, right) else {
             return (None, None);
         };
@@ -4154,6 +4212,12 @@ impl<'a> Walker<'a> {
         let syn::Expr::MethodCall(call) = unparen(&l.expr) else {
             return None;
         };
+        Some(self.dims_call_fits(call)? == ok)
+    }
+
+    /// Whether `x.dimsN()` is `Ok`, where `x` is a local tensor of known rank: candle's
+    /// `dimsN` is `Ok` exactly on a tensor of rank N.
+    fn dims_call_fits(&self, call: &syn::ExprMethodCall) -> Option<bool> {
         // candle's `dims1` to `dims5`, where no trait of the crate's may give `Tensor` a
         // method of the name found first (a by-value `dims2(self)`, a `dims6`).
         let method = call.method.to_string();
@@ -4175,12 +4239,11 @@ impl<'a> Walker<'a> {
         let Value::Tensor(t) = &binding.value else {
             return None;
         };
-        let fits = match t.shape.rank() {
-            Rank::Exactly(r) => r == rank,
-            Rank::AtLeast(r) if r > rank => false,
-            Rank::AtLeast(_) => return None,
-        };
-        Some(fits == ok)
+        match t.shape.rank() {
+            Rank::Exactly(r) => Some(r == rank),
+            Rank::AtLeast(r) if r > rank => Some(false),
+            Rank::AtLeast(_) => None,
+        }
     }
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
@@ -5439,6 +5502,7 @@ impl<'a> Walker<'a> {
                 self.failed_call = None;
                 self.scope = scope;
                 self.subjects = subjects;
+                self.first_run_leaves = true;
                 return true;
             }
             // The next pass has another index: what this one hands on knows nothing of it.
@@ -7659,6 +7723,42 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
         TokenTree::Group(group) => self_only_in_paths(group.stream()),
         _ => true,
     })
+}
+
+/// Whether a `for` loop over `iterable` certainly runs its body: an array of some elements
+/// (`[a]`, `&[a, b]`, `.iter()` of one), a range of two numbers, the first below the end.
+fn runs_at_least_once(iterable: &syn::Expr) -> bool {
+    match unparen(iterable) {
+        syn::Expr::Reference(r) => runs_at_least_once(&r.expr),
+        syn::Expr::MethodCall(m)
+            if (m.method == "iter" || m.method == "into_iter") && m.args.is_empty() =>
+        {
+            matches!(
+                unparen(&m.receiver),
+                syn::Expr::Array(_) | syn::Expr::Reference(_)
+            ) && runs_at_least_once(&m.receiver)
+        }
+        syn::Expr::Array(a) => !a.elems.is_empty(),
+        syn::Expr::Range(r) => {
+            let number =
+                |e: &Option<Box<syn::Expr>>| e.as_deref().and_then(crate::index::int_literal);
+            match (number(&r.start), number(&r.end), &r.limits) {
+                (Some(start), Some(end), syn::RangeLimits::HalfOpen(_)) => start < end,
+                (Some(start), Some(end), syn::RangeLimits::Closed(_)) => start <= end,
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether a condition holds a `let` (a chain `if let Some(x) = a && b`).
+fn has_let(cond: &syn::Expr) -> bool {
+    match unparen(cond) {
+        syn::Expr::Let(_) => true,
+        syn::Expr::Binary(b) => has_let(&b.left) || has_let(&b.right),
+        _ => false,
+    }
 }
 
 /// Whether a type's path is candle-nn's `Func` or `FuncT`.

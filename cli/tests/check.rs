@@ -11603,3 +11603,127 @@ fn a_list_of_funcs_a_loop_builds_alike_applies_as_one() {
         "{iterated}"
     );
 }
+
+/// Guards before code that would fail (a breaker's programs, each run for real): where the
+/// guard certainly leaves, what follows never runs and stays silent; where it certainly does
+/// not, what follows is checked. Numbers compared (`ys.rank() < 2`), `dims1().is_ok()` of a
+/// known rank, `||` and `&&` with one side decided, a `bool` constant, a loop over an array
+/// that certainly runs and returns.
+const DECIDED_GUARDS: &str = "use candle_contracts::contract;
+use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_nn::{linear, Func, FuncT, VarBuilder};
+
+const USE_POOL: bool = false;
+
+pub fn rank_below() -> Func<'static> {
+    Func::new(move |xs| {
+        let ys = xs.flatten_all()?;
+        if ys.rank() < 2 { return Ok(ys); }
+        ys.narrow(1, 0, 1)
+    })
+}
+
+pub fn dims_len() -> Func<'static> {
+    Func::new(move |xs| {
+        let ys = xs.flatten_all()?;
+        if ys.dims().len() < 2 { return Ok(ys); }
+        ys.narrow(1, 0, 1)
+    })
+}
+
+pub fn dims1_ok() -> Func<'static> {
+    Func::new(move |xs| {
+        let ys = xs.flatten_all()?;
+        if ys.dims1().is_ok() { return Ok(ys); }
+        ys.narrow(1, 0, 1)
+    })
+}
+
+pub fn either(flag: bool) -> Func<'static> {
+    Func::new(move |xs| {
+        let ys = xs.flatten_all()?;
+        if flag || ys.rank() == 1 { return Ok(ys); }
+        ys.narrow(1, 0, 1)
+    })
+}
+
+pub fn trained() -> FuncT<'static> {
+    FuncT::new(move |xs, train| {
+        let ys = xs.flatten_all()?;
+        if !train || ys.rank() == 1 { return Ok(ys); }
+        ys.narrow(1, 0, 1)
+    })
+}
+
+pub fn constant() -> Func<'static> {
+    Func::new(move |xs| {
+        if !USE_POOL { return Ok(xs.clone()); }
+        if USE_POOL == false { return Ok(xs.clone()); }
+        xs.flatten_all()?.narrow(1, 0, 1)
+    })
+}
+
+/// The right operand of `&&` runs only where the left one holds.
+pub fn short_circuit(flag: bool) -> Func<'static> {
+    Func::new(move |xs| {
+        let ys = xs.flatten_all()?;
+        if flag && ys.narrow(1, 0, 1)?.rank() == 2 { return Ok(ys); }
+        Ok(ys)
+    })
+}
+
+#[contract]
+pub fn looped(vb: VarBuilder) -> Result<Tensor> {
+    let head = linear(64, 10, vb.pp(\"a\"))?;
+    let t = Tensor::zeros((2, 32), DType::F32, &Device::Cpu)?;
+    for small in [linear(32, 10, vb.pp(\"b\"))?] {
+        return small.forward(&t);
+    }
+    head.forward(&t)
+}
+";
+
+#[test]
+fn code_after_a_guard_that_certainly_leaves_is_silent() {
+    assert_eq!(
+        check_file("decided-guards", DECIDED_GUARDS),
+        (0, Vec::new())
+    );
+    // Guards that certainly do not leave: what follows is checked.
+    for (name, from, to) in [
+        ("rank-above", "if ys.rank() < 2 {", "if ys.rank() > 2 {"),
+        (
+            "dims2-ok",
+            "if ys.dims1().is_ok() {",
+            "if ys.dims2().is_ok() {",
+        ),
+        (
+            "and-false",
+            "if flag || ys.rank() == 1 {",
+            "if flag && ys.rank() == 2 {",
+        ),
+        (
+            "constant-true",
+            "if !USE_POOL { return Ok(xs.clone()); }\n        if USE_POOL == false { return Ok(xs.clone()); }",
+            "if USE_POOL { return Ok(xs.clone()); }",
+        ),
+        (
+            "empty-loop",
+            "for small in [linear(32, 10, vb.pp(\"b\"))?] {",
+            "for small in Vec::<candle_nn::Linear>::new() {",
+        ),
+    ] {
+        let source = DECIDED_GUARDS.replace(from, to);
+        assert!(source.contains(to), "{name}");
+        let (code, lines) = check_file(name, &source);
+        assert_eq!((code, lines.len()), (1, 2), "{name}: {lines:?}");
+    }
+    // `true && x.narrow(..)?`: the right operand certainly runs, and fails.
+    let runs = DECIDED_GUARDS.replace("if flag && ys.narrow", "if true && ys.narrow");
+    let (code, lines) = check_file("and-runs", &runs);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        "error: `Tensor::narrow` takes `dim`: a dim of `_[_]`, but `1` is given here"
+    );
+}
