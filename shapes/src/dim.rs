@@ -649,12 +649,14 @@ fn unsigned_name(modulus: i128) -> Option<&'static str> {
     (modulus == 1 << 32).then_some("u32")
 }
 
-/// A dim printed as an operand of `/` or `%`: parenthesized unless it is one symbol or literal.
+/// A dim printed as an operand of `/` or `%`: parenthesized unless it is one symbol, braced
+/// name (`{dim}`) or literal.
 struct Operand<'a>(&'a Dim);
 
 impl fmt::Display for Operand<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.as_symbol().is_some() || self.0.as_constant().is_some() {
+        let braced = matches!(self.0.as_factor(), Some(Factor::Braced(_)));
+        if self.0.as_symbol().is_some() || self.0.as_constant().is_some() || braced {
             write!(f, "{}", self.0)
         } else {
             write!(f, "({})", self.0)
@@ -877,6 +879,11 @@ mod tests {
             n().add(Dim::lit(2))
         );
         assert_eq!(n().add(Dim::lit(1)).div(t).to_string(), "(N + 1) / T");
+        // A braced name is one operand too (fastvit's `{dim} / 32`).
+        assert_eq!(
+            Dim::braced("dim").div(Dim::lit(32)).to_string(),
+            "{dim} / 32"
+        );
         assert_eq!(n().rem(Dim::lit(1)), Dim::lit(0));
         assert_eq!(n().rem(Dim::lit(8)).to_string(), "N % 8");
         // A divisor of every term leaves nothing.
