@@ -4844,6 +4844,27 @@ impl<'a> Walker<'a> {
             {
                 self.apply_func(func, &t)
             }
+            // `block.forward(&xs)` (`forward_t(&xs, train)` of a `FuncT`) of a `Func` the walk
+            // built: candle-nn's `Module`'s, where no trait of the crate's may give it one.
+            Value::Func(func)
+                if (name == "forward" && args.len() == 1
+                    || name == "forward_t" && args.len() == 2)
+                    && let Some(Value::Tensor(t)) = args.first()
+                    && !self.index.may_be_any_types_method(&name)
+                    && ![
+                        "candle_nn::Func",
+                        "candle_nn::func::Func",
+                        "candle_nn::FuncT",
+                        "candle_nn::func::FuncT",
+                    ]
+                    .iter()
+                    .any(|path| {
+                        self.index
+                            .has_external_method_in(path, &name, self.module())
+                    }) =>
+            {
+                self.apply_func(&func, t)
+            }
             // `xs.apply(&self.mlp)`: candle's `apply` runs `<M as Module>::forward`, the one
             // of the crate's `impl Module for M` (no other method of the name can be meant).
             Value::Tensor(t)
@@ -9161,6 +9182,16 @@ fn method_why(call: &syn::ExprMethodCall, name: &str, receiver: &Value, args: &[
         |(_, value)| matches!(value, Value::Int(d) if !d.is_unknown() && d.as_literal().is_none()),
     );
     match receiver {
+        // `xs.apply(&block)` of a `Func` the walk built: its closure was followed.
+        Value::Tensor(t)
+            if matches!(name, "apply" | "apply_t")
+                && matches!(args.first(), Some(Value::Func(_))) =>
+        {
+            format!(
+                "the closure of the `Func` `{}` gives a size the check cannot name for `{t}`",
+                quoted(&call.args[0])
+            )
+        }
         // `xs.apply(&self.layer1)`: the layer is the argument.
         Value::Tensor(t) if matches!(name, "apply" | "apply_t") && !call.args.is_empty() => {
             layer_why(&quoted(&call.args[0]), &t.to_string())

@@ -11509,6 +11509,29 @@ fn a_funcs_closure_is_followed_where_it_is_applied() {
         .replace("FROM", "1")
         .replace("WEIGHT", "clone()");
     assert_eq!(check_file("func-followed-right", &right), (0, Vec::new()));
+    // `Module::forward` of the `Func` alike; not where a trait of the crate's gives it one.
+    let forward = right.replace(
+        "use candle_core::{Result, Tensor};",
+        "use candle_core::{Module, Result, Tensor};",
+    ) + "\n#[contract(xs: f32[B, 3, H, W])]\npub fn stem2(xs: &Tensor, vb: VarBuilder) -> Result<Tensor> {\n    \
+         let conv1 = block(3, 8, vb.pp(\"conv1\"))?;\n    let ys = conv1.forward(xs)?;\n    ys.flatten_from(4)\n}\n";
+    let (code, lines) = check_file("func-forward", &forward);
+    assert_eq!(code, 1, "{forward}");
+    assert_eq!(
+        lines[0],
+        "error: `Tensor::flatten_from` takes `dim`: a dim of `f32[B, 8, H - 2, W - 2]`, but `4` is given here"
+    );
+    let own_trait = forward.replace(
+        "use candle_core::{Module, Result, Tensor};",
+        "use candle_core::{Result, Tensor};",
+    ) + "\npub trait Forward {\n    fn forward(&self, xs: &Tensor) -> Result<Tensor>;\n}\n\
+         impl Forward for Func<'_> {\n    fn forward(&self, xs: &Tensor) -> Result<Tensor> {\n        \
+         Ok(xs.clone())\n    }\n}\n";
+    assert_eq!(
+        check_file("func-own-forward", &own_trait),
+        (0, Vec::new()),
+        "{own_trait}"
+    );
     // The conv's weight is `[16, 8, 3, 3]`: flattened, 1152 numbers, no `[O, I, K, K]`.
     let flat = FUNC_FOLLOWED
         .replace("FROM", "1")
