@@ -812,6 +812,10 @@ struct Walker<'a> {
     /// tail, an operand of `?`), where the tensor it names is a parameter of the helper (not
     /// shadowed), by that name.
     helper_failure: Option<(Mismatch, String)>,
+    /// In a `Func`'s closure followed where it is applied: its first certain failure on the
+    /// closure's own path (no branch, loop or closure around it), as its message and note
+    /// say it (see [`Walker::apply_func`]).
+    func_failure: Option<(String, String)>,
     /// Whether the expression being walked is one whose success the code takes (the operand of
     /// `?`, the receiver of `.unwrap()`, a contracted function's tail): only those calls are
     /// reported, since code may look at an `Err` it expects (`x.dims4().is_ok()`).
@@ -931,6 +935,7 @@ impl<'a> Walker<'a> {
             unchecked: Vec::new(),
             taken: false,
             helper_failure: None,
+            func_failure: None,
             quiet: 0,
             body_macros: body_macros(f.block),
             returned: None,
@@ -4842,7 +4847,18 @@ impl<'a> Walker<'a> {
                 if matches!(name.as_str(), "apply" | "apply_t")
                     && let Some(Value::Func(func)) = args.first() =>
             {
-                self.apply_func(func, &t)
+                let (value, failure) = self.apply_func_failing(func, &t);
+                // One that fails whatever it is given is reported in its closure (the
+                // builder's own walk): here only what fails for this input.
+                if let Some(failure) = failure
+                    && self
+                        .apply_func_failing(func, &TensorType::unknown())
+                        .1
+                        .is_none()
+                {
+                    self.report_func_failure(call, func, &t, failure);
+                }
+                value
             }
             // `block.forward(&xs)` (`forward_t(&xs, train)` of a `FuncT`) of a `Func` the walk
             // built: candle-nn's `Module`'s, where no trait of the crate's may give it one.
@@ -6180,15 +6196,25 @@ impl<'a> Walker<'a> {
     /// input, or not at all), and what it gives; unknown where that is not a tensor (a
     /// failure), or the closure may `return` early.
     fn apply_func(&self, func: &FuncRef, xs: &TensorType) -> Value {
+        self.apply_func_failing(func, xs).0
+    }
+
+    /// [`Walker::apply_func`], and the closure's certain failure for `xs` (see
+    /// [`Walker::func_failure`]).
+    fn apply_func_failing(
+        &self,
+        func: &FuncRef,
+        xs: &TensorType,
+    ) -> (Value, Option<(String, String)>) {
         let body = &func.0;
         let def = &self.index.fns[body.owner];
         let mut closures = Closures::default();
         closures.visit_block(def.block);
         let Some(closure) = closures.0.get(body.nth).copied() else {
-            return Value::tensor_unknown();
+            return (Value::tensor_unknown(), None);
         };
         if self.func_depth >= FUNC_DEPTH || returns_early(&closure.body) {
-            return Value::tensor_unknown();
+            return (Value::tensor_unknown(), None);
         }
         let _file_tokens = crate::index::FileTokens::enter(self.index);
         let mut nested = Walker::new(self.index, self.source, Function::of(def, &NO_CLAUSES));
@@ -6220,10 +6246,54 @@ impl<'a> Walker<'a> {
                 pat => nested.bind_unknown(pat),
             }
         }
-        match nested.expr(&closure.body) {
+        let value = match nested.expr(&closure.body) {
             Value::Tensor(t) => Value::Tensor(t),
             _ => Value::tensor_unknown(),
+        };
+        (value, nested.func_failure)
+    }
+
+    /// `xs.apply(&block)` of a `Func` whose closure certainly fails for `xs` (see
+    /// [`Walker::func_failure`]): a failure of this call, said here with the closure's own
+    /// mismatch (where this code is reported in at all).
+    fn report_func_failure(
+        &mut self,
+        call: &syn::ExprMethodCall,
+        func: &FuncRef,
+        xs: &TensorType,
+        (inner, note): (String, String),
+    ) {
+        self.failures += 1;
+        let builder = &self.index.fns[func.0.owner].display;
+        let layer = call
+            .args
+            .first()
+            .map(|arg| one_line(&self.text(strip_refs(arg))))
+            .unwrap_or_default();
+        let message = format!(
+            "`Func` `{layer}` certainly fails on `{xs}`: in its closure (built in \
+             `{builder}`), {inner}"
+        );
+        // Applied inside another `Func`'s closure followed so: that one's failure too.
+        if self.func_depth > 0
+            && self.quiet == 1
+            && self.taken
+            && self.closures == 1
+            && self.func_failure.is_none()
+        {
+            self.func_failure = Some((message.clone(), note.clone()));
         }
+        if !self.taken || self.closures > self.layer_bodies || self.quiet > 0 {
+            return;
+        }
+        self.findings.push(Finding {
+            site: Site::of(call),
+            message,
+            note,
+            help: None,
+            replacement: None,
+            origin: None,
+        });
     }
 
     /// Whether `call` builds a candle-nn `Func` or `FuncT` of the closure it is given
@@ -7250,6 +7320,15 @@ impl<'a> Walker<'a> {
             && self.is_param(given)
         {
             self.helper_failure = Some((mismatch.clone(), given.to_string()));
+        }
+        // A `Func`'s closure followed where it is applied: on the closure's own path.
+        if self.func_depth > 0
+            && self.quiet == 1
+            && self.taken
+            && self.closures == 1
+            && self.func_failure.is_none()
+        {
+            self.func_failure = Some((mismatch.message(&one_line(given)), mismatch.note()));
         }
         // Glue code may expect a failure it does not take: in a closure (`catch_unwind`, a
         // thread, a `Result` inspected after) or where it never looks at the `Result`.

@@ -11750,3 +11750,58 @@ fn code_after_a_guard_that_certainly_leaves_is_silent() {
         "error: `Tensor::narrow` takes `dim`: a dim of `_[_]`, but `1` is given here"
     );
 }
+
+/// A `Func` whose closure certainly fails for the tensor it is applied to, and not for every
+/// tensor (efficientvit's squeeze-and-excitation pooled to rank 3 before its `Conv2d`): a
+/// failure of `xs.apply(&se)`, said there; one that fails for any tensor is said once, in the
+/// closure, not again where a `Func` applying it is applied.
+const FUNC_FAILS: &str = "use candle_contracts::contract;
+use candle_core::{Result, D};
+use candle_nn::{conv2d, conv2d_no_bias, Conv2dConfig, Func, VarBuilder};
+
+fn squeeze(c: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let fc = conv2d(c, c, 1, Conv2dConfig::default(), vb.pp(\"fc\"))?;
+    Ok(Func::new(move |xs| {
+        let pooled = xs.mean_keepdim(D::Minus2)?.POOL(D::Minus1)?;
+        let gate = pooled.apply(&fc)?;
+        xs.broadcast_mul(&gate)
+    }))
+}
+
+fn merge(c: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let conv = conv2d_no_bias(c, 2 * c, 1, Conv2dConfig::default(), vb.pp(\"conv\"))?;
+    let se = squeeze(2 * c, vb.pp(\"se\"))?;
+    Ok(Func::new(move |xs| xs.apply(&conv)?.relu()?.apply(&se)))
+}
+
+#[contract]
+pub fn downsample(c: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let merge = merge(c, vb.pp(\"merge\"))?;
+    Ok(Func::new(move |xs| xs.apply(&merge)))
+}
+";
+
+#[test]
+fn a_func_that_fails_for_its_input_fails_where_it_is_applied() {
+    let (code, lines) = check_file("func-fails", &FUNC_FAILS.replace("POOL", "mean"));
+    assert_eq!(
+        (code, lines),
+        (
+            1,
+            vec![
+                "error: `Func` `se` certainly fails on `_[_, 2 * {c}, _, _]`: in its closure \
+                 (built in `squeeze`), `Conv2d::forward` takes `xs: _[_, _, _, _]`, but \
+                 `pooled` is `_[_, 2 * {c}, 1]` here"
+                    .to_string(),
+                "--> model.rs:17:28".to_string(),
+            ]
+        )
+    );
+    assert_eq!(
+        check_file(
+            "func-fails-right",
+            &FUNC_FAILS.replace("POOL", "mean_keepdim")
+        ),
+        (0, Vec::new())
+    );
+}
