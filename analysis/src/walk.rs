@@ -183,6 +183,9 @@ impl Value {
             Value::Range(a, b) => Value::Range(a.as_ref().map(&mut *f), b.as_ref().map(&mut *f)),
             Value::Optional(inner) => Value::Optional(Box::new(inner.map_dims(f))),
             Value::Each(inner) => Value::Each(Box::new(inner.map_dims(f))),
+            // What a `Func` captured, too (a loop's index it was built with, forgotten).
+            Value::Func(func) => Value::Func(func.map_dims(f)),
+            Value::Funcs(func) => Value::Funcs(func.map_dims(f)),
             other => other.clone(),
         }
     }
@@ -466,6 +469,49 @@ impl Eq for FuncRef {}
 impl std::fmt::Debug for FuncRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Func({}#{})", self.0.owner, self.0.nth)
+    }
+}
+
+impl FuncRef {
+    /// The same closure with every size it captured replaced by `f`'s answer.
+    fn map_dims(&self, f: &mut dyn FnMut(&Dim) -> Dim) -> FuncRef {
+        let body = &*self.0;
+        let scope = body
+            .scope
+            .iter()
+            .map(|frame| {
+                frame
+                    .iter()
+                    .map(|(name, binding)| {
+                        let mut binding = binding.clone();
+                        binding.value = binding.value.map_dims(&mut *f);
+                        (name.clone(), binding)
+                    })
+                    .collect()
+            })
+            .collect();
+        let subjects = body
+            .subjects
+            .iter()
+            .map(|(subject, (value, origin))| {
+                (subject.clone(), (value.map_dims(&mut *f), origin.clone()))
+            })
+            .collect();
+        let field_dims = body
+            .field_dims
+            .iter()
+            .map(|(name, dim)| (name.clone(), f(dim)))
+            .collect();
+        FuncRef(std::rc::Rc::new(FuncBody {
+            owner: body.owner,
+            nth: body.nth,
+            scope,
+            local_paths: body.local_paths.clone(),
+            subjects,
+            field_dims,
+            built_tables: body.built_tables.clone(),
+            facts: body.facts.clone(),
+        }))
     }
 }
 
@@ -1470,10 +1516,15 @@ impl<'a> Walker<'a> {
         // its call, the caller's argument); a config's field (`cfg.hidden_size`) only in the
         // function's own walk, where the name is its own parameter's.
         let own = self.inlined.is_empty();
+        // The parameter itself, not a `let` that shadows it (`let c = c / 2;`).
+        let params = self.scope.first();
         let remap = |dim: &Dim| {
             dim.substitute(&mut |factor| match factor {
-                Factor::Braced(param) => match self.lookup(param).map(|b| &b.value) {
-                    Some(Value::Int(size)) if !size.is_unknown() => Some(size.clone()),
+                Factor::Braced(param) => match params.and_then(|frame| frame.get(param)) {
+                    Some(Binding {
+                        value: Value::Int(size),
+                        ..
+                    }) if !size.is_unknown() => Some(size.clone()),
                     _ => None,
                 },
                 Factor::Symbol(name) if own => Some(Dim::symbol(name.clone())),
@@ -4092,9 +4143,18 @@ impl<'a> Walker<'a> {
             let and = matches!(b.op, BinOp::And(_));
             let (left, _) = self.condition(&b.left);
             let runs = left == Some(and);
+            // What it changes holds after it only where it certainly runs; where it may not,
+            // what it may change is unknown after it (and nothing where it never runs).
+            let saved = (!runs).then(|| (self.scope.clone(), self.subjects.clone()));
             self.quiet += usize::from(!runs);
             let (right, _) = self.condition(&b.right);
             self.quiet -= usize::from(!runs);
+            if let Some((scope, subjects)) = saved {
+                (self.scope, self.subjects) = (scope, subjects);
+                if left.is_none() {
+                    self.forget_in(|c| c.visit_expr(&b.right));
+                }
+            }
             // `false && _` is false and `true || _` true; so is `_ && false`, `_ || true`.
             let verdict = match (left, right) {
                 (Some(l), _) if l != and => Some(l),

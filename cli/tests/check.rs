@@ -11805,3 +11805,75 @@ fn a_func_that_fails_for_its_input_fails_where_it_is_applied() {
         (0, Vec::new())
     );
 }
+
+/// A second breaker's programs, each run for real (all false positives before): what the
+/// right operand of `&&` assigns holds only where it runs; `Func`s a loop pushes with its
+/// index (`narrowing(i + 1)`) are not all one; a layer a `let` builds after its size's name
+/// was shadowed (`let c = c / 2;`) has the parameter's size halved once.
+const BREAKER_FUNCS: &str = "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+use candle_nn::{conv2d_no_bias, Conv2dConfig, Func, VarBuilder};
+
+fn z() -> Result<Tensor> {
+    Tensor::zeros((2, 8, 4), DType::F32, &Device::Cpu)
+}
+
+#[contract]
+pub fn assigned_in_and() -> Result<Tensor> {
+    let x = z()?;
+    let mut y = x.clone();
+    if x.rank() == 2 && { y = x.reshape(64)?; true } {
+        return Ok(x);
+    }
+    y.narrow(1, 0, 1)
+}
+
+fn narrowing(k: usize) -> Func<'static> {
+    Func::new(move |xs| xs.narrow(1, 0, k))
+}
+
+#[contract(a: f32[B, K, D], b: f32[B, K + 1, D])]
+pub fn pair(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    Tensor::cat(&[a, b], 1)
+}
+
+#[contract]
+pub fn grow(n: usize) -> Result<Tensor> {
+    let mut fs = Vec::new();
+    for i in 0..n {
+        fs.push(narrowing(i + 1));
+    }
+    let x = z()?;
+    let a = x.apply(&fs[0])?;
+    let b = x.apply(&fs[1])?;
+    pair(&a, &b)
+}
+
+fn block(c: usize, vb: VarBuilder) -> Result<Func<'static>> {
+    let c = c / 2;
+    let conv = conv2d_no_bias(3, c, 1, Conv2dConfig::default(), vb.pp(\"conv\"))?;
+    Ok(Func::new(move |xs| xs.apply(&conv)))
+}
+
+#[contract]
+pub fn halved(vb: VarBuilder) -> Result<Tensor> {
+    let f = block(8, vb)?;
+    let x = Tensor::zeros((1, 3, 4, 4), DType::F32, &Device::Cpu)?;
+    x.apply(&f)?.narrow(1, 0, WIDTH)
+}
+";
+
+#[test]
+fn a_breakers_funcs_and_guards_are_silent() {
+    assert_eq!(
+        check_file("breaker-funcs", &BREAKER_FUNCS.replace("WIDTH", "4")),
+        (0, Vec::new())
+    );
+    // The conv gives 4 channels: 5 of them certainly fail.
+    let (code, lines) = check_file("breaker-funcs-wide", &BREAKER_FUNCS.replace("WIDTH", "5"));
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        "error: `Tensor::narrow` takes `len: at most 4 - start`, but `5` is given here"
+    );
+}

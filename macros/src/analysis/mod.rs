@@ -132,6 +132,7 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
             }
             for member in &block.items {
                 if let ImplItem::Fn(function) = member
+                    && !conditional(&function.attrs)
                     && let Some(args) = contract_args_or_bare(&function.attrs)
                 {
                     let extra = self_type_name(&block.self_ty)
@@ -152,6 +153,9 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
             }
             for member in items {
                 match member {
+                    // Under `cfg`: it may not be compiled, and checks itself where it is.
+                    Item::Fn(function) if conditional(&function.attrs) => {}
+                    Item::Impl(block) if conditional(&block.attrs) => {}
                     Item::Fn(function) => {
                         if let Some(args) = contract_args_or_bare(&function.attrs) {
                             functions.push((&function.sig, &function.block, args, None));
@@ -162,6 +166,7 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                             .and_then(|name| by_name.get(&name).cloned());
                         for member in &block.items {
                             if let ImplItem::Fn(function) = member
+                                && !conditional(&function.attrs)
                                 && let Some(args) = contract_args_or_bare(&function.attrs)
                             {
                                 // A bare `#[contract]` adds no guard: the struct's clauses are
@@ -243,6 +248,11 @@ fn contract_args_or_bare(attrs: &[syn::Attribute]) -> Option<TokenStream> {
     contract_args(attrs).or_else(|| bare_contract(attrs).then(TokenStream::new))
 }
 
+/// Whether an item is under `cfg` (its own `#[cfg(..)]`).
+fn conditional(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| attr.path().is_ident("cfg"))
+}
+
 /// Whether the item's contract is a bare `#[contract]` (no list).
 fn bare_contract(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|attr| {
@@ -301,44 +311,59 @@ fn mark_attributes(
     // Inside a module, the methods of its `impl` blocks are the scope's too: an `impl` that
     // starts an item (not `-> impl Trait`) opens its block at the next brace.
     let (mut item_start, mut impl_header) = (true, false);
-    // A bare `#[contract]` read (its place in `out`), marked once its item is a function.
-    let mut bare: Option<usize> = None;
+    // The `#[contract]`s of the item being read (their places in `out`, and whether each is
+    // bare), marked once its kind is known; and whether the item is under `cfg` (the scope
+    // does not check it: it checks itself where it is compiled).
+    let mut pending: Vec<(usize, bool)> = Vec::new();
+    let mut item_cfg = false;
     for tree in stream {
-        if let (TokenTree::Ident(ident), Some(at)) = (&tree, bare) {
+        if let TokenTree::Ident(ident) = &tree
+            && !pending.is_empty()
+        {
             match ident.to_string().as_str() {
-                "fn" => {
-                    if let TokenTree::Group(attribute) = &out[at] {
-                        out[at] = mark_bare(attribute);
-                    }
-                    bare = None;
-                }
                 "pub" | "async" | "unsafe" | "const" | "extern" | "default" => {}
-                _ => bare = None,
+                word => {
+                    let function = word == "fn";
+                    for (at, bare) in pending.drain(..) {
+                        let TokenTree::Group(attribute) = &out[at] else {
+                            continue;
+                        };
+                        out[at] = match (bare, function && item_cfg) {
+                            // A bare one only on a function the scope checked.
+                            (true, _) if !function || item_cfg => continue,
+                            (true, _) => mark_bare(attribute),
+                            (false, true) => continue,
+                            (false, false) => {
+                                let mut marked = Group::new(
+                                    Delimiter::Bracket,
+                                    mark_attribute(attribute.stream(), struct_clauses),
+                                );
+                                marked.set_span(attribute.span());
+                                TokenTree::Group(marked)
+                            }
+                        };
+                    }
+                }
             }
         }
         let after_hash = matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '#');
         match tree {
-            TokenTree::Group(group)
-                if after_hash
-                    && group.delimiter() == Delimiter::Bracket
-                    && is_bare_contract(&group.stream().into_iter().collect::<Vec<_>>()) =>
-            {
-                bare = Some(out.len());
+            TokenTree::Group(group) if after_hash && group.delimiter() == Delimiter::Bracket => {
+                let trees: Vec<TokenTree> = group.stream().into_iter().collect();
+                let is_contract = is_bare_contract(&trees)
+                    || (trees.len() >= 2
+                        && matches!(&trees[trees.len() - 2], TokenTree::Ident(i) if i == "contract")
+                        && matches!(trees.last(), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis));
+                if is_contract {
+                    pending.push((out.len(), is_bare_contract(&trees)));
+                }
+                item_cfg |= matches!(trees.first(), Some(TokenTree::Ident(i)) if i == "cfg");
                 out.push(TokenTree::Group(group));
                 item_start = true;
             }
-            TokenTree::Group(group) if after_hash && group.delimiter() == Delimiter::Bracket => {
-                let mut marked = Group::new(
-                    Delimiter::Bracket,
-                    mark_attribute(group.stream(), struct_clauses),
-                );
-                marked.set_span(group.span());
-                out.push(TokenTree::Group(marked));
-                item_start = true;
-            }
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
-                bare = None;
-                let stream = match impl_header {
+                pending.clear();
+                let stream = match impl_header && !item_cfg {
                     true => {
                         // `impl inner::Attention` in the module is not the `Attention`
                         // declared beside it.
@@ -352,7 +377,7 @@ fn mark_attributes(
                 let mut marked = Group::new(Delimiter::Brace, stream);
                 marked.set_span(group.span());
                 out.push(TokenTree::Group(marked));
-                (item_start, impl_header) = (true, false);
+                (item_start, impl_header, item_cfg) = (true, false, false);
             }
             TokenTree::Ident(ident) => {
                 if ident == "impl" && item_start {
@@ -366,10 +391,9 @@ fn mark_attributes(
                 // `#` of an attribute, `;` ending an item.
                 item_start = p.as_char() == ';' || p.as_char() == '#' || p.as_char() == '!';
                 if p.as_char() == ';' {
-                    bare = None;
-                }
-                if p.as_char() == ';' {
+                    pending.clear();
                     impl_header = false;
+                    item_cfg = false;
                 }
                 out.push(TokenTree::Punct(p));
             }

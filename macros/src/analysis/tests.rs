@@ -1532,3 +1532,62 @@ fn a_test_named_like_the_library_is_read_as_its_own_crate() {
     assert!(lib.locate("g", &syn::parse_quote!({ 1 })).is_some());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A bare `#[contract]` function inside a `#[contract] mod` (a doctest's, whose file the macro
+/// cannot read): the scope reads it with the module's `use`s in sight, once, and marks
+/// it (`__checked_by_scope`, which adds nothing to what runs); one under `cfg` may not be
+/// compiled: neither read by the scope nor marked (it checks itself where it is compiled).
+#[test]
+fn a_bare_contract_in_a_scope_is_read_with_the_scope() {
+    let module = quote! {
+        mod model {
+            use candle_contracts::contract;
+            use candle_core::{DType, Device, Result, Tensor};
+
+            #[contract]
+            pub fn wide() -> Result<Tensor> {
+                let y = Tensor::zeros((2, 3), DType::F32, &Device::Cpu)?;
+                y.narrow(1, 0, 9)
+            }
+
+            #[cfg(any())]
+            #[contract]
+            pub fn gone() -> Result<Tensor> {
+                let y = Tensor::zeros((2, 3), DType::F32, &Device::Cpu)?;
+                y.narrow(1, 0, 9)
+            }
+
+            #[contract]
+            #[cfg(any())]
+            pub fn gone_after(x: &Tensor) -> Result<Tensor> {
+                x.narrow(1, 0, 9)
+            }
+
+            #[cfg(any())]
+            #[contract(x: f32[N])]
+            pub fn gone_listed(x: &Tensor) -> Result<Tensor> {
+                let y = Tensor::zeros((2, 3), DType::F32, &Device::Cpu)?;
+                y.narrow(1, 0, 9)
+            }
+
+            #[contract]
+            pub struct Kept;
+        }
+    };
+    // (Its error needs candle's crates, which this crate's tests cannot name: the book's
+    // sample of a `Func` builder in a `#[contract] mod` is the doctest of that.)
+    let expanded = expand_scope(&module).unwrap().to_string();
+    // `wide` is marked; the three under `cfg` and the struct are as written.
+    assert_eq!(
+        expanded
+            .matches("# [contract (__checked_by_scope = true)]")
+            .count(),
+        1,
+        "{expanded}"
+    );
+    assert!(
+        expanded.contains("# [contract (x : f32 [N])]"),
+        "{expanded}"
+    );
+    assert_eq!(expanded.matches("# [contract]").count(), 3, "{expanded}");
+}
