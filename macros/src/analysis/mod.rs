@@ -328,15 +328,16 @@ fn mark_attributes(
                         let TokenTree::Group(attribute) = &out[at] else {
                             continue;
                         };
-                        out[at] = match (bare, function && item_cfg) {
+                        out[at] = match bare {
                             // A bare one only on a function the scope checked.
-                            (true, _) if !function || item_cfg => continue,
-                            (true, _) => mark_bare(attribute),
-                            (false, true) => continue,
-                            (false, false) => {
+                            true if !function || item_cfg => continue,
+                            true => mark_bare(attribute),
+                            // One under `cfg` takes the struct's clauses, and checks itself.
+                            false => {
+                                let checked = !(function && item_cfg);
                                 let mut marked = Group::new(
                                     Delimiter::Bracket,
-                                    mark_attribute(attribute.stream(), struct_clauses),
+                                    mark_attribute(attribute.stream(), struct_clauses, checked),
                                 );
                                 marked.set_span(attribute.span());
                                 TokenTree::Group(marked)
@@ -488,33 +489,52 @@ fn mark_bare(attribute: &Group) -> TokenTree {
     TokenTree::Group(marked)
 }
 
-/// `contract(x: f32[N])` → `contract(x: f32[N], __checked_by_scope = true)`.
-fn mark_attribute(stream: TokenStream, struct_clauses: Option<&TokenStream>) -> TokenStream {
+/// `contract(x: f32[N])` → `contract(x: f32[N], __checked_by_scope = true)` (where `checked`;
+/// the struct's clauses either way).
+fn mark_attribute(
+    stream: TokenStream,
+    struct_clauses: Option<&TokenStream>,
+    checked: bool,
+) -> TokenStream {
     let mut trees: Vec<TokenTree> = stream.into_iter().collect();
     let is_contract = trees.len() >= 2
         && matches!(&trees[trees.len() - 2], TokenTree::Ident(i) if i == "contract");
     // An empty `#[contract()]` takes the struct's clauses too (the analysis gives them to
     // every method with a contract list), and is then checked by them; without any, it is
     // marked as a bare one is.
+    // Marked by an outer scope already (a `#[contract] impl` in a `#[contract] mod`): its
+    // mark or the struct's clauses it handed on.
+    let handed_on = |args: &TokenStream| {
+        args.clone().into_iter().any(|tree| {
+            matches!(tree, TokenTree::Ident(i) if i == crate::syntax::kw::CHECKED_BY_SCOPE
+                || i == crate::syntax::kw::STRUCT_CONTRACT)
+        })
+    };
     if let (true, Some(TokenTree::Group(args))) = (is_contract, trees.last())
         && args.delimiter() == Delimiter::Parenthesis
-        && !marked_by_scope(&args.stream())
+        && !handed_on(&args.stream())
     {
         let mut stream = args.stream();
-        let ends_with_comma = stream
-            .clone()
-            .into_iter()
-            .last()
-            .is_some_and(|t| matches!(&t, TokenTree::Punct(p) if p.as_char() == ','));
-        let option = syn::Ident::new(crate::syntax::kw::CHECKED_BY_SCOPE, Span::call_site());
-        stream.extend(if ends_with_comma || stream.is_empty() {
-            quote!(#option = true)
-        } else {
-            quote!(, #option = true)
-        });
+        let mut added = Vec::new();
+        if checked {
+            let option = syn::Ident::new(crate::syntax::kw::CHECKED_BY_SCOPE, Span::call_site());
+            added.push(quote!(#option = true));
+        }
         if let Some(clauses) = struct_clauses {
             let name = syn::Ident::new(crate::syntax::kw::STRUCT_CONTRACT, Span::call_site());
-            stream.extend(quote!(, #name(#clauses)));
+            added.push(quote!(#name(#clauses)));
+        }
+        for option in added {
+            let ends_with_comma = stream
+                .clone()
+                .into_iter()
+                .last()
+                .is_some_and(|t| matches!(&t, TokenTree::Punct(p) if p.as_char() == ','));
+            stream.extend(if ends_with_comma || stream.is_empty() {
+                option
+            } else {
+                quote!(, #option)
+            });
         }
         let mut marked = Group::new(Delimiter::Parenthesis, stream);
         marked.set_span(args.span());
