@@ -358,7 +358,7 @@ fn layer_constructor(path: &[String]) -> Option<(&'static str, Layer, usize)> {
 
 /// The candle-nn layers `def`'s top-level `let`s build, read as a constructor's are
 /// (`let conv = conv2d_no_bias(cin, cout, 3, config, vb.pp("conv"))?;`, or a crate helper
-/// that returns one): by the `let` (its address), the layer, its weight's dims and a
+/// that returns one): the layer, its weight's dims and a
 /// convolution's geometry, by the statement's place in the body. A `usize` parameter's size
 /// is named as the walk names it in the function's own walk (`{cin}`); a size of a `let` the
 /// reading cannot follow is unknown.
@@ -5422,24 +5422,52 @@ fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<
     })
 }
 
+/// A `return`, or a macro whose tokens say `return`; in a closure or an item of the code
+/// read too, unless `own` (then only the code's own).
+#[derive(Default)]
+struct Returns {
+    own: bool,
+    found: bool,
+}
+
+impl<'ast> Visit<'ast> for Returns {
+    fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+        self.found = true;
+    }
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        let mut names = BTreeSet::new();
+        idents(&mac.tokens, &mut names);
+        self.found |= names.contains("return");
+    }
+    fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
+        if !self.own {
+            syn::visit::visit_expr_closure(self, closure);
+        }
+    }
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        if !self.own {
+            syn::visit::visit_item(self, item);
+        }
+    }
+}
+
 /// Whether a body may leave other than through its tail: a `return` anywhere (in a closure
 /// too, to stay simple), or a macro whose tokens say `return`.
 fn has_return(block: &syn::Block) -> bool {
-    #[derive(Default)]
-    struct Returns(bool);
-    impl<'ast> Visit<'ast> for Returns {
-        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
-            self.0 = true;
-        }
-        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            let mut names = BTreeSet::new();
-            idents(&mac.tokens, &mut names);
-            self.0 |= names.contains("return");
-        }
-    }
     let mut returns = Returns::default();
     returns.visit_block(block);
-    returns.0
+    returns.found
+}
+
+/// Whether a closure's body may leave other than through its tail: a `return` of its own (not
+/// of a closure or an item in it), or a macro whose tokens say `return`.
+pub(crate) fn closure_returns(body: &syn::Expr) -> bool {
+    let mut returns = Returns {
+        own: true,
+        found: false,
+    };
+    returns.visit_expr(body);
+    returns.found
 }
 
 /// Whether a pattern binds by `ref mut` (a `&mut` of the matched place).

@@ -546,22 +546,6 @@ impl<'b> syn::visit::Visit<'b> for Closures<'b> {
     }
 }
 
-/// Whether an expression holds a `return` of its own (not one of a closure or an item in it).
-fn returns_early(expr: &syn::Expr) -> bool {
-    #[derive(Default)]
-    struct Returns(bool);
-    impl<'b> syn::visit::Visit<'b> for Returns {
-        fn visit_expr_return(&mut self, _: &'b syn::ExprReturn) {
-            self.0 = true;
-        }
-        fn visit_expr_closure(&mut self, _: &'b syn::ExprClosure) {}
-        fn visit_item(&mut self, _: &'b syn::Item) {}
-    }
-    let mut returns = Returns::default();
-    returns.visit_expr(expr);
-    returns.0
-}
-
 /// How a value of a type of the crates read is held, which decides the method a call reaches:
 /// Rust tries the value itself, then `&` of it, then `&mut`, and at each step an inherent
 /// method before a trait's. So an inherent method is certain only where its receiver (`self`,
@@ -6273,7 +6257,7 @@ impl<'a> Walker<'a> {
         let Some(closure) = closures.0.get(body.nth).copied() else {
             return (Value::tensor_unknown(), None);
         };
-        if self.func_depth >= FUNC_DEPTH || returns_early(&closure.body) {
+        if self.func_depth >= FUNC_DEPTH || crate::construct::closure_returns(&closure.body) {
             return (Value::tensor_unknown(), None);
         }
         let _file_tokens = crate::index::FileTokens::enter(self.index);

@@ -11553,6 +11553,20 @@ fn a_funcs_closure_is_followed_where_it_is_applied() {
     assert!(early.contains("return Ok"), "{early}");
     let (code, lines) = check_file("func-early", &early);
     assert_eq!((code, lines), (0, Vec::new()), "{early}");
+    // A macro that may `return` alike.
+    let by_macro = early
+        .replace(
+            "        if xs.rank() == 2 {\n            return Ok(xs.clone());\n        }\n",
+            "        leave_flat!(xs);\n",
+        )
+        .replace(
+            "fn block(",
+            "macro_rules! leave_flat {\n    ($x:expr) => {\n        if $x.rank() == 2 {\n            \
+             return Ok($x.clone());\n        }\n    };\n}\n\nfn block(",
+        );
+    assert!(by_macro.contains("leave_flat!(xs);"), "{by_macro}");
+    let (code, lines) = check_file("func-early-macro", &by_macro);
+    assert_eq!((code, lines), (0, Vec::new()), "{by_macro}");
 }
 
 /// A `Vec` of `Func`s a loop fills (`blocks.push(block(c, vb.pp(i))?)`, efficientvit's heads
