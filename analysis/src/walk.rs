@@ -430,7 +430,8 @@ impl Binding {
     }
 }
 
-/// A `Func` the walk built (see [`Value::Func`]): one value, equal only to itself.
+/// A `Func` the walk built (see [`Value::Func`]): equal to another of the same closure with
+/// the same captures.
 #[derive(Clone)]
 struct FuncRef(std::rc::Rc<FuncBody>);
 

@@ -290,7 +290,7 @@ fn mark_inner_contracts(
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
                 let mut marked = Group::new(
                     Delimiter::Brace,
-                    mark_attributes(group.stream(), own, by_name),
+                    mark_attributes(group.stream(), own, by_name, true),
                 );
                 marked.set_span(group.span());
                 TokenTree::Group(marked)
@@ -304,6 +304,7 @@ fn mark_attributes(
     stream: TokenStream,
     struct_clauses: Option<&TokenStream>,
     by_name: &BTreeMap<String, TokenStream>,
+    checked: bool,
 ) -> TokenStream {
     let mut out: Vec<TokenTree> = Vec::new();
     // Where the `impl` being read starts in `out`, to name its type at its brace.
@@ -330,11 +331,12 @@ fn mark_attributes(
                         };
                         out[at] = match bare {
                             // A bare one only on a function the scope checked.
-                            true if !function || item_cfg => continue,
+                            true if !function || item_cfg || !checked => continue,
                             true => mark_bare(attribute),
-                            // One under `cfg` takes the struct's clauses, and checks itself.
+                            // One under `cfg` (or in an `impl` under `cfg`) takes the struct's
+                            // clauses, and checks itself.
                             false => {
-                                let checked = !(function && item_cfg);
+                                let checked = checked && !(function && item_cfg);
                                 let mut marked = Group::new(
                                     Delimiter::Bracket,
                                     mark_attribute(attribute.stream(), struct_clauses, checked),
@@ -364,14 +366,15 @@ fn mark_attributes(
             }
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
                 pending.clear();
-                let stream = match impl_header && !item_cfg {
+                let stream = match impl_header {
                     true => {
                         // `impl inner::Attention` in the module is not the `Attention`
                         // declared beside it.
                         let own = impl_type_name(&out[impl_start..])
                             .filter(|(_, qualified)| !qualified)
                             .and_then(|(name, _)| by_name.get(&name));
-                        mark_attributes(group.stream(), own, by_name)
+                        // An `impl` under `cfg` is not checked by the scope.
+                        mark_attributes(group.stream(), own, by_name, checked && !item_cfg)
                     }
                     false => group.stream(),
                 };

@@ -1591,3 +1591,36 @@ fn a_bare_contract_in_a_scope_is_read_with_the_scope() {
     );
     assert_eq!(expanded.matches("# [contract]").count(), 3, "{expanded}");
 }
+
+/// An `impl` under `cfg` in a `#[contract] mod` (a breaker's): not checked by the scope (it may
+/// not be compiled), but its methods still take the struct's clauses, which the macro
+/// requires of every contracted method of a struct with a contract.
+#[test]
+fn an_impl_under_cfg_in_a_scope_takes_the_structs_clauses() {
+    let module = quote! {
+        mod m {
+            use candle_contracts::contract;
+            use candle_core::{Result, Tensor};
+            #[contract(proj: f32[4, 3])]
+            pub struct S { proj: Tensor }
+            #[cfg(not(target_arch = "wasm32"))]
+            impl S {
+                #[contract(x: f32[N, 3])]
+                pub fn wrong(&self, x: &Tensor) -> Result<Tensor> { x.sum(2) }
+            }
+        }
+    };
+    let expanded = expand_scope(&module).unwrap().to_string();
+    assert_eq!(
+        expanded.matches("__struct_contract").count(),
+        1,
+        "{expanded}"
+    );
+    // The struct's own contract is the only one the scope marks checked; nothing reported.
+    assert_eq!(
+        expanded.matches("__checked_by_scope").count(),
+        1,
+        "{expanded}"
+    );
+    assert_eq!(expanded.matches("compile_error").count(), 0, "{expanded}");
+}
