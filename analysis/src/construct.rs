@@ -329,31 +329,146 @@ const CANDLE_TENSOR_METHODS: &[&str] = &[
     "zeros_like",
 ];
 
-/// The layer a candle-nn constructor builds, with its module (`candle_nn::linear::linear`),
-/// and how many arguments it takes.
-fn layer_constructor(path: &[String]) -> Option<(&'static str, Layer, usize)> {
-    let (first, last) = (path.first()?, path.last()?);
-    if first != "candle_nn" || path.len() > 3 {
-        return None;
-    }
-    let (name, layer, home, arity) = match last.as_str() {
-        "linear" => ("linear", Layer::Linear, "linear", 3),
-        "linear_no_bias" => ("linear", Layer::Linear, "linear", 3),
-        "linear_b" => ("linear_b", Layer::Linear, "linear", 4),
-        "embedding" => ("embedding", Layer::Embedding, "embedding", 3),
-        "layer_norm" => ("norm", Layer::LayerNorm, "layer_norm", 3),
-        "layer_norm_no_bias" => ("norm", Layer::LayerNorm, "layer_norm", 3),
-        "rms_norm" => ("norm", Layer::RmsNorm, "layer_norm", 3),
-        "conv1d" | "conv1d_no_bias" => ("conv1d", Layer::Conv1d, "conv", 5),
-        "conv2d" | "conv2d_no_bias" => ("conv2d", Layer::Conv2d, "conv", 5),
-        "group_norm" => ("group_norm", Layer::GroupNorm, "group_norm", 4),
+/// A candle-nn function that builds a layer.
+pub(crate) struct LayerFunction {
+    /// The function (`conv2d_no_bias`).
+    pub(crate) name: &'static str,
+    /// Its module (candle-nn's root re-exports each).
+    pub(crate) home: &'static str,
+    /// The layer type's name (`Conv2d`).
+    pub(crate) ty: &'static str,
+    /// Where the construction scan reads the weight it builds: the form of its arguments and
+    /// how many it takes.
+    read: Option<(&'static str, usize)>,
+}
+
+/// candle-nn's functions that build a layer.
+pub(crate) const LAYER_FUNCTIONS: &[LayerFunction] = &[
+    LayerFunction {
+        name: "linear",
+        home: "linear",
+        ty: "Linear",
+        read: Some(("linear", 3)),
+    },
+    LayerFunction {
+        name: "linear_no_bias",
+        home: "linear",
+        ty: "Linear",
+        read: Some(("linear", 3)),
+    },
+    LayerFunction {
+        name: "linear_b",
+        home: "linear",
+        ty: "Linear",
+        read: Some(("linear_b", 4)),
+    },
+    LayerFunction {
+        name: "embedding",
+        home: "embedding",
+        ty: "Embedding",
+        read: Some(("embedding", 3)),
+    },
+    LayerFunction {
+        name: "layer_norm",
+        home: "layer_norm",
+        ty: "LayerNorm",
+        read: Some(("norm", 3)),
+    },
+    LayerFunction {
+        name: "layer_norm_no_bias",
+        home: "layer_norm",
+        ty: "LayerNorm",
+        read: Some(("norm", 3)),
+    },
+    LayerFunction {
+        name: "rms_norm",
+        home: "layer_norm",
+        ty: "RmsNorm",
+        read: Some(("norm", 3)),
+    },
+    LayerFunction {
+        name: "conv1d",
+        home: "conv",
+        ty: "Conv1d",
+        read: Some(("conv1d", 5)),
+    },
+    LayerFunction {
+        name: "conv1d_no_bias",
+        home: "conv",
+        ty: "Conv1d",
+        read: Some(("conv1d", 5)),
+    },
+    LayerFunction {
+        name: "conv2d",
+        home: "conv",
+        ty: "Conv2d",
+        read: Some(("conv2d", 5)),
+    },
+    LayerFunction {
+        name: "conv2d_no_bias",
+        home: "conv",
+        ty: "Conv2d",
+        read: Some(("conv2d", 5)),
+    },
+    LayerFunction {
+        name: "group_norm",
+        home: "group_norm",
+        ty: "GroupNorm",
+        read: Some(("group_norm", 4)),
+    },
+    LayerFunction {
+        name: "conv_transpose1d",
+        home: "conv",
+        ty: "ConvTranspose1d",
+        read: None,
+    },
+    LayerFunction {
+        name: "conv_transpose1d_no_bias",
+        home: "conv",
+        ty: "ConvTranspose1d",
+        read: None,
+    },
+    LayerFunction {
+        name: "conv_transpose2d",
+        home: "conv",
+        ty: "ConvTranspose2d",
+        read: None,
+    },
+    LayerFunction {
+        name: "conv_transpose2d_no_bias",
+        home: "conv",
+        ty: "ConvTranspose2d",
+        read: None,
+    },
+    LayerFunction {
+        name: "batch_norm",
+        home: "batch_norm",
+        ty: "BatchNorm",
+        read: None,
+    },
+];
+
+/// The entry of [`LAYER_FUNCTIONS`] a path names (`candle_nn::conv2d`,
+/// `candle_nn::conv::conv2d`): `candle_nn::ops::rms_norm` normalises a tensor, so only the
+/// layer's own module (or the root) counts.
+pub(crate) fn layer_function(path: &[String]) -> Option<&'static LayerFunction> {
+    let (module, name) = match path {
+        [first, name] if first == "candle_nn" => (None, name),
+        [first, module, name] if first == "candle_nn" => (Some(module), name),
         _ => return None,
     };
-    // `candle_nn::ops::rms_norm` normalises a tensor: only the layer's own module counts.
-    match path {
-        [_, module, _] if module != home => None,
-        _ => Some((name, layer, arity)),
-    }
+    LAYER_FUNCTIONS
+        .iter()
+        .find(|f| f.name == name && module.is_none_or(|m| m == f.home))
+}
+
+/// The layer a candle-nn constructor builds whose weight the scan reads, with the form of its
+/// arguments and how many it takes.
+fn layer_constructor(path: &[String]) -> Option<(&'static str, Layer, usize)> {
+    let function = layer_function(path)?;
+    let (form, arity) = function.read?;
+    let layer = Layer::from_path(&format!("candle_nn::{}::{}", function.home, function.ty))?;
+    Some((form, layer, arity))
 }
 
 /// The candle-nn layers `def`'s top-level `let`s build, read as a constructor's are

@@ -1464,20 +1464,34 @@ impl<'a> Walker<'a> {
         Some(value)
     }
 
-    /// Reads the layers the function's own top-level `let`s build, from the index's copy of
-    /// the function (the macro walks its own tokens: the one function of that file, module
-    /// and name with as many statements).
-    fn read_let_layers(&mut self) {
-        let mut defs = self.index.fns.iter().filter(|def| {
+    /// The function walked, as the index holds it: the one of its body (the CLI's), or else
+    /// (the macro walks its own tokens) the one function of that file, module and name with
+    /// as many statements.
+    fn find_own_id(&self) -> Option<FnId> {
+        let fns = &self.index.fns;
+        if let Some(id) = fns.iter().position(|f| std::ptr::eq(f.block, self.f.block)) {
+            return Some(id);
+        }
+        let mut ids = (0..fns.len()).filter(|&id| {
+            let def = &fns[id];
             def.file == self.f.file
                 && def.module == self.f.module
                 && def.display == self.f.display
                 && def.block.stmts.len() == self.f.block.stmts.len()
         });
-        let (Some(def), None) = (defs.next(), defs.next()) else {
+        match (ids.next(), ids.next()) {
+            (Some(id), None) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Reads the layers the function's own top-level `let`s build, from the index's copy of
+    /// the function (see [`Walker::find_own_id`]).
+    fn read_let_layers(&mut self) {
+        self.own_id = self.find_own_id();
+        let Some(def) = self.own_id.map(|id| &self.index.fns[id]) else {
             return;
         };
-        self.own_id = self.index.fns.iter().position(|d| std::ptr::eq(d, def));
         for (at, fact) in crate::construct::let_layers(self.index, def) {
             if let Some(syn::Stmt::Local(local)) = self.f.block.stmts.get(at) {
                 self.let_layers
@@ -3923,11 +3937,8 @@ impl<'a> Walker<'a> {
             BinOp::Ne(_) => (true, k <= max),
             _ => return (false, false),
         };
-        let id = self
-            .index
-            .fns
-            .iter()
-            .position(|f| std::ptr::eq(f.block, self.f.block));
+        // The function walked (in the macro too, which walks its own tokens).
+        let id = self.own_id;
         if !self.is_param(&name)
             || !self.inlined.is_empty()
             || self.closures > 0
@@ -6581,7 +6592,7 @@ impl<'a> Walker<'a> {
     ) -> Value {
         // `conv2d(cin, cout, 3, config, vb.pp("conv"))?`: a candle-nn layer of that type.
         if let Some(layer) = layer_built_by(path) {
-            return Value::External(layer.to_string());
+            return Value::External(layer);
         }
         let mut path: Vec<&str> = path.iter().map(String::as_str).collect();
         // `candle_core::tensor::Tensor::cat` is `candle_core::Tensor::cat`.
@@ -7920,60 +7931,24 @@ fn is_func_type(path: &str) -> bool {
 const LOCAL_LAYER: &str = "@let";
 
 /// The candle-nn layer type (its path) a candle-nn function or constructor builds:
-/// `candle_nn::conv2d(..)` and `candle_nn::conv::conv2d_no_bias(..)` a `Conv2d`,
-/// `candle_nn::Linear::new(..)` a `Linear`. `candle_nn::ops::rms_norm` normalises a tensor:
-/// only the layer's own module (or candle-nn's root, which re-exports it) counts.
-fn layer_built_by(path: &[String]) -> Option<&'static str> {
-    let path: Vec<&str> = path.iter().map(String::as_str).collect();
-    let (name, module) = match path.as_slice() {
-        ["candle_nn", name] => (*name, None),
-        ["candle_nn", module, name] => (*name, Some(*module)),
-        ["candle_nn", module, ty, "new"] => {
-            let layer = format!("candle_nn::{module}::{ty}");
-            return Layer::from_path(&layer).and_then(|_| layer_type_path(ty));
+/// `candle_nn::conv2d(..)` and `candle_nn::conv::conv2d_no_bias(..)` a `Conv2d` (see
+/// [`crate::construct::LAYER_FUNCTIONS`]), `candle_nn::Linear::new(..)` a `Linear`.
+fn layer_built_by(path: &[String]) -> Option<String> {
+    // `candle_nn::Linear::new(weight, bias)`, `candle_nn::conv::Conv2d::new(..)`: the type's
+    // own constructor.
+    let (module, ty) = match path {
+        [first, ty, new] if first == "candle_nn" && new == "new" => (None, ty),
+        [first, module, ty, new] if first == "candle_nn" && new == "new" => (Some(module), ty),
+        _ => {
+            let function = crate::construct::layer_function(path)?;
+            return Some(format!("candle_nn::{}::{}", function.home, function.ty));
         }
-        _ => return None,
     };
-    // `candle_nn::Linear::new(weight, bias)`: the type's own constructor.
-    if let Some(ty) = module.filter(|m| m.starts_with(|c: char| c.is_ascii_uppercase()))
-        && name == "new"
-    {
-        return Layer::from_path(&format!("candle_nn::{ty}")).and_then(|_| layer_type_path(ty));
-    }
-    let (home, ty) = match name {
-        "linear" | "linear_no_bias" | "linear_b" => ("linear", "Linear"),
-        "embedding" => ("embedding", "Embedding"),
-        "layer_norm" | "layer_norm_no_bias" => ("layer_norm", "LayerNorm"),
-        "rms_norm" => ("layer_norm", "RmsNorm"),
-        "conv1d" | "conv1d_no_bias" => ("conv", "Conv1d"),
-        "conv2d" | "conv2d_no_bias" => ("conv", "Conv2d"),
-        "conv_transpose1d" | "conv_transpose1d_no_bias" => ("conv", "ConvTranspose1d"),
-        "conv_transpose2d" | "conv_transpose2d_no_bias" => ("conv", "ConvTranspose2d"),
-        "batch_norm" => ("batch_norm", "BatchNorm"),
-        "group_norm" => ("group_norm", "GroupNorm"),
-        _ => return None,
-    };
-    match module {
-        Some(module) if module != home => None,
-        _ => layer_type_path(ty),
-    }
-}
-
-/// A candle-nn layer type's path in its own module (`candle_nn::conv::Conv2d`).
-fn layer_type_path(ty: &str) -> Option<&'static str> {
-    Some(match ty {
-        "Linear" => "candle_nn::linear::Linear",
-        "Embedding" => "candle_nn::embedding::Embedding",
-        "LayerNorm" => "candle_nn::layer_norm::LayerNorm",
-        "RmsNorm" => "candle_nn::layer_norm::RmsNorm",
-        "Conv1d" => "candle_nn::conv::Conv1d",
-        "Conv2d" => "candle_nn::conv::Conv2d",
-        "ConvTranspose1d" => "candle_nn::conv::ConvTranspose1d",
-        "ConvTranspose2d" => "candle_nn::conv::ConvTranspose2d",
-        "BatchNorm" => "candle_nn::batch_norm::BatchNorm",
-        "GroupNorm" => "candle_nn::group_norm::GroupNorm",
-        _ => return None,
-    })
+    let function = crate::construct::LAYER_FUNCTIONS
+        .iter()
+        .find(|f| f.ty == ty && module.is_none_or(|m| m == f.home))?;
+    let full = format!("candle_nn::{}::{ty}", function.home);
+    Layer::from_path(&full).map(|_| full)
 }
 
 /// The subject that holds a convolution field's padding, stride and dilation, as every

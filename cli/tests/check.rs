@@ -10678,6 +10678,29 @@ pub fn split_heads(t: &Tensor, heads: usize, kv_dim: usize) -> Result<Tensor> {
     );
 }
 
+/// The `use`s of a wrapper program of the review below.
+const WRAPPED_HEAD_USES: &str = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+
+";
+
+/// A head of a wrapper type (`Wrap`, each of the review's programs defines it) under a layer
+/// clause.
+const WRAPPED_HEAD: &str = "
+#[contract(head: Linear[I -> O])]
+pub struct Model {
+    head: Wrap,
+}
+
+#[contract]
+impl Model {
+    #[contract(xs: f32[B, I])]
+    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        self.head.forward(xs)
+    }
+}
+";
+
 /// A layer clause on a with_tracing wrapper (`norm: RmsNorm[E]` where `RmsNorm` is the crate's
 /// own, which holds candle-nn's in `inner`) cannot be read by the macro's guard: the check
 /// warns, once per type, where it said nothing (the macro's error is rustc's "no method named
@@ -10732,12 +10755,10 @@ impl Block {
     // From a review: a wrapper that has `weight()` by a trait's provided method, by an `impl`
     // of one instantiation, or from a macro (the method, or a `Deref` to candle-nn's layer):
     // the macro compiles those, so no warning.
-    let dir = scratch_crate(
-        "fw-wrapper-traitdefault",
-        "use candle_contracts::contract;
-use candle_core::{Module, Result, Tensor};
-
-pub struct Wrap {
+    for (name, wrapper) in [
+        (
+            "fw-wrapper-traitdefault",
+            "pub struct Wrap {
     inner: candle_nn::Linear,
 }
 impl Module for Wrap {
@@ -10756,33 +10777,11 @@ impl HoldsLinear for Wrap {
         &self.inner
     }
 }
-
-#[contract(head: Linear[I -> O])]
-pub struct Model {
-    head: Wrap,
-}
-
-#[contract]
-impl Model {
-    #[contract(xs: f32[B, I])]
-    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
-        self.head.forward(xs)
-    }
-}
 ",
-    );
-    let (code, _, stderr) = run(&dir, &["check", "."]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(
-        !stderr.contains("warning"),
-        "fw-wrapper-traitdefault: {stderr}"
-    );
-    let dir = scratch_crate(
-        "fw-wrapper-generic",
-        "use candle_contracts::contract;
-use candle_core::{Module, Result, Tensor};
-
-pub struct Wrap<L = candle_nn::Linear> {
+        ),
+        (
+            "fw-wrapper-generic",
+            "pub struct Wrap<L = candle_nn::Linear> {
     inner: L,
 }
 impl<L: Module> Module for Wrap<L> {
@@ -10795,30 +10794,11 @@ impl Wrap<candle_nn::Linear> {
         self.inner.weight()
     }
 }
-
-#[contract(head: Linear[I -> O])]
-pub struct Model {
-    head: Wrap,
-}
-
-#[contract]
-impl Model {
-    #[contract(xs: f32[B, I])]
-    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
-        self.head.forward(xs)
-    }
-}
 ",
-    );
-    let (code, _, stderr) = run(&dir, &["check", "."]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(!stderr.contains("warning"), "fw-wrapper-generic: {stderr}");
-    let dir = scratch_crate(
-        "fw-wrapper-macroimpl",
-        "use candle_contracts::contract;
-use candle_core::{Module, Result, Tensor};
-
-pub struct Wrap {
+        ),
+        (
+            "fw-wrapper-macroimpl",
+            "pub struct Wrap {
     inner: candle_nn::Linear,
 }
 impl Module for Wrap {
@@ -10836,33 +10816,11 @@ macro_rules! accessor {
     };
 }
 accessor!(Wrap);
-
-#[contract(head: Linear[I -> O])]
-pub struct Model {
-    head: Wrap,
-}
-
-#[contract]
-impl Model {
-    #[contract(xs: f32[B, I])]
-    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
-        self.head.forward(xs)
-    }
-}
 ",
-    );
-    let (code, _, stderr) = run(&dir, &["check", "."]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(
-        !stderr.contains("warning"),
-        "fw-wrapper-macroimpl: {stderr}"
-    );
-    let dir = scratch_crate(
-        "fw-wrapper-macroderef",
-        "use candle_contracts::contract;
-use candle_core::{Module, Result, Tensor};
-
-pub struct Wrap {
+        ),
+        (
+            "fw-wrapper-macroderef",
+            "pub struct Wrap {
     inner: candle_nn::Linear,
 }
 impl Module for Wrap {
@@ -10881,27 +10839,15 @@ macro_rules! deref_to_inner {
     };
 }
 deref_to_inner!(Wrap, candle_nn::Linear);
-
-#[contract(head: Linear[I -> O])]
-pub struct Model {
-    head: Wrap,
-}
-
-#[contract]
-impl Model {
-    #[contract(xs: f32[B, I])]
-    pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
-        self.head.forward(xs)
-    }
-}
 ",
-    );
-    let (code, _, stderr) = run(&dir, &["check", "."]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(
-        !stderr.contains("warning"),
-        "fw-wrapper-macroderef: {stderr}"
-    );
+        ),
+    ] {
+        let source = format!("{WRAPPED_HEAD_USES}{wrapper}{WRAPPED_HEAD}");
+        let dir = scratch_crate(name, &source);
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(!stderr.contains("warning"), "{name}: {stderr}");
+    }
 }
 
 /// From a second review round: a `#[cfg]` on a parameter may line the arguments up with other
