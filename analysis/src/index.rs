@@ -365,6 +365,9 @@ pub struct Index {
     /// Struct contracts, as the clauses their methods take (`self.c_attn: Linear[E -> E]`),
     /// by type key.
     struct_contracts: BTreeMap<String, TokenStream>,
+    /// Struct contracts written `#[cfg_attr(predicate, contract(...))]`: the predicate and the
+    /// clauses, by type key (the analysis takes no facts from them: they may be compiled out).
+    struct_contracts_under_cfg: BTreeMap<String, (TokenStream, TokenStream)>,
     /// Every struct with named fields read, by key, with its module: where the analysis
     /// looks for who may construct it.
     structs: BTreeMap<String, (ModId, StructItem)>,
@@ -701,6 +704,12 @@ impl Index {
         self.struct_contracts.get(key)
     }
 
+    /// The struct contract of the type `key` written under `cfg_attr`: its predicate and the
+    /// clauses its methods take.
+    pub fn struct_clauses_under_cfg(&self, key: &str) -> Option<&(TokenStream, TokenStream)> {
+        self.struct_contracts_under_cfg.get(key)
+    }
+
     fn add_module(&mut self, krate: usize, parent: Option<ModId>, path: Vec<String>) -> ModId {
         self.modules.push(Module {
             krate,
@@ -847,6 +856,10 @@ impl Index {
                         .collect();
                     if let Some(tokens) = crate::contract::fields::of_struct(s) {
                         self.struct_contracts.insert(key.clone(), tokens);
+                    } else if let Some(under_cfg) = crate::contract::fields::of_struct_under_cfg(s)
+                    {
+                        self.struct_contracts_under_cfg
+                            .insert(key.clone(), under_cfg);
                     }
                     self.fields.insert(key.clone(), (module, fields));
                     self.structs.insert(key, (module, StructItem(s)));
@@ -2431,11 +2444,14 @@ pub fn is_inert_attribute(attr: &syn::Attribute) -> bool {
             .is_some_and(|root| root.ident == "rustfmt" || root.ident == "clippy")
 }
 
-/// Whether an item stands under `#[cfg(..)]` or `#[cfg_attr(..)]`.
+/// Whether an item stands under `#[cfg(..)]` or `#[cfg_attr(..)]` (one that only adds a
+/// contract leaves the item as it is).
 pub fn is_conditional(attrs: &[syn::Attribute]) -> bool {
-    attrs
-        .iter()
-        .any(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("cfg")
+            || (attr.path().is_ident("cfg_attr")
+                && !crate::contract::only_contracts_under_cfg(attr))
+    })
 }
 
 /// Whether an item stands under a `#[cfg(..)]` that no build enables: `any()`, `false`,

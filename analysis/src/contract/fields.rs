@@ -120,6 +120,14 @@ pub fn of_struct(item: &syn::ItemStruct) -> Option<TokenStream> {
     method_clauses(&tokens, &field_names(item)).ok()
 }
 
+/// The struct contract of a struct item written `#[cfg_attr(predicate, contract(...))]`: the
+/// predicate and the method clauses (see [`of_struct`]).
+pub fn of_struct_under_cfg(item: &syn::ItemStruct) -> Option<(TokenStream, TokenStream)> {
+    let (predicate, tokens) = super::contract_list_under_cfg(&item.attrs)?;
+    let clauses = method_clauses(&tokens, &field_names(item)).ok()?;
+    Some((predicate, clauses))
+}
+
 /// The names of a struct's named fields (`r#type` is `type`).
 pub fn field_names(item: &syn::ItemStruct) -> Vec<String> {
     item.fields

@@ -26,6 +26,55 @@ pub fn is_contract(attr: &syn::Attribute) -> bool {
         .is_some_and(|last| last.ident == "contract")
 }
 
+/// A `#[cfg_attr(predicate, attr, ..)]`'s predicate and attributes (each one's tokens, as
+/// `contract(x: f32[N])`); `None` for any other attribute.
+pub fn cfg_attr_parts(attr: &syn::Attribute) -> Option<(TokenStream, Vec<TokenStream>)> {
+    let syn::Meta::List(list) = &attr.meta else {
+        return None;
+    };
+    if !list.path.is_ident("cfg_attr") {
+        return None;
+    }
+    let mut pieces = parse::split_commas(list.tokens.clone()).into_iter();
+    let predicate = pieces.next()?;
+    Some((predicate, pieces.filter(|p| !p.is_empty()).collect()))
+}
+
+/// Whether an attribute's tokens (`contract`, `contract(..)`, `candle_contracts::contract(..)`)
+/// are a contract.
+pub fn is_contract_tokens(tokens: &TokenStream) -> bool {
+    syn::parse2::<syn::Meta>(tokens.clone()).is_ok_and(|meta| {
+        meta.path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "contract")
+    })
+}
+
+/// Whether an attribute is a `#[cfg_attr(..)]` that only adds contracts: it adds guards and
+/// checks, and leaves the item there under every `cfg`.
+pub fn only_contracts_under_cfg(attr: &syn::Attribute) -> bool {
+    cfg_attr_parts(attr).is_some_and(|(_, attributes)| {
+        !attributes.is_empty() && attributes.iter().all(is_contract_tokens)
+    })
+}
+
+/// The predicate and the list of a contract written `#[cfg_attr(predicate, contract(...))]`
+/// (the first such among `attrs`, one level deep).
+pub fn contract_list_under_cfg(attrs: &[syn::Attribute]) -> Option<(TokenStream, TokenStream)> {
+    attrs.iter().find_map(|attr| {
+        let (predicate, attributes) = cfg_attr_parts(attr)?;
+        attributes.iter().find_map(|tokens| {
+            match syn::parse2::<syn::Meta>(tokens.clone()).ok()? {
+                syn::Meta::List(list) if is_contract_tokens(tokens) => {
+                    Some((predicate.clone(), list.tokens))
+                }
+                _ => None,
+            }
+        })
+    })
+}
+
 /// The tokens of the first `#[contract(...)]` among `attrs`.
 pub fn contract_list(attrs: &[syn::Attribute]) -> Option<TokenStream> {
     attrs.iter().find_map(|attr| match &attr.meta {

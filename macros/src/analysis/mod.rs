@@ -110,24 +110,13 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
     let file = file::of_file();
     // Struct contracts by the struct's name: an inline module's own (its tokens, with their
     // spans), or for an `impl`, the file's (where the macro can read it).
-    let mut by_name: BTreeMap<String, TokenStream> = BTreeMap::new();
+    let mut by_name: BTreeMap<String, StructClauses> = BTreeMap::new();
+    // The struct contract of an `impl`'s type where the file shows it (a struct declared in
+    // another module: `use super::Model; impl Model`).
+    let in_file = |block: &syn::ItemImpl| file.as_ref().and_then(|view| file_clauses(view, block));
     match &item {
         Item::Impl(block) => {
-            let clauses = file.as_ref().and_then(|view| {
-                block.items.iter().find_map(|member| {
-                    let ImplItem::Fn(function) = member else {
-                        return None;
-                    };
-                    let name = function.sig.ident.to_string();
-                    let name = name.strip_prefix("r#").unwrap_or(&name);
-                    let key = view.method_owner(name, &function.block)?;
-                    let key = &key;
-                    // The file's index holds proc-macro2's own tokens: the compiler's, from
-                    // their text.
-                    view.index.struct_clauses(key)?.to_string().parse().ok()
-                })
-            });
-            if let (Some(clauses), Some(name)) = (clauses, self_type_name(&block.self_ty)) {
+            if let (Some(clauses), Some(name)) = (in_file(block), self_type_name(&block.self_ty)) {
                 by_name.insert(name, clauses);
             }
             for member in &block.items {
@@ -136,7 +125,8 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                     && let Some(args) = contract_args_or_bare(&function.attrs)
                 {
                     let extra = self_type_name(&block.self_ty)
-                        .and_then(|name| by_name.get(&name).cloned())
+                        .and_then(|name| by_name.get(&name))
+                        .and_then(StructClauses::always)
                         .filter(|_| !bare_contract(&function.attrs));
                     functions.push((&function.sig, &function.block, args, extra));
                 }
@@ -145,10 +135,16 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         Item::Mod(module) => {
             let (_, items) = module.content.as_ref()?;
             for member in items {
-                if let Item::Struct(s) = member
-                    && let Some(clauses) = candle_contracts_analysis::contract::fields::of_struct(s)
-                {
-                    by_name.insert(s.ident.to_string(), clauses);
+                let Item::Struct(s) = member else {
+                    continue;
+                };
+                use candle_contracts_analysis::contract::fields;
+                if let Some(clauses) = fields::of_struct(s) {
+                    let cfg = None;
+                    by_name.insert(s.ident.to_string(), StructClauses { clauses, cfg });
+                } else if let Some((predicate, clauses)) = fields::of_struct_under_cfg(s) {
+                    let cfg = Some(predicate);
+                    by_name.insert(s.ident.to_string(), StructClauses { clauses, cfg });
                 }
             }
             for member in items {
@@ -162,8 +158,10 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                         }
                     }
                     Item::Impl(block) => {
-                        let extra = self_type_name(&block.self_ty)
-                            .and_then(|name| by_name.get(&name).cloned());
+                        let extra = own_clauses(block, &by_name)
+                            .or_else(|| in_file(block))
+                            .as_ref()
+                            .and_then(StructClauses::always);
                         for member in &block.items {
                             if let ImplItem::Fn(function) = member
                                 && !conditional(&function.attrs)
@@ -235,11 +233,65 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
         }
     }
     let errors = errors.into_iter().map(|e| e.to_compile_error());
-    let marked = mark_inner_contracts(input.clone(), &by_name);
+    let marked = mark_inner_contracts(input.clone(), &by_name, &in_file);
     Some(quote! {
         #(#errors)*
         #marked
     })
+}
+
+/// A struct contract as the `#[contract] impl` hands it to its methods: the clauses, and the
+/// predicate of the `cfg_attr` the contract is written under, if it is.
+#[derive(Clone)]
+struct StructClauses {
+    clauses: TokenStream,
+    cfg: Option<TokenStream>,
+}
+
+impl StructClauses {
+    /// The clauses where the struct's contract is there under every `cfg` (the analysis takes
+    /// facts only from those).
+    fn always(&self) -> Option<TokenStream> {
+        self.cfg.is_none().then(|| self.clauses.clone())
+    }
+}
+
+/// The struct contract of an `impl`'s type, found in the file by the owner of one of its
+/// methods (whatever path the header writes the type by).
+fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClauses> {
+    // The file's index holds proc-macro2's own tokens: the compiler's, from their text.
+    let reparse = |tokens: &TokenStream| tokens.to_string().parse::<TokenStream>().ok();
+    block.items.iter().find_map(|member| {
+        let ImplItem::Fn(function) = member else {
+            return None;
+        };
+        let name = function.sig.ident.to_string();
+        let name = name.strip_prefix("r#").unwrap_or(&name);
+        let key = view.method_owner(name, &function.block)?;
+        if let Some(clauses) = view.index.struct_clauses(&key) {
+            let clauses = reparse(clauses)?;
+            return Some(StructClauses { clauses, cfg: None });
+        }
+        let (predicate, clauses) = view.index.struct_clauses_under_cfg(&key)?;
+        Some(StructClauses {
+            clauses: reparse(clauses)?,
+            cfg: Some(reparse(predicate)?),
+        })
+    })
+}
+
+/// The contract of a struct declared in the module, of an `impl` that names it without a
+/// path (`impl inner::Attention` is not the `Attention` declared beside it).
+fn own_clauses(
+    block: &syn::ItemImpl,
+    by_name: &BTreeMap<String, StructClauses>,
+) -> Option<StructClauses> {
+    match &*block.self_ty {
+        syn::Type::Path(path) if path.qself.is_none() && path.path.segments.len() == 1 => by_name
+            .get(&path.path.segments[0].ident.to_string())
+            .cloned(),
+        _ => None,
+    }
 }
 
 /// The tokens of a `#[contract(...)]` attribute, or none for a bare `#[contract]`; `None`
@@ -271,7 +323,8 @@ fn contract_args(attrs: &[syn::Attribute]) -> Option<TokenStream> {
 /// `#[contract(...)]` directly inside its braces.
 fn mark_inner_contracts(
     input: TokenStream,
-    by_name: &BTreeMap<String, TokenStream>,
+    by_name: &BTreeMap<String, StructClauses>,
+    in_file: &dyn Fn(&syn::ItemImpl) -> Option<StructClauses>,
 ) -> TokenStream {
     // An `impl` item: its own type's clauses; a module: each of its `impl`s finds its own.
     let header: Vec<TokenTree> = input.clone().into_iter().collect();
@@ -290,7 +343,7 @@ fn mark_inner_contracts(
             TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
                 let mut marked = Group::new(
                     Delimiter::Brace,
-                    mark_attributes(group.stream(), own, by_name, true),
+                    mark_attributes(group.stream(), own, by_name, in_file, true),
                 );
                 marked.set_span(group.span());
                 TokenTree::Group(marked)
@@ -302,8 +355,9 @@ fn mark_inner_contracts(
 
 fn mark_attributes(
     stream: TokenStream,
-    struct_clauses: Option<&TokenStream>,
-    by_name: &BTreeMap<String, TokenStream>,
+    struct_clauses: Option<&StructClauses>,
+    by_name: &BTreeMap<String, StructClauses>,
+    in_file: &dyn Fn(&syn::ItemImpl) -> Option<StructClauses>,
     checked: bool,
 ) -> TokenStream {
     let mut out: Vec<TokenTree> = Vec::new();
@@ -339,7 +393,7 @@ fn mark_attributes(
                                 let checked = checked && !(function && item_cfg);
                                 let mut marked = Group::new(
                                     Delimiter::Bracket,
-                                    mark_attribute(attribute.stream(), struct_clauses, checked),
+                                    mark_contract(attribute.stream(), struct_clauses, checked),
                                 );
                                 marked.set_span(attribute.span());
                                 TokenTree::Group(marked)
@@ -356,7 +410,8 @@ fn mark_attributes(
                 let is_contract = is_bare_contract(&trees)
                     || (trees.len() >= 2
                         && matches!(&trees[trees.len() - 2], TokenTree::Ident(i) if i == "contract")
-                        && matches!(trees.last(), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis));
+                        && matches!(trees.last(), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis))
+                    || contract_under_cfg(&trees);
                 if is_contract {
                     pending.push((out.len(), is_bare_contract(&trees)));
                 }
@@ -369,12 +424,19 @@ fn mark_attributes(
                 let stream = match impl_header {
                     true => {
                         // `impl inner::Attention` in the module is not the `Attention`
-                        // declared beside it.
+                        // declared beside it; the file may show which it is.
                         let own = impl_type_name(&out[impl_start..])
                             .filter(|(_, qualified)| !qualified)
-                            .and_then(|(name, _)| by_name.get(&name));
+                            .and_then(|(name, _)| by_name.get(&name).cloned())
+                            .or_else(|| {
+                                let mut tokens: TokenStream =
+                                    out[impl_start..].iter().cloned().collect();
+                                tokens.extend([TokenTree::Group(group.clone())]);
+                                in_file(&syn::parse2(tokens).ok()?)
+                            });
                         // An `impl` under `cfg` is not checked by the scope.
-                        mark_attributes(group.stream(), own, by_name, checked && !item_cfg)
+                        let checked = checked && !item_cfg;
+                        mark_attributes(group.stream(), own.as_ref(), by_name, in_file, checked)
                     }
                     false => group.stream(),
                 };
@@ -490,6 +552,81 @@ fn mark_bare(attribute: &Group) -> TokenTree {
     let mut marked = Group::new(Delimiter::Bracket, trees.into_iter().collect());
     marked.set_span(attribute.span());
     TokenTree::Group(marked)
+}
+
+/// Whether an attribute's tokens are a `cfg_attr(..)` that may hold a contract.
+fn contract_under_cfg(trees: &[TokenTree]) -> bool {
+    fn names_contract(stream: TokenStream) -> bool {
+        stream.into_iter().any(|tree| match tree {
+            TokenTree::Ident(i) => i == "contract",
+            TokenTree::Group(g) => names_contract(g.stream()),
+            _ => false,
+        })
+    }
+    matches!(trees, [TokenTree::Ident(name), TokenTree::Group(list)]
+        if name == "cfg_attr" && names_contract(list.stream()))
+}
+
+/// A contract attribute's tokens marked for the scope (see [`mark_attribute`]); a struct
+/// contract under `cfg_attr(p, ..)` is handed on under that `cfg`:
+/// `cfg_attr(all(), cfg_attr(p, contract(.., __struct_contract(..))), cfg_attr(not(p),
+/// contract(..)))`.
+fn mark_contract(
+    stream: TokenStream,
+    struct_clauses: Option<&StructClauses>,
+    checked: bool,
+) -> TokenStream {
+    let mut attributes = mark_piece(stream, struct_clauses, checked);
+    match attributes.len() {
+        1 => attributes.remove(0),
+        _ => quote!(cfg_attr(all(), #(#attributes),*)),
+    }
+}
+
+/// One attribute (`contract(..)`, `cfg_attr(p, ..)`) marked, as the attributes it becomes. A
+/// contract under `cfg_attr` takes the struct's clauses and checks itself where compiled.
+fn mark_piece(
+    stream: TokenStream,
+    struct_clauses: Option<&StructClauses>,
+    checked: bool,
+) -> Vec<TokenStream> {
+    let trees: Vec<TokenTree> = stream.clone().into_iter().collect();
+    if let [TokenTree::Ident(name), TokenTree::Group(list)] = trees.as_slice()
+        && name == "cfg_attr"
+        && list.delimiter() == Delimiter::Parenthesis
+    {
+        let mut pieces = crate::parse::split_commas(list.stream()).into_iter();
+        let Some(predicate) = pieces.next() else {
+            return vec![stream];
+        };
+        let mut inner = vec![predicate];
+        for piece in pieces.filter(|piece| !piece.is_empty()) {
+            inner.extend(mark_piece(piece, struct_clauses, false));
+        }
+        let mut marked = Group::new(Delimiter::Parenthesis, quote!(#(#inner),*));
+        marked.set_span(list.span());
+        return vec![quote!(#name #marked)];
+    }
+    match struct_clauses {
+        Some(StructClauses {
+            clauses,
+            cfg: Some(predicate),
+        }) => {
+            let with = mark_attribute(stream.clone(), Some(clauses), checked);
+            let without = mark_attribute(stream, None, checked);
+            match with.to_string() == without.to_string() {
+                true => vec![without],
+                false => vec![
+                    quote!(cfg_attr(#predicate, #with)),
+                    quote!(cfg_attr(not(#predicate), #without)),
+                ],
+            }
+        }
+        Some(StructClauses { clauses, cfg: None }) => {
+            vec![mark_attribute(stream, Some(clauses), checked)]
+        }
+        None => vec![mark_attribute(stream, None, checked)],
+    }
 }
 
 /// `contract(x: f32[N])` → `contract(x: f32[N], __checked_by_scope = true)` (where `checked`;

@@ -26,6 +26,7 @@ mod static_file_scope;
 mod static_pass;
 mod static_real_models;
 mod static_unknown_params;
+mod struct_contract_cfg;
 mod struct_contract_lookup;
 mod struct_contracts;
 mod twin_macro_a;
