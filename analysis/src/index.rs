@@ -980,7 +980,7 @@ impl Index {
                         fns: ids,
                         trait_path,
                         contracted: self.modules[module].contract_scope
-                            || i.attrs.iter().any(crate::contract::is_contract),
+                            || !crate::contract::contract_metas(&i.attrs).is_empty(),
                     });
                 }
                 syn::Item::Macro(m) => match &m.ident {
@@ -1106,7 +1106,8 @@ impl Index {
                 let id = self.add_module(krate, Some(parent), path);
                 self.modules[id].exported =
                     self.modules[parent].exported && matches!(m.vis, syn::Visibility::Public(_));
-                self.modules[id].contract_scope = m.attrs.iter().any(crate::contract::is_contract);
+                self.modules[id].contract_scope =
+                    !crate::contract::contract_metas(&m.attrs).is_empty();
                 self.modules[id].inline = true;
                 self.modules[id].conditional |= conditional;
                 self.modules[id].never_compiled |= never_compiled(&m.attrs);
@@ -2257,7 +2258,10 @@ impl FnDef {
     /// contract that does not read (`None`) leaves the method's unread too: checked without
     /// the struct's clauses, it would say less than it seems to, and the macro rejects it.
     fn take_struct_contract(&mut self, fields: Option<&Contract>) {
-        if crate::contract::contract_list(self.attrs).is_none() || self.sig.receiver().is_none() {
+        let has_list = crate::contract::contract_metas(self.attrs)
+            .iter()
+            .any(|meta| matches!(meta, syn::Meta::List(_)));
+        if !has_list || self.sig.receiver().is_none() {
             return;
         }
         if let Some(ContractText { parsed, .. }) = &mut self.contract {
@@ -2270,17 +2274,14 @@ impl FnDef {
     }
 }
 
-/// The contract of a function's attributes (every path ending in `contract`, read with the
-/// macro's grammar), `None` when it has none.
+/// The contract of a function's attributes (every path ending in `contract`, and those under
+/// `cfg_attr`, read with the macro's grammar), `None` when it has none.
 pub fn contract_of(attrs: &[syn::Attribute]) -> Option<ContractText> {
     let mut found = false;
     let mut parsed = Some(Contract::default());
     let mut analysis_off = false;
-    for attr in attrs {
-        if !crate::contract::is_contract(attr) {
-            continue;
-        }
-        match &attr.meta {
+    for meta in crate::contract::contract_metas(attrs) {
+        match &meta {
             syn::Meta::List(list) => match crate::contract::read(&list.tokens) {
                 Some((contract, off)) => {
                     if let Some(parsed) = &mut parsed {
@@ -2665,7 +2666,8 @@ fn is_std_attribute(attr: &syn::Attribute) -> bool {
     if !attr.path().is_ident("derive") {
         return is_inert_attribute(attr)
             || attr.path().is_ident("test")
-            || crate::contract::is_contract(attr);
+            || crate::contract::is_contract(attr)
+            || crate::contract::only_contracts_under_cfg(attr);
     }
     let mut std_only = true;
     let parsed = attr.parse_nested_meta(|meta| {

@@ -3922,6 +3922,48 @@ fn a_struct_contract_reaches_the_methods_of_its_contract_mod() {
     );
 }
 
+/// Contracts written under `cfg_attr` (`#[cfg_attr(feature = "checks", contract(..))]`, to
+/// compile them out of a release) are checked as the macro checks them where the feature is
+/// on: the CLI read such a program as one without a contract, and said nothing.
+#[test]
+fn contracts_under_cfg_attr_are_checked_as_where_the_cfg_holds() {
+    let under_cfg = |source: &str| {
+        source
+            .replace(
+                "#[contract]\nmod block",
+                "#[cfg_attr(feature = \"checks\", contract)]\nmod block",
+            )
+            .replace(
+                "#[contract(x: f32[B, E], return: f32[B, C])]",
+                "#[cfg_attr(feature = \"checks\", contract(x: f32[B, E], return: f32[B, C]))]",
+            )
+    };
+    let source = under_cfg(STRUCT_CONTRACT_IN_A_MOD);
+    assert!(!source.contains("#[contract]\nmod") && source.matches("cfg_attr").count() == 2);
+    let (code, lines) = check_file("cfg-attr-contracts", &source);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            "error: `Head::forward` returns `return: f32[B, C]`, but `y.reshape((1, self.n_head, 1))` is `f32[1, H, 1]` here",
+            "--> model.rs:19:13",
+        ]
+    );
+    // The struct's contract under `cfg_attr` too: its facts may be compiled out, and
+    // `self.n_head` is no longer `H`; the rank alone is certain.
+    let source = source.replace(
+        "#[contract(proj: Linear[E -> C], n_head = H)]",
+        "#[cfg_attr(feature = \"checks\", contract(proj: Linear[E -> C], n_head = H))]",
+    );
+    let (code, lines) = check_file("cfg-attr-struct-contract", &source);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].contains("is `f32[1, self.n_head, 1]` here"),
+        "{lines:?}"
+    );
+}
+
 /// `cargo contracts shapes .. | head`: the listing ends where the pipe closes, without a
 /// panic (it printed with `println!`, which panics on a closed stdout).
 #[test]

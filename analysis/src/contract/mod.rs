@@ -16,6 +16,7 @@ pub mod syntax;
 
 use candle_contracts_shapes::Contract;
 use proc_macro2::TokenStream;
+use quote::ToTokens;
 
 /// Whether an attribute is `#[contract]` (any path ending in `contract`, such as
 /// `#[candle_contracts::contract(..)]`).
@@ -73,6 +74,34 @@ pub fn contract_list_under_cfg(attrs: &[syn::Attribute]) -> Option<(TokenStream,
             }
         })
     })
+}
+
+/// Every contract among `attrs`, as its meta (`contract`, `contract(x: f32[N])`): those written
+/// as attributes and those under `cfg_attr` (read as where the `cfg` holds, as the macro then
+/// checks them).
+pub fn contract_metas(attrs: &[syn::Attribute]) -> Vec<syn::Meta> {
+    fn under_cfg(attribute: &TokenStream, out: &mut Vec<syn::Meta>) {
+        let Ok(meta) = syn::parse2::<syn::Meta>(attribute.clone()) else {
+            return;
+        };
+        match &meta {
+            syn::Meta::List(list) if list.path.is_ident("cfg_attr") => {
+                for piece in parse::split_commas(list.tokens.clone()).iter().skip(1) {
+                    under_cfg(piece, out);
+                }
+            }
+            _ if is_contract_tokens(attribute) => out.push(meta),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for attr in attrs {
+        match is_contract(attr) {
+            true => out.push(attr.meta.clone()),
+            false => under_cfg(&attr.meta.to_token_stream(), &mut out),
+        }
+    }
+    out
 }
 
 /// The tokens of the first `#[contract(...)]` among `attrs`.
