@@ -261,22 +261,23 @@ impl StructClauses {
 fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClauses> {
     // The file's index holds proc-macro2's own tokens: the compiler's, from their text.
     let reparse = |tokens: &TokenStream| tokens.to_string().parse::<TokenStream>().ok();
-    block.items.iter().find_map(|member| {
+    // Every method of the block has one owner: the first found decides.
+    let key = block.items.iter().find_map(|member| {
         let ImplItem::Fn(function) = member else {
             return None;
         };
         let name = function.sig.ident.to_string();
         let name = name.strip_prefix("r#").unwrap_or(&name);
-        let key = view.method_owner(name, &function.block)?;
-        if let Some(clauses) = view.index.struct_clauses(&key) {
-            let clauses = reparse(clauses)?;
-            return Some(StructClauses { clauses, cfg: None });
-        }
-        let (predicate, clauses) = view.index.struct_clauses_under_cfg(&key)?;
-        Some(StructClauses {
-            clauses: reparse(clauses)?,
-            cfg: Some(reparse(predicate)?),
-        })
+        view.method_owner(name, &function.block)
+    })?;
+    if let Some(clauses) = view.index.struct_clauses(&key) {
+        let clauses = reparse(clauses)?;
+        return Some(StructClauses { clauses, cfg: None });
+    }
+    let (predicate, clauses) = view.index.struct_clauses_under_cfg(&key)?;
+    Some(StructClauses {
+        clauses: reparse(clauses)?,
+        cfg: Some(reparse(predicate)?),
     })
 }
 
