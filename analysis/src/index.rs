@@ -233,6 +233,10 @@ pub struct ContractText {
     pub analysis_off: bool,
 }
 
+/// A struct contract and the predicate of the `cfg` it is compiled under (`None`: wherever its
+/// module is).
+pub type StructContractVariant = (Option<TokenStream>, TokenStream);
+
 /// One function (free, in an `impl` block, or a trait's provided method).
 pub struct FnDef {
     /// Its name.
@@ -365,9 +369,11 @@ pub struct Index {
     /// Struct contracts, as the clauses their methods take (`self.c_attn: Linear[E -> E]`),
     /// by type key.
     struct_contracts: BTreeMap<String, TokenStream>,
-    /// Struct contracts written `#[cfg_attr(predicate, contract(...))]`: the predicate and the
-    /// clauses, by type key (the analysis takes no facts from them: they may be compiled out).
-    struct_contracts_under_cfg: BTreeMap<String, (TokenStream, TokenStream)>,
+    /// Every struct contract (under `cfg` too: the analysis takes no facts from those, they
+    /// may be compiled out), by the struct's module and name, with the predicate of the `cfg`
+    /// it is compiled under (see [`crate::contract::fields::variant_of_struct`]): one per
+    /// struct of that name there (twins under opposite `cfg`s).
+    struct_contracts_in: BTreeMap<(ModId, String), Vec<StructContractVariant>>,
     /// Every struct with named fields read, by key, with its module: where the analysis
     /// looks for who may construct it.
     structs: BTreeMap<String, (ModId, StructItem)>,
@@ -704,10 +710,12 @@ impl Index {
         self.struct_contracts.get(key)
     }
 
-    /// The struct contract of the type `key` written under `cfg_attr`: its predicate and the
-    /// clauses its methods take.
-    pub fn struct_clauses_under_cfg(&self, key: &str) -> Option<&(TokenStream, TokenStream)> {
-        self.struct_contracts_under_cfg.get(key)
+    /// The contracts of the structs named `name` declared in `module`, each with the `cfg` it
+    /// is compiled under.
+    pub fn struct_contracts_in(&self, module: ModId, name: &str) -> &[StructContractVariant] {
+        self.struct_contracts_in
+            .get(&(module, name.to_string()))
+            .map_or(&[], Vec::as_slice)
     }
 
     fn add_module(&mut self, krate: usize, parent: Option<ModId>, path: Vec<String>) -> ModId {
@@ -773,6 +781,14 @@ impl Index {
             {
                 let key = self.type_key(module, &name);
                 self.derived_types.insert(key);
+            }
+            if let syn::Item::Struct(s) = item
+                && let Some(variant) = crate::contract::fields::variant_of_struct(s)
+            {
+                self.struct_contracts_in
+                    .entry((module, name_of(&s.ident)))
+                    .or_default()
+                    .push(variant);
             }
             match item {
                 syn::Item::Fn(f) => {
@@ -856,10 +872,6 @@ impl Index {
                         .collect();
                     if let Some(tokens) = crate::contract::fields::of_struct(s) {
                         self.struct_contracts.insert(key.clone(), tokens);
-                    } else if let Some(under_cfg) = crate::contract::fields::of_struct_under_cfg(s)
-                    {
-                        self.struct_contracts_under_cfg
-                            .insert(key.clone(), under_cfg);
                     }
                     self.fields.insert(key.clone(), (module, fields));
                     self.structs.insert(key, (module, StructItem(s)));
@@ -2446,12 +2458,11 @@ pub fn is_inert_attribute(attr: &syn::Attribute) -> bool {
 }
 
 /// Whether an item stands under `#[cfg(..)]` or `#[cfg_attr(..)]` (one that only adds a
-/// contract leaves the item as it is).
+/// contract, a derive, a lint level or docs leaves the item as it is).
 pub fn is_conditional(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|attr| {
         attr.path().is_ident("cfg")
-            || (attr.path().is_ident("cfg_attr")
-                && !crate::contract::only_contracts_under_cfg(attr))
+            || (attr.path().is_ident("cfg_attr") && !crate::contract::harmless_under_cfg(attr))
     })
 }
 

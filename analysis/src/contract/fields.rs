@@ -128,6 +128,35 @@ pub fn of_struct_under_cfg(item: &syn::ItemStruct) -> Option<(TokenStream, Token
     Some((predicate, clauses))
 }
 
+/// A struct's contract with the `cfg` it is compiled under: the predicate of its own
+/// `#[cfg(..)]`s and of a `cfg_attr(p, contract(...))` (`all(..)` of several; `None` where
+/// it is there under every `cfg` of its module), and the method clauses.
+pub fn variant_of_struct(item: &syn::ItemStruct) -> Option<(Option<TokenStream>, TokenStream)> {
+    let mut predicates: Vec<TokenStream> = item
+        .attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("cfg"))
+        .filter_map(|attr| match &attr.meta {
+            syn::Meta::List(list) => Some(list.tokens.clone()),
+            _ => None,
+        })
+        .collect();
+    let clauses = match of_struct(item) {
+        Some(clauses) => clauses,
+        None => {
+            let (predicate, clauses) = of_struct_under_cfg(item)?;
+            predicates.push(predicate);
+            clauses
+        }
+    };
+    let predicate = match predicates.len() {
+        0 => None,
+        1 => predicates.pop(),
+        _ => Some(quote!(all(#(#predicates),*))),
+    };
+    Some((predicate, clauses))
+}
+
 /// The names of a struct's named fields (`r#type` is `type`).
 pub fn field_names(item: &syn::ItemStruct) -> Vec<String> {
     item.fields

@@ -25,7 +25,7 @@ use std::time::SystemTime;
 
 use candle_contracts_analysis::index::usual_externs;
 use candle_contracts_analysis::package::{crate_targets, read_targets};
-use candle_contracts_analysis::{FileId, Files, FnId, Index};
+use candle_contracts_analysis::{FileId, Files, FnId, Index, ModId};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
 
@@ -144,13 +144,13 @@ impl View {
             .map(|(id, _)| id)
     }
 
-    /// The type (its key) whose `impl` holds the method `name` with this `body`: the method
-    /// whose body opens where the body does (its line and column), so that twin bodies (two
-    /// methods that both read `self.proj.forward(xs)`, twin structs of one name in two
-    /// modules) are told apart, whatever name the `impl` writes the type by (`impl Other` of
-    /// `use a::Net as Other`); one type, or none (an `impl` the index does not hold: in a
-    /// function's body, made by a macro).
-    pub fn method_owner(&self, name: &str, body: &syn::Block) -> Option<String> {
+    /// Where the method `name` with this `body` is: the method whose body opens where the body
+    /// does (its line and column), so that twin bodies (two methods that both read
+    /// `self.proj.forward(xs)`, twin structs of one name in two modules) are told apart. Gives
+    /// the type (its key) whose `impl` holds it, whatever name the `impl` writes the type by
+    /// (`impl Other` of `use a::Net as Other`), where the index resolved it (not under `cfg`),
+    /// and the module it is written in; `None` where no one module holds such a method.
+    pub fn method_place(&self, name: &str, body: &syn::Block) -> Option<(Option<String>, ModId)> {
         let tokens = token_texts(body.to_token_stream());
         let at = proc_macro::is_available().then(|| {
             let open = body.brace_token.span.open().unwrap();
@@ -166,14 +166,21 @@ impl View {
             .flatten()
             .and_then(|path| path.canonicalize().ok())
             .filter(|_| read_from_files);
-        let owners: Vec<&String> = self
-            .bodies_at(name, &tokens, file.as_deref(), at)
-            .filter_map(|id| self.index.fns[id].owner.as_ref())
+        let ids: Vec<FnId> = self.bodies_at(name, &tokens, file.as_deref(), at).collect();
+        let (first, rest) = ids.split_first()?;
+        let module = self.index.fns[*first].module;
+        if rest.iter().any(|&id| self.index.fns[id].module != module) {
+            return None;
+        }
+        let owners: Vec<&String> = ids
+            .iter()
+            .filter_map(|&id| self.index.fns[id].owner.as_ref())
             .collect();
-        let (first, rest) = owners.split_first()?;
-        rest.iter()
-            .all(|key| key == first)
-            .then(|| (*first).clone())
+        let owner = match owners.split_first() {
+            Some((first, rest)) if rest.iter().all(|key| key == first) => Some((*first).clone()),
+            _ => None,
+        };
+        Some((owner, module))
     }
 
     /// The view of `items` alone (a file, or an item), read as one file of an unknown crate,

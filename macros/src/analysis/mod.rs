@@ -138,13 +138,16 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                 let Item::Struct(s) = member else {
                     continue;
                 };
-                use candle_contracts_analysis::contract::fields;
-                if let Some(clauses) = fields::of_struct(s) {
-                    let cfg = None;
-                    by_name.insert(s.ident.to_string(), StructClauses { clauses, cfg });
-                } else if let Some((predicate, clauses)) = fields::of_struct_under_cfg(s) {
-                    let cfg = Some(predicate);
-                    by_name.insert(s.ident.to_string(), StructClauses { clauses, cfg });
+                if let Some(variant) =
+                    candle_contracts_analysis::contract::fields::variant_of_struct(s)
+                {
+                    by_name
+                        .entry(s.ident.to_string())
+                        .or_insert_with(|| StructClauses {
+                            variants: Vec::new(),
+                        })
+                        .variants
+                        .push(variant);
                 }
             }
             for member in items {
@@ -240,19 +243,22 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
     })
 }
 
-/// A struct contract as the `#[contract] impl` hands it to its methods: the clauses, and the
-/// predicate of the `cfg_attr` the contract is written under, if it is.
+/// A struct contract as the `#[contract] impl` hands it to its methods: the clauses of each
+/// struct of the name (twins under opposite `cfg`s), each with the predicate of the `cfg` it
+/// is compiled under (`None`: wherever the `impl` is).
 #[derive(Clone)]
 struct StructClauses {
-    clauses: TokenStream,
-    cfg: Option<TokenStream>,
+    variants: Vec<(Option<TokenStream>, TokenStream)>,
 }
 
 impl StructClauses {
     /// The clauses where the struct's contract is there under every `cfg` (the analysis takes
     /// facts only from those).
     fn always(&self) -> Option<TokenStream> {
-        self.cfg.is_none().then(|| self.clauses.clone())
+        match self.variants.as_slice() {
+            [(None, clauses)] => Some(clauses.clone()),
+            _ => None,
+        }
     }
 }
 
@@ -261,24 +267,55 @@ impl StructClauses {
 fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClauses> {
     // The file's index holds proc-macro2's own tokens: the compiler's, from their text.
     let reparse = |tokens: &TokenStream| tokens.to_string().parse::<TokenStream>().ok();
-    // Every method of the block has one owner: the first found decides.
-    let key = block.items.iter().find_map(|member| {
-        let ImplItem::Fn(function) = member else {
-            return None;
-        };
-        let name = function.sig.ident.to_string();
-        let name = name.strip_prefix("r#").unwrap_or(&name);
-        view.method_owner(name, &function.block)
-    })?;
-    if let Some(clauses) = view.index.struct_clauses(&key) {
-        let clauses = reparse(clauses)?;
-        return Some(StructClauses { clauses, cfg: None });
+    // Every method of the block has one owner and one module: the first found decides.
+    let (key, module) = block
+        .items
+        .iter()
+        .find_map(|member| {
+            let ImplItem::Fn(function) = member else {
+                return None;
+            };
+            let name = function.sig.ident.to_string();
+            let name = name.strip_prefix("r#").unwrap_or(&name);
+            view.method_place(name, &function.block)
+        })
+        .map_or((None, None), |(key, module): (Option<String>, _)| {
+            (key, Some(module))
+        });
+    // A struct the index resolved the `impl` to, with a contract under every `cfg`.
+    if let Some(key) = &key
+        && let Some(clauses) = view.index.struct_clauses(key)
+    {
+        let variants = vec![(None, reparse(clauses)?)];
+        return Some(StructClauses { variants });
     }
-    let (predicate, clauses) = view.index.struct_clauses_under_cfg(&key)?;
-    Some(StructClauses {
-        clauses: reparse(clauses)?,
-        cfg: Some(reparse(predicate)?),
-    })
+    // One under `cfg` (or in a module under `cfg`, or an `impl` under one): the struct of the
+    // name the `impl` writes, declared in the `impl`'s own module.
+    let name = match &*block.self_ty {
+        syn::Type::Path(path)
+            if path.qself.is_none()
+                && (path.path.segments.len() == 1
+                    || (path.path.segments.len() == 2
+                        && path.path.segments[0].ident == "self")) =>
+        {
+            path.path.segments.last()?.ident.to_string()
+        }
+        _ => return None,
+    };
+    let module = module?;
+    let variants = view
+        .index
+        .struct_contracts_in(module, &name)
+        .iter()
+        .map(|(predicate, clauses)| {
+            let predicate = match predicate {
+                Some(predicate) => Some(reparse(predicate)?),
+                None => None,
+            };
+            Some((predicate, reparse(clauses)?))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    (!variants.is_empty()).then_some(StructClauses { variants })
 }
 
 /// The contract of a struct declared in the module, of an `impl` that names it without a
@@ -372,6 +409,10 @@ fn mark_attributes(
     // does not check it: it checks itself where it is compiled).
     let mut pending: Vec<(usize, bool)> = Vec::new();
     let mut item_cfg = false;
+    // A module inside (`pub mod inner { impl Model { .. } }`): the methods of its `impl`s
+    // take their struct's clauses too, unless it is a `#[contract] mod` itself (it marks its
+    // own). The scope does not check them: each checks itself.
+    let (mut mod_header, mut item_contracted) = (false, false);
     for tree in stream {
         if let TokenTree::Ident(ident) = &tree
             && !pending.is_empty()
@@ -380,6 +421,7 @@ fn mark_attributes(
                 "pub" | "async" | "unsafe" | "const" | "extern" | "default" => {}
                 word => {
                     let function = word == "fn";
+                    item_contracted = true;
                     for (at, bare) in pending.drain(..) {
                         let TokenTree::Group(attribute) = &out[at] else {
                             continue;
@@ -439,18 +481,23 @@ fn mark_attributes(
                         let checked = checked && !item_cfg;
                         mark_attributes(group.stream(), own.as_ref(), by_name, in_file, checked)
                     }
+                    false if mod_header && !item_contracted => {
+                        mark_attributes(group.stream(), None, &BTreeMap::new(), in_file, false)
+                    }
                     false => group.stream(),
                 };
                 let mut marked = Group::new(Delimiter::Brace, stream);
                 marked.set_span(group.span());
                 out.push(TokenTree::Group(marked));
                 (item_start, impl_header, item_cfg) = (true, false, false);
+                (mod_header, item_contracted) = (false, false);
             }
             TokenTree::Ident(ident) => {
                 if ident == "impl" && item_start {
                     impl_header = true;
                     impl_start = out.len();
                 }
+                mod_header |= ident == "mod" && item_start;
                 item_start = ident == "pub" || ident == "unsafe" || ident == "default";
                 out.push(TokenTree::Ident(ident));
             }
@@ -461,6 +508,7 @@ fn mark_attributes(
                     pending.clear();
                     impl_header = false;
                     item_cfg = false;
+                    (mod_header, item_contracted) = (false, false);
                 }
                 out.push(TokenTree::Punct(p));
             }
@@ -608,26 +656,27 @@ fn mark_piece(
         marked.set_span(list.span());
         return vec![quote!(#name #marked)];
     }
-    match struct_clauses {
-        Some(StructClauses {
-            clauses,
-            cfg: Some(predicate),
-        }) => {
-            let with = mark_attribute(stream.clone(), Some(clauses), checked);
-            let without = mark_attribute(stream, None, checked);
-            match with.to_string() == without.to_string() {
-                true => vec![without],
-                false => vec![
-                    quote!(cfg_attr(#predicate, #with)),
-                    quote!(cfg_attr(not(#predicate), #without)),
-                ],
-            }
-        }
-        Some(StructClauses { clauses, cfg: None }) => {
-            vec![mark_attribute(stream, Some(clauses), checked)]
-        }
-        None => vec![mark_attribute(stream, None, checked)],
+    let Some(struct_clauses) = struct_clauses else {
+        return vec![mark_attribute(stream, None, checked)];
+    };
+    if let Some(clauses) = struct_clauses.always() {
+        return vec![mark_attribute(stream, Some(&clauses), checked)];
     }
+    // Each struct's clauses under its `cfg`, and none where no struct of the name is there.
+    let without = mark_attribute(stream.clone(), None, checked);
+    let mut attributes = Vec::new();
+    let mut predicates = Vec::new();
+    for (predicate, clauses) in &struct_clauses.variants {
+        let with = mark_attribute(stream.clone(), Some(clauses), checked);
+        if with.to_string() == without.to_string() {
+            return vec![without];
+        }
+        let predicate = predicate.clone().unwrap_or_else(|| quote!(all()));
+        attributes.push(quote!(cfg_attr(#predicate, #with)));
+        predicates.push(predicate);
+    }
+    attributes.push(quote!(cfg_attr(not(any(#(#predicates),*)), #without)));
+    attributes
 }
 
 /// `contract(x: f32[N])` → `contract(x: f32[N], __checked_by_scope = true)` (where `checked`;

@@ -168,3 +168,138 @@ fn impls_in_an_inner_contract_mod_take_the_outer_structs_clauses() {
         assert!(error.contains("self.w"), "{error}");
     }
 }
+
+/// A struct with a contract under other attributes a model struct often has: a derive under
+/// `cfg_attr`, its own `cfg`, twins under opposite `cfg`s, an `impl` under `cfg_attr`, the
+/// whole in a module under `cfg` (a `tests` module): a breaker found each rejected with
+/// `StructContractNotTaken`.
+mod under_other_attributes {
+    use super::*;
+
+    #[cfg_attr(test, derive(Debug))]
+    #[contract(w: Linear[E -> 4])]
+    pub struct Derived {
+        pub w: Linear,
+    }
+    #[cfg_attr(test, allow(clippy::needless_lifetimes))]
+    #[contract]
+    impl Derived {
+        #[contract(xs: f32[N, E])]
+        pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            self.w.forward(xs)
+        }
+    }
+
+    #[cfg(all())]
+    #[contract(w: Linear[E -> 4])]
+    pub struct Twin {
+        pub w: Linear,
+    }
+    #[cfg(not(all()))]
+    #[contract(w: Linear[E -> 8])]
+    pub struct Twin {
+        pub w: Linear,
+    }
+    #[contract]
+    impl Twin {
+        #[contract(xs: f32[N, E])]
+        pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            self.w.forward(xs)
+        }
+    }
+
+    #[cfg(all())]
+    pub mod gated {
+        use super::super::*;
+        #[contract(w: Linear[E -> 4])]
+        pub struct Net {
+            pub w: Linear,
+        }
+        #[contract]
+        impl Net {
+            #[contract(xs: f32[N, E])]
+            pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                self.w.forward(xs)
+            }
+        }
+    }
+}
+
+/// The struct in a module inside a `#[contract] mod`, its `impl` in the outer one; and a plain
+/// module inside one, whose `impl` of the outer struct has no `#[contract]` of its own.
+#[contract]
+mod nested {
+    use candle_contracts::contract;
+    use candle_core::{Module, Result, Tensor};
+
+    pub mod layers {
+        use candle_contracts::contract;
+        use candle_nn::Linear;
+        #[contract(w: Linear[E -> 4])]
+        pub struct Block {
+            pub w: Linear,
+        }
+    }
+    pub use layers::Block;
+
+    #[contract]
+    impl Block {
+        #[contract(xs: f32[N, E])]
+        pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+            self.w.forward(xs)
+        }
+    }
+
+    pub mod plain {
+        use super::Block;
+        use candle_contracts::contract;
+        use candle_core::{Module, Result, Tensor};
+        impl Block {
+            #[contract(xs: f32[N, E])]
+            pub fn forward_plain(&self, xs: &Tensor) -> Result<Tensor> {
+                self.w.forward(xs)
+            }
+        }
+    }
+
+    pub fn run(block: &Block, xs: &Tensor) -> Result<Tensor> {
+        block.w.forward(xs)
+    }
+}
+
+#[test]
+fn a_struct_contract_beside_other_attributes_is_checked() {
+    use under_other_attributes::{gated, Derived, Twin};
+    assert_eq!(
+        Derived { w: linear(4, 3) }.forward(&xs()).unwrap().dims(),
+        &[2, 4]
+    );
+    assert_eq!(
+        Twin { w: linear(4, 3) }.forward(&xs()).unwrap().dims(),
+        &[2, 4]
+    );
+    let gated_net = gated::Net { w: linear(4, 3) };
+    assert_eq!(gated_net.forward(&xs()).unwrap().dims(), &[2, 4]);
+    // The twin compiled in states `E -> 4`: an 8-wide layer is not it.
+    for error in [
+        Derived { w: linear(5, 3) }.forward(&xs()),
+        Twin { w: linear(8, 3) }.forward(&xs()),
+        gated::Net { w: linear(5, 3) }.forward(&xs()),
+    ] {
+        let error = error.unwrap_err().to_string();
+        assert!(error.contains("self.w"), "{error}");
+    }
+}
+
+#[test]
+fn nested_modules_of_a_contract_mod_hand_on_the_structs_clauses() {
+    let block = nested::Block { w: linear(4, 3) };
+    assert_eq!(block.forward(&xs()).unwrap().dims(), &[2, 4]);
+    assert_eq!(block.forward_plain(&xs()).unwrap().dims(), &[2, 4]);
+    assert_eq!(nested::run(&block, &xs()).unwrap().dims(), &[2, 4]);
+    let wide = nested::Block { w: linear(5, 3) };
+    for error in [wide.forward(&xs()), wide.forward_plain(&xs())] {
+        let error = error.unwrap_err().to_string();
+        assert!(error.contains("self.w"), "{error}");
+    }
+}
