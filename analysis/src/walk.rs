@@ -897,6 +897,11 @@ struct Walker<'a> {
     own_id: Option<FnId>,
     /// Set by [`Walker::loop_invariant`] where a loop's first run certainly leaves.
     first_run_leaves: bool,
+    /// Set where a test of a shape the walk cannot decide has a branch that leaves the function
+    /// (`if xs.rank() == 2 { return xs.t(); }`): what follows runs only for shapes that test
+    /// rules out, which the walk cannot tell apart (a `dims2()?` after it takes `xs` for rank
+    /// 2), so nothing after it is reported in (see [`Walker::block`]).
+    left_on_a_shape: bool,
     /// How many `Func`s deep this walk is (see [`FUNC_DEPTH`]).
     func_depth: usize,
 }
@@ -983,6 +988,7 @@ impl<'a> Walker<'a> {
             local_layers: 0,
             own_id: None,
             first_run_leaves: false,
+            left_on_a_shape: false,
             func_depth: 0,
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
@@ -2597,6 +2603,8 @@ impl<'a> Walker<'a> {
         // A statement certain to fail under `?`: nothing after it runs either, but what it
         // says is still reported (every certain mismatch of a body at once).
         let mut failed = false;
+        // After a leaving test of a shape (see `left_on_a_shape`): quiet to the block's end.
+        let mut after_shape_guard = false;
         for (i, stmt) in block.stmts.iter().enumerate() {
             let last = i + 1 == block.stmts.len();
             // A statement under `cfg` may not be compiled: what it binds or changes is
@@ -2617,6 +2625,10 @@ impl<'a> Walker<'a> {
             let v = self.stmt(stmt);
             self.quiet -= usize::from(never);
             self.taken = outer;
+            if self.left_on_a_shape && !after_shape_guard {
+                after_shape_guard = true;
+                self.quiet += 1;
+            }
             match (v == Value::Never, self.failure_never) {
                 (true, true) => failed = true,
                 (true, false) => never = true,
@@ -2626,6 +2638,7 @@ impl<'a> Walker<'a> {
                 value = v;
             }
         }
+        self.quiet -= usize::from(after_shape_guard);
         self.local_paths.pop();
         self.scope.pop();
         self.failure_never = failed && !never;
@@ -3155,6 +3168,16 @@ impl<'a> Walker<'a> {
                 self.quiet -= 1;
                 self.scope.pop();
                 self.forget(&changed);
+                // `while x.rank() < 2 { return .. }`: as a leaving `if` on a shape.
+                if reads_shape(&w.cond)
+                    && may_leave(&syn::Expr::Block(syn::ExprBlock {
+                        attrs: Vec::new(),
+                        label: None,
+                        block: w.body.clone(),
+                    }))
+                {
+                    self.left_on_a_shape = true;
+                }
                 Value::Other
             }
             syn::Expr::Loop(l) => {
@@ -3210,7 +3233,10 @@ impl<'a> Walker<'a> {
                     std::mem::take(&mut self.failure_never),
                     self.value_after_failure.take(),
                 );
+                // A `return` in the closure leaves the closure.
+                let left = std::mem::take(&mut self.left_on_a_shape);
                 self.expr(&c.body);
+                self.left_on_a_shape = left;
                 (
                     self.failures,
                     self.failed_call,
@@ -3232,7 +3258,9 @@ impl<'a> Walker<'a> {
                 let saved_subjects = self.subjects.clone();
                 self.closures += 1;
                 self.forget(&changed);
+                let left = std::mem::take(&mut self.left_on_a_shape);
                 self.block(&a.block);
+                self.left_on_a_shape = left;
                 self.closures -= 1;
                 self.scope = saved;
                 self.subjects = saved_subjects;
@@ -3563,6 +3591,12 @@ impl<'a> Walker<'a> {
             (None, _) => Value::Other,
         };
         self.quiet -= usize::from(quiet_else);
+        if verdict.is_none()
+            && (then == Value::Never || otherwise == Value::Never)
+            && reads_shape(&i.cond)
+        {
+            self.left_on_a_shape = true;
+        }
         let else_scope = std::mem::take(&mut self.scope);
         let mut joiner = self.joiner();
         joiner.fact = fact;
@@ -4276,12 +4310,40 @@ impl<'a> Walker<'a> {
         Some(self.dims_call_fits(call)? == ok)
     }
 
-    /// Whether `x.dimsN()` is `Ok`, where `x` is a local tensor of known rank: candle's
-    /// `dimsN` is `Ok` exactly on a tensor of rank N.
+    /// Whether `x.dimsN()` (or `x.dim(i)`) is `Ok`, where `x` is a local tensor of known rank:
+    /// candle's `dimsN` is `Ok` exactly on a tensor of rank N, `dim(i)` on one above `i`.
     fn dims_call_fits(&self, call: &syn::ExprMethodCall) -> Option<bool> {
         // candle's `dims1` to `dims5`, where no trait of the crate's may give `Tensor` a
         // method of the name found first (a by-value `dims2(self)`, a `dims6`).
         let method = call.method.to_string();
+        // `x.dim(2)`, `x.dim(D::Minus2)`: fits a rank above the index.
+        if method == "dim" && call.args.len() == 1 && call.turbofish.is_none() {
+            let needed = match unparen(&call.args[0]) {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) if i.suffix().is_empty() || i.suffix() == "usize" => {
+                    i.base10_parse::<usize>().ok()? + 1
+                }
+                syn::Expr::Path(p) => match path_segments(&p.path).as_slice() {
+                    [.., d, minus] if d == "D" && minus == "Minus1" => 1,
+                    [.., d, minus] if d == "D" && minus == "Minus2" => 2,
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            if self.may_be_crates_tensor_method(&method)
+                || self.index.may_be_foreign_method(&method)
+            {
+                return None;
+            }
+            let t = self.named_tensor(&call.receiver)?;
+            return match t.shape.rank() {
+                Rank::Exactly(r) => Some(r >= needed),
+                Rank::AtLeast(r) if r >= needed => Some(true),
+                Rank::AtLeast(_) => None,
+            };
+        }
         let rank: usize = match method.strip_prefix("dims") {
             Some(n @ ("1" | "2" | "3" | "4" | "5"))
                 if call.args.is_empty() && call.turbofish.is_none() =>
@@ -4293,17 +4355,23 @@ impl<'a> Walker<'a> {
         if self.may_be_crates_tensor_method(&method) || self.index.may_be_foreign_method(&method) {
             return None;
         }
-        let syn::Expr::Path(p) = unparen(&call.receiver) else {
-            return None;
-        };
-        let binding = self.lookup(&name_of(p.path.get_ident()?))?;
-        let Value::Tensor(t) = &binding.value else {
-            return None;
-        };
+        let t = self.named_tensor(&call.receiver)?;
         match t.shape.rank() {
             Rank::Exactly(r) => Some(r == rank),
             Rank::AtLeast(r) if r > rank => Some(false),
             Rank::AtLeast(_) => None,
+        }
+    }
+
+    /// The tensor a plain name holds (`x` in `x.dims2()`): looked at, walking nothing.
+    fn named_tensor(&self, receiver: &syn::Expr) -> Option<TensorType> {
+        let syn::Expr::Path(p) = unparen(receiver) else {
+            return None;
+        };
+        let binding = self.lookup(&name_of(p.path.get_ident()?))?;
+        match &binding.value {
+            Value::Tensor(t) => Some(t.clone()),
+            _ => None,
         }
     }
 
@@ -4389,6 +4457,11 @@ impl<'a> Walker<'a> {
         self.quiet += conditional;
         let value = self.match_arms(m, &scrutinee, some_arm, absent);
         self.quiet -= conditional;
+        // `match x.dims() { [_] => return .., _ => {} }`: as a leaving `if` on a shape.
+        if m.arms.len() > 1 && reads_shape(&m.expr) && m.arms.iter().any(|arm| may_leave(&arm.body))
+        {
+            self.left_on_a_shape = true;
+        }
         value
     }
 
@@ -4569,15 +4642,37 @@ impl<'a> Walker<'a> {
 
     fn binary(&mut self, b: &syn::ExprBinary) -> Value {
         use syn::BinOp;
-        let left = self.operand(&b.left);
-        if matches!(b.op, BinOp::And(_) | BinOp::Or(_)) {
-            // The right side may not run: what follows knows what both paths know.
+        // `a && b`, `a || b` and comparisons as values (`let two = x.rank() == 2 && ..;`), as
+        // in a condition: the right side of `&&` may not run (reported in only where it
+        // certainly does), and what decides them gives the `bool`.
+        let whole = syn::Expr::Binary(b.clone());
+        // A `let` chain (`let Some(a) = a && ..`): each part walked, what follows knowing
+        // what both paths know (`condition` walks a chain as this).
+        if matches!(b.op, BinOp::And(_) | BinOp::Or(_)) && has_let(&whole) {
+            self.operand(&b.left);
             let skipped = self.scope.clone();
             self.operand(&b.right);
             self.scope = merge(&skipped, &self.scope);
-            // std's `&&` and `||` take and give `bool`s.
             return Value::Flag;
         }
+        if matches!(
+            b.op,
+            BinOp::And(_)
+                | BinOp::Or(_)
+                | BinOp::Eq(_)
+                | BinOp::Ne(_)
+                | BinOp::Lt(_)
+                | BinOp::Le(_)
+                | BinOp::Gt(_)
+                | BinOp::Ge(_)
+        ) {
+            let outer = std::mem::replace(&mut self.taken, false);
+            let (verdict, _) = self.condition(&whole);
+            self.taken = outer;
+            // std's `&&`, `||`, `PartialEq` and `PartialOrd` give `bool`s.
+            return verdict.map_or(Value::Flag, Value::Bool);
+        }
+        let left = self.operand(&b.left);
         let right = self.operand(&b.right);
         let name = match b.op {
             BinOp::Add(_) => "add",
@@ -4599,15 +4694,6 @@ impl<'a> Walker<'a> {
                 // is below `self.steps`.
                 self.forget_in(|c| c.write_to(&b.left));
                 return Value::Other;
-            }
-            // std's `PartialEq` and `PartialOrd` give `bool`s.
-            BinOp::Eq(_)
-            | BinOp::Ne(_)
-            | BinOp::Lt(_)
-            | BinOp::Le(_)
-            | BinOp::Gt(_)
-            | BinOp::Ge(_) => {
-                return Value::Flag;
             }
             _ => return Value::Other,
         };
@@ -5240,6 +5326,7 @@ impl<'a> Walker<'a> {
             // (`as_slice` of a `Vec` or an array is their own inherent method.)
             ("to_vec" | "dims" | "to_owned" | "clone" | "as_slice", [], _) => Value::Tuple(items),
             ("len", [], _) => Value::Int(Dim::lit(items.len() as u64)),
+            ("is_empty", [], _) => Value::Bool(items.is_empty()),
             ("push", [Value::Int(size)], Some(local)) => {
                 items.push(Value::Int(size.clone()));
                 self.set(&local, Value::Tuple(items), None);
@@ -7406,7 +7493,7 @@ impl<'a> Walker<'a> {
         // `DType` by a path that names it here.
         let dtype = self.dtype_path();
         let qualify = |text: String| match &dtype {
-            Some(path) if path != "DType" => text.replace("DType::", &format!("{path}::")),
+            Some(path) if path != "DType" => qualify_dtype(&text, path),
             _ => text,
         };
         let help = help_of(&wrap(&normalized)).map(qualify);
@@ -7433,6 +7520,31 @@ impl<'a> Walker<'a> {
             origin,
         });
     }
+}
+
+/// `text` with each bare `DType::` (the fix's own, not one the user's code already writes by a
+/// path: `candle_core::DType::F32`) written by `path`.
+fn qualify_dtype(text: &str, path: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("DType::") {
+        let before = &rest[..at];
+        let bare = !before.ends_with("::")
+            && !before
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        out.push_str(before);
+        if bare {
+            out.push_str(path);
+            out.push_str("::");
+        } else {
+            out.push_str("DType::");
+        }
+        rest = &rest[at + "DType::".len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// How a finding's site stands in its source, for the fix built on it.
@@ -8192,6 +8304,82 @@ fn subject_text(expr: &syn::Expr) -> Option<String> {
         syn::Expr::Paren(p) => subject_text(&p.expr),
         _ => None,
     }
+}
+
+/// Whether an expression asks a tensor's shape (`x.rank()`, `x.dims()`, `x.dim(1)?`,
+/// `x.shape()`, `x.elem_count()`, in a macro's tokens too: `matches!(x.rank(), 0 | 1)`) or
+/// whether a call succeeds (`x.dims2().is_ok()`, `let Ok(ys) = xs.apply(&conv)`), outside
+/// closures.
+fn reads_shape(expr: &syn::Expr) -> bool {
+    const ASKS: &[&str] = &[
+        "rank",
+        "dims",
+        "dim",
+        "dims0",
+        "dims1",
+        "dims2",
+        "dims3",
+        "dims4",
+        "dims5",
+        "shape",
+        "elem_count",
+        "is_ok",
+        "is_err",
+    ];
+    fn in_tokens(tokens: TokenStream) -> bool {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        tokens.iter().enumerate().any(|(i, token)| match token {
+            TokenTree::Ident(ident) => {
+                i > 0
+                    && matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == '.')
+                    && ASKS.iter().any(|name| ident == name)
+            }
+            TokenTree::Group(group) => in_tokens(group.stream()),
+            _ => false,
+        })
+    }
+    struct Reads(bool);
+    impl<'a> Visit<'a> for Reads {
+        fn visit_expr_method_call(&mut self, call: &'a syn::ExprMethodCall) {
+            self.0 |= ASKS.iter().any(|name| call.method == name);
+            syn::visit::visit_expr_method_call(self, call);
+        }
+        fn visit_expr_let(&mut self, l: &'a syn::ExprLet) {
+            self.0 |= matches!(&*l.pat, syn::Pat::TupleStruct(ts)
+                if ts.path.is_ident("Ok") || ts.path.is_ident("Err"));
+            syn::visit::visit_expr_let(self, l);
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            self.0 |= in_tokens(mac.tokens.clone());
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+    }
+    let mut reads = Reads(false);
+    reads.visit_expr(expr);
+    reads.0
+}
+
+/// Whether an arm's body may leave the function: a `return` (outside closures), or a macro
+/// that may (`bail!`, `panic!`, one of the crate's).
+fn may_leave(expr: &syn::Expr) -> bool {
+    struct Leaves(bool);
+    impl<'a> Visit<'a> for Leaves {
+        fn visit_expr_return(&mut self, _: &'a syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            let name = mac.path.segments.last().map(|s| s.ident.to_string());
+            let known = name.as_deref().is_some_and(|name| {
+                EXPRESSION_MACROS.contains(&name) || name == "matches" || name == "vec"
+            });
+            self.0 |= !known;
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
+    }
+    let mut leaves = Leaves(false);
+    leaves.visit_expr(expr);
+    leaves.0
 }
 
 /// Whether a `break` stands anywhere in a block (an inner loop's too, a macro's tokens too).
@@ -9553,7 +9741,25 @@ fn names_outside_return(contract: &Contract, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::quoted;
+    use super::{qualify_dtype, quoted};
+
+    /// A fix's own `DType::U32` takes the path that names it; the user's
+    /// `candle_core::DType::F32` stays as written (a new user's help read
+    /// `candle_core::candle_core::DType::F32`).
+    #[test]
+    fn a_fixs_dtype_is_qualified_once() {
+        assert_eq!(
+            qualify_dtype(
+                "`&mask.to_dtype(candle_core::DType::F32)?.to_dtype(DType::U32)?`",
+                "candle_core::DType"
+            ),
+            "`&mask.to_dtype(candle_core::DType::F32)?.to_dtype(candle_core::DType::U32)?`"
+        );
+        assert_eq!(
+            qualify_dtype("x.to_dtype(MyDType::F32)", "candle::DType"),
+            "x.to_dtype(MyDType::F32)"
+        );
+    }
 
     /// A call's parentheses close up to its name; a pattern's or a value's keep their space
     /// (a new user read `if let(Some(sr), ..) =(&self.sr` in a `shapes` line).

@@ -10055,13 +10055,14 @@ pub fn f(a: &Tensor) -> Result<Tensor> {
         "    if let Ok((n, _, _)) = a.dims3() { let _ = a.reshape((n, 3, ()))?.dims2()?; }\n",
     );
     assert_eq!(check_file("dims-never-branch", &never), (0, Vec::new()));
-    // A pattern that may not match inside, or a shadowed `Ok`: not decided.
+    // A pattern that may not match inside: not decided, and a test of a shape that leaves
+    // the function: what follows runs only for shapes the walk cannot tell apart, silent.
     assert_eq!(
         check(
             "dims-refutable",
             "if let Ok((1, _)) = a.dims2() { return Ok(a.clone()); }"
         ),
-        (1, "--> model.rs:7:13".into())
+        (0, String::new())
     );
     // From a review: a crate's by-value `dims2(self)` is found before candle's, a `dims6` is
     // no candle method, and a constant in the pattern matches one value only.
@@ -11879,3 +11880,102 @@ fn a_breakers_funcs_and_guards_are_silent() {
         "error: `Tensor::narrow` takes `len: at most 4 - start`, but `5` is given here"
     );
 }
+
+/// Correct programs from a breaker: guards the walk cannot decide that return for the one rank
+/// the contract allows (what follows never runs), a `&&` whose right side never runs outside
+/// an `if`, and a padding of 0 (candle gives the tensor back before it reads `dim`). Each was
+/// a certain mismatch; a guard on a flag still leaves what follows checked.
+#[test]
+fn code_after_a_leaving_test_of_a_shape_and_a_skipped_right_side_are_silent() {
+    let (code, lines) = check_file("shape-guards", SHAPE_GUARDS);
+    assert_eq!(code, 1, "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            "error: `Tensor::t` takes `self: _[.., M, N]`, but `x` is `f32[N]` here",
+            "--> model.rs:LINE:5",
+        ]
+        .map(|line| line.replace("LINE", &FLAG_GUARD_LINE.to_string())),
+    );
+}
+
+const FLAG_GUARD_LINE: usize = 76;
+
+const SHAPE_GUARDS: &str = r#"use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+// Each function returns early for a rank-1 `x`, so `x.t()` never runs.
+
+#[contract(x: f32[N])]
+fn bool_let(x: &Tensor) -> Result<Tensor> {
+    let is_vec = x.rank() == 1;
+    if is_vec { return Ok(x.clone()); }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+fn slice_match(x: &Tensor) -> Result<Tensor> {
+    match x.dims() {
+        [_] => return Ok(x.clone()),
+        _ => {}
+    }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+fn dim_is_err(x: &Tensor) -> Result<Tensor> {
+    if x.dim(1).is_err() { return Ok(x.clone()); }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+fn match_guard(x: &Tensor) -> Result<Tensor> {
+    match x.rank() {
+        r if r < 2 => return Ok(x.clone()),
+        _ => {}
+    }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+fn eq_true(x: &Tensor) -> Result<Tensor> {
+    if (x.rank() < 2) == true { return Ok(x.clone()); }
+    x.t()
+}
+
+#[contract(x: f32[N, 4], w: f32[8, 3])]
+fn last_dim(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    if *x.dims().last().unwrap() != 8 { return Ok(x.clone()); }
+    x.matmul(w)
+}
+
+/// Is `x` a matrix with some positive row sum? On tensors of any rank.
+#[contract(x: f32[N])]
+fn has_positive_row(x: &Tensor) -> Result<bool> {
+    let yes = x.rank() == 2 && x.sum(1)?.max(0)?.to_scalar::<f32>()? > 0.0;
+    Ok(yes)
+}
+
+#[contract(x: f32[..])]
+fn transpose_any(x: &Tensor) -> Result<Tensor> {
+    if x.rank() == 2 {
+        return x.t();
+    }
+    let (a, b) = x.dims2()?;
+    x.reshape((a, b))?.flatten_from(2)
+}
+
+#[contract(x: f32[N, 4], return: f32[N, 4])]
+fn no_padding(x: &Tensor) -> Result<Tensor> {
+    x.pad_with_zeros(5, 0, 0)
+}
+
+// The control: a guard on a flag, not on a shape, leaves what follows checked.
+#[contract(x: f32[N])]
+fn flag_guard(x: &Tensor, done: bool) -> Result<Tensor> {
+    if done {
+        return Ok(x.clone());
+    }
+    x.t()
+}
+"#;

@@ -1418,6 +1418,20 @@ fn indexing_padding_and_gathering() {
         &[Size("2"), Size("1"), Size("2")],
         "f32[B, C, L + 3]",
     );
+    // candle gives the tensor back, before it reads `dim`, where both pads are 0 (a breaker
+    // found `pad_with_zeros(5, 0, 0)` reported); a `dim` past the rank fails with a pad.
+    method(
+        "f32[N, 4]",
+        "pad_with_zeros",
+        &[Size("5"), Size("0"), Size("0")],
+        "f32[N, 4]",
+    );
+    method(
+        "f32[N, 4]",
+        "pad_with_zeros",
+        &[Size("5"), Size("0"), Size("1")],
+        "error: dim 5 is past rank 2",
+    );
     method(
         "f32[V, E]",
         "index_select",

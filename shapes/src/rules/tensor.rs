@@ -1271,15 +1271,22 @@ impl Call<'_> {
             .with_shape(self.receiver.shape.clone().with_dim(axis, len)))
     }
 
-    /// `pad_with_zeros(dim, left, right)`: the dim grows by `left + right`.
+    /// `pad_with_zeros(dim, left, right)`: the dim grows by `left + right`. candle gives the
+    /// tensor back as it is, before it reads `dim`, where both pads are 0: a `dim` past the
+    /// rank fails only where the pads are certainly not both 0.
     fn pad(&self) -> Outcome {
-        let Some(axis) = self.resolve(0)? else {
-            return self.unknown_shape();
-        };
         let (left, right) = (
             self.args.get(1).map_or(Dim::Unknown, Arg::size),
             self.args.get(2).map_or(Dim::Unknown, Arg::size),
         );
+        let padding = left.clone().add(right.clone());
+        let axis = match (padding.compare(&Dim::lit(0)), self.resolve(0)) {
+            (Verdict::Equal, _) => return Ok(self.receiver.clone()),
+            (_, Ok(Some(axis))) => axis,
+            (_, Ok(None)) => return self.unknown_shape(),
+            (Verdict::Different(()), Err(mismatch)) => return Err(mismatch),
+            (Verdict::Possible, Err(_)) => return self.unknown_shape(),
+        };
         let size = self.receiver.shape.get(axis).add(left).add(right);
         Ok(self
             .receiver

@@ -190,12 +190,12 @@ mod under_other_attributes {
         }
     }
 
-    #[cfg(all())]
+    #[cfg(test)]
     #[contract(w: Linear[E -> 4])]
     pub struct Twin {
         pub w: Linear,
     }
-    #[cfg(not(all()))]
+    #[cfg(not(test))]
     #[contract(w: Linear[E -> 8])]
     pub struct Twin {
         pub w: Linear,
@@ -208,7 +208,7 @@ mod under_other_attributes {
         }
     }
 
-    #[cfg(all())]
+    #[cfg(test)]
     pub mod gated {
         use super::super::*;
         #[contract(w: Linear[E -> 4])]
