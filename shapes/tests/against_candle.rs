@@ -1412,6 +1412,14 @@ fn indexing_padding_and_gathering() {
         &[Tuple(vec![Range(None, None), Range(Some("2"), Some("5"))])],
         "f32[N, 3]",
     );
+    // More items than dims: candle narrows a dim past the rank (a new user's
+    // `mask.i((0..n, 0..n, 0..n))` on a rank-2 mask was silent).
+    method(
+        "f32[M, M]",
+        "i",
+        &[Tuple(vec![Size("0"), Size("0"), Size("0")])],
+        "error: rank 2 given, rank 3 or more expected",
+    );
     method(
         "f32[B, C, L]",
         "pad_with_zeros",

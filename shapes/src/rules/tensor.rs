@@ -1320,6 +1320,13 @@ impl Call<'_> {
         };
         let shape = &self.receiver.shape;
         if items.len() > shape.front().len() {
+            // More items than dims: candle narrows a dim past the rank (or reads its size),
+            // and fails.
+            if shape.run().is_none() {
+                let dims = vec!["_"; items.len()].join(", ");
+                let expected = format!("self: _[{dims}, ..]");
+                self.require_rank(Argument::Receiver, self.receiver, items.len(), &expected)?;
+            }
             return self.unknown_shape();
         }
         let mut front = Vec::new();
