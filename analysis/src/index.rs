@@ -347,6 +347,10 @@ pub struct Index {
     /// Methods of a type that only some instantiations have (`impl Model<f32>`): no call of
     /// that name on the type is certain.
     uncertain_methods: BTreeSet<(String, String)>,
+    /// Methods of inherent `impl`s under `cfg` (whose type the index does not resolve), by
+    /// the type's name as the header writes it and the method's: no call of that name on a
+    /// type of that name is certain.
+    uncertain_by_type_name: BTreeSet<(String, String)>,
     /// Enum variants, by enum key: `Kind::Wrap(..)` is the variant, not a function.
     variants: BTreeMap<String, BTreeSet<String>>,
     /// The names of every `macro_rules!` read: a macro of one of those names is not std's.
@@ -371,9 +375,12 @@ pub struct Index {
     struct_contracts: BTreeMap<String, TokenStream>,
     /// Every struct contract (under `cfg` too: the analysis takes no facts from those, they
     /// may be compiled out), by the struct's module and name, with the predicate of the `cfg`
-    /// it is compiled under (see [`crate::contract::fields::variant_of_struct`]): one per
+    /// it is compiled under (see [`crate::contract::fields::variants_of_struct`]): one per
     /// struct of that name there (twins under opposite `cfg`s).
     struct_contracts_in: BTreeMap<(ModId, String), Vec<StructContractVariant>>,
+    /// The contracts of a struct there under every `cfg` whose contracts are all under
+    /// `cfg_attr`, by its key.
+    struct_contracts_under_cfg: BTreeMap<String, Vec<StructContractVariant>>,
     /// Every struct with named fields read, by key, with its module: where the analysis
     /// looks for who may construct it.
     structs: BTreeMap<String, (ModId, StructItem)>,
@@ -662,6 +669,16 @@ impl Index {
                     }
                     self.type_key(module, &self_ty[0])
                 }
+                // An inherent one (a struct under `cfg`, say) is of a type of the crate's own,
+                // named as the header writes it: never `Tensor` or a layer.
+                _ if trait_of.is_none() && !self_ty.is_empty() => {
+                    let type_name = self_ty.last().cloned().unwrap_or_default();
+                    for name in names {
+                        self.uncertain_by_type_name
+                            .insert((type_name.clone(), name));
+                    }
+                    continue;
+                }
                 _ => {
                     self.any_type_methods.extend(names.iter().cloned());
                     self.foreign_impl_names.extend(names.iter().cloned());
@@ -708,6 +725,14 @@ impl Index {
     /// The struct contract of the type `key`, as the clauses its methods take.
     pub fn struct_clauses(&self, key: &str) -> Option<&TokenStream> {
         self.struct_contracts.get(key)
+    }
+
+    /// The contracts under `cfg_attr` of the type `key` (a struct there under every `cfg`),
+    /// each with its predicate.
+    pub fn struct_contracts_under_cfg(&self, key: &str) -> &[StructContractVariant] {
+        self.struct_contracts_under_cfg
+            .get(key)
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The contracts of the structs named `name` declared in `module`, each with the `cfg` it
@@ -782,13 +807,21 @@ impl Index {
                 let key = self.type_key(module, &name);
                 self.derived_types.insert(key);
             }
-            if let syn::Item::Struct(s) = item
-                && let Some(variant) = crate::contract::fields::variant_of_struct(s)
-            {
+            if let syn::Item::Struct(s) = item {
+                let variants = crate::contract::fields::variants_of_struct(s);
+                // One there under every `cfg` but for its `cfg_attr`s: by its key too.
+                if !conditional
+                    && !variants.is_empty()
+                    && variants.iter().all(|(predicate, _)| predicate.is_some())
+                {
+                    let key = self.type_key(module, &name_of(&s.ident));
+                    self.struct_contracts_under_cfg
+                        .insert(key, variants.clone());
+                }
                 self.struct_contracts_in
                     .entry((module, name_of(&s.ident)))
                     .or_default()
-                    .push(variant);
+                    .extend(variants);
             }
             match item {
                 syn::Item::Fn(f) => {
@@ -841,6 +874,17 @@ impl Index {
                                 // `#[cfg(all())] impl Consume for Patches { fn forward(self,
                                 // ..) }` beating the inherent `&self` one).
                                 let name = name_of(&f.sig.ident);
+                                // An inherent one is of a type of the crate's own (never
+                                // `Tensor`'s or a layer's), named as its header writes it.
+                                if i.trait_.is_none()
+                                    && let syn::Type::Path(p) = &*i.self_ty
+                                    && p.qself.is_none()
+                                    && let Some(last) = p.path.segments.last()
+                                {
+                                    self.uncertain_by_type_name
+                                        .insert((name_of(&last.ident), name));
+                                    continue;
+                                }
                                 self.uncertain_names.insert(name.clone());
                                 self.any_type_methods.insert(name.clone());
                                 self.foreign_impl_names.insert(name);
@@ -2230,10 +2274,7 @@ impl Index {
         self.methods
             .contains_key(&(key.to_string(), name.to_string()))
             || !self.trait_impl_methods(key, name).is_empty()
-            || self.uncertain_names.contains(name)
-            || self
-                .uncertain_methods
-                .contains(&(key.to_string(), name.to_string()))
+            || self.uncertain_method(key, name)
             || self.provided_names.contains(name)
             || self.any_type_methods.contains(name)
             || self.foreign_impl_names.contains(name)
@@ -2243,14 +2284,23 @@ impl Index {
             || opaque_crate
     }
 
-    /// The functions named `name` in the `impl` blocks of the type `key`.
-    /// One under `cfg` among them leaves none certain: the list is empty then.
-    pub fn methods(&self, key: &str, name: &str) -> &[FnId] {
-        if self.uncertain_names.contains(name)
+    /// Whether an `impl` the index cannot place may give the type `key` a method `name`
+    /// (one under `cfg`, through an alias, for some instantiations).
+    fn uncertain_method(&self, key: &str, name: &str) -> bool {
+        let type_name = key.rsplit([':']).next().unwrap_or(key);
+        self.uncertain_names.contains(name)
             || self
                 .uncertain_methods
                 .contains(&(key.to_string(), name.to_string()))
-        {
+            || self
+                .uncertain_by_type_name
+                .contains(&(type_name.to_string(), name.to_string()))
+    }
+
+    /// The functions named `name` in the `impl` blocks of the type `key`.
+    /// One under `cfg` among them leaves none certain: the list is empty then.
+    pub fn methods(&self, key: &str, name: &str) -> &[FnId] {
+        if self.uncertain_method(key, name) {
             return &[];
         }
         let ids = self

@@ -2662,6 +2662,11 @@ impl<'a> Walker<'a> {
                             let saved = self.scope.clone();
                             self.expr(diverge);
                             self.scope = saved;
+                            // `let [a, b] = x.dims() else { return .. };`: a leaving test of a
+                            // shape, as an `if`'s.
+                            if self.on_every_path() && self.reads_shape(&init.expr) {
+                                self.left_on_a_shape = true;
+                            }
                         }
                         value
                     }
@@ -3169,7 +3174,8 @@ impl<'a> Walker<'a> {
                 self.scope.pop();
                 self.forget(&changed);
                 // `while x.rank() < 2 { return .. }`: as a leaving `if` on a shape.
-                if reads_shape(&w.cond)
+                if self.on_every_path()
+                    && self.reads_shape(&w.cond)
                     && may_leave(&syn::Expr::Block(syn::ExprBlock {
                         attrs: Vec::new(),
                         label: None,
@@ -3593,7 +3599,8 @@ impl<'a> Walker<'a> {
         self.quiet -= usize::from(quiet_else);
         if verdict.is_none()
             && (then == Value::Never || otherwise == Value::Never)
-            && reads_shape(&i.cond)
+            && self.on_every_path()
+            && self.reads_shape(&i.cond)
         {
             self.left_on_a_shape = true;
         }
@@ -4363,6 +4370,31 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Whether the walk is where every path of the function's body passes (no undecided
+    /// branch, loop or closure around it; a helper's or a `Func`'s body walked at its call
+    /// is quiet by one from the start).
+    fn on_every_path(&self) -> bool {
+        self.quiet == usize::from(!self.inlined.is_empty()) && self.closures == self.layer_bodies
+    }
+
+    /// Whether an expression asks the shape of a tensor a name holds (`x.rank()`,
+    /// `x.dims()`, `x.dim(1)?`, `x.shape()`, `x.elem_count()`, in a macro's tokens too:
+    /// `matches!(x.rank(), 0 | 1)`), whether a call on one succeeds (`x.dims2().is_ok()`,
+    /// `let Ok(ys) = xs.apply(&conv)`), or a function given one (`is_vec(&x)`), outside
+    /// closures.
+    fn reads_shape(&self, expr: &syn::Expr) -> bool {
+        let is_tensor = |name: &str| {
+            self.lookup(name)
+                .is_some_and(|binding| matches!(binding.value, Value::Tensor(_)))
+        };
+        let mut reads = ShapeReads {
+            found: false,
+            is_tensor: &is_tensor,
+        };
+        reads.visit_expr(expr);
+        reads.found
+    }
+
     /// The tensor a plain name holds (`x` in `x.dims2()`): looked at, walking nothing.
     fn named_tensor(&self, receiver: &syn::Expr) -> Option<TensorType> {
         let syn::Expr::Path(p) = unparen(receiver) else {
@@ -4458,7 +4490,10 @@ impl<'a> Walker<'a> {
         let value = self.match_arms(m, &scrutinee, some_arm, absent);
         self.quiet -= conditional;
         // `match x.dims() { [_] => return .., _ => {} }`: as a leaving `if` on a shape.
-        if m.arms.len() > 1 && reads_shape(&m.expr) && m.arms.iter().any(|arm| may_leave(&arm.body))
+        if m.arms.len() > 1
+            && self.on_every_path()
+            && self.reads_shape(&m.expr)
+            && m.arms.iter().any(|arm| may_leave(&arm.body))
         {
             self.left_on_a_shape = true;
         }
@@ -8306,61 +8341,102 @@ fn subject_text(expr: &syn::Expr) -> Option<String> {
     }
 }
 
-/// Whether an expression asks a tensor's shape (`x.rank()`, `x.dims()`, `x.dim(1)?`,
-/// `x.shape()`, `x.elem_count()`, in a macro's tokens too: `matches!(x.rank(), 0 | 1)`) or
-/// whether a call succeeds (`x.dims2().is_ok()`, `let Ok(ys) = xs.apply(&conv)`), outside
-/// closures.
-fn reads_shape(expr: &syn::Expr) -> bool {
-    const ASKS: &[&str] = &[
-        "rank",
-        "dims",
-        "dim",
-        "dims0",
-        "dims1",
-        "dims2",
-        "dims3",
-        "dims4",
-        "dims5",
-        "shape",
-        "elem_count",
-        "is_ok",
-        "is_err",
-    ];
-    fn in_tokens(tokens: TokenStream) -> bool {
+/// What a tensor's shape is asked by (see [`Walker::reads_shape`]).
+const SHAPE_QUERIES: &[&str] = &[
+    "rank",
+    "dims",
+    "dim",
+    "dims0",
+    "dims1",
+    "dims2",
+    "dims3",
+    "dims4",
+    "dims5",
+    "shape",
+    "elem_count",
+];
+
+/// Finds a question on a tensor's shape, or on whether a call on a tensor succeeds, in an
+/// expression (see [`Walker::reads_shape`]).
+struct ShapeReads<'a> {
+    found: bool,
+    /// Whether a name holds a tensor.
+    is_tensor: &'a dyn Fn(&str) -> bool,
+}
+
+impl ShapeReads<'_> {
+    /// `x.rank()`, `x.dims2()`, `xs.apply(&conv)`: a call on a name that holds a tensor.
+    fn on_tensor(&self, call: &syn::ExprMethodCall) -> bool {
+        match unparen(strip_refs(&call.receiver)) {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|ident| (self.is_tensor)(&name_of(ident))),
+            _ => false,
+        }
+    }
+
+    /// A call on a tensor, or one under `?`, whose success `is_ok` or `let Ok(..)` tests.
+    fn succeeds(&self, expr: &syn::Expr) -> bool {
+        match unparen(expr) {
+            syn::Expr::MethodCall(call) => self.on_tensor(call),
+            syn::Expr::Try(t) => matches!(unparen(&t.expr), syn::Expr::MethodCall(call)
+                if self.on_tensor(call)),
+            _ => false,
+        }
+    }
+
+    /// `x.rank()` in a macro's tokens, `x` a name that holds a tensor.
+    fn in_tokens(&self, tokens: TokenStream) -> bool {
         let tokens: Vec<TokenTree> = tokens.into_iter().collect();
         tokens.iter().enumerate().any(|(i, token)| match token {
             TokenTree::Ident(ident) => {
-                i > 0
+                i >= 2
+                    && SHAPE_QUERIES.iter().any(|name| ident == name)
                     && matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == '.')
-                    && ASKS.iter().any(|name| ident == name)
+                    && matches!(&tokens[i - 2], TokenTree::Ident(x) if (self.is_tensor)(&x.to_string()))
             }
-            TokenTree::Group(group) => in_tokens(group.stream()),
+            TokenTree::Group(group) => self.in_tokens(group.stream()),
             _ => false,
         })
     }
-    struct Reads(bool);
-    impl<'a> Visit<'a> for Reads {
-        fn visit_expr_method_call(&mut self, call: &'a syn::ExprMethodCall) {
-            self.0 |= ASKS.iter().any(|name| call.method == name);
-            syn::visit::visit_expr_method_call(self, call);
-        }
-        fn visit_expr_let(&mut self, l: &'a syn::ExprLet) {
-            self.0 |= matches!(&*l.pat, syn::Pat::TupleStruct(ts)
-                if ts.path.is_ident("Ok") || ts.path.is_ident("Err"));
-            syn::visit::visit_expr_let(self, l);
-        }
-        fn visit_macro(&mut self, mac: &'a syn::Macro) {
-            self.0 |= in_tokens(mac.tokens.clone());
-        }
-        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
-    }
-    let mut reads = Reads(false);
-    reads.visit_expr(expr);
-    reads.0
 }
 
-/// Whether an arm's body may leave the function: a `return` (outside closures), or a macro
-/// that may (`bail!`, `panic!`, one of the crate's).
+impl ShapeReads<'_> {
+    /// A name that holds a tensor, given as an argument (`is_vec(&x)`).
+    fn tensor_argument(&self, arg: &syn::Expr) -> bool {
+        matches!(unparen(strip_refs(arg)), syn::Expr::Path(p)
+            if p.path.get_ident().is_some_and(|ident| (self.is_tensor)(&name_of(ident))))
+    }
+}
+
+impl<'v> Visit<'v> for ShapeReads<'_> {
+    fn visit_expr_method_call(&mut self, call: &'v syn::ExprMethodCall) {
+        let method = call.method.to_string();
+        self.found |= (SHAPE_QUERIES.contains(&method.as_str()) && self.on_tensor(call))
+            || ((method == "is_ok" || method == "is_err") && self.succeeds(&call.receiver))
+            || call.args.iter().any(|arg| self.tensor_argument(arg));
+        syn::visit::visit_expr_method_call(self, call);
+    }
+    // A function asked about a tensor (`if is_vec(&x) { return .. }`).
+    fn visit_expr_call(&mut self, call: &'v syn::ExprCall) {
+        self.found |= call.args.iter().any(|arg| self.tensor_argument(arg));
+        syn::visit::visit_expr_call(self, call);
+    }
+    fn visit_expr_let(&mut self, l: &'v syn::ExprLet) {
+        self.found |= matches!(&*l.pat, syn::Pat::TupleStruct(ts)
+            if ts.path.is_ident("Ok") || ts.path.is_ident("Err"))
+            && self.succeeds(&l.expr);
+        syn::visit::visit_expr_let(self, l);
+    }
+    fn visit_macro(&mut self, mac: &'v syn::Macro) {
+        self.found |= self.in_tokens(mac.tokens.clone());
+    }
+    fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
+}
+
+/// Whether an arm's body may leave the function: a `return` (outside closures), or std's and
+/// candle's diverging macros (`bail!`, `panic!`).
 fn may_leave(expr: &syn::Expr) -> bool {
     struct Leaves(bool);
     impl<'a> Visit<'a> for Leaves {
@@ -8369,10 +8445,9 @@ fn may_leave(expr: &syn::Expr) -> bool {
         }
         fn visit_macro(&mut self, mac: &'a syn::Macro) {
             let name = mac.path.segments.last().map(|s| s.ident.to_string());
-            let known = name.as_deref().is_some_and(|name| {
-                EXPRESSION_MACROS.contains(&name) || name == "matches" || name == "vec"
-            });
-            self.0 |= !known;
+            self.0 |= name
+                .as_deref()
+                .is_some_and(|name| DIVERGING_MACROS.contains(&name));
         }
         fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
         fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}

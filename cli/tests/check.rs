@@ -11979,3 +11979,82 @@ fn flag_guard(x: &Tensor, done: bool) -> Result<Tensor> {
     x.t()
 }
 "#;
+
+/// A second breaker's programs. Guards that ask no tensor's shape (an environment variable, a
+/// parsed number, a method of another type), or stand inside a branch or a loop, leave what
+/// follows checked: each `x.t()` after them is certain for some input (the first version of the
+/// rule silenced all five). A `let .. else` on a tensor's dims and a function asked about the
+/// tensor are tests of its shape: what follows them is silent.
+#[test]
+fn only_a_leaving_test_of_a_tensors_shape_on_every_path_silences_what_follows() {
+    let (code, lines) = check_file("shape-guards-narrow", SHAPE_GUARDS_NARROW);
+    assert_eq!(code, 1, "{lines:?}");
+    let sites: Vec<&String> = lines
+        .iter()
+        .filter(|line| line.starts_with("-->"))
+        .collect();
+    let expected: Vec<String> = SHAPE_GUARDS_NARROW
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim_start().starts_with("x.t() // certain"))
+        .map(|(at, _)| format!("--> model.rs:{}:5", at + 1))
+        .collect();
+    assert_eq!(expected.len(), 5);
+    assert_eq!(sites, expected.iter().collect::<Vec<_>>(), "{lines:?}");
+}
+
+const SHAPE_GUARDS_NARROW: &str = r#"use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[N])]
+pub fn env_guard(x: &Tensor) -> Result<Tensor> {
+    if let Ok(_home) = std::env::var("HOME") { return Ok(x.clone()); }
+    x.t() // certain failure whenever HOME is unset
+}
+
+#[contract(x: f32[N])]
+pub fn parse_guard(x: &Tensor, s: &str) -> Result<Tensor> {
+    if s.parse::<usize>().is_err() { return Ok(x.clone()); }
+    x.t() // certain failure for s = "1"
+}
+
+#[contract(x: f32[N])]
+pub fn flag_then_shape(x: &Tensor, y: &Tensor, flag: bool) -> Result<Tensor> {
+    if flag { if y.rank() == 3 { return Ok(y.clone()); } }
+    x.t() // certain failure whenever flag is false
+}
+
+#[contract(x: f32[N])]
+pub fn loop_guard(x: &Tensor, ys: &[Tensor]) -> Result<Tensor> {
+    for y in ys { if y.rank() == 3 { return Ok(y.clone()); } }
+    x.t() // certain failure for ys = []
+}
+
+struct Img { w: usize }
+impl Img { fn dim(&self) -> usize { self.w } }
+#[contract(x: f32[N])]
+pub fn not_a_tensor(x: &Tensor, w: usize) -> Result<Tensor> {
+    if (Img { w }).dim() == 0 { return Ok(x.clone()); }
+    x.t() // certain failure for w = 1
+}
+
+fn is_vec(x: &Tensor) -> bool { x.rank() == 1 }
+
+#[contract(x: f32[N])]
+pub fn helper_guard(x: &Tensor) -> Result<Tensor> {
+    if is_vec(x) { return Ok(x.clone()); }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn let_else(x: &Tensor) -> Result<Tensor> {
+    let [_a, _b] = x.dims() else { return Ok(x.clone()) };
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn get_else(x: &Tensor) -> Result<Tensor> {
+    let Some(&_m) = x.dims().get(1) else { return Ok(x.clone()) };
+    x.t()
+}
+"#;

@@ -120,19 +120,13 @@ pub fn of_struct(item: &syn::ItemStruct) -> Option<TokenStream> {
     method_clauses(&tokens, &field_names(item)).ok()
 }
 
-/// The struct contract of a struct item written `#[cfg_attr(predicate, contract(...))]`: the
-/// predicate and the method clauses (see [`of_struct`]).
-pub fn of_struct_under_cfg(item: &syn::ItemStruct) -> Option<(TokenStream, TokenStream)> {
-    let (predicate, tokens) = super::contract_list_under_cfg(&item.attrs)?;
-    let clauses = method_clauses(&tokens, &field_names(item)).ok()?;
-    Some((predicate, clauses))
-}
-
-/// A struct's contract with the `cfg` it is compiled under: the predicate of its own
+/// A struct's contracts with the `cfg` each is compiled under: the predicate of its own
 /// `#[cfg(..)]`s and of a `cfg_attr(p, contract(...))` (`all(..)` of several; `None` where
-/// it is there under every `cfg` of its module), and the method clauses.
-pub fn variant_of_struct(item: &syn::ItemStruct) -> Option<(Option<TokenStream>, TokenStream)> {
-    let mut predicates: Vec<TokenStream> = item
+/// it is there under every `cfg` of its module), and the method clauses. One for a
+/// `#[contract(...)]`, one per `cfg_attr` contract (`cfg_attr(p, contract(A))` beside
+/// `cfg_attr(not(p), contract(B))`); none without a contract that reads.
+pub fn variants_of_struct(item: &syn::ItemStruct) -> Vec<(Option<TokenStream>, TokenStream)> {
+    let own: Vec<TokenStream> = item
         .attrs
         .iter()
         .filter(|attr| attr.path().is_ident("cfg"))
@@ -141,20 +135,26 @@ pub fn variant_of_struct(item: &syn::ItemStruct) -> Option<(Option<TokenStream>,
             _ => None,
         })
         .collect();
-    let clauses = match of_struct(item) {
-        Some(clauses) => clauses,
-        None => {
-            let (predicate, clauses) = of_struct_under_cfg(item)?;
-            predicates.push(predicate);
-            clauses
+    let under = |extra: Option<TokenStream>| {
+        let mut predicates = own.clone();
+        predicates.extend(extra);
+        match predicates.len() {
+            0 => None,
+            1 => predicates.pop(),
+            _ => Some(quote!(all(#(#predicates),*))),
         }
     };
-    let predicate = match predicates.len() {
-        0 => None,
-        1 => predicates.pop(),
-        _ => Some(quote!(all(#(#predicates),*))),
-    };
-    Some((predicate, clauses))
+    if let Some(clauses) = of_struct(item) {
+        return vec![(under(None), clauses)];
+    }
+    let fields = field_names(item);
+    super::contract_lists_under_cfg(&item.attrs)
+        .into_iter()
+        .filter_map(|(predicate, tokens)| {
+            let clauses = method_clauses(&tokens, &fields).ok()?;
+            Some((under(Some(predicate)), clauses))
+        })
+        .collect()
 }
 
 /// The names of a struct's named fields (`r#type` is `type`).

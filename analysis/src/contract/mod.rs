@@ -97,20 +97,23 @@ pub fn harmless_under_cfg(attr: &syn::Attribute) -> bool {
         .is_some_and(|(_, attributes)| !attributes.is_empty() && attributes.iter().all(keeps))
 }
 
-/// The predicate and the list of a contract written `#[cfg_attr(predicate, contract(...))]`
-/// (the first such among `attrs`, one level deep).
-pub fn contract_list_under_cfg(attrs: &[syn::Attribute]) -> Option<(TokenStream, TokenStream)> {
-    attrs.iter().find_map(|attr| {
-        let (predicate, attributes) = cfg_attr_parts(attr)?;
-        attributes.iter().find_map(|tokens| {
-            match syn::parse2::<syn::Meta>(tokens.clone()).ok()? {
-                syn::Meta::List(list) if is_contract_tokens(tokens) => {
-                    Some((predicate.clone(), list.tokens))
+/// The predicate and the list of each contract written `#[cfg_attr(predicate,
+/// contract(...))]` among `attrs` (one level deep).
+pub fn contract_lists_under_cfg(attrs: &[syn::Attribute]) -> Vec<(TokenStream, TokenStream)> {
+    attrs
+        .iter()
+        .filter_map(|attr| {
+            let (predicate, attributes) = cfg_attr_parts(attr)?;
+            attributes.iter().find_map(|tokens| {
+                match syn::parse2::<syn::Meta>(tokens.clone()).ok()? {
+                    syn::Meta::List(list) if is_contract_tokens(tokens) => {
+                        Some((predicate.clone(), list.tokens))
+                    }
+                    _ => None,
                 }
-                _ => None,
-            }
+            })
         })
-    })
+        .collect()
 }
 
 /// Every contract among `attrs`, as its meta (`contract`, `contract(x: f32[N])`): those written

@@ -138,16 +138,15 @@ pub fn expand_scope(input: &TokenStream) -> Option<TokenStream> {
                 let Item::Struct(s) = member else {
                     continue;
                 };
-                if let Some(variant) =
-                    candle_contracts_analysis::contract::fields::variant_of_struct(s)
-                {
+                let variants = candle_contracts_analysis::contract::fields::variants_of_struct(s);
+                if !variants.is_empty() {
                     by_name
                         .entry(s.ident.to_string())
                         .or_insert_with(|| StructClauses {
                             variants: Vec::new(),
                         })
                         .variants
-                        .push(variant);
+                        .extend(variants);
                 }
             }
             for member in items {
@@ -282,12 +281,18 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
         .map_or((None, None), |(key, module): (Option<String>, _)| {
             (key, Some(module))
         });
-    // A struct the index resolved the `impl` to, with a contract under every `cfg`.
-    if let Some(key) = &key
-        && let Some(clauses) = view.index.struct_clauses(key)
-    {
-        let variants = vec![(None, reparse(clauses)?)];
-        return Some(StructClauses { variants });
+    // A struct the index resolved the `impl` to, with a contract under every `cfg`, or
+    // contracts under `cfg_attr`s.
+    if let Some(key) = &key {
+        if let Some(clauses) = view.index.struct_clauses(key) {
+            let variants = vec![(None, reparse(clauses)?)];
+            return Some(StructClauses { variants });
+        }
+        let under_cfg = view.index.struct_contracts_under_cfg(key);
+        if !under_cfg.is_empty() {
+            let variants = reparse_variants(under_cfg)?;
+            return Some(StructClauses { variants });
+        }
     }
     // One under `cfg` (or in a module under `cfg`, or an `impl` under one): the struct of the
     // name the `impl` writes, declared in the `impl`'s own module.
@@ -302,10 +307,17 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
         }
         _ => return None,
     };
-    let module = module?;
-    let variants = view
-        .index
-        .struct_contracts_in(module, &name)
+    let variants = reparse_variants(view.index.struct_contracts_in(module?, &name))?;
+    (!variants.is_empty()).then_some(StructClauses { variants })
+}
+
+/// A struct's contracts as the index holds them, in the compiler's own tokens (from their
+/// text).
+fn reparse_variants(
+    variants: &[(Option<TokenStream>, TokenStream)],
+) -> Option<Vec<(Option<TokenStream>, TokenStream)>> {
+    let reparse = |tokens: &TokenStream| tokens.to_string().parse::<TokenStream>().ok();
+    variants
         .iter()
         .map(|(predicate, clauses)| {
             let predicate = match predicate {
@@ -314,8 +326,7 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
             };
             Some((predicate, reparse(clauses)?))
         })
-        .collect::<Option<Vec<_>>>()?;
-    (!variants.is_empty()).then_some(StructClauses { variants })
+        .collect()
 }
 
 /// The contract of a struct declared in the module, of an `impl` that names it without a

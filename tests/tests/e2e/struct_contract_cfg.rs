@@ -303,3 +303,65 @@ fn nested_modules_of_a_contract_mod_hand_on_the_structs_clauses() {
         assert!(error.contains("self.w"), "{error}");
     }
 }
+
+/// A struct contract under `cfg_attr` whose `impl` is in another module, and two `cfg_attr`
+/// contracts on one struct (one per `cfg`): a breaker found the first rejected with
+/// `StructContractNotTaken`, and the second read as its first contract only.
+mod under_cfg_attr_elsewhere {
+    use candle_contracts::contract;
+    use candle_nn::Linear;
+
+    #[cfg_attr(test, contract(w: Linear[E -> 4]))]
+    pub struct Net {
+        pub w: Linear,
+    }
+
+    #[cfg_attr(not(test), contract(w: Linear[E -> 8]))]
+    #[cfg_attr(test, contract(w: Linear[E -> 4]))]
+    pub struct Either {
+        pub w: Linear,
+    }
+
+    pub mod inner {
+        use super::{Either, Net};
+        use candle_contracts::contract;
+        use candle_core::{Module, Result, Tensor};
+
+        #[contract]
+        impl Net {
+            #[contract(xs: f32[N, E])]
+            pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                self.w.forward(xs)
+            }
+        }
+
+        #[contract]
+        impl Either {
+            #[contract(xs: f32[N, E])]
+            pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                self.w.forward(xs)
+            }
+        }
+    }
+}
+
+#[test]
+fn a_struct_contract_under_cfg_attr_reaches_an_impl_in_another_module() {
+    use under_cfg_attr_elsewhere::{Either, Net};
+    assert_eq!(
+        Net { w: linear(4, 3) }.forward(&xs()).unwrap().dims(),
+        &[2, 4]
+    );
+    assert_eq!(
+        Either { w: linear(4, 3) }.forward(&xs()).unwrap().dims(),
+        &[2, 4]
+    );
+    // Tests build with `test`: the `E -> 4` contract, not the `E -> 8` one.
+    for error in [
+        Net { w: linear(5, 3) }.forward(&xs()),
+        Either { w: linear(8, 3) }.forward(&xs()),
+    ] {
+        let error = error.unwrap_err().to_string();
+        assert!(error.contains("self.w"), "{error}");
+    }
+}
