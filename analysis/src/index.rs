@@ -2507,12 +2507,35 @@ pub fn is_inert_attribute(attr: &syn::Attribute) -> bool {
             .is_some_and(|root| root.ident == "rustfmt" || root.ident == "clippy")
 }
 
+/// Whether an attribute is a `#[cfg_attr(..)]` whose attributes leave the item there, as
+/// written, under every `cfg`: inert ones (contracts, lints, docs, `inline`, `repr`, derives,
+/// which add impls beside it), but not `cfg`, `path` (another file) or `macro_use`.
+fn harmless_under_cfg(attr: &syn::Attribute) -> bool {
+    let keeps = |tokens: &TokenStream| {
+        let Ok(attr) =
+            syn::parse::Parser::parse2(syn::Attribute::parse_outer, quote::quote!(#[#tokens]))
+        else {
+            return false;
+        };
+        let [attr] = attr.as_slice() else {
+            return false;
+        };
+        let path = attr.path();
+        (is_inert_attribute(attr) || crate::contract::is_contract(attr))
+            && !["cfg", "path", "macro_use"]
+                .iter()
+                .any(|name| path.is_ident(name))
+    };
+    crate::contract::cfg_attr_parts(attr)
+        .is_some_and(|(_, attributes)| !attributes.is_empty() && attributes.iter().all(keeps))
+}
+
 /// Whether an item stands under `#[cfg(..)]` or `#[cfg_attr(..)]` (one that only adds a
 /// contract, a derive, a lint level or docs leaves the item as it is).
 pub fn is_conditional(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|attr| {
         attr.path().is_ident("cfg")
-            || (attr.path().is_ident("cfg_attr") && !crate::contract::harmless_under_cfg(attr))
+            || (attr.path().is_ident("cfg_attr") && !harmless_under_cfg(attr))
     })
 }
 

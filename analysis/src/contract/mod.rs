@@ -60,43 +60,6 @@ pub fn only_contracts_under_cfg(attr: &syn::Attribute) -> bool {
     })
 }
 
-/// Whether an attribute is a `#[cfg_attr(..)]` whose attributes leave the item there, as
-/// written, under every `cfg`: contracts, lints, docs, `inline`, `repr`, derives (which add
-/// impls beside it). Not `cfg`, `path` (another file) or an attribute macro (which may replace
-/// it).
-pub fn harmless_under_cfg(attr: &syn::Attribute) -> bool {
-    const KEEP: &[&str] = &[
-        "derive",
-        "allow",
-        "warn",
-        "deny",
-        "forbid",
-        "expect",
-        "doc",
-        "inline",
-        "cold",
-        "must_use",
-        "deprecated",
-        "track_caller",
-        "repr",
-        "non_exhaustive",
-    ];
-    let keeps = |tokens: &TokenStream| {
-        is_contract_tokens(tokens)
-            || syn::parse2::<syn::Meta>(tokens.clone()).is_ok_and(|meta| {
-                let path = meta.path();
-                path.get_ident()
-                    .is_some_and(|ident| KEEP.iter().any(|name| ident == name))
-                    || path
-                        .segments
-                        .first()
-                        .is_some_and(|root| root.ident == "rustfmt" || root.ident == "clippy")
-            })
-    };
-    cfg_attr_parts(attr)
-        .is_some_and(|(_, attributes)| !attributes.is_empty() && attributes.iter().all(keeps))
-}
-
 /// The predicate and the list of each contract written `#[cfg_attr(predicate,
 /// contract(...))]` among `attrs` (one level deep).
 pub fn contract_lists_under_cfg(attrs: &[syn::Attribute]) -> Vec<(TokenStream, TokenStream)> {

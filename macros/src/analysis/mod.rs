@@ -264,8 +264,6 @@ impl StructClauses {
 /// The struct contract of an `impl`'s type, found in the file by the owner of one of its
 /// methods (whatever path the header writes the type by).
 fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClauses> {
-    // The file's index holds proc-macro2's own tokens: the compiler's, from their text.
-    let reparse = |tokens: &TokenStream| tokens.to_string().parse::<TokenStream>().ok();
     // Every method of the block has one owner and one module: the first found decides.
     let (key, module) = block
         .items
@@ -281,18 +279,14 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
         .map_or((None, None), |(key, module): (Option<String>, _)| {
             (key, Some(module))
         });
-    // A struct the index resolved the `impl` to, with a contract under every `cfg`, or
-    // contracts under `cfg_attr`s.
+    // A struct the index resolved the `impl` to (one there under every `cfg`): its contract,
+    // or its contracts under `cfg_attr`s.
     if let Some(key) = &key {
-        if let Some(clauses) = view.index.struct_clauses(key) {
-            let variants = vec![(None, reparse(clauses)?)];
-            return Some(StructClauses { variants });
-        }
-        let under_cfg = view.index.struct_contracts_under_cfg(key);
-        if !under_cfg.is_empty() {
-            let variants = reparse_variants(under_cfg)?;
-            return Some(StructClauses { variants });
-        }
+        let variants = match view.index.struct_clauses(key) {
+            Some(clauses) => reparse_variants(&[(None, clauses.clone())])?,
+            None => reparse_variants(view.index.struct_contracts_under_cfg(key))?,
+        };
+        return (!variants.is_empty()).then_some(StructClauses { variants });
     }
     // One under `cfg` (or in a module under `cfg`, or an `impl` under one): the struct of the
     // name the `impl` writes, declared in the `impl`'s own module.
@@ -312,7 +306,7 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
 }
 
 /// A struct's contracts as the index holds them, in the compiler's own tokens (from their
-/// text).
+/// text: the file's index holds proc-macro2's own).
 fn reparse_variants(
     variants: &[(Option<TokenStream>, TokenStream)],
 ) -> Option<Vec<(Option<TokenStream>, TokenStream)>> {
