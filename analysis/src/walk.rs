@@ -2659,8 +2659,12 @@ impl<'a> Walker<'a> {
                     Some(init) => {
                         let value = self.expr(&init.expr);
                         if let Some((_, diverge)) = &init.diverge {
+                            // It runs only where the pattern does not match: as an undecided
+                            // branch, nothing in it is reported.
                             let saved = self.scope.clone();
+                            self.quiet += 1;
                             self.expr(diverge);
+                            self.quiet -= 1;
                             self.scope = saved;
                             // `let [a, b] = x.dims() else { return .. };`: a leaving test of a
                             // shape, as an `if`'s.
@@ -3592,7 +3596,8 @@ impl<'a> Walker<'a> {
         let then_scope = std::mem::replace(&mut self.scope, before.clone());
         self.quiet += usize::from(quiet_else);
         let otherwise = match (&i.else_branch, verdict) {
-            (Some(_), Some(true)) => Value::Never,
+            // Certainly true: no path goes around the branch (what it assigns holds after).
+            (_, Some(true)) => Value::Never,
             (Some((_, e)), _) => self.expr(e),
             (None, _) => Value::Other,
         };
@@ -4492,7 +4497,12 @@ impl<'a> Walker<'a> {
         // `match x.dims() { [_] => return .., _ => {} }`: as a leaving `if` on a shape.
         if m.arms.len() > 1
             && self.on_every_path()
-            && self.reads_shape(&m.expr)
+            && (self.reads_shape(&m.expr)
+                || m.arms.iter().any(|arm| {
+                    arm.guard
+                        .as_ref()
+                        .is_some_and(|(_, guard)| self.reads_shape(guard))
+                }))
             && m.arms.iter().any(|arm| may_leave(&arm.body))
         {
             self.left_on_a_shape = true;
@@ -8354,6 +8364,7 @@ const SHAPE_QUERIES: &[&str] = &[
     "dims5",
     "shape",
     "elem_count",
+    "layout",
 ];
 
 /// Finds a question on a tensor's shape, or on whether a call on a tensor succeeds, in an
@@ -8372,6 +8383,8 @@ impl ShapeReads<'_> {
                 .path
                 .get_ident()
                 .is_some_and(|ident| (self.is_tensor)(&name_of(ident))),
+            // `self.w.rank()`: a field's shape asked (the walk holds no field by name here).
+            syn::Expr::Field(_) => SHAPE_QUERIES.iter().any(|name| call.method == name),
             _ => false,
         }
     }

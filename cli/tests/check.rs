@@ -12117,3 +12117,50 @@ impl Head {
     assert!(lines[0].contains("`Tensor::flatten_from`"), "{lines:?}");
     assert!(lines[1].ends_with("lib.rs:39:24"), "{lines:?}");
 }
+
+/// A third breaker's programs, each correct: an `if` without `else` the walk decides true
+/// keeps what it assigns (`vec` was forgotten, and the `return` under `if vec` missed: a
+/// wrong verdict), a shape test in a `match` arm's guard or through `layout()` leaves what
+/// follows silent, and the `else` of a `let .. else` runs only where its pattern fails.
+#[test]
+fn decided_assignments_arm_guards_and_let_else_branches_say_nothing_wrong() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(x: f32[N])]
+pub fn a_flag(x: &Tensor) -> Result<Tensor> {
+    let mut vec = false;
+    if x.rank() == 1 {
+        vec = true;
+    }
+    if vec {
+        return Ok(x.clone());
+    }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn arm_guard(x: &Tensor, k: usize) -> Result<Tensor> {
+    match k {
+        _ if x.rank() < 2 => return Ok(x.clone()),
+        _ => {}
+    }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn layout(x: &Tensor) -> Result<Tensor> {
+    if x.layout().dims().len() < 2 {
+        return Ok(x.clone());
+    }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn let_else(x: &Tensor) -> Result<Tensor> {
+    let [_n] = x.dims() else { return x.t() };
+    Ok(x.clone())
+}
+";
+    assert_eq!(check_file("third-breaker", source), (0, Vec::new()));
+}

@@ -288,8 +288,33 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
         };
         return (!variants.is_empty()).then_some(StructClauses { variants });
     }
-    // One under `cfg` (or in a module under `cfg`, or an `impl` under one): the struct of the
-    // name the `impl` writes, declared in the `impl`'s own module.
+    // An `impl` under `cfg` (or in a module under one), which the index does not resolve:
+    // its type as the header writes it, from its module (`use super::Net; impl Net`), where
+    // that is a struct there under every `cfg`.
+    let module = module?;
+    if let syn::Type::Path(path) = &*block.self_ty
+        && path.qself.is_none()
+    {
+        let segments: Vec<String> = path
+            .path
+            .segments
+            .iter()
+            .map(|segment| segment.ident.to_string())
+            .collect();
+        if let candle_contracts_analysis::Resolved::Type(key) =
+            view.index.resolve(module, &segments)
+        {
+            let variants = match view.index.struct_clauses(&key) {
+                Some(clauses) => reparse_variants(&[(None, clauses.clone())])?,
+                None => reparse_variants(view.index.struct_contracts_under_cfg(&key))?,
+            };
+            if !variants.is_empty() {
+                return Some(StructClauses { variants });
+            }
+        }
+    }
+    // A struct under `cfg`: the struct of the name the `impl` writes, declared in the
+    // `impl`'s own module.
     let name = match &*block.self_ty {
         syn::Type::Path(path)
             if path.qself.is_none()
@@ -301,7 +326,7 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
         }
         _ => return None,
     };
-    let variants = reparse_variants(view.index.struct_contracts_in(module?, &name))?;
+    let variants = reparse_variants(view.index.struct_contracts_in(module, &name))?;
     (!variants.is_empty()).then_some(StructClauses { variants })
 }
 

@@ -365,3 +365,43 @@ fn a_struct_contract_under_cfg_attr_reaches_an_impl_in_another_module() {
         assert!(error.contains("self.w"), "{error}");
     }
 }
+
+/// A struct there under every `cfg`, its `impl` in a module under `cfg` (a third breaker found
+/// it rejected with `StructContractNotTaken`: the index resolves no `impl` under `cfg`).
+mod impl_under_cfg {
+    use candle_nn::Linear;
+
+    #[candle_contracts::contract(w: Linear[E -> 4])]
+    pub struct Net {
+        pub w: Linear,
+    }
+
+    #[cfg(test)]
+    pub mod helpers {
+        use super::Net;
+        use candle_contracts::contract;
+        use candle_core::{Module, Result, Tensor};
+
+        #[contract]
+        impl Net {
+            #[contract(xs: f32[N, E])]
+            pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                self.w.forward(xs)
+            }
+        }
+    }
+}
+
+#[test]
+fn an_impl_in_a_module_under_cfg_takes_the_structs_clauses() {
+    use impl_under_cfg::Net;
+    assert_eq!(
+        Net { w: linear(4, 3) }.forward(&xs()).unwrap().dims(),
+        &[2, 4]
+    );
+    let error = Net { w: linear(5, 3) }
+        .forward(&xs())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("self.w"), "{error}");
+}
