@@ -902,6 +902,25 @@ struct Walker<'a> {
     /// rules out, which the walk cannot tell apart (a `dims2()?` after it takes `xs` for rank
     /// 2), so nothing after it is reported in (see [`Walker::block`]).
     left_on_a_shape: bool,
+    /// Locals whose value may follow from a tensor's shape (`let r = rank_of(x);`, `vec |=
+    /// x.rank() == 1;`, assigned under an undecided test of a shape): a test of one is a test
+    /// of a shape (see [`Walker::reads_shape`]). Never taken back: a name marked once stays so.
+    shape_derived: BTreeSet<String>,
+    /// Locals a shape gave a value the walk knows (`let mut is_mat = x.rank() == 2;`): a test
+    /// of one is a test of a shape once the walk no longer knows its value (`flip(&mut
+    /// is_mat)`, set in a loop).
+    shape_initialized: BTreeSet<String>,
+    /// How many undecided tests of a shape the walk is inside the branches of: a local
+    /// assigned there is in [`Walker::shape_derived`].
+    shape_tests: usize,
+    /// How many statements after one that never completes the walk is in (see
+    /// [`Walker::live_break`]).
+    dead: usize,
+    /// Set where a `break` of the innermost loop, or a labelled one, is reached in code that
+    /// may run: a `loop` without one never completes.
+    live_break: bool,
+    /// As [`Walker::live_break`], for a `continue`.
+    live_continue: bool,
     /// How many `Func`s deep this walk is (see [`FUNC_DEPTH`]).
     func_depth: usize,
 }
@@ -989,6 +1008,12 @@ impl<'a> Walker<'a> {
             own_id: None,
             first_run_leaves: false,
             left_on_a_shape: false,
+            shape_derived: BTreeSet::new(),
+            shape_initialized: BTreeSet::new(),
+            shape_tests: 0,
+            dead: 0,
+            live_break: false,
+            live_continue: false,
             func_depth: 0,
             field_dims: BTreeMap::new(),
             built_tables: BTreeSet::new(),
@@ -2614,6 +2639,12 @@ impl<'a> Walker<'a> {
                 if let syn::Stmt::Local(local) = stmt {
                     self.bind_unknown(&local.pat);
                 }
+                // `#[cfg(debug_assertions)] return ..;`: where compiled in, nothing after it
+                // may run (twins under opposite `cfg`s leave on every build).
+                if !after_shape_guard && stmt_may_leave(stmt) {
+                    after_shape_guard = true;
+                    self.quiet += 1;
+                }
                 continue;
             }
             // Only the block's value is taken where the block is; after a statement that never
@@ -2621,8 +2652,23 @@ impl<'a> Walker<'a> {
             let outer = self.taken;
             self.taken &= last;
             self.quiet += usize::from(never);
+            self.dead += usize::from(never || failed);
             self.failure_never = false;
             let v = self.stmt(stmt);
+            // `ensure_matrix(x)?;`: a function given a tensor, called for its error only, is
+            // a test of its shape that may leave.
+            if let syn::Stmt::Expr(syn::Expr::Try(t), Some(_)) = stmt
+                && match unparen(&t.expr) {
+                    syn::Expr::Call(_) => true,
+                    syn::Expr::MethodCall(call) => self.named_tensor(&call.receiver).is_none(),
+                    _ => false,
+                }
+                && self.on_every_path()
+                && self.reads_shape(&t.expr)
+            {
+                self.left_on_a_shape = true;
+            }
+            self.dead -= usize::from(never || failed);
             self.quiet -= usize::from(never);
             self.taken = outer;
             if self.left_on_a_shape && !after_shape_guard {
@@ -2658,6 +2704,19 @@ impl<'a> Walker<'a> {
                 let value = match &local.init {
                     Some(init) => {
                         let value = self.expr(&init.expr);
+                        // A size the walk knows (`let (b, c, h, w) = xs.dims4()?`) is its
+                        // own: a test of it is decided where it can be, and a test the
+                        // contract's free sizes leave open runs either way for some input.
+                        let reads = self.reads_shape(&init.expr);
+                        if self.shape_tests > 0 || reads {
+                            let mut names = PatNames::default();
+                            names.visit_pat(&local.pat);
+                            let names = names.0.iter().map(name_of);
+                            match self.shape_tests == 0 && known_numbers(&value, &local.pat) {
+                                true => self.shape_initialized.extend(names),
+                                false => self.shape_derived.extend(names),
+                            }
+                        }
                         if let Some((_, diverge)) = &init.diverge {
                             // It runs only where the pattern does not match: as an undecided
                             // branch, nothing in it is reported.
@@ -3156,12 +3215,24 @@ impl<'a> Walker<'a> {
                 self.bind_pattern(&f.pat, element);
                 // The body may run no time at all.
                 self.quiet += 1;
-                self.block(&f.body);
+                let outer = (
+                    std::mem::take(&mut self.live_break),
+                    std::mem::take(&mut self.live_continue),
+                );
+                let body = self.block(&f.body);
+                let passes_on = self.live_break || self.live_continue || hidden_break(&f.body);
+                (self.live_break, self.live_continue) = outer;
                 self.quiet -= 1;
                 self.scope.pop();
                 self.forget(&changed);
                 if let Some(size) = &index {
                     self.forget_size(size);
+                }
+                // A loop that certainly runs whose every pass leaves the function before any
+                // `break` or `continue` (`for _ in 0..3 { if x.rank() < 2 { return .. } break;
+                // }` of a known rank): nothing after it runs.
+                if body == Value::Never && !passes_on && runs_at_least_once(&f.expr) {
+                    return Value::Never;
                 }
                 Value::Other
             }
@@ -3172,8 +3243,16 @@ impl<'a> Walker<'a> {
                 self.forget(&changed);
                 self.scope.push(BTreeMap::new());
                 self.expr(&w.cond);
+                let shape_test = self.reads_shape(&w.cond);
                 self.quiet += 1;
+                self.shape_tests += usize::from(shape_test);
+                let outer = (
+                    std::mem::take(&mut self.live_break),
+                    std::mem::take(&mut self.live_continue),
+                );
                 self.block(&w.body);
+                (self.live_break, self.live_continue) = outer;
+                self.shape_tests -= usize::from(shape_test);
                 self.quiet -= 1;
                 self.scope.pop();
                 self.forget(&changed);
@@ -3194,11 +3273,19 @@ impl<'a> Walker<'a> {
                 let mut changed = self.changes();
                 changed.visit_block(&l.body);
                 self.forget(&changed);
+                let outer = (
+                    std::mem::take(&mut self.live_break),
+                    std::mem::take(&mut self.live_continue),
+                );
                 self.block(&l.body);
+                let breaks = self.live_break;
+                (self.live_break, self.live_continue) = outer;
                 self.forget(&changed);
-                // A `loop` no `break` leaves (in a macro's tokens neither): nothing after it
+                // A `loop` no `break` leaves (in a macro's tokens neither), or whose every
+                // `break` is after a statement that never completes on every pass (`loop {
+                // if x.rank() < 2 { return .. } break; }` of a known rank): nothing after it
                 // runs (a `return` or `?` in it leaves the function).
-                match may_break(&l.body) {
+                match may_break(&l.body) && (breaks || hidden_break(&l.body)) {
                     true => Value::Other,
                     false => Value::Never,
                 }
@@ -3301,10 +3388,19 @@ impl<'a> Walker<'a> {
                 if let Some(e) = &b.expr {
                     self.expr(e);
                 }
+                if self.dead == 0 {
+                    self.live_break = true;
+                }
                 Value::Never
             }
-            syn::Expr::Continue(_) => Value::Never,
+            syn::Expr::Continue(_) => {
+                if self.dead == 0 {
+                    self.live_continue = true;
+                }
+                Value::Never
+            }
             syn::Expr::Assign(a) => {
+                self.mark_shape_derived(&a.left, &a.right);
                 let outer_why = (self.let_why.take(), self.why_wanted);
                 self.why_wanted = !self.whys_off;
                 let value = self.expr(&a.right);
@@ -3585,6 +3681,8 @@ impl<'a> Walker<'a> {
         }
         let mut before = self.scope.clone();
         before.pop();
+        let shape_test = verdict.is_none() && self.reads_shape(&i.cond);
+        self.shape_tests += usize::from(shape_test);
         // A branch the condition certainly rules out never runs: it adds nothing.
         self.quiet += usize::from(quiet_then);
         let then = match verdict {
@@ -3602,6 +3700,7 @@ impl<'a> Walker<'a> {
             (None, _) => Value::Other,
         };
         self.quiet -= usize::from(quiet_else);
+        self.shape_tests -= usize::from(shape_test);
         if verdict.is_none()
             && (then == Value::Never || otherwise == Value::Never)
             && self.on_every_path()
@@ -4392,12 +4491,31 @@ impl<'a> Walker<'a> {
             self.lookup(name)
                 .is_some_and(|binding| matches!(binding.value, Value::Tensor(_)))
         };
+        let is_derived = |name: &str| {
+            self.shape_derived.contains(name)
+                || (self.shape_initialized.contains(name)
+                    && self.lookup(name).is_some_and(|binding| {
+                        !known_numbers(&binding.value, &syn::Pat::Verbatim(TokenStream::new()))
+                    }))
+        };
         let mut reads = ShapeReads {
             found: false,
             is_tensor: &is_tensor,
+            is_derived: &is_derived,
         };
         reads.visit_expr(expr);
         reads.found
+    }
+
+    /// `place = value` (or `place op= value`): a local `place` is in
+    /// [`Walker::shape_derived`] where `value` reads a shape or the walk is inside a branch of
+    /// an undecided test of one.
+    fn mark_shape_derived(&mut self, place: &syn::Expr, value: &syn::Expr) {
+        if let Some(name) = place_local(place)
+            && (self.shape_tests > 0 || self.reads_shape(value))
+        {
+            self.shape_derived.insert(name);
+        }
     }
 
     /// The tensor a plain name holds (`x` in `x.dims2()`): looked at, walking nothing.
@@ -4491,20 +4609,20 @@ impl<'a> Walker<'a> {
             return value;
         }
         let conditional = usize::from(m.arms.len() > 1);
-        self.quiet += conditional;
-        let value = self.match_arms(m, &scrutinee, some_arm, absent);
-        self.quiet -= conditional;
-        // `match x.dims() { [_] => return .., _ => {} }`: as a leaving `if` on a shape.
-        if m.arms.len() > 1
-            && self.on_every_path()
+        let shape_test = m.arms.len() > 1
             && (self.reads_shape(&m.expr)
                 || m.arms.iter().any(|arm| {
                     arm.guard
                         .as_ref()
                         .is_some_and(|(_, guard)| self.reads_shape(guard))
-                }))
-            && m.arms.iter().any(|arm| may_leave(&arm.body))
-        {
+                }));
+        self.quiet += conditional;
+        self.shape_tests += usize::from(shape_test);
+        let value = self.match_arms(m, &scrutinee, some_arm, absent);
+        self.shape_tests -= usize::from(shape_test);
+        self.quiet -= conditional;
+        // `match x.dims() { [_] => return .., _ => {} }`: as a leaving `if` on a shape.
+        if shape_test && self.on_every_path() && m.arms.iter().any(|arm| may_leave(&arm.body)) {
             self.left_on_a_shape = true;
         }
         value
@@ -4735,9 +4853,48 @@ impl<'a> Walker<'a> {
             | BinOp::BitOrAssign(_)
             | BinOp::ShlAssign(_)
             | BinOp::ShrAssign(_) => {
+                self.mark_shape_derived(&b.left, &b.right);
+                // `n += 1` of a known `n`, `leave |= true`: a local's new value, where known.
+                let combined = match (b.op, &left, &right) {
+                    (BinOp::AddAssign(_), Value::Int(a), Value::Int(c))
+                        if !a.is_unknown() && !c.is_unknown() =>
+                    {
+                        Some(Value::Int(self.facts.simplify(&a.clone().add(c.clone()))))
+                    }
+                    (BinOp::MulAssign(_), Value::Int(a), Value::Int(c))
+                        if !a.is_unknown() && !c.is_unknown() =>
+                    {
+                        Some(Value::Int(self.facts.simplify(&a.clone().mul(c.clone()))))
+                    }
+                    (BinOp::BitOrAssign(_), Value::Bool(a), Value::Bool(c)) => {
+                        Some(Value::Bool(*a || *c))
+                    }
+                    (BinOp::BitOrAssign(_), Value::Flag, Value::Bool(true))
+                    | (BinOp::BitOrAssign(_), Value::Bool(true), Value::Flag) => {
+                        Some(Value::Bool(true))
+                    }
+                    (BinOp::BitAndAssign(_), Value::Bool(a), Value::Bool(c)) => {
+                        Some(Value::Bool(*a && *c))
+                    }
+                    (BinOp::BitAndAssign(_), Value::Flag, Value::Bool(false))
+                    | (BinOp::BitAndAssign(_), Value::Bool(false), Value::Flag) => {
+                        Some(Value::Bool(false))
+                    }
+                    (BinOp::BitXorAssign(_), Value::Bool(a), Value::Bool(c)) => {
+                        Some(Value::Bool(a != c))
+                    }
+                    _ => None,
+                };
                 // As an assignment: behind `&mut self`, `self.steps += 1` changes only what
                 // is below `self.steps`.
                 self.forget_in(|c| c.write_to(&b.left));
+                // (A plain name only: `*count += 1` writes behind a reference.)
+                if let (Some(value), syn::Expr::Path(p)) = (combined, unparen(&b.left))
+                    && let Some(name) = p.path.get_ident().map(name_of)
+                    && self.lookup(&name).is_some()
+                {
+                    self.set(&name, value, None);
+                }
                 return Value::Other;
             }
             _ => return Value::Other,
@@ -7961,6 +8118,35 @@ impl<'ast> Visit<'ast> for Changed {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
+/// Whether a `let` binds only numbers the walk knows: a size or `bool` (`let r = x.rank()` of a
+/// known rank), or a tuple pattern of sizes (`let (b, h) = x.dims2()?`). A `let d = x.dims()`
+/// binds a list, whose methods (`get`, `len`) the walk does not follow.
+fn known_numbers(value: &Value, pat: &syn::Pat) -> bool {
+    let pat = match pat {
+        syn::Pat::Type(typed) => &*typed.pat,
+        pat => pat,
+    };
+    let known = |value: &Value| match value {
+        Value::Int(size) => !size.is_unknown(),
+        Value::Bool(_) => true,
+        _ => false,
+    };
+    match (value, pat) {
+        (Value::Tuple(items), syn::Pat::Tuple(_)) => items.iter().all(known),
+        (Value::Tuple(_), _) => false,
+        (value, _) => known(value),
+    }
+}
+
+/// `self.w`, `self.cfg.w`: a field of `self`.
+fn is_self_field(field: &syn::ExprField) -> bool {
+    match unparen(&field.base) {
+        syn::Expr::Path(p) => p.path.is_ident("self"),
+        syn::Expr::Field(inner) => is_self_field(inner),
+        _ => false,
+    }
+}
+
 /// Every identifier a pattern binds.
 #[derive(Default)]
 struct PatNames(Vec<syn::Ident>);
@@ -8373,6 +8559,9 @@ struct ShapeReads<'a> {
     found: bool,
     /// Whether a name holds a tensor.
     is_tensor: &'a dyn Fn(&str) -> bool,
+    /// Whether a name holds a value that may follow from a shape (see
+    /// [`Walker::shape_derived`]).
+    is_derived: &'a dyn Fn(&str) -> bool,
 }
 
 impl ShapeReads<'_> {
@@ -8408,6 +8597,7 @@ impl ShapeReads<'_> {
                     && SHAPE_QUERIES.iter().any(|name| ident == name)
                     && matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == '.')
                     && matches!(&tokens[i - 2], TokenTree::Ident(x) if (self.is_tensor)(&x.to_string()))
+                    || (self.is_derived)(&ident.to_string())
             }
             TokenTree::Group(group) => self.in_tokens(group.stream()),
             _ => false,
@@ -8416,10 +8606,17 @@ impl ShapeReads<'_> {
 }
 
 impl ShapeReads<'_> {
-    /// A name that holds a tensor, given as an argument (`is_vec(&x)`).
+    /// A name that holds a tensor, given as an argument (`is_vec(&x)`), or a field of `self`
+    /// (`is_vec(&self.w)`: the walk holds no field by name here, so any).
     fn tensor_argument(&self, arg: &syn::Expr) -> bool {
-        matches!(unparen(strip_refs(arg)), syn::Expr::Path(p)
-            if p.path.get_ident().is_some_and(|ident| (self.is_tensor)(&name_of(ident))))
+        match unparen(strip_refs(arg)) {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|ident| (self.is_tensor)(&name_of(ident))),
+            syn::Expr::Field(field) => is_self_field(field),
+            _ => false,
+        }
     }
 }
 
@@ -8435,6 +8632,13 @@ impl<'v> Visit<'v> for ShapeReads<'_> {
     fn visit_expr_call(&mut self, call: &'v syn::ExprCall) {
         self.found |= call.args.iter().any(|arg| self.tensor_argument(arg));
         syn::visit::visit_expr_call(self, call);
+    }
+    // A local whose value may follow from a shape (`if r < 2` after `let r = rank_of(x)`).
+    fn visit_expr_path(&mut self, p: &'v syn::ExprPath) {
+        self.found |= p.qself.is_none()
+            && p.path
+                .get_ident()
+                .is_some_and(|ident| (self.is_derived)(&name_of(ident)));
     }
     fn visit_expr_let(&mut self, l: &'v syn::ExprLet) {
         self.found |= matches!(&*l.pat, syn::Pat::TupleStruct(ts)
@@ -8470,6 +8674,42 @@ fn may_leave(expr: &syn::Expr) -> bool {
     leaves.0
 }
 
+/// Whether a statement may leave the function or its loop's pass: a `return`, a `?`, a
+/// `break` or `continue`, std's and candle's diverging macros (outside closures).
+fn stmt_may_leave(stmt: &syn::Stmt) -> bool {
+    struct Leaves(bool);
+    impl<'a> Visit<'a> for Leaves {
+        fn visit_expr_return(&mut self, _: &'a syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_try(&mut self, _: &'a syn::ExprTry) {
+            self.0 = true;
+        }
+        fn visit_expr_break(&mut self, _: &'a syn::ExprBreak) {
+            self.0 = true;
+        }
+        fn visit_expr_continue(&mut self, _: &'a syn::ExprContinue) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            let name = mac.path.segments.last().map(|s| s.ident.to_string());
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.0 |= name
+                .as_deref()
+                .is_some_and(|name| DIVERGING_MACROS.contains(&name))
+                || ["return", "break", "continue"]
+                    .iter()
+                    .any(|word| names.contains(*word));
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
+    }
+    let mut leaves = Leaves(false);
+    leaves.visit_stmt(stmt);
+    leaves.0
+}
+
 /// Whether a `break` stands anywhere in a block (an inner loop's too, a macro's tokens too).
 fn may_break(block: &syn::Block) -> bool {
     struct Breaks(bool);
@@ -8481,6 +8721,29 @@ fn may_break(block: &syn::Block) -> bool {
             let mut names = BTreeSet::new();
             idents(&mac.tokens, &mut names);
             self.0 |= names.contains("break");
+        }
+    }
+    let mut breaks = Breaks(false);
+    breaks.visit_block(block);
+    breaks.0
+}
+
+/// Whether a block has a `break` or `continue` the walk does not take as its loop's own: a
+/// labelled one (it may go to any loop around it) or one in a macro's tokens.
+fn hidden_break(block: &syn::Block) -> bool {
+    struct Breaks(bool);
+    impl<'a> Visit<'a> for Breaks {
+        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
+            self.0 |= b.label.is_some();
+            syn::visit::visit_expr_break(self, b);
+        }
+        fn visit_expr_continue(&mut self, c: &'a syn::ExprContinue) {
+            self.0 |= c.label.is_some();
+        }
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.0 |= names.contains("break") || names.contains("continue");
         }
     }
     let mut breaks = Breaks(false);

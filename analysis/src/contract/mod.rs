@@ -61,22 +61,38 @@ pub fn only_contracts_under_cfg(attr: &syn::Attribute) -> bool {
 }
 
 /// The predicate and the list of each contract written `#[cfg_attr(predicate,
-/// contract(...))]` among `attrs` (one level deep).
+/// contract(...))]` among `attrs`; under nested ones (`cfg_attr(p, cfg_attr(q, contract(..)))`)
+/// with the predicate `all(p, q)`.
 pub fn contract_lists_under_cfg(attrs: &[syn::Attribute]) -> Vec<(TokenStream, TokenStream)> {
-    attrs
-        .iter()
-        .filter_map(|attr| {
-            let (predicate, attributes) = cfg_attr_parts(attr)?;
-            attributes.iter().find_map(|tokens| {
-                match syn::parse2::<syn::Meta>(tokens.clone()).ok()? {
-                    syn::Meta::List(list) if is_contract_tokens(tokens) => {
-                        Some((predicate.clone(), list.tokens))
-                    }
-                    _ => None,
+    fn under(
+        predicate: &TokenStream,
+        attributes: &[TokenStream],
+        out: &mut Vec<(TokenStream, TokenStream)>,
+    ) {
+        for tokens in attributes {
+            match syn::parse2::<syn::Meta>(tokens.clone()) {
+                Ok(syn::Meta::List(list)) if is_contract_tokens(tokens) => {
+                    out.push((predicate.clone(), list.tokens));
                 }
-            })
-        })
-        .collect()
+                Ok(syn::Meta::List(list)) if list.path.is_ident("cfg_attr") => {
+                    let mut pieces = parse::split_commas(list.tokens).into_iter();
+                    let Some(inner) = pieces.next() else {
+                        continue;
+                    };
+                    let nested: Vec<TokenStream> = pieces.filter(|p| !p.is_empty()).collect();
+                    under(&quote::quote!(all(#predicate, #inner)), &nested, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for attr in attrs {
+        if let Some((predicate, attributes)) = cfg_attr_parts(attr) {
+            under(&predicate, &attributes, &mut out);
+        }
+    }
+    out
 }
 
 /// Every contract among `attrs`, as its meta (`contract`, `contract(x: f32[N])`): those written

@@ -14,7 +14,7 @@ mod tests;
 
 use candle_contracts_analysis::contract::read as read_contract;
 use candle_contracts_analysis::{
-    FileId, Finding, FnId, Function, Index, SourceText, walk_for_findings,
+    FileId, Finding, FnId, Function, Index, ModId, SourceText, walk_for_findings,
 };
 use candle_contracts_shapes::Contract;
 use proc_macro2::{Delimiter, Group, Punct, Spacing, Span, TokenStream, TokenTree};
@@ -301,9 +301,7 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
             .iter()
             .map(|segment| segment.ident.to_string())
             .collect();
-        if let candle_contracts_analysis::Resolved::Type(key) =
-            view.index.resolve(module, &segments)
-        {
+        if let Some(key) = resolved_type(view, module, &segments) {
             let variants = match view.index.struct_clauses(&key) {
                 Some(clauses) => reparse_variants(&[(None, clauses.clone())])?,
                 None => reparse_variants(view.index.struct_contracts_under_cfg(&key))?,
@@ -313,21 +311,94 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
             }
         }
     }
-    // A struct under `cfg`: the struct of the name the `impl` writes, declared in the
-    // `impl`'s own module.
-    let name = match &*block.self_ty {
-        syn::Type::Path(path)
-            if path.qself.is_none()
-                && (path.path.segments.len() == 1
-                    || (path.path.segments.len() == 2
-                        && path.path.segments[0].ident == "self")) =>
-        {
-            path.path.segments.last()?.ident.to_string()
-        }
-        _ => return None,
+    // A struct under `cfg` (or in a module under one, which the index leaves unresolved): the
+    // struct of the name the `impl` writes, declared in the module its path names (`impl P`,
+    // `impl self::P`: the `impl`'s own; `impl super::P`: its parent).
+    let syn::Type::Path(path) = &*block.self_ty else {
+        return None;
     };
-    let variants = reparse_variants(view.index.struct_contracts_in(module, &name))?;
+    if path.qself.is_some() {
+        return None;
+    }
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    // `use super::Net; impl Net`: the path the `use` (or each `use` under `cfg`) names.
+    let home = &view.index.modules[module];
+    let segments = match segments.as_slice() {
+        [name] if !home.items.contains_key(name) => match home.uses.get(name) {
+            Some(path) if !path.is_empty() => path.clone(),
+            Some(_) => return None,
+            None => match home.conditional_uses.get(name).map(Vec::as_slice) {
+                Some([first, rest @ ..])
+                    if rest
+                        .iter()
+                        .all(|path| same_declaration(view, module, path, first)) =>
+                {
+                    first.clone()
+                }
+                _ => segments,
+            },
+        },
+        _ => segments,
+    };
+    let (name, prefix) = segments.split_last()?;
+    let declared_in = match prefix {
+        [] => module,
+        prefix => match view.index.resolve(module, prefix) {
+            candle_contracts_analysis::Resolved::Mod(declared_in) => declared_in,
+            _ => return None,
+        },
+    };
+    let variants = reparse_variants(view.index.struct_contracts_in(declared_in, name))?;
     (!variants.is_empty()).then_some(StructClauses { variants })
+}
+
+/// The type a path names from `module`: as the index resolves it, or, for one name that only
+/// `use`s under `cfg` bring (`#[cfg(test)] use crate::Net; #[cfg(not(test))] use
+/// super::Net;`), the one type every such `use` names, where no glob may bring another (one of
+/// them is compiled wherever the `impl` that names it compiles).
+fn resolved_type(view: &file::View, module: ModId, segments: &[String]) -> Option<String> {
+    use candle_contracts_analysis::Resolved;
+    if let Resolved::Type(key) = view.index.resolve(module, segments) {
+        return Some(key);
+    }
+    let [name] = segments else {
+        return None;
+    };
+    let home = &view.index.modules[module];
+    if !home.globs.is_empty() || home.items.contains_key(name) {
+        return None;
+    }
+    let paths = home.conditional_uses.get(name)?;
+    let mut keys = paths
+        .iter()
+        .map(|path| match view.index.resolve(module, path) {
+            Resolved::Type(key) => Some(key),
+            _ => None,
+        });
+    let first = keys.next()??;
+    keys.all(|key| key.as_ref() == Some(&first))
+        .then_some(first)
+}
+
+/// Whether two paths from `module` name one item: the same last name in the same module.
+fn same_declaration(view: &file::View, module: ModId, a: &[String], b: &[String]) -> bool {
+    let (Some((name_a, prefix_a)), Some((name_b, prefix_b))) = (a.split_last(), b.split_last())
+    else {
+        return false;
+    };
+    let home = |prefix: &[String]| match prefix {
+        [] => Some(module),
+        prefix => match view.index.resolve(module, prefix) {
+            candle_contracts_analysis::Resolved::Mod(id) => Some(id),
+            _ => None,
+        },
+    };
+    name_a == name_b && home(prefix_a).is_some_and(|id| home(prefix_b) == Some(id))
 }
 
 /// A struct's contracts as the index holds them, in the compiler's own tokens (from their

@@ -405,3 +405,139 @@ fn an_impl_in_a_module_under_cfg_takes_the_structs_clauses() {
         .to_string();
     assert!(error.contains("self.w"), "{error}");
 }
+
+/// An `impl` whose type only `use`s under opposite `cfg`s bring, each naming the same struct (a
+/// third breaker found it rejected with `StructContractNotTaken`).
+mod impl_through_twin_uses {
+    use candle_nn::Linear;
+
+    #[candle_contracts::contract(w: Linear[E -> 4])]
+    pub struct Net {
+        pub w: Linear,
+    }
+
+    pub mod helpers {
+        #[cfg(test)]
+        use super::Net;
+        #[cfg(not(test))]
+        use crate::struct_contract_cfg::impl_through_twin_uses::Net;
+        use candle_contracts::contract;
+        use candle_core::{Module, Result, Tensor};
+
+        #[contract]
+        impl Net {
+            #[contract(xs: f32[N, E])]
+            pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                self.w.forward(xs)
+            }
+        }
+    }
+}
+
+#[test]
+fn an_impl_through_twin_uses_takes_the_structs_clauses() {
+    use impl_through_twin_uses::Net;
+    assert_eq!(
+        Net { w: linear(4, 3) }.forward(&xs()).unwrap().dims(),
+        &[2, 4]
+    );
+    let error = Net { w: linear(5, 3) }
+        .forward(&xs())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("self.w"), "{error}");
+}
+
+/// Twin structs under opposite `cfg`s, their `impl` in a child module through `use super::Net`
+/// (a third breaker found it rejected with `StructContractNotTaken`).
+mod twins_impl_in_a_child {
+    use candle_nn::Linear;
+
+    #[cfg(test)]
+    #[candle_contracts::contract(w: Linear[E -> 4])]
+    pub struct Net {
+        pub w: Linear,
+    }
+    #[cfg(not(test))]
+    #[candle_contracts::contract(w: Linear[E -> 4])]
+    pub struct Net {
+        pub w: Linear,
+    }
+
+    pub mod helpers {
+        use super::Net;
+        use candle_contracts::contract;
+        use candle_core::{Module, Result, Tensor};
+
+        #[contract]
+        impl Net {
+            #[contract(xs: f32[N, E])]
+            pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                self.w.forward(xs)
+            }
+        }
+    }
+}
+
+/// A struct in a module under `cfg(test)`, its `impl` in a module below written `impl
+/// super::Probe`; and a struct contract under nested `cfg_attr`s (`all()` of both holds).
+#[cfg(test)]
+mod in_a_test_module {
+    use candle_nn::Linear;
+
+    #[candle_contracts::contract(w: Linear[E -> 4])]
+    pub struct Probe {
+        pub w: Linear,
+    }
+
+    #[cfg_attr(all(), cfg_attr(test, candle_contracts::contract(w: Linear[E -> 4])))]
+    pub struct Nested {
+        pub w: Linear,
+    }
+
+    mod sub {
+        use candle_contracts::contract;
+        use candle_core::{Module, Result, Tensor};
+
+        #[contract]
+        impl super::Probe {
+            #[contract(xs: f32[N, E])]
+            pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                self.w.forward(xs)
+            }
+        }
+
+        #[contract]
+        impl super::Nested {
+            #[contract(xs: f32[N, E])]
+            pub fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+                self.w.forward(xs)
+            }
+        }
+    }
+}
+
+#[test]
+fn twins_and_test_module_structs_hand_their_clauses_to_impls_elsewhere() {
+    use in_a_test_module::{Nested, Probe};
+    use twins_impl_in_a_child::Net;
+    assert_eq!(
+        Net { w: linear(4, 3) }.forward(&xs()).unwrap().dims(),
+        &[2, 4]
+    );
+    assert_eq!(
+        Probe { w: linear(4, 3) }.forward(&xs()).unwrap().dims(),
+        &[2, 4]
+    );
+    assert_eq!(
+        Nested { w: linear(4, 3) }.forward(&xs()).unwrap().dims(),
+        &[2, 4]
+    );
+    for error in [
+        Net { w: linear(5, 3) }.forward(&xs()).unwrap_err(),
+        Probe { w: linear(5, 3) }.forward(&xs()).unwrap_err(),
+        Nested { w: linear(5, 3) }.forward(&xs()).unwrap_err(),
+    ] {
+        assert!(error.to_string().contains("self.w"), "{error}");
+    }
+}
