@@ -1505,7 +1505,10 @@ impl Index {
             };
             match found {
                 Resolved::Mod(g) if g != module => {
-                    match self.lookup_in(g, name, depth + 1, true, true) {
+                    // `use super::*` of a module around this one brings its private items and
+                    // `use`s too (a `#[cfg(test)] mod tests`'s `Tensor`): they are visible here.
+                    let around = self.encloses(g, module);
+                    match self.lookup_in(g, name, depth + 1, true, !around) {
                         Resolved::Unknown => {}
                         found => return found,
                     }
@@ -1522,6 +1525,18 @@ impl Index {
             1 if external_globs => Resolved::External(externals.remove(0)),
             _ => Resolved::Unknown,
         }
+    }
+
+    /// Whether `outer` is `inner` or a module around it.
+    fn encloses(&self, outer: ModId, inner: ModId) -> bool {
+        let mut at = Some(inner);
+        while let Some(module) = at {
+            if module == outer {
+                return true;
+            }
+            at = self.modules[module].parent;
+        }
+        false
     }
 
     /// The declared type of the named field `name` of the struct `key`, and the module

@@ -51,8 +51,12 @@ enum Value {
     /// A `bool` whose value is not known (`j <= i + offset`).
     Flag,
     /// A `Vec` of host numbers of this dtype (`let mask: Vec<_> = (0..t).map(|j| u8::from(j
-    /// <= i)).collect()`), for `Tensor::from_slice` and `from_vec`.
-    Numbers(DType),
+    /// <= i)).collect()`), for `Tensor::new`, `from_slice` and `from_vec`, with how many
+    /// (`Dim::Unknown` where not known).
+    Numbers(DType, Dim),
+    /// One of std's iterators of this many items, their values not followed (`(0..t).map(..)`,
+    /// `.rev()`): what `collect` gathers.
+    Iter(Dim),
     /// A tensor's whole shape where a tuple of sizes cannot say it (`mask.shape()` of a
     /// `u8[*S]`), for `broadcast_as`.
     Shape(Shape),
@@ -217,7 +221,7 @@ impl Value {
             // Rust's never type: the `let` is never bound (`todo!()` before it).
             Value::Never => "!".to_string(),
             Value::DType(dtype) => format!("DType::{dtype:?}"),
-            Value::Numbers(dtype) => format!("Vec<{dtype}>"),
+            Value::Numbers(dtype, _) => format!("Vec<{dtype}>"),
             // Not a tensor: said so, so that a count of tensors leaves it out.
             Value::Shape(shape) => format!("Shape{shape}"),
             Value::Optional(held) if matches!(**held, Value::Tensor(ref t) if !t.is_unknown()) => {
@@ -900,7 +904,8 @@ struct Walker<'a> {
     /// Set where a test of a shape the walk cannot decide has a branch that leaves the function
     /// (`if xs.rank() == 2 { return xs.t(); }`): what follows runs only for shapes that test
     /// rules out, which the walk cannot tell apart (a `dims2()?` after it takes `xs` for rank
-    /// 2), so nothing after it is reported in (see [`Walker::block`]).
+    /// 2), so nothing after it is reported in (see [`Walker::block`]). Also after a `loop` that
+    /// only a macro out of sight may leave.
     left_on_a_shape: bool,
     /// Locals whose value may follow from a tensor's shape (`let r = rank_of(x);`, `vec |=
     /// x.rank() == 1;`, assigned under an undecided test of a shape): a test of one is a test
@@ -2639,6 +2644,11 @@ impl<'a> Walker<'a> {
                 if let syn::Stmt::Local(local) = stmt {
                     self.bind_unknown(&local.pat);
                 }
+                // A `break` or `continue` in it may be compiled in: its loop may complete.
+                let mut words = BTreeSet::new();
+                idents(&stmt.to_token_stream(), &mut words);
+                self.live_break |= words.contains("break");
+                self.live_continue |= words.contains("continue");
                 // `#[cfg(debug_assertions)] return ..;`: where compiled in, nothing after it
                 // may run (twins under opposite `cfg`s leave on every build).
                 if !after_shape_guard && stmt_may_leave(stmt) {
@@ -2658,13 +2668,9 @@ impl<'a> Walker<'a> {
             // `ensure_matrix(x)?;`: a function given a tensor, called for its error only, is
             // a test of its shape that may leave.
             if let syn::Stmt::Expr(syn::Expr::Try(t), Some(_)) = stmt
-                && match unparen(&t.expr) {
-                    syn::Expr::Call(_) => true,
-                    syn::Expr::MethodCall(call) => self.named_tensor(&call.receiver).is_none(),
-                    _ => false,
-                }
                 && self.on_every_path()
                 && self.reads_shape(&t.expr)
+                && self.validates_shape(&t.expr)
             {
                 self.left_on_a_shape = true;
             }
@@ -2707,8 +2713,13 @@ impl<'a> Walker<'a> {
                         // A size the walk knows (`let (b, c, h, w) = xs.dims4()?`) is its
                         // own: a test of it is decided where it can be, and a test the
                         // contract's free sizes leave open runs either way for some input.
+                        // (A tensor is no value of a shape: a test of its shape is one.)
                         let reads = self.reads_shape(&init.expr);
-                        if self.shape_tests > 0 || reads {
+                        let tensors = matches!(
+                            value,
+                            Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(_)
+                        );
+                        if !tensors && (self.shape_tests > 0 || reads) {
                             let mut names = PatNames::default();
                             names.visit_pat(&local.pat);
                             let names = names.0.iter().map(name_of);
@@ -2740,16 +2751,16 @@ impl<'a> Walker<'a> {
                 let value = match (&value, &local.pat) {
                     (Value::Other, syn::Pat::Type(typed)) => {
                         match vec_element_dtype(&typed.ty, &|name| self.is_primitive(name)) {
-                            Some(dtype) => Value::Numbers(dtype),
+                            Some(dtype) => Value::Numbers(dtype, Dim::Unknown),
                             None => value,
                         }
                     }
-                    (Value::Numbers(_), syn::Pat::Type(typed))
+                    (Value::Numbers(..), syn::Pat::Type(typed))
                         if !is_vec_type(&typed.ty) || !self.is_primitive("Vec") =>
                     {
                         Value::Other
                     }
-                    (Value::Numbers(_), pat)
+                    (Value::Numbers(..), pat)
                         if !matches!(pat, syn::Pat::Type(_))
                             && local.init.as_ref().is_some_and(|init| {
                                 matches!(unparen(&init.expr), syn::Expr::MethodCall(m)
@@ -3220,7 +3231,7 @@ impl<'a> Walker<'a> {
                     std::mem::take(&mut self.live_continue),
                 );
                 let body = self.block(&f.body);
-                let passes_on = self.live_break || self.live_continue || hidden_break(&f.body);
+                let passes_on = self.live_break || self.live_continue || self.hidden_jump(&f.body);
                 (self.live_break, self.live_continue) = outer;
                 self.quiet -= 1;
                 self.scope.pop();
@@ -3285,9 +3296,17 @@ impl<'a> Walker<'a> {
                 // `break` is after a statement that never completes on every pass (`loop {
                 // if x.rank() < 2 { return .. } break; }` of a known rank): nothing after it
                 // runs (a `return` or `?` in it leaves the function).
-                match may_break(&l.body) && (breaks || hidden_break(&l.body)) {
-                    true => Value::Other,
-                    false => Value::Never,
+                match (may_break(&l.body) && breaks, self.hidden_jump(&l.body)) {
+                    (true, _) => Value::Other,
+                    // Only a macro of the crate's (`stop!()`), or a labelled `break`, may leave
+                    // it: its value is unknown, and what follows may never run.
+                    (false, true) => {
+                        if self.on_every_path() {
+                            self.left_on_a_shape = true;
+                        }
+                        Value::Other
+                    }
+                    (false, false) => Value::Never,
                 }
             }
             syn::Expr::Closure(c) => {
@@ -4507,11 +4526,97 @@ impl<'a> Walker<'a> {
         reads.found
     }
 
+    /// Whether `call` is of a function of the crate (`ensure_matrix(x)`, `Self::check(x)`)
+    /// whose body asks a tensor's shape (`x.rank()`, `x.dims2()`): called for its error only,
+    /// it is a test of that shape. A function out of sight, or one that reads only values
+    /// (`check_finite(x)`, an optimizer's step), is not.
+    fn validates_shape(&self, call: &syn::Expr) -> bool {
+        // It asks a shape, and fails somewhere: a diverging macro (`bail!`), an `Err(..)`, or
+        // a `?` on a shape's question (`x.dims2()?`). A function that reads dims to print them
+        // (`log_stats`) does neither.
+        #[derive(Default)]
+        struct Asks {
+            asks: bool,
+            fails: bool,
+        }
+        impl<'v> Visit<'v> for Asks {
+            fn visit_expr_method_call(&mut self, call: &'v syn::ExprMethodCall) {
+                self.asks |= SHAPE_QUERIES.iter().any(|name| call.method == name);
+                syn::visit::visit_expr_method_call(self, call);
+            }
+            fn visit_expr_try(&mut self, t: &'v syn::ExprTry) {
+                self.fails |= matches!(unparen(&t.expr), syn::Expr::MethodCall(call)
+                    if SHAPE_QUERIES.iter().any(|name| call.method == name));
+                syn::visit::visit_expr_try(self, t);
+            }
+            fn visit_expr_path(&mut self, p: &'v syn::ExprPath) {
+                self.fails |= p.path.is_ident("Err");
+            }
+            fn visit_macro(&mut self, mac: &'v syn::Macro) {
+                let name = mac.path.segments.last().map(|s| name_of(&s.ident));
+                self.fails |= name
+                    .as_deref()
+                    .is_some_and(|name| DIVERGING_MACROS.contains(&name));
+                let mut names = BTreeSet::new();
+                idents(&mac.tokens, &mut names);
+                self.asks |= SHAPE_QUERIES.iter().any(|name| names.contains(*name));
+            }
+        }
+        let syn::Expr::Call(call) = unparen(call) else {
+            return false;
+        };
+        let syn::Expr::Path(path) = unparen(&call.func) else {
+            return false;
+        };
+        let Resolved::Fn(id) = self.resolve(&path_segments(&path.path)) else {
+            return false;
+        };
+        let mut asks = Asks::default();
+        asks.visit_block(self.index.fns[id].block);
+        asks.asks && asks.fails
+    }
+
+    /// Whether a loop's body may `break` or `continue` where the walk does not see it: a
+    /// labelled one (it may go to any loop around it), one in a macro's tokens, or a macro
+    /// that may expand to one (one of the crate's, or of another crate: `next!()` of
+    /// `macro_rules! next { () => { continue } }`).
+    fn hidden_jump(&self, block: &syn::Block) -> bool {
+        struct Jumps<'w, 'a>(bool, &'w Walker<'a>);
+        impl<'v> Visit<'v> for Jumps<'_, '_> {
+            fn visit_expr_break(&mut self, b: &'v syn::ExprBreak) {
+                self.0 |= b.label.is_some();
+                syn::visit::visit_expr_break(self, b);
+            }
+            fn visit_expr_continue(&mut self, c: &'v syn::ExprContinue) {
+                self.0 |= c.label.is_some();
+            }
+            fn visit_macro(&mut self, mac: &'v syn::Macro) {
+                let mut names = BTreeSet::new();
+                idents(&mac.tokens, &mut names);
+                let name = mac.path.segments.last().map(|s| name_of(&s.ident));
+                let std_macro = name.as_deref().is_some_and(|name| {
+                    (EXPRESSION_MACROS.contains(&name)
+                        || DIVERGING_MACROS.contains(&name)
+                        || name == "matches")
+                        && !self.1.index.defines_macro(name)
+                });
+                self.0 |= names.contains("break") || names.contains("continue") || !std_macro;
+            }
+        }
+        let mut jumps = Jumps(false, self);
+        jumps.visit_block(block);
+        jumps.0
+    }
+
     /// `place = value` (or `place op= value`): a local `place` is in
     /// [`Walker::shape_derived`] where `value` reads a shape or the walk is inside a branch of
     /// an undecided test of one.
     fn mark_shape_derived(&mut self, place: &syn::Expr, value: &syn::Expr) {
         if let Some(name) = place_local(place)
+            && !matches!(
+                self.lookup(&name).map(|binding| &binding.value),
+                Some(Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(_))
+            )
             && (self.shape_tests > 0 || self.reads_shape(value))
         {
             self.shape_derived.insert(name);
@@ -5043,6 +5148,7 @@ impl<'a> Walker<'a> {
         );
         let why = (self.why_wanted && self.let_why.is_none())
             .then(|| method_why(call, &name, &receiver, &args));
+        let items = self.iterated_items(&receiver, &name, call);
         let value = self.method_dispatch(call, &name, receiver, args, &arg_exprs);
         self.failed_call = (self.failures > before).then(|| expr_id(call));
         if let Some(why) = why
@@ -5072,9 +5178,40 @@ impl<'a> Walker<'a> {
             && name == "collect"
             && let Some(dtype) = self.collected_dtype(call)
         {
-            return Value::Numbers(dtype);
+            return Value::Numbers(dtype, items.unwrap_or(Dim::Unknown));
         }
-        value
+        match (value, items) {
+            (Value::Other, Some(items)) if name != "collect" => Value::Iter(items),
+            (value, _) => value,
+        }
+    }
+
+    /// How many items std's iterator `receiver.name()` gives where that is known: a range of
+    /// known ends (`0..t`, its end one past the last) or an [`Value::Iter`], through the
+    /// adaptors that keep the count (`map`, `rev`, `copied`, `cloned`, `into_iter`) and into
+    /// `collect`. `None` where a method of that name may be the crate's own.
+    fn iterated_items(
+        &self,
+        receiver: &Value,
+        name: &str,
+        call: &syn::ExprMethodCall,
+    ) -> Option<Dim> {
+        let keeps_count = match name {
+            "map" | "copied" | "cloned" => call.args.len() == usize::from(name == "map"),
+            "rev" | "into_iter" | "collect" => call.args.is_empty(),
+            _ => false,
+        };
+        if !keeps_count || self.index.may_be_any_types_method(name) {
+            return None;
+        }
+        match receiver {
+            Value::Range(Some(start), Some(end)) => {
+                let count = self.facts.simplify(&end.clone().sub(start.clone()));
+                (!count.is_unknown() && !count.may_be_negative()).then_some(count)
+            }
+            Value::Iter(count) => Some(count.clone()),
+            _ => None,
+        }
     }
 
     /// The dtype of the numbers `collect` gathers into a `Vec`: from its turbofish
@@ -5125,6 +5262,11 @@ impl<'a> Walker<'a> {
                     Some(syn::Stmt::Expr(tail, None)) => self.iterator_dtype(tail, primitive),
                     _ => None,
                 },
+                // `(0..seq_len as u32)`: the type its ends are written in.
+                syn::Expr::Range(r) => [&r.start, &r.end]
+                    .into_iter()
+                    .flatten()
+                    .find_map(|end| literal_dtype(end, primitive)),
                 _ => None,
             };
         };
@@ -5355,6 +5497,20 @@ impl<'a> Walker<'a> {
                     && self.vec_method_is_std(&name) =>
             {
                 list
+            }
+            // `position_ids.as_slice()`, `.clone()`: the same numbers; `len()`, how many.
+            list @ Value::Numbers(..)
+                if LIST_VIEWS.contains(&name.as_str())
+                    && name != "try_into"
+                    && call.args.is_empty()
+                    && self.vec_method_is_std(&name) =>
+            {
+                list
+            }
+            Value::Numbers(_, count)
+                if name == "len" && call.args.is_empty() && self.vec_method_is_std(&name) =>
+            {
+                Value::Int(count)
             }
             // `Model::new(&cfg, vb).unwrap()`: the value of a constructor's `Result` taken
             // as `?` takes it, where the type has no method of the name.
@@ -6351,14 +6507,15 @@ impl<'a> Walker<'a> {
             },
             _ => ConvGeometry::default(),
         };
-        // `self.conv: Conv2d[..] with stride = S, padding = 1`: a setting the guard checked,
-        // where the constructor seen does not give it.
-        let setting = |built: Dim, name: &str| match (&place, built.is_unknown()) {
-            (Some(text), true) => match self.subject_value_of(&format!("{text}.config().{name}")) {
-                Some(Value::Int(d)) => d,
+        // `self.conv: Conv2d[..] with stride = S, padding = PAD`: a setting the guard checked,
+        // in the contract's names (a return clause's `(H + 2 * PAD - K) / S + 1` is then
+        // compared in them), before what a constructor seen gives (`padding: k / 2`).
+        let setting = |built: Dim, name: &str| match &place {
+            Some(text) => match self.subject_value_of(&format!("{text}.config().{name}")) {
+                Some(Value::Int(d)) if !d.is_unknown() => d,
                 _ => built,
             },
-            _ => built,
+            None => built,
         };
         let geometry = ConvGeometry {
             padding: setting(built.padding, "padding"),
@@ -6955,12 +7112,22 @@ impl<'a> Walker<'a> {
             // `Tensor::from_slice(&mask, (t, t), dev)` of a `Vec<f32>`.
             "candle_core::Tensor::from_slice" | "candle_core::Tensor::from_vec" => {
                 match args.first() {
-                    Some(Value::Numbers(dtype)) => Some(*dtype),
+                    Some(Value::Numbers(dtype, _)) => Some(*dtype),
                     _ => None,
                 }
             }
             _ => None,
         };
+        // `Tensor::new(&position_ids[..], dev)` of a `Vec` of host numbers: one dim, as long
+        // as the list.
+        if full == "candle_core::Tensor::new"
+            && let Some(Value::Numbers(dtype, count)) = args.first()
+        {
+            return Value::Tensor(TensorType::new(
+                candle_contracts_shapes::DTypeSet::only(*dtype),
+                Shape::new(vec![count.clone()]),
+            ));
+        }
         match function_under(&self.facts, &full, &rule_args) {
             Ok(t) if let Some(dtype) = written => Value::Tensor(TensorType::new(
                 candle_contracts_shapes::DTypeSet::only(dtype),
@@ -8674,15 +8841,14 @@ fn may_leave(expr: &syn::Expr) -> bool {
     leaves.0
 }
 
-/// Whether a statement may leave the function or its loop's pass: a `return`, a `?`, a
-/// `break` or `continue`, std's and candle's diverging macros (outside closures).
+/// Whether a statement may leave the function or its loop's pass: a `return`, a `break` or
+/// `continue`, std's and candle's diverging macros (outside closures). Not a `?`: a debug
+/// build's check (`#[cfg(debug_assertions)] { x.sum_all()?.to_scalar::<f32>()?; }`) leaves
+/// only where it fails.
 fn stmt_may_leave(stmt: &syn::Stmt) -> bool {
     struct Leaves(bool);
     impl<'a> Visit<'a> for Leaves {
         fn visit_expr_return(&mut self, _: &'a syn::ExprReturn) {
-            self.0 = true;
-        }
-        fn visit_expr_try(&mut self, _: &'a syn::ExprTry) {
             self.0 = true;
         }
         fn visit_expr_break(&mut self, _: &'a syn::ExprBreak) {
@@ -8721,29 +8887,6 @@ fn may_break(block: &syn::Block) -> bool {
             let mut names = BTreeSet::new();
             idents(&mac.tokens, &mut names);
             self.0 |= names.contains("break");
-        }
-    }
-    let mut breaks = Breaks(false);
-    breaks.visit_block(block);
-    breaks.0
-}
-
-/// Whether a block has a `break` or `continue` the walk does not take as its loop's own: a
-/// labelled one (it may go to any loop around it) or one in a macro's tokens.
-fn hidden_break(block: &syn::Block) -> bool {
-    struct Breaks(bool);
-    impl<'a> Visit<'a> for Breaks {
-        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
-            self.0 |= b.label.is_some();
-            syn::visit::visit_expr_break(self, b);
-        }
-        fn visit_expr_continue(&mut self, c: &'a syn::ExprContinue) {
-            self.0 |= c.label.is_some();
-        }
-        fn visit_macro(&mut self, mac: &'a syn::Macro) {
-            let mut names = BTreeSet::new();
-            idents(&mac.tokens, &mut names);
-            self.0 |= names.contains("break") || names.contains("continue");
         }
     }
     let mut breaks = Breaks(false);
@@ -9547,6 +9690,10 @@ fn index_value(base: Value, index: Value) -> Value {
         ),
         (Value::TensorsEach(t), Value::Int(_)) => Value::Tensor(t),
         (Value::Funcs(func), Value::Int(_)) => Value::Func(func),
+        // `&position_ids[..]`: the whole list; a part of it, as many numbers as the walk can
+        // tell (none).
+        (Value::Numbers(dtype, count), Value::Range(None, None)) => Value::Numbers(dtype, count),
+        (Value::Numbers(dtype, _), Value::Range(..)) => Value::Numbers(dtype, Dim::Unknown),
         // `x.dims()[1]`, `dims[2]` of a list of sizes (a Rust tuple has no `[]`): the size at
         // a number (past the list, Rust panics).
         (Value::Tuple(items), Value::Int(i)) => i

@@ -12351,3 +12351,303 @@ pub fn let_else(x: &Tensor) -> Result<Tensor> {
 ";
     assert_eq!(check_file("third-breaker", source), (0, Vec::new()));
 }
+
+/// BERT's position ids: `(0..seq_len as u32).collect::<Vec<_>>()` is a list of `T as u32`
+/// numbers (`as u32` wraps a size past `u32::MAX`), and `Tensor::new(&ids[..], ..)` a `u32` of
+/// one dim as long; `ids.len()` is that many. A list of unknown length still gives rank 1, so a
+/// `dims2()` of it is certain to fail.
+#[test]
+fn a_list_of_host_numbers_knows_its_length_into_tensor_new() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Device, Result, Tensor};
+
+#[contract(input_ids: u32[B, T])]
+pub fn positions(input_ids: &Tensor) -> Result<Tensor> {
+    let (_b, seq_len) = input_ids.dims2()?;
+    let ids = (0..seq_len).map(|i| i as u32).collect::<Vec<u32>>();
+    let n = ids.len();
+    let wrapped = (0..seq_len as u32).collect::<Vec<_>>();
+    let position_ids = Tensor::new(&ids[..], input_ids.device())?;
+    let wrapped_ids = Tensor::new(wrapped.as_slice(), input_ids.device())?;
+    let _ = (n, wrapped_ids);
+    Ok(position_ids)
+}
+
+#[contract(return: u32[N])]
+pub fn unknown_length(count: usize, dev: &Device) -> Result<Tensor> {
+    let ids: Vec<u32> = std::iter::repeat_n(1, count).collect();
+    let t = Tensor::new(ids.as_slice(), dev)?;
+    t.dims2()?;
+    Ok(t)
+}
+";
+    let dir = scratch_crate("host-lists", source);
+    let (code, stdout, _) = run(&dir, &["shapes", "src/lib.rs:positions"]);
+    assert_eq!(code, 0);
+    let rows = rows(&stdout);
+    for expected in [
+        "7 ids Vec<u32> collect",
+        "8 n = T len",
+        "10 position_ids u32[T] Tensor::new",
+        "11 wrapped_ids u32[T as u32] Tensor::new",
+    ] {
+        assert!(
+            rows.iter().any(|row| row == expected),
+            "{expected}: {rows:?}"
+        );
+    }
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    let heads = headlines(&stderr);
+    assert!(
+        heads
+            .iter()
+            .any(|l| l.contains("`Tensor::dims2`") && l.contains("`t` is `u32[_]`")),
+        "{heads:?}"
+    );
+}
+
+/// A fourth breaker's programs. What the silences after a test of a shape must not take:
+/// training and model code whose early leaves ask values, not shapes (an optimizer's step, a
+/// logger that prints dims, a cache's `push`, a finite check of a field, a debug build's NaN
+/// check, a diverged loss, a gate on a computed tensor's value), each followed by a certain
+/// bug. And loops whose `break` or `continue` the walk must see: under `cfg` or `cfg_attr`, or
+/// from a macro of the crate's (the loop may complete, with a value the walk does not know).
+#[test]
+fn value_checks_keep_what_follows_checked_and_hidden_jumps_let_a_loop_complete() {
+    let (code, lines) = check_file("value-checks", VALUE_CHECKS);
+    assert_eq!(code, 1, "{lines:?}");
+    let sites: Vec<&String> = lines
+        .iter()
+        .filter(|line| line.starts_with("-->"))
+        .collect();
+    let expected: Vec<String> = VALUE_CHECKS
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim_start().starts_with("takes_vec(x) // certain"))
+        .map(|(at, line)| {
+            let column = line.find("takes_vec(").unwrap_or(0) + "takes_vec(".len() + 1;
+            format!("--> model.rs:{}:{column}", at + 1)
+        })
+        .collect();
+    assert_eq!(expected.len(), 8);
+    assert_eq!(sites, expected.iter().collect::<Vec<_>>(), "{lines:?}");
+}
+
+const VALUE_CHECKS: &str = r#"use candle_contracts::contract;
+use candle_core::{bail, Module, Result, Tensor, D};
+use candle_nn::{loss, ops, Linear, Optimizer, SGD};
+
+#[contract(v: f32[N])]
+pub fn takes_vec(v: &Tensor) -> Result<Tensor> { Ok(v.clone()) }
+
+#[contract(x: f32[B, 4], y: u32[B])]
+pub fn train_step(model: &Linear, opt: &mut SGD, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let logits = model.forward(x)?;
+    let l = loss::cross_entropy(&logits, y)?;
+    opt.backward_step(&l)?;
+    takes_vec(x) // certain
+}
+
+fn log_stats(name: &str, t: &Tensor) -> Result<()> { println!("{name}: {:?}", t.dims()); Ok(()) }
+
+#[contract(x: f32[B, 4])]
+pub fn logged(x: &Tensor) -> Result<Tensor> {
+    log_stats("x", x)?;
+    takes_vec(x) // certain
+}
+
+pub struct Cache { pub v: Vec<Tensor> }
+impl Cache { pub fn push(&mut self, t: &Tensor) -> Result<()> { self.v.push(t.clone()); Ok(()) } }
+
+#[contract(x: f32[B, 4])]
+pub fn cached(cache: &mut Cache, x: &Tensor) -> Result<Tensor> {
+    cache.push(x)?;
+    takes_vec(x) // certain
+}
+
+pub struct M { pub w: Tensor }
+fn check_finite(_t: &Tensor) -> Result<()> { Ok(()) }
+impl M {
+    #[contract(x: f32[B, 4])]
+    pub fn fwd(&self, x: &Tensor) -> Result<Tensor> {
+        check_finite(&self.w)?;
+        takes_vec(x) // certain
+    }
+}
+
+#[contract(x: f32[B, 4])]
+pub fn debug_nan_check(x: &Tensor) -> Result<Tensor> {
+    #[cfg(debug_assertions)]
+    {
+        let s = x.sum_all()?.to_scalar::<f32>()?;
+        assert!(s.is_finite(), "NaN in input");
+    }
+    takes_vec(x) // certain
+}
+
+#[contract(x: f32[B, 4], y: u32[B])]
+pub fn diverged(model: &Linear, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let logits = model.forward(x)?;
+    let l = loss::cross_entropy(&logits, y)?;
+    let v = l.to_scalar::<f32>()?;
+    if !v.is_finite() { bail!("loss diverged") }
+    takes_vec(x) // certain
+}
+
+#[contract(x: f32[B, 4], w: f32[4, 3])]
+pub fn gated(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let h = x.matmul(w)?;
+    if h.sum_all()?.to_scalar::<f32>()? == 0.0 { return Ok(h); }
+    takes_vec(x) // certain
+}
+
+#[contract(x: f32[B, V])]
+pub fn greedy(x: &Tensor) -> Result<Tensor> {
+    let probs = ops::softmax(x, D::Minus1)?;
+    let top = probs.max(D::Minus1)?.to_vec1::<f32>()?;
+    if top.iter().all(|p| *p > 0.99) { return probs.argmax(D::Minus1); }
+    takes_vec(x) // certain
+}
+
+macro_rules! stop { () => { break }; }
+macro_rules! next { () => { continue }; }
+
+#[contract(x: f32[2, 3], w: f32[3, 5])]
+pub fn cfg_break(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let c = std::env::args().count() >= 1;
+    let y = if c { loop { #[cfg(all())] break x.clone(); } } else { x.t()? };
+    y.matmul(w)
+}
+
+#[contract(x: f32[2, 3], w: f32[3, 5])]
+pub fn cfg_attr_break(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let c = std::env::args().count() >= 1;
+    #[allow(unreachable_code)]
+    let y = if c { loop { #[cfg_attr(all(), allow(unused))] break x.clone(); } } else { x.t()? };
+    y.matmul(w)
+}
+
+#[contract(x: f32[2, 3], w: f32[3, 5])]
+pub fn cfg_continue(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let c = std::env::args().count() >= 1;
+    let y = if c {
+        for _ in 0..2 {
+            #[cfg(all())]
+            continue;
+            #[allow(unreachable_code)]
+            return Ok(x.clone());
+        }
+        x.clone()
+    } else {
+        x.t()?
+    };
+    y.matmul(w)
+}
+
+#[contract(x: f32[2, 3], w: f32[3, 5])]
+pub fn macro_break(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let c = std::env::args().count() >= 1;
+    let y = if c {
+        loop { stop!(); }
+        x.clone()
+    } else {
+        x.t()?
+    };
+    y.matmul(w)
+}
+
+#[contract(x: f32[2, 3], w: f32[3, 5])]
+pub fn macro_continue(x: &Tensor, w: &Tensor, k: usize) -> Result<Tensor> {
+    let c = std::env::args().count() >= 1;
+    let y = if c {
+        for _ in 0..3 {
+            if k < 10 { next!(); }
+            return Ok(x.clone());
+        }
+        x.clone()
+    } else {
+        x.t()?
+    };
+    y.matmul(w)
+}
+"#;
+
+/// A new user's test module: `use super::*` brings the parent's private `use`s (`Tensor`,
+/// `DType`), so a call in a `#[cfg(test)] mod tests` is checked as the parent's is (it was
+/// silent: `Tensor::zeros` there was unknown).
+#[test]
+fn a_test_modules_glob_of_its_parent_brings_the_parents_uses() {
+    let source = "use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+
+#[contract(ids: u32[N])]
+pub fn f(ids: &Tensor) -> Result<Tensor> {
+    ids.to_dtype(DType::F32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob() -> Result<()> {
+        let x = Tensor::zeros((3,), DType::I64, &Device::Cpu)?;
+        f(&x)?;
+        Ok(())
+    }
+}
+";
+    let dir = scratch_crate("test-module-glob", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    let heads = headlines(&stderr);
+    assert!(
+        heads
+            .iter()
+            .any(|l| l.contains("takes `ids: u32[N]`, but `x` is `i64[3]`")),
+        "{heads:?}"
+    );
+    assert!(
+        heads.iter().any(|l| l == "--> src/lib.rs:16:12"),
+        "{heads:?}"
+    );
+}
+
+/// A new user's patch embedding: the struct contract states the conv's settings in its own
+/// names (`padding = PAD`), a constructor in sight builds it with `padding: k / 2`. The
+/// settings the guard checks are the contract's, so the return clause's wrong `+ 2` is certain
+/// in them (the constructor's `k / 2` made it silent).
+#[test]
+fn a_layers_stated_settings_come_before_its_constructors() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{Conv2d, Conv2dConfig, VarBuilder};
+
+#[contract(conv: Conv2d[CIN -> C, K] with stride = S, padding = PAD, dilation = 1)]
+pub struct Patch {
+    conv: Conv2d,
+}
+
+#[contract]
+impl Patch {
+    pub fn new(cin: usize, c: usize, k: usize, s: usize, vb: VarBuilder) -> Result<Self> {
+        let cfg = Conv2dConfig { stride: s, padding: k / 2, ..Default::default() };
+        Ok(Self { conv: candle_nn::conv2d(cin, c, k, cfg, vb)? })
+    }
+
+    #[contract(x: f32[B, CIN, H, W], return: f32[B, C, (H + 2 * PAD - K) / S + 2, W])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.conv.forward(x)
+    }
+}
+";
+    let dir = scratch_crate("stated-settings", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr
+            .contains("dim 2: (H - K + 2 * PAD) / S + 1 given, (H - K + 2 * PAD) / S + 2 expected"),
+        "{stderr}"
+    );
+}

@@ -2,7 +2,7 @@
 //! each certain mismatch is found with the message the design page shows, and the correct
 //! variants pass.
 
-use candle_contracts_shapes::{Arg, Contract, Env, function, method};
+use candle_contracts_shapes::{Arg, Contract, Dim, Env, function, method};
 
 fn env(function: &str, contract: &str) -> Env {
     Env::for_function(function, &Contract::parse(contract).unwrap())
@@ -364,4 +364,25 @@ fn an_integer_index_at_the_dims_size_is_past_its_end() {
     )
     .unwrap();
     assert_eq!(tail.to_string(), "f32[B, 1, E]");
+}
+
+#[test]
+fn indexing_past_the_rank_says_how_many_items_fit() {
+    // A new user's `mask.i((0..n, 0..n, 0..n))` on a rank-2 mask: certain, with a help line.
+    let env = env("mask", "mask: u8[T, T]");
+    let range = || Arg::Range(Some(Dim::lit(0)), Some(Dim::symbol("T")));
+    let mismatch = method(
+        "i",
+        &env.get("mask"),
+        &[Arg::Tuple(vec![range(), range(), range()])],
+    )
+    .unwrap_err();
+    assert_eq!(mismatch.note(), "rank 2 given, rank 3 or more expected");
+    assert_eq!(
+        mismatch.help("mask").as_deref(),
+        Some(
+            "`i(..)` takes one index or range per dim: at most 2 for a tensor of rank 2 (`..` \
+             keeps a dim whole)"
+        )
+    );
 }

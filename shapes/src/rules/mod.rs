@@ -188,6 +188,11 @@ pub enum Help {
     },
     /// Swap the last two dims: `&w.t()?`.
     Transpose,
+    /// `i(..)` with more items than the tensor has dims: one item per dim, at most.
+    AtMostItems {
+        /// The tensor's rank.
+        rank: usize,
+    },
     /// An index past its dim: the positions there (`0` to `T - 1`).
     LastIndex {
         /// The dim indexed.
@@ -313,6 +318,10 @@ impl Mismatch {
                 fix(format!("to_dtype(DType::{dtype:?})"))
             ),
             Help::Transpose => format!("transpose it: {}", fix("t()".to_string())),
+            Help::AtMostItems { rank } => format!(
+                "`i(..)` takes one index or range per dim: at most {rank} for a tensor of rank \
+                 {rank} (`..` keeps a dim whole)"
+            ),
             Help::LastIndex { dim, last } => {
                 format!("positions on dim {dim} run from 0 to `{last}`, the last one")
             }

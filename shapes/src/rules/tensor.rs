@@ -1325,7 +1325,13 @@ impl Call<'_> {
             if shape.run().is_none() {
                 let dims = vec!["_"; items.len()].join(", ");
                 let expected = format!("self: _[{dims}, ..]");
-                self.require_rank(Argument::Receiver, self.receiver, items.len(), &expected)?;
+                self.require_rank(Argument::Receiver, self.receiver, items.len(), &expected)
+                    .map_err(|mut mismatch| {
+                        mismatch.help = Some(Help::AtMostItems {
+                            rank: shape.front().len(),
+                        });
+                        mismatch
+                    })?;
             }
             return self.unknown_shape();
         }

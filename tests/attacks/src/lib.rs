@@ -24,6 +24,7 @@ pub mod a9_cast;
 
 pub mod b10_moduleT;
 pub mod b11_raw2;
+pub mod b1_const_plain;
 pub mod b2_swap;
 pub mod b3_add_assign;
 pub mod b4_shadow_macro;
@@ -128,6 +129,11 @@ mod run {
             w: std::cell::RefCell::new(t(2, 4)),
         };
         crate::b6_refcell_subject::caller(&c, &t(2, 8)).unwrap();
+    }
+    #[test]
+    fn b1() {
+        let y = crate::b1_const_plain::inner::caller(&t(3, 8)).unwrap();
+        assert_eq!(y.dims(), &[3, 2]);
     }
     #[test]
     fn b7() {
