@@ -355,6 +355,10 @@ pub struct Index {
     variants: BTreeMap<String, BTreeSet<String>>,
     /// The names of every `macro_rules!` read: a macro of one of those names is not std's.
     macro_names: BTreeSet<String>,
+    /// The crate's `macro_rules!` whose tokens hold a `break` or `continue`.
+    jumping_macros: BTreeSet<String>,
+    /// Every identifier in each of the crate's `macro_rules!` (the macros it calls).
+    macro_words: BTreeMap<String, BTreeSet<String>>,
     /// The functions a module declares, by their name: two or more under opposite `cfg`s
     /// (candle's `flash_attn` with and without its feature) are twins, one compiled in.
     twin_fns: BTreeMap<(ModId, String), Vec<FnId>>,
@@ -1042,6 +1046,12 @@ impl Index {
                 syn::Item::Macro(m) => match &m.ident {
                     Some(ident) => {
                         self.macro_names.insert(name_of(ident));
+                        let mut words = BTreeSet::new();
+                        token_idents(&m.mac.tokens, &mut words);
+                        if words.contains("break") || words.contains("continue") {
+                            self.jumping_macros.insert(name_of(ident));
+                        }
+                        self.macro_words.insert(name_of(ident), words);
                         self.insert(module, name_of(ident), Item::Other);
                     }
                     // It may define any item, which would shadow a glob import or a crate.
@@ -1507,8 +1517,10 @@ impl Index {
                 Resolved::Mod(g) if g != module => {
                     // `use super::*` of a module around this one brings its private items and
                     // `use`s too (a `#[cfg(test)] mod tests`'s `Tensor`): they are visible here.
+                    // (Not through a `pub use super::*` another module's glob reaches: that
+                    // re-exports only what is `pub`.)
                     let around = self.encloses(g, module);
-                    match self.lookup_in(g, name, depth + 1, true, !around) {
+                    match self.lookup_in(g, name, depth + 1, true, public_only || !around) {
                         Resolved::Unknown => {}
                         found => return found,
                     }
@@ -2201,6 +2213,32 @@ impl Index {
         self.macro_names.contains(name)
     }
 
+    /// Whether the crate's macro `name` may expand to a `break` or `continue`: its tokens
+    /// hold one, or name another of the crate's macros that may (or one out of sight).
+    pub fn macro_may_jump(&self, name: &str) -> bool {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![name.to_string()];
+        while let Some(name) = todo.pop() {
+            if !seen.insert(name.clone()) {
+                continue;
+            }
+            if self.jumping_macros.contains(&name) {
+                return true;
+            }
+            let Some(words) = self.macro_words.get(&name) else {
+                // Defined twice, or by a macro: not read.
+                return true;
+            };
+            todo.extend(
+                words
+                    .iter()
+                    .filter(|w| self.macro_names.contains(*w))
+                    .cloned(),
+            );
+        }
+        false
+    }
+
     /// Whether a method `name` the crates read add to the other crate's type `path` may be
     /// called in `module`: its `impl` is in `module`'s crate or a library (another test or
     /// binary target is no dependency), and its trait may be in scope there (a private
@@ -2626,10 +2664,12 @@ pub(crate) fn token_idents(tokens: &TokenStream, into: &mut BTreeSet<String>) {
 }
 
 /// Whether an item is visible outside its module (any `pub` but `pub(self)`).
+/// Whether an item or `use` is visible to a glob import from anywhere in the crate: `pub` or
+/// `pub(crate)` (a `pub(super)` one only to some modules: a glob elsewhere does not bring it).
 fn is_public(vis: &syn::Visibility) -> bool {
     match vis {
         syn::Visibility::Public(_) => true,
-        syn::Visibility::Restricted(r) => !r.path.is_ident("self"),
+        syn::Visibility::Restricted(r) => r.path.is_ident("crate"),
         syn::Visibility::Inherited => false,
     }
 }

@@ -2645,10 +2645,9 @@ impl<'a> Walker<'a> {
                     self.bind_unknown(&local.pat);
                 }
                 // A `break` or `continue` in it may be compiled in: its loop may complete.
-                let mut words = BTreeSet::new();
-                idents(&stmt.to_token_stream(), &mut words);
-                self.live_break |= words.contains("break");
-                self.live_continue |= words.contains("continue");
+                let (breaks, continues) = stmt_jumps(stmt);
+                self.live_break |= breaks;
+                self.live_continue |= continues;
                 // `#[cfg(debug_assertions)] return ..;`: where compiled in, nothing after it
                 // may run (twins under opposite `cfg`s leave on every build).
                 if !after_shape_guard && stmt_may_leave(stmt) {
@@ -2719,7 +2718,8 @@ impl<'a> Walker<'a> {
                             value,
                             Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(_)
                         );
-                        if !tensors && (self.shape_tests > 0 || reads) {
+                        // (A tensor set under an undecided test of a shape is a flag of it.)
+                        if self.shape_tests > 0 || (!tensors && reads) {
                             let mut names = PatNames::default();
                             names.visit_pat(&local.pat);
                             let names = names.0.iter().map(name_of);
@@ -4531,9 +4531,9 @@ impl<'a> Walker<'a> {
     /// it is a test of that shape. A function out of sight, or one that reads only values
     /// (`check_finite(x)`, an optimizer's step), is not.
     fn validates_shape(&self, call: &syn::Expr) -> bool {
-        // It asks a shape, and fails somewhere: a diverging macro (`bail!`), an `Err(..)`, or
-        // a `?` on a shape's question (`x.dims2()?`). A function that reads dims to print them
-        // (`log_stats`) does neither.
+        // It asks a shape, and fails somewhere: a diverging macro (`bail!`) or an `Err(..)`.
+        // A function that reads dims to print them (`log_stats`, `let (b, f) = x.dims2()?`)
+        // does not (where such a `dims2()?` fails, the walk of the call says so).
         #[derive(Default)]
         struct Asks {
             asks: bool,
@@ -4543,11 +4543,6 @@ impl<'a> Walker<'a> {
             fn visit_expr_method_call(&mut self, call: &'v syn::ExprMethodCall) {
                 self.asks |= SHAPE_QUERIES.iter().any(|name| call.method == name);
                 syn::visit::visit_expr_method_call(self, call);
-            }
-            fn visit_expr_try(&mut self, t: &'v syn::ExprTry) {
-                self.fails |= matches!(unparen(&t.expr), syn::Expr::MethodCall(call)
-                    if SHAPE_QUERIES.iter().any(|name| call.method == name));
-                syn::visit::visit_expr_try(self, t);
             }
             fn visit_expr_path(&mut self, p: &'v syn::ExprPath) {
                 self.fails |= p.path.is_ident("Err");
@@ -4593,14 +4588,18 @@ impl<'a> Walker<'a> {
             fn visit_macro(&mut self, mac: &'v syn::Macro) {
                 let mut names = BTreeSet::new();
                 idents(&mac.tokens, &mut names);
-                let name = mac.path.segments.last().map(|s| name_of(&s.ident));
-                let std_macro = name.as_deref().is_some_and(|name| {
-                    (EXPRESSION_MACROS.contains(&name)
-                        || DIVERGING_MACROS.contains(&name)
-                        || name == "matches")
-                        && !self.1.index.defines_macro(name)
-                });
-                self.0 |= names.contains("break") || names.contains("continue") || !std_macro;
+                let index = self.1.index;
+                let jumps = match mac.path.segments.last().map(|s| name_of(&s.ident)) {
+                    Some(name) if index.defines_macro(&name) => index.macro_may_jump(&name),
+                    Some(name) => {
+                        !(EXPRESSION_MACROS.contains(&name.as_str())
+                            || DIVERGING_MACROS.contains(&name.as_str())
+                            || name == "matches"
+                            || QUIET_MACROS.contains(&name.as_str()))
+                    }
+                    None => true,
+                };
+                self.0 |= names.contains("break") || names.contains("continue") || jumps;
             }
         }
         let mut jumps = Jumps(false, self);
@@ -4613,11 +4612,11 @@ impl<'a> Walker<'a> {
     /// an undecided test of one.
     fn mark_shape_derived(&mut self, place: &syn::Expr, value: &syn::Expr) {
         if let Some(name) = place_local(place)
-            && !matches!(
-                self.lookup(&name).map(|binding| &binding.value),
-                Some(Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(_))
-            )
-            && (self.shape_tests > 0 || self.reads_shape(value))
+            && (self.shape_tests > 0
+                || (!matches!(
+                    self.lookup(&name).map(|binding| &binding.value),
+                    Some(Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(_))
+                ) && self.reads_shape(value)))
         {
             self.shape_derived.insert(name);
         }
@@ -8839,6 +8838,84 @@ fn may_leave(expr: &syn::Expr) -> bool {
     let mut leaves = Leaves(false);
     leaves.visit_expr(expr);
     leaves.0
+}
+
+/// Macros of other crates that never expand to a `break` or `continue` of the loop they stand
+/// in: logging and tracing (`log`'s, `tracing`'s), std's compile-time ones, `anyhow`'s
+/// `ensure!` (a `return`).
+const QUIET_MACROS: &[&str] = &[
+    "trace",
+    "debug",
+    "info",
+    "warn",
+    "error",
+    "event",
+    "span",
+    "trace_span",
+    "debug_span",
+    "info_span",
+    "warn_span",
+    "error_span",
+    "log",
+    "ensure",
+    "cfg",
+    "env",
+    "option_env",
+    "concat",
+    "stringify",
+    "include_str",
+    "include_bytes",
+    "line",
+    "column",
+    "file",
+    "module_path",
+];
+
+/// Whether a statement may `break` or `continue` a loop around it: one outside the loops and
+/// closures inside the statement, a labelled one, or one in a macro's tokens.
+fn stmt_jumps(stmt: &syn::Stmt) -> (bool, bool) {
+    #[derive(Default)]
+    struct Jumps {
+        breaks: bool,
+        continues: bool,
+        depth: usize,
+    }
+    impl<'a> Visit<'a> for Jumps {
+        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
+            self.breaks |= self.depth == 0 || b.label.is_some();
+            syn::visit::visit_expr_break(self, b);
+        }
+        fn visit_expr_continue(&mut self, c: &'a syn::ExprContinue) {
+            self.continues |= self.depth == 0 || c.label.is_some();
+        }
+        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+            self.visit_expr(&f.expr);
+            self.depth += 1;
+            self.visit_block(&f.body);
+            self.depth -= 1;
+        }
+        fn visit_expr_while(&mut self, w: &'a syn::ExprWhile) {
+            self.depth += 1;
+            syn::visit::visit_expr_while(self, w);
+            self.depth -= 1;
+        }
+        fn visit_expr_loop(&mut self, l: &'a syn::ExprLoop) {
+            self.depth += 1;
+            syn::visit::visit_expr_loop(self, l);
+            self.depth -= 1;
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
+        fn visit_macro(&mut self, mac: &'a syn::Macro) {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.breaks |= names.contains("break");
+            self.continues |= names.contains("continue");
+        }
+    }
+    let mut jumps = Jumps::default();
+    jumps.visit_stmt(stmt);
+    (jumps.breaks, jumps.continues)
 }
 
 /// Whether a statement may leave the function or its loop's pass: a `return`, a `break` or

@@ -12651,3 +12651,107 @@ impl Patch {
         "{stderr}"
     );
 }
+
+/// A fifth breaker's programs: a `pub use super::*` re-exports only what is `pub` (a glob of
+/// it brings no private item of the module around it), and a `pub(super)` item reaches no glob
+/// elsewhere; a macro of the crate's without a `break` lets a `for` whose first pass returns
+/// end the path; a `break` of an inner loop under `cfg` is no `break` of the outer one; a
+/// tensor set under an undecided test of a shape is a flag of it. A helper that reads dims to
+/// print them is no test of a shape: the bug after it stays reported.
+#[test]
+fn globs_see_what_rust_sees_and_loops_and_flags_are_read_as_they_run() {
+    let source = "#![allow(dead_code, unreachable_code, unused)]
+use candle_contracts::contract;
+use candle_core::{Device, Result, Tensor};
+
+#[contract(v: f32[N])]
+pub fn takes_vec(v: &Tensor) -> Result<Tensor> { Ok(v.clone()) }
+
+mod q {
+    use super::*;
+    #[contract(return: f32[2, 3])]
+    fn build(d: &Device) -> Result<Tensor> { Tensor::zeros((2, 3), candle_core::DType::F32, d) }
+    pub mod p { pub use super::*; }
+}
+mod h {
+    use super::*;
+    #[contract(return: f32[4])]
+    pub fn build(d: &Device) -> Result<Tensor> { Tensor::zeros(4, candle_core::DType::F32, d) }
+}
+mod other {
+    use crate::q::p::*;
+    use crate::h::*;
+    use candle_contracts::contract;
+    use candle_core::{Device, Result, Tensor};
+    #[contract(x: f32[4])]
+    pub fn takes4(x: &Tensor) -> Result<Tensor> { Ok(x.clone()) }
+    #[contract(return: f32[4])]
+    pub fn run(d: &Device) -> Result<Tensor> { let m = build(d)?; takes4(&m) }
+}
+
+mod a {
+    pub mod inner {
+        use candle_core::{Device, Result, Tensor};
+        pub(super) fn make(d: &Device) -> Result<Tensor> { Tensor::zeros((2, 3), candle_core::DType::F32, d) }
+    }
+}
+mod helpers {
+    use candle_core::{Device, Result, Tensor};
+    pub fn make(d: &Device) -> Result<Tensor> { Tensor::zeros(4, candle_core::DType::F32, d) }
+}
+mod user {
+    use crate::a::inner::*;
+    use crate::helpers::*;
+    use candle_contracts::contract;
+    use candle_core::{Device, Result, Tensor};
+    #[contract(return: f32[4])]
+    pub fn run(d: &Device) -> Result<Tensor> { make(d) }
+}
+
+macro_rules! note { ($($t:tt)*) => { if std::env::var_os(\"TRACE\").is_some() { eprintln!($($t)*) } }; }
+
+#[contract(x: f32[B, 4])]
+pub fn first_pass(x: &Tensor) -> Result<Tensor> {
+    for attempt in 0..3 { note!(\"attempt {attempt}\"); return Ok(x.clone()); }
+    takes_vec(x)
+}
+
+#[contract(x: f32[B, 4])]
+pub fn cfg_inner_break(x: &Tensor) -> Result<Tensor> {
+    for _ in 0..3 {
+        #[cfg(debug_assertions)]
+        for k in 0..2 { if k == 1 { break; } }
+        return Ok(x.clone());
+    }
+    takes_vec(x)
+}
+
+#[contract(x: f32[..], w: f32[4, 3])]
+pub fn tensor_flag(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let mut keep = Tensor::new(1f32, x.device())?;
+    if x.rank() != 1 { keep = Tensor::new(0f32, x.device())?; }
+    if keep.to_scalar::<f32>()? == 0.0 { return Ok(x.clone()); }
+    takes_vec(w)
+}
+
+fn log_batch(step: usize, x: &Tensor) -> Result<()> {
+    let (b, f) = x.dims2()?;
+    println!(\"{step}: {b}x{f}\");
+    Ok(())
+}
+
+#[contract(x: f32[B, 4])]
+pub fn logged_step(x: &Tensor) -> Result<Tensor> {
+    log_batch(0, x)?;
+    takes_vec(x)
+}
+";
+    let dir = scratch_crate("globs-loops-flags", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    let sites: Vec<String> = headlines(&stderr)
+        .into_iter()
+        .filter(|l| l.starts_with("-->"))
+        .collect();
+    assert_eq!(sites, ["--> src/lib.rs:84:15"], "{stderr}");
+}
