@@ -2772,7 +2772,7 @@ const KNOWN_MACROS: &[&str] = &[
 /// The `tracing` crate's macros that candle-transformers calls by their path
 /// (`tracing::span!(tracing::Level::TRACE, "linear")` in `with_tracing.rs`): they build a span
 /// or an event, and define no `impl` for a type of the crate.
-const TRACING_MACROS: &[&str] = &[
+pub(crate) const TRACING_MACROS: &[&str] = &[
     "span",
     "trace_span",
     "debug_span",

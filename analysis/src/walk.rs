@@ -26,7 +26,7 @@ use crate::construct::{
 use crate::finding::{Finding, Join, LetHint, Origin, Site, Unchecked};
 use crate::index::{
     DIVERGING_MACROS, EXPRESSION_MACROS, FileId, FnDef, FnId, Index, ModId, Resolved,
-    is_conditional, name_of, token_idents as idents, use_names,
+    TRACING_MACROS, is_conditional, name_of, token_idents as idents, use_names,
 };
 
 /// What the walk knows of a value.
@@ -4595,7 +4595,8 @@ impl<'a> Walker<'a> {
                         !(EXPRESSION_MACROS.contains(&name.as_str())
                             || DIVERGING_MACROS.contains(&name.as_str())
                             || name == "matches"
-                            || QUIET_MACROS.contains(&name.as_str()))
+                            || QUIET_MACROS.contains(&name.as_str())
+                            || TRACING_MACROS.contains(&name.as_str()))
                     }
                     None => true,
                 };
@@ -8841,21 +8842,9 @@ fn may_leave(expr: &syn::Expr) -> bool {
 }
 
 /// Macros of other crates that never expand to a `break` or `continue` of the loop they stand
-/// in: logging and tracing (`log`'s, `tracing`'s), std's compile-time ones, `anyhow`'s
+/// in, beside `tracing`'s ([`TRACING_MACROS`]): `log`'s, std's compile-time ones, `anyhow`'s
 /// `ensure!` (a `return`).
 const QUIET_MACROS: &[&str] = &[
-    "trace",
-    "debug",
-    "info",
-    "warn",
-    "error",
-    "event",
-    "span",
-    "trace_span",
-    "debug_span",
-    "info_span",
-    "warn_span",
-    "error_span",
     "log",
     "ensure",
     "cfg",

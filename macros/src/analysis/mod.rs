@@ -292,28 +292,6 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
     // its type as the header writes it, from its module (`use super::Net; impl Net`), where
     // that is a struct there under every `cfg`.
     let module = module?;
-    if let syn::Type::Path(path) = &*block.self_ty
-        && path.qself.is_none()
-    {
-        let segments: Vec<String> = path
-            .path
-            .segments
-            .iter()
-            .map(|segment| segment.ident.to_string())
-            .collect();
-        if let Some(key) = resolved_type(view, module, &segments) {
-            let variants = match view.index.struct_clauses(&key) {
-                Some(clauses) => reparse_variants(&[(None, clauses.clone())])?,
-                None => reparse_variants(view.index.struct_contracts_under_cfg(&key))?,
-            };
-            if !variants.is_empty() {
-                return Some(StructClauses { variants });
-            }
-        }
-    }
-    // A struct under `cfg` (or in a module under one, which the index leaves unresolved): the
-    // struct of the name the `impl` writes, declared in the module its path names (`impl P`,
-    // `impl self::P`: the `impl`'s own; `impl super::P`: its parent).
     let syn::Type::Path(path) = &*block.self_ty else {
         return None;
     };
@@ -326,6 +304,18 @@ fn file_clauses(view: &file::View, block: &syn::ItemImpl) -> Option<StructClause
         .iter()
         .map(|segment| segment.ident.to_string())
         .collect();
+    if let Some(key) = resolved_type(view, module, &segments) {
+        let variants = match view.index.struct_clauses(&key) {
+            Some(clauses) => reparse_variants(&[(None, clauses.clone())])?,
+            None => reparse_variants(view.index.struct_contracts_under_cfg(&key))?,
+        };
+        if !variants.is_empty() {
+            return Some(StructClauses { variants });
+        }
+    }
+    // A struct under `cfg` (or in a module under one, which the index leaves unresolved): the
+    // struct of the name the `impl` writes, declared in the module its path names (`impl P`,
+    // `impl self::P`: the `impl`'s own; `impl super::P`: its parent).
     // `use super::Net; impl Net`: the path the `use` (or each `use` under `cfg`) names.
     let home = &view.index.modules[module];
     let segments = match segments.as_slice() {
