@@ -635,6 +635,23 @@ const UNKNOWN_TENSOR_METHODS: &[&str] = &[
     "abs_diff",
 ];
 
+/// Methods of std's integer types that give an integer.
+const INT_METHODS: &[&str] = &[
+    "min",
+    "max",
+    "clamp",
+    "saturating_sub",
+    "saturating_add",
+    "wrapping_sub",
+    "wrapping_add",
+    "abs_diff",
+    "div_ceil",
+    "next_multiple_of",
+    "next_power_of_two",
+    "pow",
+    "isqrt",
+];
+
 /// Methods of `f32` and `f64` that give a float of the same type.
 const FLOAT_METHODS: &[&str] = &[
     "sqrt", "powi", "powf", "exp", "ln", "log", "log2", "log10", "abs", "recip", "floor", "ceil",
@@ -5489,6 +5506,18 @@ impl<'a> Walker<'a> {
             }
             // `(d as f64).sqrt()`: a float's own methods give a float.
             Value::Float if FLOAT_METHODS.contains(&name.as_str()) => Value::Float,
+            // `n.min(t)`, `t.saturating_sub(n)`: std's integer methods (inherent: no trait's of
+            // the name comes first) give an integer; of two numbers, `min` and `max` theirs.
+            Value::Int(a) if INT_METHODS.contains(&name.as_str()) => {
+                match (name.as_str(), args.as_slice()) {
+                    ("min" | "max", [Value::Int(b)]) => match (a.as_literal(), b.as_literal()) {
+                        (Some(a), Some(b)) if name == "min" => Value::Int(Dim::lit(a.min(b))),
+                        (Some(a), Some(b)) => Value::Int(Dim::lit(a.max(b))),
+                        _ => Value::Int(Dim::Unknown),
+                    },
+                    _ => Value::Int(Dim::Unknown),
+                }
+            }
             // `qkv.as_slice()`, `parts.try_into().unwrap()` (a `Result` of an array of the same
             // parts, kept by `unwrap`): the same tensors.
             list @ (Value::Tensors(_) | Value::TensorsEach(_))

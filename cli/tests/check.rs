@@ -12355,7 +12355,8 @@ pub fn let_else(x: &Tensor) -> Result<Tensor> {
 /// BERT's position ids: `(0..seq_len as u32).collect::<Vec<_>>()` is a list of `T as u32`
 /// numbers (`as u32` wraps a size past `u32::MAX`), and `Tensor::new(&ids[..], ..)` a `u32` of
 /// one dim as long; `ids.len()` is that many. A list of unknown length still gives rank 1, so a
-/// `dims2()` of it is certain to fail.
+/// `dims2()` of it is certain to fail. (`n.min(3)` is an integer, `4usize.min(3)` is 3: a new
+/// user saw the first shown as an unknown tensor.)
 #[test]
 fn a_list_of_host_numbers_knows_its_length_into_tensor_new() {
     let source = "use candle_contracts::contract;
@@ -12370,6 +12371,9 @@ pub fn positions(input_ids: &Tensor) -> Result<Tensor> {
     let position_ids = Tensor::new(&ids[..], input_ids.device())?;
     let wrapped_ids = Tensor::new(wrapped.as_slice(), input_ids.device())?;
     let _ = (n, wrapped_ids);
+    let m = n.min(3);
+    let k = 4usize.min(3);
+    let _ = (m, k);
     Ok(position_ids)
 }
 
@@ -12390,6 +12394,8 @@ pub fn unknown_length(count: usize, dev: &Device) -> Result<Tensor> {
         "8 n = T len",
         "10 position_ids u32[T] Tensor::new",
         "11 wrapped_ids u32[T as u32] Tensor::new",
+        "13 m = _ min",
+        "14 k = 3 min",
     ] {
         assert!(
             rows.iter().any(|row| row == expected),
