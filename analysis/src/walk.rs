@@ -2683,10 +2683,10 @@ impl<'a> Walker<'a> {
             let v = self.stmt(stmt);
             // `ensure_matrix(x)?;`: a function given a tensor, called for its error only, is
             // a test of its shape that may leave.
-            if let syn::Stmt::Expr(syn::Expr::Try(t), Some(_)) = stmt
+            if let Some(call) = discarded_try(stmt)
                 && self.on_every_path()
-                && self.reads_shape(&t.expr)
-                && self.validates_shape(&t.expr)
+                && self.reads_shape(call)
+                && self.validates_shape(call)
             {
                 self.left_on_a_shape = true;
             }
@@ -2755,7 +2755,10 @@ impl<'a> Walker<'a> {
                             self.scope = saved;
                             // `let [a, b] = x.dims() else { return .. };`: a leaving test of a
                             // shape, as an `if`'s.
-                            if self.on_every_path() && self.reads_shape(&init.expr) {
+                            if self.on_every_path()
+                                && (self.reads_shape(&init.expr)
+                                    || self.tests_success(&local.pat, &init.expr))
+                            {
                                 self.left_on_a_shape = true;
                             }
                         }
@@ -3219,50 +3222,21 @@ impl<'a> Walker<'a> {
                 Value::Other
             }
             syn::Expr::ForLoop(f) => {
-                let element = self.loop_element(&f.expr);
-                let index = self.loop_index(&f.pat, &element);
-                let element = match &index {
-                    Some(size) => Value::Int(size.clone()),
-                    None => element,
-                };
-                if self.loop_invariant(f, &element, index.as_ref()) {
-                    if let Some(size) = &index {
-                        self.forget_size(size);
-                    }
-                    // A loop that certainly runs (`for x in [a]`, `0..3`) and whose first run
-                    // certainly leaves: nothing after it runs.
-                    if std::mem::take(&mut self.first_run_leaves) && runs_at_least_once(&f.expr) {
-                        return Value::Never;
-                    }
-                    return Value::Other;
+                // `for &d in x.dims() { if d != 1 { return .. } }`, `for i in 0..x.rank()`,
+                // `for p in &xs.chunk(2, 0)?`: how many passes run, and so whether one leaves,
+                // follows from a tensor: as a leaving test of a shape.
+                let passes_on_a_shape = self.on_every_path()
+                    && self.mentions_tensor(&f.expr)
+                    && may_leave(&syn::Expr::Block(syn::ExprBlock {
+                        attrs: Vec::new(),
+                        label: None,
+                        block: f.body.clone(),
+                    }));
+                let value = self.for_loop(f);
+                if passes_on_a_shape && value != Value::Never {
+                    self.left_on_a_shape = true;
                 }
-                let mut changed = self.changes();
-                changed.visit_block(&f.body);
-                self.forget(&changed);
-                self.scope.push(BTreeMap::new());
-                self.bind_pattern(&f.pat, element);
-                // The body may run no time at all.
-                self.quiet += 1;
-                let outer = (
-                    std::mem::take(&mut self.live_break),
-                    std::mem::take(&mut self.live_continue),
-                );
-                let body = self.block(&f.body);
-                let passes_on = self.live_break || self.live_continue || self.hidden_jump(&f.body);
-                (self.live_break, self.live_continue) = outer;
-                self.quiet -= 1;
-                self.scope.pop();
-                self.forget(&changed);
-                if let Some(size) = &index {
-                    self.forget_size(size);
-                }
-                // A loop that certainly runs whose every pass leaves the function before any
-                // `break` or `continue` (`for _ in 0..3 { if x.rank() < 2 { return .. } break;
-                // }` of a known rank): nothing after it runs.
-                if body == Value::Never && !passes_on && runs_at_least_once(&f.expr) {
-                    return Value::Never;
-                }
-                Value::Other
+                value
             }
             syn::Expr::While(w) => {
                 let mut changed = self.changes();
@@ -4588,6 +4562,77 @@ impl<'a> Walker<'a> {
         asks.asks && asks.fails
     }
 
+    /// Whether an expression names a tensor or a local a shape gave (`x.dims()`,
+    /// `0..x.rank()`, `&xs.chunk(2, 0)?`), outside closures: not a list of tensors given (`for
+    /// y in ys`, whose length no shape decides).
+    fn mentions_tensor(&self, expr: &syn::Expr) -> bool {
+        struct Names<'w, 'a>(bool, &'w Walker<'a>);
+        impl<'v> Visit<'v> for Names<'_, '_> {
+            fn visit_expr_path(&mut self, p: &'v syn::ExprPath) {
+                if let Some(ident) = p.path.get_ident() {
+                    let name = name_of(ident);
+                    self.0 |= self.1.shape_derived.contains(&name)
+                        || self
+                            .1
+                            .lookup(&name)
+                            .is_some_and(|binding| matches!(binding.value, Value::Tensor(_)));
+                }
+            }
+            fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
+        }
+        let mut names = Names(false, self);
+        names.visit_expr(expr);
+        names.0
+    }
+
+    /// A `for` loop (see `Expr::ForLoop`).
+    fn for_loop(&mut self, f: &syn::ExprForLoop) -> Value {
+        let element = self.loop_element(&f.expr);
+        let index = self.loop_index(&f.pat, &element);
+        let element = match &index {
+            Some(size) => Value::Int(size.clone()),
+            None => element,
+        };
+        if self.loop_invariant(f, &element, index.as_ref()) {
+            if let Some(size) = &index {
+                self.forget_size(size);
+            }
+            // A loop that certainly runs (`for x in [a]`, `0..3`) and whose first run
+            // certainly leaves: nothing after it runs.
+            if std::mem::take(&mut self.first_run_leaves) && runs_at_least_once(&f.expr) {
+                return Value::Never;
+            }
+            return Value::Other;
+        }
+        let mut changed = self.changes();
+        changed.visit_block(&f.body);
+        self.forget(&changed);
+        self.scope.push(BTreeMap::new());
+        self.bind_pattern(&f.pat, element);
+        // The body may run no time at all.
+        self.quiet += 1;
+        let outer = (
+            std::mem::take(&mut self.live_break),
+            std::mem::take(&mut self.live_continue),
+        );
+        let body = self.block(&f.body);
+        let passes_on = self.live_break || self.live_continue || self.hidden_jump(&f.body);
+        (self.live_break, self.live_continue) = outer;
+        self.quiet -= 1;
+        self.scope.pop();
+        self.forget(&changed);
+        if let Some(size) = &index {
+            self.forget_size(size);
+        }
+        // A loop that certainly runs whose every pass leaves the function before any
+        // `break` or `continue` (`for _ in 0..3 { if x.rank() < 2 { return .. } break;
+        // }` of a known rank): nothing after it runs.
+        if body == Value::Never && !passes_on && runs_at_least_once(&f.expr) {
+            return Value::Never;
+        }
+        Value::Other
+    }
+
     /// Whether a loop's body may `break` or `continue` where the walk does not see it: a
     /// labelled one (it may go to any loop around it), one in a macro's tokens, or a macro
     /// that may expand to one (one of the crate's, or of another crate: `next!()` of
@@ -4623,6 +4668,22 @@ impl<'a> Walker<'a> {
         let mut jumps = Jumps(false, self);
         jumps.visit_block(block);
         jumps.0
+    }
+
+    /// Whether `pat` tests whether `expr`, a call on a tensor, succeeds (`match x.reshape(..) {
+    /// Ok(y) => y, Err(_) => return .. }`, `let Ok(y) = x.reshape(..) else { .. }`).
+    fn tests_success(&self, pat: &syn::Pat, expr: &syn::Expr) -> bool {
+        let is_tensor = |name: &str| {
+            self.lookup(name)
+                .is_some_and(|binding| matches!(binding.value, Value::Tensor(_)))
+        };
+        let reads = ShapeReads {
+            found: false,
+            is_tensor: &is_tensor,
+            is_derived: &|_| false,
+        };
+        matches!(pat, syn::Pat::TupleStruct(ts) if ts.path.is_ident("Ok") || ts.path.is_ident("Err"))
+            && reads.succeeds(expr)
     }
 
     /// `place = value` (or `place op= value`): a local `place` is in
@@ -4737,6 +4798,7 @@ impl<'a> Walker<'a> {
                     arm.guard
                         .as_ref()
                         .is_some_and(|(_, guard)| self.reads_shape(guard))
+                        || self.tests_success(&arm.pat, &m.expr)
                 }));
         self.quiet += conditional;
         self.shape_tests += usize::from(shape_test);
@@ -8780,6 +8842,11 @@ impl ShapeReads<'_> {
             syn::Expr::MethodCall(call) => self.on_tensor(call),
             syn::Expr::Try(t) => matches!(unparen(&t.expr), syn::Expr::MethodCall(call)
                 if self.on_tensor(call)),
+            // `let r = x.reshape(..); if r.is_err()`: a local that holds a call's `Result`.
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|ident| (self.is_tensor)(&name_of(ident))),
             _ => false,
         }
     }
@@ -8868,6 +8935,36 @@ fn may_leave(expr: &syn::Expr) -> bool {
     let mut leaves = Leaves(false);
     leaves.visit_expr(expr);
     leaves.0
+}
+
+/// The call of a statement that keeps only its error: `check(x)?;`, `let _ = check(x)?;`,
+/// `check(x).map_err(..)?;`.
+fn discarded_try(stmt: &syn::Stmt) -> Option<&syn::Expr> {
+    let tried = match stmt {
+        syn::Stmt::Expr(syn::Expr::Try(t), Some(_)) => &t.expr,
+        syn::Stmt::Local(local) if matches!(local.pat, syn::Pat::Wild(_)) => {
+            match local
+                .init
+                .as_ref()
+                .map(|init| (unparen(&init.expr), &init.diverge))
+            {
+                Some((syn::Expr::Try(t), None)) => &t.expr,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    match unparen(tried) {
+        syn::Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "map_err" | "context" | "with_context"
+            ) =>
+        {
+            Some(&m.receiver)
+        }
+        call => Some(call),
+    }
 }
 
 /// Macros of other crates that never expand to a `break` or `continue` of the loop they stand

@@ -11990,8 +11990,11 @@ fn flag_guard(x: &Tensor, done: bool) -> Result<Tensor> {
 /// knows, as `let n = x.dims1()?`, whose test the contract's free `N` leaves open), of a `self` field
 /// given to a function, a `loop` (or a `for` that certainly runs) left on its first pass, a
 /// statement under `cfg` that may leave, a function given the tensor called for its error
-/// only (`ensure_matrix(x)?;`), and a local a shape set that the walk lost track of (changed in
-/// a loop or behind `&mut`): what follows them is silent. `n += 1` and `leave |= true` of known
+/// only (`ensure_matrix(x)?;`, `let _ = ..?`, `.map_err(..)?`), a local a shape set that the
+/// walk lost track of (changed in a loop or behind `&mut`), a `for` over a tensor's dims or rank
+/// whose body may leave, and a test of whether a call on a tensor succeeds (`match
+/// x.reshape(..) { Ok(..) => .., Err(_) => return .. }`, `let Ok(..) = .. else`, `r.is_err()`
+/// of its `Result`): what follows them is silent. `n += 1` and `leave |= true` of known
 /// values are followed.
 #[test]
 fn only_a_leaving_test_of_a_tensors_shape_on_every_path_silences_what_follows() {
@@ -12233,6 +12236,49 @@ pub fn counted_to_a_known_number(x: &Tensor, flag: bool) -> Result<Tensor> {
     n += 2;
     if flag && n == 3 { return Ok(x.clone()); }
     x.t() // certain failure: n is 2
+}
+
+#[contract(x: f32[N])]
+pub fn for_over_its_dims(x: &Tensor) -> Result<Tensor> {
+    for &d in x.dims() { if d != 1 { return Ok(x.clone()); } }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn for_over_its_rank(x: &Tensor) -> Result<Tensor> {
+    for i in 0..x.rank() { if i == 0 { return Ok(x.clone()); } }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn match_on_a_reshape(x: &Tensor) -> Result<Tensor> {
+    let _y = match x.reshape((4, 2)) { Ok(y) => y, Err(_) => return Ok(x.clone()) };
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn let_ok_else(x: &Tensor) -> Result<Tensor> {
+    let Ok(_y) = x.reshape((4, 2)) else { return Ok(x.clone()) };
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn result_in_a_local(x: &Tensor) -> Result<Tensor> {
+    let r = x.reshape((4, 2));
+    if r.is_err() { return Ok(x.clone()); }
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn validated_into_a_wildcard(x: &Tensor) -> Result<Tensor> {
+    let _ = ensure_matrix(x)?;
+    x.t()
+}
+
+#[contract(x: f32[N])]
+pub fn validated_with_its_error_mapped(x: &Tensor) -> Result<Tensor> {
+    ensure_matrix(x).map_err(|e| e.context("not a matrix"))?;
+    x.t()
 }
 
 pub struct Holder { pub w: Tensor }
