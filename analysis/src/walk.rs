@@ -8915,26 +8915,51 @@ impl<'v> Visit<'v> for ShapeReads<'_> {
     fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
 }
 
+/// Finds what may leave the function (a `return`, std's and candle's diverging macros, outside
+/// closures) and, with `jumps`, its loop's pass too (a `break`, a `continue`, one of the three
+/// in a macro's tokens).
+struct Leaves {
+    found: bool,
+    jumps: bool,
+}
+
+impl<'a> Visit<'a> for Leaves {
+    fn visit_expr_return(&mut self, _: &'a syn::ExprReturn) {
+        self.found = true;
+    }
+    fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
+        self.found |= self.jumps;
+        syn::visit::visit_expr_break(self, b);
+    }
+    fn visit_expr_continue(&mut self, _: &'a syn::ExprContinue) {
+        self.found |= self.jumps;
+    }
+    fn visit_macro(&mut self, mac: &'a syn::Macro) {
+        let name = mac.path.segments.last().map(|s| s.ident.to_string());
+        self.found |= name
+            .as_deref()
+            .is_some_and(|name| DIVERGING_MACROS.contains(&name));
+        if self.jumps {
+            let mut names = BTreeSet::new();
+            idents(&mac.tokens, &mut names);
+            self.found |= ["return", "break", "continue"]
+                .iter()
+                .any(|word| names.contains(*word));
+        }
+    }
+    fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+    fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
+}
+
 /// Whether an arm's body may leave the function: a `return` (outside closures), or std's and
 /// candle's diverging macros (`bail!`, `panic!`).
 fn may_leave(expr: &syn::Expr) -> bool {
-    struct Leaves(bool);
-    impl<'a> Visit<'a> for Leaves {
-        fn visit_expr_return(&mut self, _: &'a syn::ExprReturn) {
-            self.0 = true;
-        }
-        fn visit_macro(&mut self, mac: &'a syn::Macro) {
-            let name = mac.path.segments.last().map(|s| s.ident.to_string());
-            self.0 |= name
-                .as_deref()
-                .is_some_and(|name| DIVERGING_MACROS.contains(&name));
-        }
-        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
-        fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
-    }
-    let mut leaves = Leaves(false);
+    let mut leaves = Leaves {
+        found: false,
+        jumps: false,
+    };
     leaves.visit_expr(expr);
-    leaves.0
+    leaves.found
 }
 
 /// The call of a statement that keeps only its error: `check(x)?;`, `let _ = check(x)?;`,
@@ -9038,34 +9063,12 @@ fn stmt_jumps(stmt: &syn::Stmt) -> (bool, bool) {
 /// build's check (`#[cfg(debug_assertions)] { x.sum_all()?.to_scalar::<f32>()?; }`) leaves
 /// only where it fails.
 fn stmt_may_leave(stmt: &syn::Stmt) -> bool {
-    struct Leaves(bool);
-    impl<'a> Visit<'a> for Leaves {
-        fn visit_expr_return(&mut self, _: &'a syn::ExprReturn) {
-            self.0 = true;
-        }
-        fn visit_expr_break(&mut self, _: &'a syn::ExprBreak) {
-            self.0 = true;
-        }
-        fn visit_expr_continue(&mut self, _: &'a syn::ExprContinue) {
-            self.0 = true;
-        }
-        fn visit_macro(&mut self, mac: &'a syn::Macro) {
-            let name = mac.path.segments.last().map(|s| s.ident.to_string());
-            let mut names = BTreeSet::new();
-            idents(&mac.tokens, &mut names);
-            self.0 |= name
-                .as_deref()
-                .is_some_and(|name| DIVERGING_MACROS.contains(&name))
-                || ["return", "break", "continue"]
-                    .iter()
-                    .any(|word| names.contains(*word));
-        }
-        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
-        fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
-    }
-    let mut leaves = Leaves(false);
+    let mut leaves = Leaves {
+        found: false,
+        jumps: true,
+    };
     leaves.visit_stmt(stmt);
-    leaves.0
+    leaves.found
 }
 
 /// Whether a `break` stands anywhere in a block (an inner loop's too, a macro's tokens too).
