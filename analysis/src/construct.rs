@@ -177,6 +177,14 @@ const LAYER_METHODS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// Whether `method` on a candle-nn layer of type `layer` (`BatchNorm`) is one of its own
+/// inherent `&self` methods ([`LAYER_METHODS`]): found before any trait's, changing nothing.
+pub(crate) fn is_own_layer_method(layer: &str, method: &str) -> bool {
+    LAYER_METHODS
+        .iter()
+        .any(|(name, methods)| *name == layer && methods.contains(&method))
+}
+
 /// Whether `method` is one of [`LAYER_METHODS`] of any layer.
 fn is_layer_method(method: &str) -> bool {
     LAYER_METHODS

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use candle_contracts_shapes::dim::Factor;
+use candle_contracts_shapes::facts::{Cmp, Relation};
 use candle_contracts_shapes::rules::layer::{self, ConvGeometry, Layer};
 use candle_contracts_shapes::{
     Arg, Argument, Axis, Bindings, Contract, DType, Dim, DimIndex, Env, Facts, Mismatch, Parts,
@@ -38,7 +39,7 @@ enum Value {
     /// parts).
     Tensors(Vec<TensorType>),
     /// A `Vec` of tensors (`chunk`'s parts), how many unknown, each of this type.
-    TensorsEach(TensorType),
+    TensorsEach(TensorType, Dim),
     /// A `Vec` with nothing in it yet (`Vec::new()`, `vec![]`): `push` on a local name fills
     /// it ([`Value::Tensors`], or [`Value::TensorsEach`] after a loop).
     EmptyVec,
@@ -137,25 +138,27 @@ impl Value {
                     .map(|(x, y)| x.join_by(y, &mut disagree))
                     .collect(),
             ),
-            (Value::TensorsEach(a), Value::TensorsEach(b)) => {
-                Value::TensorsEach(a.join_by(b, &mut disagree))
-            }
+            (Value::TensorsEach(a, n), Value::TensorsEach(b, m)) => Value::TensorsEach(
+                a.join_by(b, &mut disagree),
+                if n == m { n.clone() } else { Dim::Unknown },
+            ),
             // A `Vec` filled on one path and not (or less) on the other: how many is unknown,
             // each element one of the types either path pushed (one stands for many: unnamed).
-            (Value::EmptyVec, Value::TensorsEach(t)) | (Value::TensorsEach(t), Value::EmptyVec) => {
-                Value::TensorsEach(t.clone())
+            (Value::EmptyVec, Value::TensorsEach(t, _))
+            | (Value::TensorsEach(t, _), Value::EmptyVec) => {
+                Value::TensorsEach(t.clone(), Dim::Unknown)
             }
             (Value::EmptyVec, Value::Tensors(ts)) | (Value::Tensors(ts), Value::EmptyVec)
                 if !ts.is_empty() =>
             {
-                Value::TensorsEach(each_of(ts.iter()))
+                Value::TensorsEach(each_of(ts.iter()), Dim::Unknown)
             }
             (Value::Tensors(a), Value::Tensors(b)) if !a.is_empty() && !b.is_empty() => {
-                Value::TensorsEach(each_of(a.iter().chain(b)))
+                Value::TensorsEach(each_of(a.iter().chain(b)), Dim::Unknown)
             }
-            (Value::Tensors(ts), Value::TensorsEach(t))
-            | (Value::TensorsEach(t), Value::Tensors(ts)) => {
-                Value::TensorsEach(each_of(ts.iter().chain([t])))
+            (Value::Tensors(ts), Value::TensorsEach(t, _))
+            | (Value::TensorsEach(t, _), Value::Tensors(ts)) => {
+                Value::TensorsEach(each_of(ts.iter().chain([t])), Dim::Unknown)
             }
             (Value::Optional(a), Value::Optional(b)) => {
                 Value::Optional(Box::new(a.join_with(b, joiner)))
@@ -180,7 +183,7 @@ impl Value {
         match self {
             Value::Tensor(t) => Value::Tensor(tensor(t)),
             Value::Tensors(ts) => Value::Tensors(ts.iter().map(&mut tensor).collect()),
-            Value::TensorsEach(t) => Value::TensorsEach(tensor(t)),
+            Value::TensorsEach(t, n) => Value::TensorsEach(tensor(t), f(n)),
             Value::Int(d) => Value::Int(f(d)),
             Value::Tuple(items) => Value::Tuple(items.iter().map(|v| v.map_dims(f)).collect()),
             Value::Shape(shape) => Value::Shape(shape.map_dims(&mut *f)),
@@ -198,7 +201,7 @@ impl Value {
         match self {
             Value::Tensor(t) => Arg::Tensor(t.clone()),
             Value::Tensors(ts) => Arg::Tensors(ts.clone()),
-            Value::TensorsEach(t) => Arg::TensorsEach(t.clone()),
+            Value::TensorsEach(t, n) => Arg::TensorsEach(t.clone(), n.clone()),
             Value::Int(d) => Arg::Int(d.clone()),
             Value::Float => Arg::Float,
             Value::DType(d) => Arg::DType(*d),
@@ -233,7 +236,7 @@ impl Value {
             Value::Tensors(ts) if ts.iter().any(|t| !t.is_unknown()) => {
                 Parts::Each(ts.clone()).to_string()
             }
-            Value::TensorsEach(t) if !t.is_unknown() => Parts::All(t.clone()).to_string(),
+            Value::TensorsEach(t, _) if !t.is_unknown() => Parts::All(t.clone()).to_string(),
             Value::Tuple(items)
                 if items
                     .iter()
@@ -918,6 +921,9 @@ struct Walker<'a> {
     own_id: Option<FnId>,
     /// Set by [`Walker::loop_invariant`] where a loop's first run certainly leaves.
     first_run_leaves: bool,
+    /// Set by [`Walker::loop_element`] for a `for` over a range of integers (`0..n`): its
+    /// start and its end (one past the last).
+    loop_range: Option<(Dim, Dim)>,
     /// Set where a test of a shape the walk cannot decide has a branch that leaves the function
     /// (`if xs.rank() == 2 { return xs.t(); }`): what follows runs only for shapes that test
     /// rules out, which the walk cannot tell apart (a `dims2()?` after it takes `xs` for rank
@@ -1029,6 +1035,7 @@ impl<'a> Walker<'a> {
             local_layers: 0,
             own_id: None,
             first_run_leaves: false,
+            loop_range: None,
             left_on_a_shape: false,
             shape_derived: BTreeSet::new(),
             shape_initialized: BTreeSet::new(),
@@ -1158,7 +1165,7 @@ impl<'a> Walker<'a> {
                     Value::Tensor(t.clone())
                 }
                 (Kind::Int, Value::Int(d)) => Value::Int(d.clone()),
-                (_, list @ (Value::Tensors(_) | Value::TensorsEach(_)))
+                (_, list @ (Value::Tensors(_) | Value::TensorsEach(..)))
                     if nested.is_tensor_list(&typed.ty) =>
                 {
                     list.clone()
@@ -1259,12 +1266,13 @@ impl<'a> Walker<'a> {
                         // `others: &[Tensor]`: each element a tensor, of the type its
                         // sequence clause states (`[f32[B, _, _, _]; N]`: the guard checks
                         // each) where nothing in the body may replace one (no `mut`).
-                        _ if self.is_tensor_list(&typed.ty) => {
-                            Value::TensorsEach(match self.contract.sequence(&name) {
+                        _ if self.is_tensor_list(&typed.ty) => Value::TensorsEach(
+                            match self.contract.sequence(&name) {
                                 Some(clause) if ident.mutability.is_none() => clause.spec.clone(),
                                 _ => TensorType::unknown(),
-                            })
-                        }
+                            },
+                            Dim::Unknown,
+                        ),
                         // `past_len: usize`: one fixed size for the whole body, the value a
                         // clause names `{past_len}` (only in the function's own walk: a helper
                         // followed at its call takes the caller's argument or nothing).
@@ -1307,7 +1315,7 @@ impl<'a> Walker<'a> {
             {
                 let origin = Some(Origin::Clause(subject.clone()));
                 let value = match list {
-                    true => Value::TensorsEach(clause.spec.clone()),
+                    true => Value::TensorsEach(clause.spec.clone(), Dim::Unknown),
                     false => Value::Tensor(clause.spec.clone()),
                 };
                 self.subjects.insert(subject, (value, origin));
@@ -1877,6 +1885,14 @@ impl<'a> Walker<'a> {
                 {
                     Value::tensor_unknown()
                 }
+                // A `BatchNorm`'s running statistics (`bn.running_mean()`), as fixed in shape
+                // as its weight.
+                (Some("running_mean" | "running_var"), Value::External(path))
+                    if Layer::from_path(&path).is_some()
+                        && path.rsplit("::").next() == Some("BatchNorm") =>
+                {
+                    Value::tensor_unknown()
+                }
                 // A convolution's own `config()` (its settings, read as `.stride`).
                 (Some("config"), Value::External(path))
                     if matches!(Layer::from_path(&path), Some(Layer::Conv1d | Layer::Conv2d)) =>
@@ -2092,7 +2108,7 @@ impl<'a> Walker<'a> {
                 });
                 let count = slice.elems.len() - usize::from(rest.is_some());
                 let part = |i: usize| match &value {
-                    Value::TensorsEach(t) => Some(t.clone()),
+                    Value::TensorsEach(t, _) => Some(t.clone()),
                     Value::Tensors(ts) => match rest {
                         None if ts.len() == count => ts.get(i).cloned(),
                         Some(at) if ts.len() >= count && i < at => ts.get(i).cloned(),
@@ -2104,7 +2120,7 @@ impl<'a> Walker<'a> {
                     },
                     _ => None,
                 };
-                if !matches!(value, Value::Tensors(_) | Value::TensorsEach(_))
+                if !matches!(value, Value::Tensors(_) | Value::TensorsEach(..))
                     || (0..slice.elems.len()).any(|i| Some(i) != rest && part(i).is_none())
                 {
                     return self.bind_unknown(pat);
@@ -2540,7 +2556,7 @@ impl<'a> Walker<'a> {
                 Kind::Tensor
             )
         {
-            return Value::TensorsEach(TensorType::unknown());
+            return Value::TensorsEach(TensorType::unknown(), Dim::Unknown);
         }
         self.kind_at(ty, false, module, Some(key), false)
             .unknown_value()
@@ -2733,7 +2749,7 @@ impl<'a> Walker<'a> {
                         let reads = self.reads_shape(&init.expr);
                         let tensors = matches!(
                             value,
-                            Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(_)
+                            Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(..)
                         );
                         // (A tensor set under an undecided test of a shape is a flag of it.)
                         if self.shape_tests > 0 || (!tensors && reads) {
@@ -4212,6 +4228,10 @@ impl<'a> Walker<'a> {
             self.joined = count;
             for ((first, second), name) in joiner.memo {
                 if let Some(name) = name.as_symbol().filter(|s| s.starts_with('?')) {
+                    // What holds for both sizes holds for the name (`?1` of `T` or `P + T`
+                    // is at most `P + T`).
+                    self.facts
+                        .set_alternatives(name, first.clone(), second.clone());
                     self.join_sizes.insert(name.to_string(), (first, second));
                 }
             }
@@ -4587,7 +4607,32 @@ impl<'a> Walker<'a> {
 
     /// A `for` loop (see `Expr::ForLoop`).
     fn for_loop(&mut self, f: &syn::ExprForLoop) -> Value {
+        self.loop_range = None;
         let element = self.loop_element(&f.expr);
+        // How many passes a `for` over `start..end` makes, where `start <= end` is certain.
+        let passes = match (unparen(&f.expr), self.loop_range.take()) {
+            (syn::Expr::Range(_), Some((start, end)))
+                if self
+                    .facts
+                    .decide(&Relation::new(start.clone(), Cmp::Le, end.clone()))
+                    == Some(true) =>
+            {
+                Some(end.sub(start))
+            }
+            _ => None,
+        };
+        // Empty `Vec`s every pass pushes one tensor to: after the loop, `passes` of them.
+        let counted: Vec<String> = match &passes {
+            Some(_) => self
+                .pushed_once_per_pass(f)
+                .into_iter()
+                .filter(|name| {
+                    self.lookup(name)
+                        .is_some_and(|binding| binding.value == Value::EmptyVec)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let index = self.loop_index(&f.pat, &element);
         let element = match &index {
             Some(size) => Value::Int(size.clone()),
@@ -4601,6 +4646,15 @@ impl<'a> Walker<'a> {
             // certainly leaves: nothing after it runs.
             if std::mem::take(&mut self.first_run_leaves) && runs_at_least_once(&f.expr) {
                 return Value::Never;
+            }
+            if let Some(passes) = passes {
+                for name in counted {
+                    if let Some(Value::TensorsEach(each, _)) =
+                        self.lookup(&name).map(|binding| binding.value.clone())
+                    {
+                        self.set(&name, Value::TensorsEach(each, passes.clone()), None);
+                    }
+                }
             }
             return Value::Other;
         }
@@ -4631,6 +4685,51 @@ impl<'a> Walker<'a> {
             return Value::Never;
         }
         Value::Other
+    }
+
+    /// The local `Vec`s a `for` loop's every pass pushes exactly one element to: a
+    /// `list.push(..)` statement of the body's own (not under an `if`, a `match` or a
+    /// closure), the list's name written nowhere else in the body (no other push, no
+    /// `let` that shadows it, no macro that may name it) nor bound by the loop's pattern.
+    /// (Borrows rule out another name for the list inside the loop.) A pass that leaves the
+    /// function before its push leaves no list behind; `break` and `continue` are for the
+    /// caller to rule out.
+    fn pushed_once_per_pass(&self, f: &syn::ExprForLoop) -> Vec<String> {
+        fn count(tokens: TokenStream, name: &str) -> usize {
+            tokens
+                .into_iter()
+                .map(|token| match token {
+                    TokenTree::Ident(ident) if ident == name => 1,
+                    TokenTree::Group(group) => count(group.stream(), name),
+                    _ => 0,
+                })
+                .sum()
+        }
+        if !self.vec_method_is_std("push") {
+            return Vec::new();
+        }
+        let body = f.body.to_token_stream();
+        let pattern = f.pat.to_token_stream();
+        f.body
+            .stmts
+            .iter()
+            .filter_map(|stmt| match stmt {
+                syn::Stmt::Expr(syn::Expr::MethodCall(m), _)
+                    if m.method == "push" && m.args.len() == 1 && m.turbofish.is_none() =>
+                {
+                    match unparen(&m.receiver) {
+                        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(name_of),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            })
+            .filter(|name| {
+                name != "self"
+                    && count(body.clone(), name) == 1
+                    && count(pattern.clone(), name) == 0
+            })
+            .collect()
     }
 
     /// Whether a loop's body may `break` or `continue` where the walk does not see it: a
@@ -4694,7 +4793,7 @@ impl<'a> Walker<'a> {
             && (self.shape_tests > 0
                 || (!matches!(
                     self.lookup(&name).map(|binding| &binding.value),
-                    Some(Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(_))
+                    Some(Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(..))
                 ) && self.reads_shape(value)))
         {
             self.shape_derived.insert(name);
@@ -5195,7 +5294,7 @@ impl<'a> Walker<'a> {
                                 _ => None,
                             };
                             match (list, at) {
-                                (Some(Value::TensorsEach(each)), _) => Value::Tensor(each),
+                                (Some(Value::TensorsEach(each, _)), _) => Value::Tensor(each),
                                 (Some(Value::Tensors(parts)), Some(at)) if at < parts.len() => {
                                     Value::Tensor(parts[at].clone())
                                 }
@@ -5484,8 +5583,12 @@ impl<'a> Walker<'a> {
             }
             Value::External(path) => {
                 let value = self.external_method(&path, &name, &args, call, arg_exprs);
-                // Only a candle-nn layer's `forward` is known to change nothing.
-                if !matches!(value, Value::Tensor(_)) {
+                // A candle-nn layer's `forward`, and its own inherent `&self` methods
+                // (`bn.weight_and_bias()`), change nothing.
+                let layer = path.rsplit("::").next().unwrap_or(&path);
+                let own = Layer::from_path(&path).is_some()
+                    && crate::construct::is_own_layer_method(layer, &name);
+                if !matches!(value, Value::Tensor(_)) && !own {
                     self.touched(&call.receiver);
                 }
                 value
@@ -5532,7 +5635,7 @@ impl<'a> Walker<'a> {
                 }
             }
             // `hidden_states.reverse()` of a local list: the same tensors, the other way round.
-            list @ (Value::Tensors(_) | Value::TensorsEach(_))
+            list @ (Value::Tensors(_) | Value::TensorsEach(..))
                 if name == "reverse"
                     && call.args.is_empty()
                     && self.vec_method_is_std(&name)
@@ -5549,17 +5652,17 @@ impl<'a> Walker<'a> {
                 Value::Other
             }
             // `encoder_hidden_states.len()`: std's, which changes nothing.
-            Value::TensorsEach(_)
+            Value::TensorsEach(_, count)
                 if matches!(name.as_str(), "len" | "is_empty")
                     && call.args.is_empty()
                     && self.vec_method_is_std(&name) =>
             {
                 match name.as_str() {
-                    "len" => Value::Int(Dim::Unknown),
+                    "len" => Value::Int(count),
                     _ => Value::Flag,
                 }
             }
-            Value::TensorsEach(each)
+            Value::TensorsEach(each, _)
                 if matches!(name.as_str(), "first" | "last")
                     && call.args.is_empty()
                     && self.vec_method_is_std(&name) =>
@@ -5582,7 +5685,7 @@ impl<'a> Walker<'a> {
             }
             // `qkv.as_slice()`, `parts.try_into().unwrap()` (a `Result` of an array of the same
             // parts, kept by `unwrap`): the same tensors.
-            list @ (Value::Tensors(_) | Value::TensorsEach(_))
+            list @ (Value::Tensors(_) | Value::TensorsEach(..))
                 if ((LIST_VIEWS.contains(&name.as_str()) && call.args.is_empty())
                     || (KEEP_OK.contains(&name.as_str()) && name != "map_err"))
                     && self.vec_method_is_std(&name) =>
@@ -5668,7 +5771,7 @@ impl<'a> Walker<'a> {
             }
             // `hidden_states.push(xs.clone())` on a local `Vec` of tensors: one more element,
             // where this runs (a loop's passes join the lengths into `TensorsEach`).
-            list @ (Value::EmptyVec | Value::Tensors(_) | Value::TensorsEach(_))
+            list @ (Value::EmptyVec | Value::Tensors(_) | Value::TensorsEach(..))
                 if name == "push"
                     && self.vec_method_is_std(&name)
                     && let [Value::Tensor(item)] = args.as_slice()
@@ -5679,12 +5782,14 @@ impl<'a> Walker<'a> {
                         parts.push(item.clone());
                         Value::Tensors(parts)
                     }
-                    Value::Tensors(parts) => {
-                        Value::TensorsEach(each_of(parts.iter().chain([item])))
-                    }
-                    Value::TensorsEach(each) => {
-                        Value::TensorsEach(each_of([&each, item].into_iter()))
-                    }
+                    Value::Tensors(parts) => Value::TensorsEach(
+                        each_of(parts.iter().chain([item])),
+                        Dim::from(parts.len() + 1),
+                    ),
+                    Value::TensorsEach(each, count) => Value::TensorsEach(
+                        each_of([&each, item].into_iter()),
+                        count.add(Dim::lit(1)),
+                    ),
                     _ => Value::Tensors(vec![item.clone()]),
                 };
                 self.set(&local, filled, None);
@@ -5862,14 +5967,17 @@ impl<'a> Walker<'a> {
                 _ => Value::Other,
             },
             // `for state in states.iter()` of a list of tensors: a `&Tensor` of its type.
-            (Value::TensorsEach(each), Some(Access::Ref)) => Value::Tensor(each),
+            (Value::TensorsEach(each, _), Some(Access::Ref)) => Value::Tensor(each),
             // `for block in blocks.iter()` of a list of `Func`s.
             (Value::Funcs(func), Some(Access::Ref) | None) => Value::Func(func),
             (Value::Tensors(parts), Some(Access::Ref)) if !parts.is_empty() => {
                 Value::Tensor(each_of(parts.iter()))
             }
             // `for i in 0..n`: an index (`others[i]` is an element).
-            (Value::Range(Some(_), _), None) if !enumerate => Value::Int(Dim::Unknown),
+            (Value::Range(Some(start), end), None) if !enumerate => {
+                self.loop_range = end.map(|end| (start, end));
+                Value::Int(Dim::Unknown)
+            }
             _ => Value::Other,
         };
         match (enumerate, element) {
@@ -6067,6 +6175,7 @@ impl<'a> Walker<'a> {
             *first = forget(first);
             *second = forget(second);
         }
+        self.facts.map_alternatives(&mut forget);
     }
 
     /// A `for` loop whose body leaves its locals as it found them, up to a join (`xs =
@@ -6253,7 +6362,7 @@ impl<'a> Walker<'a> {
                     let copied = subject == &text
                         && !matches!(
                             value,
-                            Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(_)
+                            Value::Tensor(_) | Value::Tensors(_) | Value::TensorsEach(..)
                         );
                     copied || subject == &own_size || !may_read(subject, &text)
                 });
@@ -6708,7 +6817,7 @@ impl<'a> Walker<'a> {
             {
                 match outcome {
                     Ok(Parts::Each(ts)) => Value::Tensors(ts),
-                    Ok(Parts::All(part)) => Value::TensorsEach(part),
+                    Ok(Parts::All(part)) => Value::TensorsEach(part, Dim::Unknown),
                     Err(mismatch) => {
                         self.report(&mismatch, receiver, arg_exprs, call.to_token_stream());
                         Value::Other
@@ -7491,6 +7600,7 @@ impl<'a> Walker<'a> {
                 Value::TensorsEach(
                     self.facts
                         .simplify_type(&bindings.instantiate(&clause.spec)),
+                    Dim::Unknown,
                 )
             }
             // A tuple: each tensor from its `return.N` clause, the others unknown.
@@ -7691,7 +7801,8 @@ impl<'a> Walker<'a> {
                     let n = n.as_literal().and_then(|n| usize::try_from(n).ok());
                     Value::Tensors(vec![t; n.unwrap_or(0)])
                 }
-                (Value::Tensor(t), _) => Value::TensorsEach(t),
+                (Value::Tensor(t), Value::Int(n)) => Value::TensorsEach(t, n),
+                (Value::Tensor(t), _) => Value::TensorsEach(t, Dim::Unknown),
                 _ => Value::Other,
             };
         }
@@ -7971,10 +8082,26 @@ impl<'a> Walker<'a> {
             })
             // A fix naming `DType` where nothing names candle's: no replacement to apply.
             .filter(|code| !code.contains("DType::") || dtype.is_some());
+        let message = mismatch.message(&normalized);
+        let mut note = mismatch.note();
+        // A size two branches give differently (`?1`): what it stands for, as `shapes` says.
+        let joins = self.joins_in(&format!("{message} {note}"));
+        if !joins.is_empty() {
+            let said: Vec<String> = joins
+                .iter()
+                .map(|join| {
+                    format!(
+                        "{} is {} or {}, by {}",
+                        join.name, join.first, join.second, join.by
+                    )
+                })
+                .collect();
+            note = format!("{note} ({})", said.join("; "));
+        }
         self.findings.push(Finding {
             site,
-            message: mismatch.message(&normalized),
-            note: mismatch.note(),
+            message,
+            note,
             help,
             replacement,
             origin,
@@ -9883,7 +10010,7 @@ fn index_value(base: Value, index: Value) -> Value {
                 .and_then(|i| ts.get(i).cloned())
                 .unwrap_or_else(TensorType::unknown),
         ),
-        (Value::TensorsEach(t), Value::Int(_)) => Value::Tensor(t),
+        (Value::TensorsEach(t, _), Value::Int(_)) => Value::Tensor(t),
         (Value::Funcs(func), Value::Int(_)) => Value::Func(func),
         // `&position_ids[..]`: the whole list; a part of it, as many numbers as the walk can
         // tell (none).
@@ -9899,8 +10026,8 @@ fn index_value(base: Value, index: Value) -> Value {
         // `self.layers[0]`: a place of the element type; `self.layers[1..]`, the same list.
         (Value::Each(element), Value::Int(_)) => *element,
         (each @ Value::Each(_), Value::Range(..)) => each,
-        (list @ (Value::Tensors(_) | Value::TensorsEach(_)), Value::Range(None, None)) => list,
-        (Value::TensorsEach(t), Value::Range(..)) => Value::TensorsEach(t),
+        (list @ (Value::Tensors(_) | Value::TensorsEach(..)), Value::Range(None, None)) => list,
+        (Value::TensorsEach(t, _), Value::Range(..)) => Value::TensorsEach(t, Dim::Unknown),
         (Value::Tensors(ts), Value::Range(start, end)) => {
             let at = |d: Option<Dim>, default: usize| match d {
                 None => Some(default),
@@ -10238,7 +10365,7 @@ fn call_why(call: &syn::ExprCall, args: &[Value]) -> String {
     let unknown_operand = call.args.iter().zip(args).find(|(_, value)| match value {
         Value::Tensor(_) => vague(value),
         Value::Tensors(ts) => ts.iter().any(|t| vague(&Value::Tensor(t.clone()))),
-        Value::TensorsEach(t) => vague(&Value::Tensor(t.clone())),
+        Value::TensorsEach(t, _) => vague(&Value::Tensor(t.clone())),
         _ => false,
     });
     match unknown_operand {

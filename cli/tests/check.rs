@@ -6972,8 +6972,9 @@ pub fn ids(xs: &Tensor, n: usize) -> Result<usize> {
 }
 
 /// A `Vec` filled by `push` on a local name (CLIP's hidden states, a list of parts to `cat`)
-/// holds what was pushed: after a loop, each element is the loop's type, how many unknown;
-/// `Tensor::cat` and `stack` of it are known, and a dim past their rank is certain to fail.
+/// holds what was pushed: after a loop, each element is the loop's type (how many where each
+/// pass pushes one); `Tensor::cat` and `stack` of it are known, and a dim past their rank is
+/// certain to fail.
 /// Anything else that may change the list (a closure, `&mut` of it, `extend`, `insert`,
 /// `clear`, an index assignment, a helper taking `&mut`) leaves it unknown.
 #[test]
@@ -7006,7 +7007,8 @@ pub fn layers(xs: &Tensor, w: &Tensor, n: usize) -> Result<Tensor> {{
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
     let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:layers"]);
-    assert!(shapes.contains("f32[_, B, T, E]"), "{shapes}");
+    // One push a pass of `0..n`: `n` of them (the size the parameter `n` holds).
+    assert!(shapes.contains("f32[{n}, B, T, E]"), "{shapes}");
     assert!(shapes.contains("f32[B, T, E + 1]"), "{shapes}");
     let dir = scratch_crate("vec-push-bug", &program(3));
     let (code, _, stderr) = run(&dir, &["check", "."]);
@@ -7048,6 +7050,126 @@ pub fn changed(xs: &Tensor, n: usize) -> Result<Tensor> {{
         let (code, _, stderr) = run(&dir, &["check", "."]);
         assert_eq!(code, i32::from(change.is_empty()), "{change}: {stderr}");
     }
+}
+
+/// A `Vec` a `for` over `0..n` pushes one tensor to on each pass holds `n` of them (qwen2's
+/// per-row attention mask): `Tensor::cat` multiplies the size along its dim, `stack` inserts
+/// `n`, `len()` is `n`; with a literal count, a return clause that wants another count is
+/// certain to fail. A push that may not run once per pass (under an `if`, after a
+/// `continue`, two of them, a list the body names again) leaves the count unknown.
+#[test]
+fn a_vec_pushed_once_per_pass_of_a_range_holds_that_many() {
+    let program = |body: &str, count: &str, ret: &str| {
+        format!(
+            "use candle_contracts::contract;
+use candle_core::{{IndexOp, Result, Tensor}};
+
+macro_rules! note {{ ($($t:tt)*) => {{}} }}
+
+#[contract(mask: u8[B, T], return: {ret})]
+pub fn rows(mask: &Tensor) -> Result<Tensor> {{
+    let (b_sz, t) = mask.dims2()?;
+    let mut rows: Vec<Tensor> = vec![];
+    for b in 0..{count} {{
+        {body}
+    }}
+    let n = rows.len();
+    let stacked = Tensor::stack(&rows, 0)?;
+    let _ = (n, t, b_sz);
+    Ok(stacked)
+}}
+"
+        )
+    };
+    let push = "rows.push(mask.i((b, ..))?.expand((1, t, t))?);";
+    let dir = scratch_crate("vec-count", &program(push, "b_sz", "u8[B, 1, T, T]"));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:rows"]);
+    let table = rows(&shapes);
+    assert!(table.contains(&"13 n = B len".to_string()), "{shapes}");
+    assert!(
+        table.contains(&"14 stacked u8[B, 1, T, T] Tensor::stack".to_string()),
+        "{shapes}"
+    );
+    // Four passes, and the clause wants three.
+    let dir = scratch_crate("vec-count-bug", &program(push, "4", "u8[3, 1, T, T]"));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("return"), "{stderr}");
+    for body in [
+        // Under an `if`: some passes push nothing.
+        "if b > 0 { rows.push(mask.i((b, ..))?.expand((1, t, t))?); }",
+        // A `continue` before it.
+        "if b == 2 { continue; } rows.push(mask.i((b, ..))?.expand((1, t, t))?);",
+        // Two pushes a pass.
+        "rows.push(mask.i((b, ..))?.expand((1, t, t))?); rows.push(mask.i((b, ..))?.expand((1, t, t))?);",
+        // A new list each pass.
+        "rows = vec![]; rows.push(mask.i((b, ..))?.expand((1, t, t))?);",
+        // A macro that names the list.
+        "note!(rows); rows.push(mask.i((b, ..))?.expand((1, t, t))?);",
+        // A list of the body's own shadows it.
+        "let mut rows = Vec::new(); rows.push(mask.i((b, ..))?.expand((1, t, t))?); let _ = rows;",
+    ] {
+        let dir = scratch_crate("vec-count-unknown", &program(body, "4", "u8[3, 1, T, T]"));
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{body}: {stderr}");
+    }
+}
+
+/// A clause on a `BatchNorm`'s running statistics (`bn.running_mean(): f32[COUT]`, RepVGG's
+/// conv-and-norm fusion) gives them their type in the body, also after the layer's own
+/// `weight_and_bias()` (inherent, `&self`: it changes nothing), so a wrong op on them is
+/// certain.
+#[test]
+fn a_batch_norms_running_statistics_take_their_clauses() {
+    let program = |view: &str| {
+        format!(
+            "use candle_contracts::contract;
+use candle_core::{{Result, Tensor}};
+use candle_nn::BatchNorm;
+
+#[contract(
+    weights: f32[COUT, CIN, K, K],
+    bn.running_mean(): f32[COUT],
+    bn.running_var(): f32[COUT],
+)]
+pub fn fuse(weights: &Tensor, bn: BatchNorm) -> Result<Tensor> {{
+    let (gamma, _beta) = bn.weight_and_bias().unwrap();
+    let _ = gamma;
+    let mu = bn.running_mean();
+    let sigma = (bn.running_var() + 1e-5)?.sqrt()?;
+    let scale = (mu / sigma)?;
+    let fused = weights.broadcast_mul(&scale.reshape({view})?)?;
+    Ok(fused)
+}}
+"
+        )
+    };
+    let dir = scratch_crate("bn-stats", &program("((), 1, 1, 1)"));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:fuse"]);
+    let table = rows(&shapes);
+    assert!(
+        table.contains(&"13 mu f32[COUT] running_mean".to_string()),
+        "{shapes}"
+    );
+    assert!(
+        table.contains(&"16 fused f32[COUT, CIN, K, K] broadcast_mul".to_string()),
+        "{shapes}"
+    );
+    // `t()` of the rank-1 statistics is certain to fail (it needs rank 2).
+    let dir = scratch_crate(
+        "bn-stats-bug",
+        &program("((), 1, 1, 1)").replace(
+            "let mu = bn.running_mean();",
+            "let mu = bn.running_mean().t()?;",
+        ),
+    );
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("bn.running_mean()"), "{stderr}");
 }
 
 /// A field behind `&mut self` passed on by value may be a `&mut` (reborrowed): a flag below

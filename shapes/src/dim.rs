@@ -6,8 +6,17 @@ use std::fmt;
 
 use crate::verdict::Verdict;
 
-/// Decides an equality of two dims that their normal form leaves open, or says nothing.
-pub(crate) type Decider = std::rc::Rc<dyn Fn(&Dim, &Dim) -> Option<bool>>;
+/// What a [`Decider`] is asked of two dims `a`, `b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// `a == b`.
+    Equal,
+    /// `a <= b`.
+    AtMost,
+}
+
+/// Decides a relation of two dims that their normal form leaves open, or says nothing.
+pub(crate) type Decider = std::rc::Rc<dyn Fn(&Dim, Ask, &Dim) -> Option<bool>>;
 
 thread_local! {
     /// The deciders in force, innermost last: the facts of the function being checked (set
@@ -30,8 +39,8 @@ pub(crate) fn with_decider<R>(decide: Decider, body: impl FnOnce() -> R) -> R {
     body()
 }
 
-/// What the decider in force says of `a == b`, if any.
-fn decide_open(a: &Dim, b: &Dim) -> Option<bool> {
+/// What the decider in force says of `a ask b`, if any.
+fn decide_open(a: &Dim, ask: Ask, b: &Dim) -> Option<bool> {
     if a.is_unknown() || b.is_unknown() || DECIDING.with(std::cell::Cell::get) {
         return None;
     }
@@ -44,7 +53,7 @@ fn decide_open(a: &Dim, b: &Dim) -> Option<bool> {
     }
     DECIDING.with(|d| d.set(true));
     let _done = Done;
-    decide(a, b)
+    decide(a, ask, b)
 }
 
 /// One factor of a monomial.
@@ -159,12 +168,21 @@ impl Dim {
         match self.clone().sub(other.clone()).as_constant() {
             Some(0) => Verdict::Equal,
             Some(_) => Verdict::Different(()),
-            None => match decide_open(self, other) {
+            None => match decide_open(self, Ask::Equal, other) {
                 Some(true) => Verdict::Equal,
                 Some(false) => Verdict::Different(()),
                 None => Verdict::Possible,
             },
         }
+    }
+
+    /// Whether `self <= other` for every size (`Some(true)`): by the form of `other - self`,
+    /// or by the facts in force; `Some(false)` where the facts rule it out; `None` otherwise.
+    pub fn at_most(&self, other: &Dim) -> Option<bool> {
+        if other.clone().sub(self.clone()).certainly_nonnegative() {
+            return Some(true);
+        }
+        decide_open(self, Ask::AtMost, other)
     }
 
     /// Whether the dim is certainly 1, certainly not 1, or possibly 1.

@@ -91,6 +91,9 @@ pub struct Facts {
     /// Dims that are 0, each `lhs - rhs` of one equality, in simplified form (`NC % 2 - 1`
     /// for `NC % 2 == 1`).
     zeros: Vec<Dim>,
+    /// Names that stand for one of two sizes (`?1`, `T` or `P + T` by the branch a body
+    /// took): a relation holds where it holds for each.
+    alternatives: BTreeMap<String, (Dim, Dim)>,
 }
 
 impl Facts {
@@ -191,6 +194,51 @@ impl Facts {
             && self.multiples_of.is_empty()
             && self.bounds.is_empty()
             && self.zeros.is_empty()
+            && self.alternatives.is_empty()
+    }
+
+    /// States that the dim name `name` is `first` or `second`, which one not known (a size
+    /// two branches give differently): a relation naming it is decided where both agree.
+    /// An unknown side leaves relations naming it undecided.
+    pub fn set_alternatives(&mut self, name: &str, first: Dim, second: Dim) {
+        self.alternatives.insert(name.to_string(), (first, second));
+    }
+
+    /// Each name of [`Facts::set_alternatives`] with its two sizes mapped by `f`.
+    pub fn map_alternatives(&mut self, mut f: impl FnMut(&Dim) -> Dim) {
+        for (first, second) in self.alternatives.values_mut() {
+            *first = f(first);
+            *second = f(second);
+        }
+    }
+
+    /// `relation` decided once for each size of the first alternative name it names, where
+    /// both agree; `None` where it names none (`Some(None)`: they disagree).
+    fn decide_by_alternatives(&self, relation: &Relation, depth: usize) -> Option<Option<bool>> {
+        let names: Vec<&str> = relation
+            .lhs
+            .symbols()
+            .into_iter()
+            .chain(relation.rhs.symbols())
+            .collect();
+        let (name, (first, second)) = self
+            .alternatives
+            .iter()
+            .find(|(name, _)| names.contains(&name.as_str()))?;
+        // A chain of names each of another (`?3` is `?1` or `D`) is followed this far.
+        if depth > 4 {
+            return Some(None);
+        }
+        let factor = Factor::Symbol(name.clone());
+        let mut each = [first, second].into_iter().map(|size| {
+            let relation = relation.map(|d| d.replace_factor(&factor, size));
+            match self.decide_by_alternatives(&relation, depth + 1) {
+                Some(verdict) => verdict,
+                None => self.decide_plain(&relation),
+            }
+        });
+        let (a, b) = (each.next().flatten(), each.next().flatten());
+        Some(if a == b { a } else { None })
     }
 
     /// `dim` in a normal form under the facts: `D / 2 * 2` is `D` where `D % 2 == 0`.
@@ -241,8 +289,12 @@ impl Facts {
         }
         let facts = self.clone();
         crate::dim::with_decider(
-            std::rc::Rc::new(move |a: &Dim, b: &Dim| {
-                facts.decide(&Relation::new(a.clone(), Cmp::Eq, b.clone()))
+            std::rc::Rc::new(move |a: &Dim, ask: crate::dim::Ask, b: &Dim| {
+                let op = match ask {
+                    crate::dim::Ask::Equal => Cmp::Eq,
+                    crate::dim::Ask::AtMost => Cmp::Le,
+                };
+                facts.decide(&Relation::new(a.clone(), op, b.clone()))
             }),
             body,
         )
@@ -261,6 +313,15 @@ impl Facts {
     /// Whether `relation` holds for every size the facts allow (`Some(true)`), for none
     /// (`Some(false)`), or the engine cannot tell (`None`, unknown dims included).
     pub fn decide(&self, relation: &Relation) -> Option<bool> {
+        let plain = self.decide_plain(relation);
+        if plain.is_some() || self.alternatives.is_empty() {
+            return plain;
+        }
+        self.decide_by_alternatives(relation, 0).flatten()
+    }
+
+    /// [`Facts::decide`] with each alternative name an unknown size of its own.
+    fn decide_plain(&self, relation: &Relation) -> Option<bool> {
         let (lhs, rhs) = (self.simplify(&relation.lhs), self.simplify(&relation.rhs));
         if lhs.is_unknown() || rhs.is_unknown() {
             return None;
@@ -679,5 +740,49 @@ mod tests {
             // The innermost facts are the ones in force.
             positive.under(|| assert_eq!(dim("T").compare(&dim("P")), Verdict::Possible));
         });
+    }
+
+    /// A name two branches give differently (`?1`: `T` or `P + T`) satisfies what both its
+    /// sizes satisfy, and nothing else; a name of names (`?2`: `?1` or `P + T`) too.
+    #[test]
+    fn a_size_of_either_branch_satisfies_what_both_sizes_do() {
+        // `?N` is no name a contract can write: built here as the walk builds it.
+        let size = |text: &str| match text.starts_with('?') {
+            true => Dim::symbol(text),
+            false => dim(text),
+        };
+        let joined = |name: &str, op: Cmp, rhs: &str| Relation::new(size(name), op, dim(rhs));
+        let mut facts = Facts::new(&[rel("T", Cmp::Ge, "1")]);
+        facts.set_alternatives("?1", dim("T"), dim("P + T"));
+        facts.set_alternatives("?2", size("?1"), dim("P + T"));
+        for name in ["?1", "?2"] {
+            assert_eq!(facts.decide(&joined(name, Cmp::Le, "P + T")), Some(true));
+            assert_eq!(facts.decide(&joined(name, Cmp::Ge, "1")), Some(true));
+            assert_eq!(facts.decide(&joined(name, Cmp::Ge, "T")), Some(true));
+            // `T` for one branch, `P + T` (where `P` may be 0) for the other.
+            assert_eq!(facts.decide(&joined(name, Cmp::Eq, "T")), None);
+            assert_eq!(facts.decide(&joined(name, Cmp::Eq, "P + T")), None);
+            assert_eq!(facts.decide(&joined(name, Cmp::Lt, "T")), Some(false));
+            assert_eq!(
+                facts.decide(&joined(name, Cmp::Eq, "P + T + 1")),
+                Some(false)
+            );
+        }
+        // The broadcast of either against `P + T` is `P + T`; without `T >= 1` (`T` of 0
+        // against `P` of 1 gives 0), it is not known.
+        let broadcast = |facts: &Facts| {
+            facts.under(|| {
+                let a = Shape::new(vec![dim("B"), size("?1")]);
+                let b = Shape::new(vec![dim("P + T")]);
+                a.broadcast(&b).unwrap().to_string()
+            })
+        };
+        assert_eq!(broadcast(&facts), "[B, P + T]");
+        let mut unbounded = Facts::none();
+        unbounded.set_alternatives("?1", dim("T"), dim("P + T"));
+        assert_eq!(broadcast(&unbounded), "[B, _]");
+        // A name whose sizes are gone (a loop's index forgotten) decides nothing.
+        facts.map_alternatives(|_| Dim::Unknown);
+        assert_eq!(facts.decide(&joined("?1", Cmp::Le, "P + T")), None);
     }
 }

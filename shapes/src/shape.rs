@@ -456,9 +456,20 @@ fn broadcast_dims(axis: Axis, a: Dim, b: Dim) -> Result<Dim, Reason> {
         Ok(b)
     } else if b.compare_one() == Verdict::Equal {
         Ok(a)
+    } else if covers(&a, &b) {
+        Ok(b)
+    } else if covers(&b, &a) {
+        Ok(a)
     } else {
         Ok(Dim::Unknown)
     }
+}
+
+/// Whether a broadcast of `small` against `large` can only give `large`: `1 <= small <=
+/// large` for every size (`T` against `P + T` where `T >= 1`). Where it runs, `small` is
+/// `large`, or 1; and `large` 1 makes `small` 1 too.
+fn covers(small: &Dim, large: &Dim) -> bool {
+    Dim::lit(1).at_most(small) == Some(true) && small.at_most(large) == Some(true)
 }
 
 impl fmt::Display for Shape {
@@ -635,8 +646,12 @@ mod tests {
             broadcast("[N, 3]", "[4]"),
             "dim -1: 4 does not broadcast with 3 (sizes must be equal or 1)"
         );
-        // N may be 1, so `N` against `N + 1` is not certain.
+        // N may be 1, so `N` against `N + 1` is not certain; nor is the size (`N` of 0
+        // against 1 gives 0).
         assert_eq!(broadcast("[N]", "[N + 1]"), "[_]");
+        // A size of at least 1 against one at least as large: the larger.
+        assert_eq!(broadcast("[N + 1]", "[N + M + 1]"), "[M + N + 1]");
+        assert_eq!(broadcast("[2, N + 3]", "[1]"), "[2, N + 3]");
         assert_eq!(broadcast("[N]", "[M]"), "[_]");
         assert_eq!(broadcast("[*B, D]", "[D]"), "[*B, D]");
         assert_eq!(broadcast("[*B, D]", "[*B, 1]"), "[*B, D]");

@@ -746,6 +746,35 @@ fn broadcast_ops_align_from_the_right() {
     );
 }
 
+/// A size of at least 1 against one at least as large (`T` against a mask's `P + T`, where
+/// `T >= 1`) broadcasts to the larger; without `T >= 1` it is not known. candle agrees for
+/// every `T` of 1 to 3 and `P` of 0 to 3 where it runs, and gives 0 for `T` of 0 and `P` of 1.
+#[test]
+fn a_positive_size_broadcasts_to_one_at_least_as_large() {
+    let scores = parse_tensor_type("f32[B, H, T, T]").unwrap();
+    let mask = parse_tensor_type("f32[B, 1, T, P + T]").unwrap();
+    let out = |facts: &Facts| {
+        let args = [Arg::Tensor(mask.clone())];
+        facts.under(|| rules::method("broadcast_add", &scores, &args))
+    };
+    let positive = Facts::new(&[Relation::new(Dim::symbol("T"), Cmp::Ge, Dim::lit(1))]);
+    assert_eq!(out(&positive).unwrap().to_string(), "f32[B, H, T, P + T]");
+    assert_eq!(out(&Facts::none()).unwrap().to_string(), "f32[B, H, T, _]");
+    let dev = Device::Cpu;
+    for t in 1..=3 {
+        for p in 0..=3 {
+            let scores = Tensor::zeros((2, 4, t, t), CandleDType::F32, &dev).unwrap();
+            let mask = Tensor::zeros((2, 1, t, p + t), CandleDType::F32, &dev).unwrap();
+            if let Ok(sum) = scores.broadcast_add(&mask) {
+                assert_eq!(sum.dims(), &[2, 4, t, p + t]);
+            }
+        }
+    }
+    let empty = Tensor::zeros((2, 4, 0, 0), CandleDType::F32, &dev).unwrap();
+    let one = Tensor::zeros((2, 1, 0, 1), CandleDType::F32, &dev).unwrap();
+    assert_eq!(empty.broadcast_add(&one).unwrap().dims(), &[2, 4, 0, 0]);
+}
+
 #[test]
 fn matmul_takes_matching_inner_dims() {
     method(
@@ -1826,10 +1855,13 @@ fn cat_and_stack_keep_the_dims_an_unknown_input_must_share() {
     let cached = [Arg::Tensors(vec![TensorType::unknown(), k()]), Arg::int(2)];
     let out = rules::function("Tensor::cat", &cached).unwrap();
     assert_eq!(out.to_string(), "f32[B, H, _, D]");
-    let repeated = [Arg::TensorsEach(k()), Arg::Dim(DimIndex::FromEnd(2))];
+    let repeated = [
+        Arg::TensorsEach(k(), Dim::Unknown),
+        Arg::Dim(DimIndex::FromEnd(2)),
+    ];
     let out = rules::function("Tensor::cat", &repeated).unwrap();
     assert_eq!(out.to_string(), "f32[B, H, _, D]");
-    let stacked = [Arg::TensorsEach(k()), Arg::int(1)];
+    let stacked = [Arg::TensorsEach(k(), Dim::Unknown), Arg::int(1)];
     let out = rules::function("Tensor::stack", &stacked).unwrap();
     assert_eq!(out.to_string(), "f32[B, _, H, T, D]");
     // candle agrees: a cache of 3 positions, then 1, 2 and 3 copies along dim 2.
@@ -1845,6 +1877,38 @@ fn cat_and_stack_keep_the_dims_an_unknown_input_must_share() {
         assert_eq!(out.dims(), &[2, 4, n, 8]);
         let out = Tensor::stack(&vec![&new; n], 1).unwrap();
         assert_eq!(out.dims(), &[2, n, 4, 1, 8]);
+    }
+}
+
+/// `n` parts of one type (`vec![&k; n_rep]`, a `Vec` a loop over `0..n` pushes one to per
+/// pass): `cat` multiplies the part's size along `dim` by `n`, `stack` inserts a dim of `n`;
+/// one part is itself. candle agrees for 1, 2 and 3 parts.
+#[test]
+fn cat_and_stack_of_a_counted_list_multiply_and_insert_the_count() {
+    let k = || parse_tensor_type("f32[B, H, T, D]").unwrap();
+    let n = || Dim::symbol("N");
+    let cat = |count: Dim| {
+        let args = [Arg::TensorsEach(k(), count), Arg::int(2)];
+        rules::function("Tensor::cat", &args).unwrap().to_string()
+    };
+    assert_eq!(cat(n()), "f32[B, H, N * T, D]");
+    assert_eq!(cat(Dim::lit(1)), "f32[B, H, T, D]");
+    assert_eq!(cat(Dim::lit(3)), "f32[B, H, 3 * T, D]");
+    let stacked = [Arg::TensorsEach(k(), n()), Arg::Dim(DimIndex::FromEnd(1))];
+    let out = rules::function("Tensor::stack", &stacked).unwrap();
+    assert_eq!(out.to_string(), "f32[B, H, T, D, N]");
+    let dev = Device::Cpu;
+    let part = Tensor::zeros((2, 4, 3, 8), CandleDType::F32, &dev).unwrap();
+    for count in 1..=3 {
+        let parts: Vec<Tensor> = (0..count).map(|_| part.clone()).collect();
+        assert_eq!(
+            Tensor::cat(&parts, 2).unwrap().dims(),
+            &[2, 4, count * 3, 8]
+        );
+        assert_eq!(
+            Tensor::stack(&parts, D::Minus1).unwrap().dims(),
+            &[2, 4, 3, 8, count]
+        );
     }
 }
 

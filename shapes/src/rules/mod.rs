@@ -78,8 +78,9 @@ pub enum Arg {
     Tensor(TensorType),
     /// A slice or vector of tensors (`&[&a, &b]`), for `Tensor::cat` and `Tensor::stack`.
     Tensors(Vec<TensorType>),
-    /// A slice or vector of tensors of one type, how many unknown (`&vec![&xs; n_rep]`).
-    TensorsEach(TensorType),
+    /// A slice or vector of tensors of one type, and how many (`&vec![&xs; n_rep]`: `n_rep`;
+    /// `Dim::Unknown` where not known).
+    TensorsEach(TensorType, Dim),
     /// An integer: a literal (`1`, `128usize`) or a size the macro can name (`n` bound from
     /// `x.dim(0)?` as a symbol); also a dim index written as an integer.
     Int(Dim),

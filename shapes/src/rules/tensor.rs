@@ -1714,11 +1714,17 @@ fn cat(args: &[Arg]) -> Outcome {
     const OP: &str = "Tensor::cat";
     let tensors = match args.first() {
         Some(Arg::Tensors(tensors)) => tensors,
-        // However many there are, `dim`'s size is unknown and the others are the part's.
-        Some(Arg::TensorsEach(part)) => {
+        // `count` parts of one type: along `dim`, `count` times the part's size (unknown
+        // where the count is); the other dims are the part's.
+        Some(Arg::TensorsEach(part, count)) => {
             let shape = match resolve(OP, part, args, 1).ok().flatten() {
                 Some(axis) if part.shape.dims().is_some() => {
-                    part.shape.clone().with_dim(axis, Dim::Unknown)
+                    let total = match count.as_literal() {
+                        // candle returns a lone tensor as it is.
+                        Some(1) => part.shape.get(axis),
+                        _ => count.clone().mul(part.shape.get(axis)),
+                    };
+                    part.shape.clone().with_dim(axis, total)
                 }
                 _ => Shape::unknown(),
             };
@@ -1830,12 +1836,12 @@ fn stack(args: &[Arg]) -> Outcome {
     const OP: &str = "Tensor::stack";
     let tensors = match args.first() {
         Some(Arg::Tensors(tensors)) => tensors,
-        // However many there are, a new dim of unknown size.
-        Some(Arg::TensorsEach(part)) => {
+        // `count` of them (unknown where not known): a new dim of that size.
+        Some(Arg::TensorsEach(part, count)) => {
             let shape = args
                 .get(1)
                 .and_then(Arg::dim_index)
-                .and_then(|index| part.shape.clone().inserted(index, Dim::Unknown).ok())
+                .and_then(|index| part.shape.clone().inserted(index, count.clone()).ok())
                 .unwrap_or_else(Shape::unknown);
             return Ok(TensorType::new(part.dtypes, shape));
         }
