@@ -109,6 +109,9 @@ impl Value {
             Value::External(path) => Value::External(path.clone()),
             Value::Optional(inner) => Value::Optional(Box::new(inner.forgotten())),
             Value::Each(inner) => Value::Each(Box::new(inner.forgotten())),
+            // A `Vec<f32>` written to (`weights[i] = 1.0`) holds `f32`s still, how many not
+            // known.
+            Value::Numbers(dtype, _) => Value::Numbers(*dtype, Dim::Unknown),
             _ => Value::Other,
         }
     }

@@ -7117,6 +7117,42 @@ pub fn rows(mask: &Tensor) -> Result<Tensor> {{
     }
 }
 
+/// A `Vec<f32>` written to by index (RepVGG's identity kernel, `weights[i * k + 4] = 1.0` in a
+/// loop) holds `f32`s still: `Tensor::from_vec` of it is `f32`, so adding it to `f64` weights is
+/// certain to fail; an untyped `vec![0.0; n]` (its type inferred later) stays unknown.
+#[test]
+fn a_typed_vec_written_to_keeps_its_dtype() {
+    let program = |dtype: &str| {
+        format!(
+            "use candle_contracts::contract;
+use candle_core::{{Result, Tensor}};
+
+#[contract(w: {dtype}[O, I, 3, 3])]
+pub fn identity(w: &Tensor, n: usize) -> Result<Tensor> {{
+    let mut weights: Vec<f32> = vec![0.0; w.elem_count()];
+    for i in 0..n {{
+        weights[i * 9 + 4] = 1.0;
+    }}
+    let wi = Tensor::from_vec(weights, w.shape(), w.device())?;
+    w + wi
+}}
+"
+        )
+    };
+    let dir = scratch_crate("typed-vec", &program("f32"));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:identity"]);
+    assert!(
+        rows(&shapes).contains(&"10 wi f32[O, I, 3, 3] Tensor::from_vec".to_string()),
+        "{shapes}"
+    );
+    let dir = scratch_crate("typed-vec-bug", &program("f64"));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("f32"), "{stderr}");
+}
+
 /// A clause on a `BatchNorm`'s running statistics (`bn.running_mean(): f32[COUT]`, RepVGG's
 /// conv-and-norm fusion) gives them their type in the body, also after the layer's own
 /// `weight_and_bias()` (inherent, `&self`: it changes nothing), so a wrong op on them is
