@@ -469,6 +469,7 @@ fn shapes(target: &str) -> ExitCode {
     let (findings, mut hints, unchecked) =
         walk_with_unchecked(&index, &sources, Function::of(f, contract));
     let positive = certain_with_positive_sizes(&index, &sources, f, contract, &findings);
+    let better = known_with_positive_sizes(&index, &sources, f, contract, &hints);
     // In the order of the text, as a reader goes (the walk gives a branch's `let`s before
     // the `let` its value goes to).
     hints.sort_by_key(|h| {
@@ -581,22 +582,19 @@ fn shapes(target: &str) -> ExitCode {
             break;
         }
     }
+    for (line, name, sizes, ty) in better {
+        let text = format!("`{sizes}` in the contract would make `{name}` (line {line}) `{ty}`");
+        if writeln!(out, "{text}").is_err() {
+            break;
+        }
+    }
     ExitCode::SUCCESS
 }
 
-/// What fails for every size of at least 1 but not for a size of 0 (`E` against `2 * E`):
-/// each such mismatch the walk finds once the contract also states `S >= 1` for each of its
-/// dims, by line, with the relations it needs (the dims its message names where those are
-/// enough, each dropped where the mismatch stays without it) and the message. A dim the
-/// contract already states at least 1 is not named.
-fn certain_with_positive_sizes(
-    index: &Index,
-    sources: &dyn candle_contracts_analysis::SourceText,
-    f: &candle_contracts_analysis::FnDef,
-    contract: &candle_contracts_shapes::Contract,
-    found: &[candle_contracts_analysis::Finding],
-) -> Vec<(usize, String, String)> {
-    use candle_contracts_shapes::{Cmp, Dim, Relation};
+/// The contract's dims a `>= 1` fact could be stated for: each dim name its clauses use, but
+/// those the contract already states at least 1.
+fn unbounded_dims(contract: &candle_contracts_shapes::Contract) -> Vec<String> {
+    use candle_contracts_shapes::Cmp;
     let mut names: Vec<String> = Vec::new();
     for clause in &contract.clauses {
         let shape = &clause.spec.shape;
@@ -620,20 +618,135 @@ fn certain_with_positive_sizes(
         })
     };
     names.retain(|name| !stated(name));
+    names
+}
+
+/// `contract` with `S >= 1` for each of `sizes`.
+fn with_positive_sizes(
+    contract: &candle_contracts_shapes::Contract,
+    sizes: &[&String],
+) -> candle_contracts_shapes::Contract {
+    use candle_contracts_shapes::{Cmp, Dim, Relation};
+    let mut positive = contract.clone();
+    for name in sizes {
+        positive.relations.push(Relation::new(
+            Dim::symbol(name.as_str()),
+            Cmp::Ge,
+            Dim::lit(1),
+        ));
+    }
+    positive
+}
+
+/// Of `names`, the fewest that keep `holds` true: first those `text` names where they are
+/// enough, then each dropped where `holds` stays true without it.
+fn fewest_sizes<'n>(
+    names: &'n [String],
+    text: &str,
+    holds: impl Fn(&[&String]) -> bool,
+) -> Vec<&'n String> {
+    let all: Vec<&String> = names.iter().collect();
+    let words: std::collections::BTreeSet<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let mut needed: Vec<&String> = names
+        .iter()
+        .filter(|name| words.contains(name.as_str()))
+        .collect();
+    if needed.is_empty() || !holds(&needed) {
+        needed = all;
+    }
+    let mut at = 0;
+    while needed.len() > 1 && at < needed.len() {
+        let mut fewer = needed.clone();
+        fewer.remove(at);
+        match holds(&fewer) {
+            true => needed = fewer,
+            false => at += 1,
+        }
+    }
+    needed
+}
+
+/// How many sizes of a `let`'s type are not known (`_`, a `..` run, `?`), for comparing two.
+fn unknown_sizes(ty: &str) -> usize {
+    if ty.trim() == "?" {
+        return usize::MAX;
+    }
+    ty.matches('_').count() + ty.matches("..").count()
+}
+
+/// The `let`s whose shape the walk knows better once the contract also states `S >= 1` for
+/// its dims (a kv cache's `T` scores against a mask's `P + T`: with `T >= 1`, `P + T`): by
+/// line, with the relations needed (as [`certain_with_positive_sizes`] finds them), the name
+/// and the type it would have.
+fn known_with_positive_sizes(
+    index: &Index,
+    sources: &dyn candle_contracts_analysis::SourceText,
+    f: &candle_contracts_analysis::FnDef,
+    contract: &candle_contracts_shapes::Contract,
+    hints: &[candle_contracts_analysis::LetHint],
+) -> Vec<(usize, String, String, String)> {
+    let names = unbounded_dims(contract);
+    if names.is_empty() || !hints.iter().any(|h| unknown_sizes(&h.ty) > 0) {
+        return Vec::new();
+    }
+    let walk = |sizes: &[&String]| {
+        let positive = with_positive_sizes(contract, sizes);
+        walk_with_unchecked(index, sources, Function::of(f, &positive)).1
+    };
+    let same = |a: &candle_contracts_analysis::LetHint, b: &candle_contracts_analysis::LetHint| {
+        a.name == b.name && a.site.first.start() == b.site.first.start()
+    };
+    let all: Vec<&String> = names.iter().collect();
+    let better = walk(&all);
+    let mut found = Vec::new();
+    for hint in hints {
+        let Some(known) = better
+            .iter()
+            .find(|b| same(b, hint) && unknown_sizes(&b.ty) < unknown_sizes(&hint.ty))
+        else {
+            continue;
+        };
+        if found
+            .iter()
+            .any(|(line, name, _, _)| *line == hint.site.first.start().line && *name == hint.name)
+        {
+            continue;
+        }
+        let needed = fewest_sizes(&names, &known.ty, |sizes| {
+            walk(sizes)
+                .iter()
+                .any(|b| same(b, hint) && b.ty == known.ty)
+        });
+        let sizes: Vec<String> = needed.iter().map(|n| format!("{n} >= 1")).collect();
+        found.push((
+            hint.site.first.start().line,
+            hint.name.clone(),
+            sizes.join(", "),
+            known.ty.clone(),
+        ));
+    }
+    found
+}
+
+/// What fails for every size of at least 1 but not for a size of 0 (`E` against `2 * E`):
+/// each such mismatch the walk finds once the contract also states `S >= 1` for each of its
+/// dims, by line, with the relations it needs (the dims its message names where those are
+/// enough, each dropped where the mismatch stays without it) and the message. A dim the
+/// contract already states at least 1 is not named.
+fn certain_with_positive_sizes(
+    index: &Index,
+    sources: &dyn candle_contracts_analysis::SourceText,
+    f: &candle_contracts_analysis::FnDef,
+    contract: &candle_contracts_shapes::Contract,
+    found: &[candle_contracts_analysis::Finding],
+) -> Vec<(usize, String, String)> {
+    let names = unbounded_dims(contract);
     if names.is_empty() {
         return Vec::new();
     }
-    let with_sizes = |sizes: &[&String]| {
-        let mut positive = contract.clone();
-        for name in sizes {
-            positive.relations.push(Relation::new(
-                Dim::symbol(name.as_str()),
-                Cmp::Ge,
-                Dim::lit(1),
-            ));
-        }
-        positive
-    };
+    let with_sizes = |sizes: &[&String]| with_positive_sizes(contract, sizes);
     let same = |a: &candle_contracts_analysis::Finding, b: &candle_contracts_analysis::Finding| {
         a.message == b.message && a.site.first.start() == b.site.first.start()
     };
@@ -644,14 +757,7 @@ fn certain_with_positive_sizes(
         .filter(|finding| !found.iter().any(|f| same(f, finding)))
         .map(|finding| {
             let text = format!("{} {}", finding.message, finding.note);
-            let words: std::collections::BTreeSet<&str> = text
-                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .collect();
-            let mut needed: Vec<&String> = names
-                .iter()
-                .filter(|name| words.contains(name.as_str()))
-                .collect();
-            let stays_with = |sizes: &[&String]| {
+            let needed = fewest_sizes(&names, &text, |sizes| {
                 let contract = with_sizes(sizes);
                 candle_contracts_analysis::walk_for_findings(
                     index,
@@ -660,21 +766,7 @@ fn certain_with_positive_sizes(
                 )
                 .iter()
                 .any(|f| same(f, &finding))
-            };
-            // The sizes its message names, where they are enough; then only the sizes it
-            // needs: each dropped where the mismatch stays without it.
-            if needed.is_empty() || !stays_with(&needed) {
-                needed = all.clone();
-            }
-            let mut at = 0;
-            while needed.len() > 1 && at < needed.len() {
-                let mut fewer = needed.clone();
-                fewer.remove(at);
-                match stays_with(&fewer) {
-                    true => needed = fewer,
-                    false => at += 1,
-                }
-            }
+            });
             let sizes: Vec<String> = needed.iter().map(|n| format!("{n} >= 1")).collect();
             (
                 finding.site.first.start().line,

@@ -1039,6 +1039,44 @@ pub fn head(x: &Tensor, w: &Tensor) -> Result<Tensor> {
     );
 }
 
+/// A `let` whose shape a size of at least 1 would make known (a kv cache's scores, `T` wide
+/// or `P + T`, against a mask's `P + T`: with `T` of 0 and `P` of 1 the broadcast gives 0)
+/// gets a line in `shapes` naming the sizes needed and the type it would have; stated, the
+/// type is shown and the line goes.
+#[test]
+fn shapes_names_the_sizes_of_at_least_one_a_lets_shape_needs() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(q: f32[B, T, D], k: f32[B, T, D], cache: f32[B, P, D], mask: f32[B, T, P + T])]
+pub fn scores(q: &Tensor, k: &Tensor, cache: &Tensor, cached: bool, mask: &Tensor) -> Result<Tensor> {
+    let k = if cached { Tensor::cat(&[cache, k], 1)? } else { k.clone() };
+    let att = q.matmul(&k.t()?)?;
+    let att = att.broadcast_add(mask)?;
+    Ok(att)
+}
+";
+    let dir = scratch_crate("positive-lets", source);
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:scores"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("`T >= 1` in the contract would make `att` (line 8) `f32[B, T, P + T]`"),
+        "{stdout}"
+    );
+    assert!(
+        rows(&stdout).contains(&"8 att f32[B, T, _] broadcast_add".to_string()),
+        "{stdout}"
+    );
+    let stated = source.replace("P + T])]", "P + T], T >= 1)]");
+    std::fs::write(dir.join("src/lib.rs"), stated).unwrap();
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:scores"]);
+    assert!(
+        rows(&stdout).contains(&"8 att f32[B, T, P + T] broadcast_add".to_string()),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("in the contract would make"), "{stdout}");
+}
+
 /// Gemma's mask builder branches on `if seqlen_offset > 0`, an integer parameter its contract
 /// leaves free but for the `return` clause: a caller may give a value for either branch, so a
 /// certain mismatch in either is reported (two new users' trials planted one there, silent).
