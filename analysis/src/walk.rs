@@ -6525,6 +6525,35 @@ impl<'a> Walker<'a> {
                     };
                     self.layer_forward(layer, &call.receiver, &xs, arg_exprs.first().copied())
                 }
+                ("eps" | "momentum", []) if path.rsplit("::").next() == Some("BatchNorm") => {
+                    Value::Float
+                }
+                // A `BatchNorm`'s weight and bias have its running statistics' `[C]` (its
+                // constructors and `batch_norm`'s `VarBuilder` take all four of
+                // `num_features`), their dtype not known.
+                ("weight_and_bias", []) if path.rsplit("::").next() == Some("BatchNorm") => {
+                    let stats = subject_text(strip_refs(&call.receiver)).and_then(|place| {
+                        ["running_mean()", "running_var()"].iter().find_map(|stat| {
+                            match self.subject_value_of(&format!("{place}.{stat}")) {
+                                Some(Value::Tensor(t)) => match t.shape.dims() {
+                                    Some([c]) if !c.is_unknown() => Some(c.clone()),
+                                    _ => None,
+                                },
+                                _ => None,
+                            }
+                        })
+                    });
+                    match stats {
+                        Some(c) => {
+                            let part = Value::Tensor(TensorType::new(
+                                candle_contracts_shapes::dtype::DTypeSet::ANY,
+                                Shape::new(vec![c]),
+                            ));
+                            Value::Optional(Box::new(Value::Tuple(vec![part.clone(), part])))
+                        }
+                        None => Value::Other,
+                    }
+                }
                 _ => Value::Other,
             };
         }

@@ -7193,8 +7193,8 @@ pub fn identity(w: &Tensor, n: usize) -> Result<Tensor> {{
 
 /// A clause on a `BatchNorm`'s running statistics (`bn.running_mean(): f32[COUT]`, RepVGG's
 /// conv-and-norm fusion) gives them their type in the body, also after the layer's own
-/// `weight_and_bias()` (inherent, `&self`: it changes nothing), so a wrong op on them is
-/// certain.
+/// `weight_and_bias()` (inherent, `&self`: it changes nothing), whose weight and bias are
+/// `[C]` too; a wrong op on them is certain.
 #[test]
 fn a_batch_norms_running_statistics_take_their_clauses() {
     let program = |view: &str| {
@@ -7210,10 +7210,9 @@ use candle_nn::BatchNorm;
 )]
 pub fn fuse(weights: &Tensor, bn: BatchNorm) -> Result<Tensor> {{
     let (gamma, _beta) = bn.weight_and_bias().unwrap();
-    let _ = gamma;
     let mu = bn.running_mean();
-    let sigma = (bn.running_var() + 1e-5)?.sqrt()?;
-    let scale = (mu / sigma)?;
+    let sigma = (bn.running_var() + bn.eps())?.sqrt()?;
+    let scale = ((mu / &sigma)? * gamma)?;
     let fused = weights.broadcast_mul(&scale.reshape({view})?)?;
     Ok(fused)
 }}
@@ -7225,12 +7224,22 @@ pub fn fuse(weights: &Tensor, bn: BatchNorm) -> Result<Tensor> {{
     assert_eq!(code, 0, "{stderr}");
     let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:fuse"]);
     let table = rows(&shapes);
+    // The weight and bias are the statistics' `[C]` (candle-nn builds all four of
+    // `num_features`), their dtype not known.
     assert!(
-        table.contains(&"13 mu f32[COUT] running_mean".to_string()),
+        table.contains(&"11 gamma _[COUT] weight_and_bias".to_string()),
         "{shapes}"
     );
     assert!(
-        table.contains(&"16 fused f32[COUT, CIN, K, K] broadcast_mul".to_string()),
+        table.contains(&"12 mu f32[COUT] running_mean".to_string()),
+        "{shapes}"
+    );
+    assert!(
+        table.contains(&"14 scale f32[COUT] *".to_string()),
+        "{shapes}"
+    );
+    assert!(
+        table.contains(&"15 fused f32[COUT, CIN, K, K] broadcast_mul".to_string()),
         "{shapes}"
     );
     // `t()` of the rank-1 statistics is certain to fail (it needs rank 2).
