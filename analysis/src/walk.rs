@@ -925,8 +925,8 @@ struct Walker<'a> {
     /// Set by [`Walker::loop_invariant`] where a loop's first run certainly leaves.
     first_run_leaves: bool,
     /// Set by [`Walker::loop_element`] for a `for` over a range of integers (`0..n`): its
-    /// start and its end (one past the last).
-    loop_range: Option<(Dim, Dim)>,
+    /// start and its end (one past the last) where written.
+    loop_range: Option<(Dim, Option<Dim>)>,
     /// Set where a test of a shape the walk cannot decide has a branch that leaves the function
     /// (`if xs.rank() == 2 { return xs.t(); }`): what follows runs only for shapes that test
     /// rules out, which the walk cannot tell apart (a `dims2()?` after it takes `xs` for rank
@@ -4612,18 +4612,30 @@ impl<'a> Walker<'a> {
     fn for_loop(&mut self, f: &syn::ExprForLoop) -> Value {
         self.loop_range = None;
         let element = self.loop_element(&f.expr);
-        // How many passes a `for` over `start..end` makes, where `start <= end` is certain.
-        let passes = match (unparen(&f.expr), self.loop_range.take()) {
-            (syn::Expr::Range(_), Some((start, end)))
-                if self
-                    .facts
-                    .decide(&Relation::new(start.clone(), Cmp::Le, end.clone()))
-                    == Some(true) =>
+        let range = match unparen(&f.expr) {
+            syn::Expr::Range(_) => self.loop_range.take(),
+            _ => None,
+        };
+        self.loop_range = None;
+        // How many passes a `for` over `start..end` makes, where `start <= end` is certain
+        // and no integer narrower than `usize` takes part (`(n as u8) * 65` wraps in a
+        // release build, where the walk would count 65 times `n`).
+        let passes = match &range {
+            Some((start, Some(end)))
+                if !narrow_integer(f.expr.to_token_stream())
+                    && self
+                        .facts
+                        .decide(&Relation::new(start.clone(), Cmp::Le, end.clone()))
+                        == Some(true) =>
             {
-                Some(end.sub(start))
+                Some(end.clone().sub(start.clone()))
             }
             _ => None,
         };
+        // An index is a size (at least 0) only where the range starts at 0 or more.
+        let index_is_size = range
+            .as_ref()
+            .is_some_and(|(start, _)| Dim::lit(0).at_most(start) == Some(true));
         // Empty `Vec`s every pass pushes one tensor to: after the loop, `passes` of them.
         let counted: Vec<String> = match &passes {
             Some(_) => self
@@ -4636,7 +4648,10 @@ impl<'a> Walker<'a> {
                 .collect(),
             None => Vec::new(),
         };
-        let index = self.loop_index(&f.pat, &element);
+        let index = match index_is_size {
+            true => self.loop_index(&f.pat, &element),
+            false => None,
+        };
         let element = match &index {
             Some(size) => Value::Int(size.clone()),
             None => element,
@@ -5978,7 +5993,7 @@ impl<'a> Walker<'a> {
             }
             // `for i in 0..n`: an index (`others[i]` is an element).
             (Value::Range(Some(start), end), None) if !enumerate => {
-                self.loop_range = end.map(|end| (start, end));
+                self.loop_range = Some((start, end));
                 Value::Int(Dim::Unknown)
             }
             _ => Value::Other,
@@ -8666,6 +8681,23 @@ fn runs_at_least_once(iterable: &syn::Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `tokens` name an integer type narrower than `usize`, or of another sign, by a cast
+/// or a literal's suffix (`n as u8`, `4i32`): arithmetic in it may wrap in a release build.
+fn narrow_integer(tokens: TokenStream) -> bool {
+    const NARROW: &[&str] = &[
+        "u8", "u16", "u32", "u64", "u128", "i8", "i16", "i32", "i64", "i128", "isize",
+    ];
+    tokens.into_iter().any(|token| match token {
+        TokenTree::Ident(ident) => NARROW.iter().any(|ty| ident == ty),
+        TokenTree::Literal(literal) => {
+            let text = literal.to_string();
+            NARROW.iter().any(|ty| text.ends_with(ty))
+        }
+        TokenTree::Group(group) => narrow_integer(group.stream()),
+        TokenTree::Punct(_) => false,
+    })
 }
 
 /// Whether a condition holds a `let` (a chain `if let Some(x) = a && b`).

@@ -7135,6 +7135,13 @@ pub fn rows(mask: &Tensor) -> Result<Tensor> {{
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("return"), "{stderr}");
+    // Arithmetic in `u8` wraps in a release build (`4u8 * 65` is 4 there): no count; and
+    // none at all makes `stack` fail, so nothing follows it.
+    for count in ["(4u8 * 65) as usize", "0"] {
+        let dir = scratch_crate("vec-count-narrow", &program(push, count, "u8[3, 1, T, T]"));
+        let (code, _, stderr) = run(&dir, &["check", "."]);
+        assert_eq!(code, 0, "{count}: {stderr}");
+    }
     for body in [
         // Under an `if`: some passes push nothing.
         "if b > 0 { rows.push(mask.i((b, ..))?.expand((1, t, t))?); }",
@@ -7189,6 +7196,48 @@ pub fn identity(w: &Tensor, n: usize) -> Result<Tensor> {{
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("f32"), "{stderr}");
+}
+
+/// A loop's index is a size of its own (`{i}`) only where its range starts at 0 or more: over
+/// `-2i64..-1`, `(i + 3) as usize` is no size the walk names (it would take `{i}` for at
+/// least 0, and a broadcast of it against 2 for 2 or more).
+#[test]
+fn a_loop_over_negative_indices_names_no_size() {
+    let source = "use candle_contracts::contract;
+use candle_core::{DType, Result, Tensor};
+
+#[contract(x: f32[2])]
+pub fn f(x: &Tensor) -> Result<Tensor> {
+    let mut out = x.clone();
+    for i in -2i64..-1 {
+        let z = Tensor::zeros((i + 3) as usize, DType::F32, x.device())?;
+        let y = x.broadcast_add(&z)?;
+        out = (out + y.reshape(2)?)?;
+    }
+    for j in 0..2usize {
+        let z = Tensor::zeros(j + 3, DType::F32, x.device())?;
+        let _ = z;
+    }
+    Ok(out)
+}
+";
+    let dir = scratch_crate("negative-index", source);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:f"]);
+    let table = rows(&shapes);
+    assert!(
+        table.contains(&"8 z f32[_] Tensor::zeros".to_string()),
+        "{shapes}"
+    );
+    assert!(
+        table.contains(&"9 y f32[_] broadcast_add".to_string()),
+        "{shapes}"
+    );
+    assert!(
+        table.contains(&"13 z f32[{j} + 3] Tensor::zeros".to_string()),
+        "{shapes}"
+    );
 }
 
 /// A clause on a `BatchNorm`'s running statistics (`bn.running_mean(): f32[COUT]`, RepVGG's

@@ -1882,7 +1882,7 @@ fn cat_and_stack_keep_the_dims_an_unknown_input_must_share() {
 
 /// `n` parts of one type (`vec![&k; n_rep]`, a `Vec` a loop over `0..n` pushes one to per
 /// pass): `cat` multiplies the part's size along `dim` by `n`, `stack` inserts a dim of `n`;
-/// one part is itself. candle agrees for 1, 2 and 3 parts.
+/// one part is itself; none fails. candle agrees for 0 to 3 parts.
 #[test]
 fn cat_and_stack_of_a_counted_list_multiply_and_insert_the_count() {
     let k = || parse_tensor_type("f32[B, H, T, D]").unwrap();
@@ -1897,6 +1897,14 @@ fn cat_and_stack_of_a_counted_list_multiply_and_insert_the_count() {
     let stacked = [Arg::TensorsEach(k(), n()), Arg::Dim(DimIndex::FromEnd(1))];
     let out = rules::function("Tensor::stack", &stacked).unwrap();
     assert_eq!(out.to_string(), "f32[B, H, T, D, N]");
+    // None: candle fails, and nothing is said of a result.
+    for op in ["Tensor::cat", "Tensor::stack"] {
+        let args = [Arg::TensorsEach(k(), Dim::lit(0)), Arg::int(2)];
+        assert!(rules::function(op, &args).unwrap().is_unknown(), "{op}");
+    }
+    let none: Vec<Tensor> = Vec::new();
+    assert!(Tensor::cat(&none, 2).is_err());
+    assert!(Tensor::stack(&none, 2).is_err());
     let dev = Device::Cpu;
     let part = Tensor::zeros((2, 4, 3, 8), CandleDType::F32, &dev).unwrap();
     for count in 1..=3 {

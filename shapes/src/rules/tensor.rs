@@ -1716,6 +1716,10 @@ fn cat(args: &[Arg]) -> Outcome {
         Some(Arg::Tensors(tensors)) => tensors,
         // `count` parts of one type: along `dim`, `count` times the part's size (unknown
         // where the count is); the other dims are the part's.
+        // None at all: candle fails (`OpRequiresAtLeastOneTensor`), so nothing follows.
+        Some(Arg::TensorsEach(_, count)) if count.as_literal() == Some(0) => {
+            return Ok(TensorType::unknown());
+        }
         Some(Arg::TensorsEach(part, count)) => {
             let shape = match resolve(OP, part, args, 1).ok().flatten() {
                 Some(axis) if part.shape.dims().is_some() => {
@@ -1836,6 +1840,9 @@ fn stack(args: &[Arg]) -> Outcome {
     const OP: &str = "Tensor::stack";
     let tensors = match args.first() {
         Some(Arg::Tensors(tensors)) => tensors,
+        Some(Arg::TensorsEach(_, count)) if count.as_literal() == Some(0) => {
+            return Ok(TensorType::unknown());
+        }
         // `count` of them (unknown where not known): a new dim of that size.
         Some(Arg::TensorsEach(part, count)) => {
             let shape = args
