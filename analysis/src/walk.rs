@@ -3200,6 +3200,27 @@ impl<'a> Walker<'a> {
                 self.reborrows(a.elems.iter());
                 array_value(items)
             }
+            // `[0u32; 4]`, `[[0f32; 4]; 2]`: the item so many times, where the count is a
+            // small number (for `Tensor::new`).
+            syn::Expr::Repeat(r) => {
+                let item = self.expr(&r.expr);
+                match self.expr(&r.len) {
+                    Value::Int(n)
+                        if matches!(item, Value::Int(_) | Value::Float | Value::Tuple(_)) =>
+                    {
+                        match n.as_literal().and_then(|n| usize::try_from(n).ok()) {
+                            Some(n)
+                                if n >= 1
+                                    && n.saturating_mul(spelled_items(&item)) <= MAX_REPEATED =>
+                            {
+                                array_value(vec![item; n])
+                            }
+                            _ => Value::Other,
+                        }
+                    }
+                    _ => Value::Other,
+                }
+            }
             syn::Expr::Block(b) => {
                 let value = self.block(&b.block);
                 if b.label.is_some() {
@@ -7360,7 +7381,8 @@ impl<'a> Walker<'a> {
             "candle_core::Tensor::from_slice" | "candle_core::Tensor::from_vec" => {
                 match args.first() {
                     Some(Value::Numbers(dtype, _)) => Some(*dtype),
-                    _ => None,
+                    // `from_slice(&[1f32, 2., 3., 4.], (2, 2), dev)`.
+                    _ => arg_exprs.first().and_then(|e| literal_dtype(e, &primitive)),
                 }
             }
             _ => None,
@@ -7843,7 +7865,13 @@ impl<'a> Walker<'a> {
                 c.visit_expr(&item);
                 c.visit_expr(&count);
             });
+            let primitive = |name: &str| self.is_primitive(name);
+            let dtype = literal_dtype(&item, &primitive);
             return match (self.operand(&item), self.operand(&count)) {
+                // `vec![0f32; n]`: `n` numbers of the literal's type.
+                (Value::Int(_) | Value::Float, Value::Int(n)) if let Some(dtype) = dtype => {
+                    Value::Numbers(dtype, n)
+                }
                 (Value::Tensor(t), Value::Int(n)) if n.as_literal().is_some_and(|n| n <= 64) => {
                     let n = n.as_literal().and_then(|n| usize::try_from(n).ok());
                     Value::Tensors(vec![t; n.unwrap_or(0)])
@@ -7878,6 +7906,16 @@ impl<'a> Walker<'a> {
             let items: Vec<Value> = exprs.iter().map(|e| self.operand(e)).collect();
             if items.iter().all(|v| matches!(v, Value::Tensor(_))) {
                 return array_value(items);
+            }
+            // `vec![1f32, 2., 3.]`: numbers of the type one of them is written in (one
+            // Rust type for all), as many as written.
+            let primitive = |name: &str| self.is_primitive(name);
+            if items
+                .iter()
+                .all(|v| matches!(v, Value::Int(_) | Value::Float))
+                && let Some(dtype) = exprs.iter().find_map(|e| literal_dtype(e, &primitive))
+            {
+                return Value::Numbers(dtype, Dim::from(items.len()));
             }
         }
         Value::Other
@@ -9719,7 +9757,19 @@ fn literal_dtype(expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<D
         }
         // One element's type is every element's.
         syn::Expr::Array(array) => array.elems.iter().find_map(|e| literal_dtype(e, primitive)),
+        syn::Expr::Repeat(repeat) => literal_dtype(&repeat.expr, primitive),
         _ => None,
+    }
+}
+
+/// The most numbers a `[x; n]` the walk spells out item by item holds (`[[0f32; 64]; 64]`).
+const MAX_REPEATED: usize = 4096;
+
+/// How many numbers a value spelled out as (nested) tuples holds.
+fn spelled_items(value: &Value) -> usize {
+    match value {
+        Value::Tuple(items) => items.iter().map(spelled_items).sum(),
+        _ => 1,
     }
 }
 

@@ -7198,6 +7198,54 @@ pub fn identity(w: &Tensor, n: usize) -> Result<Tensor> {{
     assert!(stderr.contains("f32"), "{stderr}");
 }
 
+/// Host data written out in glue code and tests: `vec![1f32, 2., 3.]` is 3 `f32`s,
+/// `vec![0.5f64; n]` `n` `f64`s, `[0u32; 4]` and `[[0f32; 4]; 2]` arrays of those shapes, and
+/// `Tensor::from_slice` of a written array has its numbers' dtype; a weight built so that does
+/// not fit is certain to fail. An array too long to spell out (`[0f32; 5000]`) stays unknown.
+#[test]
+fn host_numbers_written_out_give_their_shapes_and_dtypes() {
+    let program = |rows: usize| {
+        format!(
+            "use candle_contracts::contract;
+use candle_core::{{Device, Result, Tensor}};
+
+#[contract(x: f32[N, 2])]
+pub fn head(x: &Tensor, n: usize) -> Result<Tensor> {{
+    let dev = Device::Cpu;
+    let v = vec![1f32, 2., 3.];
+    let bias = Tensor::new(v.as_slice(), &dev)?;
+    let ids = Tensor::new(&[0u32; 4], &dev)?;
+    let w = Tensor::new(&[[0f32; 3]; {rows}], &dev)?;
+    let scale = Tensor::from_vec(vec![0.5f64; n], n, &dev)?;
+    let eye = Tensor::from_slice(&[1f32, 0., 0., 1.], (2, 2), &dev)?;
+    let long = Tensor::new(&[0f32; 5000], &dev)?;
+    let _ = (ids, scale, eye, long);
+    x.matmul(&w)?.broadcast_add(&bias)
+}}
+"
+        )
+    };
+    let dir = scratch_crate("host-numbers", &program(2));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:head"]);
+    let table = rows(&shapes);
+    for row in [
+        "8 bias f32[3] Tensor::new",
+        "9 ids u32[4] Tensor::new",
+        "10 w f32[2, 3] Tensor::new",
+        "11 scale f64[{n}] Tensor::from_vec",
+        "12 eye f32[2, 2] Tensor::from_slice",
+        "13 long f32[..] Tensor::new",
+    ] {
+        assert!(table.contains(&row.to_string()), "{row}: {shapes}");
+    }
+    let dir = scratch_crate("host-numbers-bug", &program(3));
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("matmul"), "{stderr}");
+}
+
 /// A loop's index is a size of its own (`{i}`) only where its range starts at 0 or more: over
 /// `-2i64..-1`, `(i + 3) as usize` is no size the walk names (it would take `{i}` for at
 /// least 0, and a broadcast of it against 2 for 2 or more).
