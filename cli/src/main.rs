@@ -673,7 +673,12 @@ fn unknown_sizes(ty: &str) -> usize {
     if ty.trim() == "?" {
         return usize::MAX;
     }
-    ty.matches('_').count() + ty.matches("..").count()
+    // `_` alone, not inside a name (`cfg.d_kv`).
+    let holes = ty
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| *word == "_")
+        .count();
+    holes + ty.matches("..").count()
 }
 
 /// The `let`s whose shape the walk knows better once the contract also states `S >= 1` for
@@ -775,4 +780,18 @@ fn certain_with_positive_sizes(
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unknown_sizes;
+
+    #[test]
+    fn unknown_sizes_count_holes_not_underscores_in_names() {
+        assert_eq!(unknown_sizes("f32[B, cfg.num_heads, T, cfg.d_kv]"), 0);
+        assert_eq!(unknown_sizes("f32[B, _, T, cfg.d_kv]"), 1);
+        assert_eq!(unknown_sizes("_[B, _, _]"), 3);
+        assert_eq!(unknown_sizes("f32[.., _]"), 2);
+        assert_eq!(unknown_sizes("?"), usize::MAX);
+    }
 }
