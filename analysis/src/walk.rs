@@ -246,7 +246,13 @@ impl Value {
                     .any(|v| !matches!(v.hint().as_str(), "?" | "= _")) =>
             {
                 let items: Vec<String> = items.iter().map(Value::hint).collect();
-                format!("({})", items.join(", "))
+                // A long run of one item (`[[0f32; 16]; 16]`) as Rust writes an array of it.
+                match items.first() {
+                    Some(first) if items.len() > 4 && items.iter().all(|item| item == first) => {
+                        format!("[{first}; {}]", items.len())
+                    }
+                    _ => format!("({})", items.join(", ")),
+                }
             }
             // Not a tensor: a value of another crate's type (a candle-nn layer, a `Func`) or of
             // the crate's own, by the type's name (`Conv2d`, `Config`), so that a count of
@@ -3178,7 +3184,7 @@ impl<'a> Walker<'a> {
             syn::Expr::Tuple(t) => {
                 let items = t.elems.iter().map(|e| self.expr(e)).collect();
                 self.reborrows(t.elems.iter());
-                Value::Tuple(items)
+                spelled_within_bounds(Value::Tuple(items))
             }
             syn::Expr::Range(r) => {
                 let bound = |walker: &mut Self, e: &Option<Box<syn::Expr>>| {
@@ -3198,7 +3204,7 @@ impl<'a> Walker<'a> {
             syn::Expr::Array(a) => {
                 let items: Vec<Value> = a.elems.iter().map(|e| self.expr(e)).collect();
                 self.reborrows(a.elems.iter());
-                array_value(items)
+                spelled_within_bounds(array_value(items))
             }
             // `[0u32; 4]`, `[[0f32; 4]; 2]`: the item so many times, where the count is a
             // small number (for `Tensor::new`).
@@ -9762,8 +9768,20 @@ fn literal_dtype(expr: &syn::Expr, primitive: &dyn Fn(&str) -> bool) -> Option<D
     }
 }
 
-/// The most numbers a `[x; n]` the walk spells out item by item holds (`[[0f32; 64]; 64]`).
-const MAX_REPEATED: usize = 4096;
+/// The most numbers a `[x; n]` the walk spells out item by item holds (`[[0f32; 16]; 16]`).
+const MAX_REPEATED: usize = 256;
+
+/// The most values a tuple or array the walk keeps spells out (`(a, a)` of an `a` of 256
+/// numbers, again and again, would grow without end).
+const MAX_SPELLED: usize = 4096;
+
+/// `value`, or nothing the walk follows where it spells out more than [`MAX_SPELLED`] values.
+fn spelled_within_bounds(value: Value) -> Value {
+    match spelled_items(&value) <= MAX_SPELLED {
+        true => value,
+        false => Value::Other,
+    }
+}
 
 /// How many numbers a value spelled out as (nested) tuples holds.
 fn spelled_items(value: &Value) -> usize {

@@ -583,7 +583,7 @@ fn shapes(target: &str) -> ExitCode {
         }
     }
     for (line, name, sizes, ty) in better {
-        let text = format!("`{sizes}` in the contract would make `{name}` (line {line}) `{ty}`");
+        let text = format!("`{sizes}` in the contract would make `{name}` (line {line}) {ty}");
         if writeln!(out, "{text}").is_err() {
             break;
         }
@@ -683,8 +683,11 @@ fn unknown_sizes(ty: &str) -> usize {
 
 /// The `let`s whose shape the walk knows better once the contract also states `S >= 1` for
 /// its dims (a kv cache's `T` scores against a mask's `P + T`: with `T >= 1`, `P + T`): by
-/// line, with the relations needed (as [`certain_with_positive_sizes`] finds them), the name
-/// and the type it would have.
+/// line, with the relations needed, the name and the type it would have (each `?N` in it
+/// said in its own terms, as the walk with those facts numbers them). A dim is needed where
+/// the `let` loses its better type without it alone; the type shown is the one a walk with
+/// just those facts gives (with every dim's fact where that walk is no better). One walk per
+/// dim and one per distinct set, however many `let`s.
 fn known_with_positive_sizes(
     index: &Index,
     sources: &dyn candle_contracts_analysis::SourceText,
@@ -692,6 +695,7 @@ fn known_with_positive_sizes(
     contract: &candle_contracts_shapes::Contract,
     hints: &[candle_contracts_analysis::LetHint],
 ) -> Vec<(usize, String, String, String)> {
+    use candle_contracts_analysis::LetHint;
     let names = unbounded_dims(contract);
     if names.is_empty() || !hints.iter().any(|h| unknown_sizes(&h.ty) > 0) {
         return Vec::new();
@@ -700,37 +704,78 @@ fn known_with_positive_sizes(
         let positive = with_positive_sizes(contract, sizes);
         walk_with_unchecked(index, sources, Function::of(f, &positive)).1
     };
-    let same = |a: &candle_contracts_analysis::LetHint, b: &candle_contracts_analysis::LetHint| {
-        a.name == b.name && a.site.first.start() == b.site.first.start()
-    };
-    let all: Vec<&String> = names.iter().collect();
-    let better = walk(&all);
-    let mut found = Vec::new();
-    for hint in hints {
-        let Some(known) = better
+    let same =
+        |a: &LetHint, b: &LetHint| a.name == b.name && a.site.first.start() == b.site.first.start();
+    let better_in = |walked: &[LetHint], hint: &LetHint| -> Option<LetHint> {
+        walked
             .iter()
             .find(|b| same(b, hint) && unknown_sizes(&b.ty) < unknown_sizes(&hint.ty))
-        else {
-            continue;
-        };
+            .cloned()
+    };
+    let all: Vec<&String> = names.iter().collect();
+    let with_all = walk(&all);
+    let improved: Vec<&LetHint> = hints
+        .iter()
+        .filter(|hint| better_in(&with_all, hint).is_some())
+        .collect();
+    if improved.is_empty() {
+        return Vec::new();
+    }
+    let without_each: Vec<Vec<LetHint>> = all
+        .iter()
+        .map(|name| {
+            let rest: Vec<&String> = all.iter().copied().filter(|n| n != name).collect();
+            walk(&rest)
+        })
+        .collect();
+    let mut walked: Vec<(Vec<&String>, Vec<LetHint>)> = vec![(all.clone(), with_all.clone())];
+    let mut found: Vec<(usize, String, String, String)> = Vec::new();
+    for hint in improved {
+        let line = hint.site.first.start().line;
         if found
             .iter()
-            .any(|(line, name, _, _)| *line == hint.site.first.start().line && *name == hint.name)
+            .any(|(l, name, _, _)| *l == line && *name == hint.name)
         {
             continue;
         }
-        let needed = fewest_sizes(&names, &known.ty, |sizes| {
-            walk(sizes)
+        let mut needed: Vec<&String> = all
+            .iter()
+            .zip(&without_each)
+            .filter(|(_, without)| better_in(without, hint).is_none())
+            .map(|(name, _)| *name)
+            .collect();
+        if needed.is_empty() {
+            needed = all.clone();
+        }
+        let position = match walked.iter().position(|(sizes, _)| *sizes == needed) {
+            Some(at) => at,
+            None => {
+                walked.push((needed.clone(), walk(&needed)));
+                walked.len() - 1
+            }
+        };
+        let known = match better_in(&walked[position].1, hint) {
+            Some(known) => known,
+            None => {
+                needed = all.clone();
+                match better_in(&with_all, hint) {
+                    Some(known) => known,
+                    None => continue,
+                }
+            }
+        };
+        // The type in backticks, then what each `?N` in it stands for.
+        let mut ty = format!("`{}`", known.ty);
+        if !known.joins.is_empty() {
+            let said: Vec<String> = known
+                .joins
                 .iter()
-                .any(|b| same(b, hint) && b.ty == known.ty)
-        });
+                .map(|j| format!("{} is {} or {}", j.name, j.first, j.second))
+                .collect();
+            ty = format!("{ty} ({})", said.join("; "));
+        }
         let sizes: Vec<String> = needed.iter().map(|n| format!("{n} >= 1")).collect();
-        found.push((
-            hint.site.first.start().line,
-            hint.name.clone(),
-            sizes.join(", "),
-            known.ty.clone(),
-        ));
+        found.push((line, hint.name.clone(), sizes.join(", "), ty));
     }
     found
 }
@@ -773,11 +818,17 @@ fn certain_with_positive_sizes(
                 .any(|f| same(f, &finding))
             });
             let sizes: Vec<String> = needed.iter().map(|n| format!("{n} >= 1")).collect();
-            (
-                finding.site.first.start().line,
-                sizes.join(", "),
-                finding.message,
-            )
+            // A `?N` is the walk with those facts' own: its note says what each stands for.
+            let names_a_join = finding
+                .message
+                .split('?')
+                .skip(1)
+                .any(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+            let message = match names_a_join {
+                true => format!("{} ({})", finding.message, finding.note),
+                false => finding.message,
+            };
+            (finding.site.first.start().line, sizes.join(", "), message)
         })
         .collect()
 }

@@ -1077,6 +1077,79 @@ pub fn scores(q: &Tensor, k: &Tensor, cache: &Tensor, cached: bool, mask: &Tenso
     assert!(!stdout.contains("in the contract would make"), "{stdout}");
 }
 
+/// The hints' `?N` are the walk with the facts' own (a branch `T >= 1` decides numbers the
+/// others apart from the table's legend), so each hint says what they stand for: here `?1` of
+/// the table is `K` or `L`, the hint's is `P + T` or `T`. A function of many such `let`s
+/// gets its hints in one walk per dim, not one per `let` and dim.
+#[test]
+fn the_hints_say_what_their_own_joined_sizes_are() {
+    let source = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+#[contract(q: f32[B, T, D], k: f32[B, T, D], cache: f32[B, P, D], mask: f32[B, T, T], d: f32[K], e: f32[L], m2: f32[B, T, P + T + 1])]
+pub fn renum(q: &Tensor, k: &Tensor, cache: &Tensor, cached: bool, mask: &Tensor, d: &Tensor, e: &Tensor, m2: &Tensor) -> Result<Tensor> {
+    let t = q.dim(1)?;
+    let z = if t == 0 { d.clone() } else { e.clone() };
+    let k = if cached { Tensor::cat(&[cache, k], 1)? } else { k.clone() };
+    let att = q.matmul(&k.t()?)?;
+    let att = att.broadcast_add(mask)?;
+    let _ = z;
+    att.add(m2)
+}
+";
+    let dir = scratch_crate("hint-joins", source);
+    let (_, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:renum"]);
+    assert!(stdout.contains("?1 is K or L"), "{stdout}{stderr}");
+    assert!(
+        stdout.contains(
+            "`T >= 1` in the contract would make `att` (line 10) `f32[B, T, ?1]` (?1 is P + T or T)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("?1 expected (?1 is P + T or T, by the branch taken))"),
+        "{stdout}"
+    );
+    // Twenty `let`s a fact on two dims each makes known, over twelve dims (a minute and more
+    // when each `let` took its own walks per dim).
+    let dims: Vec<String> = (0..12).map(|i| format!("D{i}")).collect();
+    let mut body = String::new();
+    for j in 0..20 {
+        let (a, b) = (j % 12, (j + 5) % 12);
+        body.push_str(&format!(
+            "    let x{j} = if p[{j}] {{ a{a}.clone() }} else {{ a{b}.clone() }};\n    let y{j} = x{j}.broadcast_add(c)?;\n    let _ = y{j};\n"
+        ));
+    }
+    let clauses: Vec<String> = dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("a{i}: f32[{d}]"))
+        .collect();
+    let params: Vec<String> = (0..12).map(|i| format!("a{i}: &Tensor")).collect();
+    let many = format!(
+        "use candle_contracts::contract;
+use candle_core::{{Result, Tensor}};
+
+#[contract({}, c: f32[{}])]
+pub fn many({}, c: &Tensor, p: &[bool]) -> Result<Tensor> {{
+{body}    Ok(c.clone())
+}}
+",
+        clauses.join(", "),
+        dims.join(" + "),
+        params.join(", ")
+    );
+    let dir = scratch_crate("hint-many", &many);
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:many"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("`D0 >= 1, D5 >= 1` in the contract would make `y0` (line 7)"),
+        "{stdout}"
+    );
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+}
+
 /// Gemma's mask builder branches on `if seqlen_offset > 0`, an integer parameter its contract
 /// leaves free but for the `return` clause: a caller may give a value for either branch, so a
 /// certain mismatch in either is reported (two new users' trials planted one there, silent).
@@ -7244,6 +7317,45 @@ pub fn head(x: &Tensor, n: usize) -> Result<Tensor> {{
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("matmul"), "{stderr}");
+}
+
+/// A written array is shown as Rust writes it (`[[float; 16]; 16]`, not 256 `float`s in a row),
+/// and a tuple that would spell out more than 4,096 values (an array paired with itself, again
+/// and again) is not followed: `check` stays quick.
+#[test]
+fn written_arrays_are_shown_short_and_kept_small() {
+    let mut body = String::from("    let a0 = [[0f32; 16]; 16];\n");
+    for i in 1..=12 {
+        body.push_str(&format!("    let a{i} = (a{}, a{});\n", i - 1, i - 1));
+    }
+    let source = format!(
+        "use candle_contracts::contract;
+use candle_core::{{Result, Tensor}};
+
+#[contract(x: f32[N])]
+pub fn f(x: &Tensor) -> Result<Tensor> {{
+{body}    let _ = a12;
+    Ok(x.clone())
+}}
+"
+    );
+    let dir = scratch_crate("written-arrays", &source);
+    let started = std::time::Instant::now();
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    let (_, shapes, _) = run(&dir, &["shapes", "src/lib.rs:f"]);
+    let table = rows(&shapes);
+    assert!(
+        table.contains(&"6 a0 [[float; 16]; 16]".to_string()),
+        "{shapes}"
+    );
+    assert!(
+        table.contains(&"7 a1 ([[float; 16]; 16], [[float; 16]; 16])".to_string()),
+        "{shapes}"
+    );
+    // 16 times 256 values: past the bound, not followed.
+    assert!(table.contains(&"11 a5 ?".to_string()), "{shapes}");
 }
 
 /// A loop's index is a size of its own (`{i}`) only where its range starts at 0 or more: over
