@@ -1897,8 +1897,7 @@ impl<'a> Walker<'a> {
                 // A `BatchNorm`'s running statistics (`bn.running_mean()`), as fixed in shape
                 // as its weight.
                 (Some("running_mean" | "running_var"), Value::External(path))
-                    if Layer::from_path(&path).is_some()
-                        && path.rsplit("::").next() == Some("BatchNorm") =>
+                    if is_batch_norm(&path) =>
                 {
                     Value::tensor_unknown()
                 }
@@ -6567,13 +6566,11 @@ impl<'a> Walker<'a> {
                     };
                     self.layer_forward(layer, &call.receiver, &xs, arg_exprs.first().copied())
                 }
-                ("eps" | "momentum", []) if path.rsplit("::").next() == Some("BatchNorm") => {
-                    Value::Float
-                }
+                ("eps" | "momentum", []) if is_batch_norm(path) => Value::Float,
                 // A `BatchNorm`'s weight and bias have its running statistics' `[C]` (its
                 // constructors and `batch_norm`'s `VarBuilder` take all four of
                 // `num_features`), their dtype not known.
-                ("weight_and_bias", []) if path.rsplit("::").next() == Some("BatchNorm") => {
+                ("weight_and_bias", []) if is_batch_norm(path) => {
                     let stats = subject_text(strip_refs(&call.receiver)).and_then(|place| {
                         ["running_mean()", "running_var()"].iter().find_map(|stat| {
                             match self.subject_value_of(&format!("{place}.{stat}")) {
@@ -8725,6 +8722,11 @@ fn runs_at_least_once(iterable: &syn::Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `path` is candle-nn's `BatchNorm` (a layer of the rules' whose type is so named).
+fn is_batch_norm(path: &str) -> bool {
+    Layer::from_path(path).is_some() && path.rsplit("::").next() == Some("BatchNorm")
 }
 
 /// Whether `tokens` name an integer type narrower than `usize`, or of another sign, by a cast
