@@ -21,7 +21,7 @@ SECTIONS = [
     ("field_without_self", "A `self` path without a receiver", "`self.field` needs a method."),
     ("optional_step_on_non_option", "`?` on a value that is not an `Option`", "An optional step stands after a field or method whose value is an `Option`."),
     ("index_on_non_sequence", "`[i]` on a value that is not a sequence", "Indexing stands on a slice, array or `Vec`."),
-    ("path_index_not_a_number", "A computed index in a path", "A path indexes with a literal or `[..]`; check a computed element with `check!` in the body."),
+    ("path_index_not_a_number", "A computed index in a path", "A path indexes with a literal, an integer parameter (`cache.kvs[block_idx]`) or `[..]`; check a computed element with `check!` in the body."),
     ("step_after_every_element", "`?` or `[i]` after `[..]`", "After `[..]` a path goes on with fields and methods; `None` elements are skipped already."),
     ("sequence_without_sequence_clause", "A sequence of tensors checked as one tensor", "A `&[Tensor]` or `Vec<Tensor>` takes a sequence clause: `[f32[E]; N]`."),
     ("sequence_without_count", "A sequence clause without its count", "`[spec; N]`: the count is a dim, a literal or `_`."),

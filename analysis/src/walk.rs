@@ -892,6 +892,20 @@ struct Walker<'a> {
     /// The receiver is `&mut self`: clauses on paths from it hold until something may change
     /// that path (an assignment, a `&mut`, a method that may take `&mut self`).
     self_mut: bool,
+    /// `&mut` parameters (`cache: &mut Cache`) some clause's path from which the walk holds
+    /// (`cache.kvs[block_idx]?`): held until anything that may change the parameter (see
+    /// [`Walker::guard_mut_roots`]).
+    mut_roots: BTreeSet<String>,
+    /// The arguments of the call being walked that are a `&mut` parameter passed on whole to
+    /// a parameter of type `&T` (`self.apply_rotary_emb(&q, index_pos, cache)`): a shared
+    /// reborrow, which changes nothing.
+    shared_args: Vec<*const syn::Expr>,
+    /// The next expression walked is the base of a field or index (`cache` of `cache.kvs`):
+    /// a place read, not the parameter used as a value.
+    as_place_base: bool,
+    /// The subjects of an element at a parameter's index read so far (see
+    /// [`Walker::absent_sizes`]).
+    read_indexed: BTreeSet<String>,
     /// The helpers being followed, innermost last (none is followed into twice).
     inlined: Vec<FnId>,
     /// The sizes of `self`'s integer fields (`n_head` → `cfg.num_attention_heads`): one fixed
@@ -1032,6 +1046,10 @@ impl<'a> Walker<'a> {
             body_macros: body_macros(f.block),
             returned: None,
             self_mut: false,
+            mut_roots: BTreeSet::new(),
+            shared_args: Vec::new(),
+            as_place_base: false,
+            read_indexed: BTreeSet::new(),
             inlined: Vec::new(),
             fresh_sizes: BTreeSet::new(),
             joined: 0,
@@ -1206,6 +1224,8 @@ impl<'a> Walker<'a> {
     fn bind_params(&mut self) {
         let sig = self.f.sig;
         let mut immutable_roots = BTreeSet::new();
+        // `cache: &mut Cache`, whose optional clauses the walk may hold (see `mut_roots`).
+        let mut mut_ref_roots: BTreeSet<String> = BTreeSet::new();
         // Roots reached through a shared reference (`&self`, `cfg: &Config`), or `&mut self`
         // followed path by path.
         let mut shared_roots: BTreeSet<String> = BTreeSet::new();
@@ -1301,6 +1321,15 @@ impl<'a> Walker<'a> {
                     }
                     if ident.mutability.is_none() && !self.may_be_mut_ref(&typed.ty) {
                         immutable_roots.insert(name);
+                    } else if ident.mutability.is_none()
+                        && ident.by_ref.is_none()
+                        && ident.subpat.is_none()
+                        && self.inlined.is_empty()
+                        && matches!(&*typed.ty, syn::Type::Reference(r)
+                            if r.mutability.is_some()
+                                && matches!(self.kind(&r.elem, false), Kind::Instance(..)))
+                    {
+                        mut_ref_roots.insert(name);
                     }
                 }
             }
@@ -1330,7 +1359,7 @@ impl<'a> Walker<'a> {
                 self.subjects.insert(subject, (value, origin));
             }
         }
-        self.bind_optional_subjects(&immutable_roots);
+        self.bind_optional_subjects(&immutable_roots, &mut_ref_roots);
         // `self.n_head = H`: the field's value is `H` while `self` cannot change it; and
         // `{self.conv.config().padding} == 1`: the number, only behind a shared reference
         // (`&self`, `cfg: &Config`), as an owned value may hold a `&mut` (`ctx: Ctx<'_>` with
@@ -1468,7 +1497,16 @@ impl<'a> Walker<'a> {
     /// (or `self.cache?: ..` on an `Option<Tensor>`): where the field is `Some`, the guard
     /// checked what it holds, so a `Some((prev_k, prev_v))` of `&self.kv_cache` binds those
     /// types. Held as the field's subject, forgotten where the body may change the field.
-    fn bind_optional_subjects(&mut self, immutable_roots: &BTreeSet<String>) {
+    ///
+    /// An element at an integer parameter's index (`cache.kvs[block_idx]?.0` on a field
+    /// `kvs: Vec<Option<(Tensor, Tensor)>>`) is held the same way, for that index as the body
+    /// writes it; and a `&mut` parameter's paths (`cache: &mut Cache`) are held until anything
+    /// may change the parameter (see [`Walker::guard_mut_roots`]).
+    fn bind_optional_subjects(
+        &mut self,
+        immutable_roots: &BTreeSet<String>,
+        mut_ref_roots: &BTreeSet<String>,
+    ) {
         let mut held: BTreeMap<String, Value> = BTreeMap::new();
         for clause in &self.contract.clauses {
             let subject: String = clause.subject.split_whitespace().collect();
@@ -1485,18 +1523,34 @@ impl<'a> Walker<'a> {
                 }
                 _ => continue,
             };
-            let root = base.split('.').next().unwrap_or("");
-            if base == root
-                || base.contains(['(', '[', '{'])
-                || !immutable_roots.contains(root)
-                || through_interior_mutability(base)
-                || !self.stable_path(base)
+            let (list, at) = match base.strip_suffix(']').and_then(|b| b.rsplit_once('[')) {
+                Some((list, at)) if self.is_index_param(at) => (list, Some(at)),
+                _ => (base, None),
+            };
+            let root = list.split('.').next().unwrap_or("");
+            let mutable = mut_ref_roots.contains(root);
+            if list == root
+                || list.contains(['(', '[', '{', '?'])
+                || !(immutable_roots.contains(root) || mutable)
+                || through_interior_mutability(list)
+                || !self.stable_path(list)
+                || (mutable && !self.owned_fields(list))
             {
                 continue;
             }
-            let Some(value) = held.get(base).cloned().or_else(|| self.path_value_of(base)) else {
+            let value = match at {
+                None => held.get(base).cloned().or_else(|| self.path_value_of(list)),
+                Some(_) => held
+                    .get(base)
+                    .cloned()
+                    .or_else(|| self.element_value_of(list)),
+            };
+            let Some(value) = value else {
                 continue;
             };
+            if mutable {
+                self.mut_roots.insert(root.to_string());
+            }
             let refined = match (value, part) {
                 (Value::Optional(inner), None) if matches!(*inner, Value::Tensor(_)) => {
                     Value::Optional(Box::new(Value::Tensor(clause.spec.clone())))
@@ -1532,6 +1586,155 @@ impl<'a> Walker<'a> {
             };
         }
         Some(value)
+    }
+
+    /// What each element of a list a path of fields names holds by its type
+    /// (`cache.kvs: Vec<Option<(Tensor, Tensor)>>` holds an `Option` of two tensors).
+    fn element_value_of(&self, list: &str) -> Option<Value> {
+        let (owner, field) = list.rsplit_once('.')?;
+        let Value::Instance(key, _) = self.path_value_of(owner)? else {
+            return None;
+        };
+        let (module, ty) = self.index.field(&key, field)?;
+        if self.names_type_parameter(&key, ty) {
+            return None;
+        }
+        let element = self.list_element(module, ty)?;
+        Some(
+            self.kind_at(element, false, module, Some(&key), false)
+                .unknown_value(),
+        )
+    }
+
+    /// Whether each field on a path from a parameter is held by value (no reference, which
+    /// a `&mut` parameter could lend on and have written through elsewhere).
+    fn owned_fields(&self, path: &str) -> bool {
+        let mut steps = path.split('.');
+        let Some(mut value) = steps
+            .next()
+            .and_then(|root| self.lookup(root))
+            .map(|b| b.value.clone())
+        else {
+            return false;
+        };
+        for step in steps {
+            let Value::Instance(key, _) = &value else {
+                return false;
+            };
+            match self.index.field(key, step) {
+                Some((_, ty)) if !matches!(ty, syn::Type::Reference(_) | syn::Type::Ptr(_)) => {}
+                _ => return false,
+            }
+            value = self.field_value(key, step);
+        }
+        true
+    }
+
+    /// Whether `name` is an integer parameter the body cannot change (`block_idx: usize`),
+    /// which a clause's path may index with.
+    fn is_index_param(&self, name: &str) -> bool {
+        self.is_param(name)
+            && self
+                .lookup(name)
+                .is_some_and(|binding| binding.value == Value::Int(Dim::braced(name)))
+    }
+
+    /// `cache.kvs[block_idx]` of a clause's path indexed by that parameter: the subject's
+    /// text, where the walk holds what the clause says the element holds.
+    fn indexed_subject(&self, index: &syn::ExprIndex) -> Option<(String, Value)> {
+        let list = subject_text(unparen(&index.expr))?;
+        let syn::Expr::Path(at) = unparen(&index.index) else {
+            return None;
+        };
+        let at = name_of(at.path.get_ident().filter(|_| at.qself.is_none())?);
+        if !self.is_index_param(&at) {
+            return None;
+        }
+        let text = format!("{list}[{at}]");
+        let value = self.subject_value_of(&text)?;
+        Some((text, value))
+    }
+
+    /// Forgets what the walk holds of a `&mut` parameter's paths (see `mut_roots`) before
+    /// what may change the parameter: a method called on a place from it (a candle tensor's
+    /// own methods aside), the parameter itself used as a value (moved or reborrowed; as a
+    /// `&T` argument it is only read), or a macro, closure or loop that names it.
+    /// Assignments and `&mut` borrows are [`Walker::forget`]'s already.
+    fn guard_mut_roots(&mut self, expr: &syn::Expr) {
+        let mut touched = Vec::new();
+        for root in &self.mut_roots {
+            let names = |tokens: TokenStream| mentions_ident(tokens, root);
+            let changes = match expr {
+                syn::Expr::MethodCall(m) => {
+                    let on_place = place_root(&m.receiver).as_deref() == Some(root.as_str());
+                    on_place && !self.reads_tensor_field(&m.receiver, &name_of(&m.method))
+                }
+                syn::Expr::Path(p) => {
+                    p.qself.is_none()
+                        && p.path.get_ident().is_some_and(|i| name_of(i) == *root)
+                        && self.is_param(root)
+                        && !self.as_place_base
+                        && !self.shared_args.contains(&(expr as *const syn::Expr))
+                }
+                syn::Expr::Closure(_)
+                | syn::Expr::ForLoop(_)
+                | syn::Expr::While(_)
+                | syn::Expr::Loop(_)
+                | syn::Expr::Async(_) => names(expr.to_token_stream()),
+                _ => false,
+            };
+            if changes {
+                touched.push(root.clone());
+            }
+        }
+        if !touched.is_empty() {
+            self.forget_in(|c| c.kept.extend(touched));
+        }
+    }
+
+    /// Whether `receiver` is a path of fields from a parameter to a candle `Tensor` (by the
+    /// field's type), and `method` one of candle's, which take `&self`.
+    fn reads_tensor_field(&self, receiver: &syn::Expr, method: &str) -> bool {
+        let Some(text) = subject_text(unparen(receiver)).filter(|t| !t.contains('(')) else {
+            return false;
+        };
+        !self.may_be_crates_tensor_method(method)
+            && (has_method_rule(method) || READ_ONLY.contains(&method))
+            && text.contains('.')
+            && matches!(self.path_value_of(&text), Some(Value::Tensor(_)))
+    }
+
+    /// `self.kvs` or the parameter in a call's arguments, where the callee (a method of the
+    /// crate's, the only one of its name on the receiver's type) takes a `&T` there.
+    fn mark_shared_args(&mut self, call: &syn::ExprMethodCall) {
+        if self.mut_roots.is_empty() {
+            return;
+        }
+        let Value::Instance(key, _) = (match unparen(&call.receiver) {
+            syn::Expr::Path(p) if p.path.is_ident("self") => self
+                .lookup("self")
+                .map_or(Value::Other, |binding| binding.value.clone()),
+            _ => return,
+        }) else {
+            return;
+        };
+        let [id] = self.index.methods(&key, &name_of(&call.method)) else {
+            return;
+        };
+        let inputs: Vec<&syn::FnArg> = self.index.fns[*id].sig.inputs.iter().collect();
+        let Some((syn::FnArg::Receiver(_), params)) = inputs.split_first() else {
+            return;
+        };
+        for (arg, param) in call.args.iter().zip(params) {
+            let shared = matches!(param, syn::FnArg::Typed(t)
+                if matches!(&*t.ty, syn::Type::Reference(r) if r.mutability.is_none()));
+            let whole = matches!(unparen(arg), syn::Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path.get_ident().is_some_and(|i| self.mut_roots.contains(&name_of(i))));
+            if shared && whole {
+                self.shared_args.push(arg as *const syn::Expr);
+            }
+        }
     }
 
     /// The function walked, as the index holds it: the one of its body (the CLI's), or else
@@ -2519,28 +2722,47 @@ impl<'a> Walker<'a> {
         let Some((module, ty)) = self.index.field(key, name) else {
             return Value::Other;
         };
-        // `struct Model<Block> { layers: Vec<Block> }`: a type parameter, whatever crate type
-        // shares its name.
-        if let Some((_, item)) = self.index.struct_item(key) {
-            let params: BTreeSet<String> = crate::index::generic_names(&item.generics)
-                .into_iter()
-                .collect();
-            // (A visit, not tokens: the type is the index's, whose tokens may not mix with
-            // the compiler's here.)
-            struct Names<'p>(&'p BTreeSet<String>, bool);
-            impl<'ast> Visit<'ast> for Names<'_> {
-                fn visit_ident(&mut self, ident: &'ast proc_macro2::Ident) {
-                    self.1 |= self.0.contains(&name_of(ident));
-                }
-            }
-            let mut names = Names(&params, false);
-            names.visit_type(ty);
-            if names.1 {
-                return Value::Other;
-            }
+        if self.names_type_parameter(key, ty) {
+            return Value::Other;
         }
         // `conv1d_weights: Vec<Tensor>`, `[Tensor; 4]`: each element a tensor.
-        let element = match ty {
+        if let Some(element) = self.list_element(module, ty)
+            && matches!(
+                self.kind_at(element, false, module, Some(key), false),
+                Kind::Tensor
+            )
+        {
+            return Value::TensorsEach(TensorType::unknown(), Dim::Unknown);
+        }
+        self.kind_at(ty, false, module, Some(key), false)
+            .unknown_value()
+    }
+
+    /// Whether a field's type of the struct `key` names one of its type parameters (`struct
+    /// Model<Block> { layers: Vec<Block> }`), whatever crate type shares its name.
+    fn names_type_parameter(&self, key: &str, ty: &syn::Type) -> bool {
+        let Some((_, item)) = self.index.struct_item(key) else {
+            return false;
+        };
+        let params: BTreeSet<String> = crate::index::generic_names(&item.generics)
+            .into_iter()
+            .collect();
+        // (A visit, not tokens: the type is the index's, whose tokens may not mix with the
+        // compiler's here.)
+        struct Names<'p>(&'p BTreeSet<String>, bool);
+        impl<'ast> Visit<'ast> for Names<'_> {
+            fn visit_ident(&mut self, ident: &'ast proc_macro2::Ident) {
+                self.1 |= self.0.contains(&name_of(ident));
+            }
+        }
+        let mut names = Names(&params, false);
+        names.visit_type(ty);
+        names.1
+    }
+
+    /// The element type of std's `Vec<T>` or an array `[T; N]`.
+    fn list_element<'t>(&self, module: ModId, ty: &'t syn::Type) -> Option<&'t syn::Type> {
+        match ty {
             syn::Type::Array(array) => Some(&*array.elem),
             syn::Type::Path(p) if p.qself.is_none() => {
                 let segments = path_segments(&p.path);
@@ -2557,17 +2779,7 @@ impl<'a> Walker<'a> {
                 }
             }
             _ => None,
-        };
-        if let Some(element) = element
-            && matches!(
-                self.kind_at(element, false, module, Some(key), false),
-                Kind::Tensor
-            )
-        {
-            return Value::TensorsEach(TensorType::unknown(), Dim::Unknown);
         }
-        self.kind_at(ty, false, module, Some(key), false)
-            .unknown_value()
     }
 
     /// What a path written in the body names: the blocks' own `use`s and items first.
@@ -3067,6 +3279,10 @@ impl<'a> Walker<'a> {
     // ----- expressions -----
 
     fn expr(&mut self, expr: &syn::Expr) -> Value {
+        if !self.mut_roots.is_empty() {
+            self.guard_mut_roots(expr);
+        }
+        self.as_place_base = false;
         match expr {
             syn::Expr::Paren(p) => self.expr(&p.expr),
             syn::Expr::Group(g) => self.expr(&g.expr),
@@ -3522,6 +3738,7 @@ impl<'a> Walker<'a> {
                 if let Some(dim) = self.field_dim(field) {
                     return Value::Int(dim);
                 }
+                self.as_place_base = true;
                 let base = self.expr(&field.base);
                 match (base, &field.member) {
                     (Value::Tuple(items), syn::Member::Unnamed(i)) => {
@@ -3534,6 +3751,12 @@ impl<'a> Walker<'a> {
                 }
             }
             syn::Expr::Index(i) => {
+                if let Some((text, value)) = self.indexed_subject(i) {
+                    self.operand(&i.index);
+                    self.read_indexed.insert(text);
+                    return value;
+                }
+                self.as_place_base = true;
                 let base = self.expr(&i.expr);
                 let index = self.operand(&i.index);
                 index_value(base, index)
@@ -3803,13 +4026,24 @@ impl<'a> Walker<'a> {
                 _ => break,
             };
         }
-        let Some(base) = subject_text(expr).filter(|base| base.contains('.')) else {
+        // `&cache.kvs[block_idx]`, first read here: no value so far holds what only its
+        // clause binds.
+        let indexed = match expr {
+            syn::Expr::Index(index) => self.indexed_subject(index).map(|(text, _)| text),
+            _ => None,
+        };
+        let Some(base) = indexed
+            .clone()
+            .or_else(|| subject_text(expr))
+            .filter(|base| base.contains('.'))
+        else {
             return Vec::new();
         };
         let optional = format!("{base}?");
         let as_found = matches!(self.subjects.get(&base),
             Some((Value::Optional(_), Some(Origin::Clause(origin)))) if *origin == optional);
         let first_use = match expr {
+            _ if indexed.is_some() => !self.read_indexed.contains(&base),
             syn::Expr::Field(field) => first_use_of_field(self.f.block, field, true),
             _ => false,
         };
@@ -4858,6 +5092,7 @@ impl<'a> Walker<'a> {
 
     fn match_expr(&mut self, m: &syn::ExprMatch) -> Value {
         // Not taken: an `Err(_) =>` arm may handle what fails (`match a.narrow(1, 2, 5)`).
+        let read_before = self.read_indexed.clone();
         let scrutinee = self.operand(&m.expr);
         // Each arm may be code that never runs for the contract's shapes (see `if_expr`),
         // but for the `Some(t) =>` arm of an `Option` argument under its clause (see
@@ -4906,9 +5141,12 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         };
+        // (Whether the scrutinee's element was read before it.)
+        let read_now = std::mem::replace(&mut self.read_indexed, read_before);
         let absent = none_arm
             .map(|at| (at, self.absent_sizes(&m.expr)))
             .filter(|(_, values)| !values.is_empty());
+        self.read_indexed.extend(read_now);
         // `match x.rank() { 3 => .., 2 => .., _ => bail!(..) }` of a known number: the one arm
         // that runs.
         if let Value::Int(size) = &scrutinee
@@ -5262,6 +5500,14 @@ impl<'a> Walker<'a> {
     }
 
     fn method_call(&mut self, expr: &syn::Expr, call: &syn::ExprMethodCall) -> Value {
+        let shared_before = self.shared_args.len();
+        self.mark_shared_args(call);
+        let value = self.method_call_walked(expr, call);
+        self.shared_args.truncate(shared_before);
+        value
+    }
+
+    fn method_call_walked(&mut self, expr: &syn::Expr, call: &syn::ExprMethodCall) -> Value {
         if call.args.is_empty()
             && let Some(value) = self.subject_value(expr)
         {
@@ -7842,6 +8088,16 @@ impl<'a> Walker<'a> {
     }
 
     fn mac(&mut self, mac: &syn::Macro) -> Value {
+        // A macro given a `&mut` parameter's name may do anything with it.
+        let touched: Vec<String> = self
+            .mut_roots
+            .iter()
+            .filter(|root| mentions_ident(mac.tokens.clone(), root))
+            .cloned()
+            .collect();
+        if !touched.is_empty() {
+            self.forget_in(|c| c.kept.extend(touched));
+        }
         let std = self.std_macro(mac);
         let name = std.clone().unwrap_or_default();
         let parsed = std
@@ -8694,6 +8950,15 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
         }
         TokenTree::Group(group) => self_only_in_paths(group.stream()),
         _ => true,
+    })
+}
+
+/// Whether `tokens` name `name` anywhere (in a group too).
+fn mentions_ident(tokens: TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|tree| match tree {
+        TokenTree::Ident(ident) => name_of(&ident) == name,
+        TokenTree::Group(group) => mentions_ident(group.stream(), name),
+        _ => false,
     })
 }
 

@@ -439,6 +439,20 @@ fn held_expr(
                 }
             }
         }
+        // An index of any integer type; a negative one, or one past the end, is missing.
+        Step::IndexBy(ident) => {
+            let inner = held_expr(p, quote!(#v), rest, depth + 1, false);
+            let acc = borrow_if(place, acc);
+            let span = ident.span();
+            let step = quote_spanned!(span=> #p::Elements::elements(#acc));
+            let at = quote_spanned!(span=> #p::index_of(#ident));
+            quote! {
+                match #at.and_then(|__cc_at| #step.get(__cc_at)) {
+                    #some(#v) => #inner,
+                    #none => #p::Held::Missing,
+                }
+            }
+        }
         Step::All(span) => {
             let element = member_chain(quote!(#v), rest);
             let element = match rest.last() {

@@ -101,6 +101,8 @@ pub enum Step {
     Member(syn::Member, bool),
     Optional(Span),
     Index(usize, Span),
+    /// `[block_idx]`: the element at an integer parameter's value.
+    IndexBy(Ident),
     All(Span),
 }
 

@@ -272,6 +272,13 @@ impl<'a, T> OptionalStep for &'a mut Option<T> {
     }
 }
 
+/// The position an integer parameter names in a contract's path (`cache.kvs[block_idx]`), of
+/// any integer type: `None` for a negative one, or one past `usize`.
+#[inline]
+pub fn index_of<I: TryInto<usize>>(index: I) -> Option<usize> {
+    index.try_into().ok()
+}
+
 /// Sequences a contract can index (`self.layers[0]`, `self.layers[..]`) or check element by
 /// element (`items: [f32[E]; N]`): slices, arrays, `Vec`s, and references or boxes of them.
 #[diagnostic::on_unimplemented(

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::dim::Dim;
+use crate::dim::{Dim, Factor};
 use crate::dtype::DTypeSet;
 use crate::reason::Reason;
 use crate::verdict::{Axis, DimIndex, Rank, Verdict};
@@ -467,9 +467,13 @@ fn broadcast_dims(axis: Axis, a: Dim, b: Dim) -> Result<Dim, Reason> {
 
 /// Whether a broadcast of `small` against `large` can only give `large`: `1 <= small <=
 /// large` for every size (`T` against `P + T` where `T >= 1`). Where it runs, `small` is
-/// `large`, or 1; and `large` 1 makes `small` 1 too.
+/// `large`, or 1; and `large` 1 makes `small` 1 too. So too a remainder of `large` by a
+/// number `m >= 2` (`T as u32`, BERT's position ids against `T`): below `m` it is `large`;
+/// from `m` on it is less than `large`, which is not 1, so only a remainder of 1 runs.
 fn covers(small: &Dim, large: &Dim) -> bool {
-    Dim::lit(1).at_most(small) == Some(true) && small.at_most(large) == Some(true)
+    let remainder = matches!(small.as_factor(), Some(Factor::Rem(of, by))
+        if **of == *large && by.as_constant().is_some_and(|m| m >= 2));
+    remainder || (Dim::lit(1).at_most(small) == Some(true) && small.at_most(large) == Some(true))
 }
 
 impl fmt::Display for Shape {

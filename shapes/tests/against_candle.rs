@@ -775,6 +775,33 @@ fn a_positive_size_broadcasts_to_one_at_least_as_large() {
     assert_eq!(empty.broadcast_add(&one).unwrap().dims(), &[2, 4, 0, 0]);
 }
 
+/// A size against its own remainder by a number (`T as u32` is `T % 2^32`: BERT's position ids
+/// against its `T` positions) broadcasts to the size itself wherever it runs. candle agrees for
+/// every `T` of 0 to 600 against `T % 256`, and fails for 256 (a remainder of 0) and 300.
+#[test]
+fn a_size_broadcasts_over_its_own_remainder() {
+    let embeddings = parse_tensor_type("f32[B, T, E]").unwrap();
+    let positions = parse_tensor_type("f32[T % 256, E]").unwrap();
+    let args = [Arg::Tensor(positions)];
+    let out = Facts::none().under(|| rules::method("broadcast_add", &embeddings, &args));
+    assert_eq!(out.unwrap().to_string(), "f32[B, T, E]");
+    let dev = Device::Cpu;
+    let mut ran = 0;
+    for t in 0..=600 {
+        let embeddings = Tensor::zeros((2, t, 3), CandleDType::F32, &dev).unwrap();
+        let positions = Tensor::zeros((t % 256, 3), CandleDType::F32, &dev).unwrap();
+        match embeddings.broadcast_add(&positions) {
+            Ok(sum) => {
+                assert_eq!(sum.dims(), &[2, t, 3]);
+                ran += 1;
+            }
+            Err(_) => assert!(t >= 256 && t % 256 != 1, "{t}"),
+        }
+    }
+    // 0 to 255, 257 and 513.
+    assert_eq!(ran, 258);
+}
+
 #[test]
 fn matmul_takes_matching_inner_dims() {
     method(

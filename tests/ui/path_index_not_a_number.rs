@@ -6,8 +6,11 @@ struct Mlp {
 }
 
 impl Mlp {
-    #[contract(self.layers[i].weight(): f32[H, D])]
+    #[contract(self.layers[j].weight(): f32[H, D])]
     fn f(&self, x: &Tensor, i: usize) -> Result<Tensor> { let _ = i; Ok(x.clone()) }
+
+    #[contract(self.layers[i + 1].weight(): f32[H, D])]
+    fn g(&self, x: &Tensor, i: usize) -> Result<Tensor> { let _ = i; Ok(x.clone()) }
 }
 
 fn main() {}

@@ -172,6 +172,9 @@ fn subject_text(subject: &Subject) -> String {
                     }
                     syntax::FieldStep::Optional(_) => text.push('?'),
                     syntax::FieldStep::Index(i, _) => text.push_str(&format!("[{i}]")),
+                    syntax::FieldStep::IndexBy(ident) => {
+                        text.push_str(&format!("[{}]", name_of(ident)))
+                    }
                     syntax::FieldStep::All(_) => text.push_str("[..]"),
                 }
             }

@@ -839,12 +839,24 @@ fn parse_field_subject(input: ParseStream<'_>) -> syn::Result<Subject> {
                     ));
                 }
                 steps.push(FieldStep::All(span.into()));
+            } else if content.peek(Ident::peek_any) {
+                let ident = content.call(Ident::parse_any)?;
+                if !content.is_empty() {
+                    return Err(syn::Error::new(
+                        span,
+                        "a contract path indexes with a number (`self.layers[0]`), an integer \
+                         parameter (`cache.kvs[block_idx]`) or `[..]` for every element; for a \
+                         computed index, use `check!` in the body",
+                    ));
+                }
+                steps.push(FieldStep::IndexBy(ident));
             } else {
                 let index: LitInt = content.parse().map_err(|_| {
                     syn::Error::new(
                         span,
-                        "a contract path indexes with a number (`self.layers[0]`) or `[..]` for \
-                         every element; for a computed index, use `check!` in the body",
+                        "a contract path indexes with a number (`self.layers[0]`), an integer \
+                         parameter (`cache.kvs[block_idx]`) or `[..]` for every element; for a \
+                         computed index, use `check!` in the body",
                     )
                 })?;
                 let value = index.base10_parse::<usize>()?;

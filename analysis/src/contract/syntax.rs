@@ -242,6 +242,9 @@ pub enum FieldStep {
     Optional(SpanRange),
     /// `[i]`: one element of a sequence.
     Index(usize, SpanRange),
+    /// `[block_idx]`: the element at an integer parameter's value (Llama's
+    /// `cache.kvs[block_idx]`), read when the guard runs.
+    IndexBy(Ident),
     /// `[..]`: every element of a sequence.
     All(SpanRange),
 }
@@ -690,6 +693,7 @@ impl fmt::Display for Subject {
                         }
                         FieldStep::Optional(_) => f.write_str("?")?,
                         FieldStep::Index(i, _) => write!(f, "[{i}]")?,
+                        FieldStep::IndexBy(ident) => write!(f, "[{}]", ident.unraw())?,
                         FieldStep::All(_) => f.write_str("[..]")?,
                     }
                 }

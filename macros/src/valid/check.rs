@@ -140,7 +140,7 @@ pub(super) fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorC
             }
             Subject::Param(_) => {}
             Subject::Field { root, steps } if root == "self" => {
-                check_path(cx_errors, steps);
+                check_path(cx_errors, cx, steps);
                 if !cx.inline && !cx.has_receiver {
                     cx_errors.error_at(
                         root.span(),
@@ -155,7 +155,7 @@ pub(super) fn check_subjects(cx_errors: &Ctxt, cx: &Context, tensors: &[&TensorC
                 if !cx.inline && cx.param(&root.unraw().to_string()).is_none() {
                     check_param_subject(cx_errors, cx, root, false);
                 }
-                check_path(cx_errors, steps);
+                check_path(cx_errors, cx, steps);
             }
             Subject::Derived { span, .. } => {
                 if cx.inline {
@@ -343,8 +343,9 @@ pub(super) fn check_param_subject(cx_errors: &Ctxt, cx: &Context, ident: &Ident,
     }
 }
 
-/// After `[..]`, a path goes on with fields and methods only.
-fn check_path(cx_errors: &Ctxt, steps: &[FieldStep]) {
+/// After `[..]`, a path goes on with fields and methods only; an index by name is a
+/// parameter's (in `check!`, any integer in scope).
+fn check_path(cx_errors: &Ctxt, cx: &Context, steps: &[FieldStep]) {
     let mut all = false;
     for step in steps {
         match step {
@@ -359,6 +360,23 @@ fn check_path(cx_errors: &Ctxt, steps: &[FieldStep]) {
                 "after `[..]` a contract path goes on with fields and methods only; an element \
                  that is `None` is skipped already, so `self.layers[..].bias()` needs no `?`",
             ),
+            FieldStep::IndexBy(ident) if all => cx_errors.error_at(
+                ident.span(),
+                "after `[..]` a contract path goes on with fields and methods only",
+            ),
+            FieldStep::IndexBy(ident)
+                if !cx.inline && cx.param(&ident.unraw().to_string()).is_none() =>
+            {
+                cx_errors.error_at(
+                    ident.span(),
+                    format!(
+                        "`{}` is no parameter of `{}`: a contract path indexes with a number \
+                         (`[0]`), an integer parameter (`[block_idx]`) or `[..]`",
+                        ident.unraw(),
+                        cx.function
+                    ),
+                )
+            }
             _ => {}
         }
     }

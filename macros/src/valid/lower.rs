@@ -759,6 +759,7 @@ fn plan_clause(
                     FieldStep::Member { member, call } => Step::Member(member.clone(), *call),
                     FieldStep::Optional(span) => Step::Optional(span.first),
                     FieldStep::Index(i, span) => Step::Index(*i, span.first),
+                    FieldStep::IndexBy(ident) => Step::IndexBy(param_ident(cx, ident)),
                     FieldStep::All(span) => Step::All(span.first),
                 })
                 .collect();

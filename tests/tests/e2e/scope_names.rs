@@ -287,6 +287,68 @@ fn indexed_paths_name_the_element() {
     );
 }
 
+/// Llama's cache: one optional pair of key and value tensors per block.
+struct Cache {
+    kvs: Vec<Option<(Tensor, Tensor)>>,
+}
+
+#[contract(
+    k: f32[B, T, D],
+    cache.kvs[block_idx]?.0: f32[B, P, D],
+    cache.kvs[block_idx]?.1: f32[B, P, D],
+)]
+fn append_kv(k: &Tensor, block_idx: usize, cache: &mut Cache) -> Result<usize> {
+    let k = match &cache.kvs[block_idx] {
+        Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 1)?,
+        None => k.clone(),
+    };
+    cache.kvs[block_idx] = Some((k.clone(), k.clone()));
+    k.dim(1)
+}
+
+/// The same, by an index of another integer type: a negative one is past the end.
+#[contract(cache.kvs[block]?.0: f32[B, P, D])]
+fn cached_len(block: i64, cache: &Cache) -> Result<usize> {
+    let block = usize::try_from(block).map_err(candle_core::Error::wrap)?;
+    Ok(cache.kvs[block].as_ref().map_or(0, |(k, _)| k.dims()[1]))
+}
+
+#[test]
+fn a_parameter_indexes_a_path() {
+    let pair =
+        |t: usize, d: usize| Some((zeros(&[1, t, d], DType::F32), zeros(&[1, t, d], DType::F32)));
+    let mut cache = Cache {
+        kvs: vec![pair(5, 4), None, pair(2, 3)],
+    };
+    let k = zeros(&[1, 1, 4], DType::F32);
+    assert_eq!(append_kv(&k, 0, &mut cache).unwrap(), 6);
+    // The element at that index only: `kvs[2]`'s other width is not looked at.
+    assert_eq!(append_kv(&k, 1, &mut cache).unwrap(), 1);
+    let error = append_kv(&k, 2, &mut cache).unwrap_err();
+    assert_eq!(
+        contract_error(&error).violations()[0].argument(),
+        "cache.kvs[block_idx]?.0"
+    );
+    assert!(
+        error.to_string().contains("does not match [B, P, D]"),
+        "{error}"
+    );
+    // Past the end: both clauses say so, before the body would panic.
+    let error = append_kv(&k, 3, &mut cache).unwrap_err();
+    let violations = contract_error(&error).violations();
+    assert_eq!(violations.len(), 2);
+    assert!(violations.iter().all(|v| v.rule() == Rule::Missing));
+    assert_eq!(cached_len(0, &cache).unwrap(), 6);
+    let negative = cached_len(-1, &cache).unwrap_err();
+    assert_eq!(only_violation(&negative).rule(), Rule::Missing);
+    assert!(
+        error
+            .to_string()
+            .contains("`cache.kvs[block_idx]?.0`: is past the end"),
+        "{error}"
+    );
+}
+
 #[contract(items: [f32[E]; N], target: u32[N])]
 fn collate(items: &[Tensor], target: &Tensor) -> Result<Tensor> {
     let _ = target;

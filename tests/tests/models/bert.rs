@@ -225,10 +225,12 @@ impl BertSelfAttention {
     }
 
     // The extended mask is `[B, 1, 1, T]` for a padding mask of `[B, T]`, `[B, 1, T, T]` for
-    // one of `[B, T, T]`: its third dim broadcasts.
+    // one of `[B, T, T]`: its third dim, `Q`, broadcasts, so it is 1 or `T`.
     #[contract(
         hidden_states: f32[B, T, E],
-        attention_mask: f32[B, 1, _, T],
+        attention_mask: f32[B, 1, Q, T],
+        Q >= 1,
+        Q <= T,
         return: f32[B, T, H * D],
     )]
     fn forward(&self, hidden_states: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
@@ -311,7 +313,9 @@ impl BertAttention {
 
     #[contract(
         hidden_states: f32[B, T, E],
-        attention_mask: f32[B, 1, _, T],
+        attention_mask: f32[B, 1, Q, T],
+        Q >= 1,
+        Q <= T,
         return: f32[B, T, E],
     )]
     fn forward(&self, hidden_states: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
@@ -411,7 +415,9 @@ impl BertLayer {
 
     #[contract(
         hidden_states: f32[B, T, E],
-        attention_mask: f32[B, 1, _, T],
+        attention_mask: f32[B, 1, Q, T],
+        Q >= 1,
+        Q <= T,
         return: f32[B, T, E],
     )]
     fn forward(&self, hidden_states: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
@@ -444,7 +450,9 @@ impl BertEncoder {
 
     #[contract(
         hidden_states: f32[B, T, E],
-        attention_mask: f32[B, 1, _, T],
+        attention_mask: f32[B, 1, Q, T],
+        Q >= 1,
+        Q <= T,
         return: f32[B, T, E],
     )]
     pub fn forward(&self, hidden_states: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {

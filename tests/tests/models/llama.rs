@@ -165,6 +165,8 @@ impl CausalSelfAttention {
         x: f32[B, T, E],
         cache.cos: f32[P, D / 2],
         cache.sin: f32[P, D / 2],
+        cache.kvs[block_idx]?.0: f32[B, KVH, S, D],
+        cache.kvs[block_idx]?.1: f32[B, KVH, S, D],
         return: f32[B, T, E],
     )]
     fn forward(
