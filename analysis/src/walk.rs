@@ -2104,6 +2104,13 @@ impl<'a> Walker<'a> {
                 {
                     Value::tensor_unknown()
                 }
+                // How many steps a candle-nn kv cache holds (`self.kv_cache.current_seq_len() =
+                // P`): changed only by its `&mut self` methods.
+                (Some("current_seq_len"), Value::External(path))
+                    if GROWING_KV_CACHES.contains(&path.as_str()) =>
+                {
+                    Value::Int(Dim::Unknown)
+                }
                 // A convolution's own `config()` (its settings, read as `.stride`).
                 (Some("config"), Value::External(path))
                     if matches!(Layer::from_path(&path), Some(Layer::Conv1d | Layer::Conv2d)) =>
@@ -6876,8 +6883,32 @@ impl<'a> Walker<'a> {
                 }
                 None => Value::Tensor(TensorType::new(t.dtypes, Shape::unknown())),
             };
+            // `self.kv_cache.current_seq_len() = P` in the contract: the keys hold those `P`
+            // steps and this one's (the values may have been appended apart, through
+            // `v_cache_mut()` or with other lengths, so not theirs).
+            let held = subject_text(strip_refs(&call.receiver))
+                .filter(|_| GROWING_KV_CACHES.contains(&path))
+                .and_then(|place| self.subject_value_of(&format!("{place}.current_seq_len()")))
+                .and_then(|value| match value {
+                    Value::Int(held) if !held.is_unknown() => Some(held),
+                    _ => None,
+                });
+            let keys = |k: &TensorType| match (so_far(k), grows, &held) {
+                (Value::Tensor(out), Some(grows), Some(held)) => {
+                    match k.shape.dims().and_then(|dims| dims.get(grows as usize)) {
+                        Some(step) if !step.is_unknown() => {
+                            Value::Tensor(out.with_shape(out.shape.clone().with_dim(
+                                Axis::Front(grows as usize),
+                                held.clone().add(step.clone()),
+                            )))
+                        }
+                        _ => Value::Tensor(out),
+                    }
+                }
+                (out, _, _) => out,
+            };
             return match args {
-                [Value::Tensor(k), Value::Tensor(v)] => Value::Tuple(vec![so_far(k), so_far(v)]),
+                [Value::Tensor(k), Value::Tensor(v)] => Value::Tuple(vec![keys(k), so_far(v)]),
                 _ => Value::Other,
             };
         }
@@ -8952,6 +8983,13 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
         _ => true,
     })
 }
+
+/// The kv caches of candle-nn whose `append` gives every step so far, as many as its
+/// `current_seq_len()` was before and the new ones (not the rotating one, which keeps a window).
+const GROWING_KV_CACHES: &[&str] = &[
+    "candle_nn::kv_cache::KvCache",
+    "candle_nn::kv_cache::ConcatKvCache",
+];
 
 /// Whether `tokens` name `name` anywhere (in a group too).
 fn mentions_ident(tokens: TokenStream, name: &str) -> bool {

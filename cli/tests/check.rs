@@ -13368,3 +13368,67 @@ fn an_element_at_a_parameters_index_is_held_until_the_cache_may_change() {
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// candle-nn's `KvCache` and `ConcatKvCache` under `current_seq_len() = P`: the keys they give
+/// back hold `P + T` steps; the values (which `v_cache_mut()` or other lengths may have put
+/// apart) and a second `append` are not followed.
+const KV_CACHE_LENGTH: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::kv_cache::{ConcatKvCache, KvCache};
+
+pub struct Attention {
+    kv_cache: KvCache,
+    concat: ConcatKvCache,
+}
+
+impl Attention {
+    pub fn new() -> Self {
+        Self { kv_cache: KvCache::new(2, 512), concat: ConcatKvCache::new(2) }
+    }
+
+    #[contract(q: f32[B, H, T, D], k: f32[B, H, T, D], v: f32[B, H, T, D],
+               self.kv_cache.current_seq_len() = P)]
+    pub fn attend(&mut self, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let (k, v) = self.kv_cache.append(k, v)?;
+        let att = q.matmul(&k.t()?)?;
+        let (again, _) = self.kv_cache.append(&k, &v)?;
+        let _ = again;
+        att.matmul(&v)
+    }
+
+    #[contract(k: f32[B, H, T, D], v: f32[B, H, T, D], self.concat.current_seq_len() = P)]
+    pub fn concatenated(&mut self, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let (k, _) = self.concat.append(k, v)?;
+        Ok(k)
+    }
+
+    #[contract(k: f32[B, H, T, D], v: f32[B, H, T, D], self.concat.current_seq_len() = P)]
+    pub fn after_a_reset(&mut self, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        self.concat.reset();
+        let (k, _) = self.concat.append(k, v)?;
+        Ok(k)
+    }
+}
+";
+
+#[test]
+fn a_kv_cache_length_in_the_contract_gives_the_keys_length() {
+    let dir = scratch_crate("kv-cache-length", KV_CACHE_LENGTH);
+    let (_, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Attention::attend"]);
+    assert_eq!(
+        rows(&stdout),
+        [
+            "18 k f32[B, H, P + T, D] append",
+            "18 v f32[B, H, _, D] append",
+            "19 att f32[B, H, T, P + T] matmul",
+            "20 again f32[B, H, _, D] append",
+        ],
+        "{stderr}"
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Attention::concatenated"]);
+    assert_eq!(rows(&stdout), ["27 k f32[B, H, P + T, D] append"]);
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Attention::after_a_reset"]);
+    assert_eq!(rows(&stdout), ["34 k f32[B, H, _, D] append"]);
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -349,6 +349,44 @@ fn a_parameter_indexes_a_path() {
     );
 }
 
+/// An attention step over candle-nn's `KvCache`: `P` is how many steps it holds before this one.
+struct Step {
+    kv_cache: candle_nn::kv_cache::KvCache,
+}
+
+impl Step {
+    #[contract(
+        k: f32[B, H, T, D],
+        v: f32[B, H, T, D],
+        mask: u8[T, P + T],
+        self.kv_cache.current_seq_len() = P,
+    )]
+    fn attend(&mut self, k: &Tensor, v: &Tensor, mask: &Tensor) -> Result<usize> {
+        let (k, _v) = self.kv_cache.append(k, v)?;
+        let _ = mask;
+        k.dim(2)
+    }
+}
+
+#[test]
+fn a_kv_cache_length_binds_a_dim() {
+    let mut step = Step {
+        kv_cache: candle_nn::kv_cache::KvCache::new(2, 16),
+    };
+    let k = zeros(&[1, 2, 3, 4], DType::F32);
+    assert_eq!(step.attend(&k, &k, &zeros(&[3, 3], DType::U8)).unwrap(), 3);
+    let one = zeros(&[1, 2, 1, 4], DType::F32);
+    assert_eq!(
+        step.attend(&one, &one, &zeros(&[1, 4], DType::U8)).unwrap(),
+        4
+    );
+    // A mask of the first step's length, given at the third.
+    let error = step
+        .attend(&one, &one, &zeros(&[1, 4], DType::U8))
+        .unwrap_err();
+    assert!(error.to_string().contains("P = 4"), "{error}");
+}
+
 #[contract(items: [f32[E]; N], target: u32[N])]
 fn collate(items: &[Tensor], target: &Tensor) -> Result<Tensor> {
     let _ = target;

@@ -261,6 +261,8 @@ impl Qwen3Attention {
     #[contract(
         x: f32[B, T, E],
         attn_mask: f32[1, 1, T, {offset} + T],
+        self.kv_cache.current_seq_len() = P,
+        P == {offset},
         return: f32[B, T, E],
     )]
     pub(crate) fn forward(
