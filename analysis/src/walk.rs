@@ -896,6 +896,8 @@ struct Walker<'a> {
     /// (`cache.kvs[block_idx]?`): held until anything that may change the parameter (see
     /// [`Walker::guard_mut_roots`]).
     mut_roots: BTreeSet<String>,
+    /// Parameters held by value (`ctx: Ctx<'_>`, `self`), whose fields may lend a `&mut`.
+    owned_roots: BTreeSet<String>,
     /// The arguments of the call being walked that are a `&mut` parameter passed on whole to
     /// a parameter of type `&T` (`self.apply_rotary_emb(&q, index_pos, cache)`): a shared
     /// reborrow, which changes nothing.
@@ -1047,6 +1049,7 @@ impl<'a> Walker<'a> {
             returned: None,
             self_mut: false,
             mut_roots: BTreeSet::new(),
+            owned_roots: BTreeSet::new(),
             shared_args: Vec::new(),
             as_place_base: false,
             read_indexed: BTreeSet::new(),
@@ -1243,6 +1246,9 @@ impl<'a> Walker<'a> {
                         (Some(key), Some(access)) => Value::Instance(key.to_string(), access),
                         _ => Value::Other,
                     };
+                    if access == Some(Access::Owned) {
+                        self.owned_roots.insert("self".to_string());
+                    }
                     self.bind("self", value, None);
                     if access == Some(Access::Ref) {
                         shared_roots.insert("self".to_string());
@@ -1273,6 +1279,9 @@ impl<'a> Walker<'a> {
                         continue;
                     };
                     let name = name_of(&ident.ident);
+                    if !matches!(strip_type_parens(&typed.ty), syn::Type::Reference(_)) {
+                        self.owned_roots.insert(name.clone());
+                    }
                     let clause = self.contract.clause(&name).map(|c| c.spec.clone());
                     let origin = clause.is_some().then(|| Origin::Clause(name.clone()));
                     let value = match self.kind(&typed.ty, clause.is_some()) {
@@ -1586,6 +1595,48 @@ impl<'a> Walker<'a> {
             };
         }
         Some(value)
+    }
+
+    /// Whether the field `name` of the struct `key` may hold a way to change what it reaches
+    /// while the struct itself cannot change: a `&mut` or a raw pointer anywhere in its type, a
+    /// type alias (which may be one) or a type parameter (which may be given one).
+    fn field_lends_mut(&self, key: &str, name: &str) -> bool {
+        let Some((module, ty)) = self.index.field(key, name) else {
+            return false;
+        };
+        if self.names_type_parameter(key, ty) {
+            return true;
+        }
+        struct Lends<'w, 'i> {
+            walker: &'w Walker<'i>,
+            module: ModId,
+            found: bool,
+        }
+        impl<'ast> Visit<'ast> for Lends<'_, '_> {
+            fn visit_type_reference(&mut self, r: &'ast syn::TypeReference) {
+                self.found |= r.mutability.is_some();
+                syn::visit::visit_type_reference(self, r);
+            }
+            fn visit_type_ptr(&mut self, _: &'ast syn::TypePtr) {
+                self.found = true;
+            }
+            fn visit_type_path(&mut self, p: &'ast syn::TypePath) {
+                let segments = path_segments(&p.path);
+                if let Resolved::Type(key) = self.walker.index.resolve(self.module, &segments)
+                    && self.walker.index.is_alias(&key)
+                {
+                    self.found = true;
+                }
+                syn::visit::visit_type_path(self, p);
+            }
+        }
+        let mut lends = Lends {
+            walker: self,
+            module,
+            found: false,
+        };
+        lends.visit_type(ty);
+        lends.found
     }
 
     /// What each element of a list a path of fields names holds by its type
@@ -2062,17 +2113,25 @@ impl<'a> Walker<'a> {
             Some(binding) => binding.value.clone(),
             None => return false,
         };
-        self.stable_steps(value, &steps.collect::<Vec<_>>(), 0)
+        let owned = self.owned_roots.contains(root);
+        self.stable_steps(value, &steps.collect::<Vec<_>>(), 0, owned)
     }
 
     /// [`Walker::stable_path`] from `value` on: each step a field, a candle-nn layer's
     /// accessor, or a method of the crate's type that gives such a path of its own `self`
     /// (with_tracing's `fn embeddings(&self) -> &Tensor { self.inner.embeddings() }`).
-    fn stable_steps(&self, mut value: Value, steps: &[&str], depth: usize) -> bool {
+    ///
+    /// From a parameter held by value (`owned`), a field that may lend a `&mut` is not stable
+    /// (see [`Walker::field_lends_mut`]); behind a shared reference, nothing can be changed
+    /// through one, and behind `&mut self` the walk follows such reborrows itself.
+    fn stable_steps(&self, mut value: Value, steps: &[&str], depth: usize, owned: bool) -> bool {
         for step in steps {
             // `self.proj?`: the layer an `Option` field holds, where it holds one.
             if let Some(field) = step.strip_suffix('?') {
                 value = match value {
+                    Value::Instance(key, _) if owned && self.field_lends_mut(&key, field) => {
+                        return false;
+                    }
                     Value::Instance(key, _) => match self.field_value(&key, field) {
                         Value::Optional(held) => *held,
                         _ => return false,
@@ -2088,6 +2147,11 @@ impl<'a> Walker<'a> {
                     if self.index.struct_item(&key).is_some()
                         && self.index.field(&key, step).is_none() =>
                 {
+                    return false;
+                }
+                // `ctx.cache` of `struct Ctx<'a> { cache: &'a mut Cache }`: `helper(ctx.cache)`
+                // reborrows it, with no `&mut` written, and may change what is below it.
+                (None, Value::Instance(key, _)) if owned && self.field_lends_mut(&key, step) => {
                     return false;
                 }
                 (None, Value::Instance(key, _)) => self.field_value(&key, step),
@@ -2122,7 +2186,7 @@ impl<'a> Walker<'a> {
                         Some(inner) => {
                             let inner: Vec<&str> = inner.split('.').skip(1).collect();
                             let own = Value::Instance(key.clone(), Access::Ref);
-                            if !self.stable_steps(own, &inner, depth + 1) {
+                            if !self.stable_steps(own, &inner, depth + 1, false) {
                                 return false;
                             }
                             Value::tensor_unknown()
@@ -2437,8 +2501,33 @@ impl<'a> Walker<'a> {
         let Some((module, ty)) = self.index.variant_payload(&key, variant) else {
             return;
         };
-        let Kind::External(layer) = self.kind_at(ty, false, module, None, false) else {
-            return;
+        let layer = match self.kind_at(ty, false, module, None, false) {
+            Kind::External(layer) => layer,
+            // `Kind::Attention(attn)` of `&self.kind`, whose variant holds a struct of the
+            // crate's (of an enum with no type parameter, which a crate type could share a
+            // name with): a reference to it, whose methods (and their contracts) apply.
+            Kind::Instance(held, _)
+                if self
+                    .index
+                    .enum_item(&key)
+                    .is_some_and(|e| e.generics.params.is_empty()) =>
+            {
+                let access = match scrutinee {
+                    syn::Expr::Reference(r) if r.mutability.is_some() => Access::Mut,
+                    syn::Expr::Reference(_) => Access::Ref,
+                    _ => return,
+                };
+                if let Some(frame) = self.scope.last_mut()
+                    && frame.contains_key(name)
+                {
+                    frame.insert(
+                        name.to_string(),
+                        Binding::new(Value::Instance(held, access), None),
+                    );
+                }
+                return;
+            }
+            _ => return,
         };
         if Layer::from_path(&layer).is_none() && !KV_CACHES.contains(&layer.as_str()) {
             return;
@@ -8990,6 +9079,16 @@ const GROWING_KV_CACHES: &[&str] = &[
     "candle_nn::kv_cache::KvCache",
     "candle_nn::kv_cache::ConcatKvCache",
 ];
+
+/// A type without its parentheses and invisible groups.
+fn strip_type_parens(mut ty: &syn::Type) -> &syn::Type {
+    while let syn::Type::Paren(syn::TypeParen { elem, .. })
+    | syn::Type::Group(syn::TypeGroup { elem, .. }) = ty
+    {
+        ty = elem;
+    }
+    ty
+}
 
 /// Whether `tokens` name `name` anywhere (in a group too).
 fn mentions_ident(tokens: TokenStream, name: &str) -> bool {

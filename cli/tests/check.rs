@@ -13432,3 +13432,132 @@ fn a_kv_cache_length_in_the_contract_gives_the_keys_length() {
     let (code, _, stderr) = run(&dir, &["check", "."]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// LFM2's `match &self.kind { LayerKind::Attention(attn) => attn.forward(..)?, .. }`: a
+/// variant holding a struct of the crate's binds a reference to it, whose contracted methods
+/// apply (in an arm the contract does not decide, a certain mismatch stays silent).
+const VARIANT_STRUCT: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Inner {
+    w: Tensor,
+}
+
+#[contract]
+impl Inner {
+    #[contract(x: f32[N, E], self.w: f32[E, E], return: f32[N, E])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.matmul(&self.w)
+    }
+}
+
+pub enum Kind {
+    A(Inner),
+    B(Tensor),
+}
+
+pub enum Generic<I> {
+    A(I),
+}
+
+pub struct Outer {
+    kind: Kind,
+    generic: Generic<Inner>,
+}
+
+impl Outer {
+    #[contract(x: f32[N, E])]
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let y = match &self.kind {
+            Kind::A(inner) => inner.forward(x)?,
+            Kind::B(_) => x.clone(),
+        };
+        let z = match &self.kind {
+            Kind::A(inner) => inner.forward(&x.unsqueeze(0)?)?,
+            Kind::B(_) => x.clone(),
+        };
+        let g = match &self.generic {
+            Generic::A(inner) => inner.forward(x)?,
+        };
+        let _ = (z, g);
+        Ok(y)
+    }
+}
+";
+
+#[test]
+fn a_variant_holding_a_struct_binds_it_for_its_methods() {
+    let dir = scratch_crate("variant-struct", VARIANT_STRUCT);
+    let (_, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:Outer::forward"]);
+    let rows = rows(&stdout);
+    assert_eq!(rows[0], "33 y f32[N, E] match", "{stdout}{stderr}");
+    // A type parameter's payload is not followed.
+    assert!(rows.iter().any(|r| r.starts_with("41 g ?")), "{stdout}");
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// A parameter taken by value whose struct holds a `&mut` (`ctx: Ctx<'_>` with `cache: &'a
+/// mut Cache`): `halve(ctx.cache)` reborrows it with no `&mut` written, and may change what
+/// any clause below it says (the second breaker's case: the walk held `S`, `check` rejected
+/// correct code and `shapes` showed `S + T` where candle gave another length).
+const LENT_CACHE: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Cache {
+    pub kvs: Vec<Option<(Tensor, Tensor)>>,
+    pub kv: Option<(Tensor, Tensor)>,
+    pub w: Tensor,
+}
+
+pub struct Ctx<'a> {
+    pub cache: &'a mut Cache,
+}
+
+pub fn halve(c: &mut Cache) {
+    for kv in c.kvs.iter_mut().flatten() {
+        kv.0 = kv.0.narrow(3, 0, 4).unwrap();
+    }
+    c.w = c.w.narrow(1, 0, 4).unwrap();
+}
+
+pub struct Block;
+
+impl Block {
+    #[contract(k: f32[B, H, T, 8], ctx.cache.kvs[block_idx]?.0: f32[B, H, S, 8])]
+    pub fn indexed(&self, k: &Tensor, block_idx: usize, ctx: Ctx<'_>) -> Result<Tensor> {
+        halve(ctx.cache);
+        let k4 = k.narrow(3, 0, 4)?;
+        let Some((prev_k, _)) = &ctx.cache.kvs[block_idx] else {
+            return Ok(k4);
+        };
+        Tensor::cat(&[prev_k, &k4], 2)
+    }
+
+    #[contract(k: f32[B, H, T, 8], ctx.cache.kv?.0: f32[B, H, S, 8])]
+    pub fn field(&self, k: &Tensor, ctx: Ctx<'_>) -> Result<Tensor> {
+        halve(ctx.cache);
+        let k4 = k.narrow(3, 0, 4)?;
+        let Some((prev_k, _)) = &ctx.cache.kv else {
+            return Ok(k4);
+        };
+        Tensor::cat(&[prev_k, &k4], 2)
+    }
+
+    #[contract(x: f32[N, 8], ctx.cache.w: f32[8, 8])]
+    pub fn weight(&self, x: &Tensor, ctx: Ctx<'_>) -> Result<Tensor> {
+        halve(ctx.cache);
+        let x4 = x.narrow(1, 0, 4)?;
+        x4.matmul(&ctx.cache.w.t()?)
+    }
+}
+";
+
+#[test]
+fn a_clause_below_a_mut_reference_field_is_not_held() {
+    let dir = scratch_crate("lent-cache", LENT_CACHE);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Block::weight"]);
+    assert!(!stdout.contains("f32[8, 8]"), "{stdout}");
+}

@@ -445,7 +445,7 @@ fn held_expr(
             let acc = borrow_if(place, acc);
             let span = ident.span();
             let step = quote_spanned!(span=> #p::Elements::elements(#acc));
-            let at = quote_spanned!(span=> #p::index_of(#ident));
+            let at = quote_spanned!(span=> #p::PathIndex::position(&#ident));
             quote! {
                 match #at.and_then(|__cc_at| #step.get(__cc_at)) {
                     #some(#v) => #inner,

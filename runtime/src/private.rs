@@ -272,11 +272,45 @@ impl<'a, T> OptionalStep for &'a mut Option<T> {
     }
 }
 
-/// The position an integer parameter names in a contract's path (`cache.kvs[block_idx]`), of
-/// any integer type: `None` for a negative one, or one past `usize`.
-#[inline]
-pub fn index_of<I: TryInto<usize>>(index: I) -> Option<usize> {
-    index.try_into().ok()
+/// An integer parameter that indexes a contract's path (`cache.kvs[block_idx]`): any of std's
+/// integer types, or a reference to one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot index a contract's path",
+    label = "not an integer",
+    note = "a path like `cache.kvs[block_idx]` takes an integer parameter (`block_idx: usize`)"
+)]
+pub trait PathIndex {
+    /// The position: `None` for a negative one, or one past `usize`.
+    fn position(&self) -> Option<usize>;
+}
+
+macro_rules! path_index {
+    ($($int:ty),*) => {$(
+        impl PathIndex for $int {
+            #[inline]
+            fn position(&self) -> Option<usize> {
+                usize::try_from(*self).ok()
+            }
+        }
+    )*};
+}
+
+path_index!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
+);
+
+impl<T: PathIndex + ?Sized> PathIndex for &T {
+    #[inline]
+    fn position(&self) -> Option<usize> {
+        (**self).position()
+    }
+}
+
+impl<T: PathIndex + ?Sized> PathIndex for &mut T {
+    #[inline]
+    fn position(&self) -> Option<usize> {
+        (**self).position()
+    }
 }
 
 /// Sequences a contract can index (`self.layers[0]`, `self.layers[..]`) or check element by

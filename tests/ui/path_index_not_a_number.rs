@@ -11,6 +11,9 @@ impl Mlp {
 
     #[contract(self.layers[i + 1].weight(): f32[H, D])]
     fn g(&self, x: &Tensor, i: usize) -> Result<Tensor> { let _ = i; Ok(x.clone()) }
+
+    #[contract(self.layers[at].weight(): f32[H, D])]
+    fn h(&self, x: &Tensor, at: f32) -> Result<Tensor> { let _ = at; Ok(x.clone()) }
 }
 
 fn main() {}
