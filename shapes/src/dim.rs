@@ -283,6 +283,12 @@ impl Dim {
         Some(Dim::Known(Poly { terms }))
     }
 
+    /// Whether `self` is `other` times an integer for every size of the symbols (`H * HD` of
+    /// `HD`, `B * P + B * T` of `P + T`).
+    pub fn is_multiple_of(&self, other: &Dim) -> bool {
+        self.exact_quotient(other).is_some()
+    }
+
     /// `self / other` when `other` is one term that divides every term of `self` (`N * T / T`
     /// is `N`, `2 * N / 2` is `N`): exact, so floor division gives the same value.
     fn exact_quotient(&self, other: &Dim) -> Option<Dim> {

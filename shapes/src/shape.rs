@@ -469,11 +469,16 @@ fn broadcast_dims(axis: Axis, a: Dim, b: Dim) -> Result<Dim, Reason> {
 /// large` for every size (`T` against `P + T` where `T >= 1`). Where it runs, `small` is
 /// `large`, or 1; and `large` 1 makes `small` 1 too. So too a remainder of `large` by a
 /// number `m >= 2` (`T as u32`, BERT's position ids against `T`): below `m` it is `large`;
-/// from `m` on it is less than `large`, which is not 1, so only a remainder of 1 runs.
+/// from `m` on it is less than `large`, which is not 1, so only a remainder of 1 runs. So too
+/// where `large` is `small` times an integer `k` (Phi's `[B, T, H * HD]` under a norm of
+/// `[HD]`): it runs where they are equal, where `small` is 1, or where `large` is 1, which
+/// makes `small` 1 too; each gives `large`.
 fn covers(small: &Dim, large: &Dim) -> bool {
     let remainder = matches!(small.as_factor(), Some(Factor::Rem(of, by))
         if **of == *large && by.as_constant().is_some_and(|m| m >= 2));
-    remainder || (Dim::lit(1).at_most(small) == Some(true) && small.at_most(large) == Some(true))
+    remainder
+        || large.is_multiple_of(small)
+        || (Dim::lit(1).at_most(small) == Some(true) && small.at_most(large) == Some(true))
 }
 
 impl fmt::Display for Shape {

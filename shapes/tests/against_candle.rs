@@ -802,6 +802,29 @@ fn a_size_broadcasts_over_its_own_remainder() {
     assert_eq!(ran, 258);
 }
 
+/// A size against a divisor of it (Phi's queries `[B, T, H * HD]` under a norm's weight `[HD]`)
+/// broadcasts to the size wherever it runs: candle runs it for `H` or `HD` of 1 only, for
+/// every `H` and `HD` of 0 to 3, and gives `H * HD` each time.
+#[test]
+fn a_size_broadcasts_over_a_divisor() {
+    let queries = parse_tensor_type("f32[B, T, H * HD]").unwrap();
+    let weight = parse_tensor_type("f32[HD]").unwrap();
+    let args = [Arg::Tensor(weight)];
+    let out = Facts::none().under(|| rules::method("broadcast_mul", &queries, &args));
+    assert_eq!(out.unwrap().to_string(), "f32[B, T, H * HD]");
+    let dev = Device::Cpu;
+    for h in 0..=3 {
+        for hd in 0..=3 {
+            let queries = Tensor::zeros((2, 3, h * hd), CandleDType::F32, &dev).unwrap();
+            let weight = Tensor::zeros(hd, CandleDType::F32, &dev).unwrap();
+            match queries.broadcast_mul(&weight) {
+                Ok(product) => assert_eq!(product.dims(), &[2, 3, h * hd]),
+                Err(_) => assert!(h * hd != hd && hd != 1 && h * hd != 1, "{h} {hd}"),
+            }
+        }
+    }
+}
+
 #[test]
 fn matmul_takes_matching_inner_dims() {
     method(
