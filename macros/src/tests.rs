@@ -321,7 +321,9 @@ fn a_field_names_a_dim_only_in_a_method() {
     let indexed = errors("logits: f32[N, C], self.heads[0] = H");
     assert_eq!(
         indexed,
-        ["a field that names a dim is a path of fields from `self`: `self.n_head = H`"]
+        [
+            "a field's value, a dim (`self.n_head = H`) or a `bool` (`self.multi_query = true`), is stated on a path of fields from `self`; a size of another parameter's field goes in a relation (`P == {cache.len}`)"
+        ]
     );
 }
 

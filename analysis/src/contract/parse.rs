@@ -560,7 +560,9 @@ fn field_binding(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::
     if !plain {
         return Err(syn::Error::new(
             start,
-            "a field that names a dim is a path of fields from `self`: `self.n_head = H`",
+            "a field's value, a dim (`self.n_head = H`) or a `bool` (`self.multi_query = true`), \
+             is stated on a path of fields from `self`; a size of another parameter's field \
+             goes in a relation (`P == {cache.len}`)",
         ));
     }
     input.parse::<Token![=]>()?;
