@@ -60,6 +60,9 @@ pub enum FieldFact {
     /// dim its constructor gave it to grow on (`KvCache::new(2, max)`, `ConcatKvCache::new(2)`):
     /// the cache's own field, which none of its methods changes.
     KvCache(String, Dim),
+    /// `Some(layer)` of an `Option` field (BERT's `position_embeddings:
+    /// Some(position_embeddings)`): where the field is `Some`, it holds that layer.
+    Optional(Box<FieldFact>),
 }
 
 /// The variants of candle-nn 0.11's `Activation` (not its functions: `Activation::clone(&a)`
@@ -907,6 +910,11 @@ fn fact_fits(
             _ => false,
         },
         FieldFact::Layer(layer, _, _) => field_layer(index, module, &declared.ty) == Some(*layer),
+        FieldFact::Optional(held) => {
+            matches!((&**held, option_inner(index, module, &declared.ty)),
+                (FieldFact::Layer(layer, _, _), Some(inner))
+                    if field_layer(index, module, inner) == Some(*layer))
+        }
         FieldFact::Tensor(_) => is_tensor_type(index, module, &declared.ty),
         FieldFact::KvCache(path, _) => match &declared.ty {
             syn::Type::Path(p) if p.qself.is_none() => {
@@ -1294,6 +1302,33 @@ fn external_type_path(index: &Index, module: ModId, ty: &syn::Type) -> Option<St
 }
 
 /// The candle-nn layer a field's declared type names.
+/// The `T` of std's `Option<T>` (not of a type of the crate's so named).
+fn option_inner<'t>(index: &Index, module: ModId, ty: &'t syn::Type) -> Option<&'t syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    if p.qself.is_some() {
+        return None;
+    }
+    let segments = path_segments(&p.path);
+    let std = match (segments.as_slice(), index.resolve(module, &segments)) {
+        ([only], Resolved::Unknown) => only == "Option",
+        (_, Resolved::External(path)) => {
+            matches!(path.first().map(String::as_str), Some("std" | "core"))
+                && path.last().is_some_and(|last| last == "Option")
+        }
+        _ => false,
+    };
+    if !std {
+        return None;
+    }
+    match &p.path.segments.last()?.arguments {
+        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match a.args.first() {
+            Some(syn::GenericArgument::Type(inner)) => Some(inner),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn field_layer(index: &Index, module: ModId, ty: &syn::Type) -> Option<Layer> {
     let syn::Type::Path(p) = ty else { return None };
     if p.qself.is_some() {
@@ -2966,6 +3001,18 @@ impl<'a> Ctor<'a> {
 
     /// What a field of the struct literal is given.
     fn field(&mut self, expr: &syn::Expr) -> Option<FieldFact> {
+        // `Some(position_embeddings)` of a layer (std's `Some`: no glob or macro may bring
+        // another).
+        if let syn::Expr::Call(call) = strip(expr)
+            && call.args.len() == 1
+            && self.names_prelude(&call.func, "Some")
+            && !self.index.may_import(self.def.module, "Some")
+        {
+            return match self.field(&call.args[0])? {
+                layer @ FieldFact::Layer(..) => Some(FieldFact::Optional(Box::new(layer))),
+                _ => None,
+            };
+        }
         if let Some(fact) = self.stored_config(expr) {
             return Some(fact);
         }
@@ -4512,6 +4559,7 @@ fn unknown_sizes(fact: &FieldFact) -> usize {
             fields.values().map(unknown_sizes).sum()
         }
         FieldFact::Activation(_) | FieldFact::Config(..) | FieldFact::Flag(_) => 0,
+        FieldFact::Optional(held) => unknown_sizes(held),
     }
 }
 
@@ -5535,6 +5583,7 @@ fn rename_fact(fact: &FieldFact, prefixes: &BTreeMap<String, String>) -> Option<
                 .collect(),
         ),
         FieldFact::KvCache(path, d) => FieldFact::KvCache(path.clone(), dim(d)?),
+        FieldFact::Optional(held) => FieldFact::Optional(Box::new(rename_fact(held, prefixes)?)),
         FieldFact::Variants(key, variants) => FieldFact::Variants(
             key.clone(),
             variants
@@ -5822,6 +5871,7 @@ mod tests {
                 let ty = key.rsplit("::").next().unwrap_or(key);
                 format!("{field}: {ty} {{ {} }}", inner.join(" | "))
             }
+            FieldFact::Optional(held) => describe(&format!("{field}?"), held),
         }
     }
 
@@ -5893,6 +5943,24 @@ mod tests {
                 "wte: Embedding[50257, cfg.hidden_size]",
             ]
         );
+    }
+
+    /// `Some(layer)` of an `Option` field holds the layer where it is `Some`; `Some` of
+    /// anything else, or of a layer in a field of another type, gives nothing.
+    #[test]
+    fn some_of_a_layer_in_an_option_field_gives_its_weight() {
+        let source = "
+            use candle_nn::{embedding, Embedding, VarBuilder, Linear};
+            pub struct Model { pe: Option<Embedding>, other: Option<Linear>, n: Option<usize> }
+            impl Model {
+                pub fn new(vb: VarBuilder, p: usize, e: usize) -> candle_core::Result<Self> {
+                    let pe = embedding(p, e, vb.pp(\"pe\"))?;
+                    let other = embedding(p, e, vb.pp(\"other\"))?;
+                    Ok(Self { pe: Some(pe), other: Some(other), n: Some(e) })
+                }
+            }
+        ";
+        assert_eq!(inferred(source), ["pe?: Embedding[new(p), new(e)]"]);
     }
 
     #[test]

@@ -1328,7 +1328,14 @@ impl<'a> Walker<'a> {
                     if matches!(&*typed.ty, syn::Type::Reference(r) if r.mutability.is_none()) {
                         shared_roots.insert(name.clone());
                     }
-                    if ident.mutability.is_none() && !self.may_be_mut_ref(&typed.ty) {
+                    // `p: (&mut Cache, usize)`, `cache: Box<&mut Cache>`: held by value, but
+                    // `halve(p.0)` reborrows what it reaches with no `&mut` written.
+                    let params: BTreeSet<String> = crate::index::generic_names(&sig.generics)
+                        .into_iter()
+                        .collect();
+                    let lends = !matches!(strip_type_parens(&typed.ty), syn::Type::Reference(_))
+                        && self.type_lends_mut(self.module(), &typed.ty, &params);
+                    if ident.mutability.is_none() && !self.may_be_mut_ref(&typed.ty) && !lends {
                         immutable_roots.insert(name);
                     } else if ident.mutability.is_none()
                         && ident.by_ref.is_none()
@@ -1604,12 +1611,17 @@ impl<'a> Walker<'a> {
         let Some((module, ty)) = self.index.field(key, name) else {
             return false;
         };
-        if self.names_type_parameter(key, ty) {
-            return true;
-        }
+        self.names_type_parameter(key, ty) || self.type_lends_mut(module, ty, &BTreeSet::new())
+    }
+
+    /// Whether a type written in `module` may hold a way to change what it reaches while a
+    /// value of it cannot change: a `&mut` or a raw pointer anywhere in it (`(&mut Cache,
+    /// usize)`, `Box<&mut Cache>`), a type alias, or one of `params` (type parameters).
+    fn type_lends_mut(&self, module: ModId, ty: &syn::Type, params: &BTreeSet<String>) -> bool {
         struct Lends<'w, 'i> {
             walker: &'w Walker<'i>,
             module: ModId,
+            params: &'w BTreeSet<String>,
             found: bool,
         }
         impl<'ast> Visit<'ast> for Lends<'_, '_> {
@@ -1622,6 +1634,11 @@ impl<'a> Walker<'a> {
             }
             fn visit_type_path(&mut self, p: &'ast syn::TypePath) {
                 let segments = path_segments(&p.path);
+                if let [only] = segments.as_slice()
+                    && self.params.contains(only)
+                {
+                    self.found = true;
+                }
                 if let Resolved::Type(key) = self.walker.index.resolve(self.module, &segments)
                     && self.walker.index.is_alias(&key)
                 {
@@ -1629,10 +1646,15 @@ impl<'a> Walker<'a> {
                 }
                 syn::visit::visit_type_path(self, p);
             }
+            // `impl DerefMut<Target = Cache>`: any type at all.
+            fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
+                self.found = true;
+            }
         }
         let mut lends = Lends {
             walker: self,
             module,
+            params,
             found: false,
         };
         lends.visit_type(ty);
@@ -2033,6 +2055,9 @@ impl<'a> Walker<'a> {
                     self.bind_built(&format!("{place}@{variant}"), fact);
                 }
             }
+            // Read where `Some(p)` of `&self.position_embeddings` binds it (its place is
+            // `self.position_embeddings?`).
+            FieldFact::Optional(held) => self.bind_built(&format!("{place}?"), held),
             _ => {}
         }
     }

@@ -13561,3 +13561,101 @@ fn a_clause_below_a_mut_reference_field_is_not_held() {
     let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:Block::weight"]);
     assert!(!stdout.contains("f32[8, 8]"), "{stdout}");
 }
+
+/// BERT's `position_embeddings: Some(position_embeddings)` of `embedding(p, e, vb)`: where the
+/// `Option` field holds it, its rows are `E` wide; not where a method may put another there.
+const OPTIONAL_BUILT_LAYER: &str = "use candle_contracts::contract;
+use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_nn::{embedding, Embedding, VarBuilder};
+
+#[contract(pe?: Embedding[P, E])]
+pub struct M {
+    pe: Option<Embedding>,
+}
+
+#[contract]
+impl M {
+    pub fn load(vb: VarBuilder, p: usize, e: usize) -> Result<Self> {
+        let pe = embedding(p, e, vb.pp(\"pe\"))?;
+        Ok(Self { pe: Some(pe) })
+    }
+
+    pub fn swap(&mut self) {
+        let t = Tensor::zeros((4, 3), DType::F32, &Device::Cpu).unwrap();
+        SWAP
+    }
+
+    #[contract(ids: u32[T] in 0..P)]
+    pub fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        match &self.pe {
+            Some(pe) => {
+                let rows = pe.forward(ids)?;
+                Ok(rows)
+            }
+            None => Ok(ids.clone()),
+        }
+    }
+}
+";
+
+#[test]
+fn an_optional_field_built_with_some_layer_gives_its_sizes() {
+    let dir = scratch_crate(
+        "optional-built",
+        &OPTIONAL_BUILT_LAYER.replace("SWAP", "let _ = t;"),
+    );
+    let (_, stdout, stderr) = run(&dir, &["shapes", "src/lib.rs:M::forward"]);
+    assert_eq!(rows(&stdout), ["26 rows float[T, E] forward"], "{stderr}");
+    let dir = scratch_crate(
+        "optional-replaced",
+        &OPTIONAL_BUILT_LAYER.replace("SWAP", "let _ = self.pe.replace(Embedding::new(t, 7));"),
+    );
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:M::forward"]);
+    assert_eq!(rows(&stdout), ["26 rows float[T, _] forward"], "{stdout}");
+}
+
+/// The same, where the parameter's own type holds the `&mut` (the second breaker's case:
+/// `check` rejected both, and candle gave `wt` `[4, 8]`).
+const LENT_PARAM: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+
+pub struct Cache {
+    pub w: Tensor,
+}
+
+pub fn halve(c: &mut Cache) {
+    c.w = c.w.narrow(1, 0, 4).unwrap();
+}
+
+#[contract(x: f32[N, 8], p.0.w: f32[8, 8])]
+pub fn tuple_param(x: &Tensor, p: (&mut Cache, usize)) -> Result<Tensor> {
+    halve(p.0);
+    let wt = p.0.w.t()?;
+    let x4 = x.narrow(1, 0, 4)?;
+    x4.matmul(&wt)
+}
+
+#[contract(x: f32[N, 8], cache.w: f32[8, 8])]
+pub fn boxed_param(x: &Tensor, cache: Box<&mut Cache>) -> Result<Tensor> {
+    halve(*cache);
+    let wt = cache.w.t()?;
+    let x4 = x.narrow(1, 0, 4)?;
+    x4.matmul(&wt)
+}
+
+#[contract(x: f32[N, 8], cache.0.w: f32[8, 8])]
+pub fn shared_param(x: &Tensor, cache: &(&mut Cache, usize)) -> Result<Tensor> {
+    let wt = cache.0.w.t()?;
+    x.matmul(&wt)
+}
+";
+
+#[test]
+fn a_clause_below_a_mut_reference_in_a_parameters_type_is_not_held() {
+    let dir = scratch_crate("lent-param", LENT_PARAM);
+    let (code, stdout, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Behind `&`, the `&mut` inside lends nothing.
+    let (_, stdout, _) = run(&dir, &["shapes", "src/lib.rs:shared_param"]);
+    assert!(stdout.contains("f32[8, 8]"), "{stdout}");
+}
