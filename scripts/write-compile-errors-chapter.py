@@ -70,6 +70,8 @@ SECTIONS = [
     ("const_fn", "`#[contract]` on a `const fn`", "The guard reads tensors at run time."),
     ("trait_declaration", "`#[contract]` on a trait method without a body", "Put the contract on the method in the `impl`."),
     ("not_a_function", "`#[contract]` on something that is not a function", ""),
+    ("else_misused", "`else P = 0` where no step may find `None`, or with another size", "`else P = 0` goes after a clause whose path has a `?` (`self.kv_cache?.0`) and names one of the clause's own dims; an absent cache holds nothing, so the size is 0."),
+    ("not_swiglu_misused", "`!= Swiglu` on a free function, another variant, or a field that is no `Activation`", "`self.act_fn != Swiglu` states a candle-nn `Activation` field of `self`: `Swiglu` is the one variant that changes a shape."),
     ("field_flag_misused", "A flag on a free function, or on a field that is no `bool`", "`self.multi_query = true` states a `bool` field's value: it needs `self`, and a field of another type is rustc's type error at the clause."),
     ("struct_contract_unknown_field", "A struct contract on a name that is no field", "A struct contract states the struct's fields (`proj: Linear[E -> E]`) and the dims its integer fields are (`n_head = H`)."),
     ("struct_contract_impl_without_contract", "A method of a struct with a contract, outside a `#[contract] impl`", "The struct's clauses reach its methods through `#[contract]` on their `impl`, in the struct's file; a contracted method that did not take them would check less than the struct states, so it does not compile (rustc names the two probe types)."),

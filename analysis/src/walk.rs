@@ -791,6 +791,8 @@ static NO_CLAUSES: Contract = Contract {
     fields: Vec::new(),
     field_values: Vec::new(),
     field_flags: Vec::new(),
+    absent_zero: Vec::new(),
+    not_swiglu: Vec::new(),
     relations: Vec::new(),
     named_elsewhere: Vec::new(),
     sequences: Vec::new(),
@@ -1404,10 +1406,18 @@ impl<'a> Walker<'a> {
                     .any(|(other, v)| other == path && v != value)
             })
             .map(|(path, value)| (path, Value::Bool(*value), true));
+        // `self.act_fn != Swiglu`: the activation keeps its input's shape, as one every
+        // constructor builds as `Activation::Relu` does (see [`Walker::bind_built`]).
+        let activations = self
+            .contract
+            .not_swiglu
+            .iter()
+            .map(|path| (path, Value::Other, true));
         let held: Vec<(&String, Value, bool)> = named
             .map(|(path, dim, shared_only)| (path, Value::Int(dim), shared_only))
             .chain(numbers)
             .chain(flags)
+            .chain(activations)
             .collect();
         for (path, value, shared_only) in held {
             let root = path.split('.').next().unwrap_or("");
@@ -1419,7 +1429,12 @@ impl<'a> Walker<'a> {
                 && self.stable_path(path)
             {
                 let origin = Some(Origin::Clause(path.clone()));
-                self.subjects.insert(path.clone(), (value, origin));
+                let subject = match value {
+                    // An activation's, under its own subject.
+                    Value::Other => shape_keeping(path),
+                    _ => path.clone(),
+                };
+                self.subjects.insert(subject, (value, origin));
             }
         }
         self.name_built_sizes();
@@ -1545,8 +1560,17 @@ impl<'a> Walker<'a> {
             };
             let root = list.split('.').next().unwrap_or("");
             let mutable = mut_ref_roots.contains(root);
+            // `self.kv_cache.v()?` of a `ConcatKvCache` field.
+            let cache_half = ["k()", "v()"]
+                .iter()
+                .find_map(|half| list.strip_suffix(half)?.strip_suffix('.'))
+                .filter(|cache| {
+                    !cache.contains(['(', '[', '{', '?'])
+                        && matches!(self.path_value_of(cache),
+                            Some(Value::External(path)) if path == CONCAT_KV_CACHE)
+                });
             if list == root
-                || list.contains(['(', '[', '{', '?'])
+                || (list.contains(['(', '[', '{', '?']) && cache_half.is_none())
                 || !(immutable_roots.contains(root) || mutable)
                 || through_interior_mutability(list)
                 || !self.stable_path(list)
@@ -1555,6 +1579,9 @@ impl<'a> Walker<'a> {
                 continue;
             }
             let value = match at {
+                None if cache_half.is_some() => {
+                    Some(Value::Optional(Box::new(Value::tensor_unknown())))
+                }
                 None => held.get(base).cloned().or_else(|| self.path_value_of(list)),
                 Some(_) => held
                     .get(base)
@@ -2199,6 +2226,11 @@ impl<'a> Walker<'a> {
                     if GROWING_KV_CACHES.contains(&path.as_str()) =>
                 {
                     Value::Int(Dim::Unknown)
+                }
+                // A `ConcatKvCache`'s keys or values (`self.kv_cache.v()?`): changed only by
+                // its `&mut self` methods.
+                (Some("k" | "v"), Value::External(path)) if path == CONCAT_KV_CACHE => {
+                    Value::Optional(Box::new(Value::tensor_unknown()))
                 }
                 // A convolution's own `config()` (its settings, read as `.stride`).
                 (Some("config"), Value::External(path))
@@ -4128,8 +4160,9 @@ impl<'a> Walker<'a> {
 
     /// The sizes that are 0 where an `Option` field the contract states is `None`
     /// (`&self.kv_cache` or `self.kv_cache.as_ref()`, as the body found it): each dim name
-    /// that only the clauses through `self.kv_cache?` state, no other clause, relation, value
-    /// rule or field. Where the field is `None` nothing binds such a name, so any size may
+    /// a clause through `self.kv_cache?` gives with `else P = 0` (the guard bound it so), and
+    /// each that only the clauses through `self.kv_cache?` state, no other clause, relation,
+    /// value rule or field. Where the field is `None` nothing binds such a name, so any size may
     /// stand for it, and 0 makes the `None` branch's sizes the `Some` branch's: no cached
     /// step is `P + T` with `P` 0. A mismatch for every size is one for 0 too: certain on
     /// both branches. Only in the function's own walk, outside closures and loops (where an
@@ -4188,7 +4221,16 @@ impl<'a> Walker<'a> {
         };
         let mut own = BTreeSet::new();
         let mut elsewhere: BTreeSet<String> = BTreeSet::new();
+        // `else P = 0`: the guard bound `P` to 0 where the path found `None`, whatever else
+        // names it.
+        let mut stated = BTreeSet::new();
         for contract in [self.f.contract, &self.contract] {
+            for (subject, dim) in &contract.absent_zero {
+                let subject: String = subject.split_whitespace().collect();
+                if subject.starts_with(&optional) {
+                    stated.insert(dim.clone());
+                }
+            }
             for clause in &contract.clauses {
                 let subject: String = clause.subject.split_whitespace().collect();
                 if subject.starts_with(&optional) {
@@ -4212,6 +4254,9 @@ impl<'a> Walker<'a> {
         // value, never free.
         let free: Vec<String> = own
             .difference(&elsewhere)
+            .chain(&stated)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
             .filter(|name| {
                 !name.starts_with('?') && self.lookup(name).is_none() && !self.names_an_item(name)
             })
@@ -7007,7 +7052,37 @@ impl<'a> Walker<'a> {
                     Value::Int(held) if !held.is_unknown() => Some(held),
                     _ => None,
                 });
-            let keys = |k: &TensorType| match (so_far(k), grows, &held) {
+            // `self.kv_cache.v()?: f32[B, KVH, P, HD] else P = 0` of a `ConcatKvCache`: the
+            // values hold `P` steps (none where the cache is empty) and this one's.
+            let held_values = subject_text(strip_refs(&call.receiver))
+                .filter(|_| path == CONCAT_KV_CACHE)
+                .and_then(|place| {
+                    let optional = format!("{place}.v()?");
+                    let (Value::Optional(inner), Some(Origin::Clause(origin))) =
+                        self.subjects.get(&format!("{place}.v()"))?
+                    else {
+                        return None;
+                    };
+                    let Value::Tensor(before) = &**inner else {
+                        return None;
+                    };
+                    let grows = grows? as usize;
+                    let steps = before.shape.dims()?.get(grows)?.clone();
+                    // The clause as written names the dim its `else` gives.
+                    let stated = [self.f.contract, &self.contract].iter().any(|contract| {
+                        let written = contract.clauses.iter().find(|clause| {
+                            clause.subject.split_whitespace().collect::<String>() == optional
+                        });
+                        let name = written
+                            .and_then(|clause| clause.spec.shape.dims()?.get(grows)?.as_symbol());
+                        contract.absent_zero.iter().any(|(subject, dim)| {
+                            subject.split_whitespace().collect::<String>() == optional
+                                && Some(dim.as_str()) == name
+                        })
+                    });
+                    (*origin == optional && stated).then_some(steps)
+                });
+            let keys = |k: &TensorType, held: &Option<Dim>| match (so_far(k), grows, held) {
                 (Value::Tensor(out), Some(grows), Some(held)) => {
                     match k.shape.dims().and_then(|dims| dims.get(grows as usize)) {
                         Some(step) if !step.is_unknown() => {
@@ -7022,7 +7097,9 @@ impl<'a> Walker<'a> {
                 (out, _, _) => out,
             };
             return match args {
-                [Value::Tensor(k), Value::Tensor(v)] => Value::Tuple(vec![keys(k), so_far(v)]),
+                [Value::Tensor(k), Value::Tensor(v)] => {
+                    Value::Tuple(vec![keys(k, &held), keys(v, &held_values)])
+                }
                 _ => Value::Other,
             };
         }
@@ -9097,6 +9174,9 @@ fn self_only_in_paths(tokens: TokenStream) -> bool {
         _ => true,
     })
 }
+
+/// candle-nn's `ConcatKvCache`, whose `k()` and `v()` a contract may state.
+const CONCAT_KV_CACHE: &str = "candle_nn::kv_cache::ConcatKvCache";
 
 /// The kv caches of candle-nn whose `append` gives every step so far, as many as its
 /// `current_seq_len()` was before and the new ones (not the rotating one, which keeps a window).

@@ -6161,6 +6161,146 @@ fn a_kv_cache_clause_and_the_size_its_two_paths_give_are_followed() {
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// `else P = 0`: the guard binds `P` to 0 where the cache is `None`, so the `None` branch's
+/// sizes are the `Some` branch's with `P` 0 though a mask's clause names `P` too; not where the
+/// field may have changed before the `match`. `self.act != Swiglu` keeps an activation's shape;
+/// a `ConcatKvCache`'s values stated with `else P = 0` hold `P` steps and the new ones.
+const ELSE_CACHE: &str = "use candle_contracts::contract;
+use candle_core::{Result, Tensor};
+use candle_nn::kv_cache::ConcatKvCache;
+use candle_nn::Activation;
+
+pub struct Attention {
+    kv_cache: Option<(Tensor, Tensor)>,
+    cache: ConcatKvCache,
+    act: Activation,
+}
+
+#[contract]
+impl Attention {
+    #[contract(k: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, P, 8] else P = 0,
+               mask: f32[T, P + T])]
+    pub fn named_by_a_mask(&self, k: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+        let k = match &self.kv_cache {
+            None => k.clone(),
+            Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 2)?,
+        };
+        if let Some(mask) = mask {
+            mask.narrow(1, k.dim(2)?, 1)?;
+        }
+        Ok(k)
+    }
+
+    #[contract(k: f32[B, 4, T, 8], self.kv_cache?.0: f32[B, 4, P, 8] else P = 0)]
+    pub fn flushed(&mut self, k: &Tensor, flush: bool) -> Result<Tensor> {
+        if flush {
+            self.kv_cache = None;
+        }
+        let k = match &self.kv_cache {
+            None => k.clone(),
+            Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 2)?,
+        };
+        Ok(k)
+    }
+
+    #[contract(xs: f32[B, I], self.act != Swiglu)]
+    pub fn kept(&self, xs: &Tensor) -> Result<Tensor> {
+        let ys = xs.apply(&self.act)?;
+        Ok(ys)
+    }
+
+    #[contract(xs: f32[B, I])]
+    pub fn either(&self, xs: &Tensor) -> Result<Tensor> {
+        let ys = xs.apply(&self.act)?;
+        Ok(ys)
+    }
+
+    #[contract(k: f32[B, 4, T, 8], v: f32[B, 4, T, 8],
+               self.cache.current_seq_len() = P,
+               self.cache.v()?: f32[B, 4, P, 8] else P = 0)]
+    pub fn concat(&mut self, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let (k, v) = self.cache.append(k, v)?;
+        let both = (k + v)?;
+        Ok(both)
+    }
+
+    #[contract(k: f32[B, 4, T, 8], v: f32[B, 4, T, 8],
+               self.cache.current_seq_len() = P,
+               self.cache.v()?: f32[B, 4, P, 8])]
+    pub fn concat_without_else(&mut self, k: &Tensor, v: &Tensor) -> Result<Tensor> {
+        let (k, v) = self.cache.append(k, v)?;
+        Ok(v)
+    }
+}
+
+pub fn new(act: Activation) -> Attention {
+    Attention { kv_cache: None, cache: ConcatKvCache::new(2), act }
+}
+";
+
+#[test]
+fn else_gives_an_empty_cache_no_step() {
+    let dir = scratch_crate("else-cache", ELSE_CACHE);
+    let shapes = |name: &str| {
+        let (_, stdout, stderr) = run(&dir, &["shapes", &format!("src/lib.rs:Attention::{name}")]);
+        assert!(stderr.is_empty(), "{stderr}");
+        rows(&stdout)
+    };
+    assert_eq!(
+        shapes("named_by_a_mask"),
+        [
+            "17 k f32[B, 4, P + T, 8] match",
+            "",
+            "P is 0 where self.kv_cache is None",
+        ]
+    );
+    // Emptied in the body: the `None` branch may be a cache of `P` steps dropped.
+    assert_eq!(
+        shapes("flushed"),
+        [
+            "32 k f32[B, 4, ?1, 8] match",
+            "",
+            "?1 is T or P + T, by the branch taken",
+        ]
+    );
+    assert_eq!(shapes("kept"), ["41 ys f32[B, I] apply"]);
+    assert_eq!(
+        shapes("either"),
+        [
+            "47 ys f32[B, ?1] apply",
+            "",
+            "?1 is I or I / 2, by the activation's variant (`Swiglu` halves the last dim)",
+        ]
+    );
+    assert_eq!(
+        shapes("concat"),
+        [
+            "55 k f32[B, 4, P + T, 8] append",
+            "55 v f32[B, 4, P + T, 8] append",
+            "56 both f32[B, 4, P + T, 8] +",
+        ]
+    );
+    let without = shapes("concat_without_else");
+    assert!(
+        without
+            .iter()
+            .any(|row| row == "64 v f32[B, 4, _, 8] append"),
+        "{without:?}"
+    );
+    // The keys are `P + T` on both branches, as long as the mask: reading past it is certain
+    // to fail.
+    let (code, _, stderr) = run(&dir, &["check", "."]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        headlines(&stderr),
+        [
+            "error: `Tensor::narrow` takes `len: at most P + T - start`, but `1` is given here",
+            "--> src/lib.rs:22:39",
+        ],
+        "{stderr}"
+    );
+}
+
 /// A kv cache in an `Option` field, its length `P` stated only by the field's clauses: where
 /// the field is `None` at the `match`, no cached step is `P + T` with `P` 0, so both branches
 /// give `P + T`; not where `P` is stated elsewhere, nor where the field may have changed before.

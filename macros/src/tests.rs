@@ -554,6 +554,7 @@ fn a_tensor_clause_parses_to_its_subject_dtypes_shape_and_rules() {
             sequence: None,
         },
         span: at(),
+        absent_zero: None,
     });
     assert_eq!(
         clause("target: u8 | i64 [N, 3, _] in 0..C ignore -100"),

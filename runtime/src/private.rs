@@ -233,6 +233,41 @@ impl<T: TensorArg> Held<T> {
     }
 }
 
+impl<T> Held<T> {
+    /// `else P = 0`: the size 0 where an optional step found `None`; otherwise no value (the
+    /// clause's tensor binds the dim).
+    #[inline]
+    pub fn absent_size(&self) -> Option<usize> {
+        matches!(self, Held::Skip).then_some(0)
+    }
+}
+
+/// A candle-nn `Activation`, which `self.act_fn != Swiglu` reads: `Swiglu` is the one variant
+/// that changes a shape (it halves the last dim).
+#[diagnostic::on_unimplemented(
+    message = "`!= Swiglu` states a candle-nn `Activation`, and this is a `{Self}`",
+    label = "not a `candle_nn::Activation`",
+    note = "`self.act_fn != Swiglu` says an `Activation` field keeps its input's shape"
+)]
+pub trait ActivationVariant {
+    /// Whether the activation is `Swiglu`.
+    fn is_swiglu(&self) -> bool;
+}
+
+impl ActivationVariant for candle_nn::Activation {
+    #[inline]
+    fn is_swiglu(&self) -> bool {
+        matches!(self, candle_nn::Activation::Swiglu)
+    }
+}
+
+impl<T: ActivationVariant + ?Sized> ActivationVariant for &T {
+    #[inline]
+    fn is_swiglu(&self) -> bool {
+        (**self).is_swiglu()
+    }
+}
+
 /// Values a `?` step in a contract path can stand on: an `Option` (`Linear::bias()`'s
 /// `Option<&Tensor>`), or a reference to one (a field `Option<Embedding>`).
 #[diagnostic::on_unimplemented(

@@ -438,6 +438,8 @@ pub(crate) fn relation(
             // `self.multi_query = true`: a `bool` field, read as 0 or 1.
             if let Some(field) = flag_field(spec.text_of(relation.text)) {
                 format!("`{field}` is {}", lhs != 0)
+            } else if let Some(field) = spec.text_of(relation.text).strip_suffix(" != Swiglu") {
+                format!("`{field}` is `Swiglu`, which halves the last dim")
             } else if simple(relation.lhs) && simple(relation.rhs) {
                 String::new()
             } else {
@@ -452,8 +454,9 @@ pub(crate) fn relation(
         spec.text_of(relation.text).to_string(),
         found,
     );
-    // A flag's own value is the message; it binds no dim.
-    if flag_field(spec.text_of(relation.text)).is_none() {
+    // A flag's or an activation's own value is the message; it binds no dim.
+    let text = spec.text_of(relation.text);
+    if flag_field(text).is_none() && !text.ends_with(" != Swiglu") {
         violation.bound_dims = names;
     }
     violation

@@ -46,6 +46,13 @@ pub struct Contract {
     /// `self.multi_query = true`: a `bool` field's path and the value the guard checked it
     /// has, before the body runs. (The text reader reads none.)
     pub field_flags: Vec<(String, bool)>,
+    /// `self.kv_cache?.0: f32[B, KVH, P, HD] else P = 0`: a clause's subject and the dim the
+    /// guard binds to 0 where an optional step of that path finds `None`. (The text reader
+    /// reads none.)
+    pub absent_zero: Vec<(String, String)>,
+    /// `self.act_fn != Swiglu`: the path of a candle-nn `Activation` the guard checked is not
+    /// `Swiglu`, so it keeps its input's shape. (The text reader reads none.)
+    pub not_swiglu: Vec<String>,
     /// Every relation between dims the contract states (`E == H * D`, `D % 2 == 0`,
     /// `T <= P`): facts within the body ([`Facts`](crate::facts::Facts)), and what a call must
     /// not certainly break. (The text reader reads none.)
@@ -94,6 +101,8 @@ impl Contract {
             fields: Vec::new(),
             field_values: Vec::new(),
             field_flags: Vec::new(),
+            absent_zero: Vec::new(),
+            not_swiglu: Vec::new(),
             relations: Vec::new(),
             named_elsewhere: Vec::new(),
             sequences: Vec::new(),
@@ -108,6 +117,8 @@ impl Contract {
         self.fields.extend(other.fields);
         self.field_values.extend(other.field_values);
         self.field_flags.extend(other.field_flags);
+        self.absent_zero.extend(other.absent_zero);
+        self.not_swiglu.extend(other.not_swiglu);
         self.relations.extend(other.relations);
         self.named_elsewhere.extend(other.named_elsewhere);
         self.sequences.extend(other.sequences);

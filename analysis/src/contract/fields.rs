@@ -10,6 +10,25 @@ use quote::quote;
 use super::parse::{is_setting_piece, split_commas, split_settings};
 use super::syntax::kw;
 
+/// The variants of candle-nn 0.11's `Activation`.
+const ACTIVATIONS: &[&str] = &[
+    "Gelu",
+    "NewGelu",
+    "Relu",
+    "Relu2",
+    "Relu6",
+    "Silu",
+    "Sigmoid",
+    "HardSigmoid",
+    "Swiglu",
+    "Swish",
+    "Mish",
+    "HardSwish",
+    "Elu",
+    "LeakyRelu",
+    "GeluPytorchTanh",
+];
+
 /// Why a struct contract cannot be read as method clauses, and where.
 #[derive(Debug)]
 pub struct FieldError {
@@ -71,7 +90,13 @@ pub fn method_clauses(
                     || matches!(next, Some(TokenTree::Group(g))
                         if g.delimiter() == proc_macro2::Delimiter::Bracket);
                 let binds = single(1, '=');
-                if is_field && (starts_path || binds) {
+                // `act_fn != Swiglu` (a field and another variant of candle-nn's `Activation`
+                // is read so, to be told which one to name).
+                let differs = punct(next, '!')
+                    && punct(trees.get(2), '=')
+                    && matches!(trees.get(3), Some(TokenTree::Ident(v))
+                        if v == "Swiglu" || (is_field && ACTIVATIONS.iter().any(|a| v == a)));
+                if is_field && (starts_path || binds || differs) {
                     let self_token = Ident::new("self", ident.span());
                     out.extend(quote!(#self_token .));
                     out.extend(piece);
@@ -84,7 +109,7 @@ pub fn method_clauses(
                             "option `{name}` goes on the methods' contracts, not on the struct's"
                         ),
                     });
-                } else if starts_path || binds {
+                } else if starts_path || binds || differs {
                     errors.push(FieldError {
                         span: ident.span(),
                         message: format!(

@@ -19,6 +19,8 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
     let mut fields = Vec::new();
     let mut field_values = Vec::new();
     let mut field_flags = Vec::new();
+    let mut absent_zero = Vec::new();
+    let mut not_swiglu = Vec::new();
     let mut relations = Vec::new();
     let mut named_elsewhere = Vec::new();
     let mut sequences = Vec::new();
@@ -29,6 +31,10 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
         }
         if let Clause::Flag(flag) = clause {
             field_flags.push((subject_text(&flag.subject), flag.value));
+            continue;
+        }
+        if let Clause::NotSwiglu(activation) = clause {
+            not_swiglu.push(subject_text(&activation.subject));
             continue;
         }
         if let Clause::Relation(relation) = clause {
@@ -80,6 +86,9 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
             }
             continue;
         }
+        if let Some(dim) = &tensor.absent_zero {
+            absent_zero.push((subject_text(&tensor.subject), name_of(dim)));
+        }
         lowered.push(EngineClause {
             subject: subject_text(&tensor.subject),
             spec: tensor_type(&tensor.spec)?,
@@ -91,6 +100,8 @@ pub fn contract(clauses: &[Clause]) -> Option<Contract> {
         fields,
         field_values,
         field_flags,
+        absent_zero,
+        not_swiglu,
         relations,
         named_elsewhere,
         sequences,

@@ -10,8 +10,9 @@ use syn::{Ident, LitFloat, LitInt, LitStr, Member, Token};
 use super::ctxt::Ctxt;
 use super::syntax::{
     AllowAll, ArithOp, BoundExpr, Clause, CmpOp, Constraint, CratePath, DTypeName, Dim, DimExpr,
-    FieldBinding, FieldFlag, FieldStep, IgnoreValue, Mask, OptionClause, Pattern, Relation, Shape,
-    SpanRange, Subject, TensorClause, TensorSpec, Tokens, code_list, code_text, kw, options_list,
+    FieldBinding, FieldFlag, FieldStep, IgnoreValue, Mask, NotSwiglu, OptionClause, Pattern,
+    Relation, Shape, SpanRange, Subject, TensorClause, TensorSpec, Tokens, code_list, code_text,
+    kw, options_list,
 };
 
 /// Splits a token stream at its top-level commas. Commas inside brackets, parentheses and
@@ -484,6 +485,9 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
         if input.peek(Token![=]) && !input.peek(Token![==]) {
             return field_binding(input, start, subject);
         }
+        if input.peek(Token![!=]) {
+            return not_swiglu(input, start, subject);
+        }
         return tensor_clause(input, start, subject);
     }
     if input.peek(Ident::peek_any) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
@@ -598,6 +602,44 @@ fn field_binding(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::
     }))
 }
 
+/// The rest of `self.act_fn != Swiglu` after its subject: an `Activation` field that keeps
+/// its input's shape.
+fn not_swiglu(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::Result<Clause> {
+    let plain = matches!(&subject, Subject::Field { root, steps }
+        if root == "self" && steps.iter().all(|s| matches!(s, FieldStep::Member { .. })));
+    if !plain {
+        return Err(syn::Error::new(
+            start,
+            "`!= Swiglu` states an `Activation` field on a path of fields from `self`, e.g. \
+             `self.act_fn != Swiglu`",
+        ));
+    }
+    input.parse::<Token![!=]>()?;
+    let variant: Ident = input.call(Ident::parse_any).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "after `!=` comes `Swiglu`: `self.act_fn != Swiglu`",
+        )
+    })?;
+    if variant != "Swiglu" {
+        return Err(syn::Error::new(
+            variant.span(),
+            format!(
+                "`{variant}` keeps the shape as every `Activation` but `Swiglu` does: \
+                 `{subject} != Swiglu` says the activation keeps its input's shape"
+            ),
+        ));
+    }
+    expect_end(input, "after `!= Swiglu`")?;
+    Ok(Clause::NotSwiglu(NotSwiglu {
+        subject,
+        span: SpanRange {
+            first: start,
+            last: variant.span(),
+        },
+    }))
+}
+
 /// The layers a clause may name, with the accessor of the tensor their sizes state.
 const LAYERS: &[(&str, &str)] = &[
     ("Linear", "weight"),
@@ -638,18 +680,112 @@ fn tensor_clause(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::
             subject,
             spec,
             span,
+            absent_zero: None,
         }));
     }
-    let spec = parse_tensor_spec(input)?;
+    if !has_else(input) {
+        let spec = parse_tensor_spec(input)?;
+        let span = SpanRange {
+            first: start,
+            last: last_span(&spec),
+        };
+        return Ok(Clause::Tensor(TensorClause {
+            subject,
+            spec,
+            span,
+            absent_zero: None,
+        }));
+    }
+    // `self.kv_cache?.0: f32[B, KVH, P, HD] else P = 0`.
+    let mut before = TokenStream::new();
+    while !input.peek(Token![else]) {
+        before.extend([input.parse::<TokenTree>()?]);
+    }
+    let keyword: Token![else] = input.parse()?;
+    let spec = parse_tensor_spec.parse2(before)?;
+    let dim = absent_zero(input, &subject, &spec, keyword.span)?;
     let span = SpanRange {
         first: start,
-        last: last_span(&spec),
+        last: dim.span(),
     };
     Ok(Clause::Tensor(TensorClause {
         subject,
         spec,
         span,
+        absent_zero: Some(dim),
     }))
+}
+
+/// Whether a clause goes on with `else` after its spec (at the top level of its tokens).
+fn has_else(input: ParseStream<'_>) -> bool {
+    let fork = input.fork();
+    while !fork.is_empty() {
+        if fork.peek(Token![else]) {
+            return true;
+        }
+        if fork.parse::<TokenTree>().is_err() {
+            return false;
+        }
+    }
+    false
+}
+
+/// `P = 0` after a clause's `else`: a dim its shape names, 0 where an optional step of its
+/// path finds `None`.
+fn absent_zero(
+    input: ParseStream<'_>,
+    subject: &Subject,
+    spec: &TensorSpec,
+    keyword: Span,
+) -> syn::Result<Ident> {
+    let optional = matches!(subject, Subject::Field { steps, .. }
+        if steps.iter().any(|step| matches!(step, FieldStep::Optional(_))));
+    let every = matches!(subject, Subject::Field { steps, .. }
+        if steps.iter().any(|step| matches!(step, FieldStep::All(_))));
+    if !optional || every || spec.sequence.is_some() {
+        return Err(syn::Error::new(
+            keyword,
+            format!(
+                "`else P = 0` gives a size where an optional step (`?`) of the path finds \
+                 `None`, as an empty cache holds no positions; `{subject}` is no path with a \
+                 `?`{}",
+                if every { " to one element" } else { "" }
+            ),
+        ));
+    }
+    let form = "after `else` comes a dim of the shape and `= 0`, e.g. \
+                `self.kv_cache?.0: f32[B, KVH, P, HD] else P = 0`";
+    let dim = input
+        .call(Ident::parse_any)
+        .map_err(|e| syn::Error::new(e.span(), form))?;
+    if !input.peek(Token![=]) || input.peek(Token![==]) {
+        return Err(input.error(form));
+    }
+    input.parse::<Token![=]>()?;
+    let value: LitInt = input.parse().map_err(|e| syn::Error::new(e.span(), form))?;
+    if value.base10_parse::<u64>().ok() != Some(0) {
+        return Err(syn::Error::new(
+            value.span(),
+            "where the path finds `None` there is nothing to hold: the size is 0 (`else P = 0`)",
+        ));
+    }
+    expect_end(input, "after `else P = 0`")?;
+    let named = spec
+        .shape
+        .dims
+        .iter()
+        .any(|d| matches!(d, Dim::Named(name) if name.unraw() == dim.unraw()));
+    if !named {
+        return Err(syn::Error::new(
+            dim.span(),
+            format!(
+                "`{}` is no dim of `{subject}`'s shape: `else` gives the size of one of its \
+                 named dims",
+                dim.unraw()
+            ),
+        ));
+    }
+    Ok(dim)
 }
 
 /// Whether what follows the `:` is a layer, after its dtypes if any (`bf16 Linear[E -> E]`).

@@ -179,6 +179,7 @@ pub enum Clause {
     Crate(CratePath),
     Bind(FieldBinding),
     Flag(FieldFlag),
+    NotSwiglu(NotSwiglu),
 }
 
 /// `self.n_head = H` (in a struct contract, `n_head = H`): an integer field's value is the
@@ -205,6 +206,17 @@ pub struct FieldFlag {
     pub span: SpanRange,
 }
 
+/// `self.act_fn != Swiglu` (in a struct contract, `act_fn != Swiglu`): a candle-nn
+/// `Activation` field that is not `Swiglu`, the one variant that changes a shape; checked
+/// before the body runs, so the activation keeps its input's shape there.
+#[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
+pub struct NotSwiglu {
+    /// The field's path from `self` (a [`Subject::Field`]).
+    pub subject: Subject,
+    /// The whole clause.
+    pub span: SpanRange,
+}
+
 /// `crate = ::cc` (or serde's spelling, `crate = "::cc"`): the path the generated code names
 /// the runtime by, for a crate that renames the dependency or reaches it through a re-export.
 #[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
@@ -218,6 +230,9 @@ pub struct TensorClause {
     pub subject: Subject,
     pub spec: TensorSpec,
     pub span: SpanRange,
+    /// `else P = 0`: a dim of the shape that is 0 where an optional step of the path finds
+    /// `None` (an empty kv cache holds no positions).
+    pub absent_zero: Option<Ident>,
 }
 
 #[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
@@ -706,13 +721,20 @@ impl fmt::Display for Subject {
 impl fmt::Display for Clause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Clause::Tensor(clause) => write!(f, "{}: {}", clause.subject, clause.spec),
+            Clause::Tensor(clause) => {
+                write!(f, "{}: {}", clause.subject, clause.spec)?;
+                match &clause.absent_zero {
+                    Some(dim) => write!(f, " else {} = 0", dim.unraw()),
+                    None => Ok(()),
+                }
+            }
             Clause::Relation(relation) => {
                 write!(f, "{} {} {}", relation.lhs, relation.op, relation.rhs)
             }
             Clause::Option(option) => write!(f, "{} = {}", option.name, option.value),
             Clause::Bind(binding) => write!(f, "{} = {}", binding.subject, binding.dim),
             Clause::Flag(flag) => write!(f, "{} = {}", flag.subject, flag.value),
+            Clause::NotSwiglu(clause) => write!(f, "{} != Swiglu", clause.subject),
             Clause::Crate(krate) => {
                 let path = &krate.path;
                 write!(f, "crate = {}", code_text(&quote::quote!(#path)))

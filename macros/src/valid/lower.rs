@@ -25,8 +25,8 @@ use crate::plan::{
 };
 use crate::syntax::{
     self, ArithOp, BoundExpr, Clause, CmpOp, Constraint, Dim, DimExpr, FieldBinding, FieldFlag,
-    FieldStep, IgnoreValue, OptionClause, Pattern, Relation, Subject, TensorClause, code_text,
-    join, kw, quoted,
+    FieldStep, IgnoreValue, NotSwiglu, OptionClause, Pattern, Relation, Subject, TensorClause,
+    code_text, join, kw, quoted,
 };
 
 pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
@@ -117,6 +117,7 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     let mut evaluated = Evaluated::default();
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
+    let mut absent = Vec::new();
     for clause in &ordered {
         let is_output = matches!(clause.subject, Subject::Return(..));
         let plan = plan_clause(
@@ -132,6 +133,9 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         if is_output {
             outputs.push(plan);
         } else {
+            if clause.absent_zero.is_some() {
+                absent.push((inputs.len(), *clause));
+            }
             inputs.push(plan);
         }
     }
@@ -142,6 +146,21 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
     check_flags(cx_errors, &flags, &binds);
     for flag in &flags {
         planned.extend(plan_flag(cx_errors, cx, &mut dims, flag, &mut text));
+    }
+    let private = {
+        let krate = krate.clone().unwrap_or_else(|| quote!(::candle_contracts));
+        quote!(#krate::__private)
+    };
+    for activation in clauses.iter().filter_map(|c| match c {
+        Clause::NotSwiglu(activation) => Some(activation),
+        _ => None,
+    }) {
+        planned.extend(plan_not_swiglu(
+            cx_errors, cx, &mut dims, activation, &private, &mut text,
+        ));
+    }
+    for (index, clause) in absent {
+        planned.extend(plan_absent_zero(&mut dims, index, clause, &mut text));
     }
     for relation in &relations {
         planned.push(plan_relation(cx_errors, cx, &mut dims, relation, &mut text));
@@ -350,6 +369,74 @@ fn plan_flag(
         rhs: vec![ExprOp::Lit(u64::from(flag.value))],
         after_body: false,
         binds: false,
+    })
+}
+
+/// `self.act_fn != Swiglu` as a relation the guard checks before the body: whether the field,
+/// which must be a candle-nn `Activation` (a trait error at the clause otherwise), is
+/// `Swiglu`, read as 0 or 1.
+fn plan_not_swiglu(
+    cx_errors: &Ctxt,
+    cx: &Context,
+    dims: &mut Dims,
+    activation: &NotSwiglu,
+    private: &TokenStream,
+    text: &mut ContractText,
+) -> Option<RelationSpec> {
+    if !cx.has_receiver {
+        cx_errors.error_at(
+            activation.span,
+            format!(
+                "`{} != Swiglu` states a field of `self`, and `{}` takes no `self`",
+                activation.subject, cx.function
+            ),
+        );
+        return None;
+    }
+    let path = activation.subject.to_string();
+    let span = activation.span.first;
+    let field = field_path_tokens(&activation.subject);
+    let read = quote_spanned!(span=> #private::ActivationVariant::is_swiglu(&#field));
+    let value = scope_value(dims, read, span, format!("{path}: Activation"));
+    Some(RelationSpec {
+        text: text.span(&format!("{path} != Swiglu"), 0),
+        lhs: vec![ExprOp::Value(value)],
+        op: CmpOp::Eq,
+        rhs: vec![ExprOp::Lit(0)],
+        after_body: false,
+        binds: false,
+    })
+}
+
+/// `self.kv_cache?.0: f32[B, KVH, P, HD] else P = 0` as a field binding the guard makes before
+/// any tensor is read: `P` is 0 where the clause's held path (input `index`) found `None`,
+/// and nothing is bound otherwise (the tensor binds it).
+fn plan_absent_zero(
+    dims: &mut Dims,
+    index: usize,
+    clause: &TensorClause,
+    text: &mut ContractText,
+) -> Option<RelationSpec> {
+    let dim = clause.absent_zero.as_ref()?;
+    let name = dim.unraw().to_string();
+    let id = dims.get(&name)?.index;
+    let held = Ident::new(&format!("__cc_held_{index}"), Span::mixed_site());
+    let path = clause.subject.to_string();
+    dims.in_shape = true;
+    let value = scope_value(
+        dims,
+        quote!(#held.absent_size()),
+        dim.span(),
+        format!("{{{path} is None}}"),
+    );
+    dims.in_shape = false;
+    Some(RelationSpec {
+        text: text.span(&format!("{path} else {name} = 0"), 0),
+        lhs: vec![ExprOp::Dim(id)],
+        op: CmpOp::Eq,
+        rhs: vec![ExprOp::Value(value)],
+        after_body: false,
+        binds: true,
     })
 }
 

@@ -6,6 +6,7 @@ mod check_macro;
 mod common_mistakes;
 mod crate_sight;
 mod device_path;
+mod empty_caches;
 mod error_types;
 mod field_flags;
 mod file_tokens;

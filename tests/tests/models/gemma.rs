@@ -139,7 +139,12 @@ impl RotaryEmbedding {
     }
 }
 
-#[contract(gate_proj: Linear[E -> I], up_proj: Linear[E -> I], down_proj: Linear[I -> E])]
+#[contract(
+    gate_proj: Linear[E -> I],
+    up_proj: Linear[E -> I],
+    down_proj: Linear[I -> E],
+    act_fn != Swiglu,
+)]
 #[derive(Debug, Clone)]
 #[allow(clippy::upper_case_acronyms)]
 struct MLP {
@@ -182,8 +187,8 @@ impl Module for MLP {
     k_proj: Linear[E -> KVH * HD],
     v_proj: Linear[E -> KVH * HD],
     o_proj: Linear[H * HD -> E],
-    kv_cache?.0: f32[_, KVH, P, HD],
-    kv_cache?.1: f32[_, KVH, P, HD],
+    kv_cache?.0: f32[_, KVH, P, HD] else P = 0,
+    kv_cache?.1: f32[_, KVH, P, HD] else P = 0,
     num_heads = H,
     num_kv_heads = KVH,
     num_kv_groups = G,

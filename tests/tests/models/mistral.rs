@@ -139,6 +139,7 @@ impl Module for MLP {
         self.gate_proj.weight(): f32[I, E],
         self.up_proj.weight(): f32[I, E],
         self.down_proj.weight(): f32[E, I],
+        self.act_fn != Swiglu,
         return: f32[B, T, E],
     )]
     fn forward(&self, xs: &Tensor) -> Result<Tensor> {
@@ -195,15 +196,17 @@ impl Attention {
         })
     }
 
+    // `P` is the cached length, 0 before the first step: the mask covers the cache and the
+    // new positions (`prepare_decoder_attention_mask` with `seqlen_offset` = `P`).
     #[contract(
         xs: f32[B, T, E],
-        attention_mask: f32[B, 1, T, S],
+        attention_mask: f32[B, 1, T, P + T],
         self.q_proj.weight(): f32[QD, E],
         self.k_proj.weight(): f32[KVD, E],
         self.v_proj.weight(): f32[KVD, E],
         self.o_proj.weight(): f32[E, QD],
-        self.kv_cache?.0: f32[B, _, P, _],
-        self.kv_cache?.1: f32[B, _, P, _],
+        self.kv_cache?.0: f32[B, _, P, _] else P = 0,
+        self.kv_cache?.1: f32[B, _, P, _] else P = 0,
         return: f32[B, T, E],
     )]
     fn forward(

@@ -157,8 +157,8 @@ impl Module for MLP {
     dense: Linear[H * HD -> E],
     q_layernorm?: LayerNorm[HD],
     k_layernorm?: LayerNorm[HD],
-    kv_cache?.0: f32[_, KVH, P, HD],
-    kv_cache?.1: f32[_, KVH, P, HD],
+    kv_cache?.0: f32[_, KVH, P, HD] else P = 0,
+    kv_cache?.1: f32[_, KVH, P, HD] else P = 0,
     num_heads = H,
     num_kv_heads = KVH,
     head_dim = HD,
@@ -234,9 +234,10 @@ impl Attention {
         repeat_kv(xs, self.num_heads / self.num_kv_heads)
     }
 
+    // The mask covers the cached positions and the new ones: `[T, T]` before the first step.
     #[contract(
         xs: f32[B, T, E],
-        mask: u8[T, S],
+        mask: u8[T, P + T],
         return: f32[B, T, E],
     )]
     fn forward(&mut self, xs: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {

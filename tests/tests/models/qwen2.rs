@@ -116,7 +116,12 @@ impl RotaryEmbedding {
     }
 }
 
-#[contract(gate_proj: Linear[E -> I], up_proj: Linear[E -> I], down_proj: Linear[I -> E])]
+#[contract(
+    gate_proj: Linear[E -> I],
+    up_proj: Linear[E -> I],
+    down_proj: Linear[I -> E],
+    act_fn != Swiglu,
+)]
 #[derive(Debug, Clone)]
 #[allow(clippy::upper_case_acronyms)]
 struct MLP {
@@ -158,8 +163,8 @@ impl Module for MLP {
     k_proj: Linear[E -> KVH * HD],
     v_proj: Linear[E -> KVH * HD],
     o_proj: Linear[H * HD -> E],
-    kv_cache?.0: f32[_, KVH, P, HD],
-    kv_cache?.1: f32[_, KVH, P, HD],
+    kv_cache?.0: f32[_, KVH, P, HD] else P = 0,
+    kv_cache?.1: f32[_, KVH, P, HD] else P = 0,
     num_heads = H,
     num_kv_heads = KVH,
     num_kv_groups = G,
@@ -560,8 +565,21 @@ fn qwen2_causal_lm_with_a_kv_cache() {
     let past = Tensor::new(&[[1u32, 32]], &Device::Cpu).unwrap();
     let error = model.forward(&past, 0).unwrap_err().to_string();
     assert!(error.contains("expected 0..V"), "{error}");
-    // A prompt past the rotary table (32 positions): named before `narrow` runs off its end.
+    // An offset of 30 over an empty cache: the model builds a mask for 35 positions, and the
+    // empty cache holds none (`else P = 0`), so the attention names the mask.
     let error = model.forward(&prompt, 30).unwrap_err().to_string();
+    assert!(
+        error.contains("P + T = 5 with P = 0 (bound by `self.kv_cache?.0 is None`)"),
+        "{error}"
+    );
+    // A prompt past the rotary table (32 positions): named before `narrow` runs off its end.
+    let q = Tensor::zeros((2, 4, 5, 4), DType::F32, &Device::Cpu).unwrap();
+    let k = Tensor::zeros((2, 2, 5, 4), DType::F32, &Device::Cpu).unwrap();
+    let rotary = &model.base_model.layers[0].self_attn.rotary_emb;
+    let error = rotary
+        .apply_rotary_emb_qkv(&q, &k, 30)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("{seqlen_offset} + T <= P"), "{error}");
 }
 
@@ -582,7 +600,7 @@ fn qwen2_attention_mask_without_the_cache_offset() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("P + T = 5 with P = 3"), "{error}");
-    // No cache: P is not bound, and a [1, 1, 2, 2] mask passes.
+    // No cache: P is 0 (`else P = 0`), and a [1, 1, 2, 2] mask passes.
     model.clear_kv_cache();
     assert_eq!(
         model.layers[0]

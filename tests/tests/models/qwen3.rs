@@ -123,7 +123,12 @@ impl Qwen3RotaryEmbedding {
     }
 }
 
-#[contract(gate_proj: Linear[E -> I], up_proj: Linear[E -> I], down_proj: Linear[I -> E])]
+#[contract(
+    gate_proj: Linear[E -> I],
+    up_proj: Linear[E -> I],
+    down_proj: Linear[I -> E],
+    act_fn != Swiglu,
+)]
 #[derive(Debug, Clone)]
 pub(crate) struct Qwen3MLP {
     gate_proj: Linear,
@@ -262,6 +267,7 @@ impl Qwen3Attention {
         x: f32[B, T, E],
         attn_mask: f32[1, 1, T, {offset} + T],
         self.kv_cache.current_seq_len() = P,
+        self.kv_cache.v()?: f32[B, KVH, P, HD] else P = 0,
         P == {offset},
         return: f32[B, T, E],
     )]

@@ -1,0 +1,197 @@
+//! `else P = 0` on a clause through an optional step (an empty kv cache holds no positions),
+//! a `ConcatKvCache`'s values stated with it, and `self.act_fn != Swiglu` (an activation that
+//! keeps its input's shape): each checked before the body runs.
+
+use candle_contracts::contract;
+use candle_core::{DType, Device, Result, Tensor};
+use candle_nn::kv_cache::ConcatKvCache;
+use candle_nn::Activation;
+
+fn zeros(shape: &[usize]) -> Tensor {
+    Tensor::zeros(shape, DType::F32, &Device::Cpu).unwrap()
+}
+
+/// Mistral's attention, cut down: the mask covers the cached positions and the new ones.
+#[contract(
+    kv_cache?.0: f32[B, H, P, D] else P = 0,
+    kv_cache?.1: f32[B, H, P, D] else P = 0,
+)]
+struct CachedAttention {
+    kv_cache: Option<(Tensor, Tensor)>,
+}
+
+#[contract]
+impl CachedAttention {
+    #[contract(
+        q: f32[B, H, T, D],
+        k: f32[B, H, T, D],
+        mask: f32[T, P + T],
+        return: f32[B, H, T, P + T],
+    )]
+    fn scores(&mut self, q: &Tensor, k: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let k = match &self.kv_cache {
+            None => k.clone(),
+            Some((prev_k, _)) => Tensor::cat(&[prev_k, k], 2)?,
+        };
+        self.kv_cache = Some((k.clone(), k.clone()));
+        q.matmul(&k.t()?)?.broadcast_add(mask)
+    }
+}
+
+#[test]
+fn an_empty_cache_binds_its_length_to_0() {
+    let mut attn = CachedAttention { kv_cache: None };
+    // The first step: no cache, a `[T, T]` mask.
+    let scores = attn
+        .scores(
+            &zeros(&[1, 2, 3, 4]),
+            &zeros(&[1, 2, 3, 4]),
+            &zeros(&[3, 3]),
+        )
+        .unwrap();
+    assert_eq!(scores.dims(), &[1, 2, 3, 3]);
+    // The next: 3 cached positions and one new one.
+    let scores = attn
+        .scores(
+            &zeros(&[1, 2, 1, 4]),
+            &zeros(&[1, 2, 1, 4]),
+            &zeros(&[1, 4]),
+        )
+        .unwrap();
+    assert_eq!(scores.dims(), &[1, 2, 1, 4]);
+}
+
+#[test]
+fn a_mask_for_a_cache_that_is_empty_is_named_before_the_body_runs() {
+    let mut attn = CachedAttention { kv_cache: None };
+    // A mask built as if 5 positions were cached: without `else P = 0` nothing binds `P`.
+    let error = attn
+        .scores(
+            &zeros(&[1, 2, 3, 4]),
+            &zeros(&[1, 2, 3, 4]),
+            &zeros(&[3, 8]),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("dim 1 is 8 but P + T = 3 with P = 0 (bound by `self.kv_cache?.0 is None`)"),
+        "{error}"
+    );
+    assert!(attn.kv_cache.is_none(), "the body did not run");
+    // With a cache, its length binds `P` as before.
+    attn.kv_cache = Some((zeros(&[1, 2, 5, 4]), zeros(&[1, 2, 5, 4])));
+    let error = attn
+        .scores(
+            &zeros(&[1, 2, 3, 4]),
+            &zeros(&[1, 2, 3, 4]),
+            &zeros(&[3, 3]),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("P = 5 (bound by `self.kv_cache?.0` dim 2)"),
+        "{error}"
+    );
+}
+
+/// Qwen3's attention, cut down: a candle-nn `ConcatKvCache` on the sequence dim.
+struct Concat {
+    cache: ConcatKvCache,
+}
+
+impl Concat {
+    #[contract(
+        k: f32[B, H, T, D],
+        v: f32[B, H, T, D],
+        self.cache.current_seq_len() = P,
+        self.cache.v()?: f32[B, H, P, D] else P = 0,
+        return.0: f32[B, H, P + T, D],
+        return.1: f32[B, H, P + T, D],
+    )]
+    fn step(&mut self, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
+        self.cache.append(k, v)
+    }
+}
+
+#[test]
+fn a_concat_cache_states_its_values() {
+    let mut concat = Concat {
+        cache: ConcatKvCache::new(2),
+    };
+    let (k, v) = concat
+        .step(&zeros(&[1, 2, 3, 4]), &zeros(&[1, 2, 3, 4]))
+        .unwrap();
+    assert_eq!((k.dims(), v.dims()), (&[1, 2, 3, 4][..], &[1, 2, 3, 4][..]));
+    let (k, v) = concat
+        .step(&zeros(&[1, 2, 1, 4]), &zeros(&[1, 2, 1, 4]))
+        .unwrap();
+    assert_eq!((k.dims(), v.dims()), (&[1, 2, 4, 4][..], &[1, 2, 4, 4][..]));
+    // Values appended apart from the keys: named before the next step.
+    *concat.cache.v_mut().unwrap() = zeros(&[1, 2, 7, 4]);
+    let error = concat
+        .step(&zeros(&[1, 2, 1, 4]), &zeros(&[1, 2, 1, 4]))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("`self.cache.v()?`"), "{error}");
+    assert!(
+        error.contains("P = 4 (bound by `self.cache.current_seq_len()`)"),
+        "{error}"
+    );
+}
+
+struct Mlp {
+    act_fn: Activation,
+}
+
+#[contract]
+impl Mlp {
+    #[contract(xs: f32[B, I], self.act_fn != Swiglu, return: f32[B, I])]
+    fn gate(&self, xs: &Tensor) -> Result<Tensor> {
+        (xs.apply(&self.act_fn)? * xs)?.contiguous()
+    }
+}
+
+#[contract(act_fn != Swiglu)]
+struct Gated {
+    act_fn: Activation,
+}
+
+#[contract]
+impl Gated {
+    #[contract(xs: f32[B, I], return: f32[B, I])]
+    fn gate(&self, xs: &Tensor) -> Result<Tensor> {
+        xs.apply(&self.act_fn)? * xs
+    }
+}
+
+#[test]
+fn an_activation_other_than_swiglu_runs() {
+    for act_fn in [
+        Activation::Silu,
+        Activation::GeluPytorchTanh,
+        Activation::Relu,
+    ] {
+        let mlp = Mlp { act_fn };
+        assert_eq!(mlp.gate(&zeros(&[2, 6])).unwrap().dims(), &[2, 6]);
+        let gated = Gated { act_fn };
+        assert_eq!(gated.gate(&zeros(&[2, 6])).unwrap().dims(), &[2, 6]);
+    }
+}
+
+#[test]
+fn swiglu_is_named_before_the_body_runs() {
+    let mlp = Mlp {
+        act_fn: Activation::Swiglu,
+    };
+    let error = mlp.gate(&zeros(&[2, 6])).unwrap_err().to_string();
+    assert!(error.contains("self.act_fn != Swiglu"), "{error}");
+    assert!(
+        error.contains("`self.act_fn` is `Swiglu`, which halves the last dim"),
+        "{error}"
+    );
+    let gated = Gated {
+        act_fn: Activation::Swiglu,
+    };
+    let error = gated.gate(&zeros(&[2, 6])).unwrap_err().to_string();
+    assert!(error.contains("`self.act_fn` is `Swiglu`"), "{error}");
+}
