@@ -3652,6 +3652,12 @@ impl<'a> Walker<'a> {
                 }
                 value
             }
+            // `while true { .. }` leaves as a `loop` does: only by `break` or `return`.
+            syn::Expr::While(w) if matches!(unparen(&w.cond),
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) if b.value) =>
+            {
+                self.endless_loop(&w.body)
+            }
             syn::Expr::While(w) => {
                 let mut changed = self.changes();
                 changed.visit_expr(&w.cond);
@@ -3685,35 +3691,7 @@ impl<'a> Walker<'a> {
                 }
                 Value::Other
             }
-            syn::Expr::Loop(l) => {
-                let mut changed = self.changes();
-                changed.visit_block(&l.body);
-                self.forget(&changed);
-                let outer = (
-                    std::mem::take(&mut self.live_break),
-                    std::mem::take(&mut self.live_continue),
-                );
-                self.block(&l.body);
-                let breaks = self.live_break;
-                (self.live_break, self.live_continue) = outer;
-                self.forget(&changed);
-                // A `loop` no `break` leaves (in a macro's tokens neither), or whose every
-                // `break` is after a statement that never completes on every pass (`loop {
-                // if x.rank() < 2 { return .. } break; }` of a known rank): nothing after it
-                // runs (a `return` or `?` in it leaves the function).
-                match (may_break(&l.body) && breaks, self.hidden_jump(&l.body)) {
-                    (true, _) => Value::Other,
-                    // Only a macro of the crate's (`stop!()`), or a labelled `break`, may leave
-                    // it: its value is unknown, and what follows may never run.
-                    (false, true) => {
-                        if self.on_every_path() {
-                            self.left_on_a_shape = true;
-                        }
-                        Value::Other
-                    }
-                    (false, false) => Value::Never,
-                }
-            }
+            syn::Expr::Loop(l) => self.endless_loop(&l.body),
             syn::Expr::Closure(c) => {
                 let layer_body = std::mem::take(&mut self.next_is_layer_body);
                 let mut changed = self.changes();
@@ -4053,6 +4031,37 @@ impl<'a> Walker<'a> {
         match text.split_once('.') {
             None => self.lookup(&text)?.origin.clone(),
             Some(_) => self.subjects.get(&text)?.1.clone(),
+        }
+    }
+
+    /// A `loop` (or `while true`): what follows runs only after a `break`.
+    fn endless_loop(&mut self, body: &syn::Block) -> Value {
+        let mut changed = self.changes();
+        changed.visit_block(body);
+        self.forget(&changed);
+        let outer = (
+            std::mem::take(&mut self.live_break),
+            std::mem::take(&mut self.live_continue),
+        );
+        self.block(body);
+        let breaks = self.live_break;
+        (self.live_break, self.live_continue) = outer;
+        self.forget(&changed);
+        // A `loop` no `break` leaves (in a macro's tokens neither), or whose every `break` is
+        // after a statement that never completes on every pass (`loop { if x.rank() < 2 {
+        // return .. } break; }` of a known rank): nothing after it runs (a `return` or `?` in
+        // it leaves the function).
+        match (may_break(body) && breaks, self.hidden_jump(body)) {
+            (true, _) => Value::Other,
+            // Only a macro of the crate's (`stop!()`), or a labelled `break`, may leave it: its
+            // value is unknown, and what follows may never run.
+            (false, true) => {
+                if self.on_every_path() {
+                    self.left_on_a_shape = true;
+                }
+                Value::Other
+            }
+            (false, false) => Value::Never,
         }
     }
 

@@ -9284,6 +9284,15 @@ pub fn spins(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 
 #[contract(x: f32[N, 4], y: f32[N, 3])]
+pub fn while_true(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    #[allow(while_true)]
+    while true {
+        return Ok(x.clone());
+    }
+    x.add(y)
+}
+
+#[contract(x: f32[N, 4], y: f32[N, 3])]
 pub fn flag_may_change(x: &Tensor, y: &Tensor, k: usize) -> Result<Tensor> {
     let mut flag = true;
     if k > 3 {
@@ -9316,7 +9325,7 @@ pub fn loop_breaks(x: &Tensor, y: &Tensor) -> Result<Tensor> {
         .collect();
     assert_eq!(
         sites,
-        ["--> src/lib.rs:36:11", "--> src/lib.rs:48:11"],
+        ["--> src/lib.rs:45:11", "--> src/lib.rs:57:11"],
         "{stderr}"
     );
 }
