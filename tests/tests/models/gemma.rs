@@ -243,11 +243,11 @@ impl Attention {
         })
     }
 
-    // `T >= 1` (each step adds a position) makes the mask's broadcast `P + T` either way.
+    // `P` is the cached length, 0 before the first step (`else P = 0`): the mask covers the
+    // cached positions and the new ones.
     #[contract(
         xs: f32[B, T, E],
         attention_mask: f32[B, 1, T, P + T],
-        T >= 1,
         return: f32[B, T, E],
     )]
     fn forward(

@@ -215,13 +215,11 @@ impl Attention {
         })
     }
 
-    // `P` is the cached length (the struct's `kv_cache?` clauses): without a cache the mask's
-    // last dim is not checked.
-    // `T >= 1` (each step adds a position) makes the mask's broadcast `P + T` either way.
+    // `P` is the cached length (the struct's `kv_cache?` clauses), 0 before the first step
+    // (`else P = 0`): the mask covers the cached positions and the new ones.
     #[contract(
         xs: f32[B, T, E],
         attention_mask: f32[B, 1, T, P + T],
-        T >= 1,
         return: f32[B, T, E],
     )]
     fn forward(
