@@ -3653,7 +3653,8 @@ impl<'a> Walker<'a> {
                 value
             }
             // `while true { .. }` leaves as a `loop` does: only by `break` or `return`.
-            syn::Expr::While(w) if matches!(unparen(&w.cond),
+            syn::Expr::While(w)
+                if matches!(unparen(&w.cond),
                 syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) if b.value) =>
             {
                 self.endless_loop(&w.body)
@@ -10991,7 +10992,10 @@ fn method_why(call: &syn::ExprMethodCall, name: &str, receiver: &Value, args: &[
         // candle-nn's kv cache: every dim but the one it grows on is its input's.
         Value::External(path) if name == "append" && KV_CACHES.contains(&path.as_str()) => {
             format!(
-                "`{}.append(..)` holds every step so far: how many is not followed",
+                "`{}.append(..)` holds every step so far: how many is followed only where the \
+                 contract states `current_seq_len() = P` (for a `ConcatKvCache`'s values, \
+                 `v()?: .. else P = 0` too) and a constructor in sight gives the dim it grows on \
+                 (`ConcatKvCache::new(2)` for a field no other code may build)",
                 quoted(&call.receiver)
             )
         }

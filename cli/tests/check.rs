@@ -6287,6 +6287,16 @@ fn else_gives_an_empty_cache_no_step() {
             .any(|row| row == "64 v f32[B, 4, _, 8] append"),
         "{without:?}"
     );
+    let (_, stdout, _) = run(
+        &dir,
+        &["shapes", "src/lib.rs:Attention::concat_without_else"],
+    );
+    assert!(
+        stdout.contains(
+            "how many is followed only where the contract states `current_seq_len() = P`"
+        ),
+        "{stdout}"
+    );
     // The keys are `P + T` on both branches, as long as the mask: reading past it is certain
     // to fail.
     let (code, _, stderr) = run(&dir, &["check", "."]);

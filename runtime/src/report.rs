@@ -440,6 +440,12 @@ pub(crate) fn relation(
                 format!("`{field}` is {}", lhs != 0)
             } else if let Some(field) = spec.text_of(relation.text).strip_suffix(" != Swiglu") {
                 format!("`{field}` is `Swiglu`, which halves the last dim")
+            } else if let Some((path, dim)) = spec
+                .text_of(relation.text)
+                .strip_suffix(" = 0")
+                .and_then(|text| text.split_once(" else "))
+            {
+                format!("`{path}` is `None`, and `{dim}` is {lhs}")
             } else if simple(relation.lhs) && simple(relation.rhs) {
                 String::new()
             } else {

@@ -2074,3 +2074,59 @@ fn grouped_convolution_layers_agree_with_candle() {
         .is_err()
     );
 }
+
+/// candle-nn's `Linear` against the layer rule, every rank from 0 to 6, with and without a
+/// bias, contiguous or not: where the rule says a mismatch is certain, candle fails; where it
+/// gives a type, candle gives those dims.
+#[test]
+fn linear_layers_agree_with_candle_on_every_rank() {
+    use candle_contracts_shapes::rules::layer::{self, Layer};
+    use candle_core::Module;
+    let weight = Tensor::ones((3, 4), CandleDType::F32, &Device::Cpu).unwrap();
+    let bias = Tensor::ones(3, CandleDType::F32, &Device::Cpu).unwrap();
+    for rank in 0..=6usize {
+        let mut dims = vec![2usize; rank];
+        if let Some(last) = dims.last_mut() {
+            *last = 4;
+        }
+        let x = Tensor::ones(dims.as_slice(), CandleDType::F32, &Device::Cpu).unwrap();
+        // The same dims, not contiguous: candle-nn takes another path for it.
+        let strided = (rank >= 2).then(|| {
+            let mut swapped = dims.clone();
+            swapped.swap(0, 1);
+            Tensor::ones(swapped.as_slice(), CandleDType::F32, &Device::Cpu)
+                .unwrap()
+                .transpose(0, 1)
+                .unwrap()
+        });
+        let text: Vec<String> = dims.iter().map(ToString::to_string).collect();
+        let rule = layer::forward(
+            Layer::Linear,
+            &tensor_type(&format!("f32[{}]", text.join(", "))),
+            &tensor_type("f32[3, 4]"),
+        );
+        for with_bias in [None, Some(bias.clone())] {
+            let linear = candle_nn::Linear::new(weight.clone(), with_bias);
+            for input in [Some(&x), strided.as_ref()].into_iter().flatten() {
+                match (&rule, linear.forward(input)) {
+                    (Err(_), Err(_)) => {}
+                    (Ok(t), Ok(y)) => {
+                        let expected: Vec<u64> = t
+                            .shape
+                            .dims()
+                            .expect("a rank")
+                            .iter()
+                            .map(|d| d.as_literal().expect("a size"))
+                            .collect();
+                        let found: Vec<u64> = y.dims().iter().map(|&d| d as u64).collect();
+                        assert_eq!(expected, found, "rank {rank}");
+                    }
+                    // A layout candle's matmul does not take (a batch of strided rows) is no
+                    // shape's.
+                    (Ok(_), Err(e)) if format!("{e:?}").contains("MatMulUnexpectedStriding") => {}
+                    (rule, candle) => panic!("rank {rank}: rule {rule:?}, candle {candle:?}"),
+                }
+            }
+        }
+    }
+}

@@ -4,6 +4,7 @@ use candle_core::{Result, Tensor};
 struct Attention {
     kv_cache: Option<(Tensor, Tensor)>,
     k: Tensor,
+    proj: Option<candle_nn::Linear>,
 }
 
 impl Attention {
@@ -29,6 +30,24 @@ impl Attention {
     #[contract(self.kv_cache?.0: f32[N, P] else Q = 0)]
     fn other_dim(&self) -> Result<usize> {
         Ok(self.kv_cache.is_some() as usize)
+    }
+
+    // `P` in an expression: the dim `else` sizes stands alone in the shape.
+    #[contract(self.kv_cache?.0: f32[N, P + 1] else P = 0)]
+    fn in_expression(&self) -> Result<usize> {
+        Ok(self.kv_cache.is_some() as usize)
+    }
+
+    // A layer clause states a layer's sizes only.
+    #[contract(self.proj?: Linear[E -> P] else P = 0)]
+    fn layer(&self) -> Result<usize> {
+        Ok(self.proj.is_some() as usize)
+    }
+
+    // A const generic is no dim: its value is the caller's.
+    #[contract(self.kv_cache?.0: f32[N, P] else P = 0)]
+    fn generic<const P: usize>(&self) -> Result<usize> {
+        Ok(self.kv_cache.is_some() as usize + P)
     }
 
     // Written as a relation.

@@ -27,6 +27,12 @@ impl Mlp {
         x.dim(0)
     }
 
+    // Without `self.`: read as a relation between dims, it says what to write.
+    #[contract(x: f32[N], act != Swiglu)]
+    fn unprefixed(&self, x: &Tensor) -> Result<usize> {
+        x.dim(0)
+    }
+
     // A path from another parameter.
     #[contract(x: f32[N], other.act != Swiglu)]
     fn other(&self, x: &Tensor, other: &Mlp) -> Result<usize> {

@@ -95,7 +95,11 @@ pub fn method_clauses(
                 let differs = punct(next, '!')
                     && punct(trees.get(2), '=')
                     && matches!(trees.get(3), Some(TokenTree::Ident(v))
-                        if v == "Swiglu" || (is_field && ACTIVATIONS.iter().any(|a| v == a)));
+                        if v == "Swiglu"
+                            || (is_field
+                                && (v == "Activation"
+                                    || v == "candle_nn"
+                                    || ACTIVATIONS.iter().any(|a| v == a))));
                 if is_field && (starts_path || binds || differs) {
                     let self_token = Ident::new("self", ident.span());
                     out.extend(quote!(#self_token .));

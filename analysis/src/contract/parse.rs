@@ -547,6 +547,21 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
     {
         let lhs = parse_dim_expr(input)?;
         let op = parse_cmp_op(input)?;
+        // `act != Swiglu`: an activation's clause, written without `self.`.
+        if matches!(op, CmpOp::Ne)
+            && input
+                .fork()
+                .call(Ident::parse_any)
+                .is_ok_and(|ident| ident == "Swiglu")
+        {
+            return Err(syn::Error::new(
+                start,
+                format!(
+                    "`!= Swiglu` states an `Activation` field of `self`: write `self.{lhs} != \
+                     Swiglu` (in a struct contract, the field's name)"
+                ),
+            ));
+        }
         let rhs = parse_dim_expr(input)?;
         expect_end(input, "after the relation")?;
         return Ok(Clause::Relation(Relation { lhs, op, rhs }));
@@ -615,12 +630,19 @@ fn not_swiglu(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::Res
         ));
     }
     input.parse::<Token![!=]>()?;
-    let variant: Ident = input.call(Ident::parse_any).map_err(|e| {
+    // `Swiglu`, or a path to it (`Activation::Swiglu`).
+    let path = input.call(syn::Path::parse_mod_style).map_err(|e| {
         syn::Error::new(
             e.span(),
             "after `!=` comes `Swiglu`: `self.act_fn != Swiglu`",
         )
     })?;
+    let Some(variant) = path.segments.last().map(|segment| segment.ident.clone()) else {
+        return Err(syn::Error::new(
+            start,
+            "after `!=` comes `Swiglu`: `self.act_fn != Swiglu`",
+        ));
+    };
     if variant != "Swiglu" {
         return Err(syn::Error::new(
             variant.span(),
@@ -655,6 +677,13 @@ const LAYERS: &[(&str, &str)] = &[
 fn tensor_clause(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::Result<Clause> {
     input.parse::<Token![:]>()?;
     if is_layer_clause(input) {
+        if has_else(input) {
+            return Err(syn::Error::new(
+                start,
+                "`else P = 0` follows a tensor clause through `?` (`self.kv_cache?.0: f32[B, \
+                 P, D] else P = 0`); a layer clause states the layer's sizes only",
+            ));
+        }
         let (spec, accessor) = parse_layer_spec(input)?;
         let subject = match subject {
             Subject::Param(root) => Subject::Field {
@@ -776,13 +805,23 @@ fn absent_zero(
         .iter()
         .any(|d| matches!(d, Dim::Named(name) if name.unraw() == dim.unraw()));
     if !named {
+        let word = dim.unraw().to_string();
+        let in_expression = spec.shape.dims.iter().any(|d| {
+            matches!(d, Dim::Expr(expr) if expr
+                .to_string()
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|part| part == word))
+        });
+        let why = match in_expression {
+            true => {
+                "stands in an expression of the shape: `else` gives the size of a dim the \
+                     shape names alone (`f32[B, P, D]`)"
+            }
+            false => "is no dim of the shape: `else` gives the size of one of its named dims",
+        };
         return Err(syn::Error::new(
             dim.span(),
-            format!(
-                "`{}` is no dim of `{subject}`'s shape: `else` gives the size of one of its \
-                 named dims",
-                dim.unraw()
-            ),
+            format!("`{word}` {why}, in `{subject}`"),
         ));
     }
     Ok(dim)

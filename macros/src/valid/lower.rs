@@ -160,7 +160,9 @@ pub fn validate(clauses: &[Clause], cx: &Context, cx_errors: &Ctxt) -> Plan {
         ));
     }
     for (index, clause) in absent {
-        planned.extend(plan_absent_zero(&mut dims, index, clause, &mut text));
+        planned.extend(plan_absent_zero(
+            cx_errors, &mut dims, index, clause, &mut text,
+        ));
     }
     for relation in &relations {
         planned.push(plan_relation(cx_errors, cx, &mut dims, relation, &mut text));
@@ -412,6 +414,7 @@ fn plan_not_swiglu(
 /// any tensor is read: `P` is 0 where the clause's held path (input `index`) found `None`,
 /// and nothing is bound otherwise (the tensor binds it).
 fn plan_absent_zero(
+    cx_errors: &Ctxt,
     dims: &mut Dims,
     index: usize,
     clause: &TensorClause,
@@ -419,7 +422,18 @@ fn plan_absent_zero(
 ) -> Option<RelationSpec> {
     let dim = clause.absent_zero.as_ref()?;
     let name = dim.unraw().to_string();
-    let id = dims.get(&name)?.index;
+    // The parser took a named dim of the shape: only a const generic is no dim.
+    let Some(info) = dims.get(&name) else {
+        cx_errors.error_at(
+            dim.span(),
+            format!(
+                "`{name}` is a const generic, whose value the caller fixes: `else` gives the \
+                 size of a dim the clause binds"
+            ),
+        );
+        return None;
+    };
+    let id = info.index;
     let held = Ident::new(&format!("__cc_held_{index}"), Span::mixed_site());
     let path = clause.subject.to_string();
     dims.in_shape = true;

@@ -2,6 +2,9 @@
 //! constant in scope from a dim, and the first pass over a clause's tensors that binds each
 //! name at its first occurrence. `structure.rs` checks against what is bound here.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use candle_core::{Device, Tensor};
 
 use crate::error::{DimBinding, DimSource, Violation};
@@ -31,8 +34,13 @@ impl DimSlot {
         constant: None,
     };
 
+    /// The dim's value: as bound, or a constant's own where no tensor bound it (the clauses
+    /// that name it alone were skipped, an `Option` argument being `None`).
     pub(super) fn get(&self) -> Option<usize> {
-        (self.clause != UNBOUND && self.source != DimSource::UnknownConstant).then_some(self.value)
+        if self.clause != UNBOUND {
+            return (self.source != DimSource::UnknownConstant).then_some(self.value);
+        }
+        self.constant.and_then(cached_constant_value)
     }
 
     pub(super) fn is_bound(&self) -> bool {
@@ -50,6 +58,19 @@ pub(super) fn is_constant(probe: ConstantProbe) -> bool {
 #[cold]
 pub(super) fn constant_value(probe: ConstantProbe) -> Option<usize> {
     (0..=1u64 << 24).find(|&v| probe(v)).map(|v| v as usize)
+}
+
+/// [`constant_value`], found once per probe (one per constant per call site) in a process.
+fn cached_constant_value(probe: ConstantProbe) -> Option<usize> {
+    static VALUES: OnceLock<Mutex<HashMap<usize, Option<usize>>>> = OnceLock::new();
+    let values = VALUES.get_or_init(Mutex::default);
+    let key = probe as usize;
+    if let Some(value) = values.lock().ok()?.get(&key) {
+        return *value;
+    }
+    let value = constant_value(probe);
+    values.lock().ok()?.insert(key, value);
+    value
 }
 
 /// The tensors of one clause, with their element index for a sequence.
@@ -191,7 +212,8 @@ impl Checker<'_, '_> {
                 continue;
             };
             let slot = &mut self.bindings.dims[usize::from(*id)];
-            if slot.is_bound() {
+            // A constant's name is its value: the relation compares with it.
+            if slot.is_bound() || slot.constant.is_some() {
                 continue;
             }
             if let Ok(Some(size)) = crate::dims::scope_value(self.values, *value)
@@ -259,7 +281,14 @@ fn clause_name(spec: &ContractSpec, index: u16) -> &'static str {
 /// A bound dim's value and where it came from, for messages.
 pub(super) fn binding_of(spec: &ContractSpec, slot: &DimSlot, dim: u16) -> Option<DimBinding> {
     if !slot.is_bound() {
-        return None;
+        // A constant no tensor bound is still its value.
+        return slot.get().map(|value| DimBinding {
+            name: spec.dims[usize::from(dim)],
+            value,
+            bound_by: "",
+            axis: 0,
+            source: DimSource::Constant,
+        });
     }
     // A field's binding keeps the index of the field's value in `clause`.
     let bound_by = match slot.source {

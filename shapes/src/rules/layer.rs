@@ -230,6 +230,23 @@ pub fn forward_with(
                     ));
                 }
             };
+            // candle-nn 0.11 takes `[B1, B2, M, K]`, `[B, M, K]` or a matrix: another rank
+            // (a vector, rank 5) fails in its `matmul`, for every size.
+            if let Rank::Exactly(rank) = xs.shape.rank()
+                && !(2..=4).contains(&rank)
+            {
+                return Err(Box::new(Mismatch {
+                    op: layer.op().to_string(),
+                    argument: Argument::Position(0),
+                    expected: format!("xs: a tensor of rank 2, 3 or 4, `[.., {inner}]`"),
+                    found: xs.to_string(),
+                    help: None,
+                    reason: Reason::Other(format!(
+                        "rank {rank} given: candle's `Linear` multiplies a matrix, or a batch of \
+                         one or two leading dims"
+                    )),
+                }));
+            }
             // candle-nn: `x.matmul(&w.t())` (broadcast over the leading dims), then
             // `broadcast_add(bias)`: a bias of another size widens an output of 1.
             check_last(layer, xs, weight, &inner)?;
@@ -582,6 +599,16 @@ mod tests {
         assert_eq!(y.to_string(), "f32[.., OUT]");
         // Two different names may be equal: no claim.
         assert!(forward(Layer::Linear, &t("f32[B, D]"), &w).is_ok());
+        // candle-nn 0.11's `matmul` takes neither a vector nor a rank 5 input.
+        for input in ["f32[D]", "f32[A, B, C, T, D]"] {
+            let error = forward(Layer::Linear, &t(input), &w).unwrap_err();
+            assert!(
+                matches!(error.reason, Reason::Other(_)),
+                "{input}: {error:?}"
+            );
+        }
+        assert!(forward(Layer::Linear, &t("f32[A, B, T, D]"), &w).is_ok());
+        assert!(forward(Layer::Linear, &t("f32[*S, D]"), &w).is_ok());
         assert!(forward(Layer::Linear, &t("u32[B, E]"), &w).is_err());
     }
 

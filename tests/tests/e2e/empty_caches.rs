@@ -149,9 +149,15 @@ impl Mlp {
     fn gate(&self, xs: &Tensor) -> Result<Tensor> {
         (xs.apply(&self.act_fn)? * xs)?.contiguous()
     }
+
+    /// The variant by its path, as a `match` names it.
+    #[contract(xs: f32[B, I], self.act_fn != candle_nn::Activation::Swiglu)]
+    fn gate_by_path(&self, xs: &Tensor) -> Result<Tensor> {
+        xs.apply(&self.act_fn)? * xs
+    }
 }
 
-#[contract(act_fn != Swiglu)]
+#[contract(act_fn != Activation::Swiglu)]
 struct Gated {
     act_fn: Activation,
 }
@@ -173,6 +179,7 @@ fn an_activation_other_than_swiglu_runs() {
     ] {
         let mlp = Mlp { act_fn };
         assert_eq!(mlp.gate(&zeros(&[2, 6])).unwrap().dims(), &[2, 6]);
+        assert_eq!(mlp.gate_by_path(&zeros(&[2, 6])).unwrap().dims(), &[2, 6]);
         let gated = Gated { act_fn };
         assert_eq!(gated.gate(&zeros(&[2, 6])).unwrap().dims(), &[2, 6]);
     }
@@ -185,6 +192,8 @@ fn swiglu_is_named_before_the_body_runs() {
     };
     let error = mlp.gate(&zeros(&[2, 6])).unwrap_err().to_string();
     assert!(error.contains("self.act_fn != Swiglu"), "{error}");
+    let error = mlp.gate_by_path(&zeros(&[2, 6])).unwrap_err().to_string();
+    assert!(error.contains("`self.act_fn` is `Swiglu`"), "{error}");
     assert!(
         error.contains("`self.act_fn` is `Swiglu`, which halves the last dim"),
         "{error}"
@@ -194,4 +203,55 @@ fn swiglu_is_named_before_the_body_runs() {
     };
     let error = gated.gate(&zeros(&[2, 6])).unwrap_err().to_string();
     assert!(error.contains("`self.act_fn` is `Swiglu`"), "{error}");
+}
+
+/// A dim named like a constant in scope is the constant's value, never a new dim: where the
+/// only tensor that names it alone is absent, the expressions that use it still compare with
+/// it, and `else P = 0` cannot make it 0.
+mod constant_dim {
+    use super::zeros;
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    const P: usize = 3;
+
+    #[contract(mask: f32[T, P + T], past: f32[P])]
+    fn with_past(mask: &Tensor, past: Option<&Tensor>) -> Result<usize> {
+        let _ = past;
+        mask.dim(1)
+    }
+
+    struct Cached {
+        kv_cache: Option<(Tensor, Tensor)>,
+    }
+
+    impl Cached {
+        #[contract(mask: f32[T, P + T], self.kv_cache?.0: f32[P, D] else P = 0)]
+        fn scores(&self, mask: &Tensor) -> Result<usize> {
+            let _ = &self.kv_cache;
+            mask.dim(1)
+        }
+    }
+
+    #[test]
+    fn a_constant_is_its_value_where_the_tensor_naming_it_is_absent() {
+        assert_eq!(with_past(&zeros(&[2, 5]), None).unwrap(), 5);
+        let error = with_past(&zeros(&[2, 2]), None).unwrap_err().to_string();
+        assert!(error.contains("dim 1 is 2 but P + T = 5"), "{error}");
+        assert!(error.contains("P = 3 (a constant)"), "{error}");
+    }
+
+    #[test]
+    fn else_cannot_rebind_a_constant() {
+        let cached = Cached { kv_cache: None };
+        let error = cached.scores(&zeros(&[2, 2])).unwrap_err().to_string();
+        assert!(
+            error.contains("`self.kv_cache?.0` is `None`, and `P` is 3"),
+            "{error}"
+        );
+        let cached = Cached {
+            kv_cache: Some((zeros(&[3, 4]), zeros(&[3, 4]))),
+        };
+        assert_eq!(cached.scores(&zeros(&[2, 5])).unwrap(), 5);
+    }
 }
