@@ -113,7 +113,8 @@ struct Cli {
 /// What to do.
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Report every call in a contracted function that is certain to fail: exit 1 if any.
+    /// Report every call certain to fail, in a contracted function or into one from code
+    /// without a contract (`main`, a data loader) that takes its success: exit 1 if any.
     ///
     /// With `--message-format json`: run `cargo check --message-format=json` in PATH's
     /// directory with the arguments after `--`, forward its lines to standard output, add each
