@@ -6,11 +6,11 @@ use candle_core::{Device, Tensor};
 
 use crate::dims::ArithmeticError;
 use crate::error::{
-    Counts, DimBinding, Rule, Value, Violation, format_dims, format_run, join_elided,
+    Counts, DimBinding, DimSource, Rule, Value, Violation, format_dims, format_run, join_elided,
 };
 use crate::help;
 use crate::rule::{Details, Ignore, Num, Resolved, Used};
-use crate::spec::{ClauseSpec, ContractSpec, DimSpec, RelationSpec, Subject, ValueSpec};
+use crate::spec::{ClauseSpec, CmpOp, ContractSpec, DimSpec, RelationSpec, Subject, ValueSpec};
 
 /// `cpu`, `cuda:0`, `metal:0`.
 pub(crate) fn device_name(device: &Device) -> String {
@@ -427,7 +427,22 @@ pub(crate) fn relation(
     found: RelationFound,
     names: Vec<DimBinding>,
 ) -> Violation {
+    let text = spec.text_of(relation.text);
+    // `self.act_fn != Swiglu`, planned as `{is Swiglu} == 0` (a relation written `!=` is a
+    // user's, between numbers).
+    let activation = (relation.op == CmpOp::Eq)
+        .then(|| text.strip_suffix(" != Swiglu"))
+        .flatten();
+    // `self.kv_cache?.0: .. else P = 0`, planned as `P == {0 where None}`.
+    let absent = relation
+        .binds
+        .then(|| text.strip_suffix(" = 0")?.split_once(" else "))
+        .flatten();
     let found = match found {
+        // A field binding (`self.n = N`) is planned as `N == {self.n}`: told as written.
+        RelationFound::Sides(lhs, rhs) if relation.binds && absent.is_none() => {
+            format!("left side is {rhs}, right side is {lhs}")
+        }
         RelationFound::Sides(lhs, rhs) => {
             let simple = |ops: &[crate::spec::ExprOp]| {
                 matches!(
@@ -438,13 +453,9 @@ pub(crate) fn relation(
             // `self.multi_query = true`: a `bool` field, read as 0 or 1.
             if let Some(field) = flag_field(spec.text_of(relation.text)) {
                 format!("`{field}` is {}", lhs != 0)
-            } else if let Some(field) = spec.text_of(relation.text).strip_suffix(" != Swiglu") {
+            } else if let Some(field) = activation {
                 format!("`{field}` is `Swiglu`, which halves the last dim")
-            } else if let Some((path, dim)) = spec
-                .text_of(relation.text)
-                .strip_suffix(" = 0")
-                .and_then(|text| text.split_once(" else "))
-            {
+            } else if let Some((path, dim)) = absent {
                 format!("`{path}` is `None`, and `{dim}` is {lhs}")
             } else if simple(relation.lhs) && simple(relation.rhs) {
                 String::new()
@@ -460,10 +471,16 @@ pub(crate) fn relation(
         spec.text_of(relation.text).to_string(),
         found,
     );
-    // A flag's or an activation's own value is the message; it binds no dim.
-    let text = spec.text_of(relation.text);
-    if flag_field(text).is_none() && !text.ends_with(" != Swiglu") {
-        violation.bound_dims = names;
+    // A flag's or an activation's own value is the message; it binds no dim. An absent path's
+    // 0 is said in the message, not as a value from scope.
+    if flag_field(text).is_none() && activation.is_none() {
+        violation.bound_dims = match absent {
+            Some(_) => names
+                .into_iter()
+                .filter(|name| name.source != DimSource::Scope)
+                .collect(),
+            None => names,
+        };
     }
     violation
 }

@@ -141,6 +141,17 @@ fn a_dtype_mismatch_suggests_converting_either_side() {
         mismatch.help("v").as_deref(),
         Some("convert it: `&v.to_dtype(DType::F16)?`, or `self` to `DType::F32`")
     );
+    // A value converted already: that conversion's dtype is the one to change.
+    assert_eq!(
+        mismatch.help("v.to_dtype(DType::F32)?").as_deref(),
+        Some("convert it: `&v.to_dtype(DType::F16)?`, or `self` to `DType::F32`")
+    );
+    assert_eq!(
+        mismatch
+            .help_for_result("v.to_dtype(DType::F32)")
+            .as_deref(),
+        Some("convert it: `&v.to_dtype(DType::F16)`, or `self` to `DType::F32`")
+    );
     // Two dtypes the argument may have: only the argument's conversion is certain to fit.
     let env = self::env("attend", "p: f16[T, S], v: f32 | bf16 [S, D]");
     let mismatch = method("matmul", &env.get("p"), &[Arg::Tensor(env.get("v"))]).unwrap_err();

@@ -547,8 +547,11 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
     {
         let lhs = parse_dim_expr(input)?;
         let op = parse_cmp_op(input)?;
-        // `act != Swiglu`: an activation's clause, written without `self.`.
+        // `act != Swiglu`: an activation's clause, written without `self.` (a field's name is
+        // lowercase; `N != Swiglu` may compare a dim with a constant).
         if matches!(op, CmpOp::Ne)
+            && matches!(&lhs, DimExpr::Name(name)
+                if name.unraw().to_string().starts_with(|c: char| c.is_lowercase()))
             && input
                 .fork()
                 .call(Ident::parse_any)
@@ -557,8 +560,8 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
             return Err(syn::Error::new(
                 start,
                 format!(
-                    "`!= Swiglu` states an `Activation` field of `self`: write `self.{lhs} != \
-                     Swiglu` (in a struct contract, the field's name)"
+                    "`!= Swiglu` states an `Activation` field of `self`: for a field, write \
+                     `self.{lhs} != Swiglu` (in a struct contract, the field's name)"
                 ),
             ));
         }

@@ -277,6 +277,26 @@ impl Mismatch {
             true => format!("`{borrow}{given}?.{call}`"),
             false => format!("`{borrow}{given}.{call}?`"),
         };
+        // A value converted already (`xs.to_dtype(DType::F32)?`): that conversion's dtype is
+        // the one to change, not one more conversion after it.
+        let convert = |dtype: &DType| {
+            let call = format!("to_dtype(DType::{dtype:?})");
+            let value = given.strip_prefix('&').unwrap_or(given);
+            let value = value.strip_suffix('?').unwrap_or(value);
+            match value.rsplit_once(".to_dtype(") {
+                Some((base, args))
+                    if !base.is_empty()
+                        && args.ends_with(')')
+                        && !args[..args.len() - 1].contains(['(', ')']) =>
+                {
+                    match result {
+                        true => format!("`{borrow}{base}.{call}`"),
+                        false => format!("`{borrow}{base}.{call}?`"),
+                    }
+                }
+                _ => fix(call),
+            }
+        };
         Some(match self.help.as_ref()? {
             Help::Squeeze { dim, last: true } => {
                 format!("squeeze the last dim: {}", fix(format!("squeeze({dim})")))
@@ -287,12 +307,10 @@ impl Mismatch {
             Help::Unsqueeze { dim } => {
                 format!("add a dim of size 1: {}", fix(format!("unsqueeze({dim})")))
             }
-            Help::ToDType(dtype) => {
-                format!("convert it: {}", fix(format!("to_dtype(DType::{dtype:?})")))
-            }
+            Help::ToDType(dtype) => format!("convert it: {}", convert(dtype)),
             Help::FloatsToDType(dtype) => format!(
                 "if it holds whole numbers (ids, class indices), convert it: {}",
-                fix(format!("to_dtype(DType::{dtype:?})"))
+                convert(dtype)
             ),
             // Floats converted to an integer dtype lose their fractions: the other side's
             // integers are converted instead (no code given for this one).
@@ -316,7 +334,7 @@ impl Mismatch {
                 other_dtype,
             } => format!(
                 "convert it: {}, or `{other}` to `DType::{other_dtype:?}`",
-                fix(format!("to_dtype(DType::{dtype:?})"))
+                convert(dtype)
             ),
             Help::Transpose => format!("transpose it: {}", fix("t()".to_string())),
             Help::AtMostItems { rank } => format!(

@@ -233,6 +233,30 @@ mod constant_dim {
         }
     }
 
+    /// A field binding names the constant: the field's value is compared with it.
+    #[contract(n = P)]
+    struct Sized {
+        n: usize,
+    }
+
+    #[contract]
+    impl Sized {
+        #[contract(xs: f32[P])]
+        fn count(&self, xs: &Tensor) -> Result<usize> {
+            xs.dim(0)
+        }
+    }
+
+    #[test]
+    fn a_field_binding_compares_with_a_constant() {
+        assert_eq!(Sized { n: 3 }.count(&zeros(&[3])).unwrap(), 3);
+        let error = Sized { n: 4 }.count(&zeros(&[4])).unwrap_err().to_string();
+        assert!(
+            error.contains("`self.n = P`: does not hold: left side is 4, right side is 3"),
+            "{error}"
+        );
+    }
+
     #[test]
     fn a_constant_is_its_value_where_the_tensor_naming_it_is_absent() {
         assert_eq!(with_past(&zeros(&[2, 5]), None).unwrap(), 5);
@@ -246,12 +270,36 @@ mod constant_dim {
         let cached = Cached { kv_cache: None };
         let error = cached.scores(&zeros(&[2, 2])).unwrap_err().to_string();
         assert!(
-            error.contains("`self.kv_cache?.0` is `None`, and `P` is 3"),
+            error.contains("`self.kv_cache?.0` is `None`, and `P` is 3 with P = 3 (a constant)"),
             "{error}"
         );
+        assert!(!error.contains("is None} = 0"), "{error}");
         let cached = Cached {
             kv_cache: Some((zeros(&[3, 4]), zeros(&[3, 4]))),
         };
         assert_eq!(cached.scores(&zeros(&[2, 5])).unwrap(), 5);
+    }
+}
+
+/// `!= Swiglu` after a dim is a relation: `Swiglu` may be a constant of the user's.
+mod constant_named_swiglu {
+    use super::zeros;
+    use candle_contracts::contract;
+    use candle_core::{Result, Tensor};
+
+    #[allow(non_upper_case_globals)]
+    const Swiglu: usize = 3;
+
+    #[contract(x: f32[N], N != Swiglu)]
+    fn not_three(x: &Tensor) -> Result<usize> {
+        x.dim(0)
+    }
+
+    #[test]
+    fn a_dim_compares_with_a_constant_named_swiglu() {
+        assert_eq!(not_three(&zeros(&[4])).unwrap(), 4);
+        let error = not_three(&zeros(&[3])).unwrap_err().to_string();
+        assert!(error.contains("N != Swiglu"), "{error}");
+        assert!(!error.contains("halves"), "{error}");
     }
 }
