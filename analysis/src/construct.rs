@@ -20,6 +20,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit::Visit;
 
+use crate::contract::syntax::ACTIVATION_VARIANTS;
 use crate::index::{
     DIVERGING_MACROS, EXPRESSION_MACROS, FnDef, FnId, Index, ModId, Resolved, generic_names,
     name_of, token_idents as idents,
@@ -64,26 +65,6 @@ pub enum FieldFact {
     /// Some(position_embeddings)`): where the field is `Some`, it holds that layer.
     Optional(Box<FieldFact>),
 }
-
-/// The variants of candle-nn 0.11's `Activation` (not its functions: `Activation::clone(&a)`
-/// is whichever `a` holds).
-const ACTIVATION_VARIANTS: &[&str] = &[
-    "Gelu",
-    "NewGelu",
-    "Relu",
-    "Relu2",
-    "Relu6",
-    "Silu",
-    "Sigmoid",
-    "HardSigmoid",
-    "Swiglu",
-    "Swish",
-    "Mish",
-    "HardSwish",
-    "Elu",
-    "LeakyRelu",
-    "GeluPytorchTanh",
-];
 
 /// candle-nn 0.11's kv caches whose `new(dim, ..)` takes the dim they grow on first.
 pub const KV_CACHES: &[&str] = &[

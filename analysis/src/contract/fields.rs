@@ -8,26 +8,7 @@ use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::quote;
 
 use super::parse::{is_setting_piece, split_commas, split_settings};
-use super::syntax::kw;
-
-/// The variants of candle-nn 0.11's `Activation`.
-const ACTIVATIONS: &[&str] = &[
-    "Gelu",
-    "NewGelu",
-    "Relu",
-    "Relu2",
-    "Relu6",
-    "Silu",
-    "Sigmoid",
-    "HardSigmoid",
-    "Swiglu",
-    "Swish",
-    "Mish",
-    "HardSwish",
-    "Elu",
-    "LeakyRelu",
-    "GeluPytorchTanh",
-];
+use super::syntax::{ACTIVATION_VARIANTS, kw};
 
 /// Why a struct contract cannot be read as method clauses, and where.
 #[derive(Debug)]
@@ -99,7 +80,7 @@ pub fn method_clauses(
                             || (is_field
                                 && (v == "Activation"
                                     || v == "candle_nn"
-                                    || ACTIVATIONS.iter().any(|a| v == a))));
+                                    || ACTIVATION_VARIANTS.iter().any(|a| v == a))));
                 if is_field && (starts_path || binds || differs) {
                     let self_token = Ident::new("self", ident.span());
                     out.extend(quote!(#self_token .));

@@ -217,6 +217,26 @@ pub struct NotSwiglu {
     pub span: SpanRange,
 }
 
+/// The variants of candle-nn 0.11's `Activation` (not its functions: `Activation::clone(&a)`
+/// is whichever `a` holds).
+pub const ACTIVATION_VARIANTS: &[&str] = &[
+    "Gelu",
+    "NewGelu",
+    "Relu",
+    "Relu2",
+    "Relu6",
+    "Silu",
+    "Sigmoid",
+    "HardSigmoid",
+    "Swiglu",
+    "Swish",
+    "Mish",
+    "HardSwish",
+    "Elu",
+    "LeakyRelu",
+    "GeluPytorchTanh",
+];
+
 /// `crate = ::cc` (or serde's spelling, `crate = "::cc"`): the path the generated code names
 /// the runtime by, for a crate that renames the dependency or reaches it through a re-export.
 #[cfg_attr(feature = "extra-traits", derive(Debug, PartialEq))]
