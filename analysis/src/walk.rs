@@ -1408,18 +1408,20 @@ impl<'a> Walker<'a> {
             .map(|(path, value)| (path, Value::Bool(*value), true));
         // `self.act_fn != Swiglu`: the activation keeps its input's shape, as one every
         // constructor builds as `Activation::Relu` does (see [`Walker::bind_built`]).
+        // Each as the path the guard read, the subject it is held under, and its value.
         let activations = self
             .contract
             .not_swiglu
             .iter()
-            .map(|path| (path, Value::Other, true));
-        let held: Vec<(&String, Value, bool)> = named
+            .map(|path| (path, shape_keeping(path), Value::Other, true));
+        let held: Vec<(&String, String, Value, bool)> = named
             .map(|(path, dim, shared_only)| (path, Value::Int(dim), shared_only))
             .chain(numbers)
             .chain(flags)
+            .map(|(path, value, shared_only)| (path, path.clone(), value, shared_only))
             .chain(activations)
             .collect();
-        for (path, value, shared_only) in held {
+        for (path, subject, value, shared_only) in held {
             let root = path.split('.').next().unwrap_or("");
             // `{self.k()} == 1` holds when the guard reads it; a method of the crate's may
             // give another value in the body.
@@ -1429,11 +1431,6 @@ impl<'a> Walker<'a> {
                 && self.stable_path(path)
             {
                 let origin = Some(Origin::Clause(path.clone()));
-                let subject = match value {
-                    // An activation's, under its own subject.
-                    Value::Other => shape_keeping(path),
-                    _ => path.clone(),
-                };
                 self.subjects.insert(subject, (value, origin));
             }
         }

@@ -575,11 +575,16 @@ fn parse_clause(input: ParseStream<'_>) -> syn::Result<Clause> {
     ))
 }
 
+/// Whether a subject is a path of fields and argument-less methods from `self` (what a field
+/// binding, a flag or an activation's clause states).
+fn is_self_field_path(subject: &Subject) -> bool {
+    matches!(subject, Subject::Field { root, steps }
+        if root == "self" && steps.iter().all(|s| matches!(s, FieldStep::Member { .. })))
+}
+
 /// The rest of `self.n_head = H` after its subject: the dim an integer field's value names.
 fn field_binding(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::Result<Clause> {
-    let plain = matches!(&subject, Subject::Field { root, steps }
-        if root == "self" && steps.iter().all(|s| matches!(s, FieldStep::Member { .. })));
-    if !plain {
+    if !is_self_field_path(&subject) {
         return Err(syn::Error::new(
             start,
             "a field's value, a dim (`self.n_head = H`) or a `bool` (`self.multi_query = true`), \
@@ -623,9 +628,7 @@ fn field_binding(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::
 /// The rest of `self.act_fn != Swiglu` after its subject: an `Activation` field that keeps
 /// its input's shape.
 fn not_swiglu(input: ParseStream<'_>, start: Span, subject: Subject) -> syn::Result<Clause> {
-    let plain = matches!(&subject, Subject::Field { root, steps }
-        if root == "self" && steps.iter().all(|s| matches!(s, FieldStep::Member { .. })));
-    if !plain {
+    if !is_self_field_path(&subject) {
         return Err(syn::Error::new(
             start,
             "`!= Swiglu` states an `Activation` field on a path of fields from `self`, e.g. \
